@@ -1,0 +1,58 @@
+# Lumen: build, test and run. `make run` and `make test` are the two set-up commands.
+SHELL := /bin/bash
+SWIFT_FLAGS := -Xswiftc -warnings-as-errors
+VENV := .venv
+PYTHON := $(VENV)/bin/python
+SHARED ?= $(abspath ../shared)
+export LUMEN_TEST_DATA ?= $(SHARED)
+BIN_DEBUG := .build/debug/lumen
+BIN_RELEASE := .build/release/lumen
+
+.PHONY: all deps build release venv test test-swift test-integration run install-kernel measure clean
+
+all: build
+
+## Installs the system packages Lumen needs (libzmq, Python's venv), via apt-get when root.
+deps:
+	@missing=""; \
+	[ -f /usr/include/zmq.h ] || missing="$$missing libzmq3-dev"; \
+	python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	if [ -n "$$missing" ]; then \
+	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
+	  else echo "Missing packages:$$missing. Install them with: sudo apt-get install -y$$missing"; exit 1; fi; \
+	fi
+
+build: deps
+	swift build $(SWIFT_FLAGS)
+
+release: deps
+	swift build -c release $(SWIFT_FLAGS)
+
+$(VENV)/.installed: Tests/integration/requirements.txt
+	python3 -m venv $(VENV)
+	$(VENV)/bin/pip install -q --upgrade pip
+	$(VENV)/bin/pip install -q -r Tests/integration/requirements.txt
+	touch $@
+
+venv: deps $(VENV)/.installed
+
+test: test-swift test-integration
+
+test-swift: build
+	swift test $(SWIFT_FLAGS)
+
+test-integration: build venv
+	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration
+
+## Builds in release mode, installs the kernelspec for this user and runs the example cells
+## through it, as a Jupyter front end would.
+run: release venv
+	$(BIN_RELEASE) install --user
+	$(PYTHON) scripts/run_in_kernel.py examples/hello.lumen
+
+## Kernel latency figures (round trip, start-up, interrupt) with jupyter_client.
+measure: release venv
+	LUMEN_BIN=$(abspath $(BIN_RELEASE)) $(PYTHON) scripts/measure_kernel_latency.py
+
+clean:
+	rm -rf .build $(VENV)

@@ -1,0 +1,52 @@
+// swift-tools-version: 6.0
+import PackageDescription
+
+let package = Package(
+    name: "Lumen",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "lumen", targets: ["lumen"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+    ],
+    targets: [
+        .systemLibrary(
+            name: "CZeroMQ",
+            providers: [.apt(["libzmq3-dev"])]
+        ),
+        .target(name: "ZeroMQ", dependencies: ["CZeroMQ"]),
+        .target(
+            name: "JupyterProtocol",
+            dependencies: [.product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(name: "Evaluation"),
+        .target(
+            name: "Kernel",
+            dependencies: [
+                "JupyterProtocol",
+                "ZeroMQ",
+                "Evaluation",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .target(name: "LumenLanguage", dependencies: ["Evaluation"]),
+        .executableTarget(
+            name: "lumen",
+            dependencies: [
+                "Kernel",
+                "LumenLanguage",
+                "JupyterProtocol",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
+        .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
+        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,91 @@
+/// A cell to run and how.
+public struct ExecutionRequest: Sendable, Equatable {
+    /// The cell's source.
+    public var code: String
+    /// The execution count shown for the cell.
+    public var executionCount: Int
+    /// Whether the cell is recorded in history.
+    public var storeHistory: Bool
+    /// Whether the cell runs silently (no result is published).
+    public var silent: Bool
+
+    /// Creates a request.
+    public init(code: String, executionCount: Int, storeHistory: Bool = true, silent: Bool = false) {
+        self.code = code
+        self.executionCount = executionCount
+        self.storeHistory = storeHistory
+        self.silent = silent
+    }
+}
+
+/// Completion candidates for the text before a cursor.
+public struct Completion: Sendable, Equatable {
+    /// The candidates.
+    public var matches: [String]
+    /// Start of the text the candidates replace, in Unicode code points.
+    public var start: Int
+    /// End of the text the candidates replace, in Unicode code points.
+    public var end: Int
+
+    /// Creates a completion.
+    public init(matches: [String], start: Int, end: Int) {
+        self.matches = matches
+        self.start = start
+        self.end = end
+    }
+}
+
+/// Whether a piece of code can run as it is.
+public enum Completeness: Sendable, Equatable {
+    /// Ready to run.
+    case complete
+    /// Needs more lines; the next should start with `indent`.
+    case incomplete(indent: String)
+    /// A syntax error that more input cannot fix.
+    case invalid
+}
+
+/// One entry of execution history.
+public struct HistoryEntry: Sendable, Equatable {
+    /// The session the entry belongs to (1 is the first).
+    public var session: Int
+    /// The execution count within the session.
+    public var line: Int
+    /// The cell's source.
+    public var input: String
+
+    /// Creates an entry.
+    public init(session: Int, line: Int, input: String) {
+        self.session = session
+        self.line = line
+        self.input = input
+    }
+}
+
+/// Which history entries to return.
+public enum HistoryQuery: Sendable, Equatable {
+    /// The last `count` entries.
+    case tail(count: Int)
+    /// Lines `start..<stop` of `session` (0 is the current session, negative counts back;
+    /// a nil `stop` runs to the end).
+    case range(session: Int, start: Int, stop: Int?)
+    /// The last `count` entries whose input matches the glob `pattern`, without repeats if `unique`.
+    case search(pattern: String, count: Int?, unique: Bool)
+}
+
+/// Runs cells and answers the questions front ends ask about code. The Jupyter kernel, the
+/// terminal REPL and the notebook runner drive an evaluator through this protocol.
+///
+/// `execute` runs in the calling task: cancelling that task interrupts the cell.
+public protocol Evaluator: Sendable {
+    /// Runs a cell, publishing its output to `output`; throws the error that ended it.
+    func execute(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError)
+    /// Completion candidates at `cursor` (in Unicode code points).
+    func complete(_ code: String, cursor: Int) async -> Completion
+    /// Documentation for what stands at `cursor`, or nil when nothing is known.
+    func inspect(_ code: String, cursor: Int, detailLevel: Int) async -> MIMEBundle?
+    /// Whether `code` is ready to run.
+    func completeness(of code: String) async -> Completeness
+    /// Execution history.
+    func history(_ query: HistoryQuery) async -> [HistoryEntry]
+}

@@ -1,0 +1,43 @@
+/// The stream an evaluator writes text to.
+public enum StandardStream: String, Sendable {
+    case stdout
+    case stderr
+}
+
+/// Where an evaluator publishes what a cell produces. The Jupyter kernel, the terminal REPL and
+/// the notebook runner each implement it; it knows nothing of sockets.
+///
+/// Methods other than `requestInput` hand the output over and return at once, in order: output
+/// published by one call is seen before output published by a later call.
+public protocol OutputSink: Sendable {
+    /// Text written to stdout or stderr.
+    func stream(_ stream: StandardStream, _ text: String)
+    /// A rich display; with `displayID`, one that later `updateDisplay` calls replace.
+    func display(_ bundle: MIMEBundle, displayID: String?)
+    /// Replaces every display shown with `displayID`.
+    func updateDisplay(_ bundle: MIMEBundle, displayID: String)
+    /// Clears the cell's output, at once or (with `wait`) when new output arrives.
+    func clearOutput(wait: Bool)
+    /// The cell's value.
+    func executeResult(_ bundle: MIMEBundle)
+    /// An error that ended the cell.
+    func error(_ error: ExecutionError)
+    /// Asks the user for a line of input.
+    ///
+    /// - Throws: `InputUnavailableError` when this front end cannot ask, `CancellationError`
+    ///   when the cell is interrupted while waiting.
+    func requestInput(prompt: String, password: Bool) async throws -> String
+}
+
+/// Thrown by `OutputSink.requestInput` when the front end does not allow input.
+public struct InputUnavailableError: Error, Equatable, CustomStringConvertible {
+    /// Why input is not available.
+    public let reason: String
+
+    /// Creates the error.
+    public init(reason: String) {
+        self.reason = reason
+    }
+
+    public var description: String { reason }
+}

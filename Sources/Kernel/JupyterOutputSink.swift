@@ -1,0 +1,63 @@
+import Evaluation
+import Foundation
+import JupyterProtocol
+
+/// Publishes one cell's output as Jupyter messages: streams, displays and results on IOPub with
+/// the cell's request as parent, input requests on the stdin channel.
+struct JupyterOutputSink: OutputSink {
+    let parent: MessageHeader
+    let identities: [Data]
+    let executionCount: Int
+    let silent: Bool
+    let allowStdin: Bool
+    let iopub: IOPubPublisher
+    let stdin: StdinBridge
+
+    func stream(_ stream: StandardStream, _ text: String) {
+        iopub.publish("stream", StreamContent(name: stream.rawValue, text: text), parent: parent)
+    }
+
+    func display(_ bundle: MIMEBundle, displayID: String?) {
+        iopub.publish("display_data", DisplayContent(data: Self.wireData(bundle), displayID: displayID), parent: parent)
+    }
+
+    func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
+        iopub.publish("update_display_data", DisplayContent(data: Self.wireData(bundle), displayID: displayID), parent: parent)
+    }
+
+    func clearOutput(wait: Bool) {
+        iopub.publish("clear_output", ClearOutputContent(wait: wait), parent: parent)
+    }
+
+    func executeResult(_ bundle: MIMEBundle) {
+        guard !silent else { return }
+        iopub.publish(
+            "execute_result",
+            DisplayContent(data: Self.wireData(bundle), executionCount: executionCount),
+            parent: parent
+        )
+    }
+
+    func error(_ error: ExecutionError) {
+        iopub.publish("error", ErrorContent(ename: error.name, evalue: error.message, traceback: error.traceback), parent: parent)
+    }
+
+    func requestInput(prompt: String, password: Bool) async throws -> String {
+        guard allowStdin else {
+            throw InputUnavailableError(reason: "this front end does not support input requests")
+        }
+        return try await stdin.requestInput(prompt: prompt, password: password, parent: parent, identities: identities)
+    }
+
+    /// A bundle as the wire carries it: JSON types embedded as JSON, the rest as strings.
+    static func wireData(_ bundle: MIMEBundle) -> [String: JSONValue] {
+        bundle.data.reduce(into: [:]) { data, entry in
+            let (mimeType, text) = entry
+            if MIMEBundle.isJSON(mimeType), let json = JSONValue(parsing: text) {
+                data[mimeType] = json
+            } else {
+                data[mimeType] = .string(text)
+            }
+        }
+    }
+}

@@ -1,0 +1,83 @@
+import Evaluation
+import Foundation
+import JupyterProtocol
+import Logging
+import ZeroMQ
+
+/// A Jupyter kernel serving one evaluator over ZeroMQ, as a connection file describes.
+///
+/// Threads: each socket (shell, control, stdin, IOPub, heartbeat) has a dedicated thread (see
+/// `SocketChannel`); the shell and control loops are tasks feeding `KernelCore`; cells run in
+/// their own `.userInitiated` tasks.
+public struct KernelServer: Sendable {
+    private let connection: ConnectionInfo
+    private let evaluator: any Evaluator
+    private let info: KernelInfoReply
+    private let logger: Logger
+
+    /// Prepares a kernel for `connection` that runs cells with `evaluator` and describes itself
+    /// with `info`.
+    public init(connection: ConnectionInfo, evaluator: any Evaluator, info: KernelInfoReply, logger: Logger) {
+        self.connection = connection
+        self.evaluator = evaluator
+        self.info = info
+        self.logger = logger
+    }
+
+    /// Binds the sockets and serves requests until a `shutdown_request` arrives.
+    ///
+    /// - Returns: whether the client asked for a restart.
+    public func run() async throws -> Bool {
+        let context = try Context()
+        let endpoint = connection.endpoint(port:)
+        let shell = try await SocketChannel.open(name: "shell", context: context, type: .router, endpoint: endpoint(connection.shellPort), mode: .receive)
+        let control = try await SocketChannel.open(name: "control", context: context, type: .router, endpoint: endpoint(connection.controlPort), mode: .receive)
+        let stdinChannel = try await SocketChannel.open(name: "stdin", context: context, type: .router, endpoint: endpoint(connection.stdinPort), mode: .receive)
+        let iopubChannel = try await SocketChannel.open(name: "iopub", context: context, type: .publisher, endpoint: endpoint(connection.iopubPort), mode: .sendOnly)
+        let heartbeat = try await SocketChannel.open(name: "heartbeat", context: context, type: .reply, endpoint: endpoint(connection.heartbeatPort), mode: .echo)
+        let channels = [shell, control, stdinChannel, iopubChannel, heartbeat]
+        logger.info("listening: \(channels.map { "\($0.name) \($0.endpoint)" }.joined(separator: ", "))")
+
+        let codec = WireCodec(key: connection.key)
+        let factory = MessageFactory()
+        let iopub = IOPubPublisher(channel: iopubChannel, codec: codec, factory: factory, logger: logger)
+        let stdin = StdinBridge(channel: stdinChannel, codec: codec, factory: factory)
+        let (shutdownRequests, shutdownSignal) = AsyncStream.makeStream(of: Bool.self)
+        let core = KernelCore(
+            evaluator: evaluator, shell: shell, info: info, codec: codec, factory: factory,
+            iopub: iopub, stdin: stdin, logger: logger, shutdownRequests: shutdownSignal
+        )
+        let interrupts = InterruptSignalSource { Task { await core.interrupt() } }
+        defer { withExtendedLifetime(interrupts) {} }
+
+        iopub.publishStatus("starting", parent: nil)
+        let restart = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
+            for channel in [shell, control] {
+                group.addTask {
+                    for await event in channel.events {
+                        await core.serve(event, from: channel)
+                    }
+                }
+            }
+            group.addTask {
+                for await event in stdinChannel.events {
+                    if case .message(let frames) = event, let message = await core.decode(frames, from: "stdin") {
+                        stdin.deliver(message)
+                    }
+                }
+            }
+            var restart = false
+            for await requested in shutdownRequests {
+                restart = requested
+                break
+            }
+            group.cancelAll()
+            return restart
+        }
+        for channel in channels {
+            await channel.close()
+        }
+        logger.info("shut down\(restart ? " for restart" : "")")
+        return restart
+    }
+}

@@ -1,0 +1,167 @@
+import Foundation
+import Synchronization
+import ZeroMQ
+
+/// What a channel's socket thread hands to async code.
+enum ChannelEvent: Sendable {
+    /// A multipart message received on the socket.
+    case message([[UInt8]])
+    /// Every message received before `requestMark()` was called has been delivered.
+    case mark
+}
+
+/// One ZeroMQ socket served by a dedicated thread, so that blocking polls never occupy Swift's
+/// cooperative pool. The socket is created, used and closed on that thread only.
+///
+/// Incoming messages arrive on `events` (an `AsyncStream`); `send` may be called from any thread
+/// or task and queues the message for the socket thread, which sends queued messages in order.
+final class SocketChannel: Sendable {
+    /// What the socket thread does with what it receives.
+    enum Mode: Sendable {
+        /// Hand each message to `events`.
+        case receive
+        /// Never read: the socket only sends (PUB).
+        case sendOnly
+        /// Send each message straight back (the heartbeat).
+        case echo
+    }
+
+    private struct State {
+        var outbox: [[[UInt8]]] = []
+        var markRequested = false
+        var stopRequested = false
+        var exited = false
+        var exitWaiters: [CheckedContinuation<Void, Never>] = []
+    }
+
+    /// The channel's name, for logs.
+    let name: String
+    /// Messages received, in order, and marks.
+    let events: AsyncStream<ChannelEvent>
+    private let eventSink: AsyncStream<ChannelEvent>.Continuation
+    private let state = Mutex(State())
+    private let wakeup: WakeupPipe
+    private let boundEndpoint = Mutex<String?>(nil)
+
+    private init(name: String) throws {
+        self.name = name
+        (events, eventSink) = AsyncStream.makeStream(of: ChannelEvent.self)
+        wakeup = try WakeupPipe()
+    }
+
+    /// Opens a socket of `type` bound to `endpoint` on its own thread.
+    ///
+    /// - Returns: once the socket is bound, with `endpoint` resolved (a `*` port made concrete).
+    static func open(
+        name: String, context: Context, type: SocketType, endpoint: String, mode: Mode
+    ) async throws -> SocketChannel {
+        let channel = try SocketChannel(name: name)
+        try await withCheckedThrowingContinuation { (bound: CheckedContinuation<Void, any Error>) in
+            let thread = Thread {
+                channel.serve(context: context, type: type, endpoint: endpoint, mode: mode, bound: bound)
+            }
+            thread.name = "lumen-\(name)"
+            thread.start()
+        }
+        return channel
+    }
+
+    /// The endpoint the socket is bound to.
+    var endpoint: String { boundEndpoint.withLock { $0 } ?? "" }
+
+    /// Queues `frames` to be sent by the socket thread.
+    func send(_ frames: [[UInt8]]) {
+        let accepted = state.withLock { state in
+            guard !state.stopRequested else { return false }
+            state.outbox.append(frames)
+            return true
+        }
+        if accepted { wakeup.signal() }
+    }
+
+    /// Asks the socket thread to take in every message already waiting on the socket and then
+    /// deliver `.mark` on `events`: everything before the mark was queued when this was called.
+    func requestMark() {
+        state.withLock { $0.markRequested = true }
+        wakeup.signal()
+    }
+
+    /// Sends what is queued, closes the socket and waits for the thread to end.
+    func close() async {
+        state.withLock { $0.stopRequested = true }
+        wakeup.signal()
+        await withCheckedContinuation { (waiter: CheckedContinuation<Void, Never>) in
+            let exited = state.withLock { state in
+                if !state.exited { state.exitWaiters.append(waiter) }
+                return state.exited
+            }
+            if exited { waiter.resume() }
+        }
+    }
+
+    // Runs on the channel's thread: the only code that touches the socket.
+    private func serve(context: Context, type: SocketType, endpoint: String, mode: Mode, bound: CheckedContinuation<Void, any Error>) {
+        defer { finish() }
+        let socket: Socket
+        do {
+            socket = try Socket(context: context, type: type)
+            try socket.setLinger(milliseconds: 1000)
+            try socket.bind(endpoint)
+            let resolved = try socket.lastEndpoint()
+            boundEndpoint.withLock { $0 = resolved }
+        } catch {
+            bound.resume(throwing: KernelError.channel(name: name, reason: "\(error)"))
+            return
+        }
+        bound.resume()
+        defer { socket.close() }
+
+        var poller = Poller(mode == .sendOnly ? [.fileDescriptor(wakeup.readDescriptor)]
+                                              : [.fileDescriptor(wakeup.readDescriptor), .socket(socket)])
+        while true {
+            let ready: [Bool]
+            do {
+                ready = try poller.wait()
+            } catch {
+                return
+            }
+            if ready[0] { wakeup.drain() }
+            let (outbox, mark, stop) = state.withLock { state in
+                defer {
+                    state.outbox.removeAll(keepingCapacity: true)
+                    state.markRequested = false
+                }
+                return (state.outbox, state.markRequested, state.stopRequested)
+            }
+            for frames in outbox {
+                try? socket.send(frames)
+            }
+            if mode != .sendOnly && (ready.count > 1 && ready[1] || mark) {
+                receiveWaiting(on: socket, mode: mode)
+            }
+            if mark { eventSink.yield(.mark) }
+            if stop { return }
+        }
+    }
+
+    private func receiveWaiting(on socket: Socket, mode: Mode) {
+        while let frames = try? socket.receive(blocking: false) {
+            switch mode {
+            case .echo: try? socket.send(frames)
+            case .receive: eventSink.yield(.message(frames))
+            case .sendOnly: return
+            }
+        }
+    }
+
+    private func finish() {
+        eventSink.finish()
+        let waiters = state.withLock { state in
+            state.exited = true
+            state.stopRequested = true
+            defer { state.exitWaiters.removeAll() }
+            return state.exitWaiters
+        }
+        for waiter in waiters { waiter.resume() }
+    }
+}

@@ -1,0 +1,77 @@
+/// The arguments of one call, consumed by the function's body: positional arguments in order,
+/// labelled ones by label. Whatever the body does not take is reported as an error.
+public struct Arguments: Sendable {
+    private var positional: [(Value, SourceLocation)]
+    private var labelled: [(String, Value, SourceLocation)]
+    private let function: String
+    private let callLocation: SourceLocation
+
+    init(function: String, at location: SourceLocation, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)]) {
+        self.function = function
+        self.callLocation = location
+        self.positional = positional
+        self.labelled = labelled
+    }
+
+    /// Takes the next positional argument, or nil when there is none.
+    public mutating func nextPositional() -> (Value, SourceLocation)? {
+        positional.isEmpty ? nil : positional.removeFirst()
+    }
+
+    /// Takes the next positional argument, failing when there is none.
+    public mutating func requirePositional(_ name: String) throws(LumenError) -> (Value, SourceLocation) {
+        guard let argument = nextPositional() else {
+            throw LumenError(.type, "\(function)() is missing its argument '\(name)'", at: callLocation)
+        }
+        return argument
+    }
+
+    /// Takes all remaining positional arguments.
+    public mutating func remainingPositional() -> [(Value, SourceLocation)] {
+        defer { positional.removeAll() }
+        return positional
+    }
+
+    /// Takes the argument labelled `label`, if given.
+    public mutating func labelled(_ label: String) -> (Value, SourceLocation)? {
+        guard let index = labelled.firstIndex(where: { $0.0 == label }) else { return nil }
+        let (_, value, location) = labelled.remove(at: index)
+        return (value, location)
+    }
+
+    /// Takes the argument labelled `label`, failing when it is missing.
+    public mutating func requireLabelled(_ label: String) throws(LumenError) -> (Value, SourceLocation) {
+        guard let argument = labelled(label) else {
+            throw LumenError(.type, "\(function)() is missing its argument '\(label):'", at: callLocation)
+        }
+        return argument
+    }
+
+    /// Fails if any argument was not taken.
+    public func finish() throws(LumenError) {
+        if let (_, location) = positional.first {
+            throw LumenError(.type, "\(function)() got too many arguments", at: location)
+        }
+        if let (label, _, location) = labelled.first {
+            throw LumenError(.type, "\(function)() has no argument labelled '\(label):'", at: location)
+        }
+    }
+
+    /// `value` as a string, or a type error naming the argument.
+    public func string(_ argument: (Value, SourceLocation), _ name: String) throws(LumenError) -> String {
+        guard case .string(let text) = argument.0 else {
+            throw LumenError(.type, "\(function)() expects a String for '\(name)', got \(argument.0.typeName)", at: argument.1)
+        }
+        return text
+    }
+
+    /// `value` as a number, or a type error naming the argument.
+    public func number(_ argument: (Value, SourceLocation), _ name: String) throws(LumenError) -> Double {
+        switch argument.0 {
+        case .integer(let value): return Double(value)
+        case .double(let value): return value
+        default:
+            throw LumenError(.type, "\(function)() expects a number for '\(name)', got \(argument.0.typeName)", at: argument.1)
+        }
+    }
+}

@@ -1,0 +1,50 @@
+import ArgumentParser
+import Foundation
+import JupyterProtocol
+import Kernel
+import LumenLanguage
+
+/// `lumen kernel -f CONNECTION_FILE`: serves the Jupyter protocol, as front ends launch it.
+struct KernelCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kernel",
+        abstract: "Run as a Jupyter kernel (front ends start this through the kernelspec)."
+    )
+
+    @Option(name: [.customShort("f"), .customLong("connection-file")], help: "The connection file Jupyter wrote for this kernel.")
+    var connectionFile: String
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        let logger = global.bootstrapLogging(label: "lumen.kernel")
+        let connection: ConnectionInfo
+        do {
+            connection = try ConnectionInfo.load(from: connectionFile)
+        } catch {
+            throw ValidationError(error.description)
+        }
+        let server = KernelServer(connection: connection, evaluator: Interpreter(), info: Self.kernelInfo, logger: logger)
+        _ = try await server.run()
+    }
+
+    /// What the kernel says about itself in `kernel_info_reply`.
+    static let kernelInfo = KernelInfoReply(
+        protocolVersion: MessageFactory.protocolVersion,
+        implementation: "lumen",
+        implementationVersion: Lumen.version,
+        languageInfo: LanguageInfo(
+            name: "lumen",
+            version: Lumen.version,
+            mimetype: "text/x-lumen",
+            fileExtension: ".lumen",
+            pygmentsLexer: "swift",
+            codemirrorMode: "swift"
+        ),
+        banner: "Lumen \(Lumen.version): a Swift-flavoured kernel for language-model experiments.\nType help(name) or name? for documentation.",
+        helpLinks: [
+            HelpLink(text: "Swift language guide", url: "https://docs.swift.org/swift-book/"),
+            HelpLink(text: "Jupyter documentation", url: "https://docs.jupyter.org/"),
+        ]
+    )
+}

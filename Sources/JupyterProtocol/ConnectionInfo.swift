@@ -85,8 +85,8 @@ public struct ConnectionInfo: Sendable, Codable, Equatable {
             info = try JSONDecoder().decode(ConnectionInfo.self, from: data)
         } catch DecodingError.keyNotFound(let key, _) {
             throw .invalid(path: path, field: key.stringValue, reason: "is missing")
-        } catch DecodingError.typeMismatch(_, let context) {
-            throw .invalid(path: path, field: context.codingPath.last?.stringValue ?? "?", reason: "has the wrong type")
+        } catch DecodingError.typeMismatch(_, let context) where !context.codingPath.isEmpty {
+            throw .invalid(path: path, field: context.codingPath.map(\.stringValue).joined(separator: "."), reason: "has the wrong type")
         } catch {
             throw .invalid(path: path, field: "(file)", reason: "is not a JSON object")
         }

@@ -5,6 +5,8 @@ import CZeroMQ
 public final class Socket {
     let handle: UnsafeMutableRawPointer
     private var isClosed = false
+    // Terminating a context waits for its sockets, so each socket keeps its context alive.
+    private let context: Context
 
     /// Opens a socket of `type` in `context`.
     public init(context: Context, type: SocketType) throws(ZeroMQError) {
@@ -12,6 +14,7 @@ public final class Socket {
             throw .last("zmq_socket")
         }
         self.handle = handle
+        self.context = context
     }
 
     deinit { close() }

@@ -1,0 +1,138 @@
+import Evaluation
+import Testing
+@testable import LumenLanguage
+
+@Suite("Interpreter")
+struct InterpreterTests {
+    func run(_ code: String, on interpreter: Interpreter = Interpreter(), sink: RecordingSink = RecordingSink(), count: Int = 1) async -> (RecordingSink, ExecutionError?) {
+        do {
+            try await interpreter.execute(ExecutionRequest(code: code, executionCount: count), output: sink)
+            return (sink, nil)
+        } catch {
+            return (sink, error)
+        }
+    }
+
+    @Test("print and eprint write streams with separator and terminator")
+    func printing() async {
+        let (sink, error) = await run(#"print("a", 1, 2.5, true, nil)"# + "\n" + #"eprint("e", separator: "-", terminator: "!")"# + "\n" + #"print("x", "y", separator: "")"#)
+        #expect(error == nil)
+        #expect(sink.events == [
+            .stream(.stdout, "a 1 2.5 true nil\n"), .stream(.stderr, "e!"), .stream(.stdout, "xy\n"),
+        ])
+    }
+
+    @Test("the last bare expression is the result, nil is not shown, strings are quoted")
+    func results() async {
+        #expect(await run("1\n\"two\"").0.results == ["\"two\""])
+        #expect(await run("-3").0.results == ["-3"])
+        #expect(await run("nil").0.results.isEmpty)
+        #expect(await run("print(1)").0.results.isEmpty)
+        let silent = RecordingSink()
+        try? await Interpreter().execute(ExecutionRequest(code: "5", executionCount: 1, silent: true), output: silent)
+        #expect(silent.results.isEmpty)
+    }
+
+    @Test("display(html:) publishes HTML with a plain-text fallback")
+    func display() async {
+        let (sink, _) = await run(#"display(html: "<b>hi</b> there")"#)
+        #expect(sink.events == [.display(MIMEBundle(["text/html": "<b>hi</b> there", "text/plain": "hi there"]), nil)])
+    }
+
+    @Test("a name error has a traceback with the line and a caret under the column")
+    func nameError() async {
+        let (_, error) = await run("print(1)\nprint(  missing)", count: 7)
+        #expect(error?.name == "NameError")
+        #expect(error?.message == "'missing' is not defined")
+        #expect(error?.traceback == [
+            "  Cell In[7], line 2", "    print(  missing)", "            ^", "NameError: 'missing' is not defined",
+        ])
+    }
+
+    @Test("type errors name the function and argument")
+    func typeErrors() async {
+        #expect(await run(#"sleep("long")"#).1?.message == "sleep() expects a number for 'seconds', got String")
+        #expect(await run("display(1)").1?.message == "display() is missing its argument 'html:'")
+        #expect(await run(#"display(html: "x", 1)"#).1?.message == "display() got too many arguments")
+        #expect(await run(#"print(1, sep: "")"#).1?.message == "print() has no argument labelled 'sep:'")
+        #expect(await run("1(2)").1?.name == "TypeError")
+        #expect(await run("sleep(-1)").1?.name == "ValueError")
+        #expect(await run("-(-9223372036854775807)").0.results == ["9223372036854775807"])
+    }
+
+    @Test("statements after an error do not run")
+    func stopsAtError() async {
+        let (sink, error) = await run("print(1)\nnope\nprint(2)")
+        #expect(error?.name == "NameError")
+        #expect(sink.stdout == "1\n")
+    }
+
+    @Test("cancelling the cell's task interrupts sleep at once")
+    func interruptSleep() async {
+        let interpreter = Interpreter()
+        let sink = RecordingSink()
+        let task = Task {
+            try await interpreter.execute(ExecutionRequest(code: "print(1)\nsleep(60)\nprint(2)", executionCount: 1), output: sink)
+        }
+        while sink.stdout.isEmpty { await Task.yield() }
+        task.cancel()
+        let result = await task.result
+        #expect(throws: ExecutionError.interrupted) { try result.get() }
+        #expect(sink.stdout == "1\n")
+        #expect(await run("print(3)", on: interpreter).1 == nil)
+    }
+
+    @Test("input() asks the front end, or fails clearly when it cannot")
+    func input() async {
+        let (sink, error) = await run(#"print(input("name? "))"#, sink: RecordingSink(inputs: ["Ada"]))
+        #expect(error == nil && sink.stdout == "Ada\n")
+        let refused = await run(#"input("name? ")"#).1
+        #expect(refused?.name == "InputError")
+        #expect(refused?.message == "input() is not available: no stdin in this test")
+    }
+}
+
+@Suite("Questions about code")
+struct IntrospectionTests {
+    @Test("completion offers names and keywords by prefix with the replaced range")
+    func completion() async {
+        let interpreter = Interpreter()
+        let completion = await interpreter.complete("x = pri", cursor: 7)
+        #expect(completion.matches == ["print"])
+        #expect((completion.start, completion.end) == (4, 7))
+        #expect(await interpreter.complete("e", cursor: 1).matches == ["else", "eprint"])
+        #expect(await interpreter.complete("😀 sl", cursor: 4).start == 2)
+    }
+
+    @Test("inspection shows a built-in's signature and summary")
+    func inspection() async {
+        let interpreter = Interpreter()
+        let bundle = await interpreter.inspect("sleep(", cursor: 6, detailLevel: 0)
+        #expect(bundle?.plainText?.hasPrefix("sleep(_ seconds: Double)") == true)
+        #expect(bundle?.data["text/markdown"]?.contains("```swift") == true)
+        #expect(await interpreter.inspect("nothing_here", cursor: 3, detailLevel: 0) == nil)
+    }
+
+    @Test("completeness: open brackets need more, broken code is invalid")
+    func completeness() async {
+        let interpreter = Interpreter()
+        #expect(await interpreter.completeness(of: "print(1)") == .complete)
+        #expect(await interpreter.completeness(of: "print(1,") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "/* note") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "print(1))") == .invalid)
+        #expect(await interpreter.completeness(of: "") == .complete)
+    }
+
+    @Test("history: tail, range and glob search with unique")
+    func history() async throws {
+        let interpreter = Interpreter()
+        for (count, code) in ["print(1)", "print(2)", "print(1)", "3"].enumerated() {
+            try await interpreter.execute(ExecutionRequest(code: code, executionCount: count + 1), output: RecordingSink())
+        }
+        try await interpreter.execute(ExecutionRequest(code: "9", executionCount: 4, storeHistory: false), output: RecordingSink())
+        #expect(await interpreter.history(.tail(count: 2)).map(\.input) == ["print(1)", "3"])
+        #expect(await interpreter.history(.range(session: 0, start: 2, stop: 4)).map(\.line) == [2, 3])
+        #expect(await interpreter.history(.search(pattern: "print*", count: nil, unique: true)).map(\.input) == ["print(1)", "print(2)"])
+        #expect(await interpreter.history(.search(pattern: "print*", count: 1, unique: false)).map(\.line) == [3])
+    }
+}

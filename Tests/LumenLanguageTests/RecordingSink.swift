@@ -1,0 +1,48 @@
+import Evaluation
+import Synchronization
+
+/// An output sink that records what a cell published, for assertions.
+final class RecordingSink: OutputSink {
+    enum Event: Equatable {
+        case stream(StandardStream, String)
+        case display(MIMEBundle, String?)
+        case update(MIMEBundle, String)
+        case clear(Bool)
+        case result(MIMEBundle)
+        case error(ExecutionError)
+    }
+
+    private let recorded = Mutex<[Event]>([])
+    private let inputs: Mutex<[String]?>
+
+    /// A sink that answers input requests with `inputs`, in order, or refuses them when nil.
+    init(inputs: [String]? = nil) {
+        self.inputs = Mutex(inputs)
+    }
+
+    var events: [Event] { recorded.withLock { $0 } }
+
+    var stdout: String {
+        events.compactMap { if case .stream(.stdout, let text) = $0 { text } else { nil } }.joined()
+    }
+
+    var results: [String] {
+        events.compactMap { if case .result(let bundle) = $0 { bundle.plainText } else { nil } }
+    }
+
+    func stream(_ stream: StandardStream, _ text: String) { recorded.withLock { $0.append(.stream(stream, text)) } }
+    func display(_ bundle: MIMEBundle, displayID: String?) { recorded.withLock { $0.append(.display(bundle, displayID)) } }
+    func updateDisplay(_ bundle: MIMEBundle, displayID: String) { recorded.withLock { $0.append(.update(bundle, displayID)) } }
+    func clearOutput(wait: Bool) { recorded.withLock { $0.append(.clear(wait)) } }
+    func executeResult(_ bundle: MIMEBundle) { recorded.withLock { $0.append(.result(bundle)) } }
+    func error(_ error: ExecutionError) { recorded.withLock { $0.append(.error(error)) } }
+
+    func requestInput(prompt: String, password: Bool) async throws -> String {
+        let answer: String? = inputs.withLock { inputs in
+            guard inputs != nil else { return nil }
+            return inputs?.isEmpty == false ? inputs?.removeFirst() : ""
+        }
+        guard let answer else { throw InputUnavailableError(reason: "no stdin in this test") }
+        return answer
+    }
+}

@@ -1,0 +1,28 @@
+"""`jupyter console --kernel lumen`, driven through a pseudo-terminal as a person would use it."""
+import os
+import sys
+
+import pexpect
+
+
+def test_console_runs_cells_and_interrupts(kernelspecs):
+    console = pexpect.spawn(
+        sys.executable, ["-m", "jupyter_console", "--kernel", "lumen", "--simple-prompt", "--no-confirm-exit"],
+        env=dict(os.environ, TERM="dumb"), encoding="utf-8", timeout=30,
+    )
+    try:
+        console.expect(r"In \[1\]: ")
+        console.sendline('print("hello")')
+        console.expect("hello")
+        console.expect(r"In \[2\]: ")
+        console.sendline('print("sleeping"); sleep(60)')
+        console.expect("sleeping\r\n")
+        console.sendintr()
+        console.expect("Interrupted")
+        console.expect(r"In \[\d+\]: ")
+        console.sendline('"still alive"')
+        console.expect(r'Out\[\d+\]: "still alive"')
+        console.sendeof()
+        console.expect(pexpect.EOF)
+    finally:
+        console.close(force=True)

@@ -33,6 +33,7 @@ let package = Package(
             ]
         ),
         .target(name: "LumenLanguage", dependencies: ["Evaluation"]),
+        .target(name: "Inference"),
         .executableTarget(
             name: "lumen",
             dependencies: [
@@ -47,6 +48,7 @@ let package = Package(
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,0 +1,39 @@
+import Foundation
+import Testing
+
+/// Finds the shared models and llama.cpp reference files through `LUMEN_TEST_DATA` (the Makefile
+/// sets it to `../shared`). Tests fail with a clear message when it is missing.
+enum TestData {
+    static var root: String? {
+        guard let root = ProcessInfo.processInfo.environment["LUMEN_TEST_DATA"],
+              FileManager.default.fileExists(atPath: root + "/models") else { return nil }
+        return root
+    }
+
+    /// The path of `name` under the shared folder, or a recorded failure explaining what to set.
+    static func path(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        guard let root else {
+            Issue.record("LUMEN_TEST_DATA must name the shared folder with models/ and reference/ (make test sets it to ../shared)", sourceLocation: sourceLocation)
+            throw MissingTestData()
+        }
+        return root + "/" + name
+    }
+
+    static func json(_ name: String) throws -> Any {
+        try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try path("reference/" + name))))
+    }
+
+    struct MissingTestData: Error {}
+}
+
+/// Bytes from a hex string.
+func bytes(hex: String) -> [UInt8] {
+    var result: [UInt8] = []
+    var index = hex.startIndex
+    while index < hex.endIndex {
+        let next = hex.index(index, offsetBy: 2)
+        result.append(UInt8(hex[index..<next], radix: 16) ?? 0)
+        index = next
+    }
+    return result
+}

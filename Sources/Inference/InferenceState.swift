@@ -1,0 +1,74 @@
+/// The mutable part of inference for one session: the KV cache, the position reached, and every
+/// scratch buffer a forward pass needs, allocated once so that no token allocates memory.
+///
+/// Not `Sendable`: one `ModelSession` actor owns it.
+final class InferenceState {
+    /// The most tokens the cache holds.
+    let contextLength: Int
+    /// The most tokens one forward pass takes.
+    let batchCapacity: Int
+    /// How many tokens are in the cache.
+    var position = 0
+    /// Splits matrix products across threads.
+    let pool: MatrixPool
+
+    let residual, normed, query, key, value, attended, gate, up, logits: UnsafeMutablePointer<Float>
+    /// One row-sized buffer per thread, for dequantized weights.
+    let scratch: UnsafeMutablePointer<Float>
+    /// One context-sized buffer per thread, for attention scores.
+    let scores: UnsafeMutablePointer<Float>
+    /// RoPE's cosines and sines for each token of the batch: `[batch][pairs]`.
+    let ropeCosines, ropeSines: UnsafeMutablePointer<Float>
+    private let keys, values: UnsafeMutablePointer<Float>
+    private let layerStride: Int
+    private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
+
+    init(configuration: LlamaConfiguration, contextLength: Int, batchCapacity: Int, threads: Int) {
+        self.contextLength = contextLength
+        self.batchCapacity = batchCapacity
+        pool = MatrixPool(threads: threads)
+        let dimension = configuration.embeddingLength
+        let kvDimension = configuration.kvDimension
+        let hidden = configuration.feedForwardLength
+        let widest = max(dimension, hidden)
+        var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
+        func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
+            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: max(1, count))
+            pointer.initialize(repeating: 0, count: max(1, count))
+            allocations.append((pointer, count))
+            return pointer
+        }
+        residual = buffer(batchCapacity * dimension)
+        normed = buffer(batchCapacity * dimension)
+        query = buffer(batchCapacity * dimension)
+        key = buffer(batchCapacity * kvDimension)
+        value = buffer(batchCapacity * kvDimension)
+        attended = buffer(batchCapacity * dimension)
+        gate = buffer(batchCapacity * hidden)
+        up = buffer(batchCapacity * hidden)
+        logits = buffer(batchCapacity * configuration.vocabularySize)
+        scratch = buffer(threads * widest)
+        scores = buffer(threads * contextLength)
+        ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
+        ropeSines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
+        layerStride = contextLength * kvDimension
+        keys = buffer(configuration.blockCount * layerStride)
+        values = buffer(configuration.blockCount * layerStride)
+        self.allocations = allocations
+    }
+
+    deinit {
+        for (pointer, count) in allocations {
+            pointer.deinitialize(count: max(1, count))
+            pointer.deallocate()
+        }
+    }
+
+    /// The cached keys of `layer`: `[position][kvDimension]`.
+    func keyCache(layer: Int) -> UnsafeMutablePointer<Float> { keys + layer * layerStride }
+    /// The cached values of `layer`: `[position][kvDimension]`.
+    func valueCache(layer: Int) -> UnsafeMutablePointer<Float> { values + layer * layerStride }
+
+    /// Bytes allocated for the cache and buffers.
+    var byteCount: Int { allocations.reduce(0) { $0 + $1.1 * 4 } }
+}

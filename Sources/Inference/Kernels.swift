@@ -1,0 +1,143 @@
+/// The inner loops: dot products and dequantization for each tensor type, written with Swift SIMD
+/// types. Each block layout is llama.cpp's (`ggml-common.h`):
+///
+/// - Q8_0: 32 weights per 34-byte block: an F16 scale `d`, then 32 `Int8` values; w = d·q.
+/// - Q4_0: 32 weights per 18-byte block: an F16 scale `d`, then 16 bytes whose low nibbles are
+///   weights 0–15 and high nibbles weights 16–31; w = d·(q − 8).
+enum Kernels {
+    typealias Vector = SIMD16<Float>
+
+    @inline(__always)
+    static func load(_ x: UnsafePointer<Float>, _ index: Int) -> Vector {
+        UnsafeRawPointer(x + index).loadUnaligned(as: Vector.self)
+    }
+
+    @inline(__always)
+    static func half(_ pointer: UnsafeRawPointer, _ byteOffset: Int = 0) -> Float {
+        Float(Float16(bitPattern: pointer.loadUnaligned(fromByteOffset: byteOffset, as: UInt16.self)))
+    }
+
+    static func dotF32(_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float {
+        var first = Vector(), second = Vector()
+        var index = 0
+        while index + 32 <= count {
+            first.addProduct(row.loadUnaligned(fromByteOffset: index * 4, as: Vector.self), load(x, index))
+            second.addProduct(row.loadUnaligned(fromByteOffset: index * 4 + 64, as: Vector.self), load(x, index + 16))
+            index += 32
+        }
+        if index + 16 <= count {
+            first.addProduct(row.loadUnaligned(fromByteOffset: index * 4, as: Vector.self), load(x, index))
+            index += 16
+        }
+        var sum = (first + second).sum()
+        while index < count {
+            sum += row.loadUnaligned(fromByteOffset: index * 4, as: Float.self) * x[index]
+            index += 1
+        }
+        return sum
+    }
+
+    static func dotF16(_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float {
+        var accumulator = Vector()
+        var index = 0
+        while index + 16 <= count {
+            let weights = Vector(row.loadUnaligned(fromByteOffset: index * 2, as: SIMD16<Float16>.self))
+            accumulator.addProduct(weights, load(x, index))
+            index += 16
+        }
+        var sum = accumulator.sum()
+        while index < count {
+            sum += half(row, index * 2) * x[index]
+            index += 1
+        }
+        return sum
+    }
+
+    @inline(__always)
+    static func bf16(_ bits: SIMD16<UInt16>) -> Vector {
+        unsafeBitCast(SIMD16<UInt32>(truncatingIfNeeded: bits) &<< 16, to: Vector.self)
+    }
+
+    static func dotBF16(_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float {
+        var accumulator = Vector()
+        var index = 0
+        while index + 16 <= count {
+            accumulator.addProduct(bf16(row.loadUnaligned(fromByteOffset: index * 2, as: SIMD16<UInt16>.self)), load(x, index))
+            index += 16
+        }
+        var sum = accumulator.sum()
+        while index < count {
+            sum += Float(bitPattern: UInt32(row.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)) << 16) * x[index]
+            index += 1
+        }
+        return sum
+    }
+
+    @inline(__always)
+    static func q8Values(_ block: UnsafeRawPointer, _ offset: Int) -> Vector {
+        Vector(SIMD16<Int32>(truncatingIfNeeded: block.loadUnaligned(fromByteOffset: 2 + offset, as: SIMD16<Int8>.self)))
+    }
+
+    static func dotQ8_0(_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float {
+        var sum = Vector()
+        for block in 0..<(count / 32) {
+            let pointer = row + block * 34
+            var products = q8Values(pointer, 0) * load(x, block * 32)
+            products.addProduct(q8Values(pointer, 16), load(x, block * 32 + 16))
+            sum.addProduct(products, Vector(repeating: half(pointer)))
+        }
+        return sum.sum()
+    }
+
+    @inline(__always)
+    static func q4Values(_ block: UnsafeRawPointer) -> (low: Vector, high: Vector) {
+        let packed = block.loadUnaligned(fromByteOffset: 2, as: SIMD16<UInt8>.self)
+        let low = SIMD16<Int32>(truncatingIfNeeded: packed & 0x0F) &- 8
+        let high = SIMD16<Int32>(truncatingIfNeeded: packed &>> 4) &- 8
+        return (Vector(low), Vector(high))
+    }
+
+    static func dotQ4_0(_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float {
+        var sum = Vector()
+        for block in 0..<(count / 32) {
+            let pointer = row + block * 18
+            let (low, high) = q4Values(pointer)
+            var products = low * load(x, block * 32)
+            products.addProduct(high, load(x, block * 32 + 16))
+            sum.addProduct(products, Vector(repeating: half(pointer)))
+        }
+        return sum.sum()
+    }
+
+    /// Writes `count` weights of `type` starting at `source` as floats.
+    static func dequantize(_ type: TensorType, _ source: UnsafeRawPointer, into output: UnsafeMutablePointer<Float>, count: Int) {
+        let destination = UnsafeMutableRawPointer(output)
+        switch type {
+        case .f32:
+            destination.copyMemory(from: source, byteCount: count * 4)
+        case .f16:
+            for index in 0..<count { output[index] = half(source, index * 2) }
+        case .bf16:
+            for index in 0..<count {
+                output[index] = Float(bitPattern: UInt32(source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)) << 16)
+            }
+        case .q8_0:
+            for block in 0..<(count / 32) {
+                let pointer = source + block * 34
+                let scale = Vector(repeating: half(pointer))
+                destination.storeBytes(of: q8Values(pointer, 0) * scale, toByteOffset: block * 128, as: Vector.self)
+                destination.storeBytes(of: q8Values(pointer, 16) * scale, toByteOffset: block * 128 + 64, as: Vector.self)
+            }
+        case .q4_0:
+            for block in 0..<(count / 32) {
+                let pointer = source + block * 18
+                let scale = Vector(repeating: half(pointer))
+                let (low, high) = q4Values(pointer)
+                destination.storeBytes(of: low * scale, toByteOffset: block * 128, as: Vector.self)
+                destination.storeBytes(of: high * scale, toByteOffset: block * 128 + 64, as: Vector.self)
+            }
+        default:
+            for index in 0..<count { output[index] = .nan }
+        }
+    }
+}

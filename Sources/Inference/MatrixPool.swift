@@ -1,0 +1,55 @@
+/// Multiplies weight matrices by batches of vectors, splitting the rows across threads.
+///
+/// Work is split into one contiguous range of rows per thread, and each thread writes only its
+/// own rows, so the inner loops take no locks. Small products run on the calling thread: for
+/// weights that fit in cache, synchronisation would cost more than it saves.
+struct MatrixPool {
+    /// How many threads share a product.
+    let threads: Int
+    private let workers: WorkerPool
+    /// Products with fewer multiply-adds than this run on one thread.
+    static let parallelThreshold = 1 << 16
+
+    init(threads: Int) {
+        self.threads = max(1, threads)
+        workers = WorkerPool(threads: self.threads)
+    }
+
+    /// Runs `body(part, range)` over `0..<count` split into one range per thread.
+    func parallelFor(_ count: Int, work: Int, _ body: (Int, Range<Int>) -> Void) {
+        let parts = work < Self.parallelThreshold ? 1 : min(threads, count)
+        guard parts > 1 else {
+            body(0, 0..<count)
+            return
+        }
+        workers.run(parts: parts) { part in
+            body(part, (count * part / parts)..<(count * (part + 1) / parts))
+        }
+    }
+
+    /// `output[t][r] = matrix[r] · input[t]` for `count` input vectors.
+    func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
+                  count: Int, scratch: UnsafeMutablePointer<Float>) {
+        let rows = matrix.rows, columns = matrix.columns
+        parallelFor(rows, work: rows * columns * count) { part, range in
+            if count == 1 {
+                for row in range { output[row] = matrix.dot(row: row, input) }
+            } else if matrix.type == .f32 {
+                for row in range {
+                    let weights = matrix.base + row * matrix.rowBytes
+                    for token in 0..<count {
+                        output[token * rows + row] = Kernels.dotF32(weights, input + token * columns, columns)
+                    }
+                }
+            } else {
+                let buffer = scratch + part * max(columns, 1)
+                for row in range {
+                    matrix.dequantize(row: row, into: buffer)
+                    for token in 0..<count {
+                        output[token * rows + row] = Kernels.dotF32(UnsafeRawPointer(buffer), input + token * columns, columns)
+                    }
+                }
+            }
+        }
+    }
+}

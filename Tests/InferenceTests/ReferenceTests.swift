@@ -6,6 +6,7 @@ import Testing
 struct ReferenceCase {
     let promptIDs: [Int32]
     let greedyIDs: [Int32]
+    let greedyText: String
     let logits: [[Float]]
     let topMargins: [Double]
     let f64Logits: [[Float]]?
@@ -19,6 +20,7 @@ struct ReferenceCase {
             return ReferenceCase(
                 promptIDs: (entry["prompt_ids"] as? [Int] ?? []).map(Int32.init),
                 greedyIDs: (entry["greedy_ids"] as? [Int] ?? []).map(Int32.init),
+                greedyText: entry["greedy_text"] as? String ?? "",
                 logits: (entry["logits"] as? [[Double]] ?? []).map { $0.map(Float.init) },
                 topMargins: entry["top2_margin"] as? [Double] ?? [],
                 f64Logits: (f64?["logits_teacher_forced"] as? [[Double]])?.map { $0.map(Float.init) },

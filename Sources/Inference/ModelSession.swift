@@ -1,0 +1,210 @@
+import Foundation
+
+/// One conversation with a model: owns a KV cache and sampler state, so a model's session is never
+/// used from two threads at once. Its compute runs on a dedicated thread (its own executor), so
+/// long inference never occupies Swift's cooperative pool. Sessions of one file share its weights.
+public actor ModelSession {
+    /// The model this session runs.
+    public nonisolated let model: LlamaModel
+    private let executor: ThreadExecutor
+    private let state: InferenceState
+    /// The context length of this session's cache.
+    public nonisolated let contextLength: Int
+    /// Bytes of KV cache and buffers.
+    public nonisolated let stateByteCount: Int
+    /// The tokens whose keys and values are in the cache, in order.
+    private var cachedTokens: [Int32] = []
+
+    /// The dedicated thread's executor.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
+    /// Creates a session with a cache of `contextLength` tokens (default and cap: the model's
+    /// context length) whose matrix products use `threads` threads.
+    public init(model: LlamaModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int = 64) {
+        self.model = model
+        executor = ThreadExecutor(name: "lumen-session")
+        let context = max(1, min(contextLength ?? model.configuration.contextLength, model.configuration.contextLength))
+        let state = InferenceState(configuration: model.configuration, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads))
+        self.state = state
+        self.contextLength = context
+        stateByteCount = state.byteCount
+    }
+
+    // MARK: - Generation
+
+    /// Generates text after `prompt`, streaming tokens as they are produced.
+    ///
+    /// Cancelling the consuming task, or dropping the stream, stops the work within one token
+    /// (or prompt batch); the stream then ends with finish reason `cancelled`, and the session
+    /// stays usable.
+    public nonisolated func generate(_ prompt: String, options: GenerationOptions = GenerationOptions()) -> AsyncThrowingStream<TokenEvent, any Error> {
+        let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
+        let producer = Task {
+            await self.produce(prompt: prompt, options: options, into: continuation)
+        }
+        continuation.onTermination = { _ in producer.cancel() }
+        return stream
+    }
+
+    private func produce(prompt: String, options: GenerationOptions, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
+        do {
+            let summary = try run(prompt: prompt, options: options) { token in
+                continuation.yield(.token(token))
+            }
+            continuation.yield(.finished(summary))
+            continuation.finish()
+        } catch {
+            continuation.finish(throwing: error)
+        }
+    }
+
+    /// Runs a generation on this actor's thread, handing each token to `emit`.
+    func run(prompt: String, options: GenerationOptions, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
+        let clock = ContinuousClock()
+        let started = clock.now
+        let promptTokens = model.tokenizer.encode(prompt)
+        guard !promptTokens.isEmpty else {
+            throw ModelError(file: model.gguf.path, field: "prompt", reason: "is empty and the vocabulary adds no BOS token")
+        }
+        var summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
+                                        promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .length)
+        guard try ingest(promptTokens) else {
+            summary.finishReason = .cancelled
+            return summary
+        }
+        let promptDone = clock.now
+        summary.promptTokensPerSecond = Double(promptTokens.count) / max(1e-9, (promptDone - started).seconds)
+
+        var sampler = Sampler(options: options.sampling)
+        var detokenizer = StreamingDetokenizer()
+        var stops = StopStringFilter(stopStrings: options.stopStrings)
+        var history = promptTokens
+        var firstTokenTime: ContinuousClock.Instant?
+        while summary.generatedTokens < options.maxTokens {
+            if Task.isCancelled {
+                summary.finishReason = .cancelled
+                break
+            }
+            let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
+            let (token, logProbability) = sampler.sample(logits, recent: history[...])
+            summary.generatedTokens += 1
+            if firstTokenTime == nil { firstTokenTime = clock.now }
+            if options.stopAtEndOfSequence && token == model.tokenizer.eos {
+                let (tail, stopped) = stops.append(detokenizer.flush())
+                emit(GeneratedToken(id: token, text: stopped ? tail : tail + stops.flush(), logProbability: logProbability))
+                summary.finishReason = .eos
+                break
+            }
+            var (text, stopped) = stops.append(detokenizer.append(model.tokenizer.piece(token)))
+            let cancelled = Task.isCancelled
+            let exhausted = summary.generatedTokens >= options.maxTokens
+            if !stopped && (cancelled || exhausted) {
+                let (tail, stoppedInTail) = stops.append(detokenizer.flush())
+                text += stoppedInTail ? tail : tail + stops.flush()
+                stopped = stoppedInTail
+            }
+            emit(GeneratedToken(id: token, text: text, logProbability: logProbability))
+            if stopped || cancelled || exhausted {
+                summary.finishReason = stopped ? .stop : cancelled ? .cancelled : .length
+                break
+            }
+            history.append(token)
+            try forward([token])
+        }
+        let finished = clock.now
+        let first = firstTokenTime ?? finished
+        summary.timeToFirstToken = (first - started).seconds
+        if summary.generatedTokens > 1 {
+            summary.generationTokensPerSecond = Double(summary.generatedTokens - 1) / max(1e-9, (finished - first).seconds)
+        }
+        return summary
+    }
+
+    /// Brings the cache to hold `tokens`, reusing the longest cached prefix and processing the rest
+    /// in batches; the logits of the last token end up in the state. Returns false if cancelled
+    /// between batches (the cache then holds the batches done, and stays consistent).
+    private func ingest(_ tokens: [Int32]) throws(ModelError) -> Bool {
+        var reused = zip(cachedTokens, tokens).prefix { $0 == $1 }.count
+        reused = min(reused, tokens.count - 1)
+        state.position = reused
+        cachedTokens.removeLast(cachedTokens.count - reused)
+        var next = reused
+        while next < tokens.count {
+            if Task.isCancelled { return false }
+            let batch = Array(tokens[next..<min(tokens.count, next + state.batchCapacity)])
+            try forward(batch)
+            next += batch.count
+        }
+        return true
+    }
+
+    private func forward(_ tokens: [Int32], allLogits: Bool = false) throws(ModelError) {
+        try model.forward(tokens, state: state, allLogits: allLogits)
+        cachedTokens += tokens
+    }
+
+    // MARK: - Looking inside
+
+    /// Token ids for `text` (BOS added, special tokens parsed).
+    public nonisolated func tokenize(_ text: String, addSpecial: Bool = true) -> [Int32] {
+        model.tokenizer.encode(text, addSpecial: addSpecial)
+    }
+
+    /// The text of `ids`.
+    public nonisolated func detokenize(_ ids: [Int32]) -> String {
+        model.tokenizer.decode(ids)
+    }
+
+    /// The `k` most likely next tokens after `prompt`, with their log-probabilities.
+    public func nextTokenLogProbabilities(_ prompt: String, k: Int) throws(ModelError) -> [(id: Int32, logProbability: Float)] {
+        guard try ingest(model.tokenizer.encode(prompt)) else { return [] }
+        let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
+        let maximum = logits.max() ?? 0
+        let logTotal = log(logits.reduce(Float(0)) { $0 + exp($1 - maximum) }) + maximum
+        return logits.indices.sorted { logits[$0] > logits[$1] }.prefix(max(0, k)).map { (Int32($0), logits[$0] - logTotal) }
+    }
+
+    /// The perplexity of `text` (exp of the mean negative log-probability of each token after the
+    /// first) and each token's log-probability.
+    public func perplexity(_ text: String) throws(ModelError) -> (perplexity: Double, logProbabilities: [Float]) {
+        let tokens = model.tokenizer.encode(text)
+        guard tokens.count >= 2 else {
+            throw ModelError(file: model.gguf.path, field: "text", reason: "needs at least one token after BOS to score")
+        }
+        guard tokens.count <= state.contextLength else {
+            throw ModelError(file: model.gguf.path, field: "text", reason: "\(tokens.count) tokens do not fit in the context of \(state.contextLength)")
+        }
+        state.position = 0
+        cachedTokens = []
+        var logProbabilities: [Float] = []
+        var next = 0
+        let vocabulary = model.configuration.vocabularySize
+        while next < tokens.count - 1 {
+            try Task.checkCancellation(orThrow: model.gguf.path)
+            let batch = Array(tokens[next..<min(tokens.count - 1, next + state.batchCapacity)])
+            try forward(batch, allLogits: true)
+            for (offset, _) in batch.enumerated() {
+                let logits = UnsafeBufferPointer(start: state.logits + offset * vocabulary, count: vocabulary)
+                logProbabilities.append(Sampler.logSoftmax(logits, at: Int(tokens[next + offset + 1])))
+            }
+            next += batch.count
+        }
+        let meanNegative = -logProbabilities.reduce(0) { $0 + Double($1) } / Double(logProbabilities.count)
+        return (exp(meanNegative), logProbabilities)
+    }
+}
+
+extension Duration {
+    /// The duration in seconds.
+    var seconds: Double {
+        let (seconds, attoseconds) = components
+        return Double(seconds) + Double(attoseconds) * 1e-18
+    }
+}
+
+extension Task where Success == Never, Failure == Never {
+    /// Throws a `ModelError` saying the work was cancelled, when the current task is cancelled.
+    static func checkCancellation(orThrow file: String) throws(ModelError) {
+        if isCancelled { throw ModelError(file: file, field: "task", reason: "cancelled") }
+    }
+}

@@ -1,0 +1,110 @@
+import Foundation
+
+/// Picks tokens from logits: repetition penalty, then top-k, top-p and min-p filtering, then
+/// temperature and a seeded draw (llama.cpp's order). Greedy when the temperature is 0.
+struct Sampler {
+    let options: SamplingOptions
+    private var random: Xoshiro256
+
+    init(options: SamplingOptions) {
+        self.options = options
+        random = Xoshiro256(seed: options.seed)
+    }
+
+    /// The chosen token and its log-probability under the model (the raw logits' softmax).
+    mutating func sample(_ logits: UnsafeBufferPointer<Float>, recent: ArraySlice<Int32>) -> (token: Int32, logProbability: Float) {
+        var adjusted = Array(logits)
+        if options.repeatPenalty != 1 {
+            for token in Set(recent.suffix(options.repeatWindow)) where Int(token) < adjusted.count {
+                let value = adjusted[Int(token)]
+                adjusted[Int(token)] = value > 0 ? value / options.repeatPenalty : value * options.repeatPenalty
+            }
+        }
+        let token = options.temperature <= 0 ? Self.argmax(adjusted) : draw(adjusted)
+        return (token, Self.logSoftmax(logits, at: Int(token)))
+    }
+
+    private mutating func draw(_ logits: [Float]) -> Int32 {
+        var candidates = logits.indices.sorted { logits[$0] > logits[$1] || (logits[$0] == logits[$1] && $0 < $1) }
+        if options.topK > 0 { candidates = Array(candidates.prefix(options.topK)) }
+        let maximum = logits[candidates[0]]
+        var probabilities = candidates.map { exp(logits[$0] - maximum) }
+        let total = probabilities.reduce(0, +)
+        probabilities = probabilities.map { $0 / total }
+        var keep = candidates.count
+        if options.topP < 1 {
+            var cumulative: Float = 0
+            for (index, probability) in probabilities.enumerated() {
+                cumulative += probability
+                if cumulative >= options.topP {
+                    keep = index + 1
+                    break
+                }
+            }
+        }
+        if options.minP > 0 {
+            let threshold = probabilities[0] * options.minP
+            keep = min(keep, max(1, probabilities.prefix(keep).firstIndex { $0 < threshold } ?? keep))
+        }
+        candidates = Array(candidates.prefix(keep))
+        let weights = candidates.map { exp((logits[$0] - maximum) / options.temperature) }
+        var target = Float(random.nextUnitDouble()) * weights.reduce(0, +)
+        for (candidate, weight) in zip(candidates, weights) {
+            target -= weight
+            if target <= 0 { return Int32(candidate) }
+        }
+        return Int32(candidates[candidates.count - 1])
+    }
+
+    /// The index of the largest value; the lowest index wins a tie.
+    static func argmax(_ values: some Collection<Float>) -> Int32 {
+        var best = 0
+        var bestValue = -Float.infinity
+        for (index, value) in values.enumerated() where value > bestValue {
+            best = index
+            bestValue = value
+        }
+        return Int32(best)
+    }
+
+    /// `log(softmax(logits)[index])`, computed stably.
+    static func logSoftmax(_ logits: UnsafeBufferPointer<Float>, at index: Int) -> Float {
+        let maximum = logits.max() ?? 0
+        let total = logits.reduce(Float(0)) { $0 + exp($1 - maximum) }
+        return logits[index] - maximum - log(total)
+    }
+}
+
+/// xoshiro256** seeded through SplitMix64: fast, and the same sequence on every platform.
+struct Xoshiro256: RandomNumberGenerator {
+    private var state: (UInt64, UInt64, UInt64, UInt64)
+
+    init(seed: UInt64) {
+        var splitMix = seed
+        func next() -> UInt64 {
+            splitMix &+= 0x9E37_79B9_7F4A_7C15
+            var z = splitMix
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+        state = (next(), next(), next(), next())
+    }
+
+    mutating func next() -> UInt64 {
+        let result = ((state.1 &* 5) << 7 | (state.1 &* 5) >> 57) &* 9
+        let shifted = state.1 << 17
+        state.2 ^= state.0
+        state.3 ^= state.1
+        state.1 ^= state.2
+        state.0 ^= state.3
+        state.2 ^= shifted
+        state.3 = state.3 << 45 | state.3 >> 19
+        return result
+    }
+
+    /// A uniform double in [0, 1).
+    mutating func nextUnitDouble() -> Double {
+        Double(next() >> 11) * 0x1.0p-53
+    }
+}

@@ -1,0 +1,44 @@
+/// Why a generation ended.
+public enum FinishReason: String, Sendable, Equatable {
+    /// `maxTokens` were generated.
+    case length
+    /// The model chose its end-of-sequence token.
+    case eos
+    /// A stop string appeared.
+    case stop
+    /// The consumer cancelled (or dropped the stream).
+    case cancelled
+}
+
+/// One generated token.
+public struct GeneratedToken: Sendable, Equatable {
+    /// The token id.
+    public var id: Int32
+    /// The text this token adds to the output; may be empty while an incomplete UTF-8 character
+    /// or a possible stop string is held back, and may include text held back earlier.
+    public var text: String
+    /// The token's log-probability under the model.
+    public var logProbability: Float
+}
+
+/// Figures about a finished generation.
+public struct GenerationSummary: Sendable, Equatable {
+    /// Tokens in the prompt (BOS included).
+    public var promptTokens: Int
+    /// Tokens generated.
+    public var generatedTokens: Int
+    /// Seconds from the start to the first generated token.
+    public var timeToFirstToken: Double
+    /// Prompt tokens processed per second.
+    public var promptTokensPerSecond: Double
+    /// Tokens generated per second, after the first.
+    public var generationTokensPerSecond: Double
+    /// Why generation ended.
+    public var finishReason: FinishReason
+}
+
+/// What a generation stream carries: tokens as they are produced, then a summary.
+public enum TokenEvent: Sendable, Equatable {
+    case token(GeneratedToken)
+    case finished(GenerationSummary)
+}

@@ -1,0 +1,153 @@
+import Foundation
+import Testing
+@testable import Inference
+
+/// Collects a whole generation.
+func collect(_ stream: AsyncThrowingStream<TokenEvent, any Error>) async throws -> (ids: [Int32], text: String, summary: GenerationSummary?) {
+    var ids: [Int32] = []
+    var text = ""
+    var summary: GenerationSummary?
+    for try await event in stream {
+        switch event {
+        case .token(let token):
+            ids.append(token.id)
+            text += token.text
+        case .finished(let finished):
+            summary = finished
+        }
+    }
+    return (ids, text, summary)
+}
+
+func greedy(_ count: Int) -> GenerationOptions {
+    GenerationOptions(sampling: .greedy, maxTokens: count, stopAtEndOfSequence: false)
+}
+
+@Suite("Generation")
+struct GenerationTests {
+    @Test("greedy generation reproduces llama.cpp's ids", arguments: ["stories260K", "quant-test-f32"])
+    func greedyIDs(model name: String) async throws {
+        let session = ModelSession(model: try LlamaModel(path: try TestData.path("models/\(name).gguf")), threads: 2)
+        let cases = try ReferenceCase.load(name)
+        for (index, reference) in cases.enumerated() {
+            let prompt = index == 0 ? "Once upon a time" : "Lily and Ben were"
+            #expect(session.tokenize(prompt) == reference.promptIDs)
+            let (ids, _, summary) = try await collect(session.generate(prompt, options: greedy(reference.greedyIDs.count)))
+            #expect(ids == reference.greedyIDs)
+            #expect(summary?.finishReason == .length)
+            #expect(summary?.generatedTokens == reference.greedyIDs.count)
+        }
+    }
+
+    @Test("streamed text equals llama.cpp's concatenated pieces, with no broken characters")
+    func streamedText() async throws {
+        let session = ModelSession(model: try LlamaModel(path: try TestData.path("models/quant-test-f32.gguf")), threads: 1)
+        let reference = try ReferenceCase.load("quant-test-f32")[0]
+        let (_, text, _) = try await collect(session.generate("Once upon a time", options: greedy(reference.greedyIDs.count)))
+        #expect(Array(text.utf8) == Array(reference.greedyText.utf8))
+    }
+
+    @Test("cancelling mid-generation stops early, and the session then matches a fresh one")
+    func cancellation() async throws {
+        let model = try LlamaModel(path: try TestData.path("models/stories260K.gguf"))
+        let session = ModelSession(model: model, threads: 1)
+        let consumer = Task {
+            var received = 0
+            var reason: FinishReason?
+            for try await event in session.generate("Once upon a time", options: greedy(100_000_000)) {
+                switch event {
+                case .token:
+                    received += 1
+                    if received == 5 { withUnsafeCurrentTask { $0?.cancel() } }
+                case .finished(let summary):
+                    reason = summary.finishReason
+                }
+            }
+            return (received, reason)
+        }
+        let (received, reason) = try await consumer.value
+        #expect(received < 100, "generation went on after cancellation")
+        #expect(reason == nil || reason == .cancelled)
+        let again = try await collect(session.generate("Lily and Ben were", options: greedy(20)))
+        let fresh = try await collect(ModelSession(model: model, threads: 2).generate("Lily and Ben were", options: greedy(20)))
+        #expect(again.ids == fresh.ids)
+    }
+
+    @Test("the same seed gives the same tokens whatever the thread count; another seed differs")
+    func seededSampling() async throws {
+        let model = try LlamaModel(path: try TestData.path("models/stories260K.gguf"))
+        let options = GenerationOptions(sampling: SamplingOptions(temperature: 1.0, topK: 0, topP: 1, minP: 0, seed: 42), maxTokens: 40)
+        let one = try await collect(ModelSession(model: model, threads: 1).generate("Once upon a time", options: options))
+        let two = try await collect(ModelSession(model: model, threads: 2).generate("Once upon a time", options: options))
+        #expect(one.ids == two.ids)
+        var other = options
+        other.sampling.seed = 7
+        #expect(try await collect(ModelSession(model: model, threads: 2).generate("Once upon a time", options: other)).ids != one.ids)
+    }
+
+    @Test("a stop string ends generation and is not emitted")
+    func stopString() async throws {
+        let model = try LlamaModel(path: try TestData.path("models/stories260K.gguf"))
+        let session = ModelSession(model: model, threads: 1)
+        let full = try await collect(session.generate("Once upon a time", options: greedy(64)))
+        let stop = " was"
+        let prefix = try #require(full.text.range(of: stop)).lowerBound
+        var options = greedy(64)
+        options.stopStrings = [stop]
+        let stopped = try await collect(session.generate("Once upon a time", options: options))
+        #expect(stopped.text == String(full.text[..<prefix]))
+        #expect(stopped.summary?.finishReason == .stop)
+    }
+
+    @Test("perplexity and next-token probabilities agree with the forward pass")
+    func lookingInside() async throws {
+        let model = try LlamaModel(path: try TestData.path("models/stories260K.gguf"))
+        let session = ModelSession(model: model, threads: 1)
+        let reference = try ReferenceCase.load("stories260K")[0]
+        let top = try await session.nextTokenLogProbabilities("Once upon a time", k: 5)
+        #expect(top.count == 5 && top[0].id == reference.greedyIDs[0])
+        #expect(top.map(\.logProbability) == top.map(\.logProbability).sorted(by: >))
+        let (perplexity, logProbabilities) = try await session.perplexity("Once upon a time")
+        #expect(logProbabilities.count == reference.promptIDs.count - 1)
+        #expect(perplexity > 1 && perplexity.isFinite)
+    }
+}
+
+@Suite("Sampling pieces")
+struct SamplingPieceTests {
+    @Test("the streaming detokenizer holds back split UTF-8 characters")
+    func streamingUTF8() {
+        var detokenizer = StreamingDetokenizer()
+        let llama = Array("🦙".utf8)
+        #expect(detokenizer.append([UInt8(ascii: "a")] + llama.prefix(2)) == "a")
+        #expect(detokenizer.append(Array(llama[2...3])) == "🦙")
+        #expect(detokenizer.append([0xE2]) == "")
+        #expect(detokenizer.flush() == "\u{FFFD}")
+    }
+
+    @Test("the stop filter holds back possible prefixes and cuts at the stop string")
+    func stopFilter() {
+        var filter = StopStringFilter(stopStrings: ["END"])
+        #expect(filter.append("abc E").text == "abc ")
+        #expect(filter.append("N").text == "")
+        #expect(filter.append("X") == ("ENX", false))
+        #expect(filter.append("yyEND zzz") == ("yy", true))
+    }
+
+    @Test("argmax picks the lowest index on ties; greedy sampling is argmax")
+    func argmax() {
+        #expect(Sampler.argmax([1, 3, 3, 2]) == 1)
+        var sampler = Sampler(options: .greedy)
+        let logits: [Float] = [0.5, 2, -1]
+        let (token, logProbability) = logits.withUnsafeBufferPointer { sampler.sample($0, recent: []) }
+        #expect(token == 1)
+        #expect(abs(logProbability - (2 - log(exp(0.5) + exp(2) + exp(-1)))) < 1e-5)
+    }
+
+    @Test("repetition penalty lowers recent tokens")
+    func repetitionPenalty() {
+        var sampler = Sampler(options: SamplingOptions(temperature: 0, repeatPenalty: 4))
+        let logits: [Float] = [2, 1.5, 0]
+        #expect(logits.withUnsafeBufferPointer { sampler.sample($0, recent: [0]) }.token == 1)
+    }
+}

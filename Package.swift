@@ -33,13 +33,19 @@ let package = Package(
             ]
         ),
         .target(name: "LumenLanguage", dependencies: ["Evaluation"]),
-        .target(name: "Inference"),
+        .target(
+            name: "Inference",
+            // The kernels rely on AVX2, FMA and F16C (x86-64-v3, "haswell"); without them every
+            // SIMD multiply-add becomes a call into libm.
+            swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]
+        ),
         .executableTarget(
             name: "lumen",
             dependencies: [
                 "Kernel",
                 "LumenLanguage",
                 "JupyterProtocol",
+                "Inference",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

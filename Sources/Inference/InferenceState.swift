@@ -58,6 +58,7 @@ final class InferenceState {
     }
 
     deinit {
+        pool.shutdown()
         for (pointer, count) in allocations {
             pointer.deinitialize(count: max(1, count))
             pointer.deallocate()

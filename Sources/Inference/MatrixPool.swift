@@ -15,6 +15,11 @@ struct MatrixPool {
         workers = WorkerPool(threads: self.threads)
     }
 
+    /// Stops the pool's threads.
+    func shutdown() {
+        workers.shutdown()
+    }
+
     /// Runs `body(part, range)` over `0..<count` split into one range per thread.
     func parallelFor(_ count: Int, work: Int, _ body: (Int, Range<Int>) -> Void) {
         let parts = work < Self.parallelThreshold ? 1 : min(threads, count)

@@ -37,18 +37,19 @@ public actor ModelSession {
     /// Cancelling the consuming task, or dropping the stream, stops the work within one token
     /// (or prompt batch); the stream then ends with finish reason `cancelled`, and the session
     /// stays usable.
-    public nonisolated func generate(_ prompt: String, options: GenerationOptions = GenerationOptions()) -> AsyncThrowingStream<TokenEvent, any Error> {
+    /// Raising `stop` also stops it, but lets the stream finish with its summary.
+    public nonisolated func generate(_ prompt: String, options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
-            await self.produce(prompt: prompt, options: options, into: continuation)
+            await self.produce(prompt: prompt, options: options, stop: stop, into: continuation)
         }
         continuation.onTermination = { _ in producer.cancel() }
         return stream
     }
 
-    private func produce(prompt: String, options: GenerationOptions, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
+    private func produce(prompt: String, options: GenerationOptions, stop: StopSignal, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
         do {
-            let summary = try run(prompt: prompt, options: options) { token in
+            let summary = try run(prompt: prompt, options: options, stop: stop) { token in
                 continuation.yield(.token(token))
             }
             continuation.yield(.finished(summary))
@@ -59,7 +60,8 @@ public actor ModelSession {
     }
 
     /// Runs a generation on this actor's thread, handing each token to `emit`.
-    func run(prompt: String, options: GenerationOptions, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
+    func run(prompt: String, options: GenerationOptions, stop: StopSignal, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
+        func shouldStop() -> Bool { Task.isCancelled || stop.isRaised }
         let clock = ContinuousClock()
         let started = clock.now
         let promptTokens = model.tokenizer.encode(prompt)
@@ -68,7 +70,7 @@ public actor ModelSession {
         }
         var summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
                                         promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .length)
-        guard try ingest(promptTokens) else {
+        guard try ingest(promptTokens, stop: stop) else {
             summary.finishReason = .cancelled
             return summary
         }
@@ -81,7 +83,7 @@ public actor ModelSession {
         var history = promptTokens
         var firstTokenTime: ContinuousClock.Instant?
         while summary.generatedTokens < options.maxTokens {
-            if Task.isCancelled {
+            if shouldStop() {
                 summary.finishReason = .cancelled
                 break
             }
@@ -96,7 +98,7 @@ public actor ModelSession {
                 break
             }
             var (text, stopped) = stops.append(detokenizer.append(model.tokenizer.piece(token)))
-            let cancelled = Task.isCancelled
+            let cancelled = shouldStop()
             let exhausted = summary.generatedTokens >= options.maxTokens
             if !stopped && (cancelled || exhausted) {
                 let (tail, stoppedInTail) = stops.append(detokenizer.flush())
@@ -123,14 +125,14 @@ public actor ModelSession {
     /// Brings the cache to hold `tokens`, reusing the longest cached prefix and processing the rest
     /// in batches; the logits of the last token end up in the state. Returns false if cancelled
     /// between batches (the cache then holds the batches done, and stays consistent).
-    private func ingest(_ tokens: [Int32]) throws(ModelError) -> Bool {
+    private func ingest(_ tokens: [Int32], stop: StopSignal? = nil) throws(ModelError) -> Bool {
         var reused = zip(cachedTokens, tokens).prefix { $0 == $1 }.count
         reused = min(reused, tokens.count - 1)
         state.position = reused
         cachedTokens.removeLast(cachedTokens.count - reused)
         var next = reused
         while next < tokens.count {
-            if Task.isCancelled { return false }
+            if Task.isCancelled || stop?.isRaised == true { return false }
             let batch = Array(tokens[next..<min(tokens.count, next + state.batchCapacity)])
             try forward(batch)
             next += batch.count
@@ -141,6 +143,31 @@ public actor ModelSession {
     private func forward(_ tokens: [Int32], allLogits: Bool = false) throws(ModelError) {
         try model.forward(tokens, state: state, allLogits: allLogits)
         cachedTokens += tokens
+    }
+
+    // MARK: - Benchmarks
+
+    /// Seconds to process `tokens` as a prompt into an empty cache, in batches.
+    public func timePromptProcessing(_ tokens: [Int32]) throws(ModelError) -> Double {
+        let clock = ContinuousClock()
+        let started = clock.now
+        cachedTokens = []
+        state.position = 0
+        guard try ingest(tokens) else { throw ModelError(file: model.gguf.path, field: "benchmark", reason: "cancelled") }
+        return (clock.now - started).seconds
+    }
+
+    /// Seconds to run `tokens` one at a time into an empty cache, as generation does.
+    public func timeGeneration(_ tokens: [Int32]) throws(ModelError) -> Double {
+        let clock = ContinuousClock()
+        let started = clock.now
+        cachedTokens = []
+        state.position = 0
+        for token in tokens {
+            try Task.checkCancellation(orThrow: model.gguf.path)
+            try forward([token])
+        }
+        return (clock.now - started).seconds
     }
 
     // MARK: - Looking inside

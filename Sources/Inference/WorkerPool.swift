@@ -1,49 +1,85 @@
 import Dispatch
 import Foundation
+import Synchronization
 
 /// A persistent pool of threads that run the parts of one data-parallel job at a time: the caller
-/// runs part 0 itself and waits until the workers have run the others. Threads are started once,
-/// not per job.
+/// runs part 0 itself and waits until the workers have run the others. Threads are started once.
+///
+/// Between jobs a worker spins on the job counter for a short while, since a forward pass posts
+/// jobs microseconds apart and waking a sleeping thread costs more than most jobs take; after the
+/// spin budget it sleeps on a semaphore until the next job.
 final class WorkerPool: Sendable {
     /// A job's body, shared with the workers for the duration of one `run`.
     ///
-    /// Safety of `@unchecked Sendable`: `run` stores a job before signalling the workers and does
-    /// not return (so the non-escaping closure stays valid and is not replaced) until every worker
-    /// has signalled that its part is done; the semaphores order these memory accesses. Parts
-    /// write disjoint memory by contract.
+    /// Safety of `@unchecked Sendable`: `run` stores the body before publishing the job (a
+    /// sequentially consistent increment of `generation`) and does not return, so the
+    /// non-escaping closure stays valid and is not replaced, until every worker has finished its
+    /// part (`remaining` reaches 0). Parts write disjoint memory by contract.
     private final class Job: @unchecked Sendable {
         var body: ((Int) -> Void)?
-        var stopping = false
+        var parts = 0
+    }
+
+    private final class Worker: Sendable {
+        let sleeping = Atomic<Bool>(false)
+        let wake = DispatchSemaphore(value: 0)
     }
 
     /// How many parts a job can have: the workers plus the calling thread.
     let width: Int
     private let job = Job()
-    private let starts: [DispatchSemaphore]
-    private let finished = DispatchSemaphore(value: 0)
+    private let generation = Atomic<Int>(0)
+    private let remaining = Atomic<Int>(0)
+    private let stopping = Atomic<Bool>(false)
+    private let workers: [Worker]
+    private static let spinLimit = 20_000
 
     /// Starts `threads - 1` worker threads.
     init(threads: Int) {
         width = max(1, threads)
-        starts = (0..<(width - 1)).map { _ in DispatchSemaphore(value: 0) }
-        for (index, start) in starts.enumerated() {
-            let thread = Thread { [job, finished] in
-                while true {
-                    start.wait()
-                    if job.stopping { return }
-                    job.body?(index + 1)
-                    finished.signal()
-                }
-            }
+        workers = (0..<(width - 1)).map { _ in Worker() }
+        for (index, worker) in workers.enumerated() {
+            let thread = Thread { [self] in serve(worker, part: index + 1) }
             thread.name = "lumen-worker-\(index + 1)"
-            thread.stackSize = 1 << 20
             thread.start()
         }
     }
 
-    deinit {
-        job.stopping = true
-        for start in starts { start.signal() }
+    /// Stops the worker threads; the pool is unusable afterwards.
+    func shutdown() {
+        stopping.store(true, ordering: .sequentiallyConsistent)
+        generation.add(1, ordering: .sequentiallyConsistent)
+        wakeSleepers()
+    }
+
+    private func serve(_ worker: Worker, part: Int) {
+        var seen = 0
+        while true {
+            var spins = 0
+            while generation.load(ordering: .sequentiallyConsistent) == seen {
+                spins += 1
+                if spins < Self.spinLimit { continue }
+                worker.sleeping.store(true, ordering: .sequentiallyConsistent)
+                if generation.load(ordering: .sequentiallyConsistent) != seen {
+                    // A job arrived while going to sleep: if its poster already took the flag,
+                    // it signalled, and that signal must be consumed.
+                    if !worker.sleeping.exchange(false, ordering: .sequentiallyConsistent) { worker.wake.wait() }
+                } else {
+                    worker.wake.wait()
+                }
+                spins = 0
+            }
+            seen = generation.load(ordering: .sequentiallyConsistent)
+            if stopping.load(ordering: .sequentiallyConsistent) { return }
+            if part < job.parts, let body = job.body { body(part) }
+            if part < job.parts { remaining.subtract(1, ordering: .sequentiallyConsistent) }
+        }
+    }
+
+    private func wakeSleepers() {
+        for worker in workers where worker.sleeping.exchange(false, ordering: .sequentiallyConsistent) {
+            worker.wake.signal()
+        }
     }
 
     /// Runs `body(part)` for each part in `0..<parts` (at most `width`), in parallel, and returns
@@ -56,9 +92,12 @@ final class WorkerPool: Sendable {
         }
         withoutActuallyEscaping(body) { body in
             job.body = body
-            for start in starts.prefix(parts - 1) { start.signal() }
+            job.parts = parts
+            remaining.store(parts - 1, ordering: .sequentiallyConsistent)
+            generation.add(1, ordering: .sequentiallyConsistent)
+            wakeSleepers()
             body(0)
-            for _ in 1..<parts { finished.wait() }
+            while remaining.load(ordering: .sequentiallyConsistent) > 0 {}
             job.body = nil
         }
     }

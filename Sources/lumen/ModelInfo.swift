@@ -1,0 +1,56 @@
+import Foundation
+import Inference
+
+/// A model's description, as `lumen info` and `lumen bench` show it.
+struct ModelInfo {
+    let model: LlamaModel
+
+    /// Bytes of the model file.
+    var fileSize: Int { model.gguf.mapping.bytes.count }
+
+    /// The tensor types with how many tensors and bytes each has, largest first.
+    var tensorTypes: [(type: TensorType, count: Int, bytes: Int)] {
+        var totals: [TensorType: (Int, Int)] = [:]
+        for tensor in model.gguf.tensors {
+            let (count, bytes) = totals[tensor.type] ?? (0, 0)
+            totals[tensor.type] = (count + 1, bytes + tensor.byteCount)
+        }
+        return totals.map { ($0.key, $0.value.0, $0.value.1) }.sorted { $0.bytes > $1.bytes }
+    }
+
+    /// Lines of `name: value`.
+    var lines: [(String, String)] {
+        let configuration = model.configuration
+        return [
+            ("file", model.gguf.path),
+            ("architecture", "llama"),
+            ("name", model.gguf.metadata["general.name"]?.stringValue ?? "-"),
+            ("parameters", "\(model.parameterCount) (\(Self.count(model.parameterCount)))"),
+            ("file size", Self.bytes(fileSize)),
+            ("tensor types", tensorTypes.map { "\($0.type) ×\($0.count) (\(Self.bytes($0.bytes)))" }.joined(separator: ", ")),
+            ("context length", String(configuration.contextLength)),
+            ("vocabulary", "\(configuration.vocabularySize) tokens (SentencePiece)"),
+            ("embedding", String(configuration.embeddingLength)),
+            ("layers", String(configuration.blockCount)),
+            ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value"),
+            ("feed-forward", String(configuration.feedForwardLength)),
+            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions"),
+            ("rms epsilon", String(configuration.rmsEpsilon)),
+        ]
+    }
+
+    /// `n` with a K/M/B suffix.
+    static func count(_ n: Int) -> String {
+        switch n {
+        case 1_000_000_000...: String(format: "%.2f B", Double(n) / 1e9)
+        case 1_000_000...: String(format: "%.2f M", Double(n) / 1e6)
+        case 1_000...: String(format: "%.2f K", Double(n) / 1e3)
+        default: String(n)
+        }
+    }
+
+    /// `n` bytes in MiB or GiB.
+    static func bytes(_ n: Int) -> String {
+        n >= 1 << 30 ? String(format: "%.2f GiB", Double(n) / Double(1 << 30)) : String(format: "%.2f MiB", Double(n) / Double(1 << 20))
+    }
+}

@@ -34,7 +34,12 @@ let package = Package(
         ),
         .target(name: "LumenLanguage", dependencies: ["Evaluation"]),
         .target(
+            name: "CKernels",
+            cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])]
+        ),
+        .target(
             name: "Inference",
+            dependencies: ["CKernels"],
             // The kernels rely on AVX2, FMA and F16C (x86-64-v3, "haswell"); without them every
             // SIMD multiply-add becomes a call into libm.
             swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]

@@ -13,8 +13,8 @@ final class InferenceState {
     let pool: MatrixPool
 
     let residual, normed, query, key, value, attended, gate, up, logits: UnsafeMutablePointer<Float>
-    /// One row-sized buffer per thread, for dequantized weights.
-    let scratch: UnsafeMutablePointer<Float>
+    /// Per-product working memory.
+    let scratch: MatrixPool.Scratch
     /// One context-sized buffer per thread, for attention scores.
     let scores: UnsafeMutablePointer<Float>
     /// RoPE's cosines and sines for each token of the batch: `[batch][pairs]`.
@@ -22,8 +22,10 @@ final class InferenceState {
     private let keys, values: UnsafeMutablePointer<Float>
     private let layerStride: Int
     private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
+    private let quantizedValues: UnsafeMutablePointer<Int8>
 
-    init(configuration: LlamaConfiguration, contextLength: Int, batchCapacity: Int, threads: Int) {
+    init(configuration: LlamaConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
+         activations: ActivationPrecision = .quantized) {
         self.contextLength = contextLength
         self.batchCapacity = batchCapacity
         pool = MatrixPool(threads: threads)
@@ -47,7 +49,13 @@ final class InferenceState {
         gate = buffer(batchCapacity * hidden)
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
-        scratch = buffer(threads * widest)
+        let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: widest)
+        quantizedValues.initialize(repeating: 0, count: widest)
+        self.quantizedValues = quantizedValues
+        scratch = MatrixPool.Scratch(
+            rows: buffer(threads * widest), quantizedValues: quantizedValues,
+            quantizedScales: buffer(widest / 32 + 1), activations: activations
+        )
         scores = buffer(threads * contextLength)
         ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
         ropeSines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
@@ -59,6 +67,7 @@ final class InferenceState {
 
     deinit {
         pool.shutdown()
+        quantizedValues.deallocate()
         for (pointer, count) in allocations {
             pointer.deinitialize(count: max(1, count))
             pointer.deallocate()

@@ -1,3 +1,5 @@
+import CKernels
+
 /// A weight matrix viewed in place in the model file: `rows` rows of `columns` elements of
 /// `type`, row-major (a ggml tensor with `shape == [columns, rows]`).
 ///
@@ -40,10 +42,21 @@ public struct Matrix: @unchecked Sendable {
         let pointer = base + row * rowBytes
         switch type {
         case .f32: return Kernels.dotF32(pointer, x, columns)
-        case .f16: return Kernels.dotF16(pointer, x, columns)
+        case .f16: return lumen_dot_f16(pointer, x, columns)
         case .bf16: return Kernels.dotBF16(pointer, x, columns)
-        case .q8_0: return Kernels.dotQ8_0(pointer, x, columns)
-        case .q4_0: return Kernels.dotQ4_0(pointer, x, columns)
+        case .q8_0: return lumen_dot_q8_0(pointer, x, columns)
+        case .q4_0: return lumen_dot_q4_0(pointer, x, columns)
+        default: return .nan
+        }
+    }
+
+    /// The dot product of row `row` with 8-bit activations (see `lumen_quantize_q8`).
+    @inline(__always)
+    func dot(row: Int, quantized values: UnsafePointer<Int8>, scales: UnsafePointer<Float>) -> Float {
+        let pointer = base + row * rowBytes
+        switch type {
+        case .q8_0: return lumen_dot_q8_0_q8(pointer, values, scales, columns)
+        case .q4_0: return lumen_dot_q4_0_q8(pointer, values, scales, columns)
         default: return .nan
         }
     }

@@ -1,9 +1,23 @@
+import CKernels
+
 /// Multiplies weight matrices by batches of vectors, splitting the rows across threads.
 ///
 /// Work is split into one contiguous range of rows per thread, and each thread writes only its
 /// own rows, so the inner loops take no locks. Small products run on the calling thread: for
 /// weights that fit in cache, synchronisation would cost more than it saves.
 struct MatrixPool {
+    /// Working memory for products, allocated once per session.
+    struct Scratch {
+        /// One row-sized float buffer per thread, for dequantized weights.
+        let rows: UnsafeMutablePointer<Float>
+        /// The input vector quantized to 8 bits (Q8_0 blocks' values).
+        let quantizedValues: UnsafeMutablePointer<Int8>
+        /// The scale of each block of 32 quantized values.
+        let quantizedScales: UnsafeMutablePointer<Float>
+        /// Whether quantized weights meet quantized activations.
+        let activations: ActivationPrecision
+    }
+
     /// How many threads share a product.
     let threads: Int
     private let workers: WorkerPool
@@ -34,8 +48,17 @@ struct MatrixPool {
 
     /// `output[t][r] = matrix[r] · input[t]` for `count` input vectors.
     func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
-                  count: Int, scratch: UnsafeMutablePointer<Float>) {
+                  count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
+        if count == 1 && scratch.activations == .quantized && matrix.type.hasQuantizedDot {
+            lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales)
+            parallelFor(rows, work: rows * columns) { _, range in
+                for row in range {
+                    output[row] = matrix.dot(row: row, quantized: scratch.quantizedValues, scales: scratch.quantizedScales)
+                }
+            }
+            return
+        }
         parallelFor(rows, work: rows * columns * count) { part, range in
             if count == 1 {
                 for row in range { output[row] = matrix.dot(row: row, input) }
@@ -47,7 +70,7 @@ struct MatrixPool {
                     }
                 }
             } else {
-                let buffer = scratch + part * max(columns, 1)
+                let buffer = scratch.rows + part * max(columns, 1)
                 for row in range {
                     matrix.dequantize(row: row, into: buffer)
                     for token in 0..<count {

@@ -20,11 +20,13 @@ public actor ModelSession {
 
     /// Creates a session with a cache of `contextLength` tokens (default and cap: the model's
     /// context length) whose matrix products use `threads` threads.
-    public init(model: LlamaModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount, batchSize: Int = 64) {
+    /// `activations` chooses exact F32 activations or llama.cpp's faster 8-bit ones for quantized weights.
+    public init(model: LlamaModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+                batchSize: Int = 64, activations: ActivationPrecision = .quantized) {
         self.model = model
         executor = ThreadExecutor(name: "lumen-session")
         let context = max(1, min(contextLength ?? model.configuration.contextLength, model.configuration.contextLength))
-        let state = InferenceState(configuration: model.configuration, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads))
+        let state = InferenceState(configuration: model.configuration, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads), activations: activations)
         self.state = state
         self.contextLength = context
         stateByteCount = state.byteCount

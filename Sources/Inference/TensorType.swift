@@ -47,6 +47,11 @@ public enum TensorType: UInt32, Sendable, CaseIterable, CustomStringConvertible 
         }
     }
 
+    /// Whether the type has an integer dot product with 8-bit quantized activations.
+    public var hasQuantizedDot: Bool {
+        self == .q8_0 || self == .q4_0
+    }
+
     /// The name llama.cpp uses, e.g. `Q4_0`.
     public var description: String {
         switch self {

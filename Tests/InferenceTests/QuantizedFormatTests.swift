@@ -16,15 +16,15 @@ struct QuantizedFormatTests {
             #expect(maxAbsDifference(logits[step], row) < 2e-3, "step \(step)")
         }
         let f64Greedy = try #require(reference.f64GreedyIDs)
-        let (ids, _, _) = try await collect(ModelSession(model: model, threads: 2).generate("Once upon a time", options: greedy(f64Greedy.count)))
+        let (ids, _, _) = try await collect(ModelSession(model: model, threads: 2, activations: .float32).generate("Once upon a time", options: greedy(f64Greedy.count)))
         #expect(ids == f64Greedy)
     }
 
-    @Test("loose check against llama.cpp's own logits: max ≤ 2.5, rms ≤ 0.6, cosine ≥ 0.995, confident argmaxes agree", arguments: formats)
+    @Test("fast path (8-bit activations) against llama.cpp's own logits: max ≤ 2.5, rms ≤ 0.6, cosine ≥ 0.995, confident argmaxes agree", arguments: formats)
     func loose(model name: String) throws {
         let model = try LlamaModel(path: try TestData.path("models/\(name).gguf"))
         let reference = try #require(try ReferenceCase.load(name).first)
-        let logits = try teacherForcedLogits(model, reference, steps: reference.logits.count)
+        let logits = try teacherForcedLogits(model, reference, steps: reference.logits.count, activations: .quantized)
         for (step, expected) in reference.logits.enumerated() {
             let ours = logits[step]
             let differences = zip(ours, expected).map { Double($0 - $1) }
@@ -33,7 +33,7 @@ struct QuantizedFormatTests {
             let cosine = dot / (Double(Kernels.norm(ours)) * Double(Kernels.norm(expected)))
             #expect(maxAbsDifference(ours, expected) <= 2.5 && rms <= 0.6 && cosine >= 0.995, "step \(step): rms \(rms), cosine \(cosine)")
         }
-        let forced = try teacherForcedLogits(model, reference, steps: reference.greedyIDs.count)
+        let forced = try teacherForcedLogits(model, reference, steps: reference.greedyIDs.count, activations: .quantized)
         for (step, margin) in reference.topMargins.enumerated() where margin > 3 {
             #expect(Sampler.argmax(forced[step]) == reference.greedyIDs[step], "step \(step)")
         }

@@ -31,8 +31,9 @@ struct ReferenceCase {
 }
 
 /// Teacher-forced logits: after the prompt, then after each of the first `steps - 1` greedy ids.
-func teacherForcedLogits(_ model: LlamaModel, _ reference: ReferenceCase, steps: Int, threads: Int = 1) throws -> [[Float]] {
-    let state = InferenceState(configuration: model.configuration, contextLength: 512, batchCapacity: 64, threads: threads)
+func teacherForcedLogits(_ model: LlamaModel, _ reference: ReferenceCase, steps: Int, threads: Int = 1,
+                         activations: ActivationPrecision = .float32) throws -> [[Float]] {
+    let state = InferenceState(configuration: model.configuration, contextLength: 512, batchCapacity: 64, threads: threads, activations: activations)
     let vocabulary = model.configuration.vocabularySize
     var result: [[Float]] = []
     try model.forward(reference.promptIDs, state: state)

@@ -1,0 +1,151 @@
+#include "CKernels.h"
+
+#include <immintrin.h>
+#include <stdint.h>
+#include <string.h>
+
+static inline float half_to_float(const uint8_t *p) {
+    uint16_t bits;
+    memcpy(&bits, p, 2);
+    return _cvtsh_ss(bits);
+}
+
+static inline float horizontal_sum(__m256 v) {
+    __m128 low = _mm256_castps256_ps128(v), high = _mm256_extractf128_ps(v, 1);
+    __m128 sum = _mm_add_ps(low, high);
+    sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+    sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
+    return _mm_cvtss_f32(sum);
+}
+
+/// Eight int8 values at `p` as floats.
+static inline __m256 int8x8_to_float(const int8_t *p) {
+    return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
+}
+
+float lumen_dot_q8_0(const void *row, const float *x, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    __m256 total = _mm256_setzero_ps();
+    for (long b = 0; b < count / 32; b++, block += 34, x += 32) {
+        const int8_t *q = (const int8_t *)(block + 2);
+        __m256 sum = _mm256_mul_ps(int8x8_to_float(q), _mm256_loadu_ps(x));
+        sum = _mm256_fmadd_ps(int8x8_to_float(q + 8), _mm256_loadu_ps(x + 8), sum);
+        sum = _mm256_fmadd_ps(int8x8_to_float(q + 16), _mm256_loadu_ps(x + 16), sum);
+        sum = _mm256_fmadd_ps(int8x8_to_float(q + 24), _mm256_loadu_ps(x + 24), sum);
+        total = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block)), sum, total);
+    }
+    return horizontal_sum(total);
+}
+
+float lumen_dot_q4_0(const void *row, const float *x, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    const __m128i low_mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+    __m256 total = _mm256_setzero_ps();
+    for (long b = 0; b < count / 32; b++, block += 18, x += 32) {
+        __m128i packed = _mm_loadu_si128((const __m128i *)(block + 2));
+        __m128i low = _mm_sub_epi8(_mm_and_si128(packed, low_mask), eight);
+        __m128i high = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(packed, 4), low_mask), eight);
+        __m256 sum = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(low)), _mm256_loadu_ps(x));
+        sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(low, 8))), _mm256_loadu_ps(x + 8), sum);
+        sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(high)), _mm256_loadu_ps(x + 16), sum);
+        sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(high, 8))), _mm256_loadu_ps(x + 24), sum);
+        total = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block)), sum, total);
+    }
+    return horizontal_sum(total);
+}
+
+float lumen_dot_f16(const void *row, const float *x, long count) {
+    const uint16_t *halves = (const uint16_t *)row;
+    __m256 first = _mm256_setzero_ps(), second = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + 16 <= count; i += 16) {
+        first = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(halves + i))), _mm256_loadu_ps(x + i), first);
+        second = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(halves + i + 8))), _mm256_loadu_ps(x + i + 8), second);
+    }
+    float sum = horizontal_sum(_mm256_add_ps(first, second));
+    for (; i < count; i++) sum += half_to_float((const uint8_t *)(halves + i)) * x[i];
+    return sum;
+}
+
+void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales) {
+    const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+    for (long b = 0; b < count / 32; b++, x += 32, values += 32) {
+        __m256 v[4];
+        __m256 amax = _mm256_setzero_ps();
+        for (int i = 0; i < 4; i++) {
+            v[i] = _mm256_loadu_ps(x + 8 * i);
+            amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[i]));
+        }
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        const float max_abs = _mm_cvtss_f32(m);
+        const float scale = max_abs / 127.0f;
+        scales[b] = scale;
+        const __m256 inverse = _mm256_set1_ps(scale != 0.0f ? 1.0f / scale : 0.0f);
+        __m256i q[4];
+        for (int i = 0; i < 4; i++) {
+            q[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], inverse), _MM_ROUND_NEAREST | _MM_FROUND_NO_EXC));
+        }
+        __m256i packed16a = _mm256_packs_epi32(q[0], q[1]);
+        __m256i packed16b = _mm256_packs_epi32(q[2], q[3]);
+        __m256i packed8 = _mm256_packs_epi16(packed16a, packed16b);
+        // The packs interleave 128-bit lanes; this permutation restores element order.
+        packed8 = _mm256_permutevar8x32_epi32(packed8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)values, packed8);
+    }
+}
+
+/// Sum of products of 32 signed bytes, as 8 int32 lanes converted to float.
+static inline __m256 dot_i8(__m256i a, __m256i b) {
+    const __m256i abs_a = _mm256_sign_epi8(a, a);
+    const __m256i signed_b = _mm256_sign_epi8(b, a);
+    const __m256i pairs = _mm256_maddubs_epi16(abs_a, signed_b);
+    return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
+}
+
+/// Runs `BODY(b, accumulator)` over the blocks of a row, four blocks per step into independent
+/// accumulators so that consecutive multiply-adds do not wait for each other.
+#define FOR_BLOCK_QUADS(count, BODY)                                          \
+    __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();           \
+    __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();           \
+    long b = 0;                                                               \
+    for (; b + 3 < (count) / 32; b += 4) {                                    \
+        BODY(b, sum0);                                                        \
+        BODY(b + 1, sum1);                                                    \
+        BODY(b + 2, sum2);                                                    \
+        BODY(b + 3, sum3);                                                    \
+    }                                                                         \
+    for (; b < (count) / 32; b++) { BODY(b, sum0); }                          \
+    return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));
+
+float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count) {
+    const uint8_t *blocks = (const uint8_t *)row;
+#define Q8_BLOCK(index, accumulator)                                                                   \
+    {                                                                                                  \
+        const uint8_t *block = blocks + 34 * (index);                                                  \
+        const __m256i weights = _mm256_loadu_si256((const __m256i *)(block + 2));                      \
+        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (index)));      \
+        accumulator = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block) * scales[index]),            \
+                                      dot_i8(weights, activations), accumulator);                      \
+    }
+    FOR_BLOCK_QUADS(count, Q8_BLOCK)
+#undef Q8_BLOCK
+}
+
+float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, long count) {
+    const uint8_t *blocks = (const uint8_t *)row;
+    const __m256i low_mask = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
+    // Low nibbles are weights 0-15, high nibbles weights 16-31.
+#define Q4_BLOCK(index, accumulator)                                                                   \
+    {                                                                                                  \
+        const uint8_t *block = blocks + 18 * (index);                                                  \
+        const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 2));                          \
+        const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low_mask); \
+        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (index)));      \
+        accumulator = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block) * scales[index]),            \
+                                      dot_i8(_mm256_sub_epi8(nibbles, eight), activations), accumulator); \
+    }
+    FOR_BLOCK_QUADS(count, Q4_BLOCK)
+#undef Q4_BLOCK
+}

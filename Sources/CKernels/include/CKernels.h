@@ -1,0 +1,23 @@
+#ifndef LUMEN_CKERNELS_H
+#define LUMEN_CKERNELS_H
+
+/// Dot products of one quantized weight row with F32 activations, using AVX2/FMA/F16C
+/// instructions Swift's SIMD types cannot express inline (sign-extending int8 to int32 lanes,
+/// half to float conversion). Block layouts are llama.cpp's; `count` is a multiple of 32.
+
+/// Q8_0 row (34-byte blocks: F16 scale, 32 int8) · x.
+float lumen_dot_q8_0(const void *row, const float *x, long count);
+/// Q4_0 row (18-byte blocks: F16 scale, 16 bytes of nibbles) · x.
+float lumen_dot_q4_0(const void *row, const float *x, long count);
+/// F16 row · x (any count).
+float lumen_dot_f16(const void *row, const float *x, long count);
+
+/// Quantizes `count` floats (a multiple of 32) to 8 bits in blocks of 32, as llama.cpp's Q8_0:
+/// one float scale per block (max |x| / 127) and rounded int8 values.
+void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales);
+/// Q8_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
+float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count);
+/// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
+float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, long count);
+
+#endif

@@ -59,7 +59,7 @@ let package = Package(
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels"]),
     ],
     swiftLanguageModes: [.v6]
 )

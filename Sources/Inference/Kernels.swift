@@ -1,5 +1,6 @@
-/// The inner loops: dot products and dequantization for each tensor type, written with Swift SIMD
-/// types. Each block layout is llama.cpp's (`ggml-common.h`):
+/// The inner loops written with Swift SIMD types: F32 and BF16 dot products and dequantization of
+/// each tensor type (the quantized dot products are in the `CKernels` C target). Each block
+/// layout is llama.cpp's (`ggml-common.h`):
 ///
 /// - Q8_0: 32 weights per 34-byte block: an F16 scale `d`, then 32 `Int8` values; w = d·q.
 /// - Q4_0: 32 weights per 18-byte block: an F16 scale `d`, then 16 bytes whose low nibbles are
@@ -37,22 +38,6 @@ enum Kernels {
         return sum
     }
 
-    static func dotF16(_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float {
-        var accumulator = Vector()
-        var index = 0
-        while index + 16 <= count {
-            let weights = Vector(row.loadUnaligned(fromByteOffset: index * 2, as: SIMD16<Float16>.self))
-            accumulator.addProduct(weights, load(x, index))
-            index += 16
-        }
-        var sum = accumulator.sum()
-        while index < count {
-            sum += half(row, index * 2) * x[index]
-            index += 1
-        }
-        return sum
-    }
-
     @inline(__always)
     static func bf16(_ bits: SIMD16<UInt16>) -> Vector {
         unsafeBitCast(SIMD16<UInt32>(truncatingIfNeeded: bits) &<< 16, to: Vector.self)
@@ -78,35 +63,12 @@ enum Kernels {
         Vector(SIMD16<Int32>(truncatingIfNeeded: block.loadUnaligned(fromByteOffset: 2 + offset, as: SIMD16<Int8>.self)))
     }
 
-    static func dotQ8_0(_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float {
-        var sum = Vector()
-        for block in 0..<(count / 32) {
-            let pointer = row + block * 34
-            var products = q8Values(pointer, 0) * load(x, block * 32)
-            products.addProduct(q8Values(pointer, 16), load(x, block * 32 + 16))
-            sum.addProduct(products, Vector(repeating: half(pointer)))
-        }
-        return sum.sum()
-    }
-
     @inline(__always)
     static func q4Values(_ block: UnsafeRawPointer) -> (low: Vector, high: Vector) {
         let packed = block.loadUnaligned(fromByteOffset: 2, as: SIMD16<UInt8>.self)
         let low = SIMD16<Int32>(truncatingIfNeeded: packed & 0x0F) &- 8
         let high = SIMD16<Int32>(truncatingIfNeeded: packed &>> 4) &- 8
         return (Vector(low), Vector(high))
-    }
-
-    static func dotQ4_0(_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float {
-        var sum = Vector()
-        for block in 0..<(count / 32) {
-            let pointer = row + block * 18
-            let (low, high) = q4Values(pointer)
-            var products = low * load(x, block * 32)
-            products.addProduct(high, load(x, block * 32 + 16))
-            sum.addProduct(products, Vector(repeating: half(pointer)))
-        }
-        return sum.sum()
     }
 
     /// Writes `count` weights of `type` starting at `source` as floats.

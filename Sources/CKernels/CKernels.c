@@ -67,7 +67,7 @@ float lumen_dot_f16(const void *row, const float *x, long count) {
     return sum;
 }
 
-void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales) {
+void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums) {
     const __m256 sign_mask = _mm256_set1_ps(-0.0f);
     for (long b = 0; b < count / 32; b++, x += 32, values += 32) {
         __m256 v[4];
@@ -93,6 +93,11 @@ void lumen_quantize_q8(const float *x, long count, signed char *values, float *s
         // The packs interleave 128-bit lanes; this permutation restores element order.
         packed8 = _mm256_permutevar8x32_epi32(packed8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         _mm256_storeu_si256((__m256i *)values, packed8);
+        const __m256i total = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), packed8), _mm256_set1_epi16(1));
+        __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
+        sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, _MM_SHUFFLE(1, 0, 3, 2)));
+        sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, _MM_SHUFFLE(2, 3, 0, 1)));
+        sums[b] = scale * (float)_mm_cvtsi128_si32(sum);
     }
 }
 
@@ -133,9 +138,12 @@ float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float 
 #undef Q8_BLOCK
 }
 
-float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, long count) {
+float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count) {
     const uint8_t *blocks = (const uint8_t *)row;
-    const __m256i low_mask = _mm256_set1_epi8(0x0F), eight = _mm256_set1_epi8(8);
+    const __m256i low_mask = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
+    // Weights are nibbles minus 8: the unsigned nibbles meet the signed activations directly in
+    // vpmaddubsw, and the 8 · sum(activations) each block owes is subtracted as a scalar.
+    float offset = 0.0f;
     // Low nibbles are weights 0-15, high nibbles weights 16-31.
 #define Q4_BLOCK(index, accumulator)                                                                   \
     {                                                                                                  \
@@ -143,9 +151,21 @@ float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float 
         const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 2));                          \
         const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low_mask); \
         const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (index)));      \
-        accumulator = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block) * scales[index]),            \
-                                      dot_i8(_mm256_sub_epi8(nibbles, eight), activations), accumulator); \
+        const __m256i products = _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles, activations), ones);  \
+        const float scale = half_to_float(block);                                                      \
+        offset += scale * sums[index];                                                                 \
+        accumulator = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[index]), _mm256_cvtepi32_ps(products), accumulator); \
     }
-    FOR_BLOCK_QUADS(count, Q4_BLOCK)
+    __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
+    __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();
+    long b = 0;
+    for (; b + 3 < count / 32; b += 4) {
+        Q4_BLOCK(b, sum0);
+        Q4_BLOCK(b + 1, sum1);
+        Q4_BLOCK(b + 2, sum2);
+        Q4_BLOCK(b + 3, sum3);
+    }
+    for (; b < count / 32; b++) { Q4_BLOCK(b, sum0); }
 #undef Q4_BLOCK
+    return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3))) - 8.0f * offset;
 }

@@ -54,7 +54,7 @@ final class InferenceState {
         self.quantizedValues = quantizedValues
         scratch = MatrixPool.Scratch(
             rows: buffer(threads * widest), quantizedValues: quantizedValues,
-            quantizedScales: buffer(widest / 32 + 1), activations: activations
+            quantizedScales: buffer(widest / 32 + 1), quantizedSums: buffer(widest / 32 + 1), activations: activations
         )
         scores = buffer(threads * contextLength)
         ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)

@@ -50,13 +50,14 @@ public struct Matrix: @unchecked Sendable {
         }
     }
 
-    /// The dot product of row `row` with 8-bit activations (see `lumen_quantize_q8`).
+    /// The dot product of row `row` with the 8-bit activations in `activations` (see `lumen_quantize_q8`).
     @inline(__always)
-    func dot(row: Int, quantized values: UnsafePointer<Int8>, scales: UnsafePointer<Float>) -> Float {
+    func dot(row: Int, quantized activations: MatrixPool.Scratch) -> Float {
         let pointer = base + row * rowBytes
         switch type {
-        case .q8_0: return lumen_dot_q8_0_q8(pointer, values, scales, columns)
-        case .q4_0: return lumen_dot_q4_0_q8(pointer, values, scales, columns)
+        case .q8_0: return lumen_dot_q8_0_q8(pointer, activations.quantizedValues, activations.quantizedScales, columns)
+        case .q4_0:
+            return lumen_dot_q4_0_q8(pointer, activations.quantizedValues, activations.quantizedScales, activations.quantizedSums, columns)
         default: return .nan
         }
     }

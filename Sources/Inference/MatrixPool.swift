@@ -14,6 +14,8 @@ struct MatrixPool {
         let quantizedValues: UnsafeMutablePointer<Int8>
         /// The scale of each block of 32 quantized values.
         let quantizedScales: UnsafeMutablePointer<Float>
+        /// Each block's scale times the sum of its values.
+        let quantizedSums: UnsafeMutablePointer<Float>
         /// Whether quantized weights meet quantized activations.
         let activations: ActivationPrecision
     }
@@ -51,10 +53,10 @@ struct MatrixPool {
                   count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
         if count == 1 && scratch.activations == .quantized && matrix.type.hasQuantizedDot {
-            lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales)
+            lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelFor(rows, work: rows * columns) { _, range in
                 for row in range {
-                    output[row] = matrix.dot(row: row, quantized: scratch.quantizedValues, scales: scratch.quantizedScales)
+                    output[row] = matrix.dot(row: row, quantized: scratch)
                 }
             }
             return

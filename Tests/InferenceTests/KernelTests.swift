@@ -45,17 +45,20 @@ struct KernelFixture {
     }
 
     /// Q8_0 quantization of activations with round-to-nearest-even, as the AVX2 path rounds.
-    static func referenceQuantize(_ x: [Float]) -> (values: [Int8], scales: [Float]) {
+    static func referenceQuantize(_ x: [Float]) -> (values: [Int8], scales: [Float], sums: [Float]) {
         var values: [Int8] = []
         var scales: [Float] = []
+        var sums: [Float] = []
         for start in stride(from: 0, to: x.count, by: 32) {
             let block = x[start..<(start + 32)]
             let scale = (block.map { abs($0) }.max() ?? 0) / 127
             scales.append(scale)
             let inverse: Float = scale != 0 ? 1 / scale : 0
-            values += block.map { Int8(($0 * inverse).rounded(.toNearestOrEven)) }
+            let quantized = block.map { Int8(($0 * inverse).rounded(.toNearestOrEven)) }
+            values += quantized
+            sums.append(scale * Float(quantized.reduce(0) { $0 + Int($1) }))
         }
-        return (values, scales)
+        return (values, scales, sums)
     }
 }
 
@@ -101,10 +104,12 @@ struct KernelTests {
         for x in inputs {
             var values = [Int8](repeating: 0, count: x.count)
             var scales = [Float](repeating: 0, count: x.count / 32)
-            lumen_quantize_q8(x, x.count, &values, &scales)
+            var sums = [Float](repeating: 0, count: x.count / 32)
+            lumen_quantize_q8(x, x.count, &values, &scales, &sums)
             let expected = KernelFixture.referenceQuantize(x)
             #expect(values == expected.values)
             #expect(scales == expected.scales)
+            #expect(sums == expected.sums)
         }
     }
 
@@ -115,7 +120,7 @@ struct KernelTests {
             for blocks in [1, 3, 4, 7, 64] {
                 let row = type == .q8_0 ? fixture.q8Row(blocks: blocks, scale: scale) : fixture.q4Row(blocks: blocks, scale: scale)
                 let x = fixture.floats(blocks * 32)
-                let (values, scales) = KernelFixture.referenceQuantize(x)
+                let (values, scales, sums) = KernelFixture.referenceQuantize(x)
                 let weights = KernelFixture.referenceWeights(row, type: type)
                 var expected = 0.0
                 for (index, value) in values.enumerated() {
@@ -123,11 +128,23 @@ struct KernelTests {
                 }
                 let fast = row.withUnsafeBytes { bytes in
                     type == .q8_0 ? lumen_dot_q8_0_q8(bytes.baseAddress, values, scales, x.count)
-                                  : lumen_dot_q4_0_q8(bytes.baseAddress, values, scales, x.count)
+                                  : lumen_dot_q4_0_q8(bytes.baseAddress, values, scales, sums, x.count)
                 }
                 let magnitude = weights.enumerated().reduce(0) { $0 + abs($1.element * Double(values[$1.offset]) * Double(scales[$1.offset / 32])) }
                 #expect(abs(Double(fast) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks)")
             }
+        }
+    }
+
+    @Test("BF16 dot product matches widening each weight")
+    func brainFloat() {
+        var fixture = KernelFixture()
+        for count in [1, 16, 40, 288] {
+            let bits = fixture.floats(count).map { UInt16($0.bitPattern >> 16) }
+            let x = fixture.floats(count)
+            let expected = zip(bits, x).reduce(0.0) { $0 + Double(Float(bitPattern: UInt32($1.0) << 16)) * Double($1.1) }
+            let fast = bits.withUnsafeBytes { bytes in bytes.baseAddress.map { Kernels.dotBF16($0, x, count) } ?? .nan }
+            #expect(abs(Double(fast) - expected) < 1e-4, "count \(count)")
         }
     }
 

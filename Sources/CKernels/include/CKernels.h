@@ -13,11 +13,12 @@ float lumen_dot_q4_0(const void *row, const float *x, long count);
 float lumen_dot_f16(const void *row, const float *x, long count);
 
 /// Quantizes `count` floats (a multiple of 32) to 8 bits in blocks of 32, as llama.cpp's Q8_0:
-/// one float scale per block (max |x| / 127) and rounded int8 values.
-void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales);
+/// one float scale per block (max |x| / 127) and rounded int8 values; `sums` gets each block's
+/// scale times the sum of its values (what Q4_0's offset of 8 costs).
+void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums);
 /// Q8_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
 float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count);
 /// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
-float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, long count);
+float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count);
 
 #endif

@@ -1,0 +1,61 @@
+"""The inference commands as a user runs them: `lumen info`, `lumen generate` (streaming, Ctrl-C)
+and `lumen bench --json`, on the shared stories260K model."""
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+from conftest import lumen_bin
+
+
+@pytest.fixture(scope="module")
+def model():
+    shared = os.environ.get("LUMEN_TEST_DATA")
+    path = os.path.join(shared or "", "models", "stories260K.gguf")
+    if not shared or not os.path.exists(path):
+        pytest.fail("LUMEN_TEST_DATA must name the shared folder with models/stories260K.gguf (make test sets it)")
+    return path
+
+
+def test_info_describes_the_model(model):
+    result = subprocess.run([lumen_bin(), "info", model], capture_output=True, text=True, check=True)
+    assert "architecture    llama" in result.stdout
+    assert "F32 ×48" in result.stdout
+    assert "512 tokens" in result.stdout
+    assert "8 query, 4 key/value" in result.stdout
+
+
+def test_generate_greedy_prints_the_story_and_a_summary(model):
+    result = subprocess.run([lumen_bin(), "generate", model, "Once upon a time", "-n", "20", "--temp", "0"],
+                            capture_output=True, text=True, check=True)
+    assert result.stdout.startswith(", there was a little girl named Lily")
+    assert "20 generated" in result.stderr and "finished: length" in result.stderr
+
+
+def test_generate_stops_cleanly_on_ctrl_c_and_still_prints_the_summary(model):
+    process = subprocess.Popen([lumen_bin(), "generate", model, "Once upon a time", "-n", "1000000000", "--ctx", "2048", "-t", "1"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    first = process.stdout.read(16)
+    assert first, "no tokens were streamed"
+    process.send_signal(signal.SIGINT)
+    stdout, stderr = process.communicate(timeout=20)
+    assert process.returncode == 0
+    assert b"finished: cancelled" in stderr
+
+
+def test_generate_refuses_a_corrupt_file(tmp_path):
+    corrupt = tmp_path / "bad.gguf"
+    corrupt.write_bytes(b"GGUF\x03\x00\x00\x00" + b"\xff" * 40)
+    result = subprocess.run([lumen_bin(), "generate", str(corrupt), "hi"], capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "bad.gguf" in result.stderr
+
+
+def test_bench_json_reports_each_test_and_thread_count(model):
+    result = subprocess.run([lumen_bin(), "bench", model, "-p", "16", "-n", "8", "-t", "1,2", "-r", "1", "--json"],
+                            capture_output=True, text=True, check=True)
+    rows = json.loads(result.stdout)
+    assert [(row["threads"], row["test"]) for row in rows] == [(1, "pp16"), (1, "tg8"), (2, "pp16"), (2, "tg8")]
+    assert all(row["tokensPerSecondMean"] > 0 and row["parameters"] == 292800 for row in rows)

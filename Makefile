@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv test test-swift test-integration run install-kernel measure clean
+.PHONY: all deps build release venv test test-swift test-integration run measure bench clean
 
 all: build
 
@@ -53,6 +53,11 @@ run: release venv
 ## Kernel latency figures (round trip, start-up, interrupt) with jupyter_client.
 measure: release venv
 	LUMEN_BIN=$(abspath $(BIN_RELEASE)) $(PYTHON) scripts/measure_kernel_latency.py
+
+## Engine speed on random-weight benchmark models (written once under .build/bench-models).
+bench: release venv
+	$(VENV)/bin/pip install -q gguf numpy
+	scripts/bench_models.sh
 
 clean:
 	rm -rf .build $(VENV)

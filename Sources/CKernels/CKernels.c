@@ -169,3 +169,73 @@ float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float 
 #undef Q4_BLOCK
     return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3))) - 8.0f * offset;
 }
+
+static float dot_f32(const float *a, const float *b, long k) {
+    __m256 sum = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + 8 <= k; i += 8) sum = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), sum);
+    float total = horizontal_sum(sum);
+    for (; i < k; i++) total += a[i] * b[i];
+    return total;
+}
+
+/// Three weight rows times four input vectors, twelve accumulators in registers.
+static void tile_3x4(const float *w, long row_stride, const float *x, long k, float *out, long out_stride) {
+    __m256 acc[3][4];
+    for (int r = 0; r < 3; r++)
+        for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + 8 <= k; i += 8) {
+        const __m256 w0 = _mm256_loadu_ps(w + i), w1 = _mm256_loadu_ps(w + row_stride + i), w2 = _mm256_loadu_ps(w + 2 * row_stride + i);
+        for (int t = 0; t < 4; t++) {
+            const __m256 xv = _mm256_loadu_ps(x + t * k + i);
+            acc[0][t] = _mm256_fmadd_ps(w0, xv, acc[0][t]);
+            acc[1][t] = _mm256_fmadd_ps(w1, xv, acc[1][t]);
+            acc[2][t] = _mm256_fmadd_ps(w2, xv, acc[2][t]);
+        }
+    }
+    for (int r = 0; r < 3; r++) {
+        for (int t = 0; t < 4; t++) {
+            float total = horizontal_sum(acc[r][t]);
+            for (long j = i; j < k; j++) total += w[r * row_stride + j] * x[t * k + j];
+            out[t * out_stride + r] = total;
+        }
+    }
+}
+
+void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x, long tokens, long k,
+                      float *out, long out_stride) {
+    long r = 0;
+    for (; r + 3 <= rows; r += 3) {
+        long t = 0;
+        for (; t + 4 <= tokens; t += 4) tile_3x4(w + r * row_stride, row_stride, x + t * k, k, out + t * out_stride + r, out_stride);
+        for (; t < tokens; t++)
+            for (long j = r; j < r + 3; j++) out[t * out_stride + j] = dot_f32(w + j * row_stride, x + t * k, k);
+    }
+    for (; r < rows; r++)
+        for (long t = 0; t < tokens; t++) out[t * out_stride + r] = dot_f32(w + r * row_stride, x + t * k, k);
+}
+
+void lumen_dequantize_q8_0(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 32; b++, block += 34, out += 32) {
+        const __m256 scale = _mm256_set1_ps(half_to_float(block));
+        for (int i = 0; i < 4; i++)
+            _mm256_storeu_ps(out + 8 * i, _mm256_mul_ps(scale, int8x8_to_float((const int8_t *)(block + 2) + 8 * i)));
+    }
+}
+
+void lumen_dequantize_q4_0(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    const __m128i low_mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
+    for (long b = 0; b < count / 32; b++, block += 18, out += 32) {
+        const __m256 scale = _mm256_set1_ps(half_to_float(block));
+        const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 2));
+        const __m128i low = _mm_sub_epi8(_mm_and_si128(packed, low_mask), eight);
+        const __m128i high = _mm_sub_epi8(_mm_and_si128(_mm_srli_epi16(packed, 4), low_mask), eight);
+        _mm256_storeu_ps(out, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(low))));
+        _mm256_storeu_ps(out + 8, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(low, 8)))));
+        _mm256_storeu_ps(out + 16, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(high))));
+        _mm256_storeu_ps(out + 24, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(high, 8)))));
+    }
+}

@@ -53,7 +53,7 @@ final class InferenceState {
         quantizedValues.initialize(repeating: 0, count: widest)
         self.quantizedValues = quantizedValues
         scratch = MatrixPool.Scratch(
-            rows: buffer(threads * widest), quantizedValues: quantizedValues,
+            rows: buffer(threads * MatrixPool.dequantizedRows * widest), quantizedValues: quantizedValues,
             quantizedScales: buffer(widest / 32 + 1), quantizedSums: buffer(widest / 32 + 1), activations: activations
         )
         scores = buffer(threads * contextLength)

@@ -1,6 +1,8 @@
-/// The inner loops written with Swift SIMD types: F32 and BF16 dot products and dequantization of
-/// each tensor type (the quantized dot products are in the `CKernels` C target). Each block
-/// layout is llama.cpp's (`ggml-common.h`):
+import CKernels
+
+/// The inner loops written with Swift SIMD types (F32 and BF16 dot products) and the dispatch of
+/// dequantization by tensor type; what needs instructions Swift cannot express inline is in the
+/// `CKernels` C target. Each block layout is llama.cpp's (`ggml-common.h`):
 ///
 /// - Q8_0: 32 weights per 34-byte block: an F16 scale `d`, then 32 `Int8` values; w = d·q.
 /// - Q4_0: 32 weights per 18-byte block: an F16 scale `d`, then 16 bytes whose low nibbles are
@@ -58,19 +60,6 @@ enum Kernels {
         return sum
     }
 
-    @inline(__always)
-    static func q8Values(_ block: UnsafeRawPointer, _ offset: Int) -> Vector {
-        Vector(SIMD16<Int32>(truncatingIfNeeded: block.loadUnaligned(fromByteOffset: 2 + offset, as: SIMD16<Int8>.self)))
-    }
-
-    @inline(__always)
-    static func q4Values(_ block: UnsafeRawPointer) -> (low: Vector, high: Vector) {
-        let packed = block.loadUnaligned(fromByteOffset: 2, as: SIMD16<UInt8>.self)
-        let low = SIMD16<Int32>(truncatingIfNeeded: packed & 0x0F) &- 8
-        let high = SIMD16<Int32>(truncatingIfNeeded: packed &>> 4) &- 8
-        return (Vector(low), Vector(high))
-    }
-
     /// Writes `count` weights of `type` starting at `source` as floats.
     static func dequantize(_ type: TensorType, _ source: UnsafeRawPointer, into output: UnsafeMutablePointer<Float>, count: Int) {
         let destination = UnsafeMutableRawPointer(output)
@@ -84,20 +73,9 @@ enum Kernels {
                 output[index] = Float(bitPattern: UInt32(source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)) << 16)
             }
         case .q8_0:
-            for block in 0..<(count / 32) {
-                let pointer = source + block * 34
-                let scale = Vector(repeating: half(pointer))
-                destination.storeBytes(of: q8Values(pointer, 0) * scale, toByteOffset: block * 128, as: Vector.self)
-                destination.storeBytes(of: q8Values(pointer, 16) * scale, toByteOffset: block * 128 + 64, as: Vector.self)
-            }
+            lumen_dequantize_q8_0(source, output, count)
         case .q4_0:
-            for block in 0..<(count / 32) {
-                let pointer = source + block * 18
-                let scale = Vector(repeating: half(pointer))
-                let (low, high) = q4Values(pointer)
-                destination.storeBytes(of: low * scale, toByteOffset: block * 128, as: Vector.self)
-                destination.storeBytes(of: high * scale, toByteOffset: block * 128 + 64, as: Vector.self)
-            }
+            lumen_dequantize_q4_0(source, output, count)
         default:
             for index in 0..<count { output[index] = .nan }
         }

@@ -8,7 +8,7 @@ import CKernels
 struct MatrixPool {
     /// Working memory for products, allocated once per session.
     struct Scratch {
-        /// One row-sized float buffer per thread, for dequantized weights.
+        /// `dequantizedRows` row-sized float buffers per thread, for dequantized weights.
         let rows: UnsafeMutablePointer<Float>
         /// The input vector quantized to 8 bits (Q8_0 blocks' values).
         let quantizedValues: UnsafeMutablePointer<Int8>
@@ -23,6 +23,8 @@ struct MatrixPool {
     /// How many threads share a product.
     let threads: Int
     private let workers: WorkerPool
+    /// How many weight rows a thread widens to F32 at a time in batched products.
+    static let dequantizedRows = 12
     /// Products with fewer multiply-adds than this run on one thread.
     static let parallelThreshold = 1 << 16
 
@@ -65,19 +67,15 @@ struct MatrixPool {
             if count == 1 {
                 for row in range { output[row] = matrix.dot(row: row, input) }
             } else if matrix.type == .f32 {
-                for row in range {
-                    let weights = matrix.base + row * matrix.rowBytes
-                    for token in 0..<count {
-                        output[token * rows + row] = Kernels.dotF32(weights, input + token * columns, columns)
-                    }
-                }
+                let weights = (matrix.base + range.lowerBound * matrix.rowBytes).assumingMemoryBound(to: Float.self)
+                lumen_matmul_f32(weights, columns, range.count, input, count, columns, output + range.lowerBound, rows)
             } else {
-                let buffer = scratch.rows + part * max(columns, 1)
-                for row in range {
-                    matrix.dequantize(row: row, into: buffer)
-                    for token in 0..<count {
-                        output[token * rows + row] = Kernels.dotF32(UnsafeRawPointer(buffer), input + token * columns, columns)
-                    }
+                // Widen a few rows at a time into this thread's scratch, then multiply them as F32.
+                let buffer = scratch.rows + part * Self.dequantizedRows * columns
+                for start in stride(from: range.lowerBound, to: range.upperBound, by: Self.dequantizedRows) {
+                    let chunk = min(Self.dequantizedRows, range.upperBound - start)
+                    for offset in 0..<chunk { matrix.dequantize(row: start + offset, into: buffer + offset * columns) }
+                    lumen_matmul_f32(buffer, columns, chunk, input, count, columns, output + start, rows)
                 }
             }
         }

@@ -21,4 +21,14 @@ float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float 
 /// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
 float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count);
 
+/// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows (`row_stride` floats apart) and
+/// `tokens` input vectors of `k` floats (`k` floats apart): a matrix–matrix product tiled as 3
+/// rows × 4 tokens in registers, so each loaded weight meets four inputs.
+void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x, long tokens, long k,
+                      float *out, long out_stride);
+/// Q8_0 row of `count` weights as floats.
+void lumen_dequantize_q8_0(const void *row, float *out, long count);
+/// Q4_0 row of `count` weights as floats.
+void lumen_dequantize_q4_0(const void *row, float *out, long count);
+
 #endif

@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Builds the benchmark models (once) and runs `lumen bench --json` on each, 2 threads, best of
+# three runs; prints one line per model and test and keeps the JSON in .build/bench-results/.
+# Usage: scripts/bench_models.sh [MODEL_NAMES...]   (default: every model below)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+shared=${LUMEN_TEST_DATA:-../shared}
+models=.build/bench-models
+results=.build/bench-results
+mkdir -p "$results"
+.venv/bin/python scripts/make_bench_models.py "$shared/models" "$models" >/dev/null
+swift build -c release -Xswiftc -warnings-as-errors >/dev/null
+names=("$@")
+[ ${#names[@]} -gt 0 ] || names=(15M-f32 15M-q8_0 15M-q4_0 110M-f32 110M-q8_0 110M-q4_0 1.1B-q8_0 1.1B-q4_0)
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+for name in "${names[@]}"; do
+  for run in 1 2 3; do
+    .build/release/lumen bench "$models/bench-$name.gguf" -t 2 -p 128 -n 128 -r 3 --json > "$results/$name.$run.json"
+  done
+  .venv/bin/python - "$results" "$name" <<'PY'
+import json, sys
+results, name = sys.argv[1], sys.argv[2]
+runs = [json.load(open(f"{results}/{name}.{run}.json")) for run in (1, 2, 3)]
+for index, row in enumerate(runs[0]):
+    best = max(runs, key=lambda r: r[index]["tokensPerSecondMean"])[index]
+    print(f"{name:<12} {best['test']:<7} best of 3: {best['tokensPerSecondMean']:9.2f} ± {best['tokensPerSecondSD']:.2f} tok/s")
+PY
+done
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

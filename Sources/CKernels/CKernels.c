@@ -138,36 +138,61 @@ float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float 
 #undef Q8_BLOCK
 }
 
-float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count) {
-    const uint8_t *blocks = (const uint8_t *)row;
-    const __m256i low_mask = _mm256_set1_epi8(0x0F), ones = _mm256_set1_epi16(1);
-    // Weights are nibbles minus 8: the unsigned nibbles meet the signed activations directly in
-    // vpmaddubsw, and the 8 · sum(activations) each block owes is subtracted as a scalar.
-    float offset = 0.0f;
-    // Low nibbles are weights 0-15, high nibbles weights 16-31.
-#define Q4_BLOCK(index, accumulator)                                                                   \
-    {                                                                                                  \
-        const uint8_t *block = blocks + 18 * (index);                                                  \
-        const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 2));                          \
+/// Defines a Q4_0 × 8-bit kernel `NAME` whose unsigned-nibble × signed-activation products are
+/// computed by `PRODUCTS(nibbles, activations)` (8 int32 lanes), compiled with `ATTRIBUTES`.
+/// Weights are nibbles minus 8: the unsigned nibbles meet the signed activations directly, and
+/// the 8 · sum(activations) each block owes is subtracted once, as a scalar. Low nibbles are
+/// weights 0-15, high nibbles weights 16-31.
+/// One Q4_0 block `b` of the kernel below, added into `acc`.
+#define Q4_0_Q8_STEP(PRODUCTS, b, acc)                                                                       \
+    {                                                                                                        \
+        const uint8_t *block = blocks + 18 * (b);                                                            \
+        const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 2));                                \
         const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low_mask); \
-        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (index)));      \
-        const __m256i products = _mm256_madd_epi16(_mm256_maddubs_epi16(nibbles, activations), ones);  \
-        const float scale = half_to_float(block);                                                      \
-        offset += scale * sums[index];                                                                 \
-        accumulator = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[index]), _mm256_cvtepi32_ps(products), accumulator); \
+        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
+        const float scale = half_to_float(block);                                                            \
+        offset += scale * sums[b];                                                                           \
+        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), _mm256_cvtepi32_ps(PRODUCTS(nibbles, activations)), acc); \
     }
-    __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
-    __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();
-    long b = 0;
-    for (; b + 3 < count / 32; b += 4) {
-        Q4_BLOCK(b, sum0);
-        Q4_BLOCK(b + 1, sum1);
-        Q4_BLOCK(b + 2, sum2);
-        Q4_BLOCK(b + 3, sum3);
+
+#define DEFINE_Q4_0_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,           \
+                                 const float *sums, long count) {                                           \
+        const uint8_t *blocks = (const uint8_t *)row;                                                       \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                    \
+        float offset = 0.0f;                                                                                \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                      \
+        __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                      \
+        long b = 0;                                                                                         \
+        for (; b + 3 < count / 32; b += 4) {                                                                \
+            Q4_0_Q8_STEP(PRODUCTS, b, sum0)                                                                 \
+            Q4_0_Q8_STEP(PRODUCTS, b + 1, sum1)                                                             \
+            Q4_0_Q8_STEP(PRODUCTS, b + 2, sum2)                                                             \
+            Q4_0_Q8_STEP(PRODUCTS, b + 3, sum3)                                                             \
+        }                                                                                                   \
+        for (; b < count / 32; b++) Q4_0_Q8_STEP(PRODUCTS, b, sum0)                                         \
+        return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3))) - 8.0f * offset; \
     }
-    for (; b < count / 32; b++) { Q4_BLOCK(b, sum0); }
-#undef Q4_BLOCK
-    return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3))) - 8.0f * offset;
+
+#define PRODUCTS_AVX2(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1))
+#define PRODUCTS_VNNI(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (s))
+
+DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_avx2, , PRODUCTS_AVX2)
+
+float lumen_dot_q4_0_q8_avx2(const void *row, const signed char *values, const float *scales, const float *sums, long count) {
+    return dot_q4_0_q8_avx2(row, values, scales, sums, count);
+}
+DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_vnni, __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni"))), PRODUCTS_VNNI)
+
+/// Whether the CPU has AVX-512 VNNI (one instruction for unsigned × signed byte dot products).
+static int has_vnni(void) {
+    static int cached = -1;
+    if (cached < 0) cached = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
+    return cached;
+}
+
+float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count) {
+    return has_vnni() ? dot_q4_0_q8_vnni(row, values, scales, sums, count) : dot_q4_0_q8_avx2(row, values, scales, sums, count);
 }
 
 static float dot_f32(const float *a, const float *b, long k) {

@@ -130,6 +130,10 @@ struct KernelTests {
                     type == .q8_0 ? lumen_dot_q8_0_q8(bytes.baseAddress, values, scales, x.count)
                                   : lumen_dot_q4_0_q8(bytes.baseAddress, values, scales, sums, x.count)
                 }
+                if type == .q4_0 {
+                    let portable = row.withUnsafeBytes { lumen_dot_q4_0_q8_avx2($0.baseAddress, values, scales, sums, x.count) }
+                    #expect(abs(portable - fast) <= 1e-6 * Float(abs(expected)) + 1e-30, "AVX2 and dispatched Q4_0 kernels differ")
+                }
                 let magnitude = weights.enumerated().reduce(0) { $0 + abs($1.element * Double(values[$1.offset]) * Double(scales[$1.offset / 32])) }
                 #expect(abs(Double(fast) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks)")
             }

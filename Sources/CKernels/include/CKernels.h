@@ -18,8 +18,11 @@ float lumen_dot_f16(const void *row, const float *x, long count);
 void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums);
 /// Q8_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
 float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count);
-/// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
+/// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products (AVX-512 VNNI
+/// when the CPU has it, else AVX2).
 float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count);
+/// The AVX2 version of `lumen_dot_q4_0_q8`, whatever the CPU (for tests).
+float lumen_dot_q4_0_q8_avx2(const void *row, const signed char *values, const float *scales, const float *sums, long count);
 
 /// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows (`row_stride` floats apart) and
 /// `tokens` input vectors of `k` floats (`k` floats apart): a matrix–matrix product tiled as 3

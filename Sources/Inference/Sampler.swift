@@ -5,6 +5,10 @@ import Foundation
 struct Sampler {
     let options: SamplingOptions
     private var random: Xoshiro256
+    /// Logits after the repetition penalty, reused from token to token.
+    private var adjusted: [Float] = []
+    /// Candidate indices, reused from token to token.
+    private var candidates: [Int] = []
 
     init(options: SamplingOptions) {
         self.options = options
@@ -13,20 +17,28 @@ struct Sampler {
 
     /// The chosen token and its log-probability under the model (the raw logits' softmax).
     mutating func sample(_ logits: UnsafeBufferPointer<Float>, recent: ArraySlice<Int32>) -> (token: Int32, logProbability: Float) {
-        var adjusted = Array(logits)
+        let token: Int32
         if options.repeatPenalty != 1 {
-            for token in Set(recent.suffix(options.repeatWindow)) where Int(token) < adjusted.count {
-                let value = adjusted[Int(token)]
-                adjusted[Int(token)] = value > 0 ? value / options.repeatPenalty : value * options.repeatPenalty
+            adjusted.removeAll(keepingCapacity: true)
+            adjusted.append(contentsOf: logits)
+            for recentToken in Set(recent.suffix(options.repeatWindow)) where Int(recentToken) < adjusted.count {
+                let value = adjusted[Int(recentToken)]
+                adjusted[Int(recentToken)] = value > 0 ? value / options.repeatPenalty : value * options.repeatPenalty
             }
+            let penalized = adjusted
+            token = penalized.withUnsafeBufferPointer { choose(from: $0) }
+        } else {
+            token = choose(from: logits)
         }
-        let token = options.temperature <= 0 ? Self.argmax(adjusted) : draw(adjusted)
         return (token, Self.logSoftmax(logits, at: Int(token)))
     }
 
-    private mutating func draw(_ logits: [Float]) -> Int32 {
-        var candidates = logits.indices.sorted { logits[$0] > logits[$1] || (logits[$0] == logits[$1] && $0 < $1) }
-        if options.topK > 0 { candidates = Array(candidates.prefix(options.topK)) }
+    private mutating func choose(from logits: UnsafeBufferPointer<Float>) -> Int32 {
+        options.temperature <= 0 ? Self.argmax(logits) : draw(logits)
+    }
+
+    private mutating func draw(_ logits: UnsafeBufferPointer<Float>) -> Int32 {
+        selectCandidates(logits)
         let maximum = logits[candidates[0]]
         var probabilities = candidates.map { exp(logits[$0] - maximum) }
         let total = probabilities.reduce(0, +)
@@ -46,14 +58,35 @@ struct Sampler {
             let threshold = probabilities[0] * options.minP
             keep = min(keep, max(1, probabilities.prefix(keep).firstIndex { $0 < threshold } ?? keep))
         }
-        candidates = Array(candidates.prefix(keep))
-        let weights = candidates.map { exp((logits[$0] - maximum) / options.temperature) }
+        let weights = candidates.prefix(keep).map { exp((logits[$0] - maximum) / options.temperature) }
         var target = Float(random.nextUnitDouble()) * weights.reduce(0, +)
         for (candidate, weight) in zip(candidates, weights) {
             target -= weight
             if target <= 0 { return Int32(candidate) }
         }
-        return Int32(candidates[candidates.count - 1])
+        return Int32(candidates[keep - 1])
+    }
+
+    /// Fills `candidates` with the `topK` best indices (all, without top-k), best first, lower
+    /// index first on ties. With top-k this is one pass with a small sorted buffer, not a sort.
+    private mutating func selectCandidates(_ logits: UnsafeBufferPointer<Float>) {
+        candidates.removeAll(keepingCapacity: true)
+        func better(_ left: Int, _ right: Int) -> Bool {
+            logits[left] > logits[right] || (logits[left] == logits[right] && left < right)
+        }
+        guard options.topK > 0, options.topK < logits.count else {
+            candidates.append(contentsOf: logits.indices)
+            candidates.sort(by: better)
+            return
+        }
+        for index in logits.indices {
+            if candidates.count == options.topK {
+                guard let last = candidates.last, better(index, last) else { continue }
+                candidates.removeLast()
+            }
+            let position = candidates.firstIndex { better(index, $0) } ?? candidates.count
+            candidates.insert(index, at: position)
+        }
     }
 
     /// The index of the largest value; the lowest index wins a tie.

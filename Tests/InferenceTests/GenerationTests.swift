@@ -151,3 +151,21 @@ struct SamplingPieceTests {
         #expect(logits.withUnsafeBufferPointer { sampler.sample($0, recent: [0]) }.token == 1)
     }
 }
+
+@Suite("Sampler filters")
+struct SamplerFilterTests {
+    func draws(_ options: SamplingOptions, _ logits: [Float], count: Int = 400) -> Set<Int32> {
+        var sampler = Sampler(options: options)
+        return Set((0..<count).map { _ in logits.withUnsafeBufferPointer { sampler.sample($0, recent: []) }.token })
+    }
+
+    @Test("top-k, top-p and min-p keep only the tokens they should")
+    func filters() {
+        let logits: [Float] = [0, 3, 1, 3, 2, -1]
+        #expect(draws(SamplingOptions(temperature: 1, topK: 2, topP: 1, minP: 0, seed: 1), logits) == [1, 3])
+        #expect(draws(SamplingOptions(temperature: 1, topK: 0, topP: 1, minP: 0, seed: 1), logits).count == 6)
+        #expect(draws(SamplingOptions(temperature: 1, topK: 0, topP: 0.5, minP: 0, seed: 1), logits) == [1, 3])
+        #expect(draws(SamplingOptions(temperature: 1, topK: 0, topP: 0.3, minP: 0, seed: 1), logits) == [1])
+        #expect(draws(SamplingOptions(temperature: 1, topK: 0, topP: 1, minP: 0.3, seed: 1), logits) == [1, 3, 4])
+    }
+}

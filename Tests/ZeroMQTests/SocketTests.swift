@@ -4,13 +4,19 @@ import Testing
 
 @Suite("ZeroMQ wrapper")
 struct SocketTests {
-    @Test("multipart messages, empty frames included, cross an inproc pair intact")
-    func multipart() throws {
+    /// A bound and a connected PAIR socket on `endpoint`.
+    func connectedPair(_ endpoint: String) throws -> (server: Socket, client: Socket) {
         let context = try Context()
         let server = try Socket(context: context, type: .pair)
-        try server.bind("inproc://multipart")
+        try server.bind(endpoint)
         let client = try Socket(context: context, type: .pair)
-        try client.connect("inproc://multipart")
+        try client.connect(endpoint)
+        return (server, client)
+    }
+
+    @Test("multipart messages, empty frames included, cross an inproc pair intact")
+    func multipart() throws {
+        let (server, client) = try connectedPair("inproc://multipart")
         #expect(try server.receive(blocking: false) == nil)
         let frames: [[UInt8]] = [[1, 2, 3], [], Array("text".utf8)]
         try client.send(frames)
@@ -19,11 +25,7 @@ struct SocketTests {
 
     @Test("the poller reports readable sockets and file descriptors")
     func poll() throws {
-        let context = try Context()
-        let server = try Socket(context: context, type: .pair)
-        try server.bind("inproc://poll")
-        let client = try Socket(context: context, type: .pair)
-        try client.connect("inproc://poll")
+        let (server, client) = try connectedPair("inproc://poll")
         var descriptors: [Int32] = [0, 0]
         #expect(pipe(&descriptors) == 0)
         defer { descriptors.forEach { close($0) } }

@@ -49,8 +49,11 @@ def test_interrupt_cancels_the_running_cell(kernelspecs, spec):
 
 
 def test_interrupt_with_no_cell_running_does_nothing(kernel):
-    manager, client = kernel
-    manager.interrupt_kernel()
+    _, client = kernel
+    request = client.session.msg("interrupt_request", {})
+    client.control_channel.send(request)
+    reply = client.control_channel.get_msg(timeout=TIMEOUT)
+    assert reply["msg_type"] == "interrupt_reply" and reply["content"] == {"status": "ok"}
     reply, _ = run(client, "1")
     assert reply["content"]["status"] == "ok"
 

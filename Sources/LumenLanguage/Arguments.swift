@@ -4,7 +4,8 @@ public struct Arguments: Sendable {
     private var positional: [(Value, SourceLocation)]
     private var labelled: [(String, Value, SourceLocation)]
     private let function: String
-    private let callLocation: SourceLocation
+    /// Where the call is.
+    let callLocation: SourceLocation
 
     init(function: String, at location: SourceLocation, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)]) {
         self.function = function
@@ -63,6 +64,14 @@ public struct Arguments: Sendable {
             throw LumenError(.type, "\(function)() expects a String for '\(name)', got \(argument.0.typeName)", at: argument.1)
         }
         return text
+    }
+
+    /// `value` as an Int, or a type error naming the argument.
+    public func integer(_ argument: (Value, SourceLocation), _ name: String) throws(LumenError) -> Int {
+        guard case .integer(let number) = argument.0 else {
+            throw LumenError(.type, "\(function)() expects an Int for '\(name)', got \(argument.0.typeName)", at: argument.1)
+        }
+        return number
     }
 
     /// `value` as a number, or a type error naming the argument.

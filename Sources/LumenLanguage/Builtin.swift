@@ -8,6 +8,8 @@ public struct Builtin: Sendable {
         public let output: any OutputSink
         /// Where the call is in the source.
         public let location: SourceLocation
+        /// Calls a Lumen function value (a closure passed to `map`, say) with positional arguments.
+        public let call: @Sendable (Value, [Value]) async throws -> Value
     }
 
     /// The body: computes the result from the arguments.

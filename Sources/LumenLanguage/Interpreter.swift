@@ -4,17 +4,19 @@ import Foundation
 /// Runs Lumen cells, keeping their state (variables, functions, history) from one cell to the
 /// next, and answers completion, inspection and history questions about them.
 ///
-/// Every statement is a cancellation point: cancelling the task that calls `execute` interrupts
-/// the cell with an `Interrupted` error.
+/// Every statement and every loop iteration is a cancellation point: cancelling the task that
+/// calls `execute` interrupts the cell with an `Interrupted` error.
 public actor Interpreter: Evaluator {
-    private var globals: [String: Value] = [:]
+    let globals = Scope(parent: nil)
     private var historyEntries: [HistoryEntry] = []
     private let session = 1
+    /// How deeply user functions may call each other.
+    static let maximumCallDepth = 500
 
     /// Creates an interpreter with the standard library loaded.
     public init() {
         for builtin in StandardLibrary.all {
-            globals[builtin.name] = .builtin(builtin)
+            globals.declare(builtin.name, .builtin(builtin), constant: true)
         }
     }
 
@@ -25,66 +27,33 @@ public actor Interpreter: Evaluator {
         do {
             let statements = try Parser.parse(request.code)
             var lastValue = Value.null
+            var context = RunContext(output: output, depth: 0)
             for statement in statements {
                 try Task.checkCancellation()
-                lastValue = try await run(statement, output: output)
+                if case .expression(let expression) = statement {
+                    lastValue = try await evaluate(expression, in: globals, context: &context)
+                } else {
+                    lastValue = .null
+                    try await run(statement, in: globals, context: &context)
+                }
             }
-            if !request.silent, !(lastValue.isNull) {
+            if !request.silent, !lastValue.isNull {
                 output.executeResult(lastValue.mimeBundle)
             }
         } catch let error as LumenError {
             throw error.executionError(source: request.code, cellLabel: "Cell In[\(request.executionCount)]")
         } catch is CancellationError {
             throw .interrupted
+        } catch let flow as ControlFlow {
+            let (word, location): (String, SourceLocation?) = switch flow {
+            case .breakLoop(let location): ("break", location)
+            case .continueLoop(let location): ("continue", location)
+            case .returnValue: ("return", nil)
+            }
+            throw LumenError(.syntax, "'\(word)' outside of \(word == "return" ? "a function" : "a loop")", at: location)
+                .executionError(source: request.code, cellLabel: "Cell In[\(request.executionCount)]")
         } catch {
             throw ExecutionError(name: "InternalError", message: "\(error)", traceback: ["InternalError: \(error)"])
-        }
-    }
-
-    private func run(_ statement: Statement, output: any OutputSink) async throws -> Value {
-        switch statement {
-        case .expression(let expression):
-            try await evaluate(expression, output: output)
-        }
-    }
-
-    private func evaluate(_ expression: Expression, output: any OutputSink) async throws -> Value {
-        switch expression {
-        case .literal(let value, _):
-            return value
-        case .identifier(let name, let location):
-            guard let value = globals[name] else {
-                throw LumenError(.name, "'\(name)' is not defined", at: location)
-            }
-            return value
-        case .negate(let operand, let location):
-            switch try await evaluate(operand, output: output) {
-            case .integer(let value):
-                let (negated, overflow) = Int(0).subtractingReportingOverflow(value)
-                guard !overflow else { throw LumenError(.value, "integer overflow negating \(value)", at: location) }
-                return .integer(negated)
-            case .double(let value):
-                return .double(-value)
-            case let other:
-                throw LumenError(.type, "cannot negate a value of type \(other.typeName)", at: location)
-            }
-        case .call(let callee, let argumentExpressions, let location):
-            let function = try await evaluate(callee, output: output)
-            guard case .builtin(let builtin) = function else {
-                throw LumenError(.type, "a value of type \(function.typeName) cannot be called", at: location)
-            }
-            var positional: [(Value, SourceLocation)] = []
-            var labelled: [(String, Value, SourceLocation)] = []
-            for argument in argumentExpressions {
-                let value = try await evaluate(argument.value, output: output)
-                if let label = argument.label {
-                    labelled.append((label, value, argument.value.location))
-                } else {
-                    positional.append((value, argument.value.location))
-                }
-            }
-            var arguments = Arguments(function: builtin.name, at: location, positional: positional, labelled: labelled)
-            return try await builtin.body(&arguments, Builtin.Context(output: output, location: location))
         }
     }
 
@@ -96,9 +65,8 @@ public actor Interpreter: Evaluator {
         var start = end
         while start > 0, Self.isIdentifierScalar(scalars[start - 1]) { start -= 1 }
         let prefix = String(String.UnicodeScalarView(scalars[start..<end]))
-        let names = Set(globals.keys).union(Token.keywords)
-        let matches = names.filter { $0.hasPrefix(prefix) }.sorted()
-        return Completion(matches: matches, start: start, end: end)
+        let names = Set(globals.names.keys).union(Token.keywords)
+        return Completion(matches: names.filter { $0.hasPrefix(prefix) }.sorted(), start: start, end: end)
     }
 
     public func inspect(_ code: String, cursor: Int, detailLevel: Int) async -> MIMEBundle? {
@@ -111,7 +79,7 @@ public actor Interpreter: Evaluator {
             return await inspect(code, cursor: start - 1, detailLevel: detailLevel)
         }
         let name = String(String.UnicodeScalarView(scalars[start..<end]))
-        guard let value = globals[name] else { return nil }
+        guard let value = globals.lookup(name) else { return nil }
         switch value {
         case .builtin(let builtin):
             return MIMEBundle([
@@ -156,10 +124,10 @@ public actor Interpreter: Evaluator {
     }
 }
 
-extension Value {
-    /// Whether the value is `nil`.
-    var isNull: Bool {
-        if case .null = self { return true }
-        return false
-    }
+/// What running code needs besides its scope: where output goes and how deep calls are.
+struct RunContext {
+    let output: any OutputSink
+    var depth: Int
+    /// The arguments of the innermost closure, for `$0`, `$1`, ….
+    var shorthandArguments: [Value] = []
 }

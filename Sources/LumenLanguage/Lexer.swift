@@ -9,14 +9,16 @@ public struct Lexer {
     private var column = 1
     private var bracketDepth = 0
 
-    /// Prepares to lex `source`.
-    public init(_ source: String) {
+    /// Prepares to lex `source`, whose first character is at `start` (for interpolated code).
+    public init(_ source: String, start: SourceLocation = SourceLocation(line: 1, column: 1)) {
         characters = Array(source)
+        line = start.line
+        column = start.column
     }
 
     /// All tokens of the source, ending with `.end`.
-    public static func tokenize(_ source: String) throws(LumenError) -> [Token] {
-        var lexer = Lexer(source)
+    public static func tokenize(_ source: String, start: SourceLocation = SourceLocation(line: 1, column: 1)) throws(LumenError) -> [Token] {
+        var lexer = Lexer(source, start: start)
         var tokens: [Token] = []
         while true {
             let token = try lexer.next()
@@ -143,18 +145,92 @@ public struct Lexer {
 
     private mutating func string(from start: SourceLocation) throws(LumenError) -> Token {
         _ = advance()
-        var text = ""
-        while true {
-            guard let character = peek(), character != "\n", character != "\r\n" else {
-                throw LumenError(.syntax, "unterminated string literal", at: start)
+        let multiline = peek() == "\"" && peek(1) == "\""
+        if multiline {
+            _ = advance()
+            _ = advance()
+            guard peek() == "\n" || peek() == "\r\n" else {
+                throw LumenError(.syntax, "a multi-line string starts on the line after its opening \"\"\"", at: location)
             }
             _ = advance()
-            if character == "\"" { return Token(.string(text), at: start) }
-            if character == "\\" {
+        }
+        var segments: [Token.StringSegment] = []
+        var text = ""
+        while true {
+            guard let character = peek() else {
+                throw LumenError(.syntax, "unterminated string literal", at: start, needsMoreInput: multiline)
+            }
+            if !multiline && (character == "\n" || character == "\r\n") {
+                throw LumenError(.syntax, "unterminated string literal", at: start)
+            }
+            if character == "\"" && (!multiline || (peek(1) == "\"" && peek(2) == "\"")) {
+                for _ in 0..<(multiline ? 3 : 1) { _ = advance() }
+                break
+            }
+            _ = advance()
+            if character == "\\" && peek() == "(" {
+                if !text.isEmpty { segments.append(.text(text)) }
+                text = ""
+                segments.append(try interpolation())
+            } else if character == "\\" {
                 text.append(try escape())
             } else {
                 text.append(character)
             }
+        }
+        if !text.isEmpty || segments.isEmpty { segments.append(.text(text)) }
+        if multiline { segments = Self.removeIndentation(segments) }
+        if segments.count == 1, case .text(let plain) = segments[0] { return Token(.string(plain), at: start) }
+        return Token(.interpolatedString(segments), at: start)
+    }
+
+    /// The source of `\( … )` up to its matching parenthesis (strings inside are skipped whole).
+    private mutating func interpolation() throws(LumenError) -> Token.StringSegment {
+        let open = location
+        _ = advance()
+        let start = location
+        var code = ""
+        var depth = 1
+        var inString = false
+        while let character = peek() {
+            if character == "\n" || character == "\r\n" { break }
+            _ = advance()
+            if inString {
+                if character == "\\", let next = peek() {
+                    code.append(character)
+                    code.append(next)
+                    _ = advance()
+                    continue
+                }
+                if character == "\"" { inString = false }
+            } else if character == "\"" {
+                inString = true
+            } else if character == "(" {
+                depth += 1
+            } else if character == ")" {
+                depth -= 1
+                if depth == 0 { return .code(code, start) }
+            }
+            code.append(character)
+        }
+        throw LumenError(.syntax, "unterminated interpolation \\( in string literal", at: open)
+    }
+
+    /// A multi-line string's text without its final line break and with the indentation of its
+    /// closing delimiter removed from every line.
+    private static func removeIndentation(_ segments: [Token.StringSegment]) -> [Token.StringSegment] {
+        guard case .text(let last)? = segments.last, let lastBreak = last.lastIndex(of: "\n") else { return segments }
+        let indentation = last[last.index(after: lastBreak)...]
+        guard indentation.allSatisfy({ $0 == " " || $0 == "\t" }) else { return segments }
+        var result = segments
+        result[result.count - 1] = .text(String(last[..<lastBreak]))
+        return result.enumerated().map { offset, segment in
+            guard case .text(let text) = segment, !indentation.isEmpty else { return segment }
+            var lines = text.components(separatedBy: "\n")
+            for index in lines.indices where (index > 0 || offset == 0) && lines[index].hasPrefix(indentation) {
+                lines[index].removeFirst(indentation.count)
+            }
+            return .text(lines.joined(separator: "\n"))
         }
     }
 

@@ -8,6 +8,8 @@ public struct LumenError: Error, Sendable, Equatable, CustomStringConvertible {
         case name = "NameError"
         case type = "TypeError"
         case value = "ValueError"
+        case index = "IndexError"
+        case assertion = "AssertionError"
         case input = "InputError"
         case interrupted = "Interrupted"
     }

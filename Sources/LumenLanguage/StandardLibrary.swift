@@ -1,8 +1,10 @@
 import Evaluation
+import Foundation
 
 /// The built-in functions every Lumen session starts with.
 enum StandardLibrary {
-    static let all: [Builtin] = [print, eprint, sleep, display, input]
+    static let all: [Builtin] = [print, eprint, sleep, display, input, len, string, int, double, minimum, maximum, sum, mean,
+                                 stdev, sorted, range, stride, now, assert, abs, round, sqrt, exp, log, pow]
 
     static let print = Builtin(
         name: "print",
@@ -75,6 +77,158 @@ enum StandardLibrary {
         } catch let error as InputUnavailableError {
             throw LumenError(.input, "input() is not available: \(error.reason)", at: context.location)
         }
+    }
+
+    static let len = Builtin(name: "len", signature: "len(_ collection) -> Int", summary: "The number of elements of an array, dictionary, range or string.") { arguments, context in
+        let (value, location) = try arguments.requirePositional("collection")
+        try arguments.finish()
+        return try Methods.member("count", of: value, at: location)
+    }
+
+    static let string = Builtin(name: "String", signature: "String(_ value) -> String", summary: "The value as text, as `print` shows it.") { arguments, _ in
+        let value = try arguments.requirePositional("value").0
+        try arguments.finish()
+        return .string(value.printed)
+    }
+
+    static let int = Builtin(name: "Int", signature: "Int(_ value) -> Int?", summary: "The value as an Int: Doubles are truncated; text that is not a number gives nil.") { arguments, context in
+        let (value, location) = try arguments.requirePositional("value")
+        try arguments.finish()
+        switch value {
+        case .integer: return value
+        case .double(let number):
+            guard number.isFinite, Swift.abs(number) < 9.2e18 else { throw LumenError(.value, "\(number) does not fit in an Int", at: location) }
+            return .integer(Int(number))
+        case .bool(let flag): return .integer(flag ? 1 : 0)
+        case .string(let text): return Int(text.trimmingCharacters(in: .whitespaces)).map { .integer($0) } ?? .null
+        default: throw LumenError(.type, "Int() cannot convert a \(value.typeName)", at: location)
+        }
+    }
+
+    static let double = Builtin(name: "Double", signature: "Double(_ value) -> Double?", summary: "The value as a Double; text that is not a number gives nil.") { arguments, context in
+        let (value, location) = try arguments.requirePositional("value")
+        try arguments.finish()
+        if case .string(let text) = value { return Double(text.trimmingCharacters(in: .whitespaces)).map { .double($0) } ?? .null }
+        guard let number = Operators.number(value) else { throw LumenError(.type, "Double() cannot convert a \(value.typeName)", at: location) }
+        return .double(number)
+    }
+
+    /// The numbers of a call's arguments (one array or range, or several numbers), and whether
+    /// all of them are Ints, so that results of Int inputs stay Ints.
+    private static func numbers(_ arguments: inout Arguments, _ function: String) throws -> (values: [Double], integers: Bool) {
+        let given = arguments.remainingPositional()
+        try arguments.finish()
+        let values = given.count == 1 ? try Operators.elements(of: given[0].0, at: given[0].1) : given.map(\.0)
+        var integers = true
+        let numbers = try values.map { value in
+            if case .integer = value {} else { integers = false }
+            guard let number = Operators.number(value) else {
+                throw LumenError(.type, "\(function)() needs numbers, got \(value.typeName)", at: given.first?.1)
+            }
+            return number
+        }
+        return (numbers, integers)
+    }
+
+    private static func number(_ value: Double, integer: Bool) -> Value {
+        integer && Swift.abs(value) < 9e18 ? .integer(Int(value)) : .double(value)
+    }
+
+    static let minimum = Builtin(name: "min", signature: "min(_ numbers...) -> Number", summary: "The smallest of the numbers (or of one array's).") { arguments, context in
+        let (values, integers) = try numbers(&arguments, "min")
+        guard let smallest = values.min() else { throw LumenError(.value, "min() of nothing", at: context.location) }
+        return number(smallest, integer: integers)
+    }
+
+    static let maximum = Builtin(name: "max", signature: "max(_ numbers...) -> Number", summary: "The largest of the numbers (or of one array's).") { arguments, context in
+        let (values, integers) = try numbers(&arguments, "max")
+        guard let largest = values.max() else { throw LumenError(.value, "max() of nothing", at: context.location) }
+        return number(largest, integer: integers)
+    }
+
+    static let sum = Builtin(name: "sum", signature: "sum(_ numbers) -> Number", summary: "The sum of an array's numbers.") { arguments, _ in
+        let (values, integers) = try numbers(&arguments, "sum")
+        return number(values.reduce(0, +), integer: integers)
+    }
+
+    static let mean = Builtin(name: "mean", signature: "mean(_ numbers) -> Double", summary: "The arithmetic mean of an array's numbers.") { arguments, context in
+        let values = try numbers(&arguments, "mean").values
+        guard !values.isEmpty else { throw LumenError(.value, "mean() of nothing", at: context.location) }
+        return .double(values.reduce(0, +) / Double(values.count))
+    }
+
+    static let stdev = Builtin(name: "stdev", signature: "stdev(_ numbers) -> Double", summary: "The sample standard deviation of an array's numbers.") { arguments, context in
+        let values = try numbers(&arguments, "stdev").values
+        guard values.count > 1 else { throw LumenError(.value, "stdev() needs at least two numbers", at: context.location) }
+        let average = values.reduce(0, +) / Double(values.count)
+        return .double((values.map { ($0 - average) * ($0 - average) }.reduce(0, +) / Double(values.count - 1)).squareRoot())
+    }
+
+    static let sorted = Builtin(name: "sorted", signature: "sorted(_ sequence, by: order = nil) -> Array", summary: "The elements in ascending order, or ordered by a closure returning true when its first argument comes first.") { arguments, context in
+        let (value, location) = try arguments.requirePositional("sequence")
+        let order = arguments.nextPositional()?.0 ?? arguments.labelled("by")?.0
+        try arguments.finish()
+        return .array(try await Methods.sort(try Operators.elements(of: value, at: location), by: order, context: context))
+    }
+
+    static let range = Builtin(name: "range", signature: "range(_ end) or range(_ start, _ end) -> Range", summary: "The integers from start (default 0) up to, not including, end.") { arguments, context in
+        let first = try arguments.integer(try arguments.requirePositional("end"), "end")
+        let second = try arguments.nextPositional().map { argument throws(LumenError) in try arguments.integer(argument, "end") }
+        try arguments.finish()
+        let (lower, upper) = second.map { (first, $0) } ?? (0, first)
+        return .range(lower, max(lower, upper))
+    }
+
+    static let stride = Builtin(name: "stride", signature: "stride(from: Number, to: Number, by: Number) -> Array", summary: "Numbers from `from` up to (not including) `to`, `by` apart.") { arguments, context in
+        let start = try arguments.requireLabelled("from"), end = try arguments.requireLabelled("to"), step = try arguments.requireLabelled("by")
+        try arguments.finish()
+        let (a, b, c) = (try arguments.number(start, "from"), try arguments.number(end, "to"), try arguments.number(step, "by"))
+        guard c != 0, c.isFinite else { throw LumenError(.value, "stride() needs a non-zero step", at: step.1) }
+        let values = Swift.stride(from: a, to: b, by: c).prefix(10_000_000)
+        let integers = [start.0, end.0, step.0].allSatisfy { if case .integer = $0 { true } else { false } }
+        return .array(values.map { integers ? .integer(Int($0)) : .double($0) })
+    }
+
+    static let now = Builtin(name: "now", signature: "now() -> Double", summary: "Seconds since 1970, with sub-millisecond precision: subtract two to time something.") { arguments, _ in
+        try arguments.finish()
+        return .double(Date().timeIntervalSince1970)
+    }
+
+    static let assert = Builtin(name: "assert", signature: "assert(_ condition: Bool, _ message: String = \"\")", summary: "Fails the cell with an AssertionError when the condition is false.") { arguments, context in
+        let (condition, location) = try arguments.requirePositional("condition")
+        let message = try arguments.nextPositional().map { argument throws(LumenError) in try arguments.string(argument, "message") }
+        try arguments.finish()
+        guard case .bool(let holds) = condition else {
+            throw LumenError(.type, "assert() needs a Bool condition, got \(condition.typeName)", at: location)
+        }
+        if !holds { throw LumenError(.assertion, message ?? "assertion failed", at: context.location) }
+        return .null
+    }
+
+    static let abs = mathFunction("abs", "The absolute value.") { Swift.abs($0) }
+    static let round = mathFunction("round", "The nearest whole number (halves away from zero).") { $0.rounded() }
+    static let sqrt = mathFunction("sqrt", "The square root.") { $0.squareRoot() }
+    static let exp = mathFunction("exp", "e raised to the power.") { Foundation.exp($0) }
+    static let log = mathFunction("log", "The natural logarithm.") { Foundation.log($0) }
+
+    /// A one-argument numeric function; Int in, Int out for `abs` and `round`.
+    private static func mathFunction(_ name: String, _ summary: String, _ compute: @escaping @Sendable (Double) -> Double) -> Builtin {
+        Builtin(name: name, signature: "\(name)(_ x: Number) -> Number", summary: summary) { arguments, _ in
+            let argument = try arguments.requirePositional("x")
+            try arguments.finish()
+            if case .integer(let number) = argument.0, name == "abs" || name == "round" {
+                guard number != Int.min else { throw LumenError(.value, "integer overflow in \(name)(\(number))", at: argument.1) }
+                return .integer(name == "abs" ? Swift.abs(number) : number)
+            }
+            return .double(compute(try arguments.number(argument, "x")))
+        }
+    }
+
+    static let pow = Builtin(name: "pow", signature: "pow(_ base: Number, _ exponent: Number) -> Double", summary: "`base` raised to `exponent`.") { arguments, _ in
+        let base = try arguments.number(try arguments.requirePositional("base"), "base")
+        let exponent = try arguments.number(try arguments.requirePositional("exponent"), "exponent")
+        try arguments.finish()
+        return .double(Foundation.pow(base, exponent))
     }
 
     /// A rough plain-text fallback for HTML: the text between tags.

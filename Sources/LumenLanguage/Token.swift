@@ -7,6 +7,8 @@ public struct Token: Sendable, Equatable {
         case integer(Int)
         case float(Double)
         case string(String)
+        /// A string literal with `\(…)` interpolations.
+        case interpolatedString([StringSegment])
         case symbol(String)
         case newline
         case end
@@ -21,6 +23,14 @@ public struct Token: Sendable, Equatable {
     public init(_ kind: Kind, at location: SourceLocation) {
         self.kind = kind
         self.location = location
+    }
+
+    /// A piece of an interpolated string literal.
+    public enum StringSegment: Sendable, Equatable {
+        /// Literal text.
+        case text(String)
+        /// The source of an interpolated expression and where it starts.
+        case code(String, SourceLocation)
     }
 
     /// The words the language reserves.

@@ -1,0 +1,148 @@
+/// Expressions: literals, names, operators, collections, closures, member access and calls.
+extension Interpreter {
+    func evaluate(_ expression: Expression, in scope: Scope, context: inout RunContext) async throws -> Value {
+        switch expression {
+        case .literal(let value, _):
+            return value
+        case .interpolation(let parts, _):
+            var text = ""
+            for part in parts {
+                switch part {
+                case .text(let piece): text += piece
+                case .expression(let inner): text += try await evaluate(inner, in: scope, context: &context).printed
+                }
+            }
+            return .string(text)
+        case .identifier(let name, let location):
+            guard let value = scope.lookup(name) else {
+                throw LumenError(.name, "'\(name)' is not defined", at: location)
+            }
+            return value
+        case .shorthandArgument(let index, let location):
+            guard index < context.shorthandArguments.count else {
+                throw LumenError(.name, "$\(index) is not an argument of this closure", at: location)
+            }
+            return context.shorthandArguments[index]
+        case .array(let elements, _):
+            var values: [Value] = []
+            for element in elements { values.append(try await evaluate(element, in: scope, context: &context)) }
+            return .array(values)
+        case .dictionary(let pairs, _):
+            var dictionary = LumenDictionary()
+            for pair in pairs {
+                let key = try await evaluate(pair.key, in: scope, context: &context)
+                guard DictionaryKey(key) != nil else {
+                    throw LumenError(.type, "a \(key.typeName) cannot be a dictionary key", at: pair.key.location)
+                }
+                dictionary[key] = try await evaluate(pair.value, in: scope, context: &context)
+            }
+            return .dictionary(dictionary)
+        case .unary(let operation, let operand, let location):
+            return try Operators.unary(operation, try await evaluate(operand, in: scope, context: &context), at: location)
+        case .binary("&&", let left, let right, _):
+            return .bool(try await condition(left, in: scope, context: &context) ? try await condition(right, in: scope, context: &context) : false)
+        case .binary("||", let left, let right, _):
+            return .bool(try await condition(left, in: scope, context: &context) ? true : try await condition(right, in: scope, context: &context))
+        case .binary("??", let left, let right, _):
+            let value = try await evaluate(left, in: scope, context: &context)
+            return value.isNull ? try await evaluate(right, in: scope, context: &context) : value
+        case .binary(let operation, let left, let right, let location):
+            let leftValue = try await evaluate(left, in: scope, context: &context)
+            return try Operators.binary(operation, leftValue, try await evaluate(right, in: scope, context: &context), at: location)
+        case .ternary(let test, let whenTrue, let whenFalse, _):
+            return try await evaluate(try await condition(test, in: scope, context: &context) ? whenTrue : whenFalse, in: scope, context: &context)
+        case .closure(let closure, _):
+            return .function(Function(name: "closure", closure: closure, scope: scope))
+        case .member(let base, let name, let location):
+            return try Methods.member(name, of: try await evaluate(base, in: scope, context: &context), at: location)
+        case .subscripted(let base, let index, let location):
+            let container = try await evaluate(base, in: scope, context: &context)
+            return try Operators.subscripted(container, try await evaluate(index, in: scope, context: &context), at: location)
+        case .call(let callee, let argumentExpressions, let location):
+            let function = try await evaluate(callee, in: scope, context: &context)
+            var positional: [(Value, SourceLocation)] = []
+            var labelled: [(String, Value, SourceLocation)] = []
+            for argument in argumentExpressions {
+                let value = try await evaluate(argument.value, in: scope, context: &context)
+                if let label = argument.label {
+                    labelled.append((label, value, argument.value.location))
+                } else {
+                    positional.append((value, argument.value.location))
+                }
+            }
+            let result = try await call(function, positional: positional, labelled: labelled, at: location, context: &context)
+            // A mutating method (`xs.append(4)`) returns the new receiver, stored back into its variable.
+            if case .method(_, let name) = function, Methods.mutating.contains(name), case .member(let base, _, _) = callee {
+                try await assign(result, to: base, in: scope, context: &context)
+                return .null
+            }
+            return result
+        }
+    }
+
+    /// Calls a function value: a built-in, a user function or closure, or a method.
+    func call(_ function: Value, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
+              at location: SourceLocation, context: inout RunContext) async throws -> Value {
+        let builtinContext = Builtin.Context(output: context.output, location: location) { [depth = context.depth, output = context.output] function, arguments in
+            var nested = RunContext(output: output, depth: depth)
+            return try await self.call(function, positional: arguments.map { ($0, location) }, labelled: [], at: location, context: &nested)
+        }
+        switch function {
+        case .builtin(let builtin):
+            var arguments = Arguments(function: builtin.name, at: location, positional: positional, labelled: labelled)
+            return try await builtin.body(&arguments, builtinContext)
+        case .method(let receiver, let name):
+            var arguments = Arguments(function: name, at: location, positional: positional, labelled: labelled)
+            return try await Methods.call(name, on: receiver, arguments: &arguments, context: builtinContext)
+        case .function(let user):
+            return try await invoke(user, positional: positional, labelled: labelled, at: location, context: &context)
+        default:
+            throw LumenError(.type, "a value of type \(function.typeName) cannot be called", at: location)
+        }
+    }
+
+    private func invoke(_ function: Function, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
+                        at location: SourceLocation, context: inout RunContext) async throws -> Value {
+        guard context.depth < Self.maximumCallDepth else {
+            throw LumenError(.value, "calls nested more than \(Self.maximumCallDepth) deep (runaway recursion?)", at: location)
+        }
+        let local = Scope(parent: function.scope)
+        var remaining = positional[...]
+        var labels = labelled
+        for parameter in function.closure.parameters {
+            var value: Value?
+            if let label = parameter.label {
+                if let index = labels.firstIndex(where: { $0.0 == label }) { value = labels.remove(at: index).1 }
+            } else if let next = remaining.popFirst() {
+                value = next.0
+            }
+            if value == nil, let defaultValue = parameter.defaultValue {
+                var defaults = RunContext(output: context.output, depth: context.depth + 1)
+                value = try await evaluate(defaultValue, in: local, context: &defaults)
+            }
+            guard let value else {
+                let written = parameter.label.map { "'\($0):'" } ?? "'\(parameter.name)'"
+                throw LumenError(.type, "\(function.name)() is missing its argument \(written)", at: location)
+            }
+            local.declare(parameter.name, value, constant: false)
+        }
+        let usesShorthand = function.closure.parameters.isEmpty
+        if let extra = remaining.first, !usesShorthand {
+            throw LumenError(.type, "\(function.name)() got too many arguments", at: extra.1)
+        }
+        if let extra = labels.first {
+            throw LumenError(.type, "\(function.name)() has no argument labelled '\(extra.0):'", at: extra.2)
+        }
+        var inner = RunContext(output: context.output, depth: context.depth + 1, shorthandArguments: usesShorthand ? remaining.map(\.0) : [])
+        // A closure whose body is one expression returns its value, as in Swift.
+        if function.name == "closure", function.closure.body.count == 1, case .expression(let expression) = function.closure.body[0] {
+            return try await evaluate(expression, in: local, context: &inner)
+        }
+        do {
+            try await run(function.closure.body, in: local, context: &inner)
+        } catch ControlFlow.returnValue(let value) {
+            return value
+        }
+        return .null
+    }
+}

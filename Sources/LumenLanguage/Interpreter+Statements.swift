@@ -1,0 +1,108 @@
+/// Statements: declarations, assignment, branches, loops and functions.
+extension Interpreter {
+    func run(_ statements: [Statement], in scope: Scope, context: inout RunContext) async throws {
+        for statement in statements {
+            try Task.checkCancellation()
+            try await run(statement, in: scope, context: &context)
+        }
+    }
+
+    func run(_ statement: Statement, in scope: Scope, context: inout RunContext) async throws {
+        switch statement {
+        case .expression(let expression):
+            _ = try await evaluate(expression, in: scope, context: &context)
+        case .declaration(let name, let constant, let value, _):
+            var initial = Value.null
+            if let value { initial = try await evaluate(value, in: scope, context: &context) }
+            scope.declare(name, initial, constant: constant)
+        case .assignment(let target, let operation, let valueExpression, let location):
+            var value = try await evaluate(valueExpression, in: scope, context: &context)
+            if let operation {
+                let current = try await evaluate(target, in: scope, context: &context)
+                value = try Operators.binary(operation, current, value, at: location)
+            }
+            try await assign(value, to: target, in: scope, context: &context)
+        case .conditional(let branches, let otherwise):
+            for branch in branches {
+                if try await condition(branch.condition, in: scope, context: &context) {
+                    try await run(branch.body, in: Scope(parent: scope), context: &context)
+                    return
+                }
+            }
+            if let otherwise { try await run(otherwise, in: Scope(parent: scope), context: &context) }
+        case .forIn(let names, let sequenceExpression, let body, let location):
+            let sequence = try await evaluate(sequenceExpression, in: scope, context: &context)
+            for element in try Operators.elements(of: sequence, at: sequenceExpression.location) {
+                try Task.checkCancellation()
+                let iteration = Scope(parent: scope)
+                try bind(names, to: element, in: iteration, at: location)
+                do {
+                    try await run(body, in: iteration, context: &context)
+                } catch ControlFlow.breakLoop {
+                    break
+                } catch ControlFlow.continueLoop {
+                    continue
+                }
+            }
+        case .whileLoop(let conditionExpression, let body):
+            while try await condition(conditionExpression, in: scope, context: &context) {
+                try Task.checkCancellation()
+                do {
+                    try await run(body, in: Scope(parent: scope), context: &context)
+                } catch ControlFlow.breakLoop {
+                    break
+                } catch ControlFlow.continueLoop {
+                    continue
+                }
+            }
+        case .breakLoop(let location):
+            throw ControlFlow.breakLoop(location)
+        case .continueLoop(let location):
+            throw ControlFlow.continueLoop(location)
+        case .returnValue(let expression, _):
+            var result = Value.null
+            if let expression { result = try await evaluate(expression, in: scope, context: &context) }
+            throw ControlFlow.returnValue(result)
+        case .function(let name, let closure, _):
+            scope.declare(name, .function(Function(name: name, closure: closure, scope: scope)), constant: false)
+        }
+    }
+
+    /// Binds a loop's names: one name takes the element, several unpack an array element.
+    private func bind(_ names: [String], to element: Value, in scope: Scope, at location: SourceLocation) throws {
+        guard names.count > 1 else {
+            scope.declare(names[0], element, constant: true)
+            return
+        }
+        guard case .array(let parts) = element, parts.count == names.count else {
+            throw LumenError(.type, "cannot unpack \(element.typeName) \(element.description) into \(names.count) names", at: location)
+        }
+        for (name, part) in zip(names, parts) { scope.declare(name, part, constant: true) }
+    }
+
+    func condition(_ expression: Expression, in scope: Scope, context: inout RunContext) async throws -> Bool {
+        let value = try await evaluate(expression, in: scope, context: &context)
+        guard case .bool(let flag) = value else {
+            throw LumenError(.type, "a condition must be a Bool, not \(value.typeName)", at: expression.location)
+        }
+        return flag
+    }
+
+    /// Stores `value` into an identifier or a (nested) subscript of one.
+    func assign(_ value: Value, to target: Expression, in scope: Scope, context: inout RunContext) async throws {
+        switch target {
+        case .identifier(let name, let location):
+            switch scope.assign(name, value) {
+            case .assigned: return
+            case .constant: throw LumenError(.type, "cannot assign to '\(name)': it is a 'let' constant", at: location)
+            case .undeclared: throw LumenError(.name, "'\(name)' is not defined (declare it with 'var')", at: location)
+            }
+        case .subscripted(let base, let indexExpression, let location):
+            let container = try await evaluate(base, in: scope, context: &context)
+            let index = try await evaluate(indexExpression, in: scope, context: &context)
+            try await assign(try Operators.replacing(index, in: container, with: value, at: location), to: base, in: scope, context: &context)
+        default:
+            throw LumenError(.syntax, "cannot assign to this expression", at: target.location)
+        }
+    }
+}

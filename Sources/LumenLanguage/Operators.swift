@@ -1,0 +1,157 @@
+/// Lumen's operators on values: Int arithmetic that reports overflow instead of trapping, Int
+/// and Double mixing to Double, string and array concatenation, comparisons, ranges, subscripts.
+enum Operators {
+    static func unary(_ operation: String, _ value: Value, at location: SourceLocation) throws -> Value {
+        switch (operation, value) {
+        case ("-", .integer(let number)):
+            let (negated, overflow) = Int(0).subtractingReportingOverflow(number)
+            guard !overflow else { throw LumenError(.value, "integer overflow negating \(number)", at: location) }
+            return .integer(negated)
+        case ("-", .double(let number)): return .double(-number)
+        case ("!", .bool(let flag)): return .bool(!flag)
+        default:
+            throw LumenError(.type, "'\(operation)' cannot be applied to \(value.typeName)", at: location)
+        }
+    }
+
+    static func binary(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> Value {
+        switch operation {
+        case "==": return .bool(left.equals(right))
+        case "!=": return .bool(!left.equals(right))
+        case "<", "<=", ">", ">=": return .bool(try compare(operation, left, right, at: location))
+        case "..<", "...":
+            guard case .integer(let lower) = left, case .integer(let upper) = right else {
+                throw LumenError(.type, "a range needs Int bounds, not \(left.typeName) and \(right.typeName)", at: location)
+            }
+            let end: (partialValue: Int, overflow: Bool) = operation == "..." ? upper.addingReportingOverflow(1) : (upper, false)
+            guard !end.overflow, lower <= end.partialValue else {
+                throw LumenError(.value, "a range's lower bound \(lower) must not exceed its upper bound \(upper)", at: location)
+            }
+            return .range(lower, end.partialValue)
+        default: break
+        }
+        switch (left, right) {
+        case (.integer(let a), .integer(let b)): return try integer(operation, a, b, at: location)
+        case (.integer(let a), .double(let b)): return try double(operation, Double(a), b, at: location)
+        case (.double(let a), .integer(let b)): return try double(operation, a, Double(b), at: location)
+        case (.double(let a), .double(let b)): return try double(operation, a, b, at: location)
+        case (.string(let a), .string(let b)) where operation == "+": return .string(a + b)
+        case (.array(let a), .array(let b)) where operation == "+": return .array(a + b)
+        default:
+            throw LumenError(.type, "'\(operation)' cannot be applied to \(left.typeName) and \(right.typeName)", at: location)
+        }
+    }
+
+    private static func integer(_ operation: String, _ a: Int, _ b: Int, at location: SourceLocation) throws -> Value {
+        let result: (partialValue: Int, overflow: Bool)
+        switch operation {
+        case "+": result = a.addingReportingOverflow(b)
+        case "-": result = a.subtractingReportingOverflow(b)
+        case "*": result = a.multipliedReportingOverflow(by: b)
+        case "/", "%":
+            guard b != 0 else { throw LumenError(.value, "division by zero", at: location) }
+            result = operation == "/" ? a.dividedReportingOverflow(by: b) : a.remainderReportingOverflow(dividingBy: b)
+        default: throw LumenError(.type, "'\(operation)' cannot be applied to Int and Int", at: location)
+        }
+        guard !result.overflow else { throw LumenError(.value, "integer overflow in \(a) \(operation) \(b)", at: location) }
+        return .integer(result.partialValue)
+    }
+
+    private static func double(_ operation: String, _ a: Double, _ b: Double, at location: SourceLocation) throws -> Value {
+        switch operation {
+        case "+": return .double(a + b)
+        case "-": return .double(a - b)
+        case "*": return .double(a * b)
+        case "/": return .double(a / b)
+        case "%": return .double(a.truncatingRemainder(dividingBy: b))
+        default: throw LumenError(.type, "'\(operation)' cannot be applied to Double and Double", at: location)
+        }
+    }
+
+    private static func compare(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> Bool {
+        let ordered: Bool
+        let equal: Bool
+        switch (left, right) {
+        case (.integer(let a), .integer(let b)): (ordered, equal) = (a < b, a == b)
+        case (.string(let a), .string(let b)): (ordered, equal) = (a < b, a == b)
+        default:
+            guard let a = number(left), let b = number(right) else {
+                throw LumenError(.type, "'\(operation)' cannot compare \(left.typeName) and \(right.typeName)", at: location)
+            }
+            (ordered, equal) = (a < b, a == b)
+        }
+        switch operation {
+        case "<": return ordered
+        case "<=": return ordered || equal
+        case ">": return !ordered && !equal
+        default: return !ordered
+        }
+    }
+
+    /// The value as a Double, if it is a number.
+    static func number(_ value: Value) -> Double? {
+        switch value {
+        case .integer(let number): Double(number)
+        case .double(let number): number
+        default: nil
+        }
+    }
+
+    /// What `for … in` walks: array elements, range integers, string characters, dictionary pairs.
+    static func elements(of sequence: Value, at location: SourceLocation) throws -> [Value] {
+        switch sequence {
+        case .array(let elements): return elements
+        case .range(let lower, let upper): return (lower..<upper).map { .integer($0) }
+        case .string(let text): return text.map { .string(String($0)) }
+        case .dictionary(let dictionary): return dictionary.pairs.map { .array([$0.key, $0.value]) }
+        default: throw LumenError(.type, "a \(sequence.typeName) is not a sequence", at: location)
+        }
+    }
+
+    static func subscripted(_ container: Value, _ index: Value, at location: SourceLocation) throws -> Value {
+        switch (container, index) {
+        case (.array(let elements), .integer(let position)):
+            guard elements.indices.contains(position) else {
+                throw LumenError(.index, "index \(position) is out of range for an array of \(elements.count)", at: location)
+            }
+            return elements[position]
+        case (.array(let elements), .range(let lower, let upper)):
+            guard lower >= 0, upper <= elements.count else {
+                throw LumenError(.index, "range \(lower)..<\(upper) is out of bounds for an array of \(elements.count)", at: location)
+            }
+            return .array(Array(elements[lower..<upper]))
+        case (.string(let text), .integer(let position)):
+            guard position >= 0, position < text.count else {
+                throw LumenError(.index, "index \(position) is out of range for a string of \(text.count) characters", at: location)
+            }
+            return .string(String(text[text.index(text.startIndex, offsetBy: position)]))
+        case (.dictionary(let dictionary), _):
+            guard DictionaryKey(index) != nil else {
+                throw LumenError(.type, "a \(index.typeName) cannot be a dictionary key", at: location)
+            }
+            return dictionary[index] ?? .null
+        default:
+            throw LumenError(.type, "a \(container.typeName) cannot be subscripted with \(index.typeName)", at: location)
+        }
+    }
+
+    /// `container` with the element at `index` replaced by `value` (nil removes a dictionary entry).
+    static func replacing(_ index: Value, in container: Value, with value: Value, at location: SourceLocation) throws -> Value {
+        switch (container, index) {
+        case (.array(var elements), .integer(let position)):
+            guard elements.indices.contains(position) else {
+                throw LumenError(.index, "index \(position) is out of range for an array of \(elements.count)", at: location)
+            }
+            elements[position] = value
+            return .array(elements)
+        case (.dictionary(var dictionary), _):
+            guard DictionaryKey(index) != nil else {
+                throw LumenError(.type, "a \(index.typeName) cannot be a dictionary key", at: location)
+            }
+            dictionary[index] = value.isNull ? nil : value
+            return .dictionary(dictionary)
+        default:
+            throw LumenError(.type, "cannot assign through a \(index.typeName) subscript of a \(container.typeName)", at: location)
+        }
+    }
+}

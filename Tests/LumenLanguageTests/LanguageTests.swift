@@ -1,0 +1,138 @@
+import Evaluation
+import Testing
+@testable import LumenLanguage
+
+/// Runs cells on one interpreter and reports what each shows: its result, or its error's name
+/// and message.
+struct Session {
+    let interpreter = Interpreter()
+
+    func run(_ code: String) async -> String {
+        let sink = RecordingSink()
+        do {
+            try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+            return sink.stdout + (sink.results.last ?? "")
+        } catch {
+            return "\(error.name): \(error.message)"
+        }
+    }
+}
+
+@Suite("Language semantics")
+struct LanguageTests {
+    @Test("arithmetic follows Swift: precedence, Int division, mixing with Double")
+    func arithmetic() async {
+        let session = Session()
+        #expect(await session.run("1 + 2 * 3") == "7")
+        #expect(await session.run("(1 + 2) * 3 - -1") == "10")
+        #expect(await session.run("7 / 2") == "3")
+        #expect(await session.run("7.0 / 2") == "3.5")
+        #expect(await session.run("-7 % 3") == "-1")
+        #expect(await session.run("1 + 2.5") == "3.5")
+        #expect(await session.run("9223372036854775807 + 1") == "ValueError: integer overflow in 9223372036854775807 + 1")
+        #expect(await session.run("1 / 0") == "ValueError: division by zero")
+        #expect(await session.run("\"a\" - 1") == "TypeError: '-' cannot be applied to String and Int")
+    }
+
+    @Test("comparisons, logic, ternary and nil coalescing")
+    func logic() async {
+        let session = Session()
+        #expect(await session.run("1 < 2 && \"a\" < \"b\" || false") == "true")
+        #expect(await session.run("!(1 == 1.0)") == "false")
+        #expect(await session.run("3 > 2 ? \"yes\" : \"no\"") == "\"yes\"")
+        #expect(await session.run("nil ?? 5") == "5")
+        #expect(await session.run("false && undefined_name") == "false")
+        #expect(await session.run("1 && true") == "TypeError: a condition must be a Bool, not Int")
+    }
+
+    @Test("let, var, scopes and assignment")
+    func variables() async {
+        let session = Session()
+        #expect(await session.run("let x = 2\nvar y = x\ny += 3\ny *= 2\ny") == "10")
+        #expect(await session.run("x = 5") == "TypeError: cannot assign to 'x': it is a 'let' constant")
+        #expect(await session.run("z = 1") == "NameError: 'z' is not defined (declare it with 'var')")
+        #expect(await session.run("if true { let inner = 1 }\ninner") == "NameError: 'inner' is not defined")
+        #expect(await session.run("y") == "10")
+    }
+
+    @Test("strings: interpolation, multi-line literals, methods")
+    func strings() async {
+        let session = Session()
+        #expect(await session.run(#"let n = 3; "\(n) apples, \(n * 2) pears""#) == #""3 apples, 6 pears""#)
+        #expect(await session.run("let poem = \"\"\"\n    roses\n      are \\(\"red\")\n    \"\"\"\nprint(poem)") == "roses\n  are red\n")
+        #expect(await session.run(#""a b  c".split(" ").joined(separator: "-")"#) == #""a-b-c""#)
+        #expect(await session.run(#"" Hi ".trimmed().uppercased() + "!".replacing("!", with: "?")"#) == #""HI?""#)
+        #expect(await session.run(#""lumen".hasPrefix("lu") && "lumen".contains("me") && "lumen".count == 5"#) == "true")
+        #expect(await session.run(#""abc"[1]"#) == #""b""#)
+    }
+
+    @Test("loops: ranges, arrays, pairs, break and continue")
+    func loops() async {
+        let session = Session()
+        #expect(await session.run("var total = 0\nfor i in 0..<5 { total += i }\ntotal") == "10")
+        #expect(await session.run("var s = 0\nfor i in 1...10 {\n if i % 2 == 0 { continue }\n if i > 7 { break }\n s += i\n}\ns") == "16")
+        #expect(await session.run("var n = 0\nwhile n < 100 { n += 7 }\nn") == "105")
+        #expect(await session.run("for (i, w) in [\"a\", \"b\"].enumerated() { print(i, w) }") == "0 a\n1 b\n")
+        #expect(await session.run("for (k, v) in [\"x\": 1] { print(k, v) }") == "x 1\n")
+        #expect(await session.run("break") == "SyntaxError: 'break' outside of a loop")
+    }
+
+    @Test("functions: labels, defaults, recursion, early return, closures and $0")
+    func functions() async {
+        let session = Session()
+        #expect(await session.run("func fib(n) { if n < 2 { return n }\n return fib(n - 1) + fib(n - 2) }\nfib(15)") == "610")
+        #expect(await session.run("func scale(x, by: factor = 2) { return x * factor }\nscale(3) + scale(3, by: 10)") == "36")
+        #expect(await session.run("scale()") == "TypeError: scale() is missing its argument 'x'")
+        #expect(await session.run("scale(1, with: 2)") == "TypeError: scale() has no argument labelled 'with:'")
+        #expect(await session.run("func counter() { var c = 0\n return { c += 1\n return c } }\nlet next = counter()\nnext(); next()") == "2")
+        #expect(await session.run("[1, 2, 3].map { $0 * $0 }") == "[1, 4, 9]")
+        #expect(await session.run("[1, 2, 3, 4].filter { x in x % 2 == 0 }.reduce(0) { $0 + $1 }") == "6")
+        #expect(await session.run("func forever(n) { return forever(n + 1) }\nforever(0)").hasPrefix("ValueError: calls nested more than"))
+    }
+
+    @Test("arrays and dictionaries are values; subscripts check bounds")
+    func collections() async {
+        let session = Session()
+        #expect(await session.run("var a = [1, 2]\nlet b = a\na.append(3)\na[0] = 9\n[a, b]") == "[[9, 2, 3], [1, 2]]")
+        #expect(await session.run("a[5]") == "IndexError: index 5 is out of range for an array of 3")
+        #expect(await session.run("a[1..<3]") == "[2, 3]")
+        #expect(await session.run("var grid = [[0, 0], [0, 0]]\ngrid[1][0] = 5\ngrid") == "[[0, 0], [5, 0]]")
+        #expect(await session.run("var d = [\"b\": 2, \"a\": 1]\nd[\"c\"] = 3\nd[\"b\"] = nil\n[d.keys, d[\"zz\"] ?? 0]") == "[[\"a\", \"c\"], 0]")
+        #expect(await session.run("[1, 2].count + [:].count + \"xy\".count + len(0..<4)") == "8")
+        #expect(await session.run("[3, 1, 2].sorted() + sorted([3, 1, 2]) { $0 > $1 }") == "[1, 2, 3, 3, 2, 1]")
+        #expect(await session.run("[1, 2].zip([\"a\", \"b\"])") == "[[1, \"a\"], [2, \"b\"]]")
+        #expect(await session.run("[1].nope") == "TypeError: a Array has no member 'nope': it has append, contains, count, enumerated, filter, first, firstIndex, insert, isEmpty, joined, last, map, max, min, reduce, remove, removeAll, removeLast, reversed, sorted, zip")
+    }
+
+    @Test("standard library numbers and conversions")
+    func standardLibrary() async {
+        let session = Session()
+        #expect(await session.run("[sum([1, 2, 3]), min(4, 2, 8), max([1.5, 0.5])]") == "[6, 2, 1.5]")
+        #expect(await session.run("[mean([1, 2, 3, 4]), stdev([2, 4, 4, 4, 5, 5, 7, 9])]") == "[2.5, 2.138089935299395]")
+        #expect(await session.run("[abs(-3), round(2.5), sqrt(16), pow(2, 10), exp(0), log(1)]") == "[3, 3.0, 4.0, 1024.0, 1.0, 0.0]")
+        #expect(await session.run("[Int(\"42\"), Int(3.9), Double(\"x\"), String(7) + \"!\"]") == "[42, 3, nil, \"7!\"]")
+        #expect(await session.run("range(3).map { $0 * 10 } + stride(from: 0, to: 10, by: 4)") == "[0, 10, 20, 0, 4, 8]")
+        #expect(await session.run("assert(1 + 1 == 3, \"math is broken\")") == "AssertionError: math is broken")
+    }
+
+    @Test("an endless loop is interrupted by cancelling its task")
+    func cancelLoop() async {
+        let interpreter = Interpreter()
+        let sink = RecordingSink()
+        let task = Task {
+            try await interpreter.execute(ExecutionRequest(code: "print(\"go\")\nvar i = 0\nwhile true { i += 1 }", executionCount: 1), output: sink)
+        }
+        while sink.stdout.isEmpty { await Task.yield() }
+        task.cancel()
+        await #expect(throws: ExecutionError.interrupted) { try await task.value }
+    }
+
+    @Test("completeness of blocks and multi-line strings")
+    func completeness() async {
+        let interpreter = Interpreter()
+        #expect(await interpreter.completeness(of: "for i in 0..<3 {") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "let s = \"\"\"\nabc") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "let x = 1 +") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "let = 3") == .invalid)
+    }
+}

@@ -32,7 +32,8 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .target(name: "LumenLanguage", dependencies: ["Evaluation"]),
+        .target(name: "Display", dependencies: ["Evaluation"]),
+        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display"]),
         .target(
             name: "CKernels",
             cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])]
@@ -60,6 +61,7 @@ let package = Package(
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Display"]),
     ],
     swiftLanguageModes: [.v6]
 )

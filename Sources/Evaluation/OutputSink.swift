@@ -22,6 +22,8 @@ public protocol OutputSink: Sendable {
     func executeResult(_ bundle: MIMEBundle)
     /// An error that ended the cell.
     func error(_ error: ExecutionError)
+    /// Documentation to show in the front end's pager (Jupyter's `page` payload).
+    func page(_ bundle: MIMEBundle)
     /// Asks the user for a line of input.
     ///
     /// - Throws: `InputUnavailableError` when this front end cannot ask, `CancellationError`

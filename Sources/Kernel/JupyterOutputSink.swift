@@ -1,6 +1,23 @@
 import Evaluation
 import Foundation
 import JupyterProtocol
+import Synchronization
+
+/// Pages a cell asked to show, returned as `page` payloads in its `execute_reply`.
+final class PagerPayloads: Sendable {
+    private let pages = Mutex<[MIMEBundle]>([])
+
+    func append(_ bundle: MIMEBundle) {
+        pages.withLock { $0.append(bundle) }
+    }
+
+    /// The payload entries, as the protocol lays them out.
+    var payload: [JSONValue] {
+        pages.withLock { pages in
+            pages.map { .object(["source": .string("page"), "data": .object(JupyterOutputSink.wireData($0)), "start": .int(0)]) }
+        }
+    }
+}
 
 /// Publishes one cell's output as Jupyter messages: streams, displays and results on IOPub with
 /// the cell's request as parent, input requests on the stdin channel.
@@ -12,6 +29,7 @@ struct JupyterOutputSink: OutputSink {
     let allowStdin: Bool
     let iopub: IOPubPublisher
     let stdin: StdinBridge
+    let pages: PagerPayloads
 
     func stream(_ stream: StandardStream, _ text: String) {
         iopub.publish("stream", StreamContent(name: stream.rawValue, text: text), parent: parent)
@@ -40,6 +58,10 @@ struct JupyterOutputSink: OutputSink {
 
     func error(_ error: ExecutionError) {
         iopub.publish("error", ErrorContent(ename: error.name, evalue: error.message, traceback: error.traceback), parent: parent)
+    }
+
+    func page(_ bundle: MIMEBundle) {
+        pages.append(bundle)
     }
 
     func requestInput(prompt: String, password: Bool) async throws -> String {

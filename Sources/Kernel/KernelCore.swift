@@ -213,7 +213,7 @@ actor KernelCore {
         }
         let sink = JupyterOutputSink(
             parent: message.header, identities: message.identities, executionCount: count,
-            silent: request.silent, allowStdin: request.allowStdin, iopub: iopub, stdin: stdin
+            silent: request.silent, allowStdin: request.allowStdin, iopub: iopub, stdin: stdin, pages: PagerPayloads()
         )
         let cell = ExecutionRequest(code: request.code, executionCount: count, storeHistory: storeHistory, silent: request.silent)
         let evaluator = self.evaluator
@@ -229,7 +229,7 @@ actor KernelCore {
         let failure = await task.value
         runningCell = nil
         guard let failure else {
-            return .reply("execute_reply", ExecuteReply.ok(executionCount: count))
+            return .reply("execute_reply", ExecuteReply.ok(executionCount: count, payload: sink.pages.payload))
         }
         sink.error(failure)
         if request.stopOnError {

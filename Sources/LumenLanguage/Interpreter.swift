@@ -8,7 +8,7 @@ import Foundation
 /// calls `execute` interrupts the cell with an `Interrupted` error.
 public actor Interpreter: Evaluator {
     let globals = Scope(parent: nil)
-    private var historyEntries: [HistoryEntry] = []
+    private(set) var historyEntries: [HistoryEntry] = []
     private let session = 1
     /// How deeply user functions may call each other.
     static let maximumCallDepth = 500
@@ -20,26 +20,21 @@ public actor Interpreter: Evaluator {
         }
     }
 
+    /// Forgets every variable and function, keeping the built-ins.
+    func resetGlobals() {
+        globals.removeAll()
+        for builtin in StandardLibrary.all {
+            globals.declare(builtin.name, .builtin(builtin), constant: true)
+        }
+    }
+
     public func execute(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError) {
         if request.storeHistory {
             historyEntries.append(HistoryEntry(session: session, line: request.executionCount, input: request.code))
         }
         do {
-            let statements = try Parser.parse(request.code)
-            var lastValue = Value.null
-            var context = RunContext(output: output, depth: 0)
-            for statement in statements {
-                try Task.checkCancellation()
-                if case .expression(let expression) = statement {
-                    lastValue = try await evaluate(expression, in: globals, context: &context)
-                } else {
-                    lastValue = .null
-                    try await run(statement, in: globals, context: &context)
-                }
-            }
-            if !request.silent, !lastValue.isNull {
-                output.executeResult(lastValue.mimeBundle)
-            }
+            if try await runSpecial(request, output: output) { return }
+            try await executeStatements(request, output: output)
         } catch let error as LumenError {
             throw error.executionError(source: request.code, cellLabel: "Cell In[\(request.executionCount)]")
         } catch is CancellationError {
@@ -57,6 +52,25 @@ public actor Interpreter: Evaluator {
         }
     }
 
+    /// Runs a cell's statements; the last bare expression's value is the result.
+    func executeStatements(_ request: ExecutionRequest, output: any OutputSink) async throws {
+        let statements = try Parser.parse(request.code)
+        var lastValue = Value.null
+        var context = RunContext(output: output, depth: 0)
+        for statement in statements {
+            try Task.checkCancellation()
+            if case .expression(let expression) = statement {
+                lastValue = try await evaluate(expression, in: globals, context: &context)
+            } else {
+                lastValue = .null
+                try await run(statement, in: globals, context: &context)
+            }
+        }
+        if !request.silent, !lastValue.isNull {
+            output.executeResult(lastValue.mimeBundle)
+        }
+    }
+
     // MARK: - Questions about code
 
     public func complete(_ code: String, cursor: Int) async -> Completion {
@@ -65,8 +79,16 @@ public actor Interpreter: Evaluator {
         var start = end
         while start > 0, Self.isIdentifierScalar(scalars[start - 1]) { start -= 1 }
         let prefix = String(String.UnicodeScalarView(scalars[start..<end]))
-        let names = Set(globals.names.keys).union(Token.keywords)
-        return Completion(matches: names.filter { $0.hasPrefix(prefix) }.sorted(), start: start, end: end)
+        var candidates = Set(globals.names.keys).union(Token.keywords)
+        if start > 0, scalars[start - 1] == "." {
+            // After `name.`, the members of the value's runtime type.
+            var nameStart = start - 1
+            while nameStart > 0, Self.isIdentifierScalar(scalars[nameStart - 1]) { nameStart -= 1 }
+            let receiver = String(String.UnicodeScalarView(scalars[nameStart..<(start - 1)]))
+            guard let value = globals.lookup(receiver) else { return Completion(matches: [], start: start, end: end) }
+            candidates = Set(Methods.names[value.typeName] ?? [])
+        }
+        return Completion(matches: candidates.filter { $0.hasPrefix(prefix) }.sorted(), start: start, end: end)
     }
 
     public func inspect(_ code: String, cursor: Int, detailLevel: Int) async -> MIMEBundle? {
@@ -80,16 +102,7 @@ public actor Interpreter: Evaluator {
         }
         let name = String(String.UnicodeScalarView(scalars[start..<end]))
         guard let value = globals.lookup(name) else { return nil }
-        switch value {
-        case .builtin(let builtin):
-            return MIMEBundle([
-                "text/plain": "\(builtin.signature)\n\n\(builtin.summary)",
-                "text/markdown": "```swift\n\(builtin.signature)\n```\n\n\(builtin.summary)",
-            ])
-        default:
-            let summary = "\(name): \(value.typeName) = \(value.description)"
-            return MIMEBundle(["text/plain": summary, "text/markdown": "`\(summary)`"])
-        }
+        return DisplayLibrary.documentation(of: value, name: name)
     }
 
     public func completeness(of code: String) async -> Completeness {
@@ -97,7 +110,9 @@ public actor Interpreter: Evaluator {
             _ = try Parser.parse(code)
             return .complete
         } catch {
-            return error.needsMoreInput ? .incomplete(indent: "") : .invalid
+            guard error.needsMoreInput else { return .invalid }
+            let openBlocks = code.filter { $0 == "{" }.count - code.filter { $0 == "}" }.count
+            return .incomplete(indent: String(repeating: "    ", count: max(0, openBlocks)))
         }
     }
 

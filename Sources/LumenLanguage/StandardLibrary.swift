@@ -3,7 +3,7 @@ import Foundation
 
 /// The built-in functions every Lumen session starts with.
 enum StandardLibrary {
-    static let all: [Builtin] = [print, eprint, sleep, display, input, len, string, int, double, minimum, maximum, sum, mean,
+    static let all: [Builtin] = DisplayLibrary.all + [print, eprint, sleep, input, len, string, int, double, minimum, maximum, sum, mean,
                                  stdev, sorted, range, stride, now, assert, abs, round, sqrt, exp, log, pow]
 
     static let print = Builtin(
@@ -44,17 +44,6 @@ enum StandardLibrary {
             throw LumenError(.value, "sleep() needs a duration of 0 seconds or more, got \(seconds)", at: argument.1)
         }
         try await Task.sleep(for: .seconds(seconds))
-        return .null
-    }
-
-    static let display = Builtin(
-        name: "display",
-        signature: "display(html: String)",
-        summary: "Shows `html` rendered as HTML in the output area."
-    ) { arguments, context in
-        let html = try arguments.string(try arguments.requireLabelled("html"), "html")
-        try arguments.finish()
-        context.output.display(MIMEBundle(["text/html": html, "text/plain": plainText(ofHTML: html)]), displayID: nil)
         return .null
     }
 
@@ -229,15 +218,5 @@ enum StandardLibrary {
         let exponent = try arguments.number(try arguments.requirePositional("exponent"), "exponent")
         try arguments.finish()
         return .double(Foundation.pow(base, exponent))
-    }
-
-    /// A rough plain-text fallback for HTML: the text between tags.
-    static func plainText(ofHTML html: String) -> String {
-        var text = ""
-        var inTag = false
-        for character in html {
-            if character == "<" { inTag = true } else if character == ">" { inTag = false } else if !inTag { text.append(character) }
-        }
-        return text
     }
 }

@@ -15,6 +15,8 @@ public indirect enum Value: Sendable {
     case function(Function)
     /// A method looked up on a value, waiting to be called.
     case method(Value, String)
+    /// A table, chart, HTML or other rich rendering.
+    case rendered(Rendered)
 
     /// The name of the value's type, as error messages and inspection show it.
     public var typeName: String {
@@ -28,6 +30,7 @@ public indirect enum Value: Sendable {
         case .dictionary: "Dictionary"
         case .range: "Range"
         case .builtin, .function, .method: "Function"
+        case .rendered(let rendered): rendered.kind
         }
     }
 
@@ -52,11 +55,9 @@ public indirect enum Value: Sendable {
         case .builtin(let function): function.signature
         case .function(let function): function.signature
         case .method(let receiver, let name): "\(receiver.typeName).\(name)"
+        case .rendered(let rendered): rendered.bundle.plainText ?? rendered.kind
         }
     }
-
-    /// The value rendered for display.
-    public var mimeBundle: MIMEBundle { .plainText(description) }
 
     /// Whether the value is `nil`.
     var isNull: Bool {
@@ -77,6 +78,7 @@ public indirect enum Value: Sendable {
         case (.dictionary(let a), .dictionary(let b)):
             a.count == b.count && a.pairs.allSatisfy { pair in b[pair.key].map { $0.equals(pair.value) } ?? false }
         case (.range(let a, let b), .range(let c, let d)): a == c && b == d
+        case (.rendered(let a), .rendered(let b)): a == b
         default: false
         }
     }

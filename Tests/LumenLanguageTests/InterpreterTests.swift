@@ -52,7 +52,7 @@ struct InterpreterTests {
     @Test("type errors name the function and argument")
     func typeErrors() async {
         #expect(await run(#"sleep("long")"#).1?.message == "sleep() expects a number for 'seconds', got String")
-        #expect(await run("display(1)").1?.message == "display() is missing its argument 'html:'")
+        #expect(await run("display()").1?.message == "display() is missing its argument 'value'")
         #expect(await run(#"display(html: "x", 1)"#).1?.message == "display() got too many arguments")
         #expect(await run(#"print(1, sep: "")"#).1?.message == "print() has no argument labelled 'sep:'")
         #expect(await run("1(2)").1?.name == "TypeError")

@@ -130,9 +130,76 @@ struct LanguageTests {
     @Test("completeness of blocks and multi-line strings")
     func completeness() async {
         let interpreter = Interpreter()
-        #expect(await interpreter.completeness(of: "for i in 0..<3 {") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "for i in 0..<3 {") == .incomplete(indent: "    "))
         #expect(await interpreter.completeness(of: "let s = \"\"\"\nabc") == .incomplete(indent: ""))
         #expect(await interpreter.completeness(of: "let x = 1 +") == .incomplete(indent: ""))
         #expect(await interpreter.completeness(of: "let = 3") == .invalid)
+    }
+}
+
+@Suite("Display, magics and help")
+struct RichOutputTests {
+    @Test("tables render as HTML and aligned text; arrays of dictionaries are tables")
+    func tables() async throws {
+        let interpreter = Interpreter()
+        let sink = RecordingSink()
+        try await interpreter.execute(ExecutionRequest(code: #"[["model": "a", "tok/s": 12.5], ["model": "bb", "tok/s": 3]]"#, executionCount: 1), output: sink)
+        guard case .result(let bundle)? = sink.events.last else { Issue.record("no result"); return }
+        #expect(bundle.data["text/plain"] == "model  tok/s\n-----  -----\na      12.5\nbb     3")
+        #expect(bundle.data["text/html"]?.contains("<th>tok/s</th>") == true)
+    }
+
+    @Test("charts render as SVG with a text fallback; display ids update")
+    func chartsAndUpdates() async throws {
+        let interpreter = Interpreter()
+        let sink = RecordingSink()
+        let code = #"display(chart([3, 1], labels: ["x", "y"], title: "T"), id: "c")"# + "\nupdate(html(\"<i>done</i>\"), id: \"c\")\nclear(wait: true)"
+        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+        guard case .display(let chart, "c")? = sink.events.first else { Issue.record("no display"); return }
+        #expect(chart.data["image/svg+xml"]?.hasPrefix("<svg") == true)
+        #expect(chart.data["text/plain"] == "T\nx ████████████████████████████████████████ 3\ny █████████████ 1")
+        #expect(sink.events.dropFirst().first == .update(MIMEBundle(["text/html": "<i>done</i>", "text/plain": "done"]), "c"))
+        #expect(sink.events.last == .clear(true))
+    }
+
+    @Test("json renders application/json; functions have no JSON form")
+    func json() async {
+        let session = Session()
+        #expect(await session.run(#"json(["a": [1, 2.5, nil]])"#) == #"{"a":[1,2.5,null]}"#)
+        #expect(await session.run("json(print)") == "ValueError: a Function has no JSON form")
+    }
+
+    @Test("help and name? page the documentation")
+    func help() async throws {
+        let interpreter = Interpreter()
+        for code in ["help(sleep)", "sleep?"] {
+            let sink = RecordingSink()
+            try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+            guard case .page(let bundle)? = sink.events.first else { Issue.record("no page for \(code)"); continue }
+            #expect(bundle.plainText?.hasPrefix("sleep(_ seconds: Double)") == true)
+        }
+    }
+
+    @Test("magics: %time, %who, %reset -f, %history, %lsmagic, unknown")
+    func magics() async {
+        let session = Session()
+        #expect(await session.run("%time sleep(0.01)").contains("Wall time:"))
+        #expect(await session.run("%%time\nlet kept = 41 + 1").hasPrefix("CPU times: user"))
+        #expect(await session.run("kept") == "42")
+        #expect(await session.run("%lsmagic").contains("%reset"))
+        #expect(await session.run("%nope") == "NameError: unknown magic %nope; available: %time, %%time, %who, %reset, %history, %lsmagic")
+        #expect(await session.run("%reset") == "ValueError: %reset needs confirmation, and this front end cannot ask: use %reset -f")
+        _ = await session.run("%reset -f")
+        #expect(await session.run("kept") == "NameError: 'kept' is not defined")
+        #expect(await session.run("%history").contains("let kept = 41 + 1"))
+    }
+
+    @Test("completion after a dot offers the members of the value's type")
+    func memberCompletion() async throws {
+        let interpreter = Interpreter()
+        try await interpreter.execute(ExecutionRequest(code: "let words = \"a b\"", executionCount: 1), output: RecordingSink())
+        let completion = await interpreter.complete("words.up", cursor: 8)
+        #expect(completion.matches == ["uppercased"])
+        #expect((completion.start, completion.end) == (6, 8))
     }
 }

@@ -10,6 +10,7 @@ final class RecordingSink: OutputSink {
         case clear(Bool)
         case result(MIMEBundle)
         case error(ExecutionError)
+        case page(MIMEBundle)
     }
 
     private let recorded = Mutex<[Event]>([])
@@ -36,6 +37,7 @@ final class RecordingSink: OutputSink {
     func clearOutput(wait: Bool) { recorded.withLock { $0.append(.clear(wait)) } }
     func executeResult(_ bundle: MIMEBundle) { recorded.withLock { $0.append(.result(bundle)) } }
     func error(_ error: ExecutionError) { recorded.withLock { $0.append(.error(error)) } }
+    func page(_ bundle: MIMEBundle) { recorded.withLock { $0.append(.page(bundle)) } }
 
     func requestInput(prompt: String, password: Bool) async throws -> String {
         let answer: String? = inputs.withLock { inputs in

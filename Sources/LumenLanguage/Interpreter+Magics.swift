@@ -1,0 +1,106 @@
+import Display
+import Evaluation
+import Foundation
+
+/// IPython-style magics at the start of a cell, and `name?` help.
+extension Interpreter {
+    /// The magics, with what each does.
+    static let magics: [(name: String, summary: String)] = [
+        ("%time", "time one statement: %time STATEMENT (wall and CPU time)"),
+        ("%%time", "time the whole cell: %%time on the first line"),
+        ("%who", "list your variables as a table"),
+        ("%reset", "clear every variable and function (-f: without asking)"),
+        ("%history", "show this session's inputs (-n: with their numbers)"),
+        ("%lsmagic", "list the magics"),
+    ]
+
+    /// Handles a cell that is a magic or a help request; returns false when it is ordinary code.
+    func runSpecial(_ request: ExecutionRequest, output: any OutputSink) async throws -> Bool {
+        let code = request.code.trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = code.trimmingCharacters(in: CharacterSet(charactersIn: "?"))
+        if code.hasSuffix("?"), !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+            guard let value = globals.lookup(name) else {
+                throw LumenError(.name, "'\(name)' is not defined", at: SourceLocation(line: 1, column: 1))
+            }
+            output.page(DisplayLibrary.documentation(of: value, name: name))
+            return true
+        }
+        guard code.hasPrefix("%") else { return false }
+        let firstLine = code.prefix { $0 != "\n" }
+        let words = firstLine.split(separator: " ", omittingEmptySubsequences: true).map(String.init)
+        let rest = String(code.dropFirst(firstLine.count)).trimmingCharacters(in: .newlines)
+        switch words[0] {
+        case "%%time":
+            try await timed(ExecutionRequest(code: rest, executionCount: request.executionCount, storeHistory: false, silent: request.silent), output: output)
+        case "%time":
+            let statement = String(firstLine.dropFirst("%time".count)).trimmingCharacters(in: .whitespaces)
+            try await timed(ExecutionRequest(code: statement, executionCount: request.executionCount, storeHistory: false, silent: request.silent), output: output)
+        case "%who":
+            let variables = globals.names.filter { entry in
+                if case .builtin = entry.value { return false }
+                return true
+            }.sorted { $0.key < $1.key }
+            if variables.isEmpty {
+                output.stream(.stdout, "Interactive namespace is empty.\n")
+            } else {
+                let rows = variables.map { [$0.key, $0.value.typeName, String($0.value.description.prefix(60))] }
+                output.display(Table(columns: ["Variable", "Type", "Data"], rows: rows).mimeBundle, displayID: nil)
+            }
+        case "%reset":
+            if !words.contains("-f") {
+                let answer: String
+                do {
+                    answer = try await output.requestInput(prompt: "Once deleted, variables cannot be recovered. Proceed (y/[n])? ", password: false)
+                } catch is InputUnavailableError {
+                    throw LumenError(.value, "%reset needs confirmation, and this front end cannot ask: use %reset -f", at: SourceLocation(line: 1, column: 1))
+                }
+                guard answer.lowercased().hasPrefix("y") else {
+                    output.stream(.stdout, "Nothing done.\n")
+                    return true
+                }
+            }
+            resetGlobals()
+        case "%history":
+            let numbered = words.contains("-n")
+            let lines = historyEntries.map { numbered ? "\($0.line): \($0.input)" : $0.input }
+            output.stream(.stdout, lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n"))
+        case "%lsmagic":
+            output.stream(.stdout, Self.magics.map { "\($0.name)  \($0.summary)" }.joined(separator: "\n") + "\n")
+        default:
+            throw LumenError(.name, "unknown magic \(words[0]); available: \(Self.magics.map(\.name).joined(separator: ", "))",
+                             at: SourceLocation(line: 1, column: 1))
+        }
+        return true
+    }
+
+    private func timed(_ request: ExecutionRequest, output: any OutputSink) async throws {
+        let clock = ContinuousClock()
+        let (userBefore, systemBefore) = Self.processTimes()
+        let started = clock.now
+        defer {
+            let wall = (clock.now - started).components
+            let (userAfter, systemAfter) = Self.processTimes()
+            let (user, system) = (userAfter - userBefore, systemAfter - systemBefore)
+            output.stream(.stdout, String(format: "CPU times: user %@, sys %@, total %@\nWall time: %@\n",
+                                          Self.format(user), Self.format(system), Self.format(user + system),
+                                          Self.format(Double(wall.seconds) + Double(wall.attoseconds) * 1e-18)))
+        }
+        try await executeStatements(request, output: output)
+    }
+
+    /// User and system CPU seconds of this process.
+    private static func processTimes() -> (Double, Double) {
+        var usage = rusage()
+        getrusage(RUSAGE_SELF.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return (seconds(usage.ru_utime), seconds(usage.ru_stime))
+    }
+
+    private static func format(_ seconds: Double) -> String {
+        switch seconds {
+        case ..<1e-3: String(format: "%.0f µs", seconds * 1e6)
+        case ..<1: String(format: "%.1f ms", seconds * 1e3)
+        default: String(format: "%.2f s", seconds)
+        }
+    }
+}

@@ -1,0 +1,69 @@
+import Display
+import Evaluation
+import Foundation
+
+/// A value made to be shown: a table, a chart, HTML, Markdown or JSON.
+public struct Rendered: Sendable, Equatable {
+    /// The kind, shown as its type name (`Table`, `Chart`, `HTML`, …).
+    public let kind: String
+    /// Its representations.
+    public let bundle: MIMEBundle
+}
+
+extension Value {
+    /// The value rendered for display: rich values as themselves, arrays of dictionaries as
+    /// tables, everything else as text.
+    public var mimeBundle: MIMEBundle {
+        switch self {
+        case .rendered(let rendered):
+            return rendered.bundle
+        case .array(let rows) where !rows.isEmpty && rows.allSatisfy({ if case .dictionary = $0 { true } else { false } }):
+            return Value.table(fromRecords: rows).mimeBundle
+        default:
+            return .plainText(description)
+        }
+    }
+
+    /// A table whose columns are the records' keys, in order of first appearance.
+    static func table(fromRecords rows: [Value]) -> Table {
+        var columns: [Value] = []
+        for case .dictionary(let record) in rows {
+            for key in record.pairs.map(\.key) where !columns.contains(where: { $0.equals(key) }) { columns.append(key) }
+        }
+        let cells = rows.map { row -> [String] in
+            guard case .dictionary(let record) = row else { return [] }
+            return columns.map { record[$0]?.printed ?? "" }
+        }
+        return Table(columns: columns.map(\.printed), rows: cells)
+    }
+
+    /// The value as JSON text, or nil when it has no JSON form (functions).
+    var jsonText: String? {
+        guard let object = jsonObject else { return nil }
+        guard JSONSerialization.isValidJSONObject([object]),
+              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) else { return nil }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private var jsonObject: Any? {
+        switch self {
+        case .integer(let number): return number
+        case .double(let number): return number.isFinite ? number : nil
+        case .bool(let flag): return flag
+        case .string(let text): return text
+        case .null: return NSNull()
+        case .array(let elements):
+            let objects = elements.map(\.jsonObject)
+            return objects.contains { $0 == nil } ? nil : objects.compactMap { $0 }
+        case .dictionary(let dictionary):
+            var object: [String: Any] = [:]
+            for (key, value) in dictionary.pairs {
+                guard let member = value.jsonObject else { return nil }
+                object[key.printed] = member
+            }
+            return object
+        case .range(let lower, let upper): return Array(lower..<upper)
+        case .builtin, .function, .method, .rendered: return nil
+        }
+    }
+}

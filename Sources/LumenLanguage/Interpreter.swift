@@ -81,12 +81,16 @@ public actor Interpreter: Evaluator {
         let prefix = String(String.UnicodeScalarView(scalars[start..<end]))
         var candidates = Set(globals.names.keys).union(Token.keywords)
         if start > 0, scalars[start - 1] == "." {
-            // After `name.`, the members of the value's runtime type.
+            // After `name.`, `"literal".` or `[…].`, the members of the value's runtime type.
             var nameStart = start - 1
             while nameStart > 0, Self.isIdentifierScalar(scalars[nameStart - 1]) { nameStart -= 1 }
             let receiver = String(String.UnicodeScalarView(scalars[nameStart..<(start - 1)]))
-            guard let value = globals.lookup(receiver) else { return Completion(matches: [], start: start, end: end) }
-            candidates = Set(Methods.names[value.typeName] ?? [])
+            let typeName: String? = switch start > 1 ? scalars[start - 2] : " " {
+            case "\"": "String"
+            case "]": "Array"
+            default: globals.lookup(receiver)?.typeName
+            }
+            candidates = Set(typeName.flatMap { Methods.names[$0] } ?? [])
         }
         return Completion(matches: candidates.filter { $0.hasPrefix(prefix) }.sorted(), start: start, end: end)
     }

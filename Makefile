@@ -12,10 +12,11 @@ BIN_RELEASE := .build/release/lumen
 
 all: build
 
-## Installs the system packages Lumen needs (libzmq, Python's venv), via apt-get when root.
+## Installs the system packages Lumen needs (libzmq, SQLite, Python's venv), via apt-get when root.
 deps:
 	@missing=""; \
 	[ -f /usr/include/zmq.h ] || missing="$$missing libzmq3-dev"; \
+	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
 	python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \

@@ -32,8 +32,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "Display", dependencies: ["Evaluation"]),
-        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display"]),
+        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite"]),
         .target(
             name: "CKernels",
             cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])]

@@ -8,13 +8,18 @@ import Foundation
 /// calls `execute` interrupts the cell with an `Interrupted` error.
 public actor Interpreter: Evaluator {
     let globals = Scope(parent: nil)
+    /// This session's history, in memory; earlier sessions come from `store`.
     private(set) var historyEntries: [HistoryEntry] = []
-    private let session = 1
+    private let store: HistoryStore?
+    private let session: Int
     /// How deeply user functions may call each other.
     static let maximumCallDepth = 500
 
-    /// Creates an interpreter with the standard library loaded.
-    public init() {
+    /// Creates an interpreter with the standard library loaded, recording history in `store`
+    /// (in memory only when nil).
+    public init(history store: HistoryStore? = nil) {
+        self.store = store
+        session = store?.session ?? 1
         for builtin in StandardLibrary.all {
             globals.declare(builtin.name, .builtin(builtin), constant: true)
         }
@@ -30,7 +35,9 @@ public actor Interpreter: Evaluator {
 
     public func execute(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError) {
         if request.storeHistory {
-            historyEntries.append(HistoryEntry(session: session, line: request.executionCount, input: request.code))
+            let entry = HistoryEntry(session: session, line: request.executionCount, input: request.code)
+            historyEntries.append(entry)
+            store?.record(entry)
         }
         do {
             if try await runSpecial(request, output: output) { return }
@@ -121,18 +128,22 @@ public actor Interpreter: Evaluator {
     }
 
     public func history(_ query: HistoryQuery) async -> [HistoryEntry] {
+        let all = (store?.earlierEntries ?? []) + historyEntries
         switch query {
         case .tail(let count):
-            return Array(historyEntries.suffix(max(0, count)))
-        case .range(let requestedSession, let start, let stop):
-            guard requestedSession == 0 || requestedSession == session else { return [] }
-            return historyEntries.filter { entry in entry.line >= start && (stop.map { entry.line < $0 } ?? true) }
+            return Array(all.suffix(max(0, count)))
+        case .range(let requested, let start, let stop):
+            // 0 is this session, negative numbers count back from it.
+            let wanted = requested <= 0 ? session + requested : requested
+            return all.filter { entry in entry.session == wanted && entry.line >= start && (stop.map { entry.line < $0 } ?? true) }
         case .search(let pattern, let count, let unique):
             var seen: Set<String> = []
-            var found = historyEntries.filter { entry in
-                guard fnmatch(pattern, entry.input, 0) == 0 else { return false }
-                return !unique || seen.insert(entry.input).inserted
+            var found: [HistoryEntry] = []
+            for entry in all.reversed() where fnmatch(pattern, entry.input, 0) == 0 {
+                guard !unique || seen.insert(entry.input).inserted else { continue }
+                found.append(entry)
             }
+            found.reverse()
             if let count { found = Array(found.suffix(max(0, count))) }
             return found
         }

@@ -24,7 +24,14 @@ struct KernelCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let server = KernelServer(connection: connection, evaluator: Interpreter(), info: Self.kernelInfo, logger: logger)
+        let history: HistoryStore?
+        do {
+            history = try HistoryStore()
+        } catch {
+            logger.warning("history will not be kept: \(error)")
+            history = nil
+        }
+        let server = KernelServer(connection: connection, evaluator: Interpreter(history: history), info: Self.kernelInfo, logger: logger)
         _ = try await server.run()
     }
 

@@ -1,0 +1,72 @@
+import Dispatch
+import Foundation
+import Synchronization
+
+/// What the REPL reacts to: lines from stdin (read on a dedicated thread, so waiting for input
+/// never occupies Swift's cooperative pool), the end of input, and Ctrl-C (SIGINT, through a
+/// dispatch signal source).
+final class TerminalEvents: Sendable {
+    enum Event: Sendable {
+        case line(String)
+        case endOfInput
+        case interrupt
+    }
+
+    /// The events, in order.
+    let events: AsyncStream<Event>
+    private let continuation: AsyncStream<Event>.Continuation
+    /// Safety of `@unchecked Sendable`: the source is created, resumed and cancelled only in
+    /// `init` and `deinit`; the box exists so `TerminalEvents` can hold it as a Sendable class.
+    private final class SignalSource: @unchecked Sendable {
+        let source: any DispatchSourceSignal
+        init(_ source: any DispatchSourceSignal) { self.source = source }
+    }
+    private let signalSource: SignalSource
+    private let interruptRouting = InterruptRouting()
+
+    /// Where Ctrl-C goes while a cell runs.
+    private final class InterruptRouting: Sendable {
+        private let handler = Mutex<(@Sendable () -> Bool)?>(nil)
+
+        func set(_ newHandler: (@Sendable () -> Bool)?) {
+            handler.withLock { $0 = newHandler }
+        }
+
+        /// Calls the handler; false when there is none or it did not consume the interrupt.
+        func handle() -> Bool {
+            handler.withLock { $0 }?() ?? false
+        }
+    }
+
+    /// Starts reading stdin and listening for SIGINT.
+    init() {
+        (events, continuation) = AsyncStream.makeStream(of: Event.self)
+        let continuation = self.continuation
+        let reader = Thread {
+            while let line = readLine(strippingNewline: true) {
+                continuation.yield(.line(line))
+            }
+            continuation.yield(.endOfInput)
+        }
+        reader.name = "lumen-stdin"
+        reader.start()
+        signal(SIGINT, SIG_IGN)
+        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue(label: "lumen.repl.signals"))
+        signalSource = SignalSource(source)
+        source.setEventHandler { [interruptRouting, continuation] in
+            if !interruptRouting.handle() { continuation.yield(.interrupt) }
+        }
+        source.resume()
+    }
+
+    deinit {
+        signalSource.source.cancel()
+        continuation.finish()
+    }
+
+    /// While `handler` is set, Ctrl-C calls it; when it returns true the interrupt is consumed
+    /// (a running cell was cancelled) instead of becoming an event.
+    func onInterrupt(_ handler: (@Sendable () -> Bool)?) {
+        interruptRouting.set(handler)
+    }
+}

@@ -1,0 +1,93 @@
+"""`lumen repl` driven as a person would: through a pseudo-terminal, and through pipes and files."""
+import os
+import subprocess
+import time
+
+import pexpect
+
+from conftest import lumen_bin
+
+PROMPT = r"In \[(\d+)\]: "
+
+
+def spawn():
+    return pexpect.spawn(lumen_bin(), ["repl"], env=dict(os.environ, TERM="dumb"), encoding="utf-8", timeout=20)
+
+
+def test_multiline_input_and_state():
+    repl = spawn()
+    try:
+        repl.expect(PROMPT)
+        repl.sendline("func twice(x) {")
+        repl.expect(r"\.\.\.: ")
+        repl.sendline("  return 2 * x")
+        repl.expect(r"\.\.\.: ")
+        repl.sendline("}")
+        repl.expect(PROMPT)
+        repl.sendline("twice(21)")
+        repl.expect(r"Out\[\d+\]: 42")
+        repl.sendline('print("a",')
+        repl.expect(r"\.\.\.: ")
+        repl.sendline('"b")')
+        repl.expect("a b")
+        repl.expect(PROMPT)
+        repl.sendeof()
+        repl.expect(pexpect.EOF)
+    finally:
+        repl.close(force=True)
+
+
+def test_ctrl_c_interrupts_a_running_cell_and_keeps_state():
+    repl = spawn()
+    try:
+        repl.expect(PROMPT)
+        repl.sendline("let kept = 7")
+        repl.expect(PROMPT)
+        repl.sendline('print("sleeping"); sleep(30)')
+        repl.expect("sleeping")
+        started = time.monotonic()
+        repl.sendintr()
+        repl.expect("Interrupted")
+        repl.expect(PROMPT)
+        elapsed = time.monotonic() - started
+        assert elapsed < 0.1, f"back at the prompt after {elapsed * 1000:.0f} ms"
+        repl.sendline("kept * 6")
+        repl.expect(r"Out\[\d+\]: 42")
+    finally:
+        repl.close(force=True)
+
+
+def test_ctrl_c_twice_at_an_empty_prompt_quits():
+    repl = spawn()
+    try:
+        repl.expect(PROMPT)
+        repl.sendintr()
+        repl.expect("press Ctrl-C again")
+        repl.expect(PROMPT)
+        repl.sendintr()
+        repl.expect(pexpect.EOF)
+    finally:
+        repl.close(force=True)
+    assert repl.exitstatus == 0
+
+
+def test_piped_script_exit_status(tmp_path):
+    ok = subprocess.run([lumen_bin(), "repl"], input='let x = 20\nprint(x + 1)\n', capture_output=True, text=True)
+    assert ok.returncode == 0 and ok.stdout == "21\n"
+    failing = subprocess.run([lumen_bin(), "repl"], input='print(1)\nnope\nprint(2)\n', capture_output=True, text=True)
+    assert failing.returncode == 1 and failing.stdout == "1\n"
+    assert "NameError: 'nope' is not defined" in failing.stderr
+    keep_going = subprocess.run([lumen_bin(), "repl", "--keep-going"], input='nope\nprint(2)\n', capture_output=True, text=True)
+    assert keep_going.returncode == 1 and keep_going.stdout == "2\n"
+    script = tmp_path / "script.lumen"
+    script.write_text('for i in 0..<3 {\n  print(i)\n}\n')
+    from_file = subprocess.run([lumen_bin(), "repl", str(script)], capture_output=True, text=True)
+    assert from_file.returncode == 0 and from_file.stdout == "0\n1\n2\n"
+
+
+def test_examples_run(tmp_path):
+    examples = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+    for name in sorted(os.listdir(examples)):
+        if name.endswith(".lumen"):
+            result = subprocess.run([lumen_bin(), "repl", os.path.join(examples, name)], capture_output=True, text=True)
+            assert result.returncode == 0, f"{name}: {result.stderr}"

@@ -8,11 +8,14 @@ public final class Function: Sendable {
     public let closure: Closure
     /// The scope the function captured.
     let scope: Scope
+    /// The cell the function was written in, for tracebacks.
+    let source: SourceText
 
-    init(name: String, closure: Closure, scope: Scope) {
+    init(name: String, closure: Closure, scope: Scope, source: SourceText) {
         self.name = name
         self.closure = closure
         self.scope = scope
+        self.source = source
     }
 
     /// The signature, as help shows it.

@@ -52,7 +52,7 @@ extension Interpreter {
         case .ternary(let test, let whenTrue, let whenFalse, _):
             return try await evaluate(try await condition(test, in: scope, context: &context) ? whenTrue : whenFalse, in: scope, context: &context)
         case .closure(let closure, _):
-            return .function(Function(name: "closure", closure: closure, scope: scope))
+            return .function(Function(name: "closure", closure: closure, scope: scope, source: context.source))
         case .member(let base, let name, let location):
             return try Methods.member(name, of: try await evaluate(base, in: scope, context: &context), at: location)
         case .subscripted(let base, let index, let location):
@@ -83,8 +83,8 @@ extension Interpreter {
     /// Calls a function value: a built-in, a user function or closure, or a method.
     func call(_ function: Value, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
               at location: SourceLocation, context: inout RunContext) async throws -> Value {
-        let builtinContext = Builtin.Context(output: context.output, location: location) { [depth = context.depth, output = context.output] function, arguments in
-            var nested = RunContext(output: output, depth: depth)
+        let builtinContext = Builtin.Context(output: context.output, location: location) { [depth = context.depth, output = context.output, source = context.source] function, arguments in
+            var nested = RunContext(output: output, depth: depth, source: source)
             return try await self.call(function, positional: arguments.map { ($0, location) }, labelled: [], at: location, context: &nested)
         }
         switch function {
@@ -117,7 +117,7 @@ extension Interpreter {
                 value = next.0
             }
             if value == nil, let defaultValue = parameter.defaultValue {
-                var defaults = RunContext(output: context.output, depth: context.depth + 1)
+                var defaults = RunContext(output: context.output, depth: context.depth + 1, source: function.source)
                 value = try await evaluate(defaultValue, in: local, context: &defaults)
             }
             guard let value else {
@@ -133,15 +133,24 @@ extension Interpreter {
         if let extra = labels.first {
             throw LumenError(.type, "\(function.name)() has no argument labelled '\(extra.0):'", at: extra.2)
         }
-        var inner = RunContext(output: context.output, depth: context.depth + 1, shorthandArguments: usesShorthand ? remaining.map(\.0) : [])
+        var inner = RunContext(output: context.output, depth: context.depth + 1, source: function.source,
+                               shorthandArguments: usesShorthand ? remaining.map(\.0) : [])
         // A closure whose body is one expression returns its value, as in Swift.
         if function.name == "closure", function.closure.body.count == 1, case .expression(let expression) = function.closure.body[0] {
-            return try await evaluate(expression, in: local, context: &inner)
+            do {
+                return try await evaluate(expression, in: local, context: &inner)
+            } catch var error as LumenError {
+                error.callChain.append((function.name, location, function.source))
+                throw error
+            }
         }
         do {
             try await run(function.closure.body, in: local, context: &inner)
         } catch ControlFlow.returnValue(let value) {
             return value
+        } catch var error as LumenError {
+            error.callChain.append((function.name, location, function.source))
+            throw error
         }
         return .null
     }

@@ -64,7 +64,7 @@ extension Interpreter {
             if let expression { result = try await evaluate(expression, in: scope, context: &context) }
             throw ControlFlow.returnValue(result)
         case .function(let name, let closure, _):
-            scope.declare(name, .function(Function(name: name, closure: closure, scope: scope)), constant: false)
+            scope.declare(name, .function(Function(name: name, closure: closure, scope: scope, source: context.source)), constant: false)
         }
     }
 

@@ -63,7 +63,7 @@ public actor Interpreter: Evaluator {
     func executeStatements(_ request: ExecutionRequest, output: any OutputSink) async throws {
         let statements = try Parser.parse(request.code)
         var lastValue = Value.null
-        var context = RunContext(output: output, depth: 0)
+        var context = RunContext(output: output, depth: 0, source: SourceText(label: "Cell In[\(request.executionCount)]", text: request.code))
         for statement in statements {
             try Task.checkCancellation()
             if case .expression(let expression) = statement {
@@ -158,6 +158,8 @@ public actor Interpreter: Evaluator {
 struct RunContext {
     let output: any OutputSink
     var depth: Int
+    /// The source of the code running (a cell, or the cell a function was written in).
+    var source: SourceText
     /// The arguments of the innermost closure, for `$0`, `$1`, ….
     var shorthandArguments: [Value] = []
 }

@@ -22,8 +22,16 @@ public struct LumenError: Error, Sendable, Equatable, CustomStringConvertible {
     public var location: SourceLocation?
     /// For syntax errors: whether more input could complete the code (an open string or bracket).
     public var needsMoreInput: Bool
+    /// The user functions the error passed through, innermost first: each function's name, where
+    /// it was called, and the source it was defined in.
+    public var callChain: [(function: String, location: SourceLocation, definedIn: SourceText)] = []
 
     /// Creates an error.
+    public static func == (lhs: LumenError, rhs: LumenError) -> Bool {
+        lhs.kind == rhs.kind && lhs.message == rhs.message && lhs.location == rhs.location && lhs.needsMoreInput == rhs.needsMoreInput
+            && lhs.callChain.map(\.function) == rhs.callChain.map(\.function) && lhs.callChain.map(\.location) == rhs.callChain.map(\.location)
+    }
+
     public init(_ kind: Kind, _ message: String, at location: SourceLocation? = nil, needsMoreInput: Bool = false) {
         self.kind = kind
         self.message = message
@@ -36,18 +44,38 @@ public struct LumenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The error as front ends show it, with a traceback quoting the line of `source` it points at
     /// and a caret under the column.
     public func executionError(source: String, cellLabel: String) -> ExecutionError {
+        let cell = SourceText(label: cellLabel, text: source)
         var traceback: [String] = []
+        // Outermost call first, as Python prints it; the error's own place last. A frame's call
+        // stands in the source of its caller: the next frame's function, or the cell.
+        for index in callChain.indices.reversed() {
+            let caller = index + 1 < callChain.count ? callChain[index + 1] : nil
+            traceback += (caller?.definedIn ?? cell).quote(callChain[index].location, in: caller?.function)
+        }
         if let location {
-            let lines = source.split(separator: "\n", omittingEmptySubsequences: false)
-            traceback.append("  \(cellLabel), line \(location.line)")
-            if location.line >= 1, location.line <= lines.count {
-                let line = lines[location.line - 1]
-                traceback.append("    " + line)
-                let indent = String(line.prefix(max(0, location.column - 1)).map { $0 == "\t" ? "\t" : " " })
-                traceback.append("    " + indent + "^")
-            }
+            traceback += (callChain.first?.definedIn ?? cell).quote(location, in: callChain.first?.function)
         }
         traceback.append(description)
         return ExecutionError(name: kind.rawValue, message: message, traceback: traceback)
+    }
+}
+
+/// A cell's source and the label tracebacks give it (`Cell In[3]`).
+public struct SourceText: Sendable {
+    /// The label, e.g. `Cell In[3]`.
+    public let label: String
+    /// The source.
+    public let text: String
+
+    /// Traceback lines quoting `location`: where, the line, and a caret under the column.
+    func quote(_ location: SourceLocation, in function: String?) -> [String] {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var quoted = ["  \(label), line \(location.line)\(function.map { ", in \($0)()" } ?? "")"]
+        if location.line >= 1, location.line <= lines.count {
+            let line = lines[location.line - 1]
+            quoted.append("    " + line)
+            quoted.append("    " + String(line.prefix(max(0, location.column - 1)).map { $0 == "\t" ? "\t" : " " }) + "^")
+        }
+        return quoted
     }
 }

@@ -203,3 +203,23 @@ struct RichOutputTests {
         #expect((completion.start, completion.end) == (6, 8))
     }
 }
+
+@Suite("Tracebacks")
+struct TracebackTests {
+    @Test("an error inside functions shows the call chain, each line from the cell it was written in")
+    func callChain() async throws {
+        let interpreter = Interpreter()
+        try await interpreter.execute(ExecutionRequest(code: "func inner(x) {\n  return x + nope\n}", executionCount: 1), output: RecordingSink())
+        do {
+            try await interpreter.execute(ExecutionRequest(code: "func outer() { return inner(1) }\nouter()", executionCount: 2), output: RecordingSink())
+            Issue.record("no error")
+        } catch {
+            #expect(error.traceback == [
+                "  Cell In[2], line 2", "    outer()", "         ^",
+                "  Cell In[2], line 1, in outer()", "    func outer() { return inner(1) }", "                               ^",
+                "  Cell In[1], line 2, in inner()", "      return x + nope", "                 ^",
+                "NameError: 'nope' is not defined",
+            ])
+        }
+    }
+}

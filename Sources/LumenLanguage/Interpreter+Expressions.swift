@@ -83,7 +83,7 @@ extension Interpreter {
     /// Calls a function value: a built-in, a user function or closure, or a method.
     func call(_ function: Value, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
               at location: SourceLocation, context: inout RunContext) async throws -> Value {
-        let builtinContext = Builtin.Context(output: context.output, location: location) { [depth = context.depth, output = context.output, source = context.source] function, arguments in
+        let builtinContext = Builtin.Context(output: context.output, location: location, random: random) { [depth = context.depth, output = context.output, source = context.source] function, arguments in
             var nested = RunContext(output: output, depth: depth, source: source)
             return try await self.call(function, positional: arguments.map { ($0, location) }, labelled: [], at: location, context: &nested)
         }

@@ -8,6 +8,8 @@ import Foundation
 /// calls `execute` interrupts the cell with an `Interrupted` error.
 public actor Interpreter: Evaluator {
     let globals = Scope(parent: nil)
+    /// The session's random numbers, for `random()`.
+    let random = SessionRandom()
     /// This session's history, in memory; earlier sessions come from `store`.
     private(set) var historyEntries: [HistoryEntry] = []
     private let store: HistoryStore?

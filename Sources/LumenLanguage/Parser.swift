@@ -304,10 +304,16 @@ public struct Parser {
         var arguments: [Argument] = []
         while !isSymbol(closing) {
             var label: String?
-            if case .identifier(let name) = current.kind, next.kind == .symbol(":") {
-                label = name
-                advance()
-                advance()
+            // As in Swift, keywords may be labels too (`random(in: 1...6)`).
+            if next.kind == .symbol(":") {
+                switch current.kind {
+                case .identifier(let name), .keyword(let name):
+                    label = name
+                    advance()
+                    advance()
+                default:
+                    break
+                }
             }
             arguments.append(Argument(label: label, value: try parseExpression()))
             guard isSymbol(",") else { break }

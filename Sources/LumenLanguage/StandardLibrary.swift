@@ -4,7 +4,7 @@ import Foundation
 /// The built-in functions every Lumen session starts with.
 enum StandardLibrary {
     static let all: [Builtin] = DisplayLibrary.all + [print, eprint, sleep, input, len, string, int, double, minimum, maximum, sum, mean,
-                                 stdev, sorted, range, stride, now, assert, abs, round, sqrt, exp, log, pow]
+                                 stdev, sorted, range, stride, now, random, assert, abs, round, sqrt, exp, log, pow]
 
     static let print = Builtin(
         name: "print",
@@ -181,6 +181,23 @@ enum StandardLibrary {
     static let now = Builtin(name: "now", signature: "now() -> Double", summary: "Seconds since 1970, with sub-millisecond precision: subtract two to time something.") { arguments, _ in
         try arguments.finish()
         return .double(Date().timeIntervalSince1970)
+    }
+
+    static let random = Builtin(
+        name: "random",
+        signature: "random(in: Range? = nil, seed: Int? = nil) -> Double or Int",
+        summary: "A random Double in [0, 1), or an Int from a range with `in:`; `seed:` restarts the session's sequence so results repeat."
+    ) { arguments, context in
+        let range = arguments.labelled("in")
+        let seed = try arguments.labelled("seed").map { argument throws(LumenError) in try arguments.integer(argument, "seed") }
+        try arguments.finish()
+        if let seed { context.random.reseed(UInt64(bitPattern: Int64(seed))) }
+        guard let (bounds, location) = range else { return .double(context.random.unit()) }
+        guard case .range(let lower, let upper) = bounds, upper > lower else {
+            throw LumenError(.value, "random(in:) needs a non-empty Int range, got \(bounds.description)", at: location)
+        }
+        let width = UInt64(upper - lower)
+        return .integer(lower + Int(context.random.next() % width))
     }
 
     static let assert = Builtin(name: "assert", signature: "assert(_ condition: Bool, _ message: String = \"\")", summary: "Fails the cell with an AssertionError when the condition is false.") { arguments, context in

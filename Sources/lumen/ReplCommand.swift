@@ -131,7 +131,7 @@ struct ReplCommand: AsyncParsableCommand {
 
     /// Runs one cell in its own task, cancelled by Ctrl-C; returns whether it succeeded.
     private func runCell(_ code: String, count: Int, interpreter: Interpreter, events: TerminalEvents?, interactive: Bool) async -> Bool {
-        let sink = TerminalOutputSink(executionCount: count, interactive: interactive)
+        let sink = TerminalOutputSink(executionCount: count, interactive: interactive, events: events)
         let cell = Task(priority: .userInitiated) { () async -> ExecutionError? in
             do throws(ExecutionError) {
                 try await interpreter.execute(ExecutionRequest(code: code, executionCount: count), output: sink)

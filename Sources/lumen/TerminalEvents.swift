@@ -23,6 +23,49 @@ final class TerminalEvents: Sendable {
     }
     private let signalSource: SignalSource
     private let interruptRouting = InterruptRouting()
+    private let inputRouting = InputRouting()
+
+    /// A cell waiting for a line of input (from `input()`), served before the event stream.
+    private final class InputRouting: Sendable {
+        private let waiting = Mutex<CheckedContinuation<String, any Error>?>(nil)
+
+        /// Hands `line` to a waiting cell; false when none waits.
+        func deliver(_ line: String) -> Bool {
+            guard let continuation = take() else { return false }
+            continuation.resume(returning: line)
+            return true
+        }
+
+        /// Ends a wait with `error`, if there is one.
+        func fail(_ error: any Error) {
+            take()?.resume(throwing: error)
+        }
+
+        /// Waits for the next line; cancelling the task ends the wait with `CancellationError`.
+        func next() async throws -> String {
+            try await withTaskCancellationHandler {
+                try await withCheckedThrowingContinuation { continuation in
+                    waiting.withLock { $0 = continuation }
+                    if Task.isCancelled { fail(CancellationError()) }
+                }
+            } onCancel: {
+                fail(CancellationError())
+            }
+        }
+
+        /// Removes the waiting continuation: whoever takes it resumes it, exactly once.
+        private func take() -> CheckedContinuation<String, any Error>? {
+            waiting.withLock { waiting in
+                defer { waiting = nil }
+                return waiting
+            }
+        }
+    }
+
+    /// Standard input ended while a cell waited for input.
+    struct EndOfInput: Error, CustomStringConvertible {
+        var description: String { "standard input ended" }
+    }
 
     /// Where Ctrl-C goes while a cell runs.
     private final class InterruptRouting: Sendable {
@@ -42,10 +85,11 @@ final class TerminalEvents: Sendable {
     init() {
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
         let continuation = self.continuation
-        let reader = Thread {
+        let reader = Thread { [inputRouting] in
             while let line = readLine(strippingNewline: true) {
-                continuation.yield(.line(line))
+                if !inputRouting.deliver(line) { continuation.yield(.line(line)) }
             }
+            inputRouting.fail(EndOfInput())
             continuation.yield(.endOfInput)
         }
         reader.name = "lumen-stdin"
@@ -62,6 +106,11 @@ final class TerminalEvents: Sendable {
     deinit {
         signalSource.source.cancel()
         continuation.finish()
+    }
+
+    /// Waits for the next line typed, for a cell's `input()`.
+    func readInputLine() async throws -> String {
+        try await inputRouting.next()
     }
 
     /// While `handler` is set, Ctrl-C calls it; when it returns true the interrupt is consumed

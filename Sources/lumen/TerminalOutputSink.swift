@@ -6,6 +6,8 @@ import Foundation
 struct TerminalOutputSink: OutputSink {
     let executionCount: Int
     let interactive: Bool
+    /// Where typed lines come from, in the interactive REPL.
+    let events: TerminalEvents?
 
     private func write(_ text: String, to handle: FileHandle = .standardOutput) {
         handle.write(Data(text.utf8))
@@ -43,6 +45,10 @@ struct TerminalOutputSink: OutputSink {
     }
 
     func requestInput(prompt: String, password: Bool) async throws -> String {
-        throw InputUnavailableError(reason: "the terminal REPL reads cells from stdin, so input() is not available")
+        guard interactive, let events else {
+            throw InputUnavailableError(reason: "a script's cells come from stdin or a file, so input() is only available in the interactive REPL")
+        }
+        write(prompt)
+        return try await events.readInputLine()
     }
 }

@@ -113,6 +113,9 @@ struct LanguageTests {
         #expect(await session.run("[Int(\"42\"), Int(3.9), Double(\"x\"), String(7) + \"!\"]") == "[42, 3, nil, \"7!\"]")
         #expect(await session.run("range(3).map { $0 * 10 } + stride(from: 0, to: 10, by: 4)") == "[0, 10, 20, 0, 4, 8]")
         #expect(await session.run("assert(1 + 1 == 3, \"math is broken\")") == "AssertionError: math is broken")
+        #expect(await session.run("let r = random(seed: 7); [r == random(seed: 7), r >= 0 && r < 1]") == "[true, true]")
+        #expect(await session.run("(0..<200).map { random(in: 1...6) }.filter { $0 < 1 || $0 > 6 }.count") == "0")
+        #expect(await session.run("random(in: 3..<3)") == "ValueError: random(in:) needs a non-empty Int range, got 3..<3")
     }
 
     @Test("an endless loop is interrupted by cancelling its task")

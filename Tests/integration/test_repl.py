@@ -91,3 +91,17 @@ def test_examples_run(tmp_path):
         if name.endswith(".lumen"):
             result = subprocess.run([lumen_bin(), "repl", os.path.join(examples, name)], capture_output=True, text=True)
             assert result.returncode == 0, f"{name}: {result.stderr}"
+
+
+def test_input_prompts_in_the_terminal():
+    repl = spawn()
+    try:
+        repl.expect(PROMPT)
+        repl.sendline('let who = input("name? ")')
+        repl.expect("name\\? ")
+        repl.sendline("Ada")
+        repl.expect(PROMPT)
+        repl.sendline('"hello \\(who)"')
+        repl.expect(r'Out\[\d+\]: "hello Ada"')
+    finally:
+        repl.close(force=True)

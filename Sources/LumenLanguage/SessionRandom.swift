@@ -1,0 +1,28 @@
+import Synchronization
+
+/// A session's random numbers (SplitMix64): seeded from the system at start, reseeded by
+/// `random(seed:)`, so an experiment can be made repeatable.
+final class SessionRandom: Sendable {
+    private let state = Mutex<UInt64>(UInt64.random(in: 0...UInt64.max))
+
+    /// Restarts the sequence from `seed`.
+    func reseed(_ seed: UInt64) {
+        state.withLock { $0 = seed }
+    }
+
+    /// The next 64 random bits.
+    func next() -> UInt64 {
+        state.withLock { state in
+            state &+= 0x9E37_79B9_7F4A_7C15
+            var z = state
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            return z ^ (z >> 31)
+        }
+    }
+
+    /// A uniform Double in [0, 1).
+    func unit() -> Double {
+        Double(next() >> 11) * 0x1.0p-53
+    }
+}

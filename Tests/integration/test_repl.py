@@ -44,7 +44,7 @@ def test_ctrl_c_interrupts_a_running_cell_and_keeps_state():
         repl.sendline("let kept = 7")
         repl.expect(PROMPT)
         repl.sendline('print("sleeping"); sleep(30)')
-        repl.expect("sleeping")
+        repl.expect("\r\nsleeping\r\n")
         started = time.monotonic()
         repl.sendintr()
         repl.expect("Interrupted")

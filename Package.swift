@@ -23,6 +23,7 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "Evaluation"),
+        .target(name: "Executors"),
         .target(
             name: "Kernel",
             dependencies: [
@@ -34,14 +35,14 @@ let package = Package(
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "Display", dependencies: ["Evaluation"]),
-        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite"]),
+        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite", "Executors"]),
         .target(
             name: "CKernels",
             cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])]
         ),
         .target(
             name: "Inference",
-            dependencies: ["CKernels"],
+            dependencies: ["CKernels", "Executors"],
             // The kernels rely on AVX2, FMA and F16C (x86-64-v3, "haswell"); without them every
             // SIMD multiply-add becomes a call into libm.
             swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]

@@ -1,3 +1,4 @@
+import Executors
 import Foundation
 
 /// One conversation with a model: owns a KV cache and sampler state, so a model's session is never

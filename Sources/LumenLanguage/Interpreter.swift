@@ -1,12 +1,18 @@
 import Evaluation
+import Executors
 import Foundation
 
 /// Runs Lumen cells, keeping their state (variables, functions, history) from one cell to the
 /// next, and answers completion, inspection and history questions about them.
 ///
 /// Every statement and every loop iteration is a cancellation point: cancelling the task that
-/// calls `execute` interrupts the cell with an `Interrupted` error.
+/// calls `execute` interrupts the cell with an `Interrupted` error. The actor runs on a thread of
+/// its own, so a long-running cell never occupies Swift's cooperative pool.
 public actor Interpreter: Evaluator {
+    private let executor = ThreadExecutor(name: "lumen-interpreter")
+    /// The interpreter's dedicated thread.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+
     let globals = Scope(parent: nil)
     /// The session's random numbers, for `random()`.
     let random = SessionRandom()

@@ -210,3 +210,17 @@ def test_install_and_uninstall_are_seen_by_jupyter(tmp_path):
     assert "lumen-test" in json.loads(listed.stdout)["kernelspecs"]
     subprocess.run([lumen_bin(), "uninstall", "--prefix", str(tmp_path), "--name", "lumen-test"], check=True, capture_output=True)
     assert not spec_dir.exists()
+
+
+def test_interrupt_stops_an_endless_loop_and_control_stays_responsive(kernel):
+    manager, client = kernel
+    msg_id = client.execute("var spins = 0\nwhile true { spins += 1 }")
+    wait_until_running(client, msg_id)
+    request = client.session.msg("kernel_info_request", {})
+    client.control_channel.send(request)
+    assert client.control_channel.get_msg(timeout=2)["msg_type"] == "kernel_info_reply"
+    manager.interrupt_kernel()
+    reply = shell_reply(client, msg_id, timeout=5)
+    assert reply["content"]["ename"] == "Interrupted"
+    after, _ = run(client, "spins > 0")
+    assert after["content"]["status"] == "ok"

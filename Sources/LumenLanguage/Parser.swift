@@ -4,6 +4,9 @@ public struct Parser {
     private var position = 0
     /// Whether `expression {` may be a call with a trailing closure (not in `if`/`while`/`for` heads).
     private var allowsTrailingClosure = true
+    /// How deeply expressions and blocks nest here; bounded so no input can exhaust the stack.
+    private var depth = 0
+    private static let maximumDepth = 200
 
     /// Prepares to parse `tokens` (which end with `.end`).
     public init(tokens: [Token]) {
@@ -87,6 +90,11 @@ public struct Parser {
     }
 
     private mutating func parseBlock(_ context: String) throws(LumenError) -> [Statement] {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maximumDepth else {
+            throw LumenError(.syntax, "blocks nest more than \(Self.maximumDepth) deep", at: current.location)
+        }
         try expectSymbol("{", "to open \(context)")
         let saved = allowsTrailingClosure
         allowsTrailingClosure = true
@@ -233,6 +241,11 @@ public struct Parser {
     ]
 
     private mutating func parseExpression() throws(LumenError) -> Expression {
+        depth += 1
+        defer { depth -= 1 }
+        guard depth <= Self.maximumDepth else {
+            throw LumenError(.syntax, "expressions nest more than \(Self.maximumDepth) deep", at: current.location)
+        }
         let condition = try parseBinary(level: 0)
         guard isSymbol("?") else { return condition }
         let location = advance().location
@@ -260,6 +273,11 @@ public struct Parser {
 
     private mutating func parseUnary() throws(LumenError) -> Expression {
         if isSymbol("-") || isSymbol("!") {
+            depth += 1
+            defer { depth -= 1 }
+            guard depth <= Self.maximumDepth else {
+                throw LumenError(.syntax, "expressions nest more than \(Self.maximumDepth) deep", at: current.location)
+            }
             let token = advance()
             guard case .symbol(let symbol) = token.kind else { return try parsePostfix() }
             return .unary(symbol, try parseUnary(), token.location)
@@ -370,6 +388,7 @@ public struct Parser {
                 case .text(let text): parts.append(.text(text))
                 case .code(let code, let start):
                     var inner = Parser(tokens: try Lexer.tokenize(code, start: start))
+                    inner.depth = depth + 1
                     let expression = try inner.parseExpression()
                     guard inner.current.kind == .end else { throw inner.unexpected(expecting: "')' to end the interpolation") }
                     parts.append(.expression(expression))

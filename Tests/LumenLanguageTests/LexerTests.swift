@@ -75,6 +75,15 @@ struct ParserTests {
         }
     }
 
+    @Test("absurdly deep nesting is a syntax error, not a stack overflow")
+    func deepNesting() {
+        for source in [String(repeating: "(", count: 100_000) + "1", String(repeating: "-", count: 100_000) + "1",
+                       String(repeating: "if true {", count: 50_000), String(repeating: "[", count: 100_000),
+                       String(repeating: "\"\\(", count: 5_000) + "1" + String(repeating: ")\"", count: 5_000)] {
+            #expect(throws: LumenError.self) { try Parser.parse(source) }
+        }
+    }
+
     @Test("any input either parses or gives a syntax error, never a crash")
     func fuzz() {
         var generator = SystemRandomNumberGenerator()

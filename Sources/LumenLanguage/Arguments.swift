@@ -48,6 +48,12 @@ public struct Arguments: Sendable {
         return argument
     }
 
+    /// Takes the String argument labelled `label`, if given.
+    public mutating func labelledString(_ label: String) throws(LumenError) -> String? {
+        guard let argument = labelled(label) else { return nil }
+        return try string(argument, label)
+    }
+
     /// Fails if any argument was not taken.
     public func finish() throws(LumenError) {
         if let (_, location) = positional.first {

@@ -18,7 +18,7 @@ enum DisplayLibrary {
         } else {
             bundle = try arguments.requirePositional("value").0.mimeBundle
         }
-        let id = try arguments.labelled("id").map { argument throws(LumenError) in try arguments.string(argument, "id") }
+        let id = try arguments.labelledString("id")
         try arguments.finish()
         context.output.display(bundle, displayID: id)
         return .null
@@ -81,10 +81,10 @@ enum DisplayLibrary {
     ) { arguments, context in
         let (data, location) = try arguments.requirePositional("values")
         let labels = try arguments.labelled("labels").map { argument throws in try Operators.elements(of: argument.0, at: argument.1).map(\.printed) }
-        let kindName = try arguments.labelled("kind").map { argument throws(LumenError) in try arguments.string(argument, "kind") } ?? "bar"
-        let title = try arguments.labelled("title").map { argument throws(LumenError) in try arguments.string(argument, "title") } ?? ""
-        let xLabel = try arguments.labelled("x").map { argument throws(LumenError) in try arguments.string(argument, "x") } ?? ""
-        let yLabel = try arguments.labelled("y").map { argument throws(LumenError) in try arguments.string(argument, "y") } ?? ""
+        let kindName = try arguments.labelledString("kind") ?? "bar"
+        let title = try arguments.labelledString("title") ?? ""
+        let xLabel = try arguments.labelledString("x") ?? ""
+        let yLabel = try arguments.labelledString("y") ?? ""
         try arguments.finish()
         guard let kind = Chart.Kind(rawValue: kindName) else {
             throw LumenError(.value, "chart kind must be \"bar\" or \"line\", not \"\(kindName)\"", at: location)

@@ -94,7 +94,7 @@ enum Methods {
             try arguments.finish()
             return elements.firstIndex { $0.equals(element) }.map { .integer($0) } ?? .null
         case (.array(let elements), "joined"):
-            let separator = try arguments.labelled("separator").map { argument throws(LumenError) in try arguments.string(argument, "separator") } ?? ""
+            let separator = try arguments.labelledString("separator") ?? ""
             try arguments.finish()
             return .string(elements.map(\.printed).joined(separator: separator))
         case (.array(let elements), "zip"):

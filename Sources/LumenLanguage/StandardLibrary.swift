@@ -26,8 +26,8 @@ enum StandardLibrary {
 
     private static func joined(_ arguments: inout Arguments) throws(LumenError) -> String {
         let items = arguments.remainingPositional().map { $0.0.printed }
-        let separator = try arguments.labelled("separator").map { argument throws(LumenError) in try arguments.string(argument, "separator") } ?? " "
-        let terminator = try arguments.labelled("terminator").map { argument throws(LumenError) in try arguments.string(argument, "terminator") } ?? "\n"
+        let separator = try arguments.labelledString("separator") ?? " "
+        let terminator = try arguments.labelledString("terminator") ?? "\n"
         try arguments.finish()
         return items.joined(separator: separator) + terminator
     }

@@ -35,7 +35,7 @@ let package = Package(
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "Display", dependencies: ["Evaluation"]),
-        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite", "Executors"]),
+        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite", "Executors", "Inference"]),
         .target(
             name: "CKernels",
             cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])]
@@ -61,7 +61,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
-        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation"]),
+        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
     ],

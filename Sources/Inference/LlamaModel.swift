@@ -87,6 +87,15 @@ public final class LlamaModel: Sendable {
             : try matrix("output.weight", columns: dimension, rows: configuration.vocabularySize)
     }
 
+    /// Reads one byte of every page of the weights, so the operating system loads them from disk
+    /// now rather than during the first forward pass.
+    public func touchWeights() {
+        let bytes = gguf.mapping.bytes
+        var checksum: UInt8 = 0
+        for offset in stride(from: 0, to: bytes.count, by: 4096) { checksum &+= bytes[offset] }
+        withExtendedLifetime(checksum) {}
+    }
+
     /// The number of weights.
     public var parameterCount: Int {
         gguf.tensors.reduce(0) { $0 + $1.elementCount }

@@ -35,6 +35,17 @@ public struct GenerationSummary: Sendable, Equatable {
     public var generationTokensPerSecond: Double
     /// Why generation ended.
     public var finishReason: FinishReason
+
+    /// Creates a summary.
+    public init(promptTokens: Int, generatedTokens: Int, timeToFirstToken: Double, promptTokensPerSecond: Double,
+                generationTokensPerSecond: Double, finishReason: FinishReason) {
+        self.promptTokens = promptTokens
+        self.generatedTokens = generatedTokens
+        self.timeToFirstToken = timeToFirstToken
+        self.promptTokensPerSecond = promptTokensPerSecond
+        self.generationTokensPerSecond = generationTokensPerSecond
+        self.finishReason = finishReason
+    }
 }
 
 /// What a generation stream carries: tokens as they are produced, then a summary.

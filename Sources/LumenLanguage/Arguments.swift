@@ -14,6 +14,11 @@ public struct Arguments: Sendable {
         self.labelled = labelled
     }
 
+    /// These arguments with `value` before the positional ones (a method's receiver).
+    func prepending(_ value: Value, at location: SourceLocation) -> Arguments {
+        Arguments(function: function, at: callLocation, positional: [(value, location)] + positional, labelled: labelled)
+    }
+
     /// Takes the next positional argument, or nil when there is none.
     public mutating func nextPositional() -> (Value, SourceLocation)? {
         positional.isEmpty ? nil : positional.removeFirst()

@@ -11,6 +11,7 @@ public struct LumenError: Error, Sendable, Equatable, CustomStringConvertible {
         case index = "IndexError"
         case assertion = "AssertionError"
         case input = "InputError"
+        case model = "ModelError"
         case interrupted = "Interrupted"
     }
 

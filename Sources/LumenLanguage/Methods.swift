@@ -30,6 +30,21 @@ enum Methods {
         case (.dictionary(let dictionary), "values"): return .array(dictionary.pairs.map(\.value))
         case (.range(let lower, let upper), "count"): return .integer(upper - lower)
         case (.range(let lower, let upper), "isEmpty"): return .bool(upper == lower)
+        case (.host(let object), _):
+            let property: Value?
+            do {
+                property = try object.property(name)
+            } catch let error as LumenError {
+                throw error
+            } catch {
+                throw LumenError(.model, "\(error)", at: location)
+            }
+            if let property { return property }
+            guard object.methodNames.contains(name) else {
+                let known = (object.propertyNames + object.methodNames).sorted().joined(separator: ", ")
+                throw LumenError(.type, "a \(object.typeName) has no member '\(name)': it has \(known)", at: location)
+            }
+            return .method(value, name)
         default:
             guard names[value.typeName]?.contains(name) == true else {
                 let known = names[value.typeName].map { ": it has " + $0.joined(separator: ", ") } ?? ""
@@ -43,6 +58,10 @@ enum Methods {
     static func call(_ name: String, on receiver: Value, arguments: inout Arguments, context: Builtin.Context) async throws -> Value {
         let location = context.location
         if case .range = receiver { return try await call(name, on: .array(try Operators.elements(of: receiver, at: location)), arguments: &arguments, context: context) }
+        if case .host = receiver, let builtin = StandardLibrary.all.first(where: { $0.name == name }) {
+            var withReceiver = arguments.prepending(receiver, at: location)
+            return try await builtin.body(&withReceiver, context)
+        }
         switch (receiver, name) {
         case (.array(let elements), "map"):
             let function = try arguments.requirePositional("transform").0

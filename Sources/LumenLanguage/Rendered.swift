@@ -17,6 +17,8 @@ extension Value {
         switch self {
         case .rendered(let rendered):
             return rendered.bundle
+        case .host(let object):
+            return object.mimeBundle
         case .array(let rows) where !rows.isEmpty && rows.allSatisfy({ if case .dictionary = $0 { true } else { false } }):
             return Value.table(fromRecords: rows).mimeBundle
         default:
@@ -63,7 +65,7 @@ extension Value {
             }
             return object
         case .range(let lower, let upper): return Array(lower..<upper)
-        case .builtin, .function, .method, .rendered: return nil
+        case .builtin, .function, .method, .rendered, .host: return nil
         }
     }
 }

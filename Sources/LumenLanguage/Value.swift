@@ -17,6 +17,8 @@ public indirect enum Value: Sendable {
     case method(Value, String)
     /// A table, chart, HTML or other rich rendering.
     case rendered(Rendered)
+    /// An object of the host: a loaded model, a generation.
+    case host(any HostObject)
 
     /// The name of the value's type, as error messages and inspection show it.
     public var typeName: String {
@@ -31,6 +33,7 @@ public indirect enum Value: Sendable {
         case .range: "Range"
         case .builtin, .function, .method: "Function"
         case .rendered(let rendered): rendered.kind
+        case .host(let object): object.typeName
         }
     }
 
@@ -56,6 +59,7 @@ public indirect enum Value: Sendable {
         case .function(let function): function.signature
         case .method(let receiver, let name): "\(receiver.typeName).\(name)"
         case .rendered(let rendered): rendered.bundle.plainText ?? rendered.kind
+        case .host(let object): object.summary
         }
     }
 
@@ -79,6 +83,7 @@ public indirect enum Value: Sendable {
             a.count == b.count && a.pairs.allSatisfy { pair in b[pair.key].map { $0.equals(pair.value) } ?? false }
         case (.range(let a, let b), .range(let c, let d)): a == c && b == d
         case (.rendered(let a), .rendered(let b)): a == b
+        case (.host(let a), .host(let b)): a === b
         default: false
         }
     }

@@ -146,6 +146,7 @@ struct ReplCommand: AsyncParsableCommand {
         }
         let failure = await cell.value
         events?.onInterrupt(nil)
+        sink.finishCell()
         if let failure { sink.error(failure) }
         return failure == nil
     }

@@ -1,5 +1,32 @@
 import Evaluation
 import Foundation
+import Synchronization
+
+/// What each display id of a cell last showed in the terminal, so a display that grows (a
+/// generation streaming tokens) prints only what was added.
+final class TerminalDisplays: Sendable {
+    private let shown = Mutex<[String: String]>([:])
+    private let lastWriteEndedLine = Mutex(true)
+
+    /// Records whether what was just written ended with a line break.
+    func wrote(_ text: String) {
+        if !text.isEmpty { lastWriteEndedLine.withLock { $0 = text.hasSuffix("\n") } }
+    }
+
+    /// Whether the cursor is at the start of a line.
+    var atLineStart: Bool { lastWriteEndedLine.withLock { $0 } }
+
+    /// The text to print for `text` shown under `id`: the new tail when it extends what was shown,
+    /// else the whole text on a new line.
+    func delta(for text: String, id: String) -> String {
+        shown.withLock { shown in
+            defer { shown[id] = text }
+            guard let previous = shown[id] else { return text }
+            if text.hasPrefix(previous) { return String(text.dropFirst(previous.count)) }
+            return (previous.hasSuffix("\n") || previous.isEmpty ? "" : "\n") + text
+        }
+    }
+}
 
 /// Shows a cell's output in a terminal: streams as they are, rich values as their plain text,
 /// errors with their traceback on stderr, the cell's value after `Out[n]:` when interactive.
@@ -8,13 +35,21 @@ struct TerminalOutputSink: OutputSink {
     let interactive: Bool
     /// Where typed lines come from, in the interactive REPL.
     let events: TerminalEvents?
+    /// What this cell's displays show.
+    let displays = TerminalDisplays()
 
     private func write(_ text: String, to handle: FileHandle = .standardOutput) {
         handle.write(Data(text.utf8))
+        if handle === FileHandle.standardOutput { displays.wrote(text) }
+    }
+
+    /// Ends the cell's output on a line of its own.
+    func finishCell() {
+        if !displays.atLineStart { write("\n") }
     }
 
     private func line(_ text: String) -> String {
-        text.hasSuffix("\n") ? text : text + "\n"
+        (displays.atLineStart ? "" : "\n") + (text.hasSuffix("\n") ? text : text + "\n")
     }
 
     func stream(_ stream: StandardStream, _ text: String) {
@@ -22,11 +57,15 @@ struct TerminalOutputSink: OutputSink {
     }
 
     func display(_ bundle: MIMEBundle, displayID: String?) {
-        write(line(bundle.plainText ?? ""))
+        guard let displayID else {
+            write(line(bundle.plainText ?? ""))
+            return
+        }
+        write(displays.delta(for: bundle.plainText ?? "", id: displayID))
     }
 
     func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
-        write(line(bundle.plainText ?? ""))
+        write(displays.delta(for: bundle.plainText ?? "", id: displayID))
     }
 
     func clearOutput(wait: Bool) {}

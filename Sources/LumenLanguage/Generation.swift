@@ -1,0 +1,90 @@
+import Display
+import Evaluation
+import Foundation
+import Inference
+
+/// The result of `generate`: the text, each token with its log-probability, figures, and how
+/// it ended.
+public final class Generation: HostObject {
+    /// The prompt.
+    public let prompt: String
+    /// The generated text.
+    public let text: String
+    /// The generated tokens.
+    public let tokens: [GeneratedToken]
+    /// Figures about the run.
+    public let stats: GenerationSummary
+    /// The options used.
+    public let options: GenerationOptions
+    /// Whether the run was interrupted.
+    public let interrupted: Bool
+
+    init(prompt: String, text: String, tokens: [GeneratedToken], stats: GenerationSummary, options: GenerationOptions, interrupted: Bool) {
+        self.prompt = prompt
+        self.text = text
+        self.tokens = tokens
+        self.stats = stats
+        self.options = options
+        self.interrupted = interrupted
+    }
+
+    public var typeName: String { "Generation" }
+    public var propertyNames: [String] { ["finishReason", "options", "prompt", "stats", "text", "tokens"] }
+    public var methodNames: [String] { [] }
+
+    public func property(_ name: String) throws -> Value? {
+        switch name {
+        case "text": return .string(text)
+        case "prompt": return .string(prompt)
+        case "finishReason": return .string(finishReason)
+        case "tokens":
+            return .array(tokens.map { token in
+                var entry = LumenDictionary()
+                entry[.string("id")] = .integer(Int(token.id))
+                entry[.string("piece")] = .string(token.text)
+                entry[.string("logprob")] = .double(Double(token.logProbability))
+                return .dictionary(entry)
+            })
+        case "stats":
+            var entry = LumenDictionary()
+            entry[.string("promptTokens")] = .integer(stats.promptTokens)
+            entry[.string("generatedTokens")] = .integer(stats.generatedTokens)
+            entry[.string("timeToFirstToken")] = .double(stats.timeToFirstToken)
+            entry[.string("promptTokensPerSecond")] = .double(stats.promptTokensPerSecond)
+            entry[.string("tokensPerSecond")] = .double(stats.generationTokensPerSecond)
+            return .dictionary(entry)
+        case "options":
+            var entry = LumenDictionary()
+            entry[.string("maxTokens")] = .integer(options.maxTokens)
+            entry[.string("temperature")] = .double(Double(options.sampling.temperature))
+            entry[.string("topK")] = .integer(options.sampling.topK)
+            entry[.string("topP")] = .double(Double(options.sampling.topP))
+            entry[.string("minP")] = .double(Double(options.sampling.minP))
+            entry[.string("repeatPenalty")] = .double(Double(options.sampling.repeatPenalty))
+            entry[.string("seed")] = .integer(Int(truncatingIfNeeded: options.sampling.seed))
+            entry[.string("stop")] = .array(options.stopStrings.map { .string($0) })
+            return .dictionary(entry)
+        default: return nil
+        }
+    }
+
+    /// `length`, `eos`, `stop`, `cancelled` or `interrupted`.
+    var finishReason: String { interrupted ? "interrupted" : stats.finishReason.rawValue }
+
+    public var summary: String { text + "\n" + Self.summaryLine(stats, interrupted: interrupted) }
+
+    public var mimeBundle: MIMEBundle { Self.bundle(text: text, footer: Self.summaryLine(stats, interrupted: interrupted)) }
+
+    /// The one-line summary under a generation.
+    static func summaryLine(_ stats: GenerationSummary, interrupted: Bool) -> String {
+        String(format: "[%d tokens · first token %.0f ms · %.1f tok/s · %@]", stats.generatedTokens,
+               stats.timeToFirstToken * 1000, stats.generationTokensPerSecond, interrupted ? "interrupted" : stats.finishReason.rawValue)
+    }
+
+    /// Text with an optional footer, as plain text (the footer on its own line) and HTML.
+    static func bundle(text: String, footer: String?) -> MIMEBundle {
+        let html = "<div style=\"white-space: pre-wrap\">\(HTML.escape(text))</div>"
+            + (footer.map { "<div style=\"opacity: 0.65; font-size: smaller\">\(HTML.escape($0))</div>" } ?? "")
+        return MIMEBundle(["text/plain": footer.map { text + "\n" + $0 } ?? text, "text/html": html])
+    }
+}

@@ -1,0 +1,19 @@
+import Evaluation
+
+/// An object the host puts into Lumen values: a loaded model, a generation. It renders itself,
+/// exposes properties, and names the built-ins callable as its methods (`m.generate(…)` is
+/// `generate(m, …)`).
+public protocol HostObject: AnyObject, Sendable {
+    /// The type name Lumen shows.
+    var typeName: String { get }
+    /// A one-line text description.
+    var summary: String { get }
+    /// How the object is displayed.
+    var mimeBundle: MIMEBundle { get }
+    /// The names of the properties `property(_:)` answers.
+    var propertyNames: [String] { get }
+    /// The built-ins that can be called as methods, with the object as first argument.
+    var methodNames: [String] { get }
+    /// The value of property `name`, or nil when there is none.
+    func property(_ name: String) throws -> Value?
+}

@@ -1,0 +1,110 @@
+import Evaluation
+import Foundation
+import Inference
+
+extension ModelLibrary {
+    /// The shortest time between two live updates of a generation's display (at most 25 a second).
+    static let updateInterval = Duration.milliseconds(40)
+
+    static let generate = Builtin(
+        name: "generate",
+        signature: "generate(_ model, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil) -> Generation",
+        summary: "Generates text after the prompt, showing it live as tokens arrive. An interrupt stops within one token and keeps the partial text."
+    ) { arguments, context in
+        let model = try model(&arguments)
+        let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
+        let options = try generationOptions(&arguments)
+        let timeout = try arguments.labelled("timeout").map { argument throws(LumenError) in try arguments.number(argument, "timeout") }
+        try arguments.finish()
+        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let output = context.output
+        let displayID = "generation-\(UUID().uuidString)"
+        output.display(Generation.bundle(text: "", footer: nil), displayID: displayID)
+
+        // The stream is read by a task of its own, which cancellation of the cell does not reach:
+        // an interrupt raises `stop` instead, so the stream still ends with its summary.
+        let stop = StopSignal()
+        let consumer = Task { () async throws -> (String, [GeneratedToken], GenerationSummary?) in
+            var text = ""
+            var tokens: [GeneratedToken] = []
+            var summary: GenerationSummary?
+            let clock = ContinuousClock()
+            var lastUpdate = clock.now
+            for try await event in session.generate(prompt, options: options, stop: stop) {
+                switch event {
+                case .token(let token):
+                    text += token.text
+                    tokens.append(token)
+                    if clock.now - lastUpdate >= updateInterval {
+                        output.updateDisplay(Generation.bundle(text: text, footer: nil), displayID: displayID)
+                        lastUpdate = clock.now
+                    }
+                case .finished(let finished):
+                    summary = finished
+                }
+            }
+            return (text, tokens, summary)
+        }
+        let deadline = timeout.map { seconds in
+            Task {
+                try await Task.sleep(for: .seconds(seconds))
+                stop.raise()
+            }
+        }
+        let result: Result<(String, [GeneratedToken], GenerationSummary?), any Error> = await withTaskCancellationHandler {
+            await consumer.result
+        } onCancel: {
+            stop.raise()
+        }
+        deadline?.cancel()
+        let interrupted = Task.isCancelled
+        let (text, tokens, summary): (String, [GeneratedToken], GenerationSummary?)
+        do {
+            (text, tokens, summary) = try result.get()
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        let stats = summary ?? GenerationSummary(promptTokens: 0, generatedTokens: tokens.count, timeToFirstToken: 0,
+                                                 promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
+        let generation = Generation(prompt: prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: interrupted)
+        output.updateDisplay(generation.mimeBundle, displayID: displayID)
+        if interrupted { throw CancellationError() }
+        if let timeout, stats.finishReason == .cancelled {
+            throw LumenError(.model, "generation timed out after \(timeout) s (the partial text is kept)", at: context.location)
+        }
+        return .host(generation)
+    }
+
+    /// Sampling and stopping options from a call's labelled arguments.
+    static func generationOptions(_ arguments: inout Arguments) throws(LumenError) -> GenerationOptions {
+        var options = GenerationOptions()
+        func number(_ label: String) throws(LumenError) -> Double? {
+            try arguments.labelled(label).map { argument throws(LumenError) in try arguments.number(argument, label) }
+        }
+        func integer(_ label: String) throws(LumenError) -> Int? {
+            try arguments.labelled(label).map { argument throws(LumenError) in try arguments.integer(argument, label) }
+        }
+        if let maxTokens = try integer("maxTokens") {
+            guard maxTokens >= 0 else { throw LumenError(.value, "maxTokens must be 0 or more", at: arguments.callLocation) }
+            options.maxTokens = maxTokens
+        }
+        if let temperature = try number("temperature") { options.sampling.temperature = Float(temperature) }
+        if let topK = try integer("topK") { options.sampling.topK = topK }
+        if let topP = try number("topP") { options.sampling.topP = Float(topP) }
+        if let minP = try number("minP") { options.sampling.minP = Float(minP) }
+        if let penalty = try number("repeatPenalty") { options.sampling.repeatPenalty = Float(penalty) }
+        options.sampling.seed = try integer("seed").map { UInt64(bitPattern: Int64($0)) } ?? UInt64.random(in: 0...UInt64.max)
+        if let (stops, location) = arguments.labelled("stop") {
+            if case .string(let text) = stops {
+                options.stopStrings = [text]
+            } else {
+                do {
+                    options.stopStrings = try Operators.elements(of: stops, at: location).map(\.printed)
+                } catch {
+                    throw LumenError(.type, "stop: needs a String or an array of Strings, got \(stops.typeName)", at: location)
+                }
+            }
+        }
+        return options
+    }
+}

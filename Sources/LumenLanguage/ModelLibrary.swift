@@ -1,0 +1,186 @@
+import Display
+import Evaluation
+import Foundation
+import Inference
+
+/// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `generate`,
+/// `tokenize`, `detokenize`, `nextTokens` and `perplexity`.
+enum ModelLibrary {
+    static let all: [Builtin] = [load, unload, reload, prewarm, generate, tokenize, detokenize, nextTokens, perplexity]
+
+    /// Where bare model names are looked for: `LUMEN_MODEL_PATH` (colon-separated), `./models`,
+    /// then the user's data directory.
+    static var searchPath: [String] {
+        let environment = ProcessInfo.processInfo.environment
+        let configured = environment["LUMEN_MODEL_PATH"].map { $0.split(separator: ":").map(String.init) } ?? []
+        let data = environment["XDG_DATA_HOME"].flatMap { $0.isEmpty ? nil : $0 }
+            ?? FileManager.default.homeDirectoryForCurrentUser.appendingPathComponent(".local/share").path
+        return configured + ["models", data + "/lumen/models"]
+    }
+
+    /// The file a model name or path stands for.
+    static func resolve(_ name: String) throws(ModelError) -> String {
+        let manager = FileManager.default
+        if name.contains("/") || name.hasSuffix(".gguf"), manager.fileExists(atPath: name) { return name }
+        for directory in searchPath {
+            for candidate in [name, name + ".gguf"] where manager.fileExists(atPath: directory + "/" + candidate) {
+                return directory + "/" + candidate
+            }
+        }
+        throw ModelError(file: name, field: "path", reason: "no such model file; looked in \(searchPath.joined(separator: ", ")) (set LUMEN_MODEL_PATH)")
+    }
+
+    /// Model files in the search path, for completion.
+    static func availableModels() -> [String] {
+        searchPath.flatMap { directory in
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".gguf") }
+        }.sorted()
+    }
+
+    /// Runs `body`, turning a `ModelError` into Lumen's `ModelError` at `location`.
+    static func modelCall<Result>(at location: SourceLocation, _ body: () throws(ModelError) -> Result) throws(LumenError) -> Result {
+        do {
+            return try body()
+        } catch {
+            throw LumenError(.model, error.description, at: location)
+        }
+    }
+
+    static func model(_ arguments: inout Arguments) throws(LumenError) -> LoadedModel {
+        let (value, location) = try arguments.requirePositional("model")
+        guard case .host(let object) = value, let model = object as? LoadedModel else {
+            throw LumenError(.type, "expected a model (from load), got \(value.typeName)", at: location)
+        }
+        return model
+    }
+
+    static let load = Builtin(
+        name: "load",
+        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1) -> Model",
+        summary: "Loads a GGUF model by path or by name (searched in LUMEN_MODEL_PATH, ./models and ~/.local/share/lumen/models). Loading a file twice shares its weights."
+    ) { arguments, context in
+        let (nameArgument, location) = try arguments.requirePositional("name")
+        let name = try arguments.string((nameArgument, location), "name")
+        let contextLength = try arguments.labelled("contextLength").map { argument throws(LumenError) in try arguments.integer(argument, "contextLength") }
+        let threads = try arguments.labelled("threads").map { argument throws(LumenError) in try arguments.integer(argument, "threads") }
+            ?? ProcessInfo.processInfo.activeProcessorCount
+        let instances = try arguments.labelled("instances").map { argument throws(LumenError) in try arguments.integer(argument, "instances") } ?? 1
+        try arguments.finish()
+        guard threads >= 1, instances >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
+            throw LumenError(.value, "threads, instances and contextLength must be at least 1", at: context.location)
+        }
+        let progress = "load-\(UUID().uuidString)"
+        context.output.display(ProgressBar(label: "loading \(name)", fraction: 0).mimeBundle, displayID: progress)
+        let model = try modelCall(at: location) { () throws(ModelError) in
+            try LoadedModel(path: try resolve(name), contextLength: contextLength, threads: threads, instances: instances)
+        }
+        context.output.updateDisplay(model.mimeBundle, displayID: progress)
+        return .host(model)
+    }
+
+    static let unload = Builtin(name: "unload", signature: "unload(_ model)", summary: "Releases the model's weights and caches; using it afterwards is an error.") { arguments, _ in
+        let model = try model(&arguments)
+        try arguments.finish()
+        model.unload()
+        return .null
+    }
+
+    static let reload = Builtin(name: "reload", signature: "reload(_ model)", summary: "Reads the model's file again (after it changed on disk), keeping the variable.") { arguments, context in
+        let model = try model(&arguments)
+        try arguments.finish()
+        try modelCall(at: context.location) { () throws(ModelError) in try model.reload() }
+        return .host(model)
+    }
+
+    static let prewarm = Builtin(name: "prewarm", signature: "prewarm(_ model)", summary: "Reads every weight once in the background (utility priority), so the first generation does not wait for the disk.") { arguments, context in
+        let model = try model(&arguments)
+        try arguments.finish()
+        let weights = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
+        Task(priority: .utility) { weights.touchWeights() }
+        return .null
+    }
+
+    static let tokenize = Builtin(name: "tokenize", signature: "tokenize(_ model, _ text: String) -> Table", summary: "The tokens of the text (BOS first): index, id and piece, with spaces shown as · and bytes as <0x..>.") { arguments, _ in
+        let model = try model(&arguments)
+        let text = try arguments.string(try arguments.requirePositional("text"), "text")
+        try arguments.finish()
+        let llama = try modelCall(at: arguments.callLocation) { () throws(ModelError) in try model.model() }
+        let ids = llama.tokenizer.encode(text)
+        let rows = ids.enumerated().map { index, id in
+            [String(index), String(id), String(decoding: llama.tokenizer.pieces[Int(id)], as: UTF8.self).replacingOccurrences(of: "▁", with: "·")]
+        }
+        return .rendered(Rendered(kind: "Tokens", bundle: Table(columns: ["index", "id", "piece"], rows: rows).mimeBundle))
+    }
+
+    static let detokenize = Builtin(name: "detokenize", signature: "detokenize(_ model, _ ids: [Int]) -> String", summary: "The text of token ids.") { arguments, _ in
+        let model = try model(&arguments)
+        let (idsValue, location) = try arguments.requirePositional("ids")
+        try arguments.finish()
+        let ids = try Operators.elements(of: idsValue, at: location).map { value in
+            guard case .integer(let id) = value, let narrow = Int32(exactly: id) else {
+                throw LumenError(.type, "detokenize() needs Int token ids, got \(value.description)", at: location)
+            }
+            return narrow
+        }
+        let llama = try modelCall(at: location) { () throws(ModelError) in try model.model() }
+        return .string(llama.tokenizer.decode(ids))
+    }
+
+    static let nextTokens = Builtin(name: "nextTokens", signature: "nextTokens(_ model, _ prompt: String, k: Int = 10) -> Table", summary: "The k most likely next tokens after the prompt, as a table and a bar chart of probabilities.") { arguments, context in
+        let model = try model(&arguments)
+        let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
+        let k = try arguments.labelled("k").map { argument throws(LumenError) in try arguments.integer(argument, "k") } ?? 10
+        try arguments.finish()
+        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let top: [(id: Int32, logProbability: Float)]
+        do {
+            top = try await session.nextTokenLogProbabilities(prompt, k: k)
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        let pieces = top.map { String(decoding: session.model.tokenizer.piece($0.id), as: UTF8.self) }
+        let rows = zip(top, pieces).map { [String($0.id), $1.debugDescription, String(format: "%.4f", exp(Double($0.logProbability)))] }
+        let chart = Chart(kind: .bar, labels: pieces.map { $0.debugDescription }, series: [.init(name: "", values: top.map { exp(Double($0.logProbability)) })],
+                          title: "next token after \(prompt.debugDescription)", yLabel: "probability")
+        let table = Table(columns: ["id", "piece", "probability"], rows: rows)
+        var bundle = table.mimeBundle
+        bundle.data["text/html"] = table.html + chart.svg
+        return .rendered(Rendered(kind: "NextTokens", bundle: bundle))
+    }
+
+    static let perplexity = Builtin(name: "perplexity", signature: "perplexity(_ model, _ text: String, plot: Bool = false) -> Double", summary: "The model's perplexity on the text; with plot: true, also a line chart of each token's log-probability.") { arguments, context in
+        let model = try model(&arguments)
+        let text = try arguments.string(try arguments.requirePositional("text"), "text")
+        let plot = arguments.labelled("plot").map { $0.0.equals(.bool(true)) } ?? false
+        try arguments.finish()
+        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let (value, logProbabilities): (Double, [Float])
+        do {
+            (value, logProbabilities) = try await session.perplexity(text)
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        if plot {
+            let chart = Chart(kind: .line, labels: (1...logProbabilities.count).map(String.init),
+                              series: [.init(name: "log-probability", values: logProbabilities.map(Double.init))],
+                              title: String(format: "perplexity %.3f", value), xLabel: "token", yLabel: "log p")
+            context.output.display(chart.mimeBundle, displayID: nil)
+        }
+        return .double(value)
+    }
+}
+
+/// A progress bar as HTML and text.
+struct ProgressBar {
+    let label: String
+    let fraction: Double
+
+    var mimeBundle: MIMEBundle {
+        let percent = Int((min(max(fraction, 0), 1) * 100).rounded())
+        let bar = String(repeating: "█", count: percent / 5) + String(repeating: "░", count: 20 - percent / 5)
+        return MIMEBundle([
+            "text/plain": "\(label) \(bar) \(percent)%",
+            "text/html": "<div>\(HTML.escape(label)) <progress value=\"\(percent)\" max=\"100\"></progress> \(percent)%</div>",
+        ])
+    }
+}

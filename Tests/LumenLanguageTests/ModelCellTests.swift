@@ -1,0 +1,81 @@
+import Evaluation
+import Foundation
+import Testing
+@testable import LumenLanguage
+
+/// The shared stories260K model, through `LUMEN_TEST_DATA` (the Makefile sets it to `../shared`).
+func sharedModelsDirectory(sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> String {
+    guard let root = ProcessInfo.processInfo.environment["LUMEN_TEST_DATA"],
+          FileManager.default.fileExists(atPath: root + "/models/stories260K.gguf") else {
+        Issue.record("LUMEN_TEST_DATA must name the shared folder with models/stories260K.gguf (make test sets it)", sourceLocation: sourceLocation)
+        throw CancellationError()
+    }
+    return root + "/models"
+}
+
+@Suite("Models in cells")
+struct ModelCellTests {
+    func run(_ code: String, on interpreter: Interpreter, sink: RecordingSink = RecordingSink()) async throws {
+        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+    }
+
+    @Test("greedy generate gives llama.cpp's tokens; updates are coalesced and the last shows the full text")
+    func greedyGeneration() async throws {
+        let models = try sharedModelsDirectory()
+        let data = try Data(contentsOf: URL(fileURLWithPath: models + "/../reference/stories260K.json"))
+        let reference = try JSONSerialization.jsonObject(with: data) as? [String: Any]
+        let cases = reference?["cases"] as? [[String: Any]]
+        let expected = try #require(cases?.first?["greedy_ids"] as? [Int])
+        let interpreter = Interpreter()
+        try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
+        let sink = RecordingSink()
+        try await run("let g = generate(m, \"Once upon a time\", maxTokens: 64, temperature: 0)\ng.tokens.map { $0[\"id\"] }", on: interpreter, sink: sink)
+        #expect(sink.results.last == "[" + expected.map(String.init).joined(separator: ", ") + "]")
+        let updates = sink.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }
+        #expect(!updates.isEmpty && updates.count <= 64 / 2 + 1, "\(updates.count) updates for 64 tokens")
+        let text = try await interpreterValue("g.text", interpreter)
+        #expect(updates.last?.hasPrefix(text) == true)
+        #expect(updates.last?.hasSuffix("· length]") == true)
+    }
+
+    func interpreterValue(_ code: String, _ interpreter: Interpreter) async throws -> String {
+        let sink = RecordingSink()
+        try await run("print(\(code))", on: interpreter, sink: sink)
+        return String(sink.stdout.dropLast())
+    }
+
+    @Test("an interrupt during a long generation ends the cell at once, keeps the partial text, and the next cell works")
+    func interruptGeneration() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = Interpreter()
+        try await run("let m = load(\"\(models)/stories260K.gguf\", contextLength: 2048)", on: interpreter)
+        let sink = RecordingSink()
+        let cell = Task {
+            try await interpreter.execute(ExecutionRequest(code: "generate(m, \"Once upon a time\", maxTokens: 2000, temperature: 0.8, seed: 1)", executionCount: 2), output: sink)
+        }
+        while !sink.events.contains(where: { if case .update = $0 { true } else { false } }) { await Task.yield() }
+        let started = ContinuousClock.now
+        cell.cancel()
+        await #expect(throws: ExecutionError.interrupted) { try await cell.value }
+        let elapsed = ContinuousClock.now - started
+        #expect(elapsed < .milliseconds(100), "interrupt took \(elapsed)")
+        let last = sink.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }.last ?? ""
+        #expect(last.hasSuffix("· interrupted]") && last.count > 20)
+        try await run("generate(m, \"Lily\", maxTokens: 5, temperature: 0)", on: interpreter)
+    }
+
+    @Test("a bad path names the problem; unload makes later use an error; reload brings it back")
+    func lifecycle() async throws {
+        let models = try sharedModelsDirectory()
+        let session = Session()
+        #expect(await session.run("load(\"no-such-model\")").hasPrefix("ModelError: no-such-model: path: no such model file; looked in"))
+        _ = await session.run("let m = load(\"\(models)/stories260K.gguf\")")
+        #expect(await session.run("m.info[\"vocabulary\"]") == "512")
+        _ = await session.run("unload(m)")
+        #expect(await session.run("generate(m, \"hi\")").hasSuffix("was unloaded; load it again or call reload()"))
+        _ = await session.run("reload(m)")
+        #expect(await session.run("m.generate(\"Once\", maxTokens: 3, temperature: 0).tokens.count") == "3")
+        #expect(await session.run("detokenize(m, [1, 403, 407])") == "\" Once upon\"")
+        #expect(await session.run("perplexity(m, \"Once upon a time\") > 1") == "true")
+    }
+}

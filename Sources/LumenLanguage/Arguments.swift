@@ -19,6 +19,16 @@ public struct Arguments: Sendable {
         Arguments(function: function, at: callLocation, positional: [(value, location)] + positional, labelled: labelled)
     }
 
+    /// Whether an argument labelled `label` is still there.
+    func has(_ label: String) -> Bool {
+        labelled.contains { $0.0 == label }
+    }
+
+    /// Adds a labelled argument (a default the call did not give).
+    mutating func add(_ label: String, _ value: Value) {
+        labelled.append((label, value, callLocation))
+    }
+
     /// Takes the next positional argument, or nil when there is none.
     public mutating func nextPositional() -> (Value, SourceLocation)? {
         positional.isEmpty ? nil : positional.removeFirst()

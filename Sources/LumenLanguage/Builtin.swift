@@ -8,8 +8,8 @@ public struct Builtin: Sendable {
         public let output: any OutputSink
         /// Where the call is in the source.
         public let location: SourceLocation
-        /// The session's random numbers.
-        let random: SessionRandom
+        /// What the session keeps for built-ins.
+        let session: SessionState
         /// Calls a Lumen function value (a closure passed to `map`, say) with positional arguments.
         public let call: @Sendable (Value, [Value]) async throws -> Value
     }

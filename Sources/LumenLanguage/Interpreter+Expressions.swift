@@ -54,7 +54,11 @@ extension Interpreter {
         case .closure(let closure, _):
             return .function(Function(name: "closure", closure: closure, scope: scope, source: context.source))
         case .member(let base, let name, let location):
-            return try Methods.member(name, of: try await evaluate(base, in: scope, context: &context), at: location)
+            let value = try await evaluate(base, in: scope, context: &context)
+            if name == "result", case .host(let object) = value, let job = object as? Job {
+                return try await JobLibrary.result(of: job, at: location)
+            }
+            return try Methods.member(name, of: value, at: location)
         case .subscripted(let base, let index, let location):
             let container = try await evaluate(base, in: scope, context: &context)
             return try Operators.subscripted(container, try await evaluate(index, in: scope, context: &context), at: location)
@@ -83,7 +87,7 @@ extension Interpreter {
     /// Calls a function value: a built-in, a user function or closure, or a method.
     func call(_ function: Value, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
               at location: SourceLocation, context: inout RunContext) async throws -> Value {
-        let builtinContext = Builtin.Context(output: context.output, location: location, random: random) { [depth = context.depth, output = context.output, source = context.source] function, arguments in
+        let builtinContext = Builtin.Context(output: context.output, location: location, session: state) { [depth = context.depth, output = context.output, source = context.source] function, arguments in
             var nested = RunContext(output: output, depth: depth, source: source)
             return try await self.call(function, positional: arguments.map { ($0, location) }, labelled: [], at: location, context: &nested)
         }

@@ -9,8 +9,10 @@ extension Interpreter {
         ("%time", "time one statement: %time STATEMENT (wall and CPU time)"),
         ("%%time", "time the whole cell: %%time on the first line"),
         ("%who", "list your variables as a table"),
-        ("%reset", "clear every variable and function (-f: without asking)"),
+        ("%reset", "clear every variable and function and cancel background jobs (-f: without asking)"),
         ("%history", "show this session's inputs (-n: with their numbers)"),
+        ("%defaults", "show or set generation defaults: %defaults temperature=0.2 maxTokens=64"),
+        ("%jobs", "list the background jobs"),
         ("%lsmagic", "list the magics"),
     ]
 
@@ -59,11 +61,21 @@ extension Interpreter {
                     return true
                 }
             }
+            state.jobs.cancelAll()
             resetGlobals()
         case "%history":
             let numbered = words.contains("-n")
             let lines = historyEntries.map { numbered ? "\($0.line): \($0.input)" : $0.input }
             output.stream(.stdout, lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n"))
+        case "%defaults":
+            let assignments = words.dropFirst().map { word -> String in
+                let parts = word.split(separator: "=", maxSplits: 1)
+                return parts.count == 2 ? "\(parts[0]): \(parts[1])" : word
+            }
+            try await executeStatements(ExecutionRequest(code: "defaults(\(assignments.joined(separator: ", ")))", executionCount: request.executionCount,
+                                                         storeHistory: false, silent: request.silent), output: output)
+        case "%jobs":
+            output.display(state.jobs.table.mimeBundle, displayID: nil)
         case "%lsmagic":
             output.stream(.stdout, Self.magics.map { "\($0.name)  \($0.summary)" }.joined(separator: "\n") + "\n")
         default:

@@ -14,8 +14,8 @@ public actor Interpreter: Evaluator {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let globals = Scope(parent: nil)
-    /// The session's random numbers, for `random()`.
-    let random = SessionRandom()
+    /// What built-ins keep from cell to cell.
+    let state = SessionState()
     /// This session's history, in memory; earlier sessions come from `store`.
     private(set) var historyEntries: [HistoryEntry] = []
     private let store: HistoryStore?

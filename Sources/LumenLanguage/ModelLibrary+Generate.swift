@@ -13,7 +13,7 @@ extension ModelLibrary {
     ) { arguments, context in
         let model = try model(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
-        let options = try generationOptions(&arguments)
+        let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
         let timeout = try arguments.labelled("timeout").map { argument throws(LumenError) in try arguments.number(argument, "timeout") }
         try arguments.finish()
         let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
@@ -75,9 +75,15 @@ extension ModelLibrary {
         return .host(generation)
     }
 
-    /// Sampling and stopping options from a call's labelled arguments.
-    static func generationOptions(_ arguments: inout Arguments) throws(LumenError) -> GenerationOptions {
+    /// The options `generate` takes besides model and prompt.
+    static let generationLabels = ["maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stop"]
+
+    /// Sampling and stopping options from a call's labelled arguments, falling back to `defaults`.
+    static func generationOptions(_ arguments: inout Arguments, defaults: [String: Value]) throws(LumenError) -> GenerationOptions {
         var options = GenerationOptions()
+        for (label, value) in defaults where !arguments.has(label) {
+            arguments.add(label, value)
+        }
         func number(_ label: String) throws(LumenError) -> Double? {
             try arguments.labelled(label).map { argument throws(LumenError) in try arguments.number(argument, label) }
         }
@@ -106,5 +112,28 @@ extension ModelLibrary {
             }
         }
         return options
+    }
+}
+
+extension ModelLibrary {
+    static let defaults = Builtin(
+        name: "defaults",
+        signature: "defaults(maxTokens:, temperature:, topK:, topP:, minP:, repeatPenalty:, seed:, stop:) -> Dictionary",
+        summary: "Sets generation options used when a call does not give them; with no arguments, shows them."
+    ) { arguments, context in
+        var given: [String: Value] = [:]
+        for label in generationLabels {
+            if let (value, _) = arguments.labelled(label) { given[label] = value }
+        }
+        try arguments.finish()
+        let current = context.session.generationDefaults.withLock { defaults in
+            defaults.merge(given) { $1 }
+            return defaults
+        }
+        var dictionary = LumenDictionary()
+        for label in generationLabels {
+            if let value = current[label] { dictionary[.string(label)] = value }
+        }
+        return .dictionary(dictionary)
     }
 }

@@ -6,7 +6,7 @@ import Inference
 /// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `generate`,
 /// `tokenize`, `detokenize`, `nextTokens` and `perplexity`.
 enum ModelLibrary {
-    static let all: [Builtin] = [load, unload, reload, prewarm, generate, tokenize, detokenize, nextTokens, perplexity]
+    static let all: [Builtin] = [load, unload, reload, prewarm, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens, perplexity]
 
     /// Where bare model names are looked for: `LUMEN_MODEL_PATH` (colon-separated), `./models`,
     /// then the user's data directory.

@@ -416,6 +416,12 @@ public struct Parser {
             return inner
         case .symbol("["):
             return try parseCollection()
+        case .symbol("."):
+            // An implicit member, as in `priority: .background`, stands for its name.
+            advance()
+            guard case .identifier(let name) = current.kind else { throw unexpected(expecting: "a name after '.'") }
+            advance()
+            return .literal(.string(name), token.location)
         case .symbol("{"):
             return try parseClosure()
         default:

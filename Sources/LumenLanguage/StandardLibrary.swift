@@ -3,7 +3,7 @@ import Foundation
 
 /// The built-in functions every Lumen session starts with.
 enum StandardLibrary {
-    static let all: [Builtin] = DisplayLibrary.all + ModelLibrary.all + [print, eprint, sleep, input, len, string, int, double, minimum, maximum, sum, mean,
+    static let all: [Builtin] = DisplayLibrary.all + ModelLibrary.all + JobLibrary.all + [print, eprint, sleep, input, len, string, int, double, minimum, maximum, sum, mean,
                                  stdev, sorted, range, stride, now, random, assert, abs, round, sqrt, exp, log, pow]
 
     static let print = Builtin(
@@ -191,13 +191,13 @@ enum StandardLibrary {
         let range = arguments.labelled("in")
         let seed = try arguments.labelled("seed").map { argument throws(LumenError) in try arguments.integer(argument, "seed") }
         try arguments.finish()
-        if let seed { context.random.reseed(UInt64(bitPattern: Int64(seed))) }
-        guard let (bounds, location) = range else { return .double(context.random.unit()) }
+        if let seed { context.session.random.reseed(UInt64(bitPattern: Int64(seed))) }
+        guard let (bounds, location) = range else { return .double(context.session.random.unit()) }
         guard case .range(let lower, let upper) = bounds, upper > lower else {
             throw LumenError(.value, "random(in:) needs a non-empty Int range, got \(bounds.description)", at: location)
         }
         let width = UInt64(upper - lower)
-        return .integer(lower + Int(context.random.next() % width))
+        return .integer(lower + Int(context.session.random.next() % width))
     }
 
     static let assert = Builtin(name: "assert", signature: "assert(_ condition: Bool, _ message: String = \"\")", summary: "Fails the cell with an AssertionError when the condition is false.") { arguments, context in

@@ -6,15 +6,16 @@ import Synchronization
 /// generation streaming tokens) prints only what was added.
 final class TerminalDisplays: Sendable {
     private let shown = Mutex<[String: String]>([:])
-    private let lastWriteEndedLine = Mutex(true)
+    /// Whether stdout's last write ended a line; one terminal, shared by every cell and job.
+    private static let lastWriteEndedLine = Mutex(true)
 
     /// Records whether what was just written ended with a line break.
     func wrote(_ text: String) {
-        if !text.isEmpty { lastWriteEndedLine.withLock { $0 = text.hasSuffix("\n") } }
+        if !text.isEmpty { Self.lastWriteEndedLine.withLock { $0 = text.hasSuffix("\n") } }
     }
 
     /// Whether the cursor is at the start of a line.
-    var atLineStart: Bool { lastWriteEndedLine.withLock { $0 } }
+    var atLineStart: Bool { Self.lastWriteEndedLine.withLock { $0 } }
 
     /// The text to print for `text` shown under `id`: the new tail when it extends what was shown,
     /// else the whole text on a new line.

@@ -79,3 +79,38 @@ struct ModelCellTests {
         #expect(await session.run("perplexity(m, \"Once upon a time\") > 1") == "true")
     }
 }
+
+@Suite("Batches, comparisons and jobs")
+struct BatchAndJobTests {
+    @Test("batch returns generations in prompt order, matching single greedy runs; compare crosses option lists")
+    func batchAndCompare() async throws {
+        let models = try sharedModelsDirectory()
+        let session = Session()
+        _ = await session.run("let m = load(\"\(models)/stories260K.gguf\", instances: 2)")
+        _ = await session.run("%defaults maxTokens=8 temperature=0")
+        let single = await session.run("[m.generate(\"Lily\").text, m.generate(\"Once upon a time\").text]")
+        #expect(single.hasPrefix("[\"") && single.contains("there was"), "\(single)")
+        #expect(await session.run("batch(m, [\"Lily\", \"Once upon a time\"]).map { $0.text }") == single)
+        #expect(await session.run("compare(m, \"Once\", temperature: [0.0, 1.0], seed: [1, 2, 3]).count") == "6")
+        #expect(await session.run("defaults()[\"maxTokens\"]") == "8")
+    }
+
+    @Test("a spawned job runs on after its cell; result waits; cancel stops it; %reset cancels all")
+    func jobs() async throws {
+        let models = try sharedModelsDirectory()
+        let session = Session()
+        _ = await session.run("let m = load(\"\(models)/stories260K.gguf\")")
+        _ = await session.run("let quick = spawn { m.generate(\"Once\", maxTokens: 5, temperature: 0).tokens.count }")
+        #expect(await session.run("quick.result") == "5")
+        #expect(await session.run("quick.status") == "\"done\"")
+        _ = await session.run("let long = spawn(priority: .background) { batch(m, [\"Once\"], maxTokens: 1000000, temperature: 0.9) }")
+        #expect(await session.run("long.status") == "\"running\"")
+        _ = await session.run("long.cancel()")
+        #expect(await session.run("long.result").hasPrefix("Interrupted: job 2 failed"))
+        _ = await session.run("let other = spawn { sleep(60) }")
+        _ = await session.run("%reset -f")
+        let last = try #require(await session.interpreter.state.jobs.all.last)
+        let outcome = try await last.result()
+        #expect(outcome.map { _ in "ok" } == .failure(.interrupted))
+    }
+}

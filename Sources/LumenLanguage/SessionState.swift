@@ -1,5 +1,15 @@
 import Synchronization
 
+/// What built-ins keep from cell to cell: random numbers, generation defaults, background jobs.
+final class SessionState: Sendable {
+    /// The session's random numbers.
+    let random = SessionRandom()
+    /// Generation options set by `defaults(…)` or `%defaults`, by label.
+    let generationDefaults = Mutex<[String: Value]>([:])
+    /// Background jobs started by `spawn`.
+    let jobs = JobList()
+}
+
 /// A session's random numbers (SplitMix64): seeded from the system at start, reseeded by
 /// `random(seed:)`, so an experiment can be made repeatable.
 final class SessionRandom: Sendable {

@@ -1,0 +1,163 @@
+import Display
+import Evaluation
+import Foundation
+import Inference
+
+extension ModelLibrary {
+    /// Runs one generation to the end without showing it.
+    static func collect(_ session: ModelSession, prompt: String, options: GenerationOptions) async throws -> Generation {
+        var text = ""
+        var tokens: [GeneratedToken] = []
+        var summary: GenerationSummary?
+        for try await event in session.generate(prompt, options: options) {
+            switch event {
+            case .token(let token):
+                text += token.text
+                tokens.append(token)
+            case .finished(let finished):
+                summary = finished
+            }
+        }
+        try Task.checkCancellation()
+        let stats = summary ?? GenerationSummary(promptTokens: 0, generatedTokens: tokens.count, timeToFirstToken: 0,
+                                                 promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
+        return Generation(prompt: prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: false)
+    }
+
+    /// Runs `jobs` (prompt and options) through the model's session pool in a task group, showing a
+    /// progress bar and a table that fills in as each finishes; returns the generations in order.
+    /// Cancelling stops every member; the finished rows stay in the table.
+    static func runAll(_ jobs: [(prompt: String, options: GenerationOptions, label: [String])], labelColumns: [String],
+                       model: LoadedModel, context: Builtin.Context) async throws -> [Generation] {
+        let output = context.output
+        let progressID = "batch-progress-\(UUID().uuidString)", tableID = "batch-table-\(UUID().uuidString)"
+        var results = [Generation?](repeating: nil, count: jobs.count)
+        func table() -> MIMEBundle {
+            Table(columns: labelColumns + ["text", "tokens", "tok/s", "finish"], rows: jobs.indices.map { index in
+                let generation = results[index]
+                let text = generation.map { $0.text.count > 80 ? String($0.text.prefix(80)) + "…" : $0.text } ?? "…"
+                return jobs[index].label + [text, generation.map { String($0.tokens.count) } ?? "",
+                                           generation.map { String(format: "%.1f", $0.stats.generationTokensPerSecond) } ?? "",
+                                           generation?.finishReason ?? "running"]
+            }).mimeBundle
+        }
+        output.display(ProgressBar(label: "0/\(jobs.count)", fraction: 0).mimeBundle, displayID: progressID)
+        output.display(table(), displayID: tableID)
+        let sessions = try jobs.map { _ in try modelCall(at: context.location) { () throws(ModelError) in try model.session() } }
+        do {
+            try await withThrowingTaskGroup(of: (Int, Generation).self) { group in
+                for (index, job) in jobs.enumerated() {
+                    let (session, prompt, options) = (sessions[index], job.prompt, job.options)
+                    group.addTask(priority: Task.currentPriority) {
+                        (index, try await collect(session, prompt: prompt, options: options))
+                    }
+                }
+                var done = 0
+                for try await (index, generation) in group {
+                    results[index] = generation
+                    done += 1
+                    Job.current?.report(progress: Double(done) / Double(jobs.count))
+                    output.updateDisplay(ProgressBar(label: "\(done)/\(jobs.count)", fraction: Double(done) / Double(jobs.count)).mimeBundle, displayID: progressID)
+                    output.updateDisplay(table(), displayID: tableID)
+                }
+            }
+        } catch {
+            output.updateDisplay(table(), displayID: tableID)
+            if error is CancellationError || Task.isCancelled { throw CancellationError() }
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        return results.compactMap { $0 }
+    }
+
+    static let batch = Builtin(
+        name: "batch",
+        signature: "batch(_ model, _ prompts: [String], maxTokens:, temperature:, …) -> [Generation]",
+        summary: "Generates for every prompt through the model's session pool (load with instances: N to run N at once), filling a table in as each finishes; returns the generations in prompt order."
+    ) { arguments, context in
+        let model = try model(&arguments)
+        let (promptsValue, location) = try arguments.requirePositional("prompts")
+        let prompts = try Operators.elements(of: promptsValue, at: location).map { value in
+            guard case .string(let text) = value else { throw LumenError(.type, "batch() needs an array of Strings, got \(value.typeName)", at: location) }
+            return text
+        }
+        let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
+        try arguments.finish()
+        let jobs = prompts.map { (prompt: $0, options: options, label: [$0.count > 40 ? String($0.prefix(40)) + "…" : $0]) }
+        return .array(try await runAll(jobs, labelColumns: ["prompt"], model: model, context: context).map { .host($0) })
+    }
+
+    static let compare = Builtin(
+        name: "compare",
+        signature: "compare(_ model, _ prompt: String, temperature: [0.2, 0.8, 1.2], seed: 1, maxTokens: 40, …) -> [Generation]",
+        summary: "Runs the prompt with every combination of the options given as lists and shows the results side by side, filling in as each finishes."
+    ) { arguments, context in
+        let model = try model(&arguments)
+        let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
+        var variations: [(label: String, values: [Value])] = []
+        var fixed: [String: Value] = context.session.generationDefaults.withLock { $0 }
+        for label in generationLabels {
+            guard let (value, _) = arguments.labelled(label) else { continue }
+            if case .array(let values) = value, label != "stop" {
+                variations.append((label, values))
+            } else {
+                fixed[label] = value
+            }
+        }
+        try arguments.finish()
+        var combinations: [[(String, Value)]] = [[]]
+        for variation in variations {
+            combinations = combinations.flatMap { partial in variation.values.map { partial + [(variation.label, $0)] } }
+        }
+        var jobs: [(prompt: String, options: GenerationOptions, label: [String])] = []
+        for combination in combinations {
+            var call = Arguments(function: "compare", at: context.location, positional: [], labelled: combination.map { ($0.0, $0.1, context.location) })
+            jobs.append((prompt, try generationOptions(&call, defaults: fixed), combination.map { $0.1.printed }))
+        }
+        return .array(try await runAll(jobs, labelColumns: variations.map(\.label), model: model, context: context).map { .host($0) })
+    }
+
+    static let bench = Builtin(
+        name: "bench",
+        signature: "bench(_ model, promptTokens: 128, genTokens: 64, repetitions: 3, threads: [1, 2]) -> Table",
+        summary: "Prompt-processing and generation speed (tokens per second, mean ± sd) for each thread count, as a table and a bar chart."
+    ) { arguments, context in
+        let model = try model(&arguments)
+        let promptTokens = try arguments.labelled("promptTokens").map { argument throws(LumenError) in try arguments.integer(argument, "promptTokens") } ?? 128
+        let genTokens = try arguments.labelled("genTokens").map { argument throws(LumenError) in try arguments.integer(argument, "genTokens") } ?? 64
+        let repetitions = try arguments.labelled("repetitions").map { argument throws(LumenError) in try arguments.integer(argument, "repetitions") } ?? 3
+        let threadCounts = try arguments.labelled("threads").map { argument throws in
+            try Operators.elements(of: argument.0, at: argument.1).compactMap { if case .integer(let n) = $0 { n } else { nil } }
+        } ?? [1, ProcessInfo.processInfo.activeProcessorCount]
+        try arguments.finish()
+        let llama = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
+        guard promptTokens >= 1, genTokens >= 1, repetitions >= 1, !threadCounts.isEmpty, threadCounts.allSatisfy({ $0 >= 1 }),
+              promptTokens + genTokens <= llama.configuration.contextLength else {
+            throw LumenError(.value, "bench() needs positive counts, thread counts of 1 or more, and promptTokens + genTokens within the context", at: context.location)
+        }
+        let vocabulary = Int32(llama.configuration.vocabularySize)
+        let tokens = [llama.tokenizer.bos] + (1..<max(promptTokens, genTokens)).map { Int32(3 + $0 % Int(max(1, vocabulary - 3))) }
+        var rows: [[String]] = []
+        var series: [Double] = []
+        var labels: [String] = []
+        for threads in threadCounts {
+            let session = ModelSession(model: llama, contextLength: promptTokens + genTokens + 1, threads: threads, batchSize: min(promptTokens, 512))
+            for (test, count) in [("pp\(promptTokens)", promptTokens), ("tg\(genTokens)", genTokens)] {
+                var samples: [Double] = []
+                for _ in 0..<repetitions {
+                    try Task.checkCancellation()
+                    let seconds = try await test.hasPrefix("pp") ? session.timePromptProcessing(Array(tokens.prefix(count)))
+                                                                 : session.timeGeneration(Array(tokens.prefix(count)))
+                    samples.append(Double(count) / seconds)
+                }
+                let mean = samples.reduce(0, +) / Double(samples.count)
+                let sd = samples.count > 1 ? (samples.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(samples.count - 1)).squareRoot() : 0
+                rows.append([model.name, String(threads), test, String(format: "%.2f ± %.2f", mean, sd)])
+                series.append(mean)
+                labels.append("\(test) t\(threads)")
+            }
+        }
+        var bundle = Table(columns: ["model", "threads", "test", "t/s"], rows: rows).mimeBundle
+        bundle.data["text/html"]? += Chart(kind: .bar, labels: labels, series: [.init(name: "", values: series)], title: "\(model.name) speed", yLabel: "tokens/s").svg
+        return .rendered(Rendered(kind: "Bench", bundle: bundle))
+    }
+}

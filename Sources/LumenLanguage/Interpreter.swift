@@ -93,6 +93,13 @@ public actor Interpreter: Evaluator {
         let end = min(max(cursor, 0), scalars.count)
         var start = end
         while start > 0, Self.isIdentifierScalar(scalars[start - 1]) { start -= 1 }
+        // Inside the string argument of load(", the model files found.
+        let before = String(String.UnicodeScalarView(scalars[..<end]))
+        if let open = before.range(of: "load(\"", options: .backwards), !before[open.upperBound...].contains("\"") {
+            let partial = String(before[open.upperBound...])
+            let names = ModelLibrary.availableModels().flatMap { [$0, String($0.dropLast(".gguf".count))] }
+            return Completion(matches: Array(Set(names.filter { $0.hasPrefix(partial) })).sorted(), start: end - partial.unicodeScalars.count, end: end)
+        }
         let prefix = String(String.UnicodeScalarView(scalars[start..<end]))
         var candidates = Set(globals.names.keys).union(Token.keywords)
         if start > 0, scalars[start - 1] == "." {

@@ -67,6 +67,15 @@ struct ModelCellTests {
         try await run("generate(m, \"Lily\", maxTokens: 5, temperature: 0)", on: interpreter)
     }
 
+    @Test("completion inside load(\" offers the model files of the search path")
+    func loadCompletion() async throws {
+        let models = try sharedModelsDirectory()
+        setenv("LUMEN_MODEL_PATH", models, 1)
+        let completion = await Interpreter().complete("let m = load(\"stor", cursor: 18)
+        #expect(completion.matches == ["stories260K", "stories260K.gguf"])
+        #expect((completion.start, completion.end) == (14, 18))
+    }
+
     @Test("a bad path names the problem; unload makes later use an error; reload brings it back")
     func lifecycle() async throws {
         let models = try sharedModelsDirectory()

@@ -50,6 +50,8 @@ test-integration: build venv
 run: release venv
 	$(BIN_RELEASE) install --user
 	$(PYTHON) scripts/run_in_kernel.py examples/hello.lumen
+	@if [ -d "$(SHARED)/models" ]; then LUMEN_MODEL_PATH=$(SHARED)/models $(BIN_RELEASE) repl examples/models.lumen; \
+	else echo "Put a GGUF model (e.g. stories260K.gguf) in a folder named by LUMEN_MODEL_PATH to run examples/models.lumen"; fi
 
 ## Kernel latency figures (round trip, start-up, interrupt) with jupyter_client.
 measure: release venv

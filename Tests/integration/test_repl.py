@@ -87,9 +87,10 @@ def test_piped_script_exit_status(tmp_path):
 
 def test_examples_run(tmp_path):
     examples = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
+    env = dict(os.environ, LUMEN_MODEL_PATH=os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models"))
     for name in sorted(os.listdir(examples)):
         if name.endswith(".lumen"):
-            result = subprocess.run([lumen_bin(), "repl", os.path.join(examples, name)], capture_output=True, text=True)
+            result = subprocess.run([lumen_bin(), "repl", os.path.join(examples, name)], capture_output=True, text=True, env=env)
             assert result.returncode == 0, f"{name}: {result.stderr}"
 
 

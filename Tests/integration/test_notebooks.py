@@ -1,0 +1,26 @@
+"""Every code cell of notebooks/ runs without error through the kernel, with the shared models."""
+import json
+import os
+
+import pytest
+
+from conftest import run, start_kernel
+
+NOTEBOOKS = os.path.join(os.path.dirname(__file__), "..", "..", "notebooks")
+
+
+@pytest.mark.parametrize("name", sorted(n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb") and not n.endswith(".out.ipynb")))
+def test_notebook_runs(kernelspecs, name):
+    shared = os.environ.get("LUMEN_TEST_DATA", "")
+    os.environ["LUMEN_MODEL_PATH"] = os.path.join(shared, "models")
+    notebook = json.load(open(os.path.join(NOTEBOOKS, name)))
+    manager, client = start_kernel("lumen")
+    try:
+        for index, cell in enumerate(notebook["cells"]):
+            if cell["cell_type"] != "code":
+                continue
+            reply, _ = run(client, "".join(cell["source"]))
+            assert reply["content"]["status"] == "ok", f"{name} cell {index}: {reply['content'].get('evalue')}"
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)

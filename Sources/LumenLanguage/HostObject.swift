@@ -16,4 +16,11 @@ public protocol HostObject: AnyObject, Sendable {
     var methodNames: [String] { get }
     /// The value of property `name`, or nil when there is none.
     func property(_ name: String) throws -> Value?
+    /// The number the object stands for in arithmetic and comparisons, if any (a perplexity).
+    var numericValue: Double? { get }
+}
+
+extension HostObject {
+    /// Most host objects are not numbers.
+    public var numericValue: Double? { nil }
 }

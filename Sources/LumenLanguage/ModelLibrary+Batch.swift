@@ -118,8 +118,8 @@ extension ModelLibrary {
 
     static let bench = Builtin(
         name: "bench",
-        signature: "bench(_ model, promptTokens: 128, genTokens: 64, repetitions: 3, threads: [1, 2]) -> Table",
-        summary: "Prompt-processing and generation speed (tokens per second, mean ± sd) for each thread count, as a table and a bar chart."
+        signature: "bench(_ model, promptTokens: 128, genTokens: 64, repetitions: 3, threads: [1, 2]) -> Bench",
+        summary: "Prompt-processing and generation speed (tokens per second, mean ± sd) for each thread count, as a table and a bar chart; .rows gives the figures to compare with another run."
     ) { arguments, context in
         let model = try model(&arguments)
         let promptTokens = try arguments.labelled("promptTokens").map { argument throws(LumenError) in try arguments.integer(argument, "promptTokens") } ?? 128
@@ -137,6 +137,7 @@ extension ModelLibrary {
         let vocabulary = Int32(llama.configuration.vocabularySize)
         let tokens = [llama.tokenizer.bos] + (1..<max(promptTokens, genTokens)).map { Int32(3 + $0 % Int(max(1, vocabulary - 3))) }
         var rows: [[String]] = []
+        var records: [Value] = []
         var series: [Double] = []
         var labels: [String] = []
         for threads in threadCounts {
@@ -152,12 +153,18 @@ extension ModelLibrary {
                 let mean = samples.reduce(0, +) / Double(samples.count)
                 let sd = samples.count > 1 ? (samples.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(samples.count - 1)).squareRoot() : 0
                 rows.append([model.name, String(threads), test, String(format: "%.2f ± %.2f", mean, sd)])
+                var record = LumenDictionary()
+                record[.string("threads")] = .integer(threads)
+                record[.string("test")] = .string(test)
+                record[.string("tokensPerSecond")] = .double(mean)
+                record[.string("sd")] = .double(sd)
+                records.append(.dictionary(record))
                 series.append(mean)
                 labels.append("\(test) t\(threads)")
             }
         }
         var bundle = Table(columns: ["model", "threads", "test", "t/s"], rows: rows).mimeBundle
         bundle.data["text/html"]? += Chart(kind: .bar, labels: labels, series: [.init(name: "", values: series)], title: "\(model.name) speed", yLabel: "tokens/s").svg
-        return .rendered(Rendered(kind: "Bench", bundle: bundle))
+        return .host(Measurement(typeName: "Bench", number: nil, properties: ["rows": .array(records)], bundle: bundle))
     }
 }

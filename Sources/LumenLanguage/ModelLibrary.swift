@@ -148,7 +148,7 @@ enum ModelLibrary {
         return .rendered(Rendered(kind: "NextTokens", bundle: bundle))
     }
 
-    static let perplexity = Builtin(name: "perplexity", signature: "perplexity(_ model, _ text: String, plot: Bool = false) -> Double", summary: "The model's perplexity on the text; with plot: true, also a line chart of each token's log-probability.") { arguments, context in
+    static let perplexity = Builtin(name: "perplexity", signature: "perplexity(_ model, _ text: String, plot: Bool = false) -> Perplexity", summary: "The model's perplexity on the text (it acts as that number; .value, .logprobs for each token); with plot: true it shows a line chart of the log-probabilities.") { arguments, context in
         let model = try model(&arguments)
         let text = try arguments.string(try arguments.requirePositional("text"), "text")
         let plot = arguments.labelled("plot").map { $0.0.equals(.bool(true)) } ?? false
@@ -160,13 +160,18 @@ enum ModelLibrary {
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
+        let description = String(format: "perplexity %.4f over %d tokens", value, logProbabilities.count)
+        var bundle = MIMEBundle.plainText(description)
         if plot {
             let chart = Chart(kind: .line, labels: (1...logProbabilities.count).map(String.init),
                               series: [.init(name: "log-probability", values: logProbabilities.map(Double.init))],
                               title: String(format: "perplexity %.3f", value), xLabel: "token", yLabel: "log p")
-            context.output.display(chart.mimeBundle, displayID: nil)
+            bundle = MIMEBundle(["text/plain": description + "\n" + chart.plainText, "image/svg+xml": chart.svg])
         }
-        return .double(value)
+        return .host(Measurement(typeName: "Perplexity", number: value, properties: [
+            "value": .double(value),
+            "logprobs": .array(logProbabilities.map { .double(Double($0)) }),
+        ], bundle: bundle))
     }
 }
 

@@ -15,6 +15,9 @@ enum Operators {
     }
 
     static func binary(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> Value {
+        // Host objects that stand for a number (a perplexity) take part as that number.
+        if case .host(let object) = left, let number = object.numericValue { return try binary(operation, .double(number), right, at: location) }
+        if case .host(let object) = right, let number = object.numericValue { return try binary(operation, left, .double(number), at: location) }
         switch operation {
         case "==": return .bool(left.equals(right))
         case "!=": return .bool(!left.equals(right))
@@ -93,6 +96,7 @@ enum Operators {
         switch value {
         case .integer(let number): Double(number)
         case .double(let number): number
+        case .host(let object): object.numericValue
         default: nil
         }
     }

@@ -89,6 +89,8 @@ struct ModelCellTests {
         #expect(await session.run("m.generate(\"Once\", maxTokens: 3, temperature: 0).tokens.count") == "3")
         #expect(await session.run("detokenize(m, [1, 403, 407])") == "\" Once upon\"")
         #expect(await session.run("perplexity(m, \"Once upon a time\") > 1") == "true")
+        #expect(await session.run("perplexity(m, \"Once upon a time\").logprobs.count") == "4")
+        #expect(await session.run("bench(m, promptTokens: 8, genTokens: 4, repetitions: 1, threads: [1]).rows.map { $0[\"test\"] }") == "[\"pp8\", \"tg4\"]")
     }
 }
 

@@ -36,6 +36,7 @@ let package = Package(
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "Display", dependencies: ["Evaluation"]),
         .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite", "Executors", "Inference"]),
+        .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol"]),
         .target(
             name: "CKernels",
             cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])]
@@ -54,6 +55,7 @@ let package = Package(
                 "LumenLanguage",
                 "JupyterProtocol",
                 "Inference",
+                "Notebook",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -64,6 +66,7 @@ let package = Package(
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
+        .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),
     ],
     swiftLanguageModes: [.v6]
 )

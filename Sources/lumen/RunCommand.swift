@@ -1,0 +1,139 @@
+import ArgumentParser
+import Dispatch
+import Foundation
+import LumenLanguage
+import Notebook
+
+/// `lumen run NOTEBOOK.ipynb`: executes a notebook headlessly, for CI.
+struct RunCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "run",
+        abstract: "Run a notebook's code cells in order and save the executed notebook (for CI).",
+        discussion: """
+            Exit status: 0 when every cell ran, 1 at the first failing cell (the rest are not run \
+            unless --allow-errors), 2 for usage errors or an unreadable notebook, 130 after SIGINT \
+            or SIGTERM. The output notebook is written, atomically, in every case.
+            """
+    )
+
+    @ArgumentParser.Argument(help: "The notebook to run.")
+    var notebook: String
+
+    @Option(name: [.customShort("o"), .customLong("output")], help: "Where to write the executed notebook (default: NAME.out.ipynb).")
+    var output: String?
+
+    @Flag(help: "Write the executed notebook over the input.")
+    var inplace = false
+
+    @Option(name: .customLong("param"), help: "NAME=VALUE, injected as `let NAME = VALUE` after the cell tagged 'parameters' (VALUE is a Lumen literal, else a string).")
+    var parameters: [String] = []
+
+    @Option(help: "Seconds the whole run may take.")
+    var timeout: Double?
+
+    @Option(help: "Seconds each cell may take.")
+    var cellTimeout: Double?
+
+    @Flag(help: "Run every cell even after one fails (the exit status is still 1).")
+    var allowErrors = false
+
+    @Flag(help: "Print only errors.")
+    var quiet = false
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard output == nil || !inplace else { throw ValidationError("use either -o or --inplace") }
+        for parameter in parameters where !parameter.contains("=") {
+            throw ValidationError("--param takes NAME=VALUE, got \(parameter)")
+        }
+        guard (timeout ?? 1) > 0, (cellTimeout ?? 1) > 0 else { throw ValidationError("timeouts must be positive") }
+    }
+
+    func run() async throws {
+        _ = global.bootstrapLogging(label: "lumen.run")
+        var document: NotebookDocument
+        do {
+            document = try NotebookDocument(path: notebook)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        injectParameters(into: &document)
+        let destination = inplace ? notebook : output ?? (notebook.hasSuffix(".ipynb") ? String(notebook.dropLast(6)) : notebook) + ".out.ipynb"
+        let terminal = isatty(STDERR_FILENO) != 0 && !quiet
+        let started = ContinuousClock.now
+        let runner = NotebookRunner(evaluator: Interpreter(), cellTimeout: cellTimeout.map { .milliseconds(Int($0 * 1000)) }, echo: !quiet)
+
+        let run = Task { [document] in
+            var document = document
+            let outcome = await runner.run(&document, allowErrors: allowErrors) { index, count, firstLine in
+                if terminal {
+                    let elapsed = ContinuousClock.now - started
+                    FileHandle.standardError.write(Data("\n[cell \(index)/\(count), \(Self.seconds(elapsed))] \(firstLine)\n".utf8))
+                }
+            }
+            return (document, outcome)
+        }
+        var signalSources: [any DispatchSourceSignal] = []
+        for number in [SIGINT, SIGTERM] {
+            signal(number, SIG_IGN)
+            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
+            source.setEventHandler { run.cancel() }
+            source.resume()
+            signalSources.append(source)
+        }
+        let deadline = timeout.map { seconds in
+            Task {
+                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+                run.cancel()
+            }
+        }
+        let (executed, outcome) = await run.value
+        deadline?.cancel()
+        signalSources.forEach { $0.cancel() }
+        do {
+            try executed.write(to: destination)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        for (cell, error) in outcome.failures where !(outcome.interrupted && error == .interrupted) {
+            FileHandle.standardError.write(Data("\ncell \(cell + 1) failed: \(error.name): \(error.message)\n\(error.traceback.joined(separator: "\n"))\n".utf8))
+        }
+        if !quiet {
+            let summary = "\(outcome.cellsRun) cells run, \(outcome.failures.count) failed, \(Self.seconds(ContinuousClock.now - started)); wrote \(destination)"
+            FileHandle.standardError.write(Data("\n\(outcome.interrupted ? "interrupted: " : "")\(summary)\n".utf8))
+        }
+        if outcome.interrupted { throw ExitCode(130) }
+        if !outcome.failures.isEmpty { throw ExitCode(1) }
+    }
+
+    /// Adds a cell tagged `injected-parameters` after the cell tagged `parameters` (or first).
+    private func injectParameters(into document: inout NotebookDocument) {
+        guard !parameters.isEmpty else { return }
+        let lines = parameters.map { parameter in
+            let parts = parameter.split(separator: "=", maxSplits: 1).map(String.init)
+            let value = parts.count > 1 ? parts[1] : ""
+            return "let \(parts[0]) = \(Self.isLiteral(value) ? value : String(reflecting: value))"
+        }
+        let position = document.cells.firstIndex { $0.tags.contains("parameters") }.map { $0 + 1 } ?? 0
+        document.cells.insert(.code(lines.joined(separator: "\n"), tags: ["injected-parameters"], id: "injected-parameters"), at: position)
+    }
+
+    /// Whether `text` is one Lumen literal: a number, a quoted string, true, false or nil.
+    static func isLiteral(_ text: String) -> Bool {
+        guard let tokens = try? Lexer.tokenize(text), tokens.count == 2 else {
+            return text.hasPrefix("-") && isLiteral(String(text.dropFirst())) && Double(text) != nil
+        }
+        switch tokens[0].kind {
+        case .integer, .float, .string, .keyword("true"), .keyword("false"), .keyword("nil"): return true
+        default: return false
+        }
+    }
+
+    static func seconds(_ duration: Duration) -> String {
+        let (seconds, attoseconds) = duration.components
+        return String(format: "%.1f s", Double(seconds) + Double(attoseconds) * 1e-18)
+    }
+}

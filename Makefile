@@ -45,13 +45,16 @@ test-swift: build
 test-integration: build venv
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration
 
-## Builds in release mode, installs the kernelspec for this user and runs the example cells
-## through it, as a Jupyter front end would.
-run: release venv
+## The main job: builds in release mode, installs the kernelspec for this user and runs
+## notebooks/tour.ipynb headlessly on the default model, streaming tokens to the terminal and
+## writing notebooks/tour.out.ipynb. Models come from LUMEN_MODEL_PATH, else ../shared/models.
+run: release
 	$(BIN_RELEASE) install --user
-	$(PYTHON) scripts/run_in_kernel.py examples/hello.lumen
-	@if [ -d "$(SHARED)/models" ]; then LUMEN_MODEL_PATH=$(SHARED)/models $(BIN_RELEASE) repl examples/models.lumen; \
-	else echo "Put a GGUF model (e.g. stories260K.gguf) in a folder named by LUMEN_MODEL_PATH to run examples/models.lumen"; fi
+	@models="$${LUMEN_MODEL_PATH:-$(SHARED)/models}"; \
+	if ! ls $$(echo "$$models" | tr ':' ' ') 2>/dev/null | grep -q '\.gguf$$'; then \
+	  echo "No GGUF model found in $$models. Put a model such as stories260K.gguf in a folder and set LUMEN_MODEL_PATH to it (see README)."; exit 1; \
+	fi; \
+	LUMEN_MODEL_PATH="$$models" $(BIN_RELEASE) run notebooks/tour.ipynb -o notebooks/tour.out.ipynb
 
 ## Kernel latency figures (round trip, start-up, interrupt) with jupyter_client.
 measure: release venv

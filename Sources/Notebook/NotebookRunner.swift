@@ -31,7 +31,7 @@ public struct NotebookRunner: Sendable {
     /// task interrupts the running cell and ends the run; the document keeps what ran.
     public func run(_ document: inout NotebookDocument, allowErrors: Bool,
                     progress: (Int, Int, String) -> Void = { _, _, _ in }) async -> Outcome {
-        let sink = NotebookOutputSink(cellCount: document.cells.count, echo: echo)
+        let outputs = NotebookOutputs(cellCount: document.cells.count, echo: echo)
         var outcome = Outcome()
         let codeCells = document.cells.indices.filter { document.cells[$0].type == "code" }
         for (position, index) in codeCells.enumerated() {
@@ -41,13 +41,12 @@ public struct NotebookRunner: Sendable {
             }
             let source = document.cells[index].source
             progress(position + 1, codeCells.count, String(source.prefix { $0 != "\n" }))
-            sink.begin(cell: index)
+            let sink = outputs.sink(for: index)
             let count = outcome.cellsRun + 1
             let failure = await runCell(source, count: count, sink: sink)
             outcome.cellsRun += 1
             if let failure { sink.error(failure) }
-            sink.setExecutionCount(count, cell: index)
-            document.cells[index].fields["outputs"] = .array(sink.outputs(of: index))
+            outputs.setExecutionCount(count, cell: index)
             document.cells[index].fields["execution_count"] = .int(count)
             if let failure {
                 outcome.failures.append((index, failure))
@@ -58,11 +57,15 @@ public struct NotebookRunner: Sendable {
                 if !allowErrors { break }
             }
         }
+        // Outputs of every cell that ran, with what background jobs added since.
+        for index in codeCells where document.cells[index].fields["execution_count"] != .null && document.cells[index].fields["execution_count"] != nil {
+            document.cells[index].fields["outputs"] = .array(outputs.outputs(of: index))
+        }
         return outcome
     }
 
     /// Runs one cell in its own task, cancelled by the caller's cancellation or the cell timeout.
-    private func runCell(_ source: String, count: Int, sink: NotebookOutputSink) async -> ExecutionError? {
+    private func runCell(_ source: String, count: Int, sink: NotebookOutputs.CellSink) async -> ExecutionError? {
         let evaluator = self.evaluator
         let cell = Task(priority: .userInitiated) { () async -> ExecutionError? in
             do throws(ExecutionError) {

@@ -37,24 +37,26 @@ struct NotebookDocumentTests {
     }
 }
 
-@Suite("Notebook output sink")
+@Suite("Notebook outputs")
 struct NotebookOutputSinkTests {
     @Test("streams merge, displays update in place, clear(wait:) clears on the next output")
     func outputs() {
-        let sink = NotebookOutputSink(cellCount: 2, echo: false)
-        sink.begin(cell: 0)
-        sink.stream(.stdout, "a")
-        sink.stream(.stdout, "b\nc\n")
-        sink.display(.plainText("v1"), displayID: "d")
-        sink.begin(cell: 1)
-        sink.updateDisplay(.plainText("v2"), displayID: "d")
-        sink.stream(.stdout, "old")
-        sink.clearOutput(wait: true)
-        sink.stream(.stdout, "new")
-        #expect(sink.outputs(of: 0) == [
+        let outputs = NotebookOutputs(cellCount: 2, echo: false)
+        let first = outputs.sink(for: 0)
+        first.stream(.stdout, "a")
+        first.stream(.stdout, "b\nc\n")
+        first.display(.plainText("v1"), displayID: "d")
+        let second = outputs.sink(for: 1)
+        second.updateDisplay(.plainText("v2"), displayID: "d")
+        second.stream(.stdout, "old")
+        second.clearOutput(wait: true)
+        second.stream(.stdout, "new")
+        first.stream(.stderr, "late")
+        #expect(outputs.outputs(of: 0).count == 3, "late output stays in the cell that wrote it")
+        #expect(outputs.outputs(of: 0).prefix(2) == [
             .object(["output_type": .string("stream"), "name": .string("stdout"), "text": .array([.string("ab\n"), .string("c\n")])]),
             .object(["output_type": .string("display_data"), "data": .object(["text/plain": .array([.string("v2")])]), "metadata": .object([:])]),
         ])
-        #expect(sink.outputs(of: 1) == [.object(["output_type": .string("stream"), "name": .string("stdout"), "text": .array([.string("new")])])])
+        #expect(outputs.outputs(of: 1) == [.object(["output_type": .string("stream"), "name": .string("stdout"), "text": .array([.string("new")])])])
     }
 }

@@ -7,11 +7,31 @@ import Synchronization
 /// streams of one name merged, display updates applied to every output shown under their id (the
 /// notebook keeps each display's final state), `clear_output` honoured. Optionally echoes text
 /// to stderr as it arrives.
-public final class NotebookOutputSink: OutputSink {
+///
+/// Each cell writes through its own view (`sink(for:)`), so output that arrives later (from a
+/// background job) still lands in the cell that started it.
+public final class NotebookOutputs: Sendable {
+    /// One cell's view of the outputs.
+    public struct CellSink: OutputSink {
+        let outputs: NotebookOutputs
+        let cell: Int
+
+        public func stream(_ stream: StandardStream, _ text: String) { outputs.stream(stream, text, cell: cell) }
+        public func display(_ bundle: MIMEBundle, displayID: String?) { outputs.display(bundle, displayID: displayID, cell: cell) }
+        public func updateDisplay(_ bundle: MIMEBundle, displayID: String) { outputs.updateDisplay(bundle, displayID: displayID) }
+        public func clearOutput(wait: Bool) { outputs.clearOutput(wait: wait, cell: cell) }
+        public func executeResult(_ bundle: MIMEBundle) { outputs.executeResult(bundle, cell: cell) }
+        public func error(_ error: ExecutionError) { outputs.error(error, cell: cell) }
+        public func page(_ bundle: MIMEBundle) { outputs.echoText((bundle.plainText ?? "") + "\n") }
+
+        public func requestInput(prompt: String, password: Bool) async throws -> String {
+            throw InputUnavailableError(reason: "a notebook run cannot ask for input")
+        }
+    }
+
     private struct State {
         var outputs: [[JSONValue]]
-        var cell = 0
-        var clearPending = false
+        var clearPending: Set<Int> = []
         var displays: [String: [(cell: Int, output: Int)]] = [:]
         var echoed: [String: String] = [:]
     }
@@ -25,13 +45,13 @@ public final class NotebookOutputSink: OutputSink {
         self.echo = echo
     }
 
-    /// Directs what follows to cell `index`, starting it with no outputs.
-    public func begin(cell index: Int) {
+    /// The sink cell `index` writes through; the cell starts with no outputs.
+    public func sink(for index: Int) -> CellSink {
         state.withLock { state in
-            state.cell = index
             state.outputs[index] = []
-            state.clearPending = false
+            state.clearPending.remove(index)
         }
+        return CellSink(outputs: self, cell: index)
     }
 
     /// The outputs recorded for cell `index`.
@@ -39,18 +59,15 @@ public final class NotebookOutputSink: OutputSink {
         state.withLock { $0.outputs[index] }
     }
 
-    private func append(_ output: JSONValue, displayID: String? = nil) {
+    private func append(_ output: JSONValue, displayID: String? = nil, cell: Int) {
         state.withLock { state in
-            if state.clearPending {
-                state.outputs[state.cell] = []
-                state.clearPending = false
-            }
-            state.outputs[state.cell].append(output)
-            if let displayID { state.displays[displayID, default: []].append((state.cell, state.outputs[state.cell].count - 1)) }
+            if state.clearPending.remove(cell) != nil { state.outputs[cell] = [] }
+            state.outputs[cell].append(output)
+            if let displayID { state.displays[displayID, default: []].append((cell, state.outputs[cell].count - 1)) }
         }
     }
 
-    private func echoText(_ text: String, id: String? = nil) {
+    fileprivate func echoText(_ text: String, id: String? = nil) {
         guard echo else { return }
         let delta: String = state.withLock { state in
             guard let id else { return text }
@@ -61,20 +78,17 @@ public final class NotebookOutputSink: OutputSink {
         FileHandle.standardError.write(Data(delta.utf8))
     }
 
-    public func stream(_ stream: StandardStream, _ text: String) {
+    fileprivate func stream(_ stream: StandardStream, _ text: String, cell: Int) {
         echoText(text)
         state.withLock { state in
-            if state.clearPending {
-                state.outputs[state.cell] = []
-                state.clearPending = false
-            }
-            if case .object(var last)? = state.outputs[state.cell].last, last["output_type"] == .string("stream"),
+            if state.clearPending.remove(cell) != nil { state.outputs[cell] = [] }
+            if case .object(var last)? = state.outputs[cell].last, last["output_type"] == .string("stream"),
                last["name"] == .string(stream.rawValue), case .array(let lines)? = last["text"] {
                 let merged = lines.compactMap(\.stringValue).joined() + text
                 last["text"] = .array(NotebookDocument.lines(merged).map { .string($0) })
-                state.outputs[state.cell][state.outputs[state.cell].count - 1] = .object(last)
+                state.outputs[cell][state.outputs[cell].count - 1] = .object(last)
             } else {
-                state.outputs[state.cell].append(.object([
+                state.outputs[cell].append(.object([
                     "output_type": .string("stream"), "name": .string(stream.rawValue),
                     "text": .array(NotebookDocument.lines(text).map { .string($0) }),
                 ]))
@@ -82,12 +96,12 @@ public final class NotebookOutputSink: OutputSink {
         }
     }
 
-    public func display(_ bundle: MIMEBundle, displayID: String?) {
+    fileprivate func display(_ bundle: MIMEBundle, displayID: String?, cell: Int) {
         echoText((bundle.plainText ?? "") + (displayID == nil ? "\n" : ""), id: displayID)
-        append(.object(["output_type": .string("display_data"), "data": Self.data(bundle), "metadata": .object([:])]), displayID: displayID)
+        append(.object(["output_type": .string("display_data"), "data": Self.data(bundle), "metadata": .object([:])]), displayID: displayID, cell: cell)
     }
 
-    public func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
+    fileprivate func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
         echoText(bundle.plainText ?? "", id: displayID)
         state.withLock { state in
             for place in state.displays[displayID] ?? [] where place.output < state.outputs[place.cell].count {
@@ -99,20 +113,19 @@ public final class NotebookOutputSink: OutputSink {
         }
     }
 
-    public func clearOutput(wait: Bool) {
+    fileprivate func clearOutput(wait: Bool, cell: Int) {
         state.withLock { state in
             if wait {
-                state.clearPending = true
+                state.clearPending.insert(cell)
             } else {
-                state.outputs[state.cell] = []
+                state.outputs[cell] = []
             }
         }
     }
 
-    public func executeResult(_ bundle: MIMEBundle) {
+    fileprivate func executeResult(_ bundle: MIMEBundle, cell: Int) {
         echoText((bundle.plainText ?? "") + "\n")
-        let count: JSONValue = state.withLock { state in .int(state.cell) }
-        append(.object(["output_type": .string("execute_result"), "data": Self.data(bundle), "metadata": .object([:]), "execution_count": count]))
+        append(.object(["output_type": .string("execute_result"), "data": Self.data(bundle), "metadata": .object([:]), "execution_count": .null]), cell: cell)
     }
 
     /// Sets the execution count of the cell's `execute_result` outputs.
@@ -126,19 +139,11 @@ public final class NotebookOutputSink: OutputSink {
         }
     }
 
-    public func error(_ error: ExecutionError) {
+    fileprivate func error(_ error: ExecutionError, cell: Int) {
         append(.object([
             "output_type": .string("error"), "ename": .string(error.name), "evalue": .string(error.message),
             "traceback": .array(error.traceback.map { .string($0) }),
-        ]))
-    }
-
-    public func page(_ bundle: MIMEBundle) {
-        echoText((bundle.plainText ?? "") + "\n")
-    }
-
-    public func requestInput(prompt: String, password: Bool) async throws -> String {
-        throw InputUnavailableError(reason: "a notebook run cannot ask for input")
+        ]), cell: cell)
     }
 
     /// A MIME bundle as nbformat stores it: text as lists of lines, JSON types as JSON.

@@ -1,0 +1,67 @@
+"""notebooks/ run through Jupyter's own runner (nbclient, as nbconvert --execute uses it) and
+through `lumen run` give the same outputs, up to ids, execution counts and timings."""
+import json
+import os
+import re
+import subprocess
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from conftest import lumen_bin
+
+NOTEBOOKS = os.path.join(os.path.dirname(__file__), "..", "..", "notebooks")
+NAMES = sorted(n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb") and not n.endswith(".out.ipynb"))
+
+
+def text(value):
+    return "".join(value) if isinstance(value, list) else value
+
+
+def normalized(outputs):
+    """Output types, MIME types and text with numbers masked; consecutive streams merged."""
+    result = []
+    for output in outputs:
+        kind = output["output_type"]
+        if kind == "stream" and result and result[-1][0] == "stream" and result[-1][1] == output["name"]:
+            result[-1] = ("stream", output["name"], result[-1][2] + text(output["text"]))
+            continue
+        if kind == "stream":
+            result.append(("stream", output["name"], text(output["text"])))
+        elif kind == "error":
+            result.append(("error", output["ename"], output["evalue"]))
+        else:
+            data = output["data"]
+            plain = re.sub(r"\d+(\.\d+)?", "N", text(data.get("text/plain", "")))
+            result.append((kind, tuple(sorted(data)), plain))
+    return result
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_nbclient_and_lumen_run_agree(kernelspecs, tmp_path, name):
+    env_models = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models")
+    os.environ["LUMEN_MODEL_PATH"] = env_models
+    source = os.path.join(NOTEBOOKS, name)
+    ours = tmp_path / "ours.ipynb"
+    result = subprocess.run([lumen_bin(), "run", source, "-o", str(ours), "--quiet"], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    notebook = nbformat.read(source, as_version=4)
+    NotebookClient(notebook, kernel_name="lumen", timeout=120).execute()
+    # A background job's output arrives after its cell has finished: nbclient records a cell's
+    # messages only while it runs, lumen run keeps them, so cells that spawn jobs are left out.
+    def comparable(cells):
+        return [normalized(cell.get("outputs", [])) for cell in cells
+                if cell["cell_type"] == "code" and "spawn" not in "".join(cell["source"])]
+    assert comparable(json.load(open(ours))["cells"]) == comparable(notebook.cells)
+
+
+def test_jupyter_execute_and_papermill_run_a_notebook(kernelspecs, tmp_path):
+    os.environ["LUMEN_MODEL_PATH"] = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models")
+    source = os.path.join(NOTEBOOKS, "looking-inside.ipynb")
+    converted = subprocess.run([os.sys.executable, "-m", "jupyter", "nbconvert", "--to", "notebook", "--execute",
+                                "--ExecutePreprocessor.kernel_name=lumen", "--output-dir", str(tmp_path), source], capture_output=True, text=True)
+    assert converted.returncode == 0, converted.stderr
+    papermill = subprocess.run([os.sys.executable, "-m", "papermill", "-k", "lumen", source, str(tmp_path / "pm.ipynb")],
+                               capture_output=True, text=True)
+    assert papermill.returncode == 0, papermill.stderr

@@ -8,15 +8,17 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv test test-swift test-integration run measure bench clean
+.PHONY: all deps build release venv test test-swift test-integration e2e run measure bench clean
 
 all: build
 
-## Installs the system packages Lumen needs (libzmq, SQLite, Python's venv), via apt-get when root.
+## Installs the system packages Lumen needs (libzmq, SQLite, Python's venv, Chromium for the
+## browser test), via apt-get when root.
 deps:
 	@missing=""; \
 	[ -f /usr/include/zmq.h ] || missing="$$missing libzmq3-dev"; \
 	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
+	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
@@ -37,13 +39,18 @@ $(VENV)/.installed: Tests/integration/requirements.txt
 
 venv: deps $(VENV)/.installed
 
-test: test-swift test-integration
+test: test-swift test-integration e2e
 
 test-swift: build
 	swift test $(SWIFT_FLAGS)
 
 test-integration: build venv
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration
+
+## JupyterLab in headless Chromium (Playwright, the system browser): streaming, rich output,
+## the stop button. Screenshots in .build/e2e/.
+e2e: build venv
+	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/e2e
 
 ## The main job: builds in release mode, installs the kernelspec for this user and runs
 ## notebooks/tour.ipynb headlessly on the default model, streaming tokens to the terminal and

@@ -20,7 +20,8 @@ def text(value):
 
 
 def normalized(outputs):
-    """Output types, MIME types and text with numbers masked; consecutive streams merged."""
+    """Output types, MIME types and text with numbers (and the spacing they cause) masked;
+    consecutive streams merged."""
     result = []
     for output in outputs:
         kind = output["output_type"]
@@ -33,7 +34,9 @@ def normalized(outputs):
             result.append(("error", output["ename"], output["evalue"]))
         else:
             data = output["data"]
+            # Timings vary: mask numbers, and the column widths and rules that follow their width.
             plain = re.sub(r"\d+(\.\d+)?", "N", text(data.get("text/plain", "")))
+            plain = re.sub(r"-+", "-", re.sub(r" +", " ", plain))
             result.append((kind, tuple(sorted(data)), plain))
     return result
 

@@ -56,6 +56,8 @@ public actor HistoryStore {
         }
         try execute("""
             PRAGMA busy_timeout = 2000;
+            PRAGMA journal_mode = WAL;
+            PRAGMA synchronous = NORMAL;
             CREATE TABLE IF NOT EXISTS sessions (session INTEGER PRIMARY KEY AUTOINCREMENT, start TEXT NOT NULL);
             CREATE TABLE IF NOT EXISTS history (session INTEGER NOT NULL, line INTEGER NOT NULL, source TEXT NOT NULL,
                                                 PRIMARY KEY (session, line));

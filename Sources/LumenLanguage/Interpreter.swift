@@ -18,8 +18,8 @@ public actor Interpreter: Evaluator {
     let state = SessionState()
     /// This session's history, in memory; earlier sessions come from `store`.
     private(set) var historyEntries: [HistoryEntry] = []
-    private let store: HistoryStore?
-    private let session: Int
+    private var store: HistoryStore?
+    private var session: Int
     /// How deeply user functions may call each other.
     static let maximumCallDepth = 500
 
@@ -31,6 +31,15 @@ public actor Interpreter: Evaluator {
         for builtin in StandardLibrary.all {
             globals.declare(builtin.name, .builtin(builtin), constant: true)
         }
+    }
+
+    /// Starts keeping history in `store` (opened after start-up, off its path): this session's
+    /// entries so far move into the store's session and are written too.
+    public func attachHistory(_ store: HistoryStore) {
+        self.store = store
+        session = store.session
+        historyEntries = historyEntries.map { HistoryEntry(session: store.session, line: $0.line, input: $0.input) }
+        for entry in historyEntries { store.record(entry) }
     }
 
     /// Forgets every variable and function, keeping the built-ins.

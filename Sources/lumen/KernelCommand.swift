@@ -24,14 +24,16 @@ struct KernelCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let history: HistoryStore?
-        do {
-            history = try HistoryStore()
-        } catch {
-            logger.warning("history will not be kept: \(error)")
-            history = nil
+        let interpreter = Interpreter()
+        // The history database opens beside start-up, so the sockets bind as early as possible.
+        Task.detached(priority: .utility) {
+            do {
+                await interpreter.attachHistory(try HistoryStore())
+            } catch {
+                logger.warning("history will not be kept: \(error)")
+            }
         }
-        let server = KernelServer(connection: connection, evaluator: Interpreter(history: history), info: Self.kernelInfo, logger: logger)
+        let server = KernelServer(connection: connection, evaluator: interpreter, info: Self.kernelInfo, logger: logger)
         _ = try await server.run()
     }
 

@@ -140,6 +140,19 @@ struct IntrospectionTests {
 
 @Suite("Persistent history")
 struct PersistentHistoryTests {
+    @Test("history attached after cells ran keeps those cells too")
+    func attachLater() async throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-history-\(UUID().uuidString).sqlite").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let interpreter = Interpreter()
+        try await interpreter.execute(ExecutionRequest(code: "1 + 1", executionCount: 1), output: RecordingSink())
+        let store = try HistoryStore(path: path)
+        await interpreter.attachHistory(store)
+        await store.flush()
+        #expect(try HistoryStore(path: path).earlierEntries.map(\.input) == ["1 + 1"])
+        #expect(await interpreter.history(.range(session: 0, start: 0, stop: nil)).map(\.session) == [store.session])
+    }
+
     @Test("a new session sees earlier sessions' inputs; range 0 and -1 pick sessions")
     func acrossSessions() async throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-history-\(UUID().uuidString).sqlite").path

@@ -69,6 +69,18 @@ public struct Arguments: Sendable {
         return try string(argument, label)
     }
 
+    /// Takes the Int argument labelled `label`, if given.
+    public mutating func labelledInteger(_ label: String) throws(LumenError) -> Int? {
+        guard let argument = labelled(label) else { return nil }
+        return try integer(argument, label)
+    }
+
+    /// Takes the numeric argument labelled `label`, if given.
+    public mutating func labelledNumber(_ label: String) throws(LumenError) -> Double? {
+        guard let argument = labelled(label) else { return nil }
+        return try number(argument, label)
+    }
+
     /// Fails if any argument was not taken.
     public func finish() throws(LumenError) {
         if let (_, location) = positional.first {

@@ -122,9 +122,9 @@ extension ModelLibrary {
         summary: "Prompt-processing and generation speed (tokens per second, mean ± sd) for each thread count, as a table and a bar chart; .rows gives the figures to compare with another run."
     ) { arguments, context in
         let model = try model(&arguments)
-        let promptTokens = try arguments.labelled("promptTokens").map { argument throws(LumenError) in try arguments.integer(argument, "promptTokens") } ?? 128
-        let genTokens = try arguments.labelled("genTokens").map { argument throws(LumenError) in try arguments.integer(argument, "genTokens") } ?? 64
-        let repetitions = try arguments.labelled("repetitions").map { argument throws(LumenError) in try arguments.integer(argument, "repetitions") } ?? 3
+        let promptTokens = try arguments.labelledInteger("promptTokens") ?? 128
+        let genTokens = try arguments.labelledInteger("genTokens") ?? 64
+        let repetitions = try arguments.labelledInteger("repetitions") ?? 3
         let threadCounts = try arguments.labelled("threads").map { argument throws in
             try Operators.elements(of: argument.0, at: argument.1).compactMap { if case .integer(let n) = $0 { n } else { nil } }
         } ?? [1, ProcessInfo.processInfo.activeProcessorCount]

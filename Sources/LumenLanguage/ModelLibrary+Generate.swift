@@ -14,7 +14,7 @@ extension ModelLibrary {
         let model = try model(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
-        let timeout = try arguments.labelled("timeout").map { argument throws(LumenError) in try arguments.number(argument, "timeout") }
+        let timeout = try arguments.labelledNumber("timeout")
         try arguments.finish()
         let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
         let output = context.output
@@ -84,22 +84,16 @@ extension ModelLibrary {
         for (label, value) in defaults where !arguments.has(label) {
             arguments.add(label, value)
         }
-        func number(_ label: String) throws(LumenError) -> Double? {
-            try arguments.labelled(label).map { argument throws(LumenError) in try arguments.number(argument, label) }
-        }
-        func integer(_ label: String) throws(LumenError) -> Int? {
-            try arguments.labelled(label).map { argument throws(LumenError) in try arguments.integer(argument, label) }
-        }
-        if let maxTokens = try integer("maxTokens") {
+        if let maxTokens = try arguments.labelledInteger("maxTokens") {
             guard maxTokens >= 0 else { throw LumenError(.value, "maxTokens must be 0 or more", at: arguments.callLocation) }
             options.maxTokens = maxTokens
         }
-        if let temperature = try number("temperature") { options.sampling.temperature = Float(temperature) }
-        if let topK = try integer("topK") { options.sampling.topK = topK }
-        if let topP = try number("topP") { options.sampling.topP = Float(topP) }
-        if let minP = try number("minP") { options.sampling.minP = Float(minP) }
-        if let penalty = try number("repeatPenalty") { options.sampling.repeatPenalty = Float(penalty) }
-        options.sampling.seed = try integer("seed").map { UInt64(bitPattern: Int64($0)) } ?? UInt64.random(in: 0...UInt64.max)
+        if let temperature = try arguments.labelledNumber("temperature") { options.sampling.temperature = Float(temperature) }
+        if let topK = try arguments.labelledInteger("topK") { options.sampling.topK = topK }
+        if let topP = try arguments.labelledNumber("topP") { options.sampling.topP = Float(topP) }
+        if let minP = try arguments.labelledNumber("minP") { options.sampling.minP = Float(minP) }
+        if let penalty = try arguments.labelledNumber("repeatPenalty") { options.sampling.repeatPenalty = Float(penalty) }
+        options.sampling.seed = try arguments.labelledInteger("seed").map { UInt64(bitPattern: Int64($0)) } ?? UInt64.random(in: 0...UInt64.max)
         if let (stops, location) = arguments.labelled("stop") {
             if case .string(let text) = stops {
                 options.stopStrings = [text]

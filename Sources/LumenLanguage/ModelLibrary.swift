@@ -61,10 +61,10 @@ enum ModelLibrary {
     ) { arguments, context in
         let (nameArgument, location) = try arguments.requirePositional("name")
         let name = try arguments.string((nameArgument, location), "name")
-        let contextLength = try arguments.labelled("contextLength").map { argument throws(LumenError) in try arguments.integer(argument, "contextLength") }
-        let threads = try arguments.labelled("threads").map { argument throws(LumenError) in try arguments.integer(argument, "threads") }
+        let contextLength = try arguments.labelledInteger("contextLength")
+        let threads = try arguments.labelledInteger("threads")
             ?? ProcessInfo.processInfo.activeProcessorCount
-        let instances = try arguments.labelled("instances").map { argument throws(LumenError) in try arguments.integer(argument, "instances") } ?? 1
+        let instances = try arguments.labelledInteger("instances") ?? 1
         try arguments.finish()
         guard threads >= 1, instances >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
             throw LumenError(.value, "threads, instances and contextLength must be at least 1", at: context.location)
@@ -129,7 +129,7 @@ enum ModelLibrary {
     static let nextTokens = Builtin(name: "nextTokens", signature: "nextTokens(_ model, _ prompt: String, k: Int = 10) -> Table", summary: "The k most likely next tokens after the prompt, as a table and a bar chart of probabilities.") { arguments, context in
         let model = try model(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
-        let k = try arguments.labelled("k").map { argument throws(LumenError) in try arguments.integer(argument, "k") } ?? 10
+        let k = try arguments.labelledInteger("k") ?? 10
         try arguments.finish()
         let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
         let top: [(id: Int32, logProbability: Float)]

@@ -189,7 +189,7 @@ enum StandardLibrary {
         summary: "A random Double in [0, 1), or an Int from a range with `in:`; `seed:` restarts the session's sequence so results repeat."
     ) { arguments, context in
         let range = arguments.labelled("in")
-        let seed = try arguments.labelled("seed").map { argument throws(LumenError) in try arguments.integer(argument, "seed") }
+        let seed = try arguments.labelledInteger("seed")
         try arguments.finish()
         if let seed { context.session.random.reseed(UInt64(bitPattern: Int64(seed))) }
         guard let (bounds, location) = range else { return .double(context.session.random.unit()) }

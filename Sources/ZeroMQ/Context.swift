@@ -18,11 +18,4 @@ public final class Context: @unchecked Sendable {
     deinit {
         while zmq_ctx_term(handle) != 0 && zmq_errno() == EINTR {}
     }
-
-    /// The libzmq library version as `major.minor.patch`.
-    public static var libraryVersion: String {
-        var major: Int32 = 0, minor: Int32 = 0, patch: Int32 = 0
-        zmq_version(&major, &minor, &patch)
-        return "\(major).\(minor).\(patch)"
-    }
 }

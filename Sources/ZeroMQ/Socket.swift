@@ -51,12 +51,6 @@ public final class Socket {
         try setOption(ZMQ_LINGER, milliseconds, name: "ZMQ_LINGER")
     }
 
-    /// Subscribes a `.subscriber` socket to messages whose first frame starts with `prefix`.
-    public func subscribe(prefix: [UInt8] = []) throws(ZeroMQError) {
-        let rc = prefix.withUnsafeBytes { zmq_setsockopt(handle, ZMQ_SUBSCRIBE, $0.baseAddress, $0.count) }
-        guard rc == 0 else { throw .last("setsockopt ZMQ_SUBSCRIBE") }
-    }
-
     /// Sets the identity a `.dealer` or `.request` socket presents to a router.
     public func setRoutingID(_ identity: [UInt8]) throws(ZeroMQError) {
         let rc = identity.withUnsafeBytes { zmq_setsockopt(handle, ZMQ_ROUTING_ID, $0.baseAddress, $0.count) }

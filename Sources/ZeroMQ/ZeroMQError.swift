@@ -15,9 +15,6 @@ public struct ZeroMQError: Error, Equatable, CustomStringConvertible {
     /// Whether the error means "try again later" on a non-blocking call.
     public var isWouldBlock: Bool { code == EAGAIN }
 
-    /// Whether the error means the context was terminated.
-    public var isContextTerminated: Bool { code == ETERM }
-
     public var description: String {
         "\(operation): \(String(cString: zmq_strerror(code)))"
     }

@@ -56,6 +56,7 @@ let package = Package(
                 "JupyterProtocol",
                 "Inference",
                 "Notebook",
+                "Executors",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -1,12 +1,17 @@
 import CSQLite
 import Evaluation
+import Executors
 import Foundation
 import Synchronization
 
 /// Execution history persisted across sessions in an SQLite database (by default
 /// `$XDG_DATA_HOME/lumen/history.sqlite`). Each store opens a new session; entries are written in
-/// order by this actor, off the path of the request that produced them.
+/// order by this actor, off the path of the request that produced them, on a thread of its own
+/// (file I/O never occupies the cooperative pool).
 public actor HistoryStore {
+    private let executor = ThreadExecutor(name: "lumen-history")
+    /// The store's dedicated thread.
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
     /// An open SQLite connection, closed when released. Used only by the actor that owns it.
     private final class Connection {
         let handle: OpaquePointer

@@ -1,5 +1,6 @@
 import Display
 import Evaluation
+import Executors
 import Foundation
 import Inference
 
@@ -71,8 +72,15 @@ enum ModelLibrary {
         }
         let progress = "load-\(UUID().uuidString)"
         context.output.display(ProgressBar(label: "loading \(name)", fraction: 0).mimeBundle, displayID: progress)
-        let model = try modelCall(at: location) { () throws(ModelError) in
-            try LoadedModel(path: try resolve(name), contextLength: contextLength, threads: threads, instances: instances)
+        let path = try modelCall(at: location) { () throws(ModelError) in try resolve(name) }
+        // Parsing the file and building the tokenizer is blocking work: it runs on a thread of its own.
+        let model: LoadedModel
+        do {
+            model = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
+                try LoadedModel(path: path, contextLength: contextLength, threads: threads, instances: instances)
+            }
+        } catch {
+            throw LumenError(.model, "\(error)", at: location)
         }
         context.output.updateDisplay(model.mimeBundle, displayID: progress)
         return .host(model)
@@ -88,7 +96,11 @@ enum ModelLibrary {
     static let reload = Builtin(name: "reload", signature: "reload(_ model)", summary: "Reads the model's file again (after it changed on disk), keeping the variable.") { arguments, context in
         let model = try model(&arguments)
         try arguments.finish()
-        try modelCall(at: context.location) { () throws(ModelError) in try model.reload() }
+        do {
+            try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in try model.reload() }
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
         return .host(model)
     }
 
@@ -96,7 +108,8 @@ enum ModelLibrary {
         let model = try model(&arguments)
         try arguments.finish()
         let weights = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
-        Task(priority: .utility) { weights.touchWeights() }
+        // Page faults block: a utility-priority thread of its own reads the weights.
+        DedicatedThread.start(name: "lumen-prewarm", quality: .utility) { weights.touchWeights() }
         return .null
     }
 

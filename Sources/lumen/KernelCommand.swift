@@ -1,4 +1,5 @@
 import ArgumentParser
+import Executors
 import Foundation
 import JupyterProtocol
 import Kernel
@@ -25,10 +26,12 @@ struct KernelCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         let interpreter = Interpreter()
-        // The history database opens beside start-up, so the sockets bind as early as possible.
-        Task.detached(priority: .utility) {
+        // The history database opens beside start-up, on a thread of its own (file I/O), so the
+        // sockets bind as early as possible.
+        Task(priority: .utility) {
             do {
-                await interpreter.attachHistory(try HistoryStore())
+                let store = try await DedicatedThread.run(name: "lumen-history-open") { try HistoryStore() }
+                await interpreter.attachHistory(store)
             } catch {
                 logger.warning("history will not be kept: \(error)")
             }

@@ -176,13 +176,11 @@ float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float 
 
 #define PRODUCTS_AVX2(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1))
 #define PRODUCTS_VNNI(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (s))
+#define VNNI_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
 
 DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_avx2, , PRODUCTS_AVX2)
 
-float lumen_dot_q4_0_q8_avx2(const void *row, const signed char *values, const float *scales, const float *sums, long count) {
-    return dot_q4_0_q8_avx2(row, values, scales, sums, count);
-}
-DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_vnni, __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni"))), PRODUCTS_VNNI)
+DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
 
 /// Whether the CPU has AVX-512 VNNI (one instruction for unsigned × signed byte dot products).
 static int has_vnni(void) {
@@ -191,8 +189,8 @@ static int has_vnni(void) {
     return cached;
 }
 
-float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count) {
-    return has_vnni() ? dot_q4_0_q8_vnni(row, values, scales, sums, count) : dot_q4_0_q8_avx2(row, values, scales, sums, count);
+float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
+    return has_vnni() && !portable ? dot_q4_0_q8_vnni(row, values, scales, sums, count) : dot_q4_0_q8_avx2(row, values, scales, sums, count);
 }
 
 static float dot_f32(const float *a, const float *b, long k) {
@@ -263,4 +261,234 @@ void lumen_dequantize_q4_0(const void *row, float *out, long count) {
         _mm256_storeu_ps(out + 16, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(high))));
         _mm256_storeu_ps(out + 24, _mm256_mul_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(high, 8)))));
     }
+}
+
+// MARK: - Q5_0 and the K-quants
+
+/// 6-bit scale and min of sub-block `j` (0–7) from a Q4_K/Q5_K block's 12 packed bytes: bytes
+/// 0–3 hold scales 0–3 and bytes 4–7 mins 0–3 in their low six bits; scales and mins 4–7 take
+/// their low four bits from bytes 8–11 and their top two from the spare bits of bytes 0–7.
+static inline void k_scale_min(int j, const uint8_t *packed, int *scale, int *min) {
+    if (j < 4) {
+        *scale = packed[j] & 63;
+        *min = packed[j + 4] & 63;
+    } else {
+        *scale = (packed[j + 4] & 0x0F) | ((packed[j - 4] >> 6) << 4);
+        *min = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
+    }
+}
+
+void lumen_dequantize_q5_0(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 32; b++, block += 22, out += 32) {
+        const float d = half_to_float(block);
+        uint32_t high;
+        memcpy(&high, block + 2, 4);
+        const uint8_t *nibbles = block + 6;
+        for (int j = 0; j < 16; j++) {
+            out[j] = (float)((int)((nibbles[j] & 0x0F) | (((high >> j) & 1) << 4)) - 16) * d;
+            out[j + 16] = (float)((int)((nibbles[j] >> 4) | (((high >> (j + 16)) & 1) << 4)) - 16) * d;
+        }
+    }
+}
+
+/// Q4_K (`high` null) or Q5_K weights of one 256-element block; `nibbles` holds 128 bytes whose
+/// low and high halves are sub-blocks 2p and 2p + 1 of each 32-byte run p.
+static void dequantize_k_block(const uint8_t *block, const uint8_t *high, const uint8_t *nibbles, float *out) {
+    const float d = half_to_float(block), dmin = half_to_float(block + 2);
+    for (int pair = 0; pair < 4; pair++, nibbles += 32) {
+        int scale, min;
+        k_scale_min(2 * pair, block + 4, &scale, &min);
+        const float d1 = d * (float)scale, m1 = dmin * (float)min;
+        k_scale_min(2 * pair + 1, block + 4, &scale, &min);
+        const float d2 = d * (float)scale, m2 = dmin * (float)min;
+        for (int l = 0; l < 32; l++) {
+            const int extra = high ? ((high[l] >> (2 * pair)) & 1) << 4 : 0;
+            *out++ = d1 * (float)((nibbles[l] & 0x0F) | extra) - m1;
+        }
+        for (int l = 0; l < 32; l++) {
+            const int extra = high ? ((high[l] >> (2 * pair + 1)) & 1) << 4 : 0;
+            *out++ = d2 * (float)((nibbles[l] >> 4) | extra) - m2;
+        }
+    }
+}
+
+void lumen_dequantize_q4_k(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 256; b++, block += 144, out += 256) dequantize_k_block(block, NULL, block + 16, out);
+}
+
+void lumen_dequantize_q5_k(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 256; b++, block += 176, out += 256) dequantize_k_block(block, block + 16, block + 48, out);
+}
+
+void lumen_dequantize_q6_k(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 256; b++, block += 210) {
+        const float d = half_to_float(block + 208);
+        const uint8_t *low = block, *high = block + 128;
+        const int8_t *scales = (const int8_t *)(block + 192);
+        for (int half = 0; half < 2; half++, low += 64, high += 32, scales += 8, out += 128) {
+            for (int l = 0; l < 32; l++) {
+                const int sub = l / 16;
+                const int q0 = (int)((low[l] & 0x0F) | (((high[l] >> 0) & 3) << 4)) - 32;
+                const int q1 = (int)((low[l + 32] & 0x0F) | (((high[l] >> 2) & 3) << 4)) - 32;
+                const int q2 = (int)((low[l] >> 4) | (((high[l] >> 4) & 3) << 4)) - 32;
+                const int q3 = (int)((low[l + 32] >> 4) | (((high[l] >> 6) & 3) << 4)) - 32;
+                out[l] = d * (float)scales[sub] * (float)q0;
+                out[l + 32] = d * (float)scales[sub + 2] * (float)q1;
+                out[l + 64] = d * (float)scales[sub + 4] * (float)q2;
+                out[l + 96] = d * (float)scales[sub + 6] * (float)q3;
+            }
+        }
+    }
+}
+
+/// Defines `NAME(row, x, count)`: a row of `BLOCK`-element, `BYTES`-byte blocks dotted with F32
+/// activations by widening one block at a time with `DEQUANTIZE` (the exact, F32-activation path).
+#define DEFINE_WIDENING_DOT(NAME, DEQUANTIZE, BLOCK, BYTES)                                       \
+    float NAME(const void *row, const float *x, long count) {                                    \
+        float widened[BLOCK];                                                                    \
+        __m256 sum = _mm256_setzero_ps();                                                        \
+        for (long b = 0; b < count / (BLOCK); b++, x += (BLOCK)) {                               \
+            DEQUANTIZE((const uint8_t *)row + (BYTES) * b, widened, (BLOCK));                    \
+            for (int i = 0; i < (BLOCK); i += 8)                                                 \
+                sum = _mm256_fmadd_ps(_mm256_loadu_ps(widened + i), _mm256_loadu_ps(x + i), sum); \
+        }                                                                                        \
+        return horizontal_sum(sum);                                                              \
+    }
+
+DEFINE_WIDENING_DOT(lumen_dot_q5_0, lumen_dequantize_q5_0, 32, 22)
+DEFINE_WIDENING_DOT(lumen_dot_q4_k, lumen_dequantize_q4_k, 256, 144)
+DEFINE_WIDENING_DOT(lumen_dot_q5_k, lumen_dequantize_q5_k, 256, 176)
+DEFINE_WIDENING_DOT(lumen_dot_q6_k, lumen_dequantize_q6_k, 256, 210)
+
+/// The fifth bits of a Q5_0 block's 32 weights (bit i of the little-endian word at `p`) as
+/// bytes of 0x10 or 0: byte i copies byte i / 8 of the word and tests bit i % 8 of it.
+static inline __m256i q5_0_high_bits(const uint8_t *p) {
+    uint32_t bits;
+    memcpy(&bits, p, 4);
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)bits),
+        _mm256_setr_epi8(0, 0, 0, 0, 0, 0, 0, 0, 1, 1, 1, 1, 1, 1, 1, 1, 2, 2, 2, 2, 2, 2, 2, 2, 3, 3, 3, 3, 3, 3, 3, 3));
+    const __m256i bit = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
+}
+
+/// Defines a Q5_0 × 8-bit kernel: unsigned 5-bit weights (nibble plus fifth bit) meet the signed
+/// activations, and the 16 · sum(activations) each block owes is subtracted once, as a scalar.
+#define DEFINE_Q5_0_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                     \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
+                                 const float *sums, long count) {                                            \
+        const uint8_t *block = (const uint8_t *)row;                                                         \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        float offset = 0.0f;                                                                                 \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
+        for (long b = 0; b < count / 32; b++, block += 22) {                                                 \
+            const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 6));                            \
+            const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low_mask); \
+            const __m256i weights = _mm256_or_si256(nibbles, q5_0_high_bits(block + 2));                      \
+            const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * b));              \
+            const float scale = half_to_float(block);                                                        \
+            offset += scale * sums[b];                                                                       \
+            const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                      \
+            if (b & 1) sum1 = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), products, sum1);            \
+            else sum0 = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), products, sum0);                  \
+        }                                                                                                    \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1)) - 16.0f * offset;                                   \
+    }
+
+/// Defines a Q4_K (`HIGH` 0) or Q5_K (`HIGH` 1) × 8-bit kernel. Each 32-weight sub-block meets
+/// one 32-value activation block: d · scale · activation scale times the integer products, minus
+/// dmin · min · (activation scale × sum of activations), which `sums` already holds.
+#define DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, HIGH, BLOCK_BYTES, NIBBLE_OFFSET)                     \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
+                                 const float *sums, long count) {                                            \
+        const uint8_t *block = (const uint8_t *)row;                                                         \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2); \
+        float offset = 0.0f;                                                                                 \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
+        for (long b = 0; b < count / 256; b++, block += (BLOCK_BYTES), values += 256, scales += 8, sums += 8) { \
+            const float d = half_to_float(block), dmin = half_to_float(block + 2);                           \
+            const uint8_t *nibbles = block + (NIBBLE_OFFSET);                                                \
+            __m256i high = HIGH ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256(); \
+            float mins = 0.0f;                                                                               \
+            for (int pair = 0; pair < 4; pair++) {                                                           \
+                int scale0, min0, scale1, min1;                                                              \
+                k_scale_min(2 * pair, block + 4, &scale0, &min0);                                            \
+                k_scale_min(2 * pair + 1, block + 4, &scale1, &min1);                                        \
+                const __m256i packed = _mm256_loadu_si256((const __m256i *)(nibbles + 32 * pair));           \
+                __m256i low = _mm256_and_si256(packed, low_mask);                                            \
+                __m256i upper = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low_mask);                    \
+                if (HIGH) {                                                                                  \
+                    low = _mm256_or_si256(low, _mm256_slli_epi16(_mm256_and_si256(high, one), 4));           \
+                    upper = _mm256_or_si256(upper, _mm256_slli_epi16(_mm256_and_si256(high, two), 3));       \
+                    high = _mm256_srli_epi16(high, 2);                                                       \
+                }                                                                                            \
+                const __m256i a0 = _mm256_loadu_si256((const __m256i *)(values + 64 * pair));                \
+                const __m256i a1 = _mm256_loadu_si256((const __m256i *)(values + 64 * pair + 32));           \
+                sum0 = _mm256_fmadd_ps(_mm256_set1_ps(d * (float)scale0 * scales[2 * pair]),                 \
+                                       _mm256_cvtepi32_ps(PRODUCTS(low, a0)), sum0);                         \
+                sum1 = _mm256_fmadd_ps(_mm256_set1_ps(d * (float)scale1 * scales[2 * pair + 1]),             \
+                                       _mm256_cvtepi32_ps(PRODUCTS(upper, a1)), sum1);                       \
+                mins += (float)min0 * sums[2 * pair] + (float)min1 * sums[2 * pair + 1];                     \
+            }                                                                                                \
+            offset += dmin * mins;                                                                           \
+        }                                                                                                    \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1)) - offset;                                           \
+    }
+
+DEFINE_Q5_0_Q8_KERNEL(dot_q5_0_q8_avx2, , PRODUCTS_AVX2)
+DEFINE_Q5_0_Q8_KERNEL(dot_q5_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+DEFINE_K_Q8_KERNEL(dot_q4_k_q8_avx2, , PRODUCTS_AVX2, 0, 144, 16)
+DEFINE_K_Q8_KERNEL(dot_q4_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI, 0, 144, 16)
+DEFINE_K_Q8_KERNEL(dot_q5_k_q8_avx2, , PRODUCTS_AVX2, 1, 176, 48)
+DEFINE_K_Q8_KERNEL(dot_q5_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI, 1, 176, 48)
+
+float lumen_dot_q5_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
+    return has_vnni() && !portable ? dot_q5_0_q8_vnni(row, values, scales, sums, count) : dot_q5_0_q8_avx2(row, values, scales, sums, count);
+}
+
+float lumen_dot_q4_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
+    return has_vnni() && !portable ? dot_q4_k_q8_vnni(row, values, scales, sums, count) : dot_q4_k_q8_avx2(row, values, scales, sums, count);
+}
+
+float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
+    return has_vnni() && !portable ? dot_q5_k_q8_vnni(row, values, scales, sums, count) : dot_q5_k_q8_avx2(row, values, scales, sums, count);
+}
+
+float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    const __m256i low_mask = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
+    __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
+    for (long b = 0; b < count / 256; b++, block += 210) {
+        const float d = half_to_float(block + 208);
+        const int8_t *sub_scales = (const int8_t *)(block + 192);
+        for (int half = 0; half < 2; half++) {
+            const __m256i low0 = _mm256_loadu_si256((const __m256i *)(block + 64 * half));
+            const __m256i low1 = _mm256_loadu_si256((const __m256i *)(block + 64 * half + 32));
+            const __m256i high = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * half));
+            __m256i weights[4];
+            weights[0] = _mm256_or_si256(_mm256_and_si256(low0, low_mask), _mm256_slli_epi16(_mm256_and_si256(high, two_bits), 4));
+            weights[1] = _mm256_or_si256(_mm256_and_si256(low1, low_mask),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 2), two_bits), 4));
+            weights[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), low_mask),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 4), two_bits), 4));
+            weights[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), low_mask),
+                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 6), two_bits), 4));
+            for (int group = 0; group < 4; group++) {
+                const long index = 8 * b + 4 * half + group;
+                const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * index));
+                // (q − 32) · a in pairs of int16 (|value| ≤ 8128), then each 16-weight half times its scale.
+                const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(weights[group], activations),
+                                                       _mm256_maddubs_epi16(bias, activations));
+                const int scale_index = 8 * half + 2 * group;
+                const __m256i sub_scale = _mm256_set_m128i(_mm_set1_epi16(sub_scales[scale_index + 1]), _mm_set1_epi16(sub_scales[scale_index]));
+                const __m256 products = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, sub_scale));
+                if (group & 1) sum1 = _mm256_fmadd_ps(_mm256_set1_ps(d * scales[index]), products, sum1);
+                else sum0 = _mm256_fmadd_ps(_mm256_set1_ps(d * scales[index]), products, sum0);
+            }
+        }
+    }
+    return horizontal_sum(_mm256_add_ps(sum0, sum1));
 }

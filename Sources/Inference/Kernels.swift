@@ -7,6 +7,13 @@ import CKernels
 /// - Q8_0: 32 weights per 34-byte block: an F16 scale `d`, then 32 `Int8` values; w = d·q.
 /// - Q4_0: 32 weights per 18-byte block: an F16 scale `d`, then 16 bytes whose low nibbles are
 ///   weights 0–15 and high nibbles weights 16–31; w = d·(q − 8).
+/// - Q5_0: 32 weights per 22-byte block: `d`, a 32-bit word of fifth bits, then Q4_0's nibbles;
+///   w = d·(q − 16).
+/// - Q4_K: 256 weights per 144-byte block: F16 `d` and `dmin`, 12 bytes packing eight 6-bit
+///   scales and mins, 128 bytes of nibbles; sub-block j of 32 has w = d·scale_j·q − dmin·min_j.
+/// - Q5_K: Q4_K plus 32 bytes of fifth bits (176 bytes).
+/// - Q6_K: 256 weights per 210-byte block: 128 bytes of low nibbles, 64 of high bit pairs, 16
+///   int8 scales (one per 16 weights), then `d`; w = d·scale·(q − 32).
 enum Kernels {
     typealias Vector = SIMD16<Float>
 
@@ -76,6 +83,14 @@ enum Kernels {
             lumen_dequantize_q8_0(source, output, count)
         case .q4_0:
             lumen_dequantize_q4_0(source, output, count)
+        case .q5_0:
+            lumen_dequantize_q5_0(source, output, count)
+        case .q4_K:
+            lumen_dequantize_q4_k(source, output, count)
+        case .q5_K:
+            lumen_dequantize_q5_k(source, output, count)
+        case .q6_K:
+            lumen_dequantize_q6_k(source, output, count)
         default:
             for index in 0..<count { output[index] = .nan }
         }

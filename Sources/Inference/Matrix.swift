@@ -20,7 +20,7 @@ public struct Matrix: @unchecked Sendable {
     /// Views `tensor` of `gguf` as a matrix, checking that its type is supported.
     init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile) throws(ModelError) {
         guard tensor.type.isSupported else {
-            throw ModelError(file: gguf.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) is not supported yet (F32, F16, BF16, Q8_0 and Q4_0 are)")
+            throw ModelError(file: gguf.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) is not supported (F32, F16, BF16, Q8_0, Q4_0, Q5_0, Q4_K, Q5_K and Q6_K are)")
         }
         type = tensor.type
         columns = tensor.shape[0]
@@ -46,6 +46,10 @@ public struct Matrix: @unchecked Sendable {
         case .bf16: return Kernels.dotBF16(pointer, x, columns)
         case .q8_0: return lumen_dot_q8_0(pointer, x, columns)
         case .q4_0: return lumen_dot_q4_0(pointer, x, columns)
+        case .q5_0: return lumen_dot_q5_0(pointer, x, columns)
+        case .q4_K: return lumen_dot_q4_k(pointer, x, columns)
+        case .q5_K: return lumen_dot_q5_k(pointer, x, columns)
+        case .q6_K: return lumen_dot_q6_k(pointer, x, columns)
         default: return .nan
         }
     }
@@ -54,10 +58,14 @@ public struct Matrix: @unchecked Sendable {
     @inline(__always)
     func dot(row: Int, quantized activations: MatrixPool.Scratch) -> Float {
         let pointer = base + row * rowBytes
+        let values = activations.quantizedValues, scales = activations.quantizedScales, sums = activations.quantizedSums
         switch type {
-        case .q8_0: return lumen_dot_q8_0_q8(pointer, activations.quantizedValues, activations.quantizedScales, columns)
-        case .q4_0:
-            return lumen_dot_q4_0_q8(pointer, activations.quantizedValues, activations.quantizedScales, activations.quantizedSums, columns)
+        case .q8_0: return lumen_dot_q8_0_q8(pointer, values, scales, columns)
+        case .q4_0: return lumen_dot_q4_0_q8(pointer, values, scales, sums, columns, 0)
+        case .q5_0: return lumen_dot_q5_0_q8(pointer, values, scales, sums, columns, 0)
+        case .q4_K: return lumen_dot_q4_k_q8(pointer, values, scales, sums, columns, 0)
+        case .q5_K: return lumen_dot_q5_k_q8(pointer, values, scales, sums, columns, 0)
+        case .q6_K: return lumen_dot_q6_k_q8(pointer, values, scales, columns)
         default: return .nan
         }
     }

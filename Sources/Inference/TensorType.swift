@@ -42,14 +42,17 @@ public enum TensorType: UInt32, Sendable, CaseIterable, CustomStringConvertible 
     /// Whether Lumen can compute with this type.
     public var isSupported: Bool {
         switch self {
-        case .f32, .f16, .bf16, .q8_0, .q4_0: true
+        case .f32, .f16, .bf16, .q8_0, .q4_0, .q5_0, .q4_K, .q5_K, .q6_K: true
         default: false
         }
     }
 
     /// Whether the type has an integer dot product with 8-bit quantized activations.
     public var hasQuantizedDot: Bool {
-        self == .q8_0 || self == .q4_0
+        switch self {
+        case .q8_0, .q4_0, .q5_0, .q4_K, .q5_K, .q6_K: true
+        default: false
+        }
     }
 
     /// The name llama.cpp uses, e.g. `Q4_0`.

@@ -10,38 +10,82 @@ struct KernelFixture {
         (0..<count).map { _ in Float(random.nextUnitDouble() * 2 - 1) * scale }
     }
 
-    mutating func q8Row(blocks: Int, scale: Float16) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for _ in 0..<blocks {
-            withUnsafeBytes(of: scale.bitPattern.littleEndian) { bytes += $0 }
-            bytes += (0..<32).map { _ in UInt8(bitPattern: Int8(Int(random.next() % 255) - 127)) }
+    /// A row of `blocks` random blocks of `type` whose F16 scales (`d`, and `dmin` for Q4_K/Q5_K)
+    /// are `scale`; every other byte is random.
+    mutating func row(_ type: TensorType, blocks: Int, scale: Float16) -> [UInt8] {
+        let blockBytes = type.layout.blockBytes
+        var bytes = (0..<(blocks * blockBytes)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        let scaleOffsets: [Int] = switch type {
+        case .q4_K, .q5_K: [0, 2]
+        case .q6_K: [208]
+        default: [0]
+        }
+        for block in 0..<blocks {
+            for offset in scaleOffsets {
+                bytes[block * blockBytes + offset] = UInt8(scale.bitPattern & 0xFF)
+                bytes[block * blockBytes + offset + 1] = UInt8(scale.bitPattern >> 8)
+            }
         }
         return bytes
     }
 
-    mutating func q4Row(blocks: Int, scale: Float16) -> [UInt8] {
-        var bytes: [UInt8] = []
-        for _ in 0..<blocks {
-            withUnsafeBytes(of: scale.bitPattern.littleEndian) { bytes += $0 }
-            bytes += (0..<16).map { _ in UInt8(truncatingIfNeeded: random.next()) }
-        }
-        return bytes
+    static func half(_ bytes: ArraySlice<UInt8>, _ offset: Int) -> Double {
+        let start = bytes.startIndex + offset
+        return Double(Float16(bitPattern: UInt16(bytes[start]) | UInt16(bytes[start + 1]) << 8))
     }
 
-    /// Weights of a row, by the block layouts' definitions.
+    /// Scale and min `j` of a K-quant block's 12 packed bytes, by ggml's definition.
+    static func scaleAndMin(_ j: Int, _ packed: ArraySlice<UInt8>) -> (scale: Double, min: Double) {
+        let p = Array(packed)
+        if j < 4 { return (Double(p[j] & 63), Double(p[j + 4] & 63)) }
+        return (Double((p[j + 4] & 0x0F) | ((p[j - 4] >> 6) << 4)), Double((p[j + 4] >> 4) | ((p[j] >> 6) << 4)))
+    }
+
+    /// Weights of a row, by the block layouts' definitions (llama.cpp's `ggml-common.h`).
     static func referenceWeights(_ row: [UInt8], type: TensorType) -> [Double] {
         var weights: [Double] = []
         let blockBytes = type.layout.blockBytes
         for start in stride(from: 0, to: row.count, by: blockBytes) {
-            let scale = Double(Float16(bitPattern: UInt16(row[start]) | UInt16(row[start + 1]) << 8))
-            let body = row[(start + 2)..<(start + blockBytes)]
-            if type == .q8_0 {
-                weights += body.map { scale * Double(Int8(bitPattern: $0)) }
-            } else {
-                weights += body.map { scale * Double(Int($0 & 0x0F) - 8) } + body.map { scale * Double(Int($0 >> 4) - 8) }
-            }
+            let block = row[start..<(start + blockBytes)]
+            weights += referenceBlock(Array(block)[...], type: type)
         }
         return weights
+    }
+
+    private static func referenceBlock(_ block: ArraySlice<UInt8>, type: TensorType) -> [Double] {
+        let b = Array(block)
+        switch type {
+        case .q8_0:
+            return b[2...].map { half(block, 0) * Double(Int8(bitPattern: $0)) }
+        case .q4_0:
+            return b[2...].map { half(block, 0) * Double(Int($0 & 0x0F) - 8) } + b[2...].map { half(block, 0) * Double(Int($0 >> 4) - 8) }
+        case .q5_0:
+            let high = (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[2 + $1]) << (8 * $1) }
+            return (0..<32).map { i in
+                let nibble = i < 16 ? b[6 + i] & 0x0F : b[6 + i - 16] >> 4
+                return half(block, 0) * Double(Int(nibble) | Int((high >> i) & 1) << 4 - 16)
+            }
+        case .q4_K, .q5_K:
+            let nibbles = type == .q4_K ? 16 : 48
+            return (0..<256).map { i in
+                let sub = i / 32, byte = b[nibbles + 32 * (sub / 2) + i % 32]
+                let fifth = type == .q5_K ? Int((b[16 + i % 32] >> sub) & 1) << 4 : 0
+                let (scale, min) = scaleAndMin(sub, block.dropFirst(4).prefix(12))
+                let q = Double(Int(sub % 2 == 0 ? byte & 0x0F : byte >> 4) | fifth)
+                return half(block, 0) * scale * q - half(block, 2) * min
+            }
+        case .q6_K:
+            return (0..<256).map { i in
+                let half128 = i / 128, group = (i % 128) / 32, l = i % 32
+                let low = b[64 * half128 + l + (group % 2) * 32]
+                let nibble = group < 2 ? low & 0x0F : low >> 4
+                let pair = (b[128 + 32 * half128 + l] >> (2 * group)) & 3
+                let scale = Double(Int8(bitPattern: b[192 + 8 * half128 + 2 * group + l / 16]))
+                return half(block, 208) * scale * Double(Int(nibble | pair << 4) - 32)
+            }
+        default:
+            return []
+        }
     }
 
     /// Q8_0 quantization of activations with round-to-nearest-even, as the AVX2 path rounds.
@@ -67,22 +111,65 @@ struct KernelTests {
     static let scales: [(String, Float16)] = [
         ("ordinary", 0.01), ("zero", 0), ("largest", .greatestFiniteMagnitude), ("subnormal", .leastNonzeroMagnitude),
     ]
+    static let quantizedTypes: [TensorType] = [.q8_0, .q4_0, .q5_0, .q4_K, .q5_K, .q6_K]
 
-    @Test("F32-activation dot products of Q8_0, Q4_0 and F16 rows", arguments: [TensorType.q8_0, .q4_0])
+    static func fastDot(_ type: TensorType, _ row: [UInt8], _ x: [Float]) -> Float {
+        row.withUnsafeBytes { bytes in
+            let pointer = bytes.baseAddress
+            return switch type {
+            case .q8_0: lumen_dot_q8_0(pointer, x, x.count)
+            case .q4_0: lumen_dot_q4_0(pointer, x, x.count)
+            case .q5_0: lumen_dot_q5_0(pointer, x, x.count)
+            case .q4_K: lumen_dot_q4_k(pointer, x, x.count)
+            case .q5_K: lumen_dot_q5_k(pointer, x, x.count)
+            default: lumen_dot_q6_k(pointer, x, x.count)
+            }
+        }
+    }
+
+    /// The 8-bit-activation kernel for `type`; `portable` picks the AVX2 variant over VNNI.
+    static func fastQuantizedDot(_ type: TensorType, _ row: [UInt8], _ q: (values: [Int8], scales: [Float], sums: [Float]), portable: Int32) -> Float {
+        row.withUnsafeBytes { bytes in
+            let pointer = bytes.baseAddress, count = q.values.count
+            return switch type {
+            case .q8_0: lumen_dot_q8_0_q8(pointer, q.values, q.scales, count)
+            case .q4_0: lumen_dot_q4_0_q8(pointer, q.values, q.scales, q.sums, count, portable)
+            case .q5_0: lumen_dot_q5_0_q8(pointer, q.values, q.scales, q.sums, count, portable)
+            case .q4_K: lumen_dot_q4_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
+            case .q5_K: lumen_dot_q5_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
+            default: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count)
+            }
+        }
+    }
+
+    static func blockCounts(_ type: TensorType) -> [Int] {
+        type.layout.blockSize == 256 ? [1, 2, 3] : [1, 3, 4, 7, 64]
+    }
+
+    @Test("F32-activation dot products of every quantized format", arguments: quantizedTypes)
     func floatActivations(type: TensorType) {
         var fixture = KernelFixture()
         for (name, scale) in Self.scales {
-            for blocks in [1, 2, 5, 64] {
-                let row = type == .q8_0 ? fixture.q8Row(blocks: blocks, scale: scale) : fixture.q4Row(blocks: blocks, scale: scale)
-                let x = fixture.floats(blocks * 32)
-                let expected = zip(KernelFixture.referenceWeights(row, type: type), x).reduce(0) { $0 + $1.0 * Double($1.1) }
-                let fast = row.withUnsafeBytes { bytes in
-                    type == .q8_0 ? lumen_dot_q8_0(bytes.baseAddress, x, x.count) : lumen_dot_q4_0(bytes.baseAddress, x, x.count)
-                }
-                let magnitude = zip(KernelFixture.referenceWeights(row, type: type), x).reduce(0) { $0 + abs($1.0 * Double($1.1)) }
+            for blocks in Self.blockCounts(type) {
+                let row = fixture.row(type, blocks: blocks, scale: scale)
+                let x = fixture.floats(blocks * type.layout.blockSize)
+                let weights = KernelFixture.referenceWeights(row, type: type)
+                let expected = zip(weights, x).reduce(0) { $0 + $1.0 * Double($1.1) }
+                let magnitude = zip(weights, x).reduce(0) { $0 + abs($1.0 * Double($1.1)) }
+                let fast = Self.fastDot(type, row, x)
                 #expect(abs(Double(fast) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks)")
             }
         }
+    }
+
+    @Test("an all-zero block gives zero weights and a zero product", arguments: quantizedTypes)
+    func zeroBlocks(type: TensorType) {
+        var fixture = KernelFixture()
+        let row = [UInt8](repeating: 0, count: type.layout.blockBytes)
+        let x = fixture.floats(type.layout.blockSize)
+        #expect(KernelFixture.referenceWeights(row, type: type).allSatisfy { $0 == 0 })
+        #expect(Self.fastDot(type, row, x) == 0)
+        #expect(Self.fastQuantizedDot(type, row, KernelFixture.referenceQuantize(x), portable: 0) == 0)
     }
 
     @Test("F16 dot product, including lengths that are not a multiple of 16")
@@ -113,29 +200,25 @@ struct KernelTests {
         }
     }
 
-    @Test("integer dot products with 8-bit activations", arguments: [TensorType.q8_0, .q4_0])
+    @Test("integer dot products with 8-bit activations, AVX2 and VNNI variants alike", arguments: quantizedTypes)
     func quantizedActivations(type: TensorType) {
         var fixture = KernelFixture()
         for (name, scale) in Self.scales {
-            for blocks in [1, 3, 4, 7, 64] {
-                let row = type == .q8_0 ? fixture.q8Row(blocks: blocks, scale: scale) : fixture.q4Row(blocks: blocks, scale: scale)
-                let x = fixture.floats(blocks * 32)
-                let (values, scales, sums) = KernelFixture.referenceQuantize(x)
+            for blocks in Self.blockCounts(type) {
+                let row = fixture.row(type, blocks: blocks, scale: scale)
+                let x = fixture.floats(blocks * type.layout.blockSize)
+                let quantized = KernelFixture.referenceQuantize(x)
                 let weights = KernelFixture.referenceWeights(row, type: type)
-                var expected = 0.0
-                for (index, value) in values.enumerated() {
-                    expected += weights[index] * Double(value) * Double(scales[index / 32])
+                var expected = 0.0, magnitude = 0.0
+                for (index, value) in quantized.values.enumerated() {
+                    let term = weights[index] * Double(value) * Double(quantized.scales[index / 32])
+                    expected += term
+                    magnitude += abs(term)
                 }
-                let fast = row.withUnsafeBytes { bytes in
-                    type == .q8_0 ? lumen_dot_q8_0_q8(bytes.baseAddress, values, scales, x.count)
-                                  : lumen_dot_q4_0_q8(bytes.baseAddress, values, scales, sums, x.count)
-                }
-                if type == .q4_0 {
-                    let portable = row.withUnsafeBytes { lumen_dot_q4_0_q8_avx2($0.baseAddress, values, scales, sums, x.count) }
-                    #expect(abs(portable - fast) <= 1e-6 * Float(abs(expected)) + 1e-30, "AVX2 and dispatched Q4_0 kernels differ")
-                }
-                let magnitude = weights.enumerated().reduce(0) { $0 + abs($1.element * Double(values[$1.offset]) * Double(scales[$1.offset / 32])) }
+                let fast = Self.fastQuantizedDot(type, row, quantized, portable: 0)
+                let portable = Self.fastQuantizedDot(type, row, quantized, portable: 1)
                 #expect(abs(Double(fast) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks)")
+                #expect(abs(Double(portable) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks), AVX2")
             }
         }
     }
@@ -152,17 +235,22 @@ struct KernelTests {
         }
     }
 
-    @Test("dequantization matches the block definitions", arguments: [TensorType.q8_0, .q4_0])
+    @Test("dequantization matches the block definitions", arguments: quantizedTypes)
     func dequantization(type: TensorType) {
         var fixture = KernelFixture()
-        let row = type == .q8_0 ? fixture.q8Row(blocks: 3, scale: 0.5) : fixture.q4Row(blocks: 3, scale: 0.5)
-        var output = [Float](repeating: 0, count: 96)
-        row.withUnsafeBytes { bytes in
-            output.withUnsafeMutableBufferPointer { buffer in
-                guard let source = bytes.baseAddress, let destination = buffer.baseAddress else { return }
-                Kernels.dequantize(type, source, into: destination, count: 96)
+        for (name, scale) in Self.scales {
+            let row = fixture.row(type, blocks: 3, scale: scale)
+            let count = 3 * type.layout.blockSize
+            var output = [Float](repeating: 0, count: count)
+            row.withUnsafeBytes { bytes in
+                output.withUnsafeMutableBufferPointer { buffer in
+                    guard let source = bytes.baseAddress, let destination = buffer.baseAddress else { return }
+                    Kernels.dequantize(type, source, into: destination, count: count)
+                }
             }
+            let expected = KernelFixture.referenceWeights(row, type: type)
+            let worst = zip(output, expected).map { abs(Double($0) - $1) / max(abs($1), 1e-30) }.max() ?? 0
+            #expect(worst <= 1e-6, "\(type) \(name): relative error \(worst)")
         }
-        #expect(output.map(Double.init) == KernelFixture.referenceWeights(row, type: type))
     }
 }

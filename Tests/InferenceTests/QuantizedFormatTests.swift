@@ -4,7 +4,7 @@ import Testing
 
 @Suite("Quantized formats against the reference")
 struct QuantizedFormatTests {
-    static let formats = ["quant-test-f16", "quant-test-q8_0", "quant-test-q4_0"]
+    static let formats = ["quant-test-f16", "quant-test-q8_0", "quant-test-q4_0", "quant-test-q4_k", "quant-test-q6_k", "quant-test-q4_k_m"]
 
     @Test("tight check: within 2e-3 of the f64 dequantized reference, and its greedy ids", arguments: formats)
     func tight(model name: String) async throws {

@@ -19,10 +19,8 @@ void lumen_quantize_q8(const float *x, long count, signed char *values, float *s
 /// Q8_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
 float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count);
 /// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products (AVX-512 VNNI
-/// when the CPU has it, else AVX2).
-float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count);
-/// The AVX2 version of `lumen_dot_q4_0_q8`, whatever the CPU (for tests).
-float lumen_dot_q4_0_q8_avx2(const void *row, const signed char *values, const float *scales, const float *sums, long count);
+/// when the CPU has it and `portable` is 0, else AVX2).
+float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
 
 /// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows (`row_stride` floats apart) and
 /// `tokens` input vectors of `k` floats (`k` floats apart): a matrix–matrix product tiled as 3
@@ -33,5 +31,28 @@ void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x
 void lumen_dequantize_q8_0(const void *row, float *out, long count);
 /// Q4_0 row of `count` weights as floats.
 void lumen_dequantize_q4_0(const void *row, float *out, long count);
+
+/// Q5_0, Q4_K, Q5_K or Q6_K row of `count` weights as floats, computed as ggml does (Q5_0:
+/// 22-byte blocks of 32; Q4_K 144, Q5_K 176 and Q6_K 210-byte blocks of 256).
+void lumen_dequantize_q5_0(const void *row, float *out, long count);
+void lumen_dequantize_q4_k(const void *row, float *out, long count);
+void lumen_dequantize_q5_k(const void *row, float *out, long count);
+void lumen_dequantize_q6_k(const void *row, float *out, long count);
+
+/// Q5_0, Q4_K, Q5_K or Q6_K row · F32 activations, widening one block at a time (exact path).
+float lumen_dot_q5_0(const void *row, const float *x, long count);
+float lumen_dot_q4_k(const void *row, const float *x, long count);
+float lumen_dot_q5_k(const void *row, const float *x, long count);
+float lumen_dot_q6_k(const void *row, const float *x, long count);
+
+/// Q5_0, Q4_K or Q5_K row · 8-bit activations from `lumen_quantize_q8` (blocks of 32, so each
+/// 32-weight K-quant sub-block meets one activation block), with integer products: AVX-512 VNNI
+/// when the CPU has it and `portable` is 0, else AVX2.
+float lumen_dot_q5_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+float lumen_dot_q4_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+/// Q6_K row · 8-bit activations: each 16-weight sub-block's int8 scale is applied to the integer
+/// products before they become floats.
+float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count);
 
 #endif

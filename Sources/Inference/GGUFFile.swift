@@ -21,12 +21,23 @@ public final class GGUFFile: Sendable {
         public var rowCount: Int { elementCount / shape[0] }
     }
 
+    /// Where one metadata entry (key, type and value) lies in the file, so a writer can copy it
+    /// byte for byte with its original value type.
+    public struct MetadataRecord: Sendable {
+        /// The entry's key.
+        public let key: String
+        /// The entry's bytes in the file.
+        public let bytes: Range<Int>
+    }
+
     /// The mapped file.
     public let mapping: MappedFile
     /// The GGUF version (2 or 3).
     public let version: UInt32
     /// The metadata, by key.
     public let metadata: [String: MetadataValue]
+    /// The metadata entries in file order.
+    public let metadataRecords: [MetadataRecord]
     /// The tensors, in file order.
     public let tensors: [Tensor]
     /// The tensors, by name.
@@ -66,12 +77,16 @@ public final class GGUFFile: Sendable {
         }
 
         var metadata: [String: MetadataValue] = [:]
+        var records: [MetadataRecord] = []
         for index in 0..<Int(metadataCount) {
+            let start = reader.offset
             let key = try reader.string("metadata entry \(index) key")
             let type = try reader.integer(UInt32.self, "metadata \(key) type")
             metadata[key] = try Self.readValue(type: type, from: &reader, field: "metadata \(key)", depth: 0)
+            records.append(MetadataRecord(key: key, bytes: start..<reader.offset))
         }
         self.metadata = metadata
+        metadataRecords = records
 
         let alignment = metadata["general.alignment"]?.intValue ?? 32
         guard alignment > 0, alignment & (alignment - 1) == 0 else {

@@ -1,0 +1,201 @@
+/// Quantizes rows of floats into ggml's block formats (the layouts `Kernels` documents).
+///
+/// The simple formats round to a scale taken from each block's largest magnitude. The K-quants
+/// fit each sub-block by weighted least squares over a few candidate scales, weighting each
+/// value by how large it is, then quantize the sub-block scales (and mins) themselves to 6 or 8
+/// bits and requantize with the rounded scales, so that the stored values match what will be
+/// decoded.
+enum BlockQuantizer {
+    /// The types rows can be quantized to.
+    static let targets: Set<TensorType> = [.f32, .f16, .q8_0, .q4_0, .q5_0, .q4_K, .q5_K, .q6_K]
+
+    /// Writes `count` floats from `row` (a whole number of `type` blocks) as `type` to `output`.
+    static func quantize(_ type: TensorType, _ row: UnsafePointer<Float>, count: Int, into output: UnsafeMutableRawPointer) {
+        let blockSize = type.layout.blockSize, blockBytes = type.layout.blockBytes
+        switch type {
+        case .f32:
+            output.copyMemory(from: row, byteCount: count * 4)
+        case .f16:
+            for index in 0..<count { output.storeBytes(of: Float16(row[index]).bitPattern, toByteOffset: 2 * index, as: UInt16.self) }
+        default:
+            for block in 0..<(count / blockSize) {
+                let values = UnsafeBufferPointer(start: row + block * blockSize, count: blockSize)
+                let destination = output + block * blockBytes
+                switch type {
+                case .q8_0: q8_0(values, destination)
+                case .q4_0: symmetric(values, destination, levels: 16)
+                case .q5_0: symmetric(values, destination, levels: 32)
+                case .q4_K: kQuant(values, destination, levels: 15)
+                case .q5_K: kQuant(values, destination, levels: 31)
+                default: q6_K(values, destination)
+                }
+            }
+        }
+    }
+
+    private static func storeHalf(_ value: Float, _ destination: UnsafeMutableRawPointer, _ offset: Int) {
+        destination.storeBytes(of: Float16(value).bitPattern, toByteOffset: offset, as: UInt16.self)
+    }
+
+    private static func q8_0(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+        let maxMagnitude = x.reduce(0) { max($0, abs($1)) }
+        let scale = maxMagnitude / 127
+        let inverse: Float = scale == 0 ? 0 : 1 / scale
+        storeHalf(scale, destination, 0)
+        for (index, value) in x.enumerated() {
+            destination.storeBytes(of: Int8((value * inverse).rounded()), toByteOffset: 2 + index, as: Int8.self)
+        }
+    }
+
+    /// Q4_0 (`levels` 16) or Q5_0 (32): the value of largest magnitude maps to level 0, so its sign
+    /// picks the direction of the scale, and zero sits at level `levels / 2`.
+    private static func symmetric(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer, levels: Int) {
+        let extreme = x.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
+        let scale = extreme / -Float(levels / 2)
+        let inverse: Float = scale == 0 ? 0 : 1 / scale
+        storeHalf(scale, destination, 0)
+        let quantized = x.map { min(levels - 1, max(0, Int(($0 * inverse + Float(levels / 2)).rounded()))) }
+        let nibbleOffset = levels == 16 ? 2 : 6
+        var fifthBits: UInt32 = 0
+        for index in 0..<16 {
+            let low = quantized[index], high = quantized[index + 16]
+            destination.storeBytes(of: UInt8(low & 0x0F) | UInt8(high & 0x0F) << 4, toByteOffset: nibbleOffset + index, as: UInt8.self)
+            fifthBits |= UInt32(low >> 4) << index | UInt32(high >> 4) << (index + 16)
+        }
+        if levels == 32 { destination.storeBytes(of: fifthBits.littleEndian, toByteOffset: 2, as: UInt32.self) }
+    }
+
+    /// The best `value ≈ scale · q + offset` for one sub-block, `q` in `0...levels` and
+    /// `offset ≤ 0`, by weighted least squares over a range of candidate scales.
+    private static func fitAffine(_ x: ArraySlice<Float>, _ weights: ArraySlice<Float>, levels: Int) -> (scale: Float, offset: Float) {
+        let low = min(0, x.min() ?? 0), high = x.max() ?? 0
+        guard high > low else { return (0, low) }
+        var best: (scale: Float, offset: Float, error: Float) = ((high - low) / Float(levels), low, .infinity)
+        for step in 0...20 {
+            let inverse = (Float(levels) - 1 + 0.1 * Float(step)) / (high - low)
+            var sumW: Float = 0, sumL: Float = 0, sumL2: Float = 0, sumX: Float = 0, sumXL: Float = 0
+            for (value, weight) in zip(x, weights) {
+                let level = Float(min(levels, max(0, Int((inverse * (value - low)).rounded()))))
+                sumW += weight; sumL += weight * level; sumL2 += weight * level * level
+                sumX += weight * value; sumXL += weight * value * level
+            }
+            let determinant = sumW * sumL2 - sumL * sumL
+            guard determinant > 0 else { continue }
+            var scale = (sumW * sumXL - sumX * sumL) / determinant
+            var offset = (sumL2 * sumX - sumL * sumXL) / determinant
+            if offset > 0 {
+                offset = 0
+                scale = sumXL / sumL2
+            }
+            var error: Float = 0
+            for (value, weight) in zip(x, weights) {
+                let level = Float(min(levels, max(0, Int(((value - offset) / scale).rounded()))))
+                let difference = scale * level + offset - value
+                error += weight * difference * difference
+            }
+            if scale > 0, error < best.error { best = (scale, offset, error) }
+        }
+        return (best.scale, best.offset)
+    }
+
+    /// Q4_K (`levels` 15) or Q5_K (31): eight sub-blocks of 32 with 6-bit scales and mins.
+    private static func kQuant(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer, levels: Int) {
+        let values = Array(x)
+        let spread = (values.reduce(0) { $0 + $1 * $1 } / 256).squareRoot()
+        let weights = values.map { spread + abs($0) }
+        var scales = [Float](repeating: 0, count: 8), mins = [Float](repeating: 0, count: 8)
+        for sub in 0..<8 {
+            let range = (32 * sub)..<(32 * sub + 32)
+            let fit = fitAffine(values[range], weights[range], levels: levels)
+            scales[sub] = fit.scale
+            mins[sub] = -fit.offset
+        }
+        let maxScale = scales.max() ?? 0, maxMin = mins.max() ?? 0
+        let d = Float(Float16(maxScale / 63)), dmin = Float(Float16(maxMin / 63))
+        let scaleLevels = scales.map { d > 0 ? min(63, Int(($0 / d).rounded())) : 0 }
+        let minLevels = mins.map { dmin > 0 ? min(63, Int(($0 / dmin).rounded())) : 0 }
+        storeHalf(maxScale / 63, destination, 0)
+        storeHalf(maxMin / 63, destination, 2)
+        var packed = [UInt8](repeating: 0, count: 12)
+        for sub in 0..<8 {
+            let scale = UInt8(scaleLevels[sub]), minimum = UInt8(minLevels[sub])
+            if sub < 4 {
+                packed[sub] |= scale
+                packed[sub + 4] |= minimum
+            } else {
+                packed[sub + 4] = (scale & 0x0F) | (minimum & 0x0F) << 4
+                packed[sub - 4] |= (scale >> 4) << 6
+                packed[sub] |= (minimum >> 4) << 6
+            }
+        }
+        for (index, byte) in packed.enumerated() { destination.storeBytes(of: byte, toByteOffset: 4 + index, as: UInt8.self) }
+        let quantized = values.enumerated().map { index, value -> Int in
+            let scale = d * Float(scaleLevels[index / 32]), offset = dmin * Float(minLevels[index / 32])
+            return scale > 0 ? min(levels, max(0, Int(((value + offset) / scale).rounded()))) : 0
+        }
+        let nibbleOffset = levels == 15 ? 16 : 48
+        for pair in 0..<4 {
+            for l in 0..<32 {
+                let low = quantized[64 * pair + l], high = quantized[64 * pair + 32 + l]
+                destination.storeBytes(of: UInt8(low & 0x0F) | UInt8(high & 0x0F) << 4, toByteOffset: nibbleOffset + 32 * pair + l, as: UInt8.self)
+                if levels == 31 {
+                    let fifth = destination.load(fromByteOffset: 16 + l, as: UInt8.self) & ~(3 << (2 * pair))
+                    destination.storeBytes(of: fifth | UInt8(low >> 4) << (2 * pair) | UInt8(high >> 4) << (2 * pair + 1), toByteOffset: 16 + l, as: UInt8.self)
+                }
+            }
+        }
+    }
+
+    /// The best `value ≈ scale · q` for one 16-value sub-block, `q` in `-32...31`, weighting each
+    /// value by its square.
+    private static func fitSymmetric(_ x: ArraySlice<Float>) -> Float {
+        let extreme = x.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
+        guard extreme != 0 else { return 0 }
+        var best: (scale: Float, error: Float) = (extreme / -32, .infinity)
+        for step in -9...9 {
+            let inverse = -(32 + 0.1 * Float(step)) / extreme
+            var sumXL: Float = 0, sumL2: Float = 0
+            for value in x {
+                let level = Float(min(31, max(-32, Int((inverse * value).rounded()))))
+                let weight = value * value
+                sumXL += weight * value * level
+                sumL2 += weight * level * level
+            }
+            guard sumL2 > 0 else { continue }
+            let scale = sumXL / sumL2
+            var error: Float = 0
+            for value in x {
+                let level = Float(min(31, max(-32, Int((value / scale).rounded()))))
+                let difference = scale * level - value
+                error += value * value * difference * difference
+            }
+            if error < best.error { best = (scale, error) }
+        }
+        return best.scale
+    }
+
+    /// Q6_K: sixteen sub-blocks of 16 with int8 scales.
+    private static func q6_K(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+        let values = Array(x)
+        let scales = (0..<16).map { fitSymmetric(values[(16 * $0)..<(16 * $0 + 16)]) }
+        let extreme = scales.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
+        let inverse: Float = extreme == 0 ? 0 : -128 / extreme
+        let d = Float(Float16(extreme == 0 ? 0 : 1 / inverse))
+        let scaleLevels = scales.map { Int8(min(127, max(-128, Int(($0 * inverse).rounded())))) }
+        for (index, level) in scaleLevels.enumerated() { destination.storeBytes(of: level, toByteOffset: 192 + index, as: Int8.self) }
+        storeHalf(d, destination, 208)
+        let quantized = values.enumerated().map { index, value -> Int in
+            let scale = d * Float(scaleLevels[index / 16])
+            return (scale != 0 ? min(31, max(-32, Int((value / scale).rounded()))) : 0) + 32
+        }
+        for half in 0..<2 {
+            for l in 0..<32 {
+                let q = (0..<4).map { quantized[128 * half + 32 * $0 + l] }
+                destination.storeBytes(of: UInt8(q[0] & 0x0F) | UInt8(q[2] & 0x0F) << 4, toByteOffset: 64 * half + l, as: UInt8.self)
+                destination.storeBytes(of: UInt8(q[1] & 0x0F) | UInt8(q[3] & 0x0F) << 4, toByteOffset: 64 * half + 32 + l, as: UInt8.self)
+                let high = UInt8(q[0] >> 4) | UInt8(q[1] >> 4) << 2 | UInt8(q[2] >> 4) << 4 | UInt8(q[3] >> 4) << 6
+                destination.storeBytes(of: high, toByteOffset: 128 + 32 * half + l, as: UInt8.self)
+            }
+        }
+    }
+}

@@ -1,0 +1,148 @@
+import Foundation
+
+/// Writes a copy of a GGUF model with its matrices converted to a `QuantizationScheme`.
+///
+/// Every metadata entry (tokenizer included) is copied byte for byte, except `general.file_type`
+/// and `general.quantization_version`, which describe the new file. Tensors keep their order and
+/// names; a tensor that already has its target type is copied unchanged, any other is widened to
+/// F32 row by row and quantized, rows split across threads. The file is written under a
+/// temporary name beside the destination, flushed, then renamed over it, so a reader never sees
+/// a partial file and a failure leaves the destination as it was.
+public struct ModelQuantizer: Sendable {
+    /// Reported after each tensor is written.
+    public struct Progress: Sendable {
+        /// How many tensors are done.
+        public let completed: Int
+        /// How many tensors there are.
+        public let total: Int
+        /// The tensor just written.
+        public let tensor: String
+        /// Its type in the new file.
+        public let type: TensorType
+    }
+
+    /// What a finished quantization produced.
+    public struct Summary: Sendable {
+        /// The source file's size in bytes.
+        public let inputBytes: Int
+        /// The new file's size in bytes.
+        public let outputBytes: Int
+        /// How many tensors got each type, e.g. `[Q4_K: 19, Q6_K: 5, F32: 9]`.
+        public let tensorTypes: [TensorType: Int]
+
+        /// Input size over output size.
+        public var ratio: Double { Double(inputBytes) / Double(max(1, outputBytes)) }
+    }
+
+    /// The target format.
+    public let scheme: QuantizationScheme
+    /// How many threads share each tensor's rows.
+    public let threads: Int
+
+    /// A quantizer to `scheme` on `threads` threads.
+    public init(scheme: QuantizationScheme, threads: Int) {
+        self.scheme = scheme
+        self.threads = max(1, threads)
+    }
+
+    /// The type each tensor of `model` would get, in file order.
+    public func plan(for model: GGUFFile) throws(ModelError) -> [(tensor: GGUFFile.Tensor, type: TensorType)] {
+        let architecture = model.metadata["general.architecture"]?.stringValue ?? "llama"
+        let layers = model.metadata["\(architecture).block_count"]?.intValue
+            ?? Set(model.tensors.compactMap { $0.name.hasPrefix("blk.") ? $0.name.split(separator: ".").dropFirst().first : nil }).count
+        return try model.tensors.map { tensor throws(ModelError) in
+            guard tensor.type.isSupported else {
+                throw ModelError(file: model.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) cannot be read, so it cannot be converted")
+            }
+            return (tensor, scheme.type(forTensor: tensor.name, shape: tensor.shape, layers: layers))
+        }
+    }
+
+    /// Writes `model` converted to the scheme at `destination`, calling `progress` after each
+    /// tensor; stops with `CancellationError` soon after `isCancelled` returns true.
+    public func quantize(_ model: GGUFFile, to destination: String, progress: (Progress) -> Void = { _ in },
+                         isCancelled: @Sendable () -> Bool = { false }) throws -> Summary {
+        let plan = try plan(for: model)
+        let copied = model.metadataRecords.filter { $0.key != "general.file_type" && $0.key != "general.quantization_version" }
+        let quantized = plan.contains { $0.type != .f32 && $0.type != .f16 }
+        var header = GGUFWriter(tensorCount: plan.count, metadataCount: copied.count + (quantized ? 2 : 1))
+        for record in copied {
+            header.appendRecord(UnsafeRawBufferPointer(rebasing: model.mapping.bytes[record.bytes]))
+        }
+        header.appendMetadata("general.file_type", uint32: scheme.fileType)
+        if quantized { header.appendMetadata("general.quantization_version", uint32: 2) }
+        var offset = 0
+        var sizes: [Int] = []
+        for (tensor, type) in plan {
+            guard let size = type.byteCount(elements: tensor.elementCount) else {
+                throw ModelError(file: model.path, field: "tensor \(tensor.name)", reason: "shape \(tensor.shape) is not a whole number of \(type) blocks")
+            }
+            header.appendTensor(name: tensor.name, shape: tensor.shape, type: type, offset: offset)
+            sizes.append(size)
+            offset += size + GGUFWriter.padding(size, model.alignment)
+        }
+        header.padToAlignment(model.alignment)
+
+        let temporary = destination + ".partial-\(ProcessInfo.processInfo.processIdentifier)"
+        guard FileManager.default.createFile(atPath: temporary, contents: nil), let file = FileHandle(forWritingAtPath: temporary) else {
+            throw ModelError(file: destination, field: "output", reason: "cannot create \(temporary)")
+        }
+        var finished = false
+        defer {
+            try? file.close()
+            if !finished { try? FileManager.default.removeItem(atPath: temporary) }
+        }
+        do {
+            try file.write(contentsOf: header.bytes)
+            let workers = WorkerPool(threads: threads)
+            defer { workers.shutdown() }
+            var counts: [TensorType: Int] = [:]
+            for (index, (tensor, type)) in plan.enumerated() {
+                let data = try convert(tensor, of: model, to: type, byteCount: sizes[index], workers: workers, isCancelled: isCancelled)
+                try file.write(contentsOf: data)
+                try file.write(contentsOf: Data(count: GGUFWriter.padding(sizes[index], model.alignment)))
+                counts[type, default: 0] += 1
+                progress(Progress(completed: index + 1, total: plan.count, tensor: tensor.name, type: type))
+            }
+            try file.synchronize()
+            try file.close()
+            guard rename(temporary, destination) == 0 else {
+                throw ModelError(file: destination, field: "output", reason: "cannot replace it: \(String(cString: strerror(errno)))")
+            }
+            finished = true
+            return Summary(inputBytes: model.mapping.bytes.count, outputBytes: header.bytes.count + offset, tensorTypes: counts)
+        } catch let error as ModelError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw ModelError(file: destination, field: "output", reason: "writing failed: \(error.localizedDescription)")
+        }
+    }
+
+    /// The bytes of `tensor` as `type`.
+    private func convert(_ tensor: GGUFFile.Tensor, of model: GGUFFile, to type: TensorType, byteCount: Int,
+                         workers: WorkerPool, isCancelled: @Sendable () -> Bool) throws -> Data {
+        let source = model.data(of: tensor)
+        if tensor.type == type { return Data(source) }
+        guard let sourceBase = source.baseAddress else { return Data() }
+        let columns = tensor.shape[0], rows = tensor.rowCount
+        let sourceRowBytes = tensor.byteCount / rows, rowBytes = byteCount / rows
+        var output = Data(count: byteCount)
+        output.withUnsafeMutableBytes { buffer in
+            guard let outputBase = buffer.baseAddress else { return }
+            let parts = min(threads, rows)
+            workers.run(parts: parts) { part in
+                let widened = UnsafeMutablePointer<Float>.allocate(capacity: columns)
+                defer { widened.deallocate() }
+                for row in (rows * part / parts)..<(rows * (part + 1) / parts) {
+                    if row % 32 == 0 && isCancelled() { return }
+                    Kernels.dequantize(tensor.type, sourceBase + row * sourceRowBytes, into: widened, count: columns)
+                    BlockQuantizer.quantize(type, widened, count: columns, into: outputBase + row * rowBytes)
+                }
+            }
+        }
+        if isCancelled() { throw CancellationError() }
+        return output
+    }
+}

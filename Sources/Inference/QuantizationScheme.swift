@@ -1,0 +1,93 @@
+/// What `lumen quantize` and `quantize(m, to:)` can produce: one type for every matrix, or one of
+/// llama.cpp's mixes, which give the tensors that matter most more bits.
+public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConvertible {
+    case f32 = "F32"
+    case f16 = "F16"
+    case q8_0 = "Q8_0"
+    case q4_0 = "Q4_0"
+    case q4_K = "Q4_K"
+    case q6_K = "Q6_K"
+    case q4_K_M = "Q4_K_M"
+    case q5_K_M = "Q5_K_M"
+
+    /// Parses a name such as `q4_k_m` (any case).
+    public init?(name: String) {
+        guard let scheme = Self.allCases.first(where: { $0.rawValue.lowercased() == name.lowercased() }) else { return nil }
+        self = scheme
+    }
+
+    /// The name, e.g. `Q4_K_M`.
+    public var description: String { rawValue }
+
+    /// The type most matrices get.
+    var baseType: TensorType {
+        switch self {
+        case .f32: .f32
+        case .f16: .f16
+        case .q8_0: .q8_0
+        case .q4_0: .q4_0
+        case .q4_K, .q4_K_M: .q4_K
+        case .q6_K: .q6_K
+        case .q5_K_M: .q5_K
+        }
+    }
+
+    /// llama.cpp's `general.file_type` (`llama_ftype`) for the scheme.
+    var fileType: UInt32 {
+        switch self {
+        case .f32: 0
+        case .f16: 1
+        case .q4_0: 2
+        case .q8_0: 7
+        case .q4_K: 14
+        case .q4_K_M: 15
+        case .q5_K_M: 17
+        case .q6_K: 18
+        }
+    }
+
+    /// The type for tensor `name` of shape `shape` in a model of `layers` blocks.
+    ///
+    /// Vectors (norms) stay F32. The mixes follow llama.cpp's `llama_tensor_get_type`: the output
+    /// matrix gets Q6_K, and so do `attn_v` and `ffn_down` in the layers `usesMoreBits` picks.
+    /// A matrix whose rows are not a whole number of blocks falls back to a format whose blocks
+    /// fit: Q4_K to Q5_0 (as llama.cpp), Q5_K and Q6_K to Q8_0 (llama.cpp picks Q5_1 for Q5_K,
+    /// which Lumen does not implement), and anything else to F16.
+    func type(forTensor name: String, shape: [Int], layers: Int) -> TensorType {
+        guard shape.count >= 2, name.hasSuffix(".weight") else { return .f32 }
+        var type = baseType
+        if self == .q4_K_M || self == .q5_K_M {
+            if name == "output.weight" {
+                type = .q6_K
+            } else if let layer = Self.layer(of: name), name.hasSuffix(".attn_v.weight") || name.hasSuffix(".ffn_down.weight"),
+                      Self.usesMoreBits(layer: layer, of: layers) {
+                type = .q6_K
+            }
+        }
+        return Self.fitting(type, rowLength: shape[0])
+    }
+
+    /// `type`, or the fallback whose blocks divide `rowLength`.
+    private static func fitting(_ type: TensorType, rowLength: Int) -> TensorType {
+        if rowLength % type.layout.blockSize == 0 { return type }
+        let fallback: TensorType = switch type {
+        case .q4_K: .q5_0
+        case .q5_K, .q6_K: .q8_0
+        default: .f16
+        }
+        return rowLength % fallback.layout.blockSize == 0 ? fallback : .f16
+    }
+
+    /// The block index in a name such as `blk.12.ffn_down.weight`.
+    private static func layer(of name: String) -> Int? {
+        let parts = name.split(separator: ".")
+        guard parts.count > 2, parts[0] == "blk" else { return nil }
+        return Int(parts[1])
+    }
+
+    /// llama.cpp's `use_more_bits`: the first and last eighth of the layers, and every third
+    /// layer in between.
+    static func usesMoreBits(layer: Int, of layers: Int) -> Bool {
+        layer < layers / 8 || layer >= 7 * layers / 8 || (layer - layers / 8) % 3 == 2
+    }
+}

@@ -1,0 +1,48 @@
+import ArgumentParser
+import Foundation
+import Inference
+
+/// `lumen quantize IN OUT TYPE`: converts a GGUF model's matrices to another format.
+struct QuantizeCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "quantize",
+        abstract: "Write a copy of a GGUF model with its matrices in another format.",
+        discussion: """
+            TYPE is one of F32, F16, Q8_0, Q4_0, Q4_K, Q6_K, Q4_K_M and Q5_K_M. \
+            Single types convert every matrix; Q4_K_M and Q5_K_M are llama.cpp's mixes (Q6_K for \
+            the output matrix and for attn_v and ffn_down in a third of the layers). Metadata and \
+            the tokenizer are kept; the file is written under a temporary name and renamed.
+            """
+    )
+
+    @Argument(help: "The GGUF model to read.")
+    var input: String
+
+    @Argument(help: "Where to write the new model.")
+    var output: String
+
+    @Argument(help: "The target format.")
+    var type: String
+
+    @Option(name: [.short, .long], help: "Threads that quantize each tensor's rows.")
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+
+    func run() throws {
+        guard let scheme = QuantizationScheme(name: type) else {
+            throw ValidationError("unknown type \(type); choose one of \(QuantizationScheme.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        let model = try GGUFFile(path: input)
+        let bar = ProgressBar(width: 30)
+        let summary = try ModelQuantizer(scheme: scheme, threads: threads).quantize(model, to: output) { progress in
+            bar.show(done: progress.completed, of: progress.total, label: "\(progress.tensor) → \(progress.type)")
+        }
+        bar.finish()
+        let types = summary.tensorTypes.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value)×\($0.key)" }.joined(separator: ", ")
+        print("\(output): \(Self.megabytes(summary.inputBytes)) → \(Self.megabytes(summary.outputBytes)) "
+              + "(\(String(format: "%.2f", summary.ratio))× smaller), \(scheme), tensors \(types)")
+    }
+
+    private static func megabytes(_ bytes: Int) -> String {
+        String(format: "%.2f MB", Double(bytes) / 1_000_000)
+    }
+}

@@ -1,0 +1,191 @@
+import Foundation
+import Testing
+@testable import Inference
+
+/// Weights of tensor `name` of `file` as floats.
+func weights(_ file: GGUFFile, _ name: String) throws -> [Float] {
+    let tensor = try #require(file.tensorsByName[name])
+    var output = [Float](repeating: 0, count: tensor.elementCount)
+    let rowBytes = tensor.byteCount / tensor.rowCount
+    output.withUnsafeMutableBufferPointer { buffer in
+        guard let source = file.data(of: tensor).baseAddress, let destination = buffer.baseAddress else { return }
+        for row in 0..<tensor.rowCount {
+            Kernels.dequantize(tensor.type, source + row * rowBytes, into: destination + row * tensor.shape[0], count: tensor.shape[0])
+        }
+    }
+    return output
+}
+
+func rootMeanSquare(_ values: [Float]) -> Double {
+    (values.reduce(0.0) { $0 + Double($1) * Double($1) } / Double(max(1, values.count))).squareRoot()
+}
+
+/// A temporary directory removed when the value is released.
+final class ScratchDirectory {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-tests-\(UUID().uuidString)").path
+
+    init() throws {
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+    }
+
+    deinit {
+        try? FileManager.default.removeItem(atPath: path)
+    }
+}
+
+@Suite("Quantization")
+struct QuantizerTests {
+    /// Quantizes `x` to `type` and widens it back.
+    static func roundTrip(_ x: [Float], _ type: TensorType) throws -> [Float] {
+        let bytes = try #require(type.byteCount(elements: x.count))
+        var encoded = [UInt8](repeating: 0, count: bytes)
+        var decoded = [Float](repeating: 0, count: x.count)
+        encoded.withUnsafeMutableBytes { raw in
+            guard let destination = raw.baseAddress else { return }
+            x.withUnsafeBufferPointer { source in
+                guard let base = source.baseAddress else { return }
+                BlockQuantizer.quantize(type, base, count: x.count, into: destination)
+            }
+            decoded.withUnsafeMutableBufferPointer { output in
+                guard let base = output.baseAddress else { return }
+                Kernels.dequantize(type, destination, into: base, count: x.count)
+            }
+        }
+        return decoded
+    }
+
+    /// Relative round-trip error each format should stay under on Gaussian-like weights.
+    static let bounds: [(TensorType, Double)] = [(.f16, 1e-3), (.q8_0, 0.01), (.q6_K, 0.03), (.q5_K, 0.05), (.q5_0, 0.06), (.q4_K, 0.1), (.q4_0, 0.12)]
+
+    @Test("each format round-trips random rows within its precision", arguments: bounds)
+    func roundTripError(type: TensorType, bound: Double) throws {
+        var fixture = KernelFixture()
+        let x = (0..<1024).map { _ in fixture.floats(4).reduce(0, +) }
+        let error = zip(try Self.roundTrip(x, type), x).map { $0 - $1 }
+        #expect(rootMeanSquare(error) / rootMeanSquare(x) < bound, "\(type)")
+    }
+
+    @Test("zero rows stay zero and a lone outlier keeps its value", arguments: [TensorType.q8_0, .q4_0, .q5_0, .q4_K, .q5_K, .q6_K])
+    func edgeCases(type: TensorType) throws {
+        #expect(try Self.roundTrip([Float](repeating: 0, count: 256), type).allSatisfy { $0 == 0 })
+        var spike = [Float](repeating: 0, count: 256)
+        spike[77] = -3.5
+        let decoded = try Self.roundTrip(spike, type)
+        #expect(abs(decoded[77] + 3.5) < 0.01, "\(type): \(decoded[77])")
+        #expect(decoded.enumerated().allSatisfy { $0.offset == 77 || abs($0.element) < 0.01 })
+    }
+
+    @Test("Q8_0 and Q4_0 reproduce llama.cpp's quantized tensors byte for byte", arguments: [("Q8_0", "q8_0"), ("Q4_0", "q4_0")])
+    func identicalToLlamaCpp(scheme name: String, reference: String) throws {
+        let scratch = try ScratchDirectory()
+        let scheme = try #require(QuantizationScheme(name: name))
+        let source = try GGUFFile(path: try TestData.path("models/quant-test-f32.gguf"))
+        let output = scratch.path + "/out.gguf"
+        _ = try ModelQuantizer(scheme: scheme, threads: 2).quantize(source, to: output)
+        let ours = try GGUFFile(path: output)
+        let theirs = try GGUFFile(path: try TestData.path("models/quant-test-\(reference).gguf"))
+        for tensor in theirs.tensors {
+            let mine = try #require(ours.tensorsByName[tensor.name])
+            #expect(mine.type == tensor.type && mine.shape == tensor.shape, "\(tensor.name)")
+            #expect(Array(ours.data(of: mine)) == Array(theirs.data(of: tensor)), "\(tensor.name)")
+        }
+    }
+
+    @Test("K-quant error on real tensors is within 3% of llama.cpp's quantizer", arguments: [(TensorType.q4_K, "q4_k"), (.q6_K, "q6_k")])
+    func kQuantQuality(type: TensorType, reference: String) throws {
+        let source = try GGUFFile(path: try TestData.path("models/quant-test-f32.gguf"))
+        let theirs = try GGUFFile(path: try TestData.path("models/quant-test-\(reference).gguf"))
+        for name in ["blk.0.attn_q.weight", "blk.1.ffn_down.weight"] {
+            let original = try weights(source, name)
+            let ourError = zip(try Self.roundTrip(original, type), original).map { $0 - $1 }
+            let theirError = zip(try weights(theirs, name), original).map { $0 - $1 }
+            #expect(rootMeanSquare(ourError) <= 1.03 * rootMeanSquare(theirError), "\(name)")
+        }
+    }
+
+    @Test("Q4_K_M gives each tensor the type llama.cpp gave it")
+    func mixMatchesLlamaCpp() throws {
+        let reference = try GGUFFile(path: try TestData.path("models/quant-test-q4_k_m.gguf"))
+        let source = try GGUFFile(path: try TestData.path("models/quant-test-f32.gguf"))
+        let plan = try ModelQuantizer(scheme: .q4_K_M, threads: 1).plan(for: source)
+        for (tensor, type) in plan {
+            #expect(reference.tensorsByName[tensor.name]?.type == type, "\(tensor.name) → \(type)")
+        }
+    }
+
+    @Test("rows that are not a whole number of blocks fall back to a format that fits")
+    func fallbackTypes() {
+        #expect(QuantizationScheme.q4_K_M.type(forTensor: "blk.0.attn_q.weight", shape: [288, 288], layers: 6) == .q5_0)
+        #expect(QuantizationScheme.q5_K_M.type(forTensor: "blk.0.attn_q.weight", shape: [288, 288], layers: 6) == .q8_0)
+        #expect(QuantizationScheme.q4_0.type(forTensor: "blk.0.ffn_down.weight", shape: [172, 64], layers: 6) == .f16)
+        #expect(QuantizationScheme.q4_K_M.type(forTensor: "blk.0.attn_norm.weight", shape: [288], layers: 6) == .f32)
+        #expect(QuantizationScheme.usesMoreBits(layer: 0, of: 22) && QuantizationScheme.usesMoreBits(layer: 21, of: 22))
+        #expect(!QuantizationScheme.usesMoreBits(layer: 3, of: 22) && QuantizationScheme.usesMoreBits(layer: 4, of: 22))
+    }
+
+    @Test("a quantized model keeps its metadata and tokenizer, loads, and generates like its source")
+    func quantizedModelLoads() async throws {
+        let scratch = try ScratchDirectory()
+        let source = try GGUFFile(path: try TestData.path("models/stories260K.gguf"))
+        let output = scratch.path + "/q.gguf"
+        var reported: [Int] = []
+        let summary = try ModelQuantizer(scheme: .q8_0, threads: 2).quantize(source, to: output) { reported.append($0.completed) }
+        #expect(reported == Array(1...source.tensors.count))
+        let quantized = try GGUFFile(path: output)
+        #expect(summary.outputBytes == quantized.mapping.bytes.count && summary.ratio > 3)
+        for (key, value) in source.metadata where key != "general.file_type" {
+            #expect(quantized.metadata[key] == value, "\(key)")
+        }
+        #expect(quantized.metadata["general.file_type"] == .uint(7))
+        let original = try await collect(ModelSession(model: LlamaModel(gguf: source), threads: 1).generate("Once upon a time", options: greedy(12)))
+        let copy = try await collect(ModelSession(model: LlamaModel(gguf: quantized), threads: 1).generate("Once upon a time", options: greedy(12)))
+        #expect(copy.ids.prefix(4) == original.ids.prefix(4))
+    }
+
+    @Test("a cancelled quantization leaves the destination untouched and no temporary file")
+    func cancellationIsAtomic() throws {
+        let scratch = try ScratchDirectory()
+        let destination = scratch.path + "/existing.gguf"
+        try Data("keep me".utf8).write(to: URL(fileURLWithPath: destination))
+        let source = try GGUFFile(path: try TestData.path("models/stories260K.gguf"))
+        #expect(throws: CancellationError.self) {
+            try ModelQuantizer(scheme: .q4_0, threads: 2).quantize(source, to: destination, isCancelled: { true })
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: destination)) == Data("keep me".utf8))
+        #expect(try FileManager.default.contentsOfDirectory(atPath: scratch.path) == ["existing.gguf"])
+    }
+
+    /// A GGUF file with one `type` tensor of `shape` whose data is zeros.
+    static func singleTensorFile(_ path: String, type: TensorType, shape: [Int]) throws {
+        var writer = GGUFWriter(tensorCount: 1, metadataCount: 0)
+        writer.appendTensor(name: "blk.0.attn_q.weight", shape: shape, type: type, offset: 0)
+        writer.padToAlignment(32)
+        let dataBytes = shape.reduce(1, *) / type.layout.blockSize * type.layout.blockBytes + type.layout.blockBytes
+        try Data(writer.bytes + [UInt8](repeating: 0, count: dataBytes)).write(to: URL(fileURLWithPath: path))
+    }
+
+    @Test("a K-quant tensor whose rows are not a whole number of blocks is refused, naming it")
+    func partialBlocks() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/bad.gguf"
+        try Self.singleTensorFile(path, type: .q4_K, shape: [100, 4])
+        #expect {
+            _ = try GGUFFile(path: path)
+        } throws: { error in
+            "\(error)".contains("blk.0.attn_q.weight") && "\(error)".contains("whole number of Q4_K blocks of 256")
+        }
+    }
+
+    @Test("a tensor type Lumen cannot compute with is refused, naming the type and tensor")
+    func unsupportedType() throws {
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/q2k.gguf"
+        try Self.singleTensorFile(path, type: .q2_K, shape: [256, 4])
+        let file = try GGUFFile(path: path)
+        #expect {
+            _ = try Matrix(try #require(file.tensors.first), in: file)
+        } throws: { error in
+            "\(error)".contains("Q2_K") && "\(error)".contains("blk.0.attn_q.weight")
+        }
+    }
+}

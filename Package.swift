@@ -45,8 +45,12 @@ let package = Package(
             name: "Inference",
             dependencies: ["CKernels", "Executors"],
             // The kernels rely on AVX2, FMA and F16C (x86-64-v3, "haswell"); without them every
-            // SIMD multiply-add becomes a call into libm.
-            swiftSettings: [.unsafeFlags(["-target-cpu", "haswell"])]
+            // SIMD multiply-add becomes a call into libm. Debug builds optimise this module too:
+            // unoptimised, the forward pass and the quantizer are too slow to test real models.
+            swiftSettings: [
+                .unsafeFlags(["-target-cpu", "haswell"]),
+                .unsafeFlags(["-O"], .when(configuration: .debug)),
+            ]
         ),
         .executableTarget(
             name: "lumen",

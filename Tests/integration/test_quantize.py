@@ -1,0 +1,72 @@
+"""`lumen quantize` as a user runs it, with its output read by another implementation: PyPI's
+`gguf` package parses every file, keeps every metadata field, and its `gguf.quants.dequantize`
+agrees with Lumen's own dequantization (written out by `lumen quantize OUT BACK F32`)."""
+import os
+import subprocess
+
+import numpy as np
+import pytest
+from gguf import GGUFReader
+from gguf.quants import dequantize
+
+from conftest import lumen_bin
+
+
+def shared_model(name):
+    shared = os.environ.get("LUMEN_TEST_DATA")
+    path = os.path.join(shared or "", "models", name)
+    if not shared or not os.path.exists(path):
+        pytest.fail(f"LUMEN_TEST_DATA must name the shared folder with models/{name} (make test sets it)")
+    return path
+
+
+def quantize(source, destination, kind):
+    return subprocess.run([lumen_bin(), "quantize", str(source), str(destination), kind], capture_output=True, text=True, check=True)
+
+
+def fields(reader):
+    return {name: field.contents() for name, field in reader.fields.items() if not name.startswith("GGUF.")}
+
+
+@pytest.mark.parametrize("kind", ["F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K", "Q4_K_M", "Q5_K_M"])
+def test_output_is_valid_gguf_with_the_source_metadata(tmp_path, kind):
+    source = shared_model("quant-test-f32.gguf")
+    result = quantize(source, tmp_path / "out.gguf", kind)
+    assert f"{tmp_path / 'out.gguf'}: 13.65 MB →" in result.stdout and "smaller" in result.stdout
+    assert "39/39 output.weight" in result.stderr
+    original, converted = GGUFReader(source), GGUFReader(tmp_path / "out.gguf")
+    expected = fields(original)
+    expected.pop("general.file_type", None)
+    got = fields(converted)
+    assert got.pop("general.file_type") == {"F16": 1, "Q8_0": 7, "Q4_0": 2, "Q4_K": 14, "Q6_K": 18, "Q4_K_M": 15, "Q5_K_M": 17}[kind]
+    got.pop("general.quantization_version", None)
+    assert got == expected
+    assert [(t.name, list(t.shape)) for t in converted.tensors] == [(t.name, list(t.shape)) for t in original.tensors]
+    assert sorted(os.listdir(tmp_path)) == ["out.gguf"]
+
+
+@pytest.mark.parametrize("model, kind, expected_type", [
+    ("stories260K.gguf", "Q4_K_M", "Q5_0"),     # 64-wide rows: Q4_K falls back to Q5_0
+    ("quant-test-f32.gguf", "Q5_K_M", "Q5_K"),
+    ("quant-test-f32.gguf", "Q4_K_M", "Q4_K"),
+    ("quant-test-f32.gguf", "Q6_K", "Q6_K"),
+])
+def test_dequantization_agrees_with_the_gguf_package(tmp_path, model, kind, expected_type):
+    quantized, widened = tmp_path / "q.gguf", tmp_path / "f32.gguf"
+    quantize(shared_model(model), quantized, kind)
+    quantize(quantized, widened, "F32")
+    ours = {t.name: np.array(t.data, dtype=np.float32).reshape(-1) for t in GGUFReader(widened).tensors}
+    checked = 0
+    for tensor in GGUFReader(quantized).tensors:
+        theirs = dequantize(tensor.data, tensor.tensor_type).reshape(-1)
+        assert np.allclose(ours[tensor.name], theirs, rtol=1e-6, atol=1e-7), tensor.name
+        checked += tensor.tensor_type.name == expected_type
+    assert checked > 0
+
+
+def test_unknown_type_is_refused_with_the_choices(tmp_path):
+    result = subprocess.run([lumen_bin(), "quantize", shared_model("stories260K.gguf"), str(tmp_path / "x.gguf"), "Q3_K"],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert "unknown type Q3_K" in result.stderr and "Q4_K_M" in result.stderr
+    assert not os.listdir(tmp_path)

@@ -4,10 +4,10 @@ import Executors
 import Foundation
 import Inference
 
-/// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `generate`,
+/// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `quantize`, `generate`,
 /// `tokenize`, `detokenize`, `nextTokens` and `perplexity`.
 enum ModelLibrary {
-    static let all: [Builtin] = [load, unload, reload, prewarm, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens, perplexity]
+    static let all: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens, perplexity]
 
     /// Where bare model names are looked for: `LUMEN_MODEL_PATH` (colon-separated), `./models`,
     /// then the user's data directory.

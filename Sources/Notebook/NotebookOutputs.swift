@@ -34,6 +34,9 @@ public final class NotebookOutputs: Sendable {
         var clearPending: Set<Int> = []
         var displays: [String: [(cell: Int, output: Int)]] = [:]
         var echoed: [String: String] = [:]
+        /// The display echoed last (nil for streams), and whether the echo ended a line.
+        var lastEchoedID: String?
+        var echoAtLineStart = true
     }
 
     private let state: Mutex<State>
@@ -70,10 +73,19 @@ public final class NotebookOutputs: Sendable {
     fileprivate func echoText(_ text: String, id: String? = nil) {
         guard echo else { return }
         let delta: String = state.withLock { state in
-            guard let id else { return text }
-            defer { state.echoed[id] = text }
-            guard let previous = state.echoed[id] else { return text }
-            return text.hasPrefix(previous) ? String(text.dropFirst(previous.count)) : "\n" + text
+            // Output after a display other than its own update starts on a new line.
+            let lineBreak = state.lastEchoedID != nil && state.lastEchoedID != id && !state.echoAtLineStart ? "\n" : ""
+            var delta = text
+            if let id {
+                if let previous = state.echoed[id] {
+                    delta = text.hasPrefix(previous) ? String(text.dropFirst(previous.count)) : "\n" + text
+                }
+                state.echoed[id] = text
+            }
+            delta = lineBreak + delta
+            state.lastEchoedID = id
+            if let last = delta.last { state.echoAtLineStart = last == "\n" }
+            return delta
         }
         FileHandle.standardError.write(Data(delta.utf8))
     }

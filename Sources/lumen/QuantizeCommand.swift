@@ -32,7 +32,7 @@ struct QuantizeCommand: ParsableCommand {
             throw ValidationError("unknown type \(type); choose one of \(QuantizationScheme.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         let model = try GGUFFile(path: input)
-        let bar = ProgressBar(width: 30)
+        let bar = TerminalProgressBar(width: 30)
         let summary = try ModelQuantizer(scheme: scheme, threads: threads).quantize(model, to: output) { progress in
             bar.show(done: progress.completed, of: progress.total, label: "\(progress.tensor) → \(progress.type)")
         }

@@ -67,6 +67,31 @@ struct ModelCellTests {
         try await run("generate(m, \"Lily\", maxTokens: 5, temperature: 0)", on: interpreter)
     }
 
+    @Test("quantize returns a loaded model in the new format whose perplexity stays close; a bad format is refused with the choices")
+    func quantizeInCells() async throws {
+        let models = try sharedModelsDirectory()
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-cells-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let interpreter = Interpreter()
+        try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
+        let sink = RecordingSink()
+        try await run("let q = quantize(m, to: \"q8_0\", path: \"\(directory)/q.gguf\")", on: interpreter, sink: sink)
+        let updates = sink.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }
+        #expect(updates.last?.hasPrefix("stories260K → Q8_0: 1.19 MB → 0.38 MB") == true, "\(updates)")
+        #expect(try await interpreterValue("q.info[\"tensorTypes\"]", interpreter).contains("Q8_0 ×32"))
+        #expect(try await interpreterValue("q.path", interpreter) == directory + "/q.gguf")
+        let text = "Once upon a time, there was a little girl named Lily. She loved to play outside."
+        let original = try #require(Double(try await interpreterValue("perplexity(m, \"\(text)\").value", interpreter)))
+        let quantized = try #require(Double(try await interpreterValue("perplexity(q, \"\(text)\").value", interpreter)))
+        #expect(abs(quantized - original) / original < 0.05, "\(original) → \(quantized)")
+        await #expect {
+            try await run("quantize(m, to: \"Q3_K\")", on: interpreter)
+        } throws: { error in
+            (error as? ExecutionError)?.message.contains("unknown format \"Q3_K\"; choose one of F32, F16, Q8_0") == true
+        }
+    }
+
     @Test("completion inside load(\" offers the model files of the search path")
     func loadCompletion() async throws {
         let models = try sharedModelsDirectory()

@@ -2,7 +2,7 @@ import Foundation
 
 /// A one-line progress bar on stderr, redrawn in place when stderr is a terminal and printed
 /// every tenth of the way otherwise (so logs stay short).
-struct ProgressBar {
+struct TerminalProgressBar {
     /// Characters between the brackets.
     let width: Int
     private let interactive = isatty(STDERR_FILENO) == 1

@@ -102,7 +102,9 @@ public actor ModelSession {
             }
             var (text, stopped) = stops.append(detokenizer.append(model.tokenizer.piece(token)))
             let cancelled = shouldStop()
-            let exhausted = summary.generatedTokens >= options.maxTokens
+            // The token just sampled is the last one when the cache has no room to run it.
+            let contextFull = state.position >= state.contextLength
+            let exhausted = summary.generatedTokens >= options.maxTokens || contextFull
             if !stopped && (cancelled || exhausted) {
                 let (tail, stoppedInTail) = stops.append(detokenizer.flush())
                 text += stoppedInTail ? tail : tail + stops.flush()
@@ -110,7 +112,7 @@ public actor ModelSession {
             }
             emit(GeneratedToken(id: token, text: text, logProbability: logProbability))
             if stopped || cancelled || exhausted {
-                summary.finishReason = stopped ? .stop : cancelled ? .cancelled : .length
+                summary.finishReason = stopped ? .stop : cancelled ? .cancelled : contextFull ? .context : .length
                 break
             }
             history.append(token)

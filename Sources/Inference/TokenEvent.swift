@@ -8,6 +8,8 @@ public enum FinishReason: String, Sendable, Equatable {
     case stop
     /// The consumer cancelled (or dropped the stream).
     case cancelled
+    /// The context was full.
+    case context
 }
 
 /// One generated token.

@@ -39,6 +39,15 @@ struct GenerationTests {
         }
     }
 
+    @Test("a generation that fills the context ends with finish reason context, every slot used")
+    func contextFull() async throws {
+        let session = ModelSession(model: try LlamaModel(path: try TestData.path("models/stories260K.gguf")), contextLength: 16, threads: 1)
+        let prompt = session.tokenize("Once upon a time")
+        let (ids, _, summary) = try await collect(session.generate("Once upon a time", options: greedy(100)))
+        #expect(summary?.finishReason == .context)
+        #expect(ids.count == 16 - prompt.count + 1)
+    }
+
     @Test("streamed text equals llama.cpp's concatenated pieces, with no broken characters")
     func streamedText() async throws {
         let session = ModelSession(model: try LlamaModel(path: try TestData.path("models/quant-test-f32.gguf")), threads: 1)

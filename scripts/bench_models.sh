@@ -10,8 +10,13 @@ results=.build/bench-results
 mkdir -p "$results"
 .venv/bin/python scripts/make_bench_models.py "$shared/models" "$models" >/dev/null
 swift build -c release -Xswiftc -warnings-as-errors >/dev/null
+# Q4_K_M with Lumen's own quantizer (PyPI gguf cannot write K-quants): 110M from F32, 1.1B from Q8_0.
+for source in 110M-f32 1.1B-q8_0; do
+  target="$models/bench-${source%-*}-q4_k_m.gguf"
+  [ -f "$target" ] || .build/release/lumen quantize "$models/bench-$source.gguf" "$target" Q4_K_M
+done
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(15M-f32 15M-q8_0 15M-q4_0 110M-f32 110M-q8_0 110M-q4_0 1.1B-q8_0 1.1B-q4_0)
+[ ${#names[@]} -gt 0 ] || names=(15M-f32 15M-q8_0 15M-q4_0 110M-f32 110M-q8_0 110M-q4_0 110M-q4_k_m 1.1B-q8_0 1.1B-q4_0 1.1B-q4_k_m)
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for name in "${names[@]}"; do
   for run in 1 2 3; do

@@ -138,39 +138,64 @@ float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float 
 #undef Q8_BLOCK
 }
 
-/// Defines a Q4_0 × 8-bit kernel `NAME` whose unsigned-nibble × signed-activation products are
-/// computed by `PRODUCTS(nibbles, activations)` (8 int32 lanes), compiled with `ATTRIBUTES`.
-/// Weights are nibbles minus 8: the unsigned nibbles meet the signed activations directly, and
-/// the 8 · sum(activations) each block owes is subtracted once, as a scalar. Low nibbles are
-/// weights 0-15, high nibbles weights 16-31.
-/// One Q4_0 block `b` of the kernel below, added into `acc`.
-#define Q4_0_Q8_STEP(PRODUCTS, b, acc)                                                                       \
+/// The unsigned nibbles of Q4_0 block `block` as 32 bytes in weight order (low nibbles are
+/// weights 0-15, high nibbles weights 16-31).
+static inline __m256i q4_0_nibbles(const uint8_t *block, __m256i low_mask) {
+    // The 16 bytes in both halves (a broadcasting load), the upper half shifted down a nibble.
+    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + 2)));
+    return _mm256_and_si256(_mm256_srlv_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), low_mask);
+}
+
+/// The F16 scales of four consecutive Q4_0 blocks, as floats.
+static inline __m128 q4_0_scales4(const uint8_t *block) {
+    uint16_t h0, h1, h2, h3;
+    memcpy(&h0, block, 2);
+    memcpy(&h1, block + 18, 2);
+    memcpy(&h2, block + 36, 2);
+    memcpy(&h3, block + 54, 2);
+    return _mm_cvtph_ps(_mm_setr_epi16((short)h0, (short)h1, (short)h2, (short)h3, 0, 0, 0, 0));
+}
+
+/// One Q4_0 block `b` of the kernels below, its products times `SCALE` (weight scale × activation
+/// scale, broadcast) added into `acc`.
+#define Q4_0_Q8_STEP(PRODUCTS, b, acc, SCALE)                                                                \
     {                                                                                                        \
-        const uint8_t *block = blocks + 18 * (b);                                                            \
-        const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 2));                                \
-        const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low_mask); \
         const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
-        const float scale = half_to_float(block);                                                            \
-        offset += scale * sums[b];                                                                           \
-        acc = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), _mm256_cvtepi32_ps(PRODUCTS(nibbles, activations)), acc); \
+        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(PRODUCTS(q4_0_nibbles(blocks + 18 * (b), low_mask), activations)), acc); \
     }
 
+/// Defines a Q4_0 × 8-bit kernel `NAME` whose unsigned-nibble × signed-activation products are
+/// computed by `PRODUCTS(nibbles, activations)` (8 int32 lanes), compiled with `ATTRIBUTES`.
+/// Weights are nibbles minus 8: the unsigned nibbles meet the signed activations directly, and the
+/// 8 · scale · sum(activations) each block owes is accumulated as a vector and subtracted at the
+/// end. Four blocks per step: their scales are converted and multiplied together in one vector,
+/// and each block's products go to an accumulator of their own.
 #define DEFINE_Q4_0_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
     ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,           \
                                  const float *sums, long count) {                                           \
         const uint8_t *blocks = (const uint8_t *)row;                                                       \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                    \
-        float offset = 0.0f;                                                                                \
+        __m128 offsets = _mm_setzero_ps();                                                                  \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                      \
         __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                      \
         long b = 0;                                                                                         \
         for (; b + 3 < count / 32; b += 4) {                                                                \
-            Q4_0_Q8_STEP(PRODUCTS, b, sum0)                                                                 \
-            Q4_0_Q8_STEP(PRODUCTS, b + 1, sum1)                                                             \
-            Q4_0_Q8_STEP(PRODUCTS, b + 2, sum2)                                                             \
-            Q4_0_Q8_STEP(PRODUCTS, b + 3, sum3)                                                             \
+            const __m128 weight_scales = q4_0_scales4(blocks + 18 * b);                                     \
+            offsets = _mm_fmadd_ps(weight_scales, _mm_loadu_ps(sums + b), offsets);                         \
+            const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(weight_scales, _mm_loadu_ps(scales + b))); \
+            Q4_0_Q8_STEP(PRODUCTS, b, sum0, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0)))            \
+            Q4_0_Q8_STEP(PRODUCTS, b + 1, sum1, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1)))        \
+            Q4_0_Q8_STEP(PRODUCTS, b + 2, sum2, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2)))        \
+            Q4_0_Q8_STEP(PRODUCTS, b + 3, sum3, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3)))        \
         }                                                                                                   \
-        for (; b < count / 32; b++) Q4_0_Q8_STEP(PRODUCTS, b, sum0)                                         \
+        float offset = 0.0f;                                                                                \
+        for (; b < count / 32; b++) {                                                                       \
+            const float scale = half_to_float(blocks + 18 * b);                                             \
+            offset += scale * sums[b];                                                                      \
+            Q4_0_Q8_STEP(PRODUCTS, b, sum0, _mm256_set1_ps(scale * scales[b]))                              \
+        }                                                                                                   \
+        offsets = _mm_add_ps(offsets, _mm_movehl_ps(offsets, offsets));                                     \
+        offset += _mm_cvtss_f32(_mm_add_ss(offsets, _mm_movehdup_ps(offsets)));                             \
         return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3))) - 8.0f * offset; \
     }
 
@@ -382,7 +407,7 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
                                  const float *sums, long count) {                                            \
         const uint8_t *block = (const uint8_t *)row;                                                         \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
-        float offset = 0.0f;                                                                                 \
+        float off0 = 0.0f, off1 = 0.0f;                                                                      \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
         for (long b = 0; b < count / 32; b++, block += 22) {                                                 \
             const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 6));                            \
@@ -390,12 +415,16 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
             const __m256i weights = _mm256_or_si256(nibbles, q5_0_high_bits(block + 2));                      \
             const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * b));              \
             const float scale = half_to_float(block);                                                        \
-            offset += scale * sums[b];                                                                       \
             const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                      \
-            if (b & 1) sum1 = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), products, sum1);            \
-            else sum0 = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), products, sum0);                  \
+            if (b & 1) {                                                                                     \
+                off1 += scale * sums[b];                                                                     \
+                sum1 = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), products, sum1);                   \
+            } else {                                                                                         \
+                off0 += scale * sums[b];                                                                     \
+                sum0 = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), products, sum0);                   \
+            }                                                                                                \
         }                                                                                                    \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1)) - 16.0f * offset;                                   \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1)) - 16.0f * (off0 + off1);                            \
     }
 
 /// Defines a Q4_K (`HIGH` 0) or Q5_K (`HIGH` 1) × 8-bit kernel. Each 32-weight sub-block meets
@@ -491,4 +520,18 @@ float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float 
         }
     }
     return horizontal_sum(_mm256_add_ps(sum0, sum1));
+}
+
+unsigned long long lumen_read_bytes(const void *p, long bytes) {
+    const __m256i *v = (const __m256i *)p;
+    __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+    for (long i = 0; i < bytes / 128; i++, v += 4) {
+        a0 = _mm256_xor_si256(a0, _mm256_loadu_si256(v));
+        a1 = _mm256_xor_si256(a1, _mm256_loadu_si256(v + 1));
+        a2 = _mm256_xor_si256(a2, _mm256_loadu_si256(v + 2));
+        a3 = _mm256_xor_si256(a3, _mm256_loadu_si256(v + 3));
+    }
+    const __m256i folded = _mm256_xor_si256(_mm256_xor_si256(a0, a1), _mm256_xor_si256(a2, a3));
+    return (unsigned long long)(_mm256_extract_epi64(folded, 0) ^ _mm256_extract_epi64(folded, 1) ^
+                                _mm256_extract_epi64(folded, 2) ^ _mm256_extract_epi64(folded, 3));
 }

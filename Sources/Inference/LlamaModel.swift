@@ -96,6 +96,14 @@ public final class LlamaModel: Sendable {
         withExtendedLifetime(checksum) {}
     }
 
+    /// Bytes of weights one generated token reads: every matrix once, but only one row of the
+    /// token embedding (unless it doubles as the output matrix), plus the norm vectors.
+    public var bytesReadPerToken: Int {
+        let matrices = blocks.flatMap { [$0.query, $0.key, $0.value, $0.attentionOutput, $0.gate, $0.up, $0.down] } + [output]
+        let norms = (2 * blocks.count + 1) * configuration.embeddingLength * 4
+        return matrices.reduce(0) { $0 + $1.byteCount } + tokenEmbedding.rowBytes + norms
+    }
+
     /// The number of weights.
     public var parameterCount: Int {
         gguf.tensors.reduce(0) { $0 + $1.elementCount }

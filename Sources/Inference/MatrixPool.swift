@@ -1,4 +1,5 @@
 import CKernels
+import Synchronization
 
 /// Multiplies weight matrices by batches of vectors, splitting the rows across threads.
 ///
@@ -25,6 +26,8 @@ struct MatrixPool {
     private let workers: WorkerPool
     /// How many weight rows a thread widens to F32 at a time in batched products.
     static let dequantizedRows = 12
+    /// Rows a thread claims at a time in matrix–vector products.
+    static let rowChunk = 64
     /// Products with fewer multiply-adds than this run on one thread.
     static let parallelThreshold = 1 << 16
 
@@ -50,13 +53,32 @@ struct MatrixPool {
         }
     }
 
+    /// Runs `body(range)` over `0..<count` in chunks of `chunk` that the threads claim in turn, so
+    /// a thread slowed by the operating system or a busier core takes fewer chunks instead of
+    /// making the others wait at the end.
+    func parallelChunks(_ count: Int, chunk: Int, work: Int, _ body: (Range<Int>) -> Void) {
+        let parts = work < Self.parallelThreshold ? 1 : min(threads, (count + chunk - 1) / chunk)
+        guard parts > 1 else {
+            body(0..<count)
+            return
+        }
+        let next = Atomic<Int>(0)
+        workers.run(parts: parts) { _ in
+            while true {
+                let start = next.add(chunk, ordering: .relaxed).oldValue
+                guard start < count else { return }
+                body(start..<min(count, start + chunk))
+            }
+        }
+    }
+
     /// `output[t][r] = matrix[r] · input[t]` for `count` input vectors.
     func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
                   count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
         if count == 1 && scratch.activations == .quantized && matrix.type.hasQuantizedDot {
             lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
-            parallelFor(rows, work: rows * columns) { _, range in
+            parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns) { range in
                 for row in range {
                     output[row] = matrix.dot(row: row, quantized: scratch)
                 }

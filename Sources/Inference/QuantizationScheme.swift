@@ -46,18 +46,20 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         }
     }
 
-    /// The type for tensor `name` of shape `shape` in a model of `layers` blocks.
+    /// The type for tensor `name` of shape `shape` in a model of `layers` blocks; `tiedOutput`
+    /// says the model has no `output.weight` and reuses the token embedding as its output.
     ///
     /// Vectors (norms) stay F32. The mixes follow llama.cpp's `llama_tensor_get_type`: the output
-    /// matrix gets Q6_K, and so do `attn_v` and `ffn_down` in the layers `usesMoreBits` picks.
+    /// matrix (the token embedding when tied) gets Q6_K, and so do `attn_v` and `ffn_down` in the
+    /// layers `usesMoreBits` picks.
     /// A matrix whose rows are not a whole number of blocks falls back to a format whose blocks
     /// fit: Q4_K to Q5_0 (as llama.cpp), Q5_K and Q6_K to Q8_0 (llama.cpp picks Q5_1 for Q5_K,
     /// which Lumen does not implement), and anything else to F16.
-    func type(forTensor name: String, shape: [Int], layers: Int) -> TensorType {
+    func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false) -> TensorType {
         guard shape.count >= 2, name.hasSuffix(".weight") else { return .f32 }
         var type = baseType
         if self == .q4_K_M || self == .q5_K_M {
-            if name == "output.weight" {
+            if name == "output.weight" || (tiedOutput && name == "token_embd.weight") {
                 type = .q6_K
             } else if let layer = Self.layer(of: name), name.hasSuffix(".attn_v.weight") || name.hasSuffix(".ffn_down.weight"),
                       Self.usesMoreBits(layer: layer, of: layers) {

@@ -27,6 +27,9 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Print the results as JSON.")
     var json = false
 
+    @Flag(help: "Also measure memory read bandwidth at each thread count and report generation as a fraction of its ceiling (bandwidth ÷ bytes read per token).")
+    var bandwidth = false
+
     /// One row of results.
     struct Result: Codable {
         let model: String
@@ -39,6 +42,11 @@ struct BenchCommand: AsyncParsableCommand {
         let tokensPerSecondMean: Double
         let tokensPerSecondSD: Double
         let samples: [Double]
+        /// With `--bandwidth`, on generation rows: the measured read bandwidth (GB/s), the bytes
+        /// of weights a token reads, and the best sample as a fraction of bandwidth ÷ bytes.
+        var bandwidthGBPerSecond: Double?
+        var bytesPerToken: Int?
+        var fractionOfBandwidthLimit: Double?
     }
 
     var threadCounts: [Int] {
@@ -68,6 +76,7 @@ struct BenchCommand: AsyncParsableCommand {
         var results: [Result] = []
         if !json { print(Self.header) }
         for threadCount in threadCounts {
+            let measuredBandwidth = bandwidth ? MemoryBandwidth.measure(threads: threadCount) : nil
             let session = ModelSession(model: llama, contextLength: context, threads: threadCount, batchSize: max(1, min(promptTokens, 512)))
             let tests: [(String, Int, () async throws -> Double)] = [
                 ("pp\(promptTokens)", promptTokens, { try await session.timePromptProcessing(prompt) }),
@@ -79,11 +88,17 @@ struct BenchCommand: AsyncParsableCommand {
                 for _ in 0..<repetitions { samples.append(Double(tokens) / (try await measure())) }
                 let mean = samples.reduce(0, +) / Double(samples.count)
                 let variance = samples.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(1, samples.count - 1))
-                results.append(Result(
+                var result = Result(
                     model: URL(fileURLWithPath: model).lastPathComponent, sizeBytes: info.fileSize, parameters: llama.parameterCount,
                     types: info.tensorTypes.map { $0.type.description }.joined(separator: "/"), threads: threadCount,
                     test: name, tokens: tokens, tokensPerSecondMean: mean, tokensPerSecondSD: variance.squareRoot(), samples: samples
-                ))
+                )
+                if let measuredBandwidth, name.hasPrefix("tg") {
+                    result.bandwidthGBPerSecond = measuredBandwidth / 1e9
+                    result.bytesPerToken = llama.bytesReadPerToken
+                    result.fractionOfBandwidthLimit = (samples.max() ?? 0) * Double(llama.bytesReadPerToken) / measuredBandwidth
+                }
+                results.append(result)
                 if !json { print(row(results[results.count - 1])) }
             }
         }
@@ -97,8 +112,10 @@ struct BenchCommand: AsyncParsableCommand {
     private static let header = "| model | size | params | types | threads | test | t/s |\n|---|---:|---:|---|---:|---|---:|"
 
     private func row(_ result: Result) -> String {
-        String(format: "| %@ | %@ | %@ | %@ | %d | %@ | %.2f ± %.2f |", result.model, ModelInfo.bytes(result.sizeBytes),
+        let line = String(format: "| %@ | %@ | %@ | %@ | %d | %@ | %.2f ± %.2f |", result.model, ModelInfo.bytes(result.sizeBytes),
                           ModelInfo.count(result.parameters), result.types, result.threads, result.test,
                           result.tokensPerSecondMean, result.tokensPerSecondSD)
+        guard let gigabytes = result.bandwidthGBPerSecond, let bytes = result.bytesPerToken, let fraction = result.fractionOfBandwidthLimit else { return line }
+        return line + String(format: " read %.1f GB/s, %@/token: best %.0f%% of the bandwidth limit", gigabytes, ModelInfo.bytes(bytes), 100 * fraction)
     }
 }

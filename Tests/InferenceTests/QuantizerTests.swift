@@ -119,6 +119,8 @@ struct QuantizerTests {
         #expect(QuantizationScheme.q5_K_M.type(forTensor: "blk.0.attn_q.weight", shape: [288, 288], layers: 6) == .q8_0)
         #expect(QuantizationScheme.q4_0.type(forTensor: "blk.0.ffn_down.weight", shape: [172, 64], layers: 6) == .f16)
         #expect(QuantizationScheme.q4_K_M.type(forTensor: "blk.0.attn_norm.weight", shape: [288], layers: 6) == .f32)
+        #expect(QuantizationScheme.q4_K_M.type(forTensor: "token_embd.weight", shape: [768, 32000], layers: 12, tiedOutput: true) == .q6_K)
+        #expect(QuantizationScheme.q4_K_M.type(forTensor: "token_embd.weight", shape: [768, 32000], layers: 12) == .q4_K)
         #expect(QuantizationScheme.usesMoreBits(layer: 0, of: 22) && QuantizationScheme.usesMoreBits(layer: 21, of: 22))
         #expect(!QuantizationScheme.usesMoreBits(layer: 3, of: 22) && QuantizationScheme.usesMoreBits(layer: 4, of: 22))
     }

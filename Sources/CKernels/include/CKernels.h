@@ -55,4 +55,8 @@ float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float 
 /// products before they become floats.
 float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count);
 
+/// Reads `bytes` (a multiple of 128) from `p` with 256-bit loads and returns their XOR folded to
+/// 64 bits, so the reads cannot be optimised away: the memory-bandwidth probe.
+unsigned long long lumen_read_bytes(const void *p, long bytes);
+
 #endif

@@ -427,25 +427,42 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
         return horizontal_sum(_mm256_add_ps(sum0, sum1)) - 16.0f * (off0 + off1);                            \
     }
 
+/// The eight 6-bit scales and eight 6-bit mins of a Q4_K/Q5_K block's 12 packed bytes (the
+/// layout `k_scale_min` reads one at a time), unpacked with 32-bit masks and widened to floats.
+static inline void k_scales_and_mins(const uint8_t *packed, __m256 *scales, __m256 *mins) {
+    uint32_t word0, word1, word2;
+    memcpy(&word0, packed, 4);
+    memcpy(&word1, packed + 4, 4);
+    memcpy(&word2, packed + 8, 4);
+    const uint32_t low_scales = word0 & 0x3F3F3F3F, low_mins = word1 & 0x3F3F3F3F;
+    const uint32_t high_scales = (word2 & 0x0F0F0F0F) | ((word0 >> 2) & 0x30303030);
+    const uint32_t high_mins = ((word2 >> 4) & 0x0F0F0F0F) | ((word1 >> 2) & 0x30303030);
+    const __m128i bytes = _mm_setr_epi32((int)low_scales, (int)high_scales, (int)low_mins, (int)high_mins);
+    *scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+    *mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
+}
+
 /// Defines a Q4_K (`HIGH` 0) or Q5_K (`HIGH` 1) × 8-bit kernel. Each 32-weight sub-block meets
 /// one 32-value activation block: d · scale · activation scale times the integer products, minus
-/// dmin · min · (activation scale × sum of activations), which `sums` already holds.
+/// dmin · min · (activation scale × sum of activations), which `sums` already holds. A block's
+/// eight combined scales and its eight min terms are computed as one vector each.
 #define DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, HIGH, BLOCK_BYTES, NIBBLE_OFFSET)                     \
     ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
                                  const float *sums, long count) {                                            \
         const uint8_t *block = (const uint8_t *)row;                                                         \
         const __m256i low_mask = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2); \
-        float offset = 0.0f;                                                                                 \
+        __m256 offsets = _mm256_setzero_ps();                                                                \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
         for (long b = 0; b < count / 256; b++, block += (BLOCK_BYTES), values += 256, scales += 8, sums += 8) { \
-            const float d = half_to_float(block), dmin = half_to_float(block + 2);                           \
+            __m256 sub_scales, sub_mins;                                                                     \
+            k_scales_and_mins(block + 4, &sub_scales, &sub_mins);                                            \
+            const __m256 combined = _mm256_mul_ps(_mm256_mul_ps(sub_scales, _mm256_set1_ps(half_to_float(block))), \
+                                                  _mm256_loadu_ps(scales));                                  \
+            offsets = _mm256_fmadd_ps(_mm256_mul_ps(sub_mins, _mm256_set1_ps(half_to_float(block + 2))),      \
+                                      _mm256_loadu_ps(sums), offsets);                                       \
             const uint8_t *nibbles = block + (NIBBLE_OFFSET);                                                \
             __m256i high = HIGH ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256(); \
-            float mins = 0.0f;                                                                               \
             for (int pair = 0; pair < 4; pair++) {                                                           \
-                int scale0, min0, scale1, min1;                                                              \
-                k_scale_min(2 * pair, block + 4, &scale0, &min0);                                            \
-                k_scale_min(2 * pair + 1, block + 4, &scale1, &min1);                                        \
                 const __m256i packed = _mm256_loadu_si256((const __m256i *)(nibbles + 32 * pair));           \
                 __m256i low = _mm256_and_si256(packed, low_mask);                                            \
                 __m256i upper = _mm256_and_si256(_mm256_srli_epi16(packed, 4), low_mask);                    \
@@ -456,15 +473,13 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
                 }                                                                                            \
                 const __m256i a0 = _mm256_loadu_si256((const __m256i *)(values + 64 * pair));                \
                 const __m256i a1 = _mm256_loadu_si256((const __m256i *)(values + 64 * pair + 32));           \
-                sum0 = _mm256_fmadd_ps(_mm256_set1_ps(d * (float)scale0 * scales[2 * pair]),                 \
+                sum0 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(combined, _mm256_set1_epi32(2 * pair)),      \
                                        _mm256_cvtepi32_ps(PRODUCTS(low, a0)), sum0);                         \
-                sum1 = _mm256_fmadd_ps(_mm256_set1_ps(d * (float)scale1 * scales[2 * pair + 1]),             \
+                sum1 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(combined, _mm256_set1_epi32(2 * pair + 1)),  \
                                        _mm256_cvtepi32_ps(PRODUCTS(upper, a1)), sum1);                       \
-                mins += (float)min0 * sums[2 * pair] + (float)min1 * sums[2 * pair + 1];                     \
             }                                                                                                \
-            offset += dmin * mins;                                                                           \
         }                                                                                                    \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1)) - offset;                                           \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1)) - horizontal_sum(offsets);                          \
     }
 
 DEFINE_Q5_0_Q8_KERNEL(dot_q5_0_q8_avx2, , PRODUCTS_AVX2)
@@ -486,40 +501,54 @@ float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float 
     return has_vnni() && !portable ? dot_q5_k_q8_vnni(row, values, scales, sums, count) : dot_q5_k_q8_avx2(row, values, scales, sums, count);
 }
 
-float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count) {
-    const uint8_t *block = (const uint8_t *)row;
-    const __m256i low_mask = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32);
-    __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();
-    for (long b = 0; b < count / 256; b++, block += 210) {
-        const float d = half_to_float(block + 208);
-        const int8_t *sub_scales = (const int8_t *)(block + 192);
-        for (int half = 0; half < 2; half++) {
-            const __m256i low0 = _mm256_loadu_si256((const __m256i *)(block + 64 * half));
-            const __m256i low1 = _mm256_loadu_si256((const __m256i *)(block + 64 * half + 32));
-            const __m256i high = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * half));
-            __m256i weights[4];
-            weights[0] = _mm256_or_si256(_mm256_and_si256(low0, low_mask), _mm256_slli_epi16(_mm256_and_si256(high, two_bits), 4));
-            weights[1] = _mm256_or_si256(_mm256_and_si256(low1, low_mask),
-                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 2), two_bits), 4));
-            weights[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), low_mask),
-                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 4), two_bits), 4));
-            weights[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), low_mask),
-                                         _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 6), two_bits), 4));
-            for (int group = 0; group < 4; group++) {
-                const long index = 8 * b + 4 * half + group;
-                const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * index));
-                // (q − 32) · a in pairs of int16 (|value| ≤ 8128), then each 16-weight half times its scale.
-                const __m256i pairs = _mm256_sub_epi16(_mm256_maddubs_epi16(weights[group], activations),
-                                                       _mm256_maddubs_epi16(bias, activations));
-                const int scale_index = 8 * half + 2 * group;
-                const __m256i sub_scale = _mm256_set_m128i(_mm_set1_epi16(sub_scales[scale_index + 1]), _mm_set1_epi16(sub_scales[scale_index]));
-                const __m256 products = _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, sub_scale));
-                if (group & 1) sum1 = _mm256_fmadd_ps(_mm256_set1_ps(d * scales[index]), products, sum1);
-                else sum0 = _mm256_fmadd_ps(_mm256_set1_ps(d * scales[index]), products, sum0);
-            }
-        }
+/// Defines a Q6_K × 8-bit kernel. Weights are 6-bit values minus 32: the products of the
+/// unsigned values and of 32 with the activations are taken apart, in int32 lanes of four weights
+/// (lanes 0-3 are one 16-weight sub-block, lanes 4-7 the next), and each lane is scaled by its
+/// sub-block's scale × d × the activation block's scale, eight of which are computed at once.
+#define DEFINE_Q6_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, long count) { \
+        const uint8_t *block = (const uint8_t *)row;                                                        \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32); \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                      \
+        for (long b = 0; b < count / 256; b++, block += 210) {                                              \
+            const __m256 d = _mm256_set1_ps(half_to_float(block + 208));                                    \
+            for (int half = 0; half < 2; half++) {                                                          \
+                const __m256i low0 = _mm256_loadu_si256((const __m256i *)(block + 64 * half));              \
+                const __m256i low1 = _mm256_loadu_si256((const __m256i *)(block + 64 * half + 32));         \
+                const __m256i high = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * half));        \
+                __m256i weights[4];                                                                         \
+                weights[0] = _mm256_or_si256(_mm256_and_si256(low0, low_mask), _mm256_slli_epi16(_mm256_and_si256(high, two_bits), 4)); \
+                weights[1] = _mm256_or_si256(_mm256_and_si256(low1, low_mask),                              \
+                                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 2), two_bits), 4)); \
+                weights[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), low_mask),       \
+                                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 4), two_bits), 4)); \
+                weights[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), low_mask),       \
+                                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 6), two_bits), 4)); \
+                const long first = 8 * b + 4 * half;                                                        \
+                /* Sub-block scales 8·half … 8·half+7 × d × the scale of the activation block each falls in. */ \
+                const __m256 activation_scales = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(scales + first)), \
+                                                                          _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3)); \
+                const __m128i sub_scales = _mm_loadl_epi64((const __m128i *)(block + 192 + 8 * half));      \
+                const __m256 combined = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sub_scales)), d), \
+                                                      activation_scales);                                   \
+                for (int group = 0; group < 4; group++) {                                                   \
+                    const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (first + group))); \
+                    const __m256i products = _mm256_sub_epi32(PRODUCTS(weights[group], activations), PRODUCTS(bias, activations)); \
+                    const __m256 scale = _mm256_permutevar8x32_ps(combined, _mm256_setr_epi32(2 * group, 2 * group, 2 * group, 2 * group, \
+                                                                                              2 * group + 1, 2 * group + 1, 2 * group + 1, 2 * group + 1)); \
+                    if (group & 1) sum1 = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(products), sum1);       \
+                    else sum0 = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(products), sum0);                 \
+                }                                                                                           \
+            }                                                                                               \
+        }                                                                                                   \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1));                                                   \
     }
-    return horizontal_sum(_mm256_add_ps(sum0, sum1));
+
+DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_avx2, , PRODUCTS_AVX2)
+DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+
+float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int portable) {
+    return has_vnni() && !portable ? dot_q6_k_q8_vnni(row, values, scales, count) : dot_q6_k_q8_avx2(row, values, scales, count);
 }
 
 unsigned long long lumen_read_bytes(const void *p, long bytes) {

@@ -65,7 +65,7 @@ public struct Matrix: @unchecked Sendable {
         case .q5_0: return lumen_dot_q5_0_q8(pointer, values, scales, sums, columns, 0)
         case .q4_K: return lumen_dot_q4_k_q8(pointer, values, scales, sums, columns, 0)
         case .q5_K: return lumen_dot_q5_k_q8(pointer, values, scales, sums, columns, 0)
-        case .q6_K: return lumen_dot_q6_k_q8(pointer, values, scales, columns)
+        case .q6_K: return lumen_dot_q6_k_q8(pointer, values, scales, columns, 0)
         default: return .nan
         }
     }

@@ -137,7 +137,7 @@ struct KernelTests {
             case .q5_0: lumen_dot_q5_0_q8(pointer, q.values, q.scales, q.sums, count, portable)
             case .q4_K: lumen_dot_q4_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
             case .q5_K: lumen_dot_q5_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            default: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count)
+            default: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count, portable)
             }
         }
     }

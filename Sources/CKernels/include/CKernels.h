@@ -51,9 +51,9 @@ float lumen_dot_q6_k(const void *row, const float *x, long count);
 float lumen_dot_q5_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
 float lumen_dot_q4_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
 float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
-/// Q6_K row · 8-bit activations: each 16-weight sub-block's int8 scale is applied to the integer
-/// products before they become floats.
-float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count);
+/// Q6_K row · 8-bit activations, integer products per four weights scaled by their 16-weight
+/// sub-block's scale (AVX-512 VNNI when the CPU has it and `portable` is 0, else AVX2).
+float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int portable);
 
 /// Reads `bytes` (a multiple of 128) from `p` with 256-bit loads and returns their XOR folded to
 /// 64 bits, so the reads cannot be optimised away: the memory-bandwidth probe.

@@ -564,3 +564,139 @@ unsigned long long lumen_read_bytes(const void *p, long bytes) {
     return (unsigned long long)(_mm256_extract_epi64(folded, 0) ^ _mm256_extract_epi64(folded, 1) ^
                                 _mm256_extract_epi64(folded, 2) ^ _mm256_extract_epi64(folded, 3));
 }
+
+void lumen_quantize_q8_batch(const float *x, long tokens, long k, signed char *values, float *scales, float *sums) {
+    const long blocks = k / 32, padded = (tokens + 7) / 8 * 8;
+    float token_scales[blocks > 0 ? blocks : 1], token_sums[blocks > 0 ? blocks : 1];
+    for (long t = 0; t < padded; t++) {
+        if (t < tokens) {
+            lumen_quantize_q8(x + t * k, k, values + t * k, token_scales, token_sums);
+        } else {
+            memset(values + t * k, 0, (size_t)k);
+            for (long b = 0; b < blocks; b++) token_scales[b] = token_sums[b] = 0.0f;
+        }
+        for (long b = 0; b < blocks; b++) {
+            scales[b * padded + t] = token_scales[b];
+            sums[b * padded + t] = token_sums[b];
+        }
+    }
+}
+
+/// Defines a Q4_0 × 8-bit matrix–matrix kernel over a tile of `ROWS` weight rows × 4 tokens: each
+/// block's nibbles are unpacked once for four tokens and each token's activations loaded once for
+/// `ROWS` rows, with `ROWS` × 4 accumulators in registers. The four tokens' activation scales and
+/// sums of a block are contiguous (`lumen_quantize_q8_batch`); each row's F16 block scale times
+/// them gives the four products' scales, and its offsets (scale · sum, times 8 at the end) are one
+/// four-token vector per row.
+#define DEFINE_Q4_0_MATMUL_TILE(NAME, ATTRIBUTES, PRODUCTS, ROWS)                                            \
+    ATTRIBUTES static void NAME(const uint8_t *w, long row_bytes, const signed char *values, const float *scales, \
+                                const float *sums, long padded, long k, float *out, long out_stride, long tokens) { \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                    \
+        __m256 acc[ROWS][4];                                                                                \
+        __m128 offsets[ROWS];                                                                               \
+        for (int r = 0; r < (ROWS); r++) {                                                                  \
+            offsets[r] = _mm_setzero_ps();                                                                  \
+            for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps();                                    \
+        }                                                                                                   \
+        for (long b = 0; b < k / 32; b++) {                                                                 \
+            const __m128 token_scales = _mm_loadu_ps(scales + b * padded);                                  \
+            const __m128 token_sums = _mm_loadu_ps(sums + b * padded);                                      \
+            __m256i activations[4];                                                                         \
+            for (int t = 0; t < 4; t++) activations[t] = _mm256_loadu_si256((const __m256i *)(values + t * k + 32 * b)); \
+            for (int r = 0; r < (ROWS); r++) {                                                              \
+                const uint8_t *block = w + r * row_bytes + 18 * b;                                          \
+                const __m256i nibbles = q4_0_nibbles(block, low_mask);                                      \
+                const __m128 weight_scale = _mm_set1_ps(half_to_float(block));                              \
+                offsets[r] = _mm_fmadd_ps(weight_scale, token_sums, offsets[r]);                            \
+                const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(weight_scale, token_scales));         \
+                for (int t = 0; t < 4; t++) {                                                               \
+                    acc[r][t] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(both, _mm256_set1_epi32(t)),       \
+                                                _mm256_cvtepi32_ps(PRODUCTS(nibbles, activations[t])), acc[r][t]); \
+                }                                                                                           \
+            }                                                                                               \
+        }                                                                                                   \
+        for (int r = 0; r < (ROWS); r++) {                                                                  \
+            float offset[4];                                                                                \
+            _mm_storeu_ps(offset, offsets[r]);                                                              \
+            for (int t = 0; t < 4 && t < tokens; t++) out[t * out_stride + r] = horizontal_sum(acc[r][t]) - 8.0f * offset[t]; \
+        }                                                                                                   \
+    }
+
+DEFINE_Q4_0_MATMUL_TILE(q4_0_tile_2_avx2, , PRODUCTS_AVX2, 2)
+DEFINE_Q4_0_MATMUL_TILE(q4_0_tile_1_avx2, , PRODUCTS_AVX2, 1)
+DEFINE_Q4_0_MATMUL_TILE(q4_0_tile_4_vnni, VNNI_TARGET, PRODUCTS_VNNI, 4)
+
+#define VNNI512_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+
+/// One row × 8 tokens with 512-bit registers, two blocks per step (an even number of blocks): one
+/// `vpdpbusd` covers blocks b and b+1 of the row and a token, and one multiply-add applies both
+/// blocks' scales (`[b]` in the low eight lanes, `[b+1]` in the high eight). The row's nibbles and
+/// scales are unpacked once for eight tokens.
+VNNI512_TARGET static void q4_0_tile_1x8_vnni512(const uint8_t *row, const signed char *values, const float *scales,
+                                                 const float *sums, long padded, long k, float *out, long out_stride, long tokens) {
+    const __m256i low_mask = _mm256_set1_epi8(0x0F);
+    __m512 acc[8];
+    __m512i index[8];
+    for (int t = 0; t < 8; t++) {
+        acc[t] = _mm512_setzero_ps();
+        index[t] = _mm512_inserti64x4(_mm512_set1_epi32(t), _mm256_set1_epi32(8 + t), 1);
+    }
+    __m512 offsets = _mm512_setzero_ps();
+    const __m512i spread = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi32(1), 1);
+    for (long b = 0; b < k / 32; b += 2) {
+        const uint8_t *block = row + 18 * b;
+        const __m512i nibbles = _mm512_inserti64x4(_mm512_castsi256_si512(q4_0_nibbles(block, low_mask)), q4_0_nibbles(block + 18, low_mask), 1);
+        uint16_t h0, h1;
+        memcpy(&h0, block, 2);
+        memcpy(&h1, block + 18, 2);
+        // [scale of block b × 8 | scale of block b+1 × 8]
+        const __m512 weight_scales = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_cvtph_ps(_mm_setr_epi16((short)h0, (short)h1, 0, 0, 0, 0, 0, 0))));
+        // [eight tokens' values for block b | for block b+1]
+        const __m512 token_scales = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(scales + b * padded)), _mm256_loadu_ps(scales + (b + 1) * padded), 1);
+        const __m512 token_sums = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(sums + b * padded)), _mm256_loadu_ps(sums + (b + 1) * padded), 1);
+        offsets = _mm512_fmadd_ps(weight_scales, token_sums, offsets);
+        const __m512 both = _mm512_mul_ps(weight_scales, token_scales);
+        for (int t = 0; t < 8; t++) {
+            const __m512i activations = _mm512_loadu_si512((const void *)(values + t * k + 32 * b));
+            const __m512i products = _mm512_dpbusd_epi32(_mm512_setzero_si512(), nibbles, activations);
+            acc[t] = _mm512_fmadd_ps(_mm512_permutexvar_ps(index[t], both), _mm512_cvtepi32_ps(products), acc[t]);
+        }
+    }
+    float offset[16];
+    _mm512_storeu_ps(offset, offsets);
+    for (int t = 0; t < 8 && t < tokens; t++) out[t * out_stride] = _mm512_reduce_add_ps(acc[t]) - 8.0f * (offset[t] + offset[8 + t]);
+}
+
+/// Whether the CPU has AVX-512 BW as well as VNNI, for the 512-bit tile.
+static int has_avx512bw(void) {
+    static int cached = -1;
+    if (cached < 0) cached = __builtin_cpu_supports("avx512bw");
+    return cached;
+}
+
+void lumen_matmul_q4_0_q8(const void *w, long row_bytes, long rows, const signed char *values, const float *scales,
+                          const float *sums, long tokens, long k, float *out, long out_stride, int portable) {
+    const uint8_t *weights = (const uint8_t *)w;
+    const int vnni = has_vnni() && !portable, wide = vnni && has_avx512bw() && (k / 32) % 2 == 0;
+    const long padded = (tokens + 7) / 8 * 8, tile_rows = vnni ? 4 : 2;
+    if (wide) {
+        for (long t = 0; t < padded; t += 8)
+            for (long r = 0; r < rows; r++)
+                q4_0_tile_1x8_vnni512(weights + r * row_bytes, values + t * k, scales + t, sums + t, padded, k, out + t * out_stride + r, out_stride, tokens - t);
+        return;
+    }
+    for (long t = 0; t < padded; t += 4) {
+        const signed char *v = values + t * k;
+        const float *sc = scales + t, *su = sums + t;
+        float *o = out + t * out_stride;
+        const long left = tokens - t;
+        if (left <= 0) break;
+        long r = 0;
+        for (; r + tile_rows <= rows; r += tile_rows) {
+            const uint8_t *tile = weights + r * row_bytes;
+            if (vnni) q4_0_tile_4_vnni(tile, row_bytes, v, sc, su, padded, k, o + r, out_stride, left);
+            else q4_0_tile_2_avx2(tile, row_bytes, v, sc, su, padded, k, o + r, out_stride, left);
+        }
+        for (; r < rows; r++) q4_0_tile_1_avx2(weights + r * row_bytes, row_bytes, v, sc, su, padded, k, o + r, out_stride, left);
+    }
+}

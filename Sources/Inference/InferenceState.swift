@@ -49,12 +49,16 @@ final class InferenceState {
         gate = buffer(batchCapacity * hidden)
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
-        let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: widest)
-        quantizedValues.initialize(repeating: 0, count: widest)
+        // 8-bit activations for a whole batch (rounded up to a multiple of 8 tokens): prompt
+        // batches meet quantized weights in integer products.
+        let paddedBatch = (batchCapacity + 7) / 8 * 8
+        let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: paddedBatch * widest)
+        quantizedValues.initialize(repeating: 0, count: paddedBatch * widest)
         self.quantizedValues = quantizedValues
         scratch = MatrixPool.Scratch(
             rows: buffer(threads * MatrixPool.dequantizedRows * widest), quantizedValues: quantizedValues,
-            quantizedScales: buffer(widest / 32 + 1), quantizedSums: buffer(widest / 32 + 1), activations: activations
+            quantizedScales: buffer(paddedBatch * (widest / 32 + 1)), quantizedSums: buffer(paddedBatch * (widest / 32 + 1)),
+            activations: activations
         )
         scores = buffer(threads * contextLength)
         ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)

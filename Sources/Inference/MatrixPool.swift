@@ -85,6 +85,15 @@ struct MatrixPool {
             }
             return
         }
+        if scratch.activations == .quantized && matrix.type == .q4_0 {
+            lumen_quantize_q8_batch(input, count, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
+            parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns * count) { range in
+                lumen_matmul_q4_0_q8(matrix.base + range.lowerBound * matrix.rowBytes, matrix.rowBytes, range.count,
+                                     scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums,
+                                     count, columns, output + range.lowerBound, rows, 0)
+            }
+            return
+        }
         parallelFor(rows, work: rows * columns * count) { part, range in
             if count == 1 {
                 for row in range { output[row] = matrix.dot(row: row, input) }

@@ -253,4 +253,37 @@ struct KernelTests {
             #expect(worst <= 1e-6, "\(type) \(name): relative error \(worst)")
         }
     }
+
+    @Test("Q4_0 matrix–matrix product with 8-bit activations matches the scalar definition, any rows, tokens and block count", arguments: [0, 1] as [Int32])
+    func quantizedMatrixProduct(portable: Int32) {
+        var fixture = KernelFixture()
+        for blocks in [2, 3, 8] {
+            for (rows, tokens) in [(1, 1), (5, 3), (4, 8), (7, 9), (9, 17)] {
+                let k = 32 * blocks
+                let matrix = (0..<rows).map { _ in fixture.row(.q4_0, blocks: blocks, scale: 0.02) }
+                let inputs = (0..<tokens).map { _ in fixture.floats(k) }
+                let padded = (tokens + 7) / 8 * 8
+                var values = [Int8](repeating: 0, count: padded * k)
+                var scales = [Float](repeating: 0, count: padded * blocks), sums = scales
+                lumen_quantize_q8_batch(inputs.flatMap { $0 }, tokens, k, &values, &scales, &sums)
+                var output = [Float](repeating: .nan, count: tokens * rows)
+                let weights = matrix.flatMap { $0 }
+                lumen_matmul_q4_0_q8(weights, 18 * blocks, rows, values, scales, sums, tokens, k, &output, rows, portable)
+                for token in 0..<tokens {
+                    let quantized = KernelFixture.referenceQuantize(inputs[token])
+                    for row in 0..<rows {
+                        let reference = KernelFixture.referenceWeights(matrix[row], type: .q4_0)
+                        var expected = 0.0, magnitude = 0.0
+                        for (index, value) in quantized.values.enumerated() {
+                            let term = reference[index] * Double(value) * Double(quantized.scales[index / 32])
+                            expected += term
+                            magnitude += abs(term)
+                        }
+                        let got = Double(output[token * rows + row])
+                        #expect(abs(got - expected) <= 1e-5 * magnitude + 1e-30, "\(rows)×\(tokens)×\(blocks) at row \(row), token \(token): \(got) vs \(expected)")
+                    }
+                }
+            }
+        }
+    }
 }

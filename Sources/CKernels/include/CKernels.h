@@ -55,6 +55,17 @@ float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float 
 /// sub-block's scale (AVX-512 VNNI when the CPU has it and `portable` is 0, else AVX2).
 float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int portable);
 
+/// Quantizes `tokens` vectors of `k` floats as `lumen_quantize_q8` does, for
+/// `lumen_matmul_q4_0_q8`: values token by token (`k` apart; room for `tokens` rounded up to a
+/// multiple of 8), scales and sums block-major (`scales[b * padded + t]`, `padded` being that
+/// rounded count), padding tokens zero.
+void lumen_quantize_q8_batch(const float *x, long tokens, long k, signed char *values, float *scales, float *sums);
+/// `out[t * out_stride + r] = w[r] · x[t]` for `rows` Q4_0 weight rows (`row_bytes` apart) and
+/// `tokens` input vectors quantized by `lumen_quantize_q8_batch`: integer products in register
+/// tiles of rows × tokens (AVX-512 VNNI when the CPU has it and `portable` is 0, else AVX2).
+void lumen_matmul_q4_0_q8(const void *w, long row_bytes, long rows, const signed char *values, const float *scales,
+                          const float *sums, long tokens, long k, float *out, long out_stride, int portable);
+
 /// Reads `bytes` (a multiple of 128) from `p` with 256-bit loads and returns their XOR folded to
 /// 64 bits, so the reads cannot be optimised away: the memory-bandwidth probe.
 unsigned long long lumen_read_bytes(const void *p, long bytes);

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Builds the benchmark models (once) and runs `lumen bench --json` on each, 2 threads, best of
-# three runs; prints one line per model and test and keeps the JSON in .build/bench-results/.
+# three runs; prints one line per model and test (generation with the measured read bandwidth and
+# its limit) and keeps the JSON in .build/bench-results/.
 # Usage: scripts/bench_models.sh [MODEL_NAMES...]   (default: every model below)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -20,7 +21,7 @@ names=("$@")
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
 for name in "${names[@]}"; do
   for run in 1 2 3; do
-    .build/release/lumen bench "$models/bench-$name.gguf" -t 2 -p 128 -n 128 -r 3 --json > "$results/$name.$run.json"
+    .build/release/lumen bench "$models/bench-$name.gguf" -t 2 -p 128 -n 128 -r 3 --bandwidth --json > "$results/$name.$run.json"
   done
   .venv/bin/python - "$results" "$name" <<'PY'
 import json, sys
@@ -28,7 +29,11 @@ results, name = sys.argv[1], sys.argv[2]
 runs = [json.load(open(f"{results}/{name}.{run}.json")) for run in (1, 2, 3)]
 for index, row in enumerate(runs[0]):
     best = max(runs, key=lambda r: r[index]["tokensPerSecondMean"])[index]
-    print(f"{name:<12} {best['test']:<7} best of 3: {best['tokensPerSecondMean']:9.2f} ± {best['tokensPerSecondSD']:.2f} tok/s")
+    line = f"{name:<12} {best['test']:<7} best of 3: {best['tokensPerSecondMean']:9.2f} ± {best['tokensPerSecondSD']:.2f} tok/s"
+    if best.get("bandwidthGBPerSecond"):
+        line += (f"   read {best['bandwidthGBPerSecond']:.1f} GB/s, {best['bytesPerToken'] / 1e6:.1f} MB/token,"
+                 f" limit {best['bandwidthGBPerSecond'] * 1e9 / best['bytesPerToken']:.1f} tok/s, best sample {100 * best['fractionOfBandwidthLimit']:.0f}% of it")
+    print(line)
 PY
 done
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

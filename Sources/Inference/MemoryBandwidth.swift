@@ -11,7 +11,16 @@ public enum MemoryBandwidth {
         let size = bytes / 4096 * 4096
         let buffer = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 4096)
         defer { buffer.deallocate() }
-        buffer.initializeMemory(as: UInt8.self, repeating: 1, count: size)
+        // Distinct contents on every page: a hypervisor could merge identical pages, and reads of
+        // one shared page would come from the cache.
+        let words = buffer.bindMemory(to: UInt64.self, capacity: size / 8)
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        for index in 0..<(size / 8) {
+            state ^= state << 13
+            state ^= state >> 7
+            state ^= state << 17
+            words[index] = state
+        }
         let workers = WorkerPool(threads: threads)
         defer { workers.shutdown() }
         let parts = max(1, threads)
@@ -22,7 +31,7 @@ public enum MemoryBandwidth {
             let elapsed = clock.measure {
                 workers.run(parts: parts) { part in
                     let start = size / 4096 * part / parts * 4096, end = size / 4096 * (part + 1) / parts * 4096
-                    checksum.add(UInt64(lumen_read_bytes(buffer + start, end - start)), ordering: .relaxed)
+                    checksum.wrappingAdd(UInt64(lumen_read_bytes(buffer + start, end - start)), ordering: .relaxed)
                 }
             }
             best = min(best, elapsed)

@@ -6,9 +6,6 @@
 /// bits and requantize with the rounded scales, so that the stored values match what will be
 /// decoded.
 enum BlockQuantizer {
-    /// The types rows can be quantized to.
-    static let targets: Set<TensorType> = [.f32, .f16, .q8_0, .q4_0, .q5_0, .q4_K, .q5_K, .q6_K]
-
     /// Writes `count` floats from `row` (a whole number of `type` blocks) as `type` to `output`.
     static func quantize(_ type: TensorType, _ row: UnsafePointer<Float>, count: Int, into output: UnsafeMutableRawPointer) {
         let blockSize = type.layout.blockSize, blockBytes = type.layout.blockBytes

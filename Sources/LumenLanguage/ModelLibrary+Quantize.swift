@@ -60,6 +60,8 @@ extension ModelLibrary {
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
+        // The file was just replaced: weights cached from an earlier file at that path are stale.
+        WeightCache.shared.evict(destination)
         let quantized: LoadedModel
         do {
             quantized = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in

@@ -138,11 +138,11 @@ float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float 
 #undef Q8_BLOCK
 }
 
-/// The unsigned nibbles of Q4_0 block `block` as 32 bytes in weight order (low nibbles are
-/// weights 0-15, high nibbles weights 16-31).
-static inline __m256i q4_0_nibbles(const uint8_t *block, __m256i low_mask) {
+/// 16 bytes of packed nibbles (a Q4_0 or Q5_0 block's) as 32 unsigned bytes in weight order: low
+/// nibbles are weights 0-15, high nibbles weights 16-31.
+static inline __m256i unpack_nibbles(const uint8_t *packed, __m256i low_mask) {
     // The 16 bytes in both halves (a broadcasting load), the upper half shifted down a nibble.
-    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(block + 2)));
+    const __m256i both = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)packed));
     return _mm256_and_si256(_mm256_srlv_epi32(both, _mm256_setr_epi32(0, 0, 0, 0, 4, 4, 4, 4)), low_mask);
 }
 
@@ -161,7 +161,7 @@ static inline __m128 q4_0_scales4(const uint8_t *block) {
 #define Q4_0_Q8_STEP(PRODUCTS, b, acc, SCALE)                                                                \
     {                                                                                                        \
         const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
-        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(PRODUCTS(q4_0_nibbles(blocks + 18 * (b), low_mask), activations)), acc); \
+        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(PRODUCTS(unpack_nibbles(blocks + 18 * (b) + 2, low_mask), activations)), acc); \
     }
 
 /// Defines a Q4_0 × 8-bit kernel `NAME` whose unsigned-nibble × signed-activation products are
@@ -290,17 +290,21 @@ void lumen_dequantize_q4_0(const void *row, float *out, long count) {
 
 // MARK: - Q5_0 and the K-quants
 
-/// 6-bit scale and min of sub-block `j` (0–7) from a Q4_K/Q5_K block's 12 packed bytes: bytes
-/// 0–3 hold scales 0–3 and bytes 4–7 mins 0–3 in their low six bits; scales and mins 4–7 take
-/// their low four bits from bytes 8–11 and their top two from the spare bits of bytes 0–7.
-static inline void k_scale_min(int j, const uint8_t *packed, int *scale, int *min) {
-    if (j < 4) {
-        *scale = packed[j] & 63;
-        *min = packed[j + 4] & 63;
-    } else {
-        *scale = (packed[j + 4] & 0x0F) | ((packed[j - 4] >> 6) << 4);
-        *min = (packed[j + 4] >> 4) | ((packed[j] >> 6) << 4);
-    }
+/// The eight 6-bit scales and eight 6-bit mins of a Q4_K/Q5_K block's 12 packed bytes, unpacked
+/// with 32-bit masks and widened to floats: bytes 0–3 hold scales 0–3 and bytes 4–7 mins 0–3 in
+/// their low six bits; scales and mins 4–7 take their low four bits from bytes 8–11 and their top
+/// two from the spare bits of bytes 0–7.
+static inline void k_scales_and_mins(const uint8_t *packed, __m256 *scales, __m256 *mins) {
+    uint32_t word0, word1, word2;
+    memcpy(&word0, packed, 4);
+    memcpy(&word1, packed + 4, 4);
+    memcpy(&word2, packed + 8, 4);
+    const uint32_t low_scales = word0 & 0x3F3F3F3F, low_mins = word1 & 0x3F3F3F3F;
+    const uint32_t high_scales = (word2 & 0x0F0F0F0F) | ((word0 >> 2) & 0x30303030);
+    const uint32_t high_mins = ((word2 >> 4) & 0x0F0F0F0F) | ((word1 >> 2) & 0x30303030);
+    const __m128i bytes = _mm_setr_epi32((int)low_scales, (int)high_scales, (int)low_mins, (int)high_mins);
+    *scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
+    *mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
 }
 
 void lumen_dequantize_q5_0(const void *row, float *out, long count) {
@@ -321,12 +325,14 @@ void lumen_dequantize_q5_0(const void *row, float *out, long count) {
 /// low and high halves are sub-blocks 2p and 2p + 1 of each 32-byte run p.
 static void dequantize_k_block(const uint8_t *block, const uint8_t *high, const uint8_t *nibbles, float *out) {
     const float d = half_to_float(block), dmin = half_to_float(block + 2);
+    __m256 scale_vector, min_vector;
+    k_scales_and_mins(block + 4, &scale_vector, &min_vector);
+    float scales[8], mins[8];
+    _mm256_storeu_ps(scales, scale_vector);
+    _mm256_storeu_ps(mins, min_vector);
     for (int pair = 0; pair < 4; pair++, nibbles += 32) {
-        int scale, min;
-        k_scale_min(2 * pair, block + 4, &scale, &min);
-        const float d1 = d * (float)scale, m1 = dmin * (float)min;
-        k_scale_min(2 * pair + 1, block + 4, &scale, &min);
-        const float d2 = d * (float)scale, m2 = dmin * (float)min;
+        const float d1 = d * scales[2 * pair], m1 = dmin * mins[2 * pair];
+        const float d2 = d * scales[2 * pair + 1], m2 = dmin * mins[2 * pair + 1];
         for (int l = 0; l < 32; l++) {
             const int extra = high ? ((high[l] >> (2 * pair)) & 1) << 4 : 0;
             *out++ = d1 * (float)((nibbles[l] & 0x0F) | extra) - m1;
@@ -410,9 +416,7 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
         float off0 = 0.0f, off1 = 0.0f;                                                                      \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
         for (long b = 0; b < count / 32; b++, block += 22) {                                                 \
-            const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 6));                            \
-            const __m256i nibbles = _mm256_and_si256(_mm256_set_m128i(_mm_srli_epi16(packed, 4), packed), low_mask); \
-            const __m256i weights = _mm256_or_si256(nibbles, q5_0_high_bits(block + 2));                      \
+            const __m256i weights = _mm256_or_si256(unpack_nibbles(block + 6, low_mask), q5_0_high_bits(block + 2)); \
             const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * b));              \
             const float scale = half_to_float(block);                                                        \
             const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                      \
@@ -426,21 +430,6 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
         }                                                                                                    \
         return horizontal_sum(_mm256_add_ps(sum0, sum1)) - 16.0f * (off0 + off1);                            \
     }
-
-/// The eight 6-bit scales and eight 6-bit mins of a Q4_K/Q5_K block's 12 packed bytes (the
-/// layout `k_scale_min` reads one at a time), unpacked with 32-bit masks and widened to floats.
-static inline void k_scales_and_mins(const uint8_t *packed, __m256 *scales, __m256 *mins) {
-    uint32_t word0, word1, word2;
-    memcpy(&word0, packed, 4);
-    memcpy(&word1, packed + 4, 4);
-    memcpy(&word2, packed + 8, 4);
-    const uint32_t low_scales = word0 & 0x3F3F3F3F, low_mins = word1 & 0x3F3F3F3F;
-    const uint32_t high_scales = (word2 & 0x0F0F0F0F) | ((word0 >> 2) & 0x30303030);
-    const uint32_t high_mins = ((word2 >> 4) & 0x0F0F0F0F) | ((word1 >> 2) & 0x30303030);
-    const __m128i bytes = _mm_setr_epi32((int)low_scales, (int)high_scales, (int)low_mins, (int)high_mins);
-    *scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
-    *mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
-}
 
 /// Defines a Q4_K (`HIGH` 0) or Q5_K (`HIGH` 1) × 8-bit kernel. Each 32-weight sub-block meets
 /// one 32-value activation block: d · scale · activation scale times the integer products, minus
@@ -605,7 +594,7 @@ void lumen_quantize_q8_batch(const float *x, long tokens, long k, signed char *v
             for (int t = 0; t < 4; t++) activations[t] = _mm256_loadu_si256((const __m256i *)(values + t * k + 32 * b)); \
             for (int r = 0; r < (ROWS); r++) {                                                              \
                 const uint8_t *block = w + r * row_bytes + 18 * b;                                          \
-                const __m256i nibbles = q4_0_nibbles(block, low_mask);                                      \
+                const __m256i nibbles = unpack_nibbles(block + 2, low_mask);                                \
                 const __m128 weight_scale = _mm_set1_ps(half_to_float(block));                              \
                 offsets[r] = _mm_fmadd_ps(weight_scale, token_sums, offsets[r]);                            \
                 const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(weight_scale, token_scales));         \
@@ -645,7 +634,7 @@ VNNI512_TARGET static void q4_0_tile_1x8_vnni512(const uint8_t *row, const signe
     const __m512i spread = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi32(1), 1);
     for (long b = 0; b < k / 32; b += 2) {
         const uint8_t *block = row + 18 * b;
-        const __m512i nibbles = _mm512_inserti64x4(_mm512_castsi256_si512(q4_0_nibbles(block, low_mask)), q4_0_nibbles(block + 18, low_mask), 1);
+        const __m512i nibbles = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_nibbles(block + 2, low_mask)), unpack_nibbles(block + 20, low_mask), 1);
         uint16_t h0, h1;
         memcpy(&h0, block, 2);
         memcpy(&h1, block + 18, 2);

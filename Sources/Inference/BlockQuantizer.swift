@@ -111,8 +111,8 @@ enum BlockQuantizer {
         let d = Float(Float16(maxScale / 63)), dmin = Float(Float16(maxMin / 63))
         let scaleLevels = scales.map { d > 0 ? min(63, Int(($0 / d).rounded())) : 0 }
         let minLevels = mins.map { dmin > 0 ? min(63, Int(($0 / dmin).rounded())) : 0 }
-        storeHalf(maxScale / 63, destination, 0)
-        storeHalf(maxMin / 63, destination, 2)
+        storeHalf(d, destination, 0)
+        storeHalf(dmin, destination, 2)
         var packed = [UInt8](repeating: 0, count: 12)
         for sub in 0..<8 {
             let scale = UInt8(scaleLevels[sub]), minimum = UInt8(minLevels[sub])

@@ -1,4 +1,5 @@
 import ArgumentParser
+import Executors
 import Foundation
 import Inference
 
@@ -76,7 +77,8 @@ struct BenchCommand: AsyncParsableCommand {
         var results: [Result] = []
         if !json { print(Self.header) }
         for threadCount in threadCounts {
-            let measuredBandwidth = bandwidth ? MemoryBandwidth.measure(threads: threadCount) : nil
+            // Streaming a gigabyte takes seconds: it runs on a thread of its own, off the cooperative pool.
+            let measuredBandwidth = bandwidth ? await DedicatedThread.run(name: "lumen-bandwidth") { MemoryBandwidth.measure(threads: threadCount) } : nil
             let session = ModelSession(model: llama, contextLength: context, threads: threadCount, batchSize: max(1, min(promptTokens, 512)))
             let tests: [(String, Int, () async throws -> Double)] = [
                 ("pp\(promptTokens)", promptTokens, { try await session.timePromptProcessing(prompt) }),

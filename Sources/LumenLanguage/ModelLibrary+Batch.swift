@@ -135,7 +135,7 @@ extension ModelLibrary {
             throw LumenError(.value, "bench() needs positive counts, thread counts of 1 or more, and promptTokens + genTokens within the context", at: context.location)
         }
         let vocabulary = Int32(llama.configuration.vocabularySize)
-        let tokens = [llama.tokenizer.bos] + (1..<max(promptTokens, genTokens)).map { Int32(3 + $0 % Int(max(1, vocabulary - 3))) }
+        let tokens = [llama.tokenizer.vocabulary.bos ?? 0] + (1..<max(promptTokens, genTokens)).map { Int32(3 + $0 % Int(max(1, vocabulary - 3))) }
         var rows: [[String]] = []
         var records: [Value] = []
         var series: [Double] = []

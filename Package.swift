@@ -23,6 +23,7 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "Evaluation"),
+        .target(name: "Jinja"),
         .target(name: "Executors"),
         .target(
             name: "Kernel",
@@ -71,6 +72,7 @@ let package = Package(
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
+        .testTarget(name: "JinjaTests", dependencies: ["Jinja"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,0 +1,77 @@
+/// JSON as Python's `json.dumps` writes it, which is what transformers' `tojson` filter calls:
+/// `", "` and `": "` separators (`","` with an indent), non-ASCII kept unless `ensure_ascii`,
+/// floats in Python's shortest form.
+enum JSONWriter {
+    static func write(_ value: Value, indent: Int?, sortKeys: Bool, ensureASCII: Bool, at position: SourcePosition) throws(TemplateError) -> String {
+        var output = ""
+        try write(value, indent: indent, level: 0, sortKeys: sortKeys, ensureASCII: ensureASCII, at: position, into: &output)
+        return output
+    }
+
+    private static func write(_ value: Value, indent: Int?, level: Int, sortKeys: Bool, ensureASCII: Bool,
+                              at position: SourcePosition, into output: inout String) throws(TemplateError) {
+        let itemSeparator = indent == nil ? ", " : ","
+        func newline(_ depth: Int) -> String {
+            guard let indent else { return "" }
+            return "\n" + String(repeating: " ", count: indent * depth)
+        }
+        switch value {
+        case .none: output += "null"
+        case .bool(let flag): output += flag ? "true" : "false"
+        case .int(let number): output += String(number)
+        case .float(let number):
+            output += number.isNaN ? "NaN" : number.isInfinite ? (number < 0 ? "-Infinity" : "Infinity") : Value.pythonFloat(number)
+        case .string(let text): output += quoted(text, ensureASCII: ensureASCII)
+        case .list(let items):
+            guard !items.isEmpty else { output += "[]"; return }
+            output += "["
+            for (index, item) in items.enumerated() {
+                if index > 0 { output += itemSeparator }
+                output += newline(level + 1)
+                try write(item, indent: indent, level: level + 1, sortKeys: sortKeys, ensureASCII: ensureASCII, at: position, into: &output)
+            }
+            output += newline(level) + "]"
+        case .dictionary(let dictionary):
+            guard dictionary.count > 0 else { output += "{}"; return }
+            output += "{"
+            let pairs = sortKeys ? dictionary.pairs.sorted { Array($0.key.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.key.unicodeScalars.map(\.value)) } : dictionary.pairs
+            for (index, pair) in pairs.enumerated() {
+                if index > 0 { output += itemSeparator }
+                output += newline(level + 1) + quoted(pair.key, ensureASCII: ensureASCII) + ": "
+                try write(pair.value, indent: indent, level: level + 1, sortKeys: sortKeys, ensureASCII: ensureASCII, at: position, into: &output)
+            }
+            output += newline(level) + "}"
+        case .undefined, .namespace, .callable:
+            throw Renderer.typeError("Object of type \(value.typeName) is not JSON serializable", at: position)
+        }
+    }
+
+    private static func quoted(_ text: String, ensureASCII: Bool) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\u{08}": result += "\\b"
+            case "\u{0C}": result += "\\f"
+            case _ where scalar.value < 0x20 || (ensureASCII && scalar.value > 0x7E):
+                if scalar.value > 0xFFFF {
+                    let offset = scalar.value - 0x10000
+                    result += hex4(0xD800 + (offset >> 10)) + hex4(0xDC00 + (offset & 0x3FF))
+                } else {
+                    result += hex4(scalar.value)
+                }
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    private static func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return "\\u" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}

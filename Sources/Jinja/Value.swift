@@ -1,0 +1,192 @@
+/// A value in a template, with Python's semantics as jinja2 gives them: truthiness, `str()`,
+/// `repr()`, equality and ordering.
+public indirect enum Value: Sendable {
+    /// A name or attribute that does not exist (jinja2's `Undefined`); carries what was looked up
+    /// for the error message when it is used in a way jinja2 rejects.
+    case undefined(String)
+    case none
+    case bool(Bool)
+    case int(Int)
+    case float(Double)
+    case string(String)
+    case list([Value])
+    case dictionary(Dictionary)
+    /// A `namespace()` object, by its slot in the renderer.
+    case namespace(Int)
+    /// Something callable: a macro, a global function, or a method bound to its receiver.
+    case callable(Callable)
+
+    /// An insertion-ordered dictionary with string keys, like a Python `dict` from JSON.
+    public struct Dictionary: Sendable {
+        /// The keys, in insertion order.
+        public private(set) var keys: [String] = []
+        private var storage: [String: Value] = [:]
+
+        /// An empty dictionary.
+        public init() {}
+
+        /// A dictionary of `pairs`, in their order.
+        public init(_ pairs: [(String, Value)]) {
+            for (key, value) in pairs { self[key] = value }
+        }
+
+        /// The value for `key`.
+        public subscript(key: String) -> Value? {
+            get { storage[key] }
+            set {
+                if let newValue {
+                    if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
+                } else if storage.removeValue(forKey: key) != nil {
+                    keys.removeAll { $0 == key }
+                }
+            }
+        }
+
+        /// The pairs, in order.
+        public var pairs: [(key: String, value: Value)] { keys.map { ($0, storage[$0] ?? .none) } }
+        /// The number of entries.
+        public var count: Int { keys.count }
+    }
+
+    /// What a callable value is.
+    public enum Callable: Sendable {
+        /// A macro, by its slot in the renderer.
+        case macro(Int)
+        /// A global function (`range`, `namespace`, `raise_exception`, …).
+        case global(String)
+        /// A method of a value (`text.strip`, `message.get`).
+        case method(Value, String)
+    }
+
+    /// Python's truthiness.
+    public var isTruthy: Bool {
+        switch self {
+        case .undefined, .none: false
+        case .bool(let value): value
+        case .int(let value): value != 0
+        case .float(let value): value != 0
+        case .string(let value): !value.isEmpty
+        case .list(let items): !items.isEmpty
+        case .dictionary(let dictionary): dictionary.count > 0
+        case .namespace, .callable: true
+        }
+    }
+
+    /// The Python type name, for error messages (`'NoneType' object is not iterable`).
+    var typeName: String {
+        switch self {
+        case .undefined: "Undefined"
+        case .none: "NoneType"
+        case .bool: "bool"
+        case .int: "int"
+        case .float: "float"
+        case .string: "str"
+        case .list: "list"
+        case .dictionary: "dict"
+        case .namespace: "Namespace"
+        case .callable: "function"
+        }
+    }
+
+    var isUndefined: Bool {
+        if case .undefined = self { return true }
+        return false
+    }
+
+    /// Python's `str()`, as `{{ value }}` prints it.
+    public var text: String {
+        switch self {
+        case .undefined: ""
+        case .string(let value): value
+        default: repr
+        }
+    }
+
+    /// Python's `repr()`.
+    public var repr: String {
+        switch self {
+        case .undefined: ""
+        case .none: "None"
+        case .bool(let value): value ? "True" : "False"
+        case .int(let value): String(value)
+        case .float(let value): Self.pythonFloat(value)
+        case .string(let value): Self.pythonStringRepr(value)
+        case .list(let items): "[" + items.map(\.repr).joined(separator: ", ") + "]"
+        case .dictionary(let dictionary):
+            "{" + dictionary.pairs.map { Self.pythonStringRepr($0.key) + ": " + $0.value.repr }.joined(separator: ", ") + "}"
+        case .namespace: "<Namespace>"
+        case .callable: "<function>"
+        }
+    }
+
+    /// A float as Python prints it (`1.0`, `0.1`, `1e-05`, `inf`).
+    static func pythonFloat(_ value: Double) -> String {
+        if value.isNaN { return "nan" }
+        if value.isInfinite { return value < 0 ? "-inf" : "inf" }
+        if value == value.rounded(), abs(value) < 1e16 { return String(Int(value)) + ".0" }
+        var text = "\(value)"
+        // Swift writes 1e-05 as "1e-05" and Python too; both use the shortest round-trip digits.
+        if text.contains("e") {
+            let parts = text.split(separator: "e")
+            var exponent = String(parts[1])
+            let negative = exponent.hasPrefix("-")
+            exponent = String(exponent.drop { $0 == "-" || $0 == "+" })
+            if exponent.count < 2 { exponent = "0" + exponent }
+            text = parts[0] + "e" + (negative ? "-" : "+") + exponent
+        }
+        return text
+    }
+
+    /// A string as Python's `repr()` writes it.
+    static func pythonStringRepr(_ value: String) -> String {
+        let quote: Character = value.contains("'") && !value.contains("\"") ? "\"" : "'"
+        var result = String(quote)
+        for scalar in value.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case _ where Character(scalar) == quote: result += "\\" + String(quote)
+            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
+                result += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + String(quote)
+    }
+
+    /// Python's `==`.
+    public func equals(_ other: Value) -> Bool {
+        switch (self, other) {
+        case (.undefined, .undefined), (.none, .none): return true
+        case (.string(let a), .string(let b)): return Array(a.unicodeScalars) == Array(b.unicodeScalars)
+        case (.list(let a), .list(let b)): return a.count == b.count && zip(a, b).allSatisfy { $0.equals($1) }
+        case (.dictionary(let a), .dictionary(let b)):
+            return a.count == b.count && a.pairs.allSatisfy { pair in b[pair.key].map { $0.equals(pair.value) } ?? false }
+        case (.namespace(let a), .namespace(let b)): return a == b
+        default:
+            if let a = numeric, let b = other.numeric { return a == b }
+            return false
+        }
+    }
+
+    /// The value as a number, for arithmetic and comparison (booleans count as 0 and 1).
+    var numeric: Double? {
+        switch self {
+        case .bool(let value): value ? 1 : 0
+        case .int(let value): Double(value)
+        case .float(let value): value
+        default: nil
+        }
+    }
+}
+
+extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {
+    /// A string value.
+    public init(stringLiteral value: String) { self = .string(value) }
+    /// An integer value.
+    public init(integerLiteral value: Int) { self = .int(value) }
+    /// A boolean value.
+    public init(booleanLiteral value: Bool) { self = .bool(value) }
+}

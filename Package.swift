@@ -44,7 +44,7 @@ let package = Package(
         ),
         .target(
             name: "Inference",
-            dependencies: ["CKernels", "Executors"],
+            dependencies: ["CKernels", "Executors", "Jinja"],
             // The kernels rely on AVX2, FMA and F16C (x86-64-v3, "haswell"); without them every
             // SIMD multiply-add becomes a call into libm. Debug builds optimise this module too:
             // unoptimised, the forward pass and the quantizer are too slow to test real models.
@@ -62,6 +62,7 @@ let package = Package(
                 "Inference",
                 "Notebook",
                 "Executors",
+                "Jinja",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

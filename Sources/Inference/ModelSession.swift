@@ -42,17 +42,24 @@ public actor ModelSession {
     /// stays usable.
     /// Raising `stop` also stops it, but lets the stream finish with its summary.
     public nonisolated func generate(_ prompt: String, options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
+        generate(tokens: model.tokenizer.encode(prompt), options: options, stop: stop)
+    }
+
+    /// Generates text after the prompt `tokens` (already tokenized: a rendered chat, say). The
+    /// longest prefix the cache already holds is reused, so a conversation's next turn processes
+    /// only its new tokens; the summary says how many were reused.
+    public nonisolated func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
-            await self.produce(prompt: prompt, options: options, stop: stop, into: continuation)
+            await self.produce(promptTokens: tokens, options: options, stop: stop, into: continuation)
         }
         continuation.onTermination = { _ in producer.cancel() }
         return stream
     }
 
-    private func produce(prompt: String, options: GenerationOptions, stop: StopSignal, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
+    private func produce(promptTokens: [Int32], options: GenerationOptions, stop: StopSignal, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
         do {
-            let summary = try run(prompt: prompt, options: options, stop: stop) { token in
+            let summary = try run(promptTokens: promptTokens, options: options, stop: stop) { token in
                 continuation.yield(.token(token))
             }
             continuation.yield(.finished(summary))
@@ -63,22 +70,25 @@ public actor ModelSession {
     }
 
     /// Runs a generation on this actor's thread, handing each token to `emit`.
-    func run(prompt: String, options: GenerationOptions, stop: StopSignal, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
+    func run(promptTokens: [Int32], options: GenerationOptions, stop: StopSignal, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
         func shouldStop() -> Bool { Task.isCancelled || stop.isRaised }
         let clock = ContinuousClock()
         let started = clock.now
-        let promptTokens = model.tokenizer.encode(prompt)
         guard !promptTokens.isEmpty else {
             throw ModelError(file: model.gguf.path, field: "prompt", reason: "is empty and the vocabulary adds no BOS token")
         }
+        guard promptTokens.count <= state.contextLength else {
+            throw ModelError(file: model.gguf.path, field: "prompt", reason: "\(promptTokens.count) tokens do not fit in the context of \(state.contextLength)")
+        }
         var summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
                                         promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .length)
+        summary.reusedPromptTokens = min(zip(cachedTokens, promptTokens).prefix { $0 == $1 }.count, promptTokens.count - 1)
         guard try ingest(promptTokens, stop: stop) else {
             summary.finishReason = .cancelled
             return summary
         }
         let promptDone = clock.now
-        summary.promptTokensPerSecond = Double(promptTokens.count) / max(1e-9, (promptDone - started).seconds)
+        summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
 
         var sampler = Sampler(options: options.sampling)
         var detokenizer = StreamingDetokenizer()

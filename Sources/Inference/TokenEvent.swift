@@ -27,6 +27,9 @@ public struct GeneratedToken: Sendable, Equatable {
 public struct GenerationSummary: Sendable, Equatable {
     /// Tokens in the prompt (BOS included).
     public var promptTokens: Int
+    /// Prompt tokens whose keys and values were already cached from an earlier generation (a
+    /// conversation's previous turns), so were not processed again.
+    public var reusedPromptTokens = 0
     /// Tokens generated.
     public var generatedTokens: Int
     /// Seconds from the start to the first generated token.

@@ -48,6 +48,7 @@ public final class Generation: HostObject {
         case "stats":
             var entry = LumenDictionary()
             entry[.string("promptTokens")] = .integer(stats.promptTokens)
+            entry[.string("reusedPromptTokens")] = .integer(stats.reusedPromptTokens)
             entry[.string("generatedTokens")] = .integer(stats.generatedTokens)
             entry[.string("timeToFirstToken")] = .double(stats.timeToFirstToken)
             entry[.string("promptTokensPerSecond")] = .double(stats.promptTokensPerSecond)
@@ -77,8 +78,9 @@ public final class Generation: HostObject {
 
     /// The one-line summary under a generation.
     static func summaryLine(_ stats: GenerationSummary, interrupted: Bool) -> String {
-        String(format: "[%d tokens · first token %.0f ms · %.1f tok/s · %@]", stats.generatedTokens,
-               stats.timeToFirstToken * 1000, stats.generationTokensPerSecond, interrupted ? "interrupted" : stats.finishReason.rawValue)
+        let reused = stats.reusedPromptTokens > 0 ? "\(stats.reusedPromptTokens) of \(stats.promptTokens) prompt tokens reused · " : ""
+        return String(format: "[%d tokens · %@first token %.0f ms · %.1f tok/s · %@]", stats.generatedTokens, reused,
+                      stats.timeToFirstToken * 1000, stats.generationTokensPerSecond, interrupted ? "interrupted" : stats.finishReason.rawValue)
     }
 
     /// Text with an optional footer, as plain text (the footer on its own line) and HTML.

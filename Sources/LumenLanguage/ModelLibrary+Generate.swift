@@ -17,6 +17,19 @@ extension ModelLibrary {
         let timeout = try arguments.labelledNumber("timeout")
         try arguments.finish()
         let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let tokens = session.tokenize(prompt)
+        let generation = try await streamGeneration(session: session, prompt: prompt, promptTokens: tokens, options: options, timeout: timeout, context: context)
+        if generation.interrupted { throw CancellationError() }
+        return .host(generation)
+    }
+
+    /// Runs a generation of `session` after `promptTokens`, showing the text live in one display
+    /// (updates coalesced to at most 25 a second) and then the finished `Generation`. An
+    /// interrupt stops it within one token and keeps the partial text (the returned generation
+    /// says it was interrupted; the caller ends the cell); `timeout` seconds stop it the same way
+    /// and raise an error after.
+    static func streamGeneration(session: ModelSession, prompt: String, promptTokens: [Int32], options: GenerationOptions,
+                                 timeout: Double?, context: Builtin.Context) async throws -> Generation {
         let output = context.output
         let displayID = "generation-\(UUID().uuidString)"
         output.display(Generation.bundle(text: "", footer: nil), displayID: displayID)
@@ -30,7 +43,7 @@ extension ModelLibrary {
             var summary: GenerationSummary?
             let clock = ContinuousClock()
             var lastUpdate = clock.now
-            for try await event in session.generate(prompt, options: options, stop: stop) {
+            for try await event in session.generate(tokens: promptTokens, options: options, stop: stop) {
                 switch event {
                 case .token(let token):
                     text += token.text
@@ -68,12 +81,12 @@ extension ModelLibrary {
                                                  promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
         let generation = Generation(prompt: prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: interrupted)
         output.updateDisplay(generation.mimeBundle, displayID: displayID)
-        if interrupted { throw CancellationError() }
-        if let timeout, stats.finishReason == .cancelled {
+        if !interrupted, let timeout, stats.finishReason == .cancelled {
             throw LumenError(.model, "generation timed out after \(timeout) s (the partial text is kept)", at: context.location)
         }
-        return .host(generation)
+        return generation
     }
+
 
     /// The options `generate` takes besides model and prompt.
     static let generationLabels = ["maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stop"]

@@ -7,7 +7,8 @@ import Inference
 /// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `quantize`, `generate`,
 /// `tokenize`, `detokenize`, `nextTokens` and `perplexity`.
 enum ModelLibrary {
-    static let all: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens, perplexity]
+    static let all: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens, perplexity,
+                                 conversation, say, reset, fork]
 
     /// Where bare model names are looked for: `LUMEN_MODEL_PATH` (colon-separated), `./models`,
     /// then the user's data directory.

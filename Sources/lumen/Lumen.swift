@@ -10,6 +10,6 @@ struct Lumen: AsyncParsableCommand {
         commandName: "lumen",
         abstract: "A Jupyter kernel and REPL for language-model inference experiments.",
         version: version,
-        subcommands: [KernelCommand.self, ReplCommand.self, RunCommand.self, InstallCommand.self, UninstallCommand.self, GenerateCommand.self, BenchCommand.self, InfoCommand.self, QuantizeCommand.self]
+        subcommands: [KernelCommand.self, ReplCommand.self, RunCommand.self, InstallCommand.self, UninstallCommand.self, GenerateCommand.self, BenchCommand.self, InfoCommand.self, QuantizeCommand.self, TokenizeCommand.self, TemplateCommand.self, ChatCommand.self]
     )
 }

@@ -1,0 +1,86 @@
+import Foundation
+import Jinja
+
+/// A message of a conversation.
+public struct ChatMessage: Sendable, Equatable {
+    /// `system`, `user`, `assistant` or `tool`.
+    public var role: String
+    /// The text.
+    public var content: String
+    /// Whether this is a reply cut short by an interrupt (not shown to the template).
+    public var isPartial: Bool
+
+    /// Creates a message.
+    public init(role: String, content: String, isPartial: Bool = false) {
+        self.role = role
+        self.content = content
+        self.isPartial = isPartial
+    }
+}
+
+/// How a model turns a conversation into a prompt: the Jinja chat template from the model file
+/// (`tokenizer.chat_template`), one given by the user, or ChatML when the file has none, rendered
+/// as Hugging Face transformers' `apply_chat_template` does.
+public struct ChatTemplate: Sendable {
+    /// Where the template came from.
+    public enum Origin: Sendable, Equatable {
+        /// The model file's `tokenizer.chat_template`.
+        case model
+        /// A template the user gave (`template:` or `--template`).
+        case custom
+        /// ChatML, because the model file has no template.
+        case chatMLFallback
+    }
+
+    /// ChatML, llama.cpp's fallback: `<|im_start|>role\ncontent<|im_end|>\n`.
+    public static let chatML = """
+        {%- for message in messages -%}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{%- endfor -%}\
+        {%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}
+        """
+
+    /// The template's Jinja source.
+    public let source: String
+    /// Where it came from.
+    public let origin: Origin
+    /// The text `bos_token` stands for.
+    public let bosToken: String
+    /// The text `eos_token` stands for.
+    public let eosToken: String
+    private let template: Template
+
+    /// The template of `gguf` (or `override`, or ChatML), with BOS/EOS texts from `vocabulary`.
+    public init(gguf: GGUFFile, vocabulary: Vocabulary, override: String? = nil) throws(ModelError) {
+        let fileTemplate = gguf.metadata["tokenizer.chat_template"]?.stringValue
+        let source = override ?? fileTemplate ?? Self.chatML
+        let origin: Origin = override != nil ? .custom : fileTemplate != nil ? .model : .chatMLFallback
+        func text(_ id: Int32?) -> String { id.map { String(decoding: vocabulary.text(of: $0), as: UTF8.self) } ?? "" }
+        do {
+            try self.init(source: source, origin: origin, bosToken: text(vocabulary.bos), eosToken: text(vocabulary.eos))
+        } catch {
+            throw ModelError(file: gguf.path, field: override == nil ? "tokenizer.chat_template" : "template", reason: error.description)
+        }
+    }
+
+    /// A template from its source.
+    public init(source: String, origin: Origin = .custom, bosToken: String, eosToken: String) throws(TemplateError) {
+        self.source = source
+        self.origin = origin
+        self.bosToken = bosToken
+        self.eosToken = eosToken
+        template = try Template(source)
+    }
+
+    /// The prompt for `messages`; with `addGenerationPrompt`, ending where the assistant's reply
+    /// starts. `now` is what `strftime_now` formats.
+    public func render(_ messages: [ChatMessage], addGenerationPrompt: Bool = true,
+                       now: TemplateEnvironment.DateComponents = .utc(secondsSince1970: Int(Date().timeIntervalSince1970))) throws(TemplateError) -> String {
+        let variables: [String: Value] = [
+            "messages": .list(messages.map { .dictionary(Value.Dictionary([("role", .string($0.role)), ("content", .string($0.content))])) }),
+            "add_generation_prompt": .bool(addGenerationPrompt),
+            "bos_token": .string(bosToken),
+            "eos_token": .string(eosToken),
+            "tools": .none,
+        ]
+        return try template.render(variables, environment: TemplateEnvironment(now: now))
+    }
+}

@@ -1,0 +1,49 @@
+/// A conversation with a model: its messages and the chat template that turns them into the
+/// prompt of the next reply. Values, so a conversation can be copied (forked) freely; the
+/// `ModelSession` that answers keeps the earlier turns in its cache, so each turn processes only
+/// its new tokens.
+public struct Conversation: Sendable {
+    /// The template that renders the messages.
+    public let template: ChatTemplate
+    /// The messages so far, system message first.
+    public private(set) var messages: [ChatMessage]
+    /// The system message it started with.
+    public let system: String?
+
+    /// A conversation with the model whose file and vocabulary are `gguf` and `vocabulary`,
+    /// starting with `system` (if any), rendered by `template` (default: the file's, else ChatML).
+    public init(gguf: GGUFFile, vocabulary: Vocabulary, system: String? = nil, template: String? = nil) throws(ModelError) {
+        self.template = try ChatTemplate(gguf: gguf, vocabulary: vocabulary, override: template)
+        self.system = system
+        messages = system.map { [ChatMessage(role: "system", content: $0)] } ?? []
+    }
+
+    /// Adds a message.
+    public mutating func append(_ message: ChatMessage) {
+        messages.append(message)
+    }
+
+    /// Back to the system message alone.
+    public mutating func reset() {
+        messages = system.map { [ChatMessage(role: "system", content: $0)] } ?? []
+    }
+
+    /// The prompt text for the next reply: the messages rendered with the generation prompt.
+    public func renderedPrompt() throws(ModelError) -> String {
+        do {
+            return try template.render(messages, addGenerationPrompt: true)
+        } catch {
+            throw ModelError(file: "chat template", field: error.kind, reason: error.description)
+        }
+    }
+
+    /// The prompt's tokens: special tokens written by the template are parsed, and BOS is added
+    /// as the vocabulary says unless the template already wrote it.
+    public func promptTokens(_ tokenizer: Tokenizer, text: String) -> [Int32] {
+        var tokens = tokenizer.encode(text, addSpecial: true, parseSpecial: true)
+        if tokens.count >= 2, let bos = tokenizer.vocabulary.bos, tokenizer.vocabulary.addsBOS, tokens[0] == bos, tokens[1] == bos {
+            tokens.removeFirst()
+        }
+        return tokens
+    }
+}

@@ -1,0 +1,96 @@
+import Display
+import Evaluation
+import Foundation
+import Inference
+import Synchronization
+
+/// A conversation in a cell (`conversation(m, system:)`): the messages, the model's chat
+/// template, and one session of the model kept for it, so each turn reuses the cached earlier
+/// turns and processes only its new tokens.
+public final class ChatSession: HostObject {
+    /// The model it talks to.
+    let model: LoadedModel
+    /// The session whose cache holds the conversation.
+    let session: ModelSession
+    private let state: Mutex<Conversation>
+
+    init(model: LoadedModel, session: ModelSession, conversation: Conversation) {
+        self.model = model
+        self.session = session
+        state = Mutex(conversation)
+    }
+
+    /// The conversation as it is now.
+    var conversation: Conversation { state.withLock { $0 } }
+
+    /// Changes the conversation.
+    func update(_ change: (inout Conversation) -> Void) {
+        state.withLock { change(&$0) }
+    }
+
+    public var typeName: String { "Conversation" }
+    public var propertyNames: [String] { ["messages", "model", "prompt", "template", "tokens"] }
+    public var methodNames: [String] { ["say", "reset", "fork"] }
+
+    public func property(_ name: String) throws -> Value? {
+        let conversation = self.conversation
+        switch name {
+        case "messages":
+            return .array(conversation.messages.map { message in
+                var entry = LumenDictionary()
+                entry[.string("role")] = .string(message.role)
+                entry[.string("content")] = .string(message.content)
+                if message.isPartial { entry[.string("partial")] = .bool(true) }
+                return .dictionary(entry)
+            })
+        case "model":
+            return .host(model)
+        case "template":
+            return .string(conversation.template.source)
+        case "prompt":
+            return .rendered(Rendered(kind: "Prompt", bundle: try promptBundle(conversation)))
+        case "tokens":
+            let tokenizer = session.model.tokenizer
+            let ids = conversation.promptTokens(tokenizer, text: try conversation.renderedPrompt())
+            let rows = ids.enumerated().map { index, id in
+                [String(index), String(id), tokenizer.visiblePiece(id), tokenizer.vocabulary.attributes[Int(id)].isDisjoint(with: [.control, .userDefined]) ? "" : "special"]
+            }
+            return .rendered(Rendered(kind: "Tokens", bundle: Table(columns: ["index", "id", "piece", "kind"], rows: rows).mimeBundle))
+        default:
+            return nil
+        }
+    }
+
+    /// The rendered prompt of the next reply, each special token marked: `⟨<|im_start|>⟩` in
+    /// text, highlighted in HTML.
+    private func promptBundle(_ conversation: Conversation) throws -> MIMEBundle {
+        let tokenizer = session.model.tokenizer
+        let ids = conversation.promptTokens(tokenizer, text: try conversation.renderedPrompt())
+        var plain = ""
+        var html = "<pre style=\"white-space: pre-wrap\">"
+        for id in ids {
+            let attributes = tokenizer.vocabulary.attributes[Int(id)]
+            if attributes.isDisjoint(with: [.control, .userDefined]) {
+                let text = String(decoding: tokenizer.piece(id), as: UTF8.self)
+                plain += text
+                html += HTML.escape(text)
+            } else {
+                let text = String(decoding: tokenizer.vocabulary.text(of: id), as: UTF8.self)
+                plain += "⟨" + text + "⟩"
+                html += "<mark>" + HTML.escape(text) + "</mark>"
+            }
+        }
+        return MIMEBundle(["text/plain": plain, "text/html": html + "</pre>"])
+    }
+
+    public var summary: String {
+        let conversation = self.conversation
+        let origin = conversation.template.origin == .chatMLFallback ? ", ChatML (the model has no template)" : ""
+        return "Conversation with \(model.name): \(conversation.messages.count) messages\(origin)"
+    }
+
+    public var mimeBundle: MIMEBundle {
+        let lines = conversation.messages.map { "\($0.role): \($0.content)\($0.isPartial ? " [interrupted]" : "")" }
+        return .plainText(([summary] + lines).joined(separator: "\n"))
+    }
+}

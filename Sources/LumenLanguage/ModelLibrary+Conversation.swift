@@ -1,0 +1,76 @@
+import Evaluation
+import Foundation
+import Inference
+
+extension ModelLibrary {
+    static func chat(_ arguments: inout Arguments) throws(LumenError) -> ChatSession {
+        let (value, location) = try arguments.requirePositional("conversation")
+        guard case .host(let object) = value, let chat = object as? ChatSession else {
+            throw LumenError(.type, "expected a conversation (from conversation(model)), got \(value.typeName)", at: location)
+        }
+        return chat
+    }
+
+    static let conversation = Builtin(
+        name: "conversation",
+        signature: "conversation(_ model, system: String? = nil, template: String? = nil) -> Conversation",
+        summary: "Starts a conversation with the model, rendered by its chat template (or template:, a Jinja template; ChatML when the model has none). Each say() reuses the cached earlier turns."
+    ) { arguments, context in
+        let model = try model(&arguments)
+        let system = try arguments.labelledString("system")
+        let template = try arguments.labelledString("template")
+        try arguments.finish()
+        return try modelCall(at: context.location) { () throws(ModelError) in
+            let llama = try model.model()
+            let conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: template)
+            if conversation.template.origin == .chatMLFallback {
+                context.output.stream(.stderr, "note: \(model.name) has no chat template; using ChatML (template: chooses another)\n")
+            }
+            return .host(ChatSession(model: model, session: try model.session(), conversation: conversation))
+        }
+    }
+
+    static let say = Builtin(
+        name: "say",
+        signature: "say(_ conversation, _ message: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil) -> Generation",
+        summary: "Adds a user message and generates the reply live, as generate does; the reply joins the conversation (kept and marked partial when interrupted)."
+    ) { arguments, context in
+        let chat = try chat(&arguments)
+        let message = try arguments.string(try arguments.requirePositional("message"), "message")
+        let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
+        let timeout = try arguments.labelledNumber("timeout")
+        try arguments.finish()
+        var turn = chat.conversation
+        turn.append(ChatMessage(role: "user", content: message))
+        let prompt = try modelCall(at: context.location) { () throws(ModelError) in try turn.renderedPrompt() }
+        let tokens = turn.promptTokens(chat.session.model.tokenizer, text: prompt)
+        let generation = try await streamGeneration(session: chat.session, prompt: prompt, promptTokens: tokens, options: options,
+                                                    timeout: timeout, context: context)
+        turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted))
+        chat.update { $0 = turn }
+        if generation.interrupted { throw CancellationError() }
+        return .host(generation)
+    }
+
+    static let reset = Builtin(
+        name: "reset",
+        signature: "reset(_ conversation)",
+        summary: "Forgets every message but the system message."
+    ) { arguments, _ in
+        let chat = try chat(&arguments)
+        try arguments.finish()
+        chat.update { $0.reset() }
+        return .null
+    }
+
+    static let fork = Builtin(
+        name: "fork",
+        signature: "fork(_ conversation) -> Conversation",
+        summary: "A copy of the conversation that goes on separately (with a session of its own)."
+    ) { arguments, context in
+        let chat = try chat(&arguments)
+        try arguments.finish()
+        let session = try modelCall(at: context.location) { () throws(ModelError) in try chat.model.session() }
+        return .host(ChatSession(model: chat.model, session: session, conversation: chat.conversation))
+    }
+}

@@ -1,0 +1,115 @@
+import ArgumentParser
+import Foundation
+import Inference
+
+/// `lumen chat MODEL`: a conversation in the terminal, replies streaming as they are generated.
+struct ChatCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "chat",
+        abstract: "Chat with a model in the terminal, with its chat template; replies stream as they are generated.",
+        discussion: """
+            On a terminal: type a message and press Enter (end a line with \\ to continue it on the \
+            next); Ctrl-C stops a reply (keeping what was said), Ctrl-D quits. From a pipe: each \
+            paragraph (lines up to a blank line) is one message, and only the replies are printed.
+            """
+    )
+
+    @Argument(help: "Path of a GGUF model file.")
+    var model: String
+
+    @Option(help: "A system message to start the conversation with.")
+    var system: String?
+
+    @Option(help: "A Jinja chat template file to use instead of the model's.")
+    var template: String?
+
+    @OptionGroup var sampling: SamplingArguments
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        _ = global.bootstrapLogging(label: "lumen.chat")
+        let llama = try LlamaModel(path: model)
+        let templateSource = try template.map { path in
+            do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
+                throw ValidationError("cannot read \(path): \(error.localizedDescription)")
+            }
+        }
+        var conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: templateSource)
+        if conversation.template.origin == .chatMLFallback {
+            FileHandle.standardError.write(Data("note: \(model) has no chat template; using ChatML (--template chooses another)\n".utf8))
+        }
+        let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
+        let interactive = isatty(STDIN_FILENO) != 0
+        let events = TerminalEvents()
+        var lines: [String] = []
+        func prompt(_ text: String) {
+            if interactive { FileHandle.standardOutput.write(Data(text.utf8)) }
+        }
+        prompt("> ")
+        for await event in events.events {
+            var message: String?
+            switch event {
+            case .line(let line):
+                if interactive {
+                    if line.hasSuffix("\\") {
+                        lines.append(String(line.dropLast()))
+                        prompt("… ")
+                        continue
+                    }
+                    lines.append(line)
+                    message = lines.joined(separator: "\n")
+                    lines = []
+                } else if line.trimmingCharacters(in: .whitespaces).isEmpty {
+                    message = lines.joined(separator: "\n")
+                    lines = []
+                } else {
+                    lines.append(line)
+                    continue
+                }
+            case .endOfInput:
+                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, session: session, llama: llama, events: events) }
+                prompt("\n")
+                return
+            case .interrupt:
+                lines = []
+                prompt("\n(Ctrl-D quits)\n> ")
+                continue
+            }
+            if let message, !message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
+                try await reply(to: message, in: &conversation, session: session, llama: llama, events: events)
+            }
+            prompt("> ")
+        }
+    }
+
+    /// Sends `message`, streams the reply to stdout and adds both to the conversation; Ctrl-C
+    /// stops the reply and keeps it, marked as partial.
+    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, llama: LlamaModel, events: TerminalEvents) async throws {
+        conversation.append(ChatMessage(role: "user", content: message))
+        let tokens = conversation.promptTokens(llama.tokenizer, text: try conversation.renderedPrompt())
+        let stop = StopSignal()
+        events.onInterrupt { stop.raise(); return true }
+        defer { events.onInterrupt(nil) }
+        var text = ""
+        var summary: GenerationSummary?
+        for try await event in session.generate(tokens: tokens, options: sampling.options, stop: stop) {
+            switch event {
+            case .token(let token):
+                text += token.text
+                FileHandle.standardOutput.write(Data(token.text.utf8))
+            case .finished(let finished):
+                summary = finished
+            }
+        }
+        FileHandle.standardOutput.write(Data("\n".utf8))
+        let interrupted = stop.isRaised
+        conversation.append(ChatMessage(role: "assistant", content: text, isPartial: interrupted))
+        if let summary {
+            let reused = summary.reusedPromptTokens > 0 ? ", \(summary.reusedPromptTokens) reused" : ""
+            let note = String(format: "[%d prompt tokens%@, %d generated at %.1f tok/s, finished: %@]\n", summary.promptTokens, reused,
+                              summary.generatedTokens, summary.generationTokensPerSecond, interrupted ? "interrupted" : summary.finishReason.rawValue)
+            FileHandle.standardError.write(Data(note.utf8))
+        }
+    }
+}

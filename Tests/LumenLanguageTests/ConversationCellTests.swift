@@ -1,0 +1,59 @@
+import Evaluation
+import Foundation
+import Inference
+import Testing
+@testable import LumenLanguage
+
+@Suite("Conversations in cells")
+struct ConversationCellTests {
+    /// A template that needs no special tokens, so the 512-token toy model can hold a conversation.
+    static let template = "{% for m in messages %}{{ m.role | upper }}: {{ m.content }}\\n{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+
+    func run(_ code: String, on interpreter: Interpreter, sink: RecordingSink = RecordingSink()) async throws {
+        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+    }
+
+    func value(_ code: String, _ interpreter: Interpreter) async throws -> String {
+        let sink = RecordingSink()
+        try await run(code, on: interpreter, sink: sink)
+        return sink.results.last ?? ""
+    }
+
+    @Test("a second turn reuses the cached first turn and replies exactly as a fresh session given the whole prompt")
+    func turnsReuseTheCache() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = Interpreter()
+        try await run("""
+            let m = load("\(models)/stories260K.gguf")
+            let chat = conversation(m, system: "Tell a story.", template: "\(Self.template)")
+            let first = chat.say("Once upon a time", maxTokens: 16, temperature: 0)
+            let second = chat.say("Then what?", maxTokens: 16, temperature: 0)
+            """, on: interpreter)
+        let firstPrompt = Int(try await value("first.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let firstGenerated = Int(try await value("first.stats[\"generatedTokens\"]", interpreter)) ?? 0
+        let secondPrompt = Int(try await value("second.stats[\"promptTokens\"]", interpreter)) ?? 0
+        #expect(firstPrompt > 0 && secondPrompt > firstPrompt + firstGenerated)
+        #expect(try await value("chat.messages.count", interpreter) == "5")
+
+        // The reference: the same prompt, written out by hand, into a brand-new session with no
+        // cache to reuse.
+        let path = models + "/stories260K.gguf"
+        let model = try LlamaModel(path: path)
+        let firstReply = try await value("first.text", interpreter)
+        let prompt = "SYSTEM: Tell a story.\nUSER: Once upon a time\nASSISTANT: \(firstReply)\nUSER: Then what?\nASSISTANT:"
+        let fresh = ModelSession(model: model, threads: 1)
+        var freshIDs: [Int32] = []
+        var reused = -1
+        for try await event in fresh.generate(tokens: model.tokenizer.encode(prompt), options: GenerationOptions(sampling: .greedy, maxTokens: 16)) {
+            switch event {
+            case .token(let token): freshIDs.append(token.id)
+            case .finished(let summary): reused = summary.reusedPromptTokens
+            }
+        }
+        #expect(reused == 0)
+        let secondIDs = try await value("second.tokens.map { $0[\"id\"] }", interpreter)
+        #expect(secondIDs == "[" + freshIDs.map(String.init).joined(separator: ", ") + "]")
+        let secondReused = Int(try await value("second.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
+        #expect(secondReused > firstPrompt / 2 && secondReused < secondPrompt)
+    }
+}

@@ -1,0 +1,122 @@
+"""Tokenizers, chat templates and chat from outside: `lumen tokenize` against llama.cpp's
+references, `lumen template` against Python's jinja2 configured as transformers configures it
+(so any new template can be checked the same way), and `lumen chat` from a pipe."""
+import datetime
+import json
+import os
+import pathlib
+import subprocess
+
+import jinja2
+import jinja2.ext
+import pytest
+from jinja2.sandbox import ImmutableSandboxedEnvironment
+
+from conftest import lumen_bin
+
+SHARED = pathlib.Path(os.environ.get("LUMEN_TEST_DATA", ""))
+CACHE = pathlib.Path(os.environ.get("LUMEN_MODEL_CACHE", pathlib.Path.home() / ".cache" / "lumen" / "models"))
+VOCABULARIES = {
+    "llama-bpe": SHARED / "models/vocab/ggml-vocab-llama-bpe.gguf",
+    "qwen2": SHARED / "models/vocab/ggml-vocab-qwen2.gguf",
+    "gpt-2": SHARED / "models/vocab/ggml-vocab-gpt-2.gguf",
+    "deepseek-llm": SHARED / "models/vocab/ggml-vocab-deepseek-llm.gguf",
+    "phi-3": SHARED / "models/vocab/ggml-vocab-phi-3.gguf",
+    "smollm2": CACHE / "SmolLM2-135M-Instruct.Q4_1.gguf",
+    "gemma3": CACHE / "gemma-3-270m-q4_k_m.gguf",
+}
+NOW = datetime.datetime(2026, 1, 2, 3, 4, 5)
+
+
+@pytest.mark.parametrize("name", sorted(VOCABULARIES))
+def test_tokenize_prints_llama_cpp_ids(name):
+    path = VOCABULARIES[name]
+    assert path.exists(), f"{path} is missing (make models fetches the real ones)"
+    cases = json.loads((SHARED / "reference/tokenizer" / f"{name}.json").read_text())["cases"]
+    # The longest cases and one with a special token written in it, read from stdin as bytes.
+    chosen = sorted(cases, key=lambda case: len(case["text"]))[-4:]
+    for case in chosen:
+        text = case["text"].encode()
+        ids = subprocess.run([lumen_bin(), "tokenize", str(path), "-", "--json"], input=text, capture_output=True, check=True)
+        assert json.loads(ids.stdout) == case["ids"], case["text"]
+        plain = subprocess.run([lumen_bin(), "tokenize", str(path), "-", "--plain"], input=text, capture_output=True, check=True)
+        assert [int(line) for line in plain.stdout.split()] == case["ids_plain"], case["text"]
+
+
+def test_tokenize_parses_special_tokens_unless_plain():
+    qwen = str(VOCABULARIES["qwen2"])
+    special = subprocess.run([lumen_bin(), "tokenize", qwen, "<|im_start|>user", "--json"], capture_output=True, text=True, check=True)
+    plain = subprocess.run([lumen_bin(), "tokenize", qwen, "<|im_start|>user", "--json", "--plain"], capture_output=True, text=True, check=True)
+    assert json.loads(special.stdout)[0] == 151644
+    assert 151644 not in json.loads(plain.stdout)
+
+
+def jinja2_render(source, messages, add_generation_prompt, bos="<BOS>", eos="<EOS>"):
+    """Renders as transformers' apply_chat_template does."""
+    def raise_exception(message):
+        raise jinja2.exceptions.TemplateError(message)
+
+    def tojson(value, ensure_ascii=False, indent=None, separators=None, sort_keys=False):
+        return json.dumps(value, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
+
+    environment = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True, extensions=[jinja2.ext.loopcontrols])
+    environment.filters["tojson"] = tojson
+    environment.globals["raise_exception"] = raise_exception
+    environment.globals["strftime_now"] = lambda fmt: NOW.strftime(fmt)
+    return environment.from_string(source).render(messages=messages, add_generation_prompt=add_generation_prompt,
+                                                  bos_token=bos, eos_token=eos, tools=None)
+
+
+CONVERSATIONS = [
+    ([{"role": "system", "content": "Answer in French."}, {"role": "user", "content": "Bonjour — ça va ? 🦙"},
+      {"role": "assistant", "content": "Oui.\n\nEt vous ?"}, {"role": "user", "content": "  spaces  \t and {% tags %} "}], True),
+    ([{"role": "user", "content": "One"}, {"role": "assistant", "content": "Two"}, {"role": "user", "content": "Three"},
+      {"role": "assistant", "content": "Four"}], False),
+    ([{"role": "user", "content": ""}], True),
+]
+
+
+@pytest.mark.parametrize("template", sorted(p.name for p in (SHARED / "reference/templates").glob("*.jinja")))
+def test_template_renders_as_jinja2_does(template, tmp_path):
+    source = (SHARED / "reference/templates" / template).read_text()
+    for index, (messages, generation_prompt) in enumerate(CONVERSATIONS):
+        path = tmp_path / f"messages{index}.json"
+        path.write_text(json.dumps(messages))
+        command = [lumen_bin(), "template", str(SHARED / "reference/templates" / template), "--messages", str(path),
+                   "--bos-token", "<BOS>", "--eos-token", "<EOS>", "--now", "2026-01-02 03:04:05"]
+        if not generation_prompt:
+            command.append("--no-generation-prompt")
+        result = subprocess.run(command, capture_output=True)
+        try:
+            expected = jinja2_render(source, messages, generation_prompt)
+        except Exception as error:  # jinja2 refuses: lumen must too, with the same kind and message
+            assert result.returncode == 1, f"jinja2 refused ({error}) but lumen printed {result.stdout!r}"
+            assert f"{type(error).__name__}: {error}" in result.stderr.decode()
+            continue
+        assert result.returncode == 0, result.stderr.decode()
+        assert result.stdout == expected.encode(), f"conversation {index}"
+
+
+def test_template_of_a_model_uses_its_tokens(tmp_path):
+    path = tmp_path / "messages.json"
+    path.write_text(json.dumps([{"role": "user", "content": "Hi"}]))
+    qwen = VOCABULARIES["qwen2"]
+    result = subprocess.run([lumen_bin(), "template", str(qwen), "--messages", str(path)], capture_output=True, check=True)
+    import gguf
+    reader = gguf.GGUFReader(str(qwen))
+    source = reader.fields["tokenizer.chat_template"].contents()
+    tokens = reader.fields["tokenizer.ggml.tokens"].contents()
+    bos = tokens[reader.fields["tokenizer.ggml.bos_token_id"].contents()]
+    eos = tokens[reader.fields["tokenizer.ggml.eos_token_id"].contents()]
+    assert result.stdout == jinja2_render(source, [{"role": "user", "content": "Hi"}], True, bos, eos).encode()
+
+
+def test_chat_from_a_pipe_answers_each_paragraph_and_reuses_the_cache():
+    model = SHARED / "models/stories260K.gguf"
+    result = subprocess.run([lumen_bin(), "chat", str(model), "--temp", "0", "-n", "8", "--system", "Tell a story."],
+                            input="Once upon a time\nthere was a cat\n\nThe end\n", capture_output=True, text=True, timeout=120, check=True)
+    summaries = [line for line in result.stderr.splitlines() if line.startswith("[")]
+    assert len(summaries) == 2, result.stderr
+    assert "using ChatML" in result.stderr
+    assert "reused" not in summaries[0] and "reused" in summaries[1]
+    assert len(result.stdout.strip().splitlines()) >= 2

@@ -56,4 +56,26 @@ struct ConversationCellTests {
         let secondReused = Int(try await value("second.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
         #expect(secondReused > firstPrompt / 2 && secondReused < secondPrompt)
     }
+
+    @Test("an interrupted reply is kept, marked partial, and the conversation goes on after it")
+    func interruptedReply() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = Interpreter()
+        try await run("""
+            let m = load("\(models)/stories260K.gguf", contextLength: 2048)
+            let chat = conversation(m, template: "\(Self.template)")
+            """, on: interpreter)
+        let sink = RecordingSink()
+        let cell = Task {
+            try await interpreter.execute(ExecutionRequest(code: "chat.say(\"Once upon a time\", maxTokens: 1500, temperature: 0.8, seed: 1)", executionCount: 2), output: sink)
+        }
+        while !sink.events.contains(where: { if case .update = $0 { true } else { false } }) { await Task.yield() }
+        cell.cancel()
+        await #expect(throws: ExecutionError.interrupted) { try await cell.value }
+        #expect(try await value("chat.messages.count", interpreter) == "2")
+        #expect(try await value("chat.messages[1][\"partial\"]", interpreter) == "true")
+        #expect(try await value("chat.messages[1][\"content\"].count > 0", interpreter) == "true")
+        try await run("chat.say(\"Go on\", maxTokens: 4, temperature: 0)", on: interpreter)
+        #expect(try await value("chat.messages.count", interpreter) == "4")
+    }
 }

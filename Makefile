@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv models test test-swift test-integration e2e run measure bench clean
+.PHONY: all deps build release venv models test test-swift test-integration e2e run measure bench bench-tokenizer clean
 
 all: build
 
@@ -76,6 +76,12 @@ measure: release venv
 bench: release venv
 	$(VENV)/bin/pip install -q gguf numpy
 	scripts/bench_models.sh
+
+## Tokenizer speed against llama.cpp's llama-tokenize (built by you from PyPI's llama-cpp-python
+## source package, outside the repo) on ~1 MB of mixed text, every vocabulary, same run.
+bench-tokenizer: release models
+	@[ -x "$(LLAMA_TOKENIZE)" ] || { echo "Set LLAMA_TOKENIZE=/path/to/llama-tokenize (see BENCHMARKS.md)"; exit 2; }
+	python3 scripts/bench_tokenizer.py $(BIN_RELEASE) $(LLAMA_TOKENIZE) $(SHARED) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models} 3
 
 clean:
 	rm -rf .build $(VENV)

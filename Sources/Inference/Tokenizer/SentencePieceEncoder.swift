@@ -1,6 +1,10 @@
 /// SentencePiece's byte-pair merge as llama.cpp's SPM tokenizer does it: start from UTF-8
 /// characters, keep merging the adjacent pair that forms the best-scoring token, and write any
 /// piece that is not a token as byte tokens.
+///
+/// Only pairs that form a token are ever merged, so every merged piece is a token; llama.cpp's
+/// map from merged text back to its halves is never consulted for them, and a piece that is not
+/// a token is always a single character, written as its bytes.
 struct SentencePieceEncoder: Sendable {
     private let lookup: TokenLookup
     private let scores: [Float]
@@ -14,10 +18,10 @@ struct SentencePieceEncoder: Sendable {
     }
 
     private struct Bigram: Comparable {
-        let left: Int
-        let right: Int
+        let left: Int32
+        let right: Int32
         let score: Float
-        let length: Int
+        let length: Int32
 
         // The queue pops the highest score first; on ties, the leftmost pair.
         static func < (lhs: Bigram, rhs: Bigram) -> Bool {
@@ -43,45 +47,37 @@ struct SentencePieceEncoder: Sendable {
             offset += length
         }
         var queue = PriorityQueue<Bigram>()
-        var merges: [ArraySlice<UInt8>: (Int, Int)] = [:]
         text.withUnsafeBufferPointer { buffer in
             func addBigram(_ left: Int, _ right: Int) {
                 guard left >= 0, right >= 0 else { return }
                 let start = symbols[left].start
                 let length = symbols[left].length + symbols[right].length
                 guard let id = lookup.id(of: UnsafeBufferPointer(rebasing: buffer[start..<(start + length)])) else { return }
-                queue.push(Bigram(left: left, right: right, score: scores[Int(id)], length: length))
-                merges[text[start..<(start + length)]] = (left, right)
+                queue.push(Bigram(left: Int32(left), right: Int32(right), score: scores[Int(id)], length: Int32(length)))
             }
             for index in symbols.indices.dropFirst() { addBigram(index - 1, index) }
             while let bigram = queue.pop() {
-                let left = symbols[bigram.left], right = symbols[bigram.right]
-                guard left.length > 0, right.length > 0, left.length + right.length == bigram.length else { continue }
-                symbols[bigram.left].length += right.length
-                symbols[bigram.right].length = 0
-                symbols[bigram.left].next = right.next
-                if right.next >= 0 { symbols[right.next].previous = bigram.left }
-                addBigram(symbols[bigram.left].previous, bigram.left)
-                addBigram(bigram.left, symbols[bigram.left].next)
+                let leftIndex = Int(bigram.left), rightIndex = Int(bigram.right)
+                let left = symbols[leftIndex], right = symbols[rightIndex]
+                guard left.length > 0, right.length > 0, left.length + right.length == Int(bigram.length) else { continue }
+                symbols[leftIndex].length += right.length
+                symbols[rightIndex].length = 0
+                symbols[leftIndex].next = right.next
+                if right.next >= 0 { symbols[right.next].previous = leftIndex }
+                addBigram(symbols[leftIndex].previous, leftIndex)
+                addBigram(leftIndex, symbols[leftIndex].next)
             }
             var index = symbols.isEmpty ? -1 : 0
             while index != -1 {
-                resegment(symbols[index], buffer: buffer, symbols: symbols, merges: merges, into: &output)
-                index = symbols[index].next
+                let symbol = symbols[index]
+                let range = symbol.start..<(symbol.start + symbol.length)
+                if let id = lookup.id(of: UnsafeBufferPointer(rebasing: buffer[range])) {
+                    output.append(id)
+                } else {
+                    for byte in buffer[range] { output.append(byteTokens[Int(byte)]) }
+                }
+                index = symbol.next
             }
-        }
-    }
-
-    private func resegment(_ symbol: Symbol, buffer: UnsafeBufferPointer<UInt8>, symbols: [Symbol],
-                           merges: [ArraySlice<UInt8>: (Int, Int)], into output: inout [Int32]) {
-        let range = symbol.start..<(symbol.start + symbol.length)
-        if let id = lookup.id(of: UnsafeBufferPointer(rebasing: buffer[range])) {
-            output.append(id)
-        } else if let (left, right) = merges[ArraySlice(buffer[range])] {
-            resegment(symbols[left], buffer: buffer, symbols: symbols, merges: merges, into: &output)
-            resegment(symbols[right], buffer: buffer, symbols: symbols, merges: merges, into: &output)
-        } else {
-            output += buffer[range].map { byteTokens[Int($0)] }
         }
     }
 }

@@ -689,3 +689,79 @@ void lumen_matmul_q4_0_q8(const void *w, long row_bytes, long rows, const signed
         for (; r < rows; r++) q4_0_tile_1_avx2(weights + r * row_bytes, row_bytes, v, sc, su, padded, k, o + r, out_stride, left);
     }
 }
+
+// MARK: - Q4_1
+
+/// Q4_1 blocks: F16 scale `d`, F16 minimum `m`, 16 bytes of nibbles (low: weights 0–15, high:
+/// 16–31); w = d·q + m.
+void lumen_dequantize_q4_1(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    const __m128i low_mask = _mm_set1_epi8(0x0F);
+    for (long b = 0; b < count / 32; b++, block += 20, out += 32) {
+        const __m256 scale = _mm256_set1_ps(half_to_float(block)), minimum = _mm256_set1_ps(half_to_float(block + 2));
+        const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 4));
+        const __m128i low = _mm_and_si128(packed, low_mask);
+        const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), low_mask);
+        _mm256_storeu_ps(out, _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(low)), minimum));
+        _mm256_storeu_ps(out + 8, _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(low, 8))), minimum));
+        _mm256_storeu_ps(out + 16, _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(high)), minimum));
+        _mm256_storeu_ps(out + 24, _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(high, 8))), minimum));
+    }
+}
+
+float lumen_dot_q4_1(const void *row, const float *x, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    const __m128i low_mask = _mm_set1_epi8(0x0F);
+    __m256 total = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();
+    for (long b = 0; b < count / 32; b++, block += 20, x += 32) {
+        const __m128i packed = _mm_loadu_si128((const __m128i *)(block + 4));
+        const __m128i low = _mm_and_si128(packed, low_mask);
+        const __m128i high = _mm_and_si128(_mm_srli_epi16(packed, 4), low_mask);
+        const __m256 x0 = _mm256_loadu_ps(x), x1 = _mm256_loadu_ps(x + 8), x2 = _mm256_loadu_ps(x + 16), x3 = _mm256_loadu_ps(x + 24);
+        __m256 sum = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(low)), x0);
+        sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(low, 8))), x1, sum);
+        sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(high)), x2, sum);
+        sum = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(high, 8))), x3, sum);
+        total = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block)), sum, total);
+        offsets = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block + 2)), _mm256_add_ps(_mm256_add_ps(x0, x1), _mm256_add_ps(x2, x3)), offsets);
+    }
+    return horizontal_sum(_mm256_add_ps(total, offsets));
+}
+
+/// Defines a Q4_1 × 8-bit kernel: per block, d · s · Σ q·v plus m · (s · Σ v), the activation
+/// block's sum that `lumen_quantize_q8` stores.
+#define DEFINE_Q4_1_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,           \
+                                 const float *sums, long count) {                                           \
+        const uint8_t *blocks = (const uint8_t *)row;                                                       \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                    \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                      \
+        float offset = 0.0f;                                                                                \
+        long b = 0;                                                                                         \
+        for (; b + 1 < count / 32; b += 2) {                                                                \
+            const uint8_t *first = blocks + 20 * b, *second = first + 20;                                   \
+            offset += half_to_float(first + 2) * sums[b] + half_to_float(second + 2) * sums[b + 1];         \
+            const __m256i a0 = _mm256_loadu_si256((const __m256i *)(values + 32 * b));                      \
+            const __m256i a1 = _mm256_loadu_si256((const __m256i *)(values + 32 * (b + 1)));                \
+            sum0 = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(first) * scales[b]),                        \
+                                   _mm256_cvtepi32_ps(PRODUCTS(unpack_nibbles(first + 4, low_mask), a0)), sum0); \
+            sum1 = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(second) * scales[b + 1]),                   \
+                                   _mm256_cvtepi32_ps(PRODUCTS(unpack_nibbles(second + 4, low_mask), a1)), sum1); \
+        }                                                                                                   \
+        for (; b < count / 32; b++) {                                                                       \
+            const uint8_t *block = blocks + 20 * b;                                                         \
+            offset += half_to_float(block + 2) * sums[b];                                                   \
+            const __m256i a = _mm256_loadu_si256((const __m256i *)(values + 32 * b));                       \
+            sum0 = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block) * scales[b]),                        \
+                                   _mm256_cvtepi32_ps(PRODUCTS(unpack_nibbles(block + 4, low_mask), a)), sum0); \
+        }                                                                                                   \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1)) + offset;                                          \
+    }
+
+DEFINE_Q4_1_Q8_KERNEL(dot_q4_1_q8_avx2, , PRODUCTS_AVX2)
+
+DEFINE_Q4_1_Q8_KERNEL(dot_q4_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+
+float lumen_dot_q4_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
+    return has_vnni() && !portable ? dot_q4_1_q8_vnni(row, values, scales, sums, count) : dot_q4_1_q8_avx2(row, values, scales, sums, count);
+}

@@ -6,27 +6,36 @@
 /// bits and requantize with the rounded scales, so that the stored values match what will be
 /// decoded.
 enum BlockQuantizer {
-    /// Writes `count` floats from `row` (a whole number of `type` blocks) as `type` to `output`.
-    static func quantize(_ type: TensorType, _ row: UnsafePointer<Float>, count: Int, into output: UnsafeMutableRawPointer) {
-        let blockSize = type.layout.blockSize, blockBytes = type.layout.blockBytes
-        switch type {
-        case .f32:
-            output.copyMemory(from: row, byteCount: count * 4)
-        case .f16:
-            for index in 0..<count { output.storeBytes(of: Float16(row[index]).bitPattern, toByteOffset: 2 * index, as: UInt16.self) }
-        default:
+    /// Writes `count` floats from `row` (a whole number of `type` blocks) as `type` to `output`,
+    /// through the format's quantizer in `TensorFormat.table`; returns false when the type has none.
+    @discardableResult
+    static func quantize(_ type: TensorType, _ row: UnsafePointer<Float>, count: Int, into output: UnsafeMutableRawPointer) -> Bool {
+        guard let quantizeRow = type.format.quantizeRow else { return false }
+        quantizeRow(row, count, output)
+        return true
+    }
+
+    /// A row quantizer that applies `quantizeBlock` to each block of `blockSize` floats.
+    static func rows(of blockSize: Int, blockBytes: Int,
+                     _ quantizeBlock: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableRawPointer) -> Void) -> TensorFormat.QuantizeRow {
+        { row, count, output in
             for block in 0..<(count / blockSize) {
-                let values = UnsafeBufferPointer(start: row + block * blockSize, count: blockSize)
-                let destination = output + block * blockBytes
-                switch type {
-                case .q8_0: q8_0(values, destination)
-                case .q4_0: symmetric(values, destination, levels: 16)
-                case .q5_0: symmetric(values, destination, levels: 32)
-                case .q4_K: kQuant(values, destination, levels: 15)
-                case .q5_K: kQuant(values, destination, levels: 31)
-                default: q6_K(values, destination)
-                }
+                quantizeBlock(UnsafeBufferPointer(start: row + block * blockSize, count: blockSize), output + block * blockBytes)
             }
+        }
+    }
+
+    /// Q4_1 as llama.cpp's `quantize_row_q4_1_ref`: the block's minimum as `m`, its range over 15
+    /// levels as `d`, each value rounded half up.
+    static func q4_1(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+        let minimum = x.min() ?? 0, maximum = x.max() ?? 0
+        let scale = (maximum - minimum) / 15
+        let inverse: Float = scale == 0 ? 0 : 1 / scale
+        storeHalf(scale, destination, 0)
+        storeHalf(minimum, destination, 2)
+        func level(_ value: Float) -> UInt8 { UInt8(min(15, Int((value - minimum) * inverse + 0.5))) }
+        for index in 0..<16 {
+            destination.storeBytes(of: level(x[index]) | level(x[index + 16]) << 4, toByteOffset: 4 + index, as: UInt8.self)
         }
     }
 
@@ -34,7 +43,7 @@ enum BlockQuantizer {
         destination.storeBytes(of: Float16(value).bitPattern, toByteOffset: offset, as: UInt16.self)
     }
 
-    private static func q8_0(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+    static func q8_0(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
         let maxMagnitude = x.reduce(0) { max($0, abs($1)) }
         let scale = maxMagnitude / 127
         let inverse: Float = scale == 0 ? 0 : 1 / scale
@@ -46,7 +55,7 @@ enum BlockQuantizer {
 
     /// Q4_0 (`levels` 16) or Q5_0 (32): the value of largest magnitude maps to level 0, so its sign
     /// picks the direction of the scale, and zero sits at level `levels / 2`.
-    private static func symmetric(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer, levels: Int) {
+    static func symmetric(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer, levels: Int) {
         let extreme = x.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
         let scale = extreme / -Float(levels / 2)
         let inverse: Float = scale == 0 ? 0 : 1 / scale
@@ -96,7 +105,7 @@ enum BlockQuantizer {
     }
 
     /// Q4_K (`levels` 15) or Q5_K (31): eight sub-blocks of 32 with 6-bit scales and mins.
-    private static func kQuant(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer, levels: Int) {
+    static func kQuant(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer, levels: Int) {
         let values = Array(x)
         let spread = (values.reduce(0) { $0 + $1 * $1 } / 256).squareRoot()
         let weights = values.map { spread + abs($0) }
@@ -172,7 +181,7 @@ enum BlockQuantizer {
     }
 
     /// Q6_K: sixteen sub-blocks of 16 with int8 scales.
-    private static func q6_K(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+    static func q6_K(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
         let values = Array(x)
         let scales = (0..<16).map { fitSymmetric(values[(16 * $0)..<(16 * $0 + 16)]) }
         let extreme = scales.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }

@@ -1,12 +1,13 @@
 import CKernels
 
-/// The inner loops written with Swift SIMD types (F32 and BF16 dot products) and the dispatch of
-/// dequantization by tensor type; what needs instructions Swift cannot express inline is in the
+/// The inner loops written with Swift SIMD types (F32 and BF16 dot products) and dequantization
+/// through `TensorFormat.table`; what needs instructions Swift cannot express inline is in the
 /// `CKernels` C target. Each block layout is llama.cpp's (`ggml-common.h`):
 ///
 /// - Q8_0: 32 weights per 34-byte block: an F16 scale `d`, then 32 `Int8` values; w = d·q.
 /// - Q4_0: 32 weights per 18-byte block: an F16 scale `d`, then 16 bytes whose low nibbles are
 ///   weights 0–15 and high nibbles weights 16–31; w = d·(q − 8).
+/// - Q4_1: 32 weights per 20-byte block: F16 `d` and `m`, then Q4_0's nibbles; w = d·q + m.
 /// - Q5_0: 32 weights per 22-byte block: `d`, a 32-bit word of fifth bits, then Q4_0's nibbles;
 ///   w = d·(q − 16).
 /// - Q4_K: 256 weights per 144-byte block: F16 `d` and `dmin`, 12 bytes packing eight 6-bit
@@ -67,32 +68,13 @@ enum Kernels {
         return sum
     }
 
-    /// Writes `count` weights of `type` starting at `source` as floats.
+    /// Writes `count` weights of `type` starting at `source` as floats (NaN for a type without a
+    /// dequantization kernel; `Matrix` and the quantizer refuse such types before they get here).
     static func dequantize(_ type: TensorType, _ source: UnsafeRawPointer, into output: UnsafeMutablePointer<Float>, count: Int) {
-        let destination = UnsafeMutableRawPointer(output)
-        switch type {
-        case .f32:
-            destination.copyMemory(from: source, byteCount: count * 4)
-        case .f16:
-            for index in 0..<count { output[index] = half(source, index * 2) }
-        case .bf16:
-            for index in 0..<count {
-                output[index] = Float(bitPattern: UInt32(source.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)) << 16)
-            }
-        case .q8_0:
-            lumen_dequantize_q8_0(source, output, count)
-        case .q4_0:
-            lumen_dequantize_q4_0(source, output, count)
-        case .q5_0:
-            lumen_dequantize_q5_0(source, output, count)
-        case .q4_K:
-            lumen_dequantize_q4_k(source, output, count)
-        case .q5_K:
-            lumen_dequantize_q5_k(source, output, count)
-        case .q6_K:
-            lumen_dequantize_q6_k(source, output, count)
-        default:
-            for index in 0..<count { output[index] = .nan }
+        guard let kernel = type.format.dequantize else {
+            output.update(repeating: .nan, count: count)
+            return
         }
+        kernel(source, output, count)
     }
 }

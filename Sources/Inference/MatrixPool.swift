@@ -82,21 +82,21 @@ struct MatrixPool {
     func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
                   count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
-        if count == 1 && scratch.activations == .quantized && matrix.type.hasQuantizedDot {
+        if count == 1 && scratch.activations == .quantized, let kernel = matrix.quantizedDotKernel {
             lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelFor(rows, work: rows * columns) { _, range in
                 for row in range {
-                    output[row] = matrix.dot(row: row, quantized: scratch)
+                    output[row] = matrix.dot(row: row, quantized: scratch, kernel: kernel)
                 }
             }
             return
         }
-        if scratch.activations == .quantized && matrix.type == .q4_0 {
+        if scratch.activations == .quantized, let matmul = matrix.quantizedMatmulKernel {
             lumen_quantize_q8_batch(input, count, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns * count) { range in
-                lumen_matmul_q4_0_q8(matrix.base + range.lowerBound * matrix.rowBytes, matrix.rowBytes, range.count,
-                                     scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums,
-                                     count, columns, output + range.lowerBound, rows, 0)
+                matmul(matrix.base + range.lowerBound * matrix.rowBytes, matrix.rowBytes, range.count,
+                       scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums,
+                       count, columns, output + range.lowerBound, rows)
             }
             return
         }

@@ -69,14 +69,10 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         return Self.fitting(type, rowLength: shape[0])
     }
 
-    /// `type`, or the fallback whose blocks divide `rowLength`.
+    /// `type`, or its fallback (`TensorFormat.fallback`) whose blocks divide `rowLength`.
     private static func fitting(_ type: TensorType, rowLength: Int) -> TensorType {
         if rowLength % type.layout.blockSize == 0 { return type }
-        let fallback: TensorType = switch type {
-        case .q4_K: .q5_0
-        case .q5_K, .q6_K: .q8_0
-        default: .f16
-        }
+        let fallback = type.format.fallback ?? .f16
         return rowLength % fallback.layout.blockSize == 0 ? fallback : .f16
     }
 

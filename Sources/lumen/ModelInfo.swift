@@ -29,7 +29,7 @@ struct ModelInfo {
             ("file size", Self.bytes(fileSize)),
             ("tensor types", tensorTypes.map { "\($0.type) ×\($0.count) (\(Self.bytes($0.bytes)))" }.joined(separator: ", ")),
             ("context length", String(configuration.contextLength)),
-            ("vocabulary", "\(configuration.vocabularySize) tokens (SentencePiece)"),
+            ("vocabulary", "\(configuration.vocabularySize) tokens (\(model.tokenizer.vocabulary.kindDescription))"),
             ("embedding", String(configuration.embeddingLength)),
             ("layers", String(configuration.blockCount)),
             ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value"),

@@ -16,7 +16,7 @@ struct KernelFixture {
         let blockBytes = type.layout.blockBytes
         var bytes = (0..<(blocks * blockBytes)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
         let scaleOffsets: [Int] = switch type {
-        case .q4_K, .q5_K: [0, 2]
+        case .q4_K, .q5_K, .q4_1: [0, 2]
         case .q6_K: [208]
         default: [0]
         }
@@ -59,6 +59,9 @@ struct KernelFixture {
             return b[2...].map { half(block, 0) * Double(Int8(bitPattern: $0)) }
         case .q4_0:
             return b[2...].map { half(block, 0) * Double(Int($0 & 0x0F) - 8) } + b[2...].map { half(block, 0) * Double(Int($0 >> 4) - 8) }
+        case .q4_1:
+            let (d, m) = (half(block, 0), half(block, 2))
+            return b[4...].map { d * Double($0 & 0x0F) + m } + b[4...].map { d * Double($0 >> 4) + m }
         case .q5_0:
             let high = (0..<4).reduce(UInt32(0)) { $0 | UInt32(b[2 + $1]) << (8 * $1) }
             return (0..<32).map { i in
@@ -123,19 +126,13 @@ struct KernelTests {
     static let scales: [(String, Float16)] = [
         ("ordinary", 0.01), ("zero", 0), ("largest", .greatestFiniteMagnitude), ("subnormal", .leastNonzeroMagnitude),
     ]
-    static let quantizedTypes: [TensorType] = [.q8_0, .q4_0, .q5_0, .q4_K, .q5_K, .q6_K]
+    /// Every quantized format with kernels, from the format table.
+    static let quantizedTypes: [TensorType] = TensorType.allCases.filter { $0.layout.blockSize > 1 && $0.isSupported }
 
     static func fastDot(_ type: TensorType, _ row: [UInt8], _ x: [Float]) -> Float {
         row.withUnsafeBytes { bytes in
-            let pointer = bytes.baseAddress
-            return switch type {
-            case .q8_0: lumen_dot_q8_0(pointer, x, x.count)
-            case .q4_0: lumen_dot_q4_0(pointer, x, x.count)
-            case .q5_0: lumen_dot_q5_0(pointer, x, x.count)
-            case .q4_K: lumen_dot_q4_k(pointer, x, x.count)
-            case .q5_K: lumen_dot_q5_k(pointer, x, x.count)
-            default: lumen_dot_q6_k(pointer, x, x.count)
-            }
+            guard let dot = type.format.dot, let pointer = bytes.baseAddress else { return .nan }
+            return dot(pointer, x, x.count)
         }
     }
 
@@ -146,11 +143,24 @@ struct KernelTests {
             return switch type {
             case .q8_0: lumen_dot_q8_0_q8(pointer, q.values, q.scales, count)
             case .q4_0: lumen_dot_q4_0_q8(pointer, q.values, q.scales, q.sums, count, portable)
+            case .q4_1: lumen_dot_q4_1_q8(pointer, q.values, q.scales, q.sums, count, portable)
             case .q5_0: lumen_dot_q5_0_q8(pointer, q.values, q.scales, q.sums, count, portable)
             case .q4_K: lumen_dot_q4_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
             case .q5_K: lumen_dot_q5_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
             default: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count, portable)
             }
+        }
+    }
+
+    @Test("the format table describes every GGUF type, with consistent kernels")
+    func formatTable() {
+        for type in TensorType.allCases {
+            let format = type.format
+            #expect(TensorFormat.table[type] != nil, "\(type) has no entry")
+            #expect(format.name == type.description && format.blockBytes > 0)
+            // A format with a fast dot has the F32 path the exact checks use.
+            if format.quantizedDot != nil { #expect(format.isComputable, "\(type)") }
+            if let fallback = format.fallback { #expect(fallback.isSupported && fallback != type) }
         }
     }
 

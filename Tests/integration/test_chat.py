@@ -120,3 +120,24 @@ def test_chat_from_a_pipe_answers_each_paragraph_and_reuses_the_cache():
     assert "using ChatML" in result.stderr
     assert "reused" not in summaries[0] and "reused" in summaries[1]
     assert len(result.stdout.strip().splitlines()) >= 2
+
+
+def test_chat_on_a_terminal_joins_continued_lines_and_quits_on_ctrl_d():
+    import pexpect
+    model = SHARED / "models/stories260K.gguf"
+    child = pexpect.spawn(lumen_bin(), ["chat", str(model), "--temp", "0", "-n", "6"], encoding="utf-8", timeout=60)
+    child.expect_exact("> ")
+    child.sendline("Once upon \\")
+    child.expect_exact("… ")
+    child.sendline("a time")
+    child.expect(r"\[(\d+) prompt tokens, 6 generated")
+    first_prompt = int(child.match.group(1))
+    child.expect_exact("> ")
+    child.sendline("The end")
+    child.expect(r"\[(\d+) prompt tokens, (\d+) reused")
+    assert int(child.match.group(2)) > first_prompt // 2
+    child.expect_exact("> ")
+    child.sendeof()
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0

@@ -9,6 +9,7 @@
 float lumen_dot_q8_0(const void *row, const float *x, long count);
 /// Q4_0 row (18-byte blocks: F16 scale, 16 bytes of nibbles) · x.
 float lumen_dot_q4_0(const void *row, const float *x, long count);
+float lumen_dot_q4_1(const void *row, const float *x, long count);
 /// F16 row · x (any count).
 float lumen_dot_f16(const void *row, const float *x, long count);
 
@@ -21,6 +22,7 @@ float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float 
 /// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products (AVX-512 VNNI
 /// when the CPU has it and `portable` is 0, else AVX2).
 float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+float lumen_dot_q4_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
 
 /// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows (`row_stride` floats apart) and
 /// `tokens` input vectors of `k` floats (`k` floats apart): a matrix–matrix product tiled as 3
@@ -31,6 +33,7 @@ void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x
 void lumen_dequantize_q8_0(const void *row, float *out, long count);
 /// Q4_0 row of `count` weights as floats.
 void lumen_dequantize_q4_0(const void *row, float *out, long count);
+void lumen_dequantize_q4_1(const void *row, float *out, long count);
 
 /// Q5_0, Q4_K, Q5_K or Q6_K row of `count` weights as floats, computed as ggml does (Q5_0:
 /// 22-byte blocks of 32; Q4_K 144, Q5_K 176 and Q6_K 210-byte blocks of 256).

@@ -40,6 +40,14 @@ public struct Vocabulary: Sendable {
     /// The number of tokens.
     public var count: Int { attributes.count }
 
+    /// The algorithm for people: `SentencePiece` or `BPE (qwen2)`.
+    public var kindDescription: String {
+        switch model {
+        case .sentencePiece: "SentencePiece"
+        case .bytePair(let preTokenizer): "BPE (\(preTokenizer.names[0]))"
+        }
+    }
+
     /// The raw text of token `id` as the vocabulary stores it (`▁` or GPT-2 code points included).
     public func text(of id: Int32) -> [UInt8] {
         guard id >= 0, Int(id) < count else { return [] }

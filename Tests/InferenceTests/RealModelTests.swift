@@ -1,0 +1,60 @@
+import Foundation
+import Testing
+@testable import Inference
+
+/// The real models against llama.cpp, teacher-forced as `reference/README.md` prescribes for these
+/// sensitive small models: fed the reference's prompt and then its own greedy ids, Lumen's argmax
+/// must agree at ≥ 95 % of the steps whose top-2 margin exceeds 0.1 (no case below 90 %), and at
+/// the two recorded positions KL(llama.cpp ‖ Lumen) ≤ 0.02 with the same argmax.
+@Suite("Real models against llama.cpp")
+struct RealModelTests {
+    static let models = [("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")]
+
+    /// KL(p ‖ q) of the softmaxes of two logit vectors, in nats.
+    static func klDivergence(_ p: [Float], _ q: [Float]) -> Double {
+        func logSoftmax(_ logits: [Float]) -> [Double] {
+            let maximum = Double(logits.max() ?? 0)
+            let logTotal = log(logits.reduce(0.0) { $0 + exp(Double($1) - maximum) }) + maximum
+            return logits.map { Double($0) - logTotal }
+        }
+        let (lp, lq) = (logSoftmax(p), logSoftmax(q))
+        return zip(lp, lq).reduce(0) { $0 + exp($1.0) * ($1.0 - $1.1) }
+    }
+
+    static func argmax(_ logits: [Float]) -> Int { logits.indices.max { logits[$0] < logits[$1] || (logits[$0] == logits[$1] && $0 > $1) } ?? 0 }
+
+    @Test("teacher-forced argmax agreement and KL at the recorded positions, both activation paths",
+          arguments: models, [ActivationPrecision.quantized, .float32])
+    func fidelity(model: (name: String, file: String), activations: ActivationPrecision) throws {
+        let llama = try LlamaModel(path: try TestData.realModel(model.file))
+        let root = try #require(try TestData.json("real/\(model.name).json") as? [String: Any])
+        let cases = try #require(root["cases"] as? [[String: Any]])
+        var agreed = 0, counted = 0
+        for (index, entry) in cases.enumerated() {
+            let prompt = try #require(entry["prompt"] as? String)
+            let reference = ReferenceCase(
+                promptIDs: (entry["prompt_ids"] as? [Int] ?? []).map(Int32.init), greedyIDs: (entry["greedy_ids"] as? [Int] ?? []).map(Int32.init),
+                greedyText: "", logits: [], topMargins: entry["top2_margin"] as? [Double] ?? [], f64Logits: nil, f64GreedyIDs: nil)
+            #expect(llama.tokenizer.encode(prompt) == reference.promptIDs, "case \(index): prompt ids")
+            let logits = try teacherForcedLogits(llama, reference, steps: reference.greedyIDs.count, threads: 2, activations: activations)
+            var caseAgreed = 0, caseCounted = 0
+            for (step, margin) in reference.topMargins.enumerated() where margin > 0.1 {
+                caseCounted += 1
+                if Self.argmax(logits[step]) == Int(reference.greedyIDs[step]) { caseAgreed += 1 }
+            }
+            #expect(caseCounted > 0 && Double(caseAgreed) >= 0.9 * Double(caseCounted), "case \(index): \(caseAgreed)/\(caseCounted)")
+            agreed += caseAgreed
+            counted += caseCounted
+            let vocabulary = llama.configuration.vocabularySize
+            let binary = try Data(contentsOf: URL(fileURLWithPath: try TestData.path("reference/real/\(entry["logits_bin"] as? String ?? "")")))
+            let recorded = binary.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+            for position in 0..<2 {
+                let expected = Array(recorded[(position * vocabulary)..<((position + 1) * vocabulary)])
+                let divergence = Self.klDivergence(expected, logits[position])
+                #expect(divergence <= 0.02, "case \(index) position \(position): KL \(divergence)")
+                #expect(Self.argmax(expected) == Self.argmax(logits[position]), "case \(index) position \(position): argmax")
+            }
+        }
+        #expect(Double(agreed) >= 0.95 * Double(counted), "\(agreed)/\(counted) steps agree")
+    }
+}

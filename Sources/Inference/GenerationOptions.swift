@@ -41,6 +41,11 @@ public struct GenerationOptions: Sendable, Equatable {
     public var stopStrings: [String]
     /// Stop when the model picks its end-of-sequence token.
     public var stopAtEndOfSequence: Bool
+    /// Teacher forcing: after step k, feed `forcedTokens[k]` instead of the token picked (which
+    /// is still reported); past the list, the picked tokens are fed again.
+    public var forcedTokens: [Int32] = []
+    /// How many steps report their full logits (`GeneratedToken.logits`).
+    public var recordedLogits = 0
 
     /// Creates options.
     public init(sampling: SamplingOptions = SamplingOptions(), maxTokens: Int = 128, stopStrings: [String] = [], stopAtEndOfSequence: Bool = true) {

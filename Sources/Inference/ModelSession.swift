@@ -101,12 +101,14 @@ public actor ModelSession {
                 break
             }
             let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
+            let step = summary.generatedTokens
+            let recorded = step < options.recordedLogits ? Array(logits) : nil
             let (token, logProbability) = sampler.sample(logits, recent: history[...])
             summary.generatedTokens += 1
             if firstTokenTime == nil { firstTokenTime = clock.now }
             if options.stopAtEndOfSequence && model.tokenizer.isEndOfGeneration(token) {
                 let (tail, stopped) = stops.append(detokenizer.flush())
-                emit(GeneratedToken(id: token, text: stopped ? tail : tail + stops.flush(), logProbability: logProbability))
+                emit(GeneratedToken(id: token, text: stopped ? tail : tail + stops.flush(), logProbability: logProbability, logits: recorded))
                 summary.finishReason = .eos
                 break
             }
@@ -120,13 +122,14 @@ public actor ModelSession {
                 text += stoppedInTail ? tail : tail + stops.flush()
                 stopped = stoppedInTail
             }
-            emit(GeneratedToken(id: token, text: text, logProbability: logProbability))
+            emit(GeneratedToken(id: token, text: text, logProbability: logProbability, logits: recorded))
             if stopped || cancelled || exhausted {
                 summary.finishReason = stopped ? .stop : cancelled ? .cancelled : contextFull ? .context : .length
                 break
             }
-            history.append(token)
-            try forward([token])
+            let fed = step < options.forcedTokens.count ? options.forcedTokens[step] : token
+            history.append(fed)
+            try forward([fed])
         }
         let finished = clock.now
         let first = firstTokenTime ?? finished

@@ -21,6 +21,8 @@ public struct GeneratedToken: Sendable, Equatable {
     public var text: String
     /// The token's log-probability under the model.
     public var logProbability: Float
+    /// The logits the token was picked from, for the first `GenerationOptions.recordedLogits` steps.
+    public var logits: [Float]? = nil
 }
 
 /// Figures about a finished generation.

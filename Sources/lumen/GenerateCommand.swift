@@ -18,32 +18,92 @@ struct GenerateCommand: AsyncParsableCommand {
 
     @OptionGroup var sampling: SamplingArguments
 
+    @Flag(help: "Print one JSON object at the end (prompt_ids, ids, text, finish_reason) instead of streaming text.")
+    var json = false
+
+    @Option(name: .customLong("force-ids"), help: "Teacher forcing: comma-separated ids fed after each step instead of the picked ones (ids still reports the picks).")
+    var forceIDs: String?
+
+    @Option(name: .customLong("dump-logits"), help: "Write the logits after the prompt and after the first fed token to FILE (two rows of little-endian float32).")
+    var dumpLogits: String?
+
     @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if let forceIDs, Self.ids(forceIDs) == nil { throw ValidationError("--force-ids must be comma-separated token ids, got \(forceIDs)") }
+    }
+
+    private static func ids(_ text: String) -> [Int32]? {
+        let parts = text.split(separator: ",").map { Int32($0.trimmingCharacters(in: .whitespaces)) }
+        return parts.contains(nil) ? nil : parts.compactMap { $0 }
+    }
+
+    /// What `--json` prints.
+    private struct Report: Encodable {
+        let promptIDs: [Int32]
+        let ids: [Int32]
+        let text: String
+        let finishReason: String
+
+        /// The keys of the reference files.
+        enum CodingKeys: String, CodingKey {
+            case promptIDs = "prompt_ids", ids, text, finishReason = "finish_reason"
+        }
+    }
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.generate")
-        let session = ModelSession(model: try LlamaModel(path: model), contextLength: sampling.contextLength, threads: sampling.threads)
-        let options = sampling.options
+        let llama = try LlamaModel(path: model)
+        let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
+        var options = sampling.options
+        let forced = forceIDs.flatMap(Self.ids) ?? []
+        if let invalid = forced.first(where: { $0 < 0 || Int($0) >= llama.tokenizer.vocabularySize }) {
+            throw ValidationError("--force-ids: \(invalid) is not a token id (the vocabulary has \(llama.tokenizer.vocabularySize))")
+        }
+        options.forcedTokens = forced
+        options.stopAtEndOfSequence = forced.isEmpty
+        options.recordedLogits = dumpLogits == nil ? 0 : 2
+        let promptTokens = llama.tokenizer.encode(prompt)
         let stop = StopSignal()
+        let streaming = !json
         let generation = Task {
             var summary: GenerationSummary?
-            for try await event in session.generate(prompt, options: options, stop: stop) {
+            var tokens: [GeneratedToken] = []
+            for try await event in session.generate(tokens: promptTokens, options: options, stop: stop) {
                 switch event {
                 case .token(let token):
-                    FileHandle.standardOutput.write(Data(token.text.utf8))
+                    tokens.append(token)
+                    if streaming { FileHandle.standardOutput.write(Data(token.text.utf8)) }
                 case .finished(let finished):
                     summary = finished
                 }
             }
-            return summary
+            return (summary, tokens)
         }
         signal(SIGINT, SIG_IGN)
         let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
         interrupt.setEventHandler { stop.raise() }
         interrupt.resume()
         defer { interrupt.cancel() }
-        let summary = try await generation.value
-        print("")
+        let (summary, tokens) = try await generation.value
+        if let dumpLogits {
+            var bytes = Data()
+            for row in tokens.prefix(2).compactMap(\.logits) {
+                row.withUnsafeBytes { bytes.append(contentsOf: $0) }
+            }
+            do { try bytes.write(to: URL(fileURLWithPath: dumpLogits)) } catch {
+                throw ValidationError("cannot write \(dumpLogits): \(error.localizedDescription)")
+            }
+        }
+        if json {
+            let report = Report(promptIDs: promptTokens, ids: tokens.map(\.id), text: tokens.map(\.text).joined(),
+                                finishReason: stop.isRaised ? "interrupted" : summary?.finishReason.rawValue ?? "cancelled")
+            let encoder = JSONEncoder()
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            FileHandle.standardOutput.write(try encoder.encode(report) + Data("\n".utf8))
+        } else {
+            print("")
+        }
         if let summary {
             FileHandle.standardError.write(Data((Self.describe(summary) + "\n").utf8))
         }

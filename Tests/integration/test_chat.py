@@ -141,3 +141,27 @@ def test_chat_on_a_terminal_joins_continued_lines_and_quits_on_ctrl_d():
     child.expect(pexpect.EOF)
     child.close()
     assert child.exitstatus == 0
+
+
+def test_generate_json_with_forced_ids_and_dumped_logits_matches_llama_cpp(tmp_path):
+    """Fidelity checked from outside, as reference/README.md prescribes: teacher-forced argmax
+    agreement where the top-2 margin exceeds 0.1, and KL(llama.cpp ‖ Lumen) at both positions."""
+    import numpy
+    reference = json.loads((SHARED / "reference/real/smollm2.json").read_text())
+    for case in reference["cases"]:
+        dump = tmp_path / "logits.bin"
+        result = subprocess.run([lumen_bin(), "generate", str(VOCABULARIES["smollm2"]), case["prompt"], "--temp", "0", "-n",
+                                 str(len(case["greedy_ids"])), "--json", "--force-ids", ",".join(map(str, case["greedy_ids"])),
+                                 "--dump-logits", str(dump)], capture_output=True, text=True, check=True, timeout=300)
+        report = json.loads(result.stdout)
+        assert report["prompt_ids"] == case["prompt_ids"]
+        steps = [step for step, margin in enumerate(case["top2_margin"]) if margin > 0.1]
+        agreeing = sum(report["ids"][step] == case["greedy_ids"][step] for step in steps)
+        assert agreeing >= 0.9 * len(steps), (agreeing, len(steps))
+        ours = numpy.fromfile(dump, dtype="<f4").reshape(2, -1)
+        theirs = numpy.fromfile(SHARED / "reference/real" / case["logits_bin"], dtype="<f4").reshape(2, -1)
+        for position in range(2):
+            p = numpy.exp(theirs[position] - theirs[position].max()); p /= p.sum()
+            q = numpy.exp(ours[position] - ours[position].max()); q /= q.sum()
+            kl = float(numpy.sum(p * (numpy.log(p + 1e-30) - numpy.log(q + 1e-30))))
+            assert kl <= 0.02 and ours[position].argmax() == theirs[position].argmax(), (position, kl)

@@ -19,12 +19,14 @@ final class InferenceState {
     let scores: UnsafeMutablePointer<Float>
     /// RoPE's cosines and sines for each token of the batch: `[batch][pairs]`.
     let ropeCosines, ropeSines: UnsafeMutablePointer<Float>
+    /// The same for sliding-window layers, whose RoPE base differs (Gemma 3).
+    let localRopeCosines, localRopeSines: UnsafeMutablePointer<Float>
     private let keys, values: UnsafeMutablePointer<Float>
     private let layerStride: Int
     private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
     private let quantizedValues: UnsafeMutablePointer<Int8>
 
-    init(configuration: LlamaConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
+    init(configuration: ModelConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
          activations: ActivationPrecision = .quantized) {
         self.contextLength = contextLength
         self.batchCapacity = batchCapacity
@@ -32,7 +34,7 @@ final class InferenceState {
         let dimension = configuration.embeddingLength
         let kvDimension = configuration.kvDimension
         let hidden = configuration.feedForwardLength
-        let widest = max(dimension, hidden)
+        let widest = max(dimension, hidden, configuration.queryDimension)
         var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
         func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
             let pointer = UnsafeMutablePointer<Float>.allocate(capacity: max(1, count))
@@ -42,10 +44,10 @@ final class InferenceState {
         }
         residual = buffer(batchCapacity * dimension)
         normed = buffer(batchCapacity * dimension)
-        query = buffer(batchCapacity * dimension)
+        query = buffer(batchCapacity * configuration.queryDimension)
         key = buffer(batchCapacity * kvDimension)
         value = buffer(batchCapacity * kvDimension)
-        attended = buffer(batchCapacity * dimension)
+        attended = buffer(batchCapacity * configuration.queryDimension)
         gate = buffer(batchCapacity * hidden)
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
@@ -63,6 +65,9 @@ final class InferenceState {
         scores = buffer(threads * contextLength)
         ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
         ropeSines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
+        let localPairs = configuration.localRopeFrequencyBase == nil ? 0 : batchCapacity * configuration.ropeDimensionCount / 2
+        localRopeCosines = buffer(localPairs)
+        localRopeSines = buffer(localPairs)
         layerStride = contextLength * kvDimension
         keys = buffer(configuration.blockCount * layerStride)
         values = buffer(configuration.blockCount * layerStride)

@@ -6,7 +6,7 @@ import Foundation
 /// long inference never occupies Swift's cooperative pool. Sessions of one file share its weights.
 public actor ModelSession {
     /// The model this session runs.
-    public nonisolated let model: LlamaModel
+    public nonisolated let model: LanguageModel
     private let executor: ThreadExecutor
     private let state: InferenceState
     /// The context length of this session's cache.
@@ -22,7 +22,7 @@ public actor ModelSession {
     /// Creates a session with a cache of `contextLength` tokens (default and cap: the model's
     /// context length) whose matrix products use `threads` threads.
     /// `activations` chooses exact F32 activations or llama.cpp's faster 8-bit ones for quantized weights.
-    public init(model: LlamaModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
+    public init(model: LanguageModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
                 batchSize: Int = 64, activations: ActivationPrecision = .quantized) {
         self.model = model
         executor = ThreadExecutor(name: "lumen-session")

@@ -1,7 +1,8 @@
 import Foundation
 
-/// The transformer's building blocks besides matrix products: RMSNorm, RoPE, attention over the
-/// KV cache, SwiGLU and residual addition.
+/// The transformer's building blocks besides matrix products, shared by every architecture:
+/// RMSNorm, RoPE (both pairings), attention over the KV cache (whole or a sliding window),
+/// SwiGLU and GeGLU, scaling and residual addition.
 enum Operations {
     typealias Vector = Kernels.Vector
 
@@ -19,41 +20,63 @@ enum Operations {
         }
     }
 
-    /// Fills the state's RoPE tables for `count` tokens starting at `start`.
-    static func prepareRoPE(state: InferenceState, start: Int, count: Int, configuration: LlamaConfiguration) {
+    /// Fills RoPE tables (`[token][pair]` cosines and sines) for `count` tokens starting at
+    /// `start`, with frequency base `base`.
+    static func prepareRoPE(start: Int, count: Int, configuration: ModelConfiguration, base: Float,
+                            cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
         let pairs = configuration.ropeDimensionCount / 2
-        let base = Double(configuration.ropeFrequencyBase)
         for token in 0..<count {
             for pair in 0..<pairs {
-                let angle = Double(start + token) * pow(base, -2 * Double(pair) / Double(configuration.ropeDimensionCount))
-                state.ropeCosines[token * pairs + pair] = Float(cos(angle))
-                state.ropeSines[token * pairs + pair] = Float(sin(angle))
+                let angle = Double(start + token) * pow(Double(base), -2 * Double(pair) / Double(configuration.ropeDimensionCount))
+                cosines[token * pairs + pair] = Float(cos(angle))
+                sines[token * pairs + pair] = Float(sin(angle))
             }
         }
     }
 
-    /// Rotates adjacent pairs `(v[2i], v[2i+1])` of each head (llama's "normal" RoPE mode).
+    /// Rotates the dimension pairs of each head by the token's angles: adjacent pairs
+    /// `(v[2i], v[2i+1])` or the halves `(v[i], v[i + d/2])`, as the configuration says.
     static func rope(_ vector: UnsafeMutablePointer<Float>, heads: Int, cosines: UnsafeMutablePointer<Float>,
-                     sines: UnsafeMutablePointer<Float>, configuration: LlamaConfiguration) {
+                     sines: UnsafeMutablePointer<Float>, configuration: ModelConfiguration) {
         let headDimension = configuration.headDimension
+        let pairs = configuration.ropeDimensionCount / 2
         for head in 0..<heads {
             let pointer = vector + head * headDimension
-            for pair in 0..<(configuration.ropeDimensionCount / 2) {
-                let first = pointer[2 * pair], second = pointer[2 * pair + 1]
+            for pair in 0..<pairs {
+                let (i, j) = configuration.ropeStyle == .adjacent ? (2 * pair, 2 * pair + 1) : (pair, pair + pairs)
+                let first = pointer[i], second = pointer[j]
                 let cosine = cosines[pair], sine = sines[pair]
-                pointer[2 * pair] = first * cosine - second * sine
-                pointer[2 * pair + 1] = first * sine + second * cosine
+                pointer[i] = first * cosine - second * sine
+                pointer[j] = first * sine + second * cosine
             }
         }
     }
 
-    /// Causal grouped-query attention of each new token's query heads over the cache.
-    static func attention(state: InferenceState, layer: Int, count: Int, configuration: LlamaConfiguration) {
+    /// Rotates each new token's queries and keys (`state.query`, `state.key`) with the RoPE tables
+    /// and appends its keys and values to the cache of `layer`.
+    static func ropeAndCache(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration,
+                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
+        let pairs = configuration.ropeDimensionCount / 2
+        let kvDimension = configuration.kvDimension
+        for index in 0..<count {
+            let position = state.position + index
+            let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
+            rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
+            rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
+            (state.keyCache(layer: layer) + position * kvDimension).update(from: state.key + index * kvDimension, count: kvDimension)
+            (state.valueCache(layer: layer) + position * kvDimension).update(from: state.value + index * kvDimension, count: kvDimension)
+        }
+    }
+
+    /// Causal grouped-query attention of each new token's query heads over the cache, or over
+    /// its last `window` positions.
+    static func attention(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration, window: Int? = nil) {
         let headDimension = configuration.headDimension
         let heads = configuration.headCount
         let kvDimension = configuration.kvDimension
+        let queryDimension = configuration.queryDimension
         let group = heads / configuration.headCountKV
-        let scale = 1 / Float(headDimension).squareRoot()
+        let scale = configuration.attentionScale
         let keys = state.keyCache(layer: layer), values = state.valueCache(layer: layer)
         let start = state.position
         let work = count * heads * (start + count) * headDimension
@@ -62,29 +85,45 @@ enum Operations {
             for item in range {
                 let token = item / heads, head = item % heads
                 let length = start + token + 1
-                let query = state.query + token * configuration.embeddingLength + head * headDimension
+                // A sliding window keeps the positions p with (token position − p) < window.
+                let first = window.map { max(0, length - $0) } ?? 0
+                let query = state.query + token * queryDimension + head * headDimension
                 let kvOffset = (head / group) * headDimension
                 var maximum = -Float.infinity
-                for position in 0..<length {
+                for position in first..<length {
                     let score = Kernels.dotF32(UnsafeRawPointer(keys + position * kvDimension + kvOffset), query, headDimension) * scale
                     scores[position] = score
                     maximum = max(maximum, score)
                 }
                 var total: Float = 0
-                for position in 0..<length {
+                for position in first..<length {
                     let weight = exp(scores[position] - maximum)
                     scores[position] = weight
                     total += weight
                 }
-                let output = state.attended + token * configuration.embeddingLength + head * headDimension
+                let output = state.attended + token * queryDimension + head * headDimension
                 output.update(repeating: 0, count: headDimension)
-                for position in 0..<length {
+                for position in first..<length {
                     let weight = scores[position] / total
                     let value = values + position * kvDimension + kvOffset
                     for index in 0..<headDimension { output[index] += weight * value[index] }
                 }
             }
         }
+    }
+
+    /// `gate = gelu(gate) * up`, elementwise, with GELU's tanh approximation (as ggml).
+    static func geGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int) {
+        let coefficient: Float = 0.797_884_560_802_865_4  // √(2/π)
+        for index in 0..<count {
+            let x = gate[index]
+            gate[index] = 0.5 * x * (1 + tanh(coefficient * x * (1 + 0.044715 * x * x))) * up[index]
+        }
+    }
+
+    /// `x *= factor`, elementwise.
+    static func scale(_ x: UnsafeMutablePointer<Float>, by factor: Float, count: Int) {
+        for index in 0..<count { x[index] *= factor }
     }
 
     /// `gate = silu(gate) * up`, elementwise.

@@ -8,7 +8,7 @@ import Synchronization
 /// pool of `ModelSession` actors that serialise the work on each KV cache.
 public final class LoadedModel: HostObject {
     private struct State {
-        var model: LlamaModel?
+        var model: LanguageModel?
         var sessions: [ModelSession] = []
         var next = 0
     }
@@ -50,7 +50,7 @@ public final class LoadedModel: HostObject {
     }
 
     /// The model, or an error saying it was unloaded.
-    func model() throws(ModelError) -> LlamaModel {
+    func model() throws(ModelError) -> LanguageModel {
         guard let model = state.withLock({ $0.model }) else {
             throw ModelError(file: path, field: "model", reason: "was unloaded; load it again or call reload()")
         }
@@ -130,23 +130,23 @@ public final class LoadedModel: HostObject {
     }
 }
 
-/// Keeps one `LlamaModel` per file while any load uses it, so loading a file twice shares its
+/// Keeps one `LanguageModel` per file while any load uses it, so loading a file twice shares its
 /// mapped weights.
 final class WeightCache: Sendable {
     static let shared = WeightCache()
 
     private final class Weak: @unchecked Sendable {
         // Safety: `model` is written only in `init`; `weak` loads are atomic in Swift.
-        weak var model: LlamaModel?
-        init(_ model: LlamaModel) { self.model = model }
+        weak var model: LanguageModel?
+        init(_ model: LanguageModel) { self.model = model }
     }
 
     private let models = Mutex<[String: Weak]>([:])
 
-    func model(at path: String) throws(ModelError) -> LlamaModel {
+    func model(at path: String) throws(ModelError) -> LanguageModel {
         let key = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
         if let cached = models.withLock({ $0[key]?.model }) { return cached }
-        let model = try LlamaModel(path: key)
+        let model = try LanguageModel(path: key)
         models.withLock { $0[key] = Weak(model) }
         return model
     }

@@ -64,7 +64,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let llama = try LlamaModel(path: model)
+        let llama = try LanguageModel(path: model)
         let info = ModelInfo(model: llama)
         let context = promptTokens + generatedTokens + 1
         guard context <= llama.configuration.contextLength else {

@@ -29,7 +29,7 @@ struct ChatCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.chat")
-        let llama = try LlamaModel(path: model)
+        let llama = try LanguageModel(path: model)
         let templateSource = try template.map { path in
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
                 throw ValidationError("cannot read \(path): \(error.localizedDescription)")
@@ -85,7 +85,7 @@ struct ChatCommand: AsyncParsableCommand {
 
     /// Sends `message`, streams the reply to stdout and adds both to the conversation; Ctrl-C
     /// stops the reply and keeps it, marked as partial.
-    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, llama: LlamaModel, events: TerminalEvents) async throws {
+    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, llama: LanguageModel, events: TerminalEvents) async throws {
         conversation.append(ChatMessage(role: "user", content: message))
         let tokens = conversation.promptTokens(llama.tokenizer, text: try conversation.renderedPrompt())
         let stop = StopSignal()

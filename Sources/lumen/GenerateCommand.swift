@@ -53,7 +53,7 @@ struct GenerateCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.generate")
-        let llama = try LlamaModel(path: model)
+        let llama = try LanguageModel(path: model)
         let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
         var options = sampling.options
         let forced = forceIDs.flatMap(Self.ids) ?? []

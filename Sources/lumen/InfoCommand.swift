@@ -12,7 +12,7 @@ struct InfoCommand: ParsableCommand {
     var model: String
 
     func run() throws {
-        let info = ModelInfo(model: try LlamaModel(path: model))
+        let info = ModelInfo(model: try LanguageModel(path: model))
         let width = info.lines.map(\.0.count).max() ?? 0
         for (name, value) in info.lines {
             print(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value)

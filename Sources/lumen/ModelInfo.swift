@@ -3,7 +3,7 @@ import Inference
 
 /// A model's description, as `lumen info` and `lumen bench` show it.
 struct ModelInfo {
-    let model: LlamaModel
+    let model: LanguageModel
 
     /// Bytes of the model file.
     var fileSize: Int { model.gguf.mapping.bytes.count }

@@ -3,11 +3,11 @@ import Testing
 @testable import Inference
 
 /// Writes `bytes` to a temporary file and parses it as a model.
-func loadMutated(_ bytes: [UInt8], name: String = "mutated") throws -> LlamaModel {
+func loadMutated(_ bytes: [UInt8], name: String = "mutated") throws -> LanguageModel {
     let url = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-\(name)-\(UUID().uuidString).gguf")
     try Data(bytes).write(to: url)
     defer { try? FileManager.default.removeItem(at: url) }
-    return try LlamaModel(path: url.path)
+    return try LanguageModel(path: url.path)
 }
 
 /// Replaces the string value of metadata `key` with `value` (of the same length).
@@ -34,7 +34,7 @@ struct GGUFFileTests {
         #expect(gguf.metadata["tokenizer.ggml.tokens"]?.arrayValue?.count == 512)
         #expect(gguf.tensors.count == 48)
         #expect(gguf.tensorsByName["blk.0.attn_k.weight"]?.shape == [64, 32])
-        let model = try LlamaModel(gguf: gguf)
+        let model = try LanguageModel(gguf: gguf)
         #expect(model.configuration.headCountKV == 4 && model.configuration.blockCount == 5)
         #expect(model.parameterCount == gguf.tensors.reduce(0) { $0 + $1.elementCount })
     }

@@ -27,7 +27,7 @@ func greedy(_ count: Int) -> GenerationOptions {
 struct GenerationTests {
     @Test("greedy generation reproduces llama.cpp's ids", arguments: ["stories260K", "quant-test-f32"])
     func greedyIDs(model name: String) async throws {
-        let session = ModelSession(model: try LlamaModel(path: try TestData.path("models/\(name).gguf")), threads: 2)
+        let session = ModelSession(model: try LanguageModel(path: try TestData.path("models/\(name).gguf")), threads: 2)
         let cases = try ReferenceCase.load(name)
         for (index, reference) in cases.enumerated() {
             let prompt = index == 0 ? "Once upon a time" : "Lily and Ben were"
@@ -41,7 +41,7 @@ struct GenerationTests {
 
     @Test("a generation that fills the context ends with finish reason context, every slot used")
     func contextFull() async throws {
-        let session = ModelSession(model: try LlamaModel(path: try TestData.path("models/stories260K.gguf")), contextLength: 16, threads: 1)
+        let session = ModelSession(model: try LanguageModel(path: try TestData.path("models/stories260K.gguf")), contextLength: 16, threads: 1)
         let prompt = session.tokenize("Once upon a time")
         let (ids, _, summary) = try await collect(session.generate("Once upon a time", options: greedy(100)))
         #expect(summary?.finishReason == .context)
@@ -50,7 +50,7 @@ struct GenerationTests {
 
     @Test("streamed text equals llama.cpp's concatenated pieces, with no broken characters")
     func streamedText() async throws {
-        let session = ModelSession(model: try LlamaModel(path: try TestData.path("models/quant-test-f32.gguf")), threads: 1)
+        let session = ModelSession(model: try LanguageModel(path: try TestData.path("models/quant-test-f32.gguf")), threads: 1)
         let reference = try ReferenceCase.load("quant-test-f32")[0]
         let (_, text, _) = try await collect(session.generate("Once upon a time", options: greedy(reference.greedyIDs.count)))
         #expect(Array(text.utf8) == Array(reference.greedyText.utf8))
@@ -58,7 +58,7 @@ struct GenerationTests {
 
     @Test("cancelling mid-generation stops early, and the session then matches a fresh one")
     func cancellation() async throws {
-        let model = try LlamaModel(path: try TestData.path("models/stories260K.gguf"))
+        let model = try LanguageModel(path: try TestData.path("models/stories260K.gguf"))
         let session = ModelSession(model: model, threads: 1)
         let consumer = Task {
             var received = 0
@@ -86,7 +86,7 @@ struct GenerationTests {
 
     @Test("the same seed gives the same tokens whatever the thread count; another seed differs")
     func seededSampling() async throws {
-        let model = try LlamaModel(path: try TestData.path("models/stories260K.gguf"))
+        let model = try LanguageModel(path: try TestData.path("models/stories260K.gguf"))
         let options = GenerationOptions(sampling: SamplingOptions(temperature: 1.0, topK: 0, topP: 1, minP: 0, seed: 42), maxTokens: 40)
         let one = try await collect(ModelSession(model: model, threads: 1).generate("Once upon a time", options: options))
         let two = try await collect(ModelSession(model: model, threads: 2).generate("Once upon a time", options: options))
@@ -98,7 +98,7 @@ struct GenerationTests {
 
     @Test("a stop string ends generation and is not emitted")
     func stopString() async throws {
-        let model = try LlamaModel(path: try TestData.path("models/stories260K.gguf"))
+        let model = try LanguageModel(path: try TestData.path("models/stories260K.gguf"))
         let session = ModelSession(model: model, threads: 1)
         let full = try await collect(session.generate("Once upon a time", options: greedy(64)))
         let stop = " was"
@@ -112,7 +112,7 @@ struct GenerationTests {
 
     @Test("perplexity and next-token probabilities agree with the forward pass")
     func lookingInside() async throws {
-        let model = try LlamaModel(path: try TestData.path("models/stories260K.gguf"))
+        let model = try LanguageModel(path: try TestData.path("models/stories260K.gguf"))
         let session = ModelSession(model: model, threads: 1)
         let reference = try ReferenceCase.load("stories260K")[0]
         let top = try await session.nextTokenLogProbabilities("Once upon a time", k: 5)

@@ -8,7 +8,7 @@ struct QuantizedFormatTests {
 
     @Test("tight check: within 2e-3 of the f64 dequantized reference, and its greedy ids", arguments: formats)
     func tight(model name: String) async throws {
-        let model = try LlamaModel(path: try TestData.path("models/\(name).gguf"))
+        let model = try LanguageModel(path: try TestData.path("models/\(name).gguf"))
         let reference = try #require(try ReferenceCase.load(name).first)
         let expected = try #require(reference.f64Logits)
         let logits = try teacherForcedLogits(model, reference, steps: expected.count)
@@ -22,7 +22,7 @@ struct QuantizedFormatTests {
 
     @Test("fast path (8-bit activations) against llama.cpp's own logits: max ≤ 2.5, rms ≤ 0.6, cosine ≥ 0.995, confident argmaxes agree", arguments: formats)
     func loose(model name: String) throws {
-        let model = try LlamaModel(path: try TestData.path("models/\(name).gguf"))
+        let model = try LanguageModel(path: try TestData.path("models/\(name).gguf"))
         let reference = try #require(try ReferenceCase.load(name).first)
         let logits = try teacherForcedLogits(model, reference, steps: reference.logits.count, activations: .quantized)
         for (step, expected) in reference.logits.enumerated() {

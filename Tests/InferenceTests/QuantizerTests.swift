@@ -139,8 +139,8 @@ struct QuantizerTests {
             #expect(quantized.metadata[key] == value, "\(key)")
         }
         #expect(quantized.metadata["general.file_type"] == .uint(7))
-        let original = try await collect(ModelSession(model: LlamaModel(gguf: source), threads: 1).generate("Once upon a time", options: greedy(12)))
-        let copy = try await collect(ModelSession(model: LlamaModel(gguf: quantized), threads: 1).generate("Once upon a time", options: greedy(12)))
+        let original = try await collect(ModelSession(model: LanguageModel(gguf: source), threads: 1).generate("Once upon a time", options: greedy(12)))
+        let copy = try await collect(ModelSession(model: LanguageModel(gguf: quantized), threads: 1).generate("Once upon a time", options: greedy(12)))
         #expect(copy.ids.prefix(4) == original.ids.prefix(4))
     }
 

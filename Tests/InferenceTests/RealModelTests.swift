@@ -8,7 +8,7 @@ import Testing
 /// the two recorded positions KL(llama.cpp ‖ Lumen) ≤ 0.02 with the same argmax.
 @Suite("Real models against llama.cpp")
 struct RealModelTests {
-    static let models = [("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf")]
+    static let models = [("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), ("gemma3", "gemma-3-270m-q4_k_m.gguf")]
 
     /// KL(p ‖ q) of the softmaxes of two logit vectors, in nats.
     static func klDivergence(_ p: [Float], _ q: [Float]) -> Double {
@@ -26,7 +26,7 @@ struct RealModelTests {
     @Test("teacher-forced argmax agreement and KL at the recorded positions, both activation paths",
           arguments: models, [ActivationPrecision.quantized, .float32])
     func fidelity(model: (name: String, file: String), activations: ActivationPrecision) throws {
-        let llama = try LlamaModel(path: try TestData.realModel(model.file))
+        let llama = try LanguageModel(path: try TestData.realModel(model.file))
         let root = try #require(try TestData.json("real/\(model.name).json") as? [String: Any])
         let cases = try #require(root["cases"] as? [[String: Any]])
         var agreed = 0, counted = 0

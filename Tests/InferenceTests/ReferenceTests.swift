@@ -31,7 +31,7 @@ struct ReferenceCase {
 }
 
 /// Teacher-forced logits: after the prompt, then after each of the first `steps - 1` greedy ids.
-func teacherForcedLogits(_ model: LlamaModel, _ reference: ReferenceCase, steps: Int, threads: Int = 1,
+func teacherForcedLogits(_ model: LanguageModel, _ reference: ReferenceCase, steps: Int, threads: Int = 1,
                          activations: ActivationPrecision = .float32) throws -> [[Float]] {
     let state = InferenceState(configuration: model.configuration, contextLength: 512, batchCapacity: 64, threads: threads, activations: activations)
     let vocabulary = model.configuration.vocabularySize
@@ -53,7 +53,7 @@ func maxAbsDifference(_ left: [Float], _ right: [Float]) -> Float {
 struct ReferenceTests {
     @Test("stories260K and quant-test-f32: logits within 1e-3", arguments: ["stories260K", "quant-test-f32"])
     func f32Logits(model name: String) throws {
-        let model = try LlamaModel(path: try TestData.path("models/\(name).gguf"))
+        let model = try LanguageModel(path: try TestData.path("models/\(name).gguf"))
         for reference in try ReferenceCase.load(name) {
             let logits = try teacherForcedLogits(model, reference, steps: reference.logits.count)
             for (step, expected) in reference.logits.enumerated() {

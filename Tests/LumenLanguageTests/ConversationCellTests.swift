@@ -38,7 +38,7 @@ struct ConversationCellTests {
         // The reference: the same prompt, written out by hand, into a brand-new session with no
         // cache to reuse.
         let path = models + "/stories260K.gguf"
-        let model = try LlamaModel(path: path)
+        let model = try LanguageModel(path: path)
         let firstReply = try await value("first.text", interpreter)
         let prompt = "SYSTEM: Tell a story.\nUSER: Once upon a time\nASSISTANT: \(firstReply)\nUSER: Then what?\nASSISTANT:"
         let fresh = ModelSession(model: model, threads: 1)

@@ -1,0 +1,106 @@
+/// Gemma 3 (`gemma3`): embeddings scaled by √dim, RMSNorm before and after both attention and
+/// feed-forward, per-head RMSNorm of queries and keys before RoPE (halves pairing), a GELU-gated
+/// feed-forward, and five sliding-window layers (RoPE base 10,000) for every global one.
+struct Gemma3Architecture: ModelArchitecture {
+    static let name = "gemma3"
+
+    static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
+        configuration.ropeStyle = .halves
+        configuration.globalLayerPeriod = 6
+        configuration.localRopeFrequencyBase = 10_000
+        if let type = gguf.metadata["gemma3.rope.scaling.type"]?.stringValue, type != "none" {
+            throw ModelError(file: gguf.path, field: "gemma3.rope.scaling.type", reason: "RoPE scaling \"\(type)\" is not supported yet")
+        }
+    }
+
+    struct Block: Sendable {
+        let attentionNorm, queryNorm, keyNorm, attentionPostNorm: [Float]
+        let query, key, value, attentionOutput: Matrix
+        let feedForwardNorm, feedForwardPostNorm: [Float]
+        let gate, up, down: Matrix
+    }
+
+    let configuration: ModelConfiguration
+    let tokenEmbedding: Matrix
+    let blocks: [Block]
+    let outputNorm: [Float]
+    let output: Matrix
+
+    init(weights: WeightLoader) throws(ModelError) {
+        let c = weights.configuration
+        configuration = c
+        (tokenEmbedding, output) = try weights.embeddingAndOutput()
+        var blocks: [Block] = []
+        for index in 0..<c.blockCount {
+            let prefix = "blk.\(index)."
+            blocks.append(Block(
+                attentionNorm: try weights.vector(prefix + "attn_norm.weight"),
+                queryNorm: try weights.vector(prefix + "attn_q_norm.weight", length: c.headDimension),
+                keyNorm: try weights.vector(prefix + "attn_k_norm.weight", length: c.headDimension),
+                attentionPostNorm: try weights.vector(prefix + "post_attention_norm.weight"),
+                query: try weights.matrix(prefix + "attn_q.weight", columns: c.embeddingLength, rows: c.queryDimension),
+                key: try weights.matrix(prefix + "attn_k.weight", columns: c.embeddingLength, rows: c.kvDimension),
+                value: try weights.matrix(prefix + "attn_v.weight", columns: c.embeddingLength, rows: c.kvDimension),
+                attentionOutput: try weights.matrix(prefix + "attn_output.weight", columns: c.queryDimension, rows: c.embeddingLength),
+                feedForwardNorm: try weights.vector(prefix + "ffn_norm.weight"),
+                feedForwardPostNorm: try weights.vector(prefix + "post_ffw_norm.weight"),
+                gate: try weights.matrix(prefix + "ffn_gate.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
+                up: try weights.matrix(prefix + "ffn_up.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
+                down: try weights.matrix(prefix + "ffn_down.weight", columns: c.feedForwardLength, rows: c.embeddingLength)
+            ))
+        }
+        self.blocks = blocks
+        outputNorm = try weights.vector("output_norm.weight")
+    }
+
+    var matrices: [Matrix] {
+        blocks.flatMap { [$0.query, $0.key, $0.value, $0.attentionOutput, $0.gate, $0.up, $0.down] } + [output]
+    }
+
+    func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
+        let c = configuration
+        let count = tokens.count, dimension = c.embeddingLength
+        let x = state.residual, normed = state.normed
+        let multiply = { (matrix: Matrix, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
+            state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
+        }
+        for (index, token) in tokens.enumerated() {
+            tokenEmbedding.dequantize(row: Int(token), into: x + index * dimension)
+        }
+        Operations.scale(x, by: Float(dimension).squareRoot(), count: count * dimension)
+        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.ropeFrequencyBase,
+                               cosines: state.ropeCosines, sines: state.ropeSines)
+        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.localRopeFrequencyBase ?? c.ropeFrequencyBase,
+                               cosines: state.localRopeCosines, sines: state.localRopeSines)
+        for (layer, block) in blocks.enumerated() {
+            let slides = c.slides(layer: layer)
+            // Attention: x += PostNorm(Wo · attention(RoPE(QNorm(Wq·n)), RoPE(KNorm(Wk·n)), Wv·n)), n = RMSNorm(x).
+            Operations.rmsNorm(x, weights: block.attentionNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            multiply(block.query, normed, state.query)
+            multiply(block.key, normed, state.key)
+            multiply(block.value, normed, state.value)
+            Operations.rmsNorm(state.query, weights: block.queryNorm, epsilon: c.rmsEpsilon, into: state.query,
+                               count: count * c.headCount, width: c.headDimension)
+            Operations.rmsNorm(state.key, weights: block.keyNorm, epsilon: c.rmsEpsilon, into: state.key,
+                               count: count * c.headCountKV, width: c.headDimension)
+            Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c,
+                                    cosines: slides ? state.localRopeCosines : state.ropeCosines,
+                                    sines: slides ? state.localRopeSines : state.ropeSines)
+            Operations.attention(state: state, layer: layer, count: count, configuration: c, window: slides ? c.slidingWindow : nil)
+            multiply(block.attentionOutput, state.attended, normed)
+            Operations.rmsNorm(normed, weights: block.attentionPostNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            Operations.add(normed, to: x, count: count * dimension)
+            // Feed-forward: x += PostNorm(Wdown · (gelu(Wgate·n) ⊙ Wup·n)), n = RMSNorm(x).
+            Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            multiply(block.gate, normed, state.gate)
+            multiply(block.up, normed, state.up)
+            Operations.geGLU(state.gate, state.up, count: count * c.feedForwardLength)
+            multiply(block.down, state.gate, normed)
+            Operations.rmsNorm(normed, weights: block.feedForwardPostNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            Operations.add(normed, to: x, count: count * dimension)
+        }
+        let first = allLogits ? 0 : count - 1
+        Operations.rmsNorm(x + first * dimension, weights: outputNorm, epsilon: c.rmsEpsilon, into: normed, count: count - first, width: dimension)
+        state.pool.multiply(output, normed, into: state.logits, count: count - first, scratch: state.scratch)
+    }
+}

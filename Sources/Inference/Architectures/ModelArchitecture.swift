@@ -1,0 +1,32 @@
+/// A model architecture, as llama.cpp keeps one per `src/models/<arch>.cpp`: what it fixes in the
+/// configuration, which tensors it reads, and its forward pass, written with the shared building
+/// blocks of `Operations`.
+protocol ModelArchitecture: Sendable {
+    /// Its `general.architecture` name.
+    static var name: String { get }
+    /// Sets what the architecture fixes (RoPE style, sliding windows, …) after the generic keys
+    /// have been read.
+    static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError)
+    /// Reads and checks the weights.
+    init(weights: WeightLoader) throws(ModelError)
+    /// Every matrix one generated token reads in full (the output included).
+    var matrices: [Matrix] { get }
+    /// The token embedding (one row read per token).
+    var tokenEmbedding: Matrix { get }
+    /// Runs `tokens` at positions `state.position...`, appending them to the KV cache, and writes
+    /// the logits of the last token (or of every token, with `allLogits`) into `state.logits`.
+    func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool)
+}
+
+/// The architectures Lumen runs, by name: the one table of them.
+enum Architectures {
+    static let all: [any ModelArchitecture.Type] = [LlamaArchitecture.self, Gemma3Architecture.self]
+
+    /// The architecture `general.architecture` names.
+    static func named(_ name: String) -> (any ModelArchitecture.Type)? {
+        all.first { $0.name == name }
+    }
+
+    /// The supported names, for messages.
+    static var names: String { all.map { "\"\($0.name)\"" }.joined(separator: ", ") }
+}

@@ -1,0 +1,70 @@
+/// A loaded model of any architecture Lumen runs: configuration, tokenizer and the
+/// architecture's weights, views into the memory-mapped GGUF file. Immutable and shared by every
+/// session of the file.
+public final class LanguageModel: Sendable {
+    /// The model's shape.
+    public let configuration: ModelConfiguration
+    /// The model's vocabulary.
+    public let tokenizer: Tokenizer
+    /// The parsed file.
+    public let gguf: GGUFFile
+    /// The architecture's weights and forward pass.
+    let architecture: any ModelArchitecture
+
+    /// Loads the model in the GGUF file at `path`.
+    public convenience init(path: String) throws(ModelError) {
+        try self.init(gguf: GGUFFile(path: path))
+    }
+
+    /// Builds the model from a parsed GGUF file, checking every tensor's presence, type and shape.
+    public init(gguf: GGUFFile) throws(ModelError) {
+        self.gguf = gguf
+        tokenizer = try Tokenizer(gguf: gguf)
+        let configuration = try ModelConfiguration(gguf: gguf, vocabularySize: tokenizer.vocabularySize)
+        self.configuration = configuration
+        guard let kind = Architectures.named(configuration.architecture) else {
+            throw ModelError(file: gguf.path, field: "general.architecture", reason: "architecture \"\(configuration.architecture)\" is not supported")
+        }
+        architecture = try kind.init(weights: WeightLoader(gguf: gguf, configuration: configuration))
+    }
+
+    /// Reads one byte of every page of the weights, so the operating system loads them from disk
+    /// now rather than during the first forward pass.
+    public func touchWeights() {
+        let bytes = gguf.mapping.bytes
+        var checksum: UInt8 = 0
+        for offset in stride(from: 0, to: bytes.count, by: 4096) { checksum &+= bytes[offset] }
+        withExtendedLifetime(checksum) {}
+    }
+
+    /// Bytes of weights one generated token reads: every matrix once, but only one row of the
+    /// token embedding (unless it doubles as the output matrix), plus the norm vectors.
+    public var bytesReadPerToken: Int {
+        let norms = (2 * configuration.blockCount + 1) * configuration.embeddingLength * 4
+        return architecture.matrices.reduce(0) { $0 + $1.byteCount } + architecture.tokenEmbedding.rowBytes + norms
+    }
+
+    /// The number of weights.
+    public var parameterCount: Int {
+        gguf.tensors.reduce(0) { $0 + $1.elementCount }
+    }
+
+    /// Runs `tokens` at positions `state.position...` through the model, appending them to the
+    /// state's KV cache, and writes the logits of the last token (or of every token, with
+    /// `allLogits`) into `state.logits`.
+    ///
+    /// - Throws: `ModelError` when the tokens do not fit in the context or are not in the vocabulary.
+    func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool = false) throws(ModelError) {
+        guard state.position + tokens.count <= state.contextLength else {
+            throw ModelError(file: gguf.path, field: "context", reason: "\(state.position + tokens.count) tokens do not fit in the context of \(state.contextLength)")
+        }
+        for token in tokens where token < 0 || Int(token) >= configuration.vocabularySize {
+            throw ModelError(file: gguf.path, field: "token", reason: "id \(token) is outside the vocabulary of \(configuration.vocabularySize)")
+        }
+        guard tokens.count <= state.batchCapacity else {
+            throw ModelError(file: gguf.path, field: "batch", reason: "\(tokens.count) tokens exceed the batch capacity \(state.batchCapacity)")
+        }
+        architecture.forward(tokens, state: state, allLogits: allLogits)
+        state.position += tokens.count
+    }
+}

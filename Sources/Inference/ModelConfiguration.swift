@@ -1,0 +1,111 @@
+/// The shape of a model, read from GGUF metadata under its architecture's prefix (`llama.`,
+/// `gemma3.`, …), with what the architecture fixes besides (RoPE style, sliding windows).
+public struct ModelConfiguration: Sendable, Equatable {
+    /// How RoPE pairs a head's dimensions.
+    public enum RoPEStyle: Sendable, Equatable {
+        /// Adjacent pairs `(x[2i], x[2i+1])` (llama.cpp's "normal" mode).
+        case adjacent
+        /// The two halves `(x[i], x[i + d/2])` (llama.cpp's "NeoX" mode).
+        case halves
+    }
+
+    /// `general.architecture`.
+    public var architecture: String
+    /// Width of the residual stream.
+    public var embeddingLength: Int
+    /// Number of transformer blocks.
+    public var blockCount: Int
+    /// Width of the feed-forward hidden layer.
+    public var feedForwardLength: Int
+    /// Number of query heads.
+    public var headCount: Int
+    /// Number of key/value heads (grouped-query attention when fewer than `headCount`).
+    public var headCountKV: Int
+    /// Width of one head (`attention.key_length`, else embedding length / heads).
+    public var headDimension: Int
+    /// The context the model was trained for.
+    public var contextLength: Int
+    /// RMSNorm epsilon.
+    public var rmsEpsilon: Float
+    /// RoPE frequency base (of the global-attention layers, when some layers slide).
+    public var ropeFrequencyBase: Float
+    /// How many dimensions of each head RoPE rotates.
+    public var ropeDimensionCount: Int
+    /// How RoPE pairs dimensions.
+    public var ropeStyle: RoPEStyle = .adjacent
+    /// Vocabulary size.
+    public var vocabularySize: Int
+    /// What attention scores are multiplied by.
+    public var attentionScale: Float
+    /// Sliding-window layers see only the last `slidingWindow` positions.
+    public var slidingWindow: Int?
+    /// Every `globalLayerPeriod`-th layer (the last of each period) attends globally; the others slide.
+    public var globalLayerPeriod: Int?
+    /// The RoPE base of sliding-window layers.
+    public var localRopeFrequencyBase: Float?
+
+    /// Width of all query heads together.
+    public var queryDimension: Int { headDimension * headCount }
+    /// Width of the key and value vectors of one position.
+    public var kvDimension: Int { headDimension * headCountKV }
+
+    /// Whether `layer` attends over a sliding window.
+    public func slides(layer: Int) -> Bool {
+        guard slidingWindow != nil, let period = globalLayerPeriod else { return false }
+        return layer % period < period - 1
+    }
+
+    /// Reads the configuration of a GGUF file whose architecture Lumen runs; any other is refused
+    /// by name.
+    public init(gguf: GGUFFile, vocabularySize: Int) throws(ModelError) {
+        let file = gguf.path
+        let architecture = gguf.metadata["general.architecture"]?.stringValue ?? "(none)"
+        guard let kind = Architectures.named(architecture) else {
+            throw ModelError(file: file, field: "general.architecture",
+                             reason: "architecture \"\(architecture)\" is not supported (\(Architectures.names) are)")
+        }
+        let prefix = architecture + "."
+        func integer(_ key: String, default value: Int? = nil) throws(ModelError) -> Int {
+            guard let found = gguf.metadata[prefix + key]?.intValue ?? value else {
+                throw ModelError(file: file, field: prefix + key, reason: "is missing")
+            }
+            guard found > 0, found <= 1 << 24 else {
+                throw ModelError(file: file, field: prefix + key, reason: "\(found) is out of range")
+            }
+            return found
+        }
+        func number(_ key: String, default value: Double) throws(ModelError) -> Float {
+            let found = gguf.metadata[prefix + key]?.doubleValue ?? value
+            guard found.isFinite, found > 0 else {
+                throw ModelError(file: file, field: prefix + key, reason: "\(found) is not a positive number")
+            }
+            return Float(found)
+        }
+        self.architecture = architecture
+        embeddingLength = try integer("embedding_length")
+        blockCount = try integer("block_count")
+        feedForwardLength = try integer("feed_forward_length")
+        headCount = try integer("attention.head_count")
+        headCountKV = try integer("attention.head_count_kv", default: headCount)
+        contextLength = try integer("context_length", default: 2048)
+        rmsEpsilon = try number("attention.layer_norm_rms_epsilon", default: 1e-5)
+        ropeFrequencyBase = try number("rope.freq_base", default: 10_000)
+        guard gguf.metadata[prefix + "attention.key_length"] != nil || embeddingLength % headCount == 0 else {
+            throw ModelError(file: file, field: prefix + "attention.head_count", reason: "\(headCount) heads do not divide the embedding length \(embeddingLength)")
+        }
+        headDimension = try integer("attention.key_length", default: embeddingLength / headCount)
+        guard headCount % headCountKV == 0 else {
+            throw ModelError(file: file, field: prefix + "attention.head_count_kv", reason: "\(headCountKV) key/value heads do not divide \(headCount) query heads")
+        }
+        ropeDimensionCount = try integer("rope.dimension_count", default: headDimension)
+        guard ropeDimensionCount <= headDimension, ropeDimensionCount % 2 == 0 else {
+            throw ModelError(file: file, field: prefix + "rope.dimension_count", reason: "\(ropeDimensionCount) must be even and at most the head width \(headDimension)")
+        }
+        attentionScale = 1 / Float(headDimension).squareRoot()
+        self.vocabularySize = vocabularySize
+        if gguf.metadata[prefix + "attention.sliding_window"] != nil {
+            slidingWindow = try integer("attention.sliding_window")
+        }
+        try kind.configure(&self, gguf: gguf)
+    }
+}

@@ -38,3 +38,17 @@ public enum MetadataValue: Sendable, Equatable {
         return nil
     }
 }
+
+extension MetadataValue {
+    /// The value for people: numbers and strings as they are, arrays by their length.
+    public var displayText: String {
+        switch self {
+        case .uint(let value): String(value)
+        case .int(let value): String(value)
+        case .float(let value): String(value)
+        case .bool(let value): String(value)
+        case .string(let text): text
+        case .array(let elements): "[\(elements.count) values]"
+        }
+    }
+}

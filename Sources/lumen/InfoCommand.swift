@@ -5,16 +5,22 @@ import Inference
 struct InfoCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "info",
-        abstract: "Describe a GGUF model: architecture, parameters, tensor types, context, vocabulary."
+        abstract: "Describe a GGUF file: architecture, parameters, tensor types, context, vocabulary; for a file Lumen cannot run, what it holds and why not."
     )
 
     @Argument(help: "Path of a GGUF model file.")
     var model: String
 
     func run() throws {
-        let info = ModelInfo(model: try LanguageModel(path: model))
-        let width = info.lines.map(\.0.count).max() ?? 0
-        for (name, value) in info.lines {
+        let gguf = try GGUFFile(path: model)
+        let lines: [(String, String)]
+        do {
+            lines = ModelInfo(model: try LanguageModel(gguf: gguf)).lines
+        } catch {
+            lines = ModelInfo.describe(gguf, failure: error)
+        }
+        let width = lines.map(\.0.count).max() ?? 0
+        for (name, value) in lines {
             print(name.padding(toLength: width, withPad: " ", startingAt: 0) + "  " + value)
         }
     }

@@ -9,9 +9,30 @@ struct ModelInfo {
     var fileSize: Int { model.gguf.mapping.bytes.count }
 
     /// The tensor types with how many tensors and bytes each has, largest first.
-    var tensorTypes: [(type: TensorType, count: Int, bytes: Int)] {
+    var tensorTypes: [(type: TensorType, count: Int, bytes: Int)] { Self.tensorTypes(model.gguf) }
+
+    /// A description of a file Lumen cannot run: what it is, and why not.
+    static func describe(_ gguf: GGUFFile, failure: ModelError) -> [(String, String)] {
+        let architecture = gguf.metadata["general.architecture"]?.stringValue ?? "-"
+        let prefix = architecture + "."
+        let shape = gguf.metadata.keys.filter { $0.hasPrefix(prefix) }.sorted().map { key in
+            (String(key.dropFirst(prefix.count)), gguf.metadata[key]?.displayText ?? "")
+        }
+        return [
+            ("file", gguf.path),
+            ("architecture", architecture),
+            ("name", gguf.metadata["general.name"]?.stringValue ?? "-"),
+            ("tensors", String(gguf.tensors.count)),
+            ("tensor types", tensorTypes(gguf).map { "\($0.type) ×\($0.count) (\(bytes($0.bytes)))" }.joined(separator: ", ")),
+            ("tokenizer", gguf.metadata["tokenizer.ggml.model"]?.stringValue ?? "-"),
+            ("chat template", gguf.metadata["tokenizer.chat_template"] == nil ? "no" : "yes"),
+        ] + shape + [("runs in Lumen", "no: \(failure.field): \(failure.reason)")]
+    }
+
+    /// The tensor types of `gguf` with how many tensors and bytes each has, largest first.
+    static func tensorTypes(_ gguf: GGUFFile) -> [(type: TensorType, count: Int, bytes: Int)] {
         var totals: [TensorType: (Int, Int)] = [:]
-        for tensor in model.gguf.tensors {
+        for tensor in gguf.tensors {
             let (count, bytes) = totals[tensor.type] ?? (0, 0)
             totals[tensor.type] = (count + 1, bytes + tensor.byteCount)
         }
@@ -23,16 +44,17 @@ struct ModelInfo {
         let configuration = model.configuration
         return [
             ("file", model.gguf.path),
-            ("architecture", "llama"),
+            ("architecture", configuration.architecture),
             ("name", model.gguf.metadata["general.name"]?.stringValue ?? "-"),
             ("parameters", "\(model.parameterCount) (\(Self.count(model.parameterCount)))"),
             ("file size", Self.bytes(fileSize)),
             ("tensor types", tensorTypes.map { "\($0.type) ×\($0.count) (\(Self.bytes($0.bytes)))" }.joined(separator: ", ")),
             ("context length", String(configuration.contextLength)),
             ("vocabulary", "\(configuration.vocabularySize) tokens (\(model.tokenizer.vocabulary.kindDescription))"),
+            ("chat template", model.gguf.metadata["tokenizer.chat_template"] == nil ? "no (ChatML is used)" : "yes"),
             ("embedding", String(configuration.embeddingLength)),
             ("layers", String(configuration.blockCount)),
-            ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value"),
+            ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value, \(configuration.headDimension) wide"),
             ("feed-forward", String(configuration.feedForwardLength)),
             ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions"),
             ("rms epsilon", String(configuration.rmsEpsilon)),

@@ -59,3 +59,12 @@ def test_bench_json_reports_each_test_and_thread_count(model):
     rows = json.loads(result.stdout)
     assert [(row["threads"], row["test"]) for row in rows] == [(1, "pp16"), (1, "tg8"), (2, "pp16"), (2, "tg8")]
     assert all(row["tokensPerSecondMean"] > 0 and row["parameters"] == 292800 for row in rows)
+
+
+def test_info_describes_a_file_lumen_cannot_run_and_says_why():
+    shared = os.environ.get("LUMEN_TEST_DATA", "")
+    result = subprocess.run([lumen_bin(), "info", os.path.join(shared, "models/vocab/ggml-vocab-qwen2.gguf")],
+                            capture_output=True, text=True, check=True)
+    assert "architecture" in result.stdout and "qwen2" in result.stdout
+    assert "embedding_length" in result.stdout and "4096" in result.stdout
+    assert 'runs in Lumen' in result.stdout and 'architecture "qwen2" is not supported' in result.stdout

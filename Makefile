@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv models test test-swift test-integration e2e run measure bench bench-tokenizer clean
+.PHONY: all deps build release venv models test test-swift test-integration e2e run measure bench bench-tokenizer bench-real clean
 
 all: build
 
@@ -79,6 +79,11 @@ bench: release venv
 bench-tokenizer: release models
 	@[ -x "$(LLAMA_TOKENIZE)" ] || { echo "Set LLAMA_TOKENIZE=/path/to/llama-tokenize (see BENCHMARKS.md)"; exit 2; }
 	python3 scripts/bench_tokenizer.py $(BIN_RELEASE) $(LLAMA_TOKENIZE) $(SHARED) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models} 3
+
+## The real models against llama.cpp's llama-bench (built by you, outside the repo), same run.
+bench-real: release models
+	@[ -x "$(LLAMA_BENCH)" ] || { echo "Set LLAMA_BENCH=/path/to/llama-bench (see BENCHMARKS.md)"; exit 2; }
+	python3 scripts/bench_real_models.py $(BIN_RELEASE) $(LLAMA_BENCH) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}
 
 clean:
 	rm -rf .build $(VENV)

@@ -43,6 +43,8 @@ struct BenchCommand: AsyncParsableCommand {
         let tokensPerSecondMean: Double
         let tokensPerSecondSD: Double
         let samples: [Double]
+        /// Bytes of KV cache and buffers of the session measured (its context is -p + -n + 1).
+        let sessionBytes: Int
         /// With `--bandwidth`, on generation rows: the measured read bandwidth (GB/s), the bytes
         /// of weights a token reads, and the best sample as a fraction of bandwidth ÷ bytes.
         var bandwidthGBPerSecond: Double?
@@ -93,7 +95,8 @@ struct BenchCommand: AsyncParsableCommand {
                 var result = Result(
                     model: URL(fileURLWithPath: model).lastPathComponent, sizeBytes: info.fileSize, parameters: llama.parameterCount,
                     types: info.tensorTypes.map { $0.type.description }.joined(separator: "/"), threads: threadCount,
-                    test: name, tokens: tokens, tokensPerSecondMean: mean, tokensPerSecondSD: variance.squareRoot(), samples: samples
+                    test: name, tokens: tokens, tokensPerSecondMean: mean, tokensPerSecondSD: variance.squareRoot(), samples: samples,
+                    sessionBytes: session.stateByteCount
                 )
                 if let measuredBandwidth, name.hasPrefix("tg") {
                     result.bandwidthGBPerSecond = measuredBandwidth / 1e9

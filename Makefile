@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv models test test-swift test-integration e2e run measure bench bench-tokenizer bench-real clean
+.PHONY: all deps build release venv models synthetic-models test test-swift test-integration e2e run measure bench bench-tokenizer bench-real clean
 
 all: build
 
@@ -44,9 +44,18 @@ venv: deps $(VENV)/.installed
 models:
 	scripts/fetch_models.sh
 
+## Random-weight qwen2/qwen3/phi3/Llama-3 models with real vocabularies, always the same bytes
+## (references made from them with llama.cpp are in Tests/reference/synthetic/).
+SYNTHETIC := .build/synthetic-models
+export LUMEN_SYNTHETIC_MODELS ?= $(abspath $(SYNTHETIC))
+synthetic-models: $(SYNTHETIC)/.made
+$(SYNTHETIC)/.made: scripts/make_synthetic_models.py | venv
+	$(PYTHON) scripts/make_synthetic_models.py $(SHARED) $(SYNTHETIC)
+	touch $@
+
 test: test-swift test-integration e2e
 
-test-swift: build models
+test-swift: build models synthetic-models
 	swift test $(SWIFT_FLAGS)
 
 test-integration: build venv

@@ -71,7 +71,7 @@ let package = Package(
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "JinjaTests", dependencies: ["Jinja"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),

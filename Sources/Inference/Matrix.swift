@@ -9,12 +9,12 @@ public struct Matrix: @unchecked Sendable {
     /// The element type.
     public let type: TensorType
     /// Number of rows (output features).
-    public let rows: Int
+    public private(set) var rows: Int
     /// Number of columns (input features).
     public let columns: Int
     /// Bytes per row.
     public let rowBytes: Int
-    let base: UnsafeRawPointer
+    private(set) var base: UnsafeRawPointer
     private let owner: MappedFile
     private let dotKernel: TensorFormat.Dot
     private let dequantizeKernel: TensorFormat.Dequantize
@@ -46,6 +46,15 @@ public struct Matrix: @unchecked Sendable {
 
     /// Bytes of weights.
     public var byteCount: Int { rows * rowBytes }
+
+    /// Rows `range` of this matrix, as a matrix of their own: the parts of a fused tensor (Phi-3's
+    /// QKV and gate–up matrices).
+    func rows(_ range: Range<Int>) -> Matrix {
+        var part = self
+        part.base = base + range.lowerBound * rowBytes
+        part.rows = range.count
+        return part
+    }
 
     /// The dot product of row `row` with `x` (`columns` floats).
     @inline(__always)

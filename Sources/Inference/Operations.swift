@@ -22,12 +22,14 @@ enum Operations {
 
     /// Fills RoPE tables (`[token][pair]` cosines and sines) for `count` tokens starting at
     /// `start`, with frequency base `base`.
-    static func prepareRoPE(start: Int, count: Int, configuration: ModelConfiguration, base: Float,
+    /// `factors` (Llama 3's `rope_freqs`) divide each pair's frequency.
+    static func prepareRoPE(start: Int, count: Int, configuration: ModelConfiguration, base: Float, factors: [Float]? = nil,
                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
         let pairs = configuration.ropeDimensionCount / 2
         for token in 0..<count {
             for pair in 0..<pairs {
-                let angle = Double(start + token) * pow(Double(base), -2 * Double(pair) / Double(configuration.ropeDimensionCount))
+                let factor = Double(factors?[pair] ?? 1)
+                let angle = Double(start + token) * pow(Double(base), -2 * Double(pair) / Double(configuration.ropeDimensionCount)) / factor
                 cosines[token * pairs + pair] = Float(cos(angle))
                 sines[token * pairs + pair] = Float(sin(angle))
             }
@@ -118,6 +120,14 @@ enum Operations {
         for index in 0..<count {
             let x = gate[index]
             gate[index] = 0.5 * x * (1 + tanh(coefficient * x * (1 + 0.044715 * x * x))) * up[index]
+        }
+    }
+
+    /// Adds `bias` to each of `count` rows (`bias.count` wide) of `x`.
+    static func addBias(_ bias: [Float], to x: UnsafeMutablePointer<Float>, count: Int) {
+        for row in 0..<count {
+            let pointer = x + row * bias.count
+            for index in bias.indices { pointer[index] += bias[index] }
         }
     }
 

@@ -65,6 +65,13 @@ struct GenerateCommand: AsyncParsableCommand {
         options.recordedLogits = dumpLogits == nil ? 0 : 2
         let promptTokens = llama.tokenizer.encode(prompt)
         let stop = StopSignal()
+        // Ctrl-C stops the generation (which still ends with its summary) rather than the
+        // process; the handler is in place before the first token can be printed.
+        signal(SIGINT, SIG_IGN)
+        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
+        interrupt.setEventHandler { stop.raise() }
+        interrupt.resume()
+        defer { interrupt.cancel() }
         let streaming = !json
         let generation = Task {
             var summary: GenerationSummary?
@@ -80,11 +87,6 @@ struct GenerateCommand: AsyncParsableCommand {
             }
             return (summary, tokens)
         }
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
-        interrupt.setEventHandler { stop.raise() }
-        interrupt.resume()
-        defer { interrupt.cancel() }
         let (summary, tokens) = try await generation.value
         if let dumpLogits {
             var bytes = Data()

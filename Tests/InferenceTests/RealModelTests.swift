@@ -28,6 +28,30 @@ struct RealModelTests {
     func fidelity(model: (name: String, file: String), activations: ActivationPrecision) throws {
         let llama = try LanguageModel(path: try TestData.realModel(model.file))
         let root = try #require(try TestData.json("real/\(model.name).json") as? [String: Any])
+        try Self.checkFidelity(llama, reference: root, logitsDirectory: try TestData.path("reference/real"), activations: activations)
+    }
+
+    /// The random-weight models of the architectures no real model here covers, made by
+    /// `scripts/make_synthetic_models.py` (`make synthetic-models`) with their family's real
+    /// vocabulary; references made from them with llama.cpp are in `Tests/reference/synthetic/`.
+    static let synthetic = ["qwen2", "qwen3", "phi3", "llama3"]
+
+    @Test("synthetic qwen2, qwen3, phi3 and Llama 3 models against llama.cpp, both activation paths",
+          arguments: synthetic, [ActivationPrecision.quantized, .float32])
+    func syntheticFidelity(name: String, activations: ActivationPrecision) throws {
+        let references = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("reference/synthetic")
+        let data = try Data(contentsOf: references.appendingPathComponent("\(name).json"))
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
+        let path = try TestData.syntheticModel(name)
+        let digest = SHA256Hex.of(file: path)
+        #expect(digest == root["model_sha256"] as? String, "\(path) is not the model the references were made from; run make synthetic-models")
+        try Self.checkFidelity(try LanguageModel(path: path), reference: root, logitsDirectory: references.path, activations: activations)
+    }
+
+    /// The checks of `reference/README.md` on every case of `reference`.
+    static func checkFidelity(_ llama: LanguageModel, reference root: [String: Any], logitsDirectory: String,
+                              activations: ActivationPrecision) throws {
         let cases = try #require(root["cases"] as? [[String: Any]])
         var agreed = 0, counted = 0
         for (index, entry) in cases.enumerated() {
@@ -40,19 +64,19 @@ struct RealModelTests {
             var caseAgreed = 0, caseCounted = 0
             for (step, margin) in reference.topMargins.enumerated() where margin > 0.1 {
                 caseCounted += 1
-                if Self.argmax(logits[step]) == Int(reference.greedyIDs[step]) { caseAgreed += 1 }
+                if argmax(logits[step]) == Int(reference.greedyIDs[step]) { caseAgreed += 1 }
             }
             #expect(caseCounted > 0 && Double(caseAgreed) >= 0.9 * Double(caseCounted), "case \(index): \(caseAgreed)/\(caseCounted)")
             agreed += caseAgreed
             counted += caseCounted
             let vocabulary = llama.configuration.vocabularySize
-            let binary = try Data(contentsOf: URL(fileURLWithPath: try TestData.path("reference/real/\(entry["logits_bin"] as? String ?? "")")))
+            let binary = try Data(contentsOf: URL(fileURLWithPath: logitsDirectory + "/" + (entry["logits_bin"] as? String ?? "")))
             let recorded = binary.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
             for position in 0..<2 {
                 let expected = Array(recorded[(position * vocabulary)..<((position + 1) * vocabulary)])
-                let divergence = Self.klDivergence(expected, logits[position])
+                let divergence = klDivergence(expected, logits[position])
                 #expect(divergence <= 0.02, "case \(index) position \(position): KL \(divergence)")
-                #expect(Self.argmax(expected) == Self.argmax(logits[position]), "case \(index) position \(position): argmax")
+                #expect(argmax(expected) == argmax(logits[position]), "case \(index) position \(position): argmax")
             }
         }
         #expect(Double(agreed) >= 0.95 * Double(counted), "\(agreed)/\(counted) steps agree")

@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import Testing
 
@@ -36,6 +37,18 @@ enum TestData {
         return path
     }
 
+    /// The path of a synthetic model (`make synthetic-models` writes them to
+    /// `LUMEN_SYNTHETIC_MODELS`, default `.build/synthetic-models`).
+    static func syntheticModel(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let folder = ProcessInfo.processInfo.environment["LUMEN_SYNTHETIC_MODELS"] ?? ".build/synthetic-models"
+        let path = folder + "/\(name).gguf"
+        guard FileManager.default.fileExists(atPath: path) else {
+            Issue.record("\(path) is missing: run `make synthetic-models` (scripts/make_synthetic_models.py)", sourceLocation: sourceLocation)
+            throw MissingTestData()
+        }
+        return path
+    }
+
     static func json(_ name: String) throws -> Any {
         try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try path("reference/" + name))))
     }
@@ -53,4 +66,12 @@ func bytes(hex: String) -> [UInt8] {
         index = next
     }
     return result
+}
+
+/// The SHA-256 of a file, as lowercase hex.
+enum SHA256Hex {
+    static func of(file path: String) -> String {
+        guard let data = FileManager.default.contents(atPath: path) else { return "" }
+        return SHA256.hash(data: data).map { String(format: "%02x", $0) }.joined()
+    }
 }

@@ -1,5 +1,6 @@
-/// LLaMA (`llama`), which also covers Mistral-style files and SmolLM: pre-norm blocks of
-/// grouped-query attention with RoPE on adjacent pairs and a SwiGLU feed-forward.
+/// LLaMA (`llama`), which also covers Llama 3 (per-dimension RoPE factors in `rope_freqs`),
+/// Mistral-style files and SmolLM: pre-norm blocks of grouped-query attention with RoPE on
+/// adjacent pairs and a SwiGLU feed-forward.
 struct LlamaArchitecture: ModelArchitecture {
     static let name = "llama"
 
@@ -7,78 +8,28 @@ struct LlamaArchitecture: ModelArchitecture {
         configuration.ropeStyle = .adjacent
     }
 
-    struct Block: Sendable {
-        let attentionNorm: [Float]
-        let query, key, value, attentionOutput: Matrix
-        let feedForwardNorm: [Float]
-        let gate, up, down: Matrix
-    }
-
     let configuration: ModelConfiguration
     let tokenEmbedding: Matrix
-    let blocks: [Block]
+    let blocks: [DecoderBlock]
     let outputNorm: [Float]
     let output: Matrix
+    /// Llama 3's frequency factors, one per RoPE pair.
+    let ropeFactors: [Float]?
 
     init(weights: WeightLoader) throws(ModelError) {
-        let c = weights.configuration
-        configuration = c
+        configuration = weights.configuration
         (tokenEmbedding, output) = try weights.embeddingAndOutput()
-        var blocks: [Block] = []
-        for index in 0..<c.blockCount {
-            let prefix = "blk.\(index)."
-            blocks.append(Block(
-                attentionNorm: try weights.vector(prefix + "attn_norm.weight"),
-                query: try weights.matrix(prefix + "attn_q.weight", columns: c.embeddingLength, rows: c.queryDimension),
-                key: try weights.matrix(prefix + "attn_k.weight", columns: c.embeddingLength, rows: c.kvDimension),
-                value: try weights.matrix(prefix + "attn_v.weight", columns: c.embeddingLength, rows: c.kvDimension),
-                attentionOutput: try weights.matrix(prefix + "attn_output.weight", columns: c.queryDimension, rows: c.embeddingLength),
-                feedForwardNorm: try weights.vector(prefix + "ffn_norm.weight"),
-                gate: try weights.matrix(prefix + "ffn_gate.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
-                up: try weights.matrix(prefix + "ffn_up.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
-                down: try weights.matrix(prefix + "ffn_down.weight", columns: c.feedForwardLength, rows: c.embeddingLength)
-            ))
-        }
+        var blocks: [DecoderBlock] = []
+        for index in 0..<configuration.blockCount { blocks.append(try DecoderBlock.load(layer: index, from: weights)) }
         self.blocks = blocks
         outputNorm = try weights.vector("output_norm.weight")
+        ropeFactors = weights.has("rope_freqs.weight") ? try weights.vector("rope_freqs.weight", length: configuration.ropeDimensionCount / 2) : nil
     }
 
-    var matrices: [Matrix] {
-        blocks.flatMap { [$0.query, $0.key, $0.value, $0.attentionOutput, $0.gate, $0.up, $0.down] } + [output]
-    }
+    var matrices: [Matrix] { blocks.flatMap(\.matrices) + [output] }
 
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
-        let c = configuration
-        let count = tokens.count, dimension = c.embeddingLength
-        let x = state.residual, normed = state.normed
-        let multiply = { (matrix: Matrix, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
-            state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
-        }
-        for (index, token) in tokens.enumerated() {
-            tokenEmbedding.dequantize(row: Int(token), into: x + index * dimension)
-        }
-        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.ropeFrequencyBase,
-                               cosines: state.ropeCosines, sines: state.ropeSines)
-        for (layer, block) in blocks.enumerated() {
-            // Attention: x += Wo · attention(RoPE(Wq·n), RoPE(Wk·n), Wv·n), n = RMSNorm(x).
-            Operations.rmsNorm(x, weights: block.attentionNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            multiply(block.query, normed, state.query)
-            multiply(block.key, normed, state.key)
-            multiply(block.value, normed, state.value)
-            Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
-            Operations.attention(state: state, layer: layer, count: count, configuration: c)
-            multiply(block.attentionOutput, state.attended, normed)
-            Operations.add(normed, to: x, count: count * dimension)
-            // Feed-forward: x += Wdown · (silu(Wgate·n) ⊙ Wup·n), n = RMSNorm(x).
-            Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            multiply(block.gate, normed, state.gate)
-            multiply(block.up, normed, state.up)
-            Operations.swiGLU(state.gate, state.up, count: count * c.feedForwardLength)
-            multiply(block.down, state.gate, normed)
-            Operations.add(normed, to: x, count: count * dimension)
-        }
-        let first = allLogits ? 0 : count - 1
-        Operations.rmsNorm(x + first * dimension, weights: outputNorm, epsilon: c.rmsEpsilon, into: normed, count: count - first, width: dimension)
-        state.pool.multiply(output, normed, into: state.logits, count: count - first, scratch: state.scratch)
+        DecoderBlock.forward(blocks, embedding: tokenEmbedding, outputNorm: outputNorm, output: output, ropeFactors: ropeFactors,
+                             configuration: configuration, tokens: tokens, state: state, allLogits: allLogits)
     }
 }

@@ -20,7 +20,8 @@ protocol ModelArchitecture: Sendable {
 
 /// The architectures Lumen runs, by name: the one table of them.
 enum Architectures {
-    static let all: [any ModelArchitecture.Type] = [LlamaArchitecture.self, Gemma3Architecture.self]
+    static let all: [any ModelArchitecture.Type] = [LlamaArchitecture.self, Qwen2Architecture.self, Qwen3Architecture.self,
+                                                    Phi3Architecture.self, Gemma3Architecture.self]
 
     /// The architecture `general.architecture` names.
     static func named(_ name: String) -> (any ModelArchitecture.Type)? {

@@ -1,0 +1,86 @@
+/// The pre-norm decoder block LLaMA made common, with the options its descendants add: biases on
+/// the Q/K/V products (Qwen 2), per-head RMSNorm of queries and keys before RoPE (Qwen 3), and
+/// per-dimension RoPE frequency factors (Llama 3's `rope_freqs`). LLaMA, Qwen 2, Qwen 3 and Phi-3
+/// read their tensors into it and share its forward pass.
+struct DecoderBlock: Sendable {
+    let attentionNorm: [Float]
+    let query, key, value: Matrix
+    var queryBias, keyBias, valueBias: [Float]?
+    var queryNorm, keyNorm: [Float]?
+    let attentionOutput: Matrix
+    let feedForwardNorm: [Float]
+    let gate, up, down: Matrix
+
+    /// The block of layer `index` with separate Q/K/V and gate/up tensors under llama.cpp's names.
+    static func load(layer index: Int, from weights: WeightLoader, biases: Bool = false, queryKeyNorms: Bool = false) throws(ModelError) -> DecoderBlock {
+        let c = weights.configuration, prefix = "blk.\(index)."
+        var block = DecoderBlock(
+            attentionNorm: try weights.vector(prefix + "attn_norm.weight"),
+            query: try weights.matrix(prefix + "attn_q.weight", columns: c.embeddingLength, rows: c.queryDimension),
+            key: try weights.matrix(prefix + "attn_k.weight", columns: c.embeddingLength, rows: c.kvDimension),
+            value: try weights.matrix(prefix + "attn_v.weight", columns: c.embeddingLength, rows: c.kvDimension),
+            attentionOutput: try weights.matrix(prefix + "attn_output.weight", columns: c.queryDimension, rows: c.embeddingLength),
+            feedForwardNorm: try weights.vector(prefix + "ffn_norm.weight"),
+            gate: try weights.matrix(prefix + "ffn_gate.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
+            up: try weights.matrix(prefix + "ffn_up.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
+            down: try weights.matrix(prefix + "ffn_down.weight", columns: c.feedForwardLength, rows: c.embeddingLength))
+        if biases {
+            block.queryBias = try weights.vector(prefix + "attn_q.bias", length: c.queryDimension)
+            block.keyBias = try weights.vector(prefix + "attn_k.bias", length: c.kvDimension)
+            block.valueBias = try weights.vector(prefix + "attn_v.bias", length: c.kvDimension)
+        }
+        if queryKeyNorms {
+            block.queryNorm = try weights.vector(prefix + "attn_q_norm.weight", length: c.headDimension)
+            block.keyNorm = try weights.vector(prefix + "attn_k_norm.weight", length: c.headDimension)
+        }
+        return block
+    }
+
+    /// The matrices one token reads.
+    var matrices: [Matrix] { [query, key, value, attentionOutput, gate, up, down] }
+
+    /// The whole model's forward pass over these blocks: embedding rows → per block
+    /// x += Wo · attention(RoPE(Wq·n), RoPE(Wk·n), Wv·n) with n = RMSNorm(x), then
+    /// x += Wdown · (silu(Wgate·n) ⊙ Wup·n) with n = RMSNorm(x) → final norm → logits.
+    static func forward(_ blocks: [DecoderBlock], embedding: Matrix, outputNorm: [Float], output: Matrix, ropeFactors: [Float]?,
+                        configuration c: ModelConfiguration, tokens: [Int32], state: InferenceState, allLogits: Bool) {
+        let count = tokens.count, dimension = c.embeddingLength
+        let x = state.residual, normed = state.normed
+        let multiply = { (matrix: Matrix, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
+            state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
+        }
+        for (index, token) in tokens.enumerated() {
+            embedding.dequantize(row: Int(token), into: x + index * dimension)
+        }
+        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.ropeFrequencyBase, factors: ropeFactors,
+                               cosines: state.ropeCosines, sines: state.ropeSines)
+        for (layer, block) in blocks.enumerated() {
+            Operations.rmsNorm(x, weights: block.attentionNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            multiply(block.query, normed, state.query)
+            multiply(block.key, normed, state.key)
+            multiply(block.value, normed, state.value)
+            if let bias = block.queryBias { Operations.addBias(bias, to: state.query, count: count) }
+            if let bias = block.keyBias { Operations.addBias(bias, to: state.key, count: count) }
+            if let bias = block.valueBias { Operations.addBias(bias, to: state.value, count: count) }
+            if let norm = block.queryNorm {
+                Operations.rmsNorm(state.query, weights: norm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.headCount, width: c.headDimension)
+            }
+            if let norm = block.keyNorm {
+                Operations.rmsNorm(state.key, weights: norm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.headCountKV, width: c.headDimension)
+            }
+            Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
+            Operations.attention(state: state, layer: layer, count: count, configuration: c)
+            multiply(block.attentionOutput, state.attended, normed)
+            Operations.add(normed, to: x, count: count * dimension)
+            Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            multiply(block.gate, normed, state.gate)
+            multiply(block.up, normed, state.up)
+            Operations.swiGLU(state.gate, state.up, count: count * c.feedForwardLength)
+            multiply(block.down, state.gate, normed)
+            Operations.add(normed, to: x, count: count * dimension)
+        }
+        let first = allLogits ? 0 : count - 1
+        Operations.rmsNorm(x + first * dimension, weights: outputNorm, epsilon: c.rmsEpsilon, into: normed, count: count - first, width: dimension)
+        state.pool.multiply(output, normed, into: state.logits, count: count - first, scratch: state.scratch)
+    }
+}

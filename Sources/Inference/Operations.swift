@@ -123,6 +123,13 @@ enum Operations {
         }
     }
 
+    /// Writes the embedding row of each token into `x` (`width` floats a token).
+    static func embed(_ tokens: [Int32], from embedding: Matrix, into x: UnsafeMutablePointer<Float>, width: Int) {
+        for (index, token) in tokens.enumerated() {
+            embedding.dequantize(row: Int(token), into: x + index * width)
+        }
+    }
+
     /// Adds `bias` to each of `count` rows (`bias.count` wide) of `x`.
     static func addBias(_ bias: [Float], to x: UnsafeMutablePointer<Float>, count: Int) {
         for row in 0..<count {

@@ -4,11 +4,7 @@ import Inference
 
 extension ModelLibrary {
     static func chat(_ arguments: inout Arguments) throws(LumenError) -> ChatSession {
-        let (value, location) = try arguments.requirePositional("conversation")
-        guard case .host(let object) = value, let chat = object as? ChatSession else {
-            throw LumenError(.type, "expected a conversation (from conversation(model)), got \(value.typeName)", at: location)
-        }
-        return chat
+        try hostObject(&arguments, "conversation", "a conversation (from conversation(model))")
     }
 
     static let conversation = Builtin(

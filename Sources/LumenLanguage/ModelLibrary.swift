@@ -60,12 +60,18 @@ enum ModelLibrary {
         }
     }
 
-    static func model(_ arguments: inout Arguments) throws(LumenError) -> LoadedModel {
-        let (value, location) = try arguments.requirePositional("model")
-        guard case .host(let object) = value, let model = object as? LoadedModel else {
-            throw LumenError(.type, "expected a model (from load), got \(value.typeName)", at: location)
+    /// The positional argument `label`, which must be a host object of type `T` (`what` says
+    /// which, in the error).
+    static func hostObject<T: HostObject>(_ arguments: inout Arguments, _ label: String, _ what: String) throws(LumenError) -> T {
+        let (value, location) = try arguments.requirePositional(label)
+        guard case .host(let object) = value, let typed = object as? T else {
+            throw LumenError(.type, "expected \(what), got \(value.typeName)", at: location)
         }
-        return model
+        return typed
+    }
+
+    static func model(_ arguments: inout Arguments) throws(LumenError) -> LoadedModel {
+        try hostObject(&arguments, "model", "a model (from load)")
     }
 
     static let load = Builtin(

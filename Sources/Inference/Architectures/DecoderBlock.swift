@@ -49,9 +49,7 @@ struct DecoderBlock: Sendable {
         let multiply = { (matrix: Matrix, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
             state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
         }
-        for (index, token) in tokens.enumerated() {
-            embedding.dequantize(row: Int(token), into: x + index * dimension)
-        }
+        Operations.embed(tokens, from: embedding, into: x, width: dimension)
         Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.ropeFrequencyBase, factors: ropeFactors,
                                cosines: state.ropeCosines, sines: state.ropeSines)
         for (layer, block) in blocks.enumerated() {
@@ -82,5 +80,46 @@ struct DecoderBlock: Sendable {
         let first = allLogits ? 0 : count - 1
         Operations.rmsNorm(x + first * dimension, weights: outputNorm, epsilon: c.rmsEpsilon, into: normed, count: count - first, width: dimension)
         state.pool.multiply(output, normed, into: state.logits, count: count - first, scratch: state.scratch)
+    }
+}
+
+/// A whole model made of `DecoderBlock`s: embedding, blocks, final norm and output.
+struct DecoderModel: Sendable {
+    let configuration: ModelConfiguration
+    let tokenEmbedding: Matrix
+    let blocks: [DecoderBlock]
+    let outputNorm: [Float]
+    let output: Matrix
+    /// Per-pair RoPE frequency factors (Llama 3's `rope_freqs`, Phi-3's short factors).
+    let ropeFactors: [Float]?
+
+    /// Reads the embedding, output and final norm, and `block(layer)` for each layer.
+    init(weights: WeightLoader, ropeFactors: String? = nil, block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
+        configuration = weights.configuration
+        (tokenEmbedding, output) = try weights.embeddingAndOutput()
+        var blocks: [DecoderBlock] = []
+        for index in 0..<configuration.blockCount { blocks.append(try block(index)) }
+        self.blocks = blocks
+        outputNorm = try weights.vector("output_norm.weight")
+        if let name = ropeFactors, weights.has(name) {
+            self.ropeFactors = try weights.vector(name, length: weights.configuration.ropeDimensionCount / 2)
+        } else {
+            self.ropeFactors = nil
+        }
+    }
+}
+
+/// An architecture whose model is a `DecoderModel`: its matrices and forward pass come from it.
+protocol DecoderArchitecture: ModelArchitecture {
+    var decoder: DecoderModel { get }
+}
+
+extension DecoderArchitecture {
+    var matrices: [Matrix] { decoder.blocks.flatMap(\.matrices) + [decoder.output] }
+    var tokenEmbedding: Matrix { decoder.tokenEmbedding }
+
+    func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
+        DecoderBlock.forward(decoder.blocks, embedding: decoder.tokenEmbedding, outputNorm: decoder.outputNorm, output: decoder.output,
+                             ropeFactors: decoder.ropeFactors, configuration: decoder.configuration, tokens: tokens, state: state, allLogits: allLogits)
     }
 }

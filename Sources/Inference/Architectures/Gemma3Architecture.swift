@@ -64,9 +64,7 @@ struct Gemma3Architecture: ModelArchitecture {
         let multiply = { (matrix: Matrix, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
             state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
         }
-        for (index, token) in tokens.enumerated() {
-            tokenEmbedding.dequantize(row: Int(token), into: x + index * dimension)
-        }
+        Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
         Operations.scale(x, by: Float(dimension).squareRoot(), count: count * dimension)
         Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.ropeFrequencyBase,
                                cosines: state.ropeCosines, sines: state.ropeSines)

@@ -765,3 +765,118 @@ DEFINE_Q4_1_Q8_KERNEL(dot_q4_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
 float lumen_dot_q4_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
     return has_vnni() && !portable ? dot_q4_1_q8_vnni(row, values, scales, sums, count) : dot_q4_1_q8_avx2(row, values, scales, sums, count);
 }
+
+// MARK: - Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS: dequantization by the block definitions
+
+/// Q5_1 blocks (24 bytes): F16 `d`, F16 `m`, 32 fifth bits, 16 bytes of nibbles; w = d·q + m.
+void lumen_dequantize_q5_1(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 32; b++, block += 24, out += 32) {
+        const float d = half_to_float(block), m = half_to_float(block + 2);
+        uint32_t high;
+        memcpy(&high, block + 4, 4);
+        for (int j = 0; j < 16; j++) {
+            out[j] = d * (float)((block[8 + j] & 0x0F) | (((high >> j) & 1) << 4)) + m;
+            out[j + 16] = d * (float)((block[8 + j] >> 4) | (((high >> (j + 16)) & 1) << 4)) + m;
+        }
+    }
+}
+
+/// Q2_K blocks (84 bytes): 16 bytes of 4-bit scales (low) and mins (high), 64 bytes of 2-bit
+/// values, F16 `d` and `dmin`; w = d·scale·q − dmin·min per 16 values.
+void lumen_dequantize_q2_k(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 256; b++, block += 84) {
+        const float d = half_to_float(block + 80), dmin = half_to_float(block + 82);
+        const uint8_t *scales = block, *q = block + 16;
+        int is = 0;
+        for (int half = 0; half < 2; half++, q += 32) {
+            for (int shift = 0; shift < 8; shift += 2) {
+                for (int part = 0; part < 2; part++) {
+                    const uint8_t sc = scales[is++];
+                    const float dl = d * (float)(sc & 0x0F), ml = dmin * (float)(sc >> 4);
+                    for (int l = 0; l < 16; l++) *out++ = dl * (float)((q[l + 16 * part] >> shift) & 3) - ml;
+                }
+            }
+        }
+    }
+}
+
+/// Q3_K blocks (110 bytes): 32 bytes of high-bit masks, 64 bytes of 2-bit values, 12 bytes
+/// packing sixteen 6-bit scales, F16 `d`; w = d·(scale − 32)·(q − 4 unless the high bit is set).
+void lumen_dequantize_q3_k(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 256; b++, block += 110) {
+        const float d = half_to_float(block + 108);
+        const uint8_t *mask = block, *q = block + 32, *packed = block + 96;
+        int8_t scales[16];
+        for (int j = 0; j < 16; j++) {
+            const int low = j < 8 ? (packed[j] & 0x0F) : (packed[j - 8] >> 4);
+            const int high = (packed[8 + (j % 4)] >> (2 * (j / 4))) & 3;
+            scales[j] = (int8_t)((low | (high << 4)) - 32);
+        }
+        int is = 0;
+        uint8_t bit = 1;
+        for (int half = 0; half < 2; half++, q += 32) {
+            for (int shift = 0; shift < 8; shift += 2, bit <<= 1) {
+                for (int part = 0; part < 2; part++) {
+                    const float dl = d * (float)scales[is++];
+                    for (int l = 0; l < 16; l++) {
+                        const int index = l + 16 * part;
+                        *out++ = dl * (float)(((q[index] >> shift) & 3) - ((mask[index] & bit) ? 0 : 4));
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// The 16 values IQ4_NL and IQ4_XS nibbles index (ggml's `kvalues_iq4nl`).
+static const int8_t iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+/// IQ4_NL blocks (18 bytes): F16 `d`, 16 bytes of nibbles; w = d·value[q].
+void lumen_dequantize_iq4_nl(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 32; b++, block += 18, out += 32) {
+        const float d = half_to_float(block);
+        for (int j = 0; j < 16; j++) {
+            out[j] = d * (float)iq4_values[block[2 + j] & 0x0F];
+            out[j + 16] = d * (float)iq4_values[block[2 + j] >> 4];
+        }
+    }
+}
+
+/// IQ4_XS blocks (136 bytes for 256 weights): F16 `d`, the high 2 bits of eight 6-bit scales,
+/// their low 4 bits, 128 bytes of nibbles; sub-block j has w = d·(scale_j − 32)·value[q].
+void lumen_dequantize_iq4_xs(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 256; b++, block += 136) {
+        const float d = half_to_float(block);
+        const uint16_t high = (uint16_t)(block[2] | block[3] << 8);
+        const uint8_t *low = block + 4, *q = block + 8;
+        for (int sub = 0; sub < 8; sub++, q += 16, out += 32) {
+            const int scale = ((low[sub / 2] >> (4 * (sub % 2))) & 0x0F) | (((high >> (2 * sub)) & 3) << 4);
+            const float dl = d * (float)(scale - 32);
+            for (int j = 0; j < 16; j++) {
+                out[j] = dl * (float)iq4_values[q[j] & 0x0F];
+                out[j + 16] = dl * (float)iq4_values[q[j] >> 4];
+            }
+        }
+    }
+}
+
+/// A row of any format with a dequantization kernel · F32 `x`: one block at a time widened on the
+/// stack, then a fused multiply–add dot.
+float lumen_dot_by_dequantizing(void (*dequantize)(const void *, float *, long), long block_size, long block_bytes,
+                                const void *row, const float *x, long count) {
+    float widened[256];
+    __m256 total = _mm256_setzero_ps();
+    const uint8_t *block = (const uint8_t *)row;
+    for (long start = 0; start < count; start += block_size, block += block_bytes) {
+        dequantize(block, widened, block_size);
+        for (long i = 0; i < block_size; i += 8) {
+            total = _mm256_fmadd_ps(_mm256_loadu_ps(widened + i), _mm256_loadu_ps(x + start + i), total);
+        }
+    }
+    return horizontal_sum(total);
+}

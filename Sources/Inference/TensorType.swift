@@ -16,6 +16,8 @@ public enum TensorType: UInt32, Sendable, CaseIterable, CustomStringConvertible 
     case q5_K = 13
     case q6_K = 14
     case q8_K = 15
+    case iq4_nl = 20
+    case iq4_xs = 23
     case bf16 = 30
 
     /// The format's description in `TensorFormat.table`.

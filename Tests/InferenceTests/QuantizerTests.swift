@@ -181,13 +181,13 @@ struct QuantizerTests {
     @Test("a tensor type Lumen cannot compute with is refused, naming the type and tensor")
     func unsupportedType() throws {
         let scratch = try ScratchDirectory()
-        let path = scratch.path + "/q2k.gguf"
-        try Self.singleTensorFile(path, type: .q2_K, shape: [256, 4])
+        let path = scratch.path + "/q8k.gguf"
+        try Self.singleTensorFile(path, type: .q8_K, shape: [256, 4])
         let file = try GGUFFile(path: path)
         #expect {
             _ = try Matrix(try #require(file.tensors.first), in: file)
         } throws: { error in
-            "\(error)".contains("Q2_K") && "\(error)".contains("blk.0.attn_q.weight")
+            "\(error)".contains("Q8_K") && "\(error)".contains("blk.0.attn_q.weight")
         }
     }
 }

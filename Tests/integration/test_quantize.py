@@ -70,3 +70,30 @@ def test_unknown_type_is_refused_with_the_choices(tmp_path):
     assert result.returncode != 0
     assert "unknown type Q3_K" in result.stderr and "Q4_K_M" in result.stderr
     assert not os.listdir(tmp_path)
+
+
+@pytest.mark.parametrize("kind", ["Q5_1", "Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS", "Q4_1"])
+def test_lumen_reads_every_loadable_format_as_the_gguf_package_does(tmp_path, kind):
+    """A file with random blocks of the format (small, finite scales), widened to F32 by Lumen
+    (`lumen quantize IN OUT F32`) and by `gguf.quants.dequantize`: the weights must agree."""
+    import gguf
+    quant_type = gguf.GGMLQuantizationType[kind]
+    block_size, block_bytes = gguf.GGML_QUANT_SIZES[quant_type]
+    rows, columns = 4, 512
+    generator = np.random.default_rng(7)
+    blocks = generator.integers(0, 256, size=(rows * columns // block_size, block_bytes), dtype=np.uint8)
+    # The F16 scale fields of each layout, set to small random values so no weight overflows.
+    scale_offsets = {"Q5_1": [0, 2], "Q4_1": [0, 2], "Q2_K": [80, 82], "Q3_K": [108], "IQ4_NL": [0], "IQ4_XS": [0]}[kind]
+    for offset in scale_offsets:
+        blocks[:, offset:offset + 2] = (generator.random(len(blocks)) * 0.02).astype(np.float16).view(np.uint8).reshape(-1, 2)
+    source = tmp_path / "in.gguf"
+    writer = gguf.GGUFWriter(str(source), "llama")
+    writer.add_tensor("blk.0.ffn_down.weight", blocks.reshape(rows, columns // block_size * block_bytes), raw_dtype=quant_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    quantize(source, tmp_path / "out.gguf", "F32")
+    ours = GGUFReader(str(tmp_path / "out.gguf")).tensors[0].data.reshape(-1)
+    theirs = dequantize(GGUFReader(str(source)).tensors[0].data, quant_type).reshape(-1)
+    assert np.allclose(ours, theirs, rtol=1e-6, atol=1e-6), np.abs(ours - theirs).max()

@@ -34,6 +34,14 @@ void lumen_dequantize_q8_0(const void *row, float *out, long count);
 /// Q4_0 row of `count` weights as floats.
 void lumen_dequantize_q4_0(const void *row, float *out, long count);
 void lumen_dequantize_q4_1(const void *row, float *out, long count);
+void lumen_dequantize_q5_1(const void *row, float *out, long count);
+void lumen_dequantize_q2_k(const void *row, float *out, long count);
+void lumen_dequantize_q3_k(const void *row, float *out, long count);
+void lumen_dequantize_iq4_nl(const void *row, float *out, long count);
+void lumen_dequantize_iq4_xs(const void *row, float *out, long count);
+/// Row · x for a format with only a dequantization kernel (blocks of at most 256 weights).
+float lumen_dot_by_dequantizing(void (*dequantize)(const void *, float *, long), long block_size, long block_bytes,
+                                const void *row, const float *x, long count);
 
 /// Q5_0, Q4_K, Q5_K or Q6_K row of `count` weights as floats, computed as ggml does (Q5_0:
 /// 22-byte blocks of 32; Q4_K 144, Q5_K 176 and Q6_K 210-byte blocks of 256).

@@ -5,7 +5,10 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     case f16 = "F16"
     case q8_0 = "Q8_0"
     case q4_0 = "Q4_0"
+    case q4_1 = "Q4_1"
+    case q5_1 = "Q5_1"
     case q4_K = "Q4_K"
+    case q5_K = "Q5_K"
     case q6_K = "Q6_K"
     case q4_K_M = "Q4_K_M"
     case q5_K_M = "Q5_K_M"
@@ -19,32 +22,19 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// The name, e.g. `Q4_K_M`.
     public var description: String { rawValue }
 
+    /// What each scheme is: the type most matrices get, llama.cpp's `general.file_type`
+    /// (`llama_ftype`) for it, and whether it is one of the `_M` mixes.
+    private static let table: [QuantizationScheme: (baseType: TensorType, fileType: UInt32, isMix: Bool)] = [
+        .f32: (.f32, 0, false), .f16: (.f16, 1, false), .q8_0: (.q8_0, 7, false), .q4_0: (.q4_0, 2, false),
+        .q4_1: (.q4_1, 3, false), .q5_1: (.q5_1, 9, false), .q4_K: (.q4_K, 14, false), .q5_K: (.q5_K, 16, false),
+        .q6_K: (.q6_K, 18, false), .q4_K_M: (.q4_K, 15, true), .q5_K_M: (.q5_K, 17, true),
+    ]
+
     /// The type most matrices get.
-    var baseType: TensorType {
-        switch self {
-        case .f32: .f32
-        case .f16: .f16
-        case .q8_0: .q8_0
-        case .q4_0: .q4_0
-        case .q4_K, .q4_K_M: .q4_K
-        case .q6_K: .q6_K
-        case .q5_K_M: .q5_K
-        }
-    }
+    var baseType: TensorType { Self.table[self]?.baseType ?? .f32 }
 
     /// llama.cpp's `general.file_type` (`llama_ftype`) for the scheme.
-    var fileType: UInt32 {
-        switch self {
-        case .f32: 0
-        case .f16: 1
-        case .q4_0: 2
-        case .q8_0: 7
-        case .q4_K: 14
-        case .q4_K_M: 15
-        case .q5_K_M: 17
-        case .q6_K: 18
-        }
-    }
+    var fileType: UInt32 { Self.table[self]?.fileType ?? 0 }
 
     /// The type for tensor `name` of shape `shape` in a model of `layers` blocks; `tiedOutput`
     /// says the model has no `output.weight` and reuses the token embedding as its output.
@@ -53,12 +43,12 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// matrix (the token embedding when tied) gets Q6_K, and so do `attn_v` and `ffn_down` in the
     /// layers `usesMoreBits` picks.
     /// A matrix whose rows are not a whole number of blocks falls back to a format whose blocks
-    /// fit: Q4_K to Q5_0 (as llama.cpp), Q5_K and Q6_K to Q8_0 (llama.cpp picks Q5_1 for Q5_K,
-    /// which Lumen does not implement), and anything else to F16.
+    /// fit, as llama.cpp does (`TensorFormat.fallback`): Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to
+    /// Q8_0, anything else to F16.
     func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false) -> TensorType {
         guard shape.count >= 2, name.hasSuffix(".weight") else { return .f32 }
         var type = baseType
-        if self == .q4_K_M || self == .q5_K_M {
+        if Self.table[self]?.isMix == true {
             if name == "output.weight" || (tiedOutput && name == "token_embd.weight") {
                 type = .q6_K
             } else if let layer = Self.layer(of: name), name.hasSuffix(".attn_v.weight") || name.hasSuffix(".ffn_down.weight"),

@@ -11,7 +11,7 @@ import time
 import urllib.request
 
 import pytest
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 SHOTS = os.path.join(ROOT, ".build", "e2e")
@@ -94,7 +94,8 @@ def test_streaming_rich_output_and_interrupt_in_jupyterlab(lab):
 
         run_cell(page, 1)
         wait_idle(page)
-        assert "· length]" in output_text(page, 1)
+        # The browser renders the last display update on its own time, after the kernel is idle.
+        expect(page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea")).to_contain_text("· length]", timeout=30000)
         page.screenshot(path=os.path.join(SHOTS, "2-generated.png"))
 
         run_cell(page, 2)
@@ -116,6 +117,7 @@ def test_streaming_rich_output_and_interrupt_in_jupyterlab(lab):
         page.screenshot(path=os.path.join(SHOTS, "4-streaming.png"))
         page.locator("[data-command='notebook:interrupt-kernel']").first.click()
         wait_idle(page)
+        expect(page.locator(".jp-Notebook .jp-Cell").nth(4).locator(".jp-OutputArea")).to_contain_text("Interrupted", timeout=30000)
         text = output_text(page, 4)
         page.screenshot(path=os.path.join(SHOTS, "5-interrupted.png"))
         assert "· interrupted]" in text and "Interrupted" in text

@@ -97,3 +97,21 @@ def test_lumen_reads_every_loadable_format_as_the_gguf_package_does(tmp_path, ki
     ours = GGUFReader(str(tmp_path / "out.gguf")).tensors[0].data.reshape(-1)
     theirs = dequantize(GGUFReader(str(source)).tensors[0].data, quant_type).reshape(-1)
     assert np.allclose(ours, theirs, rtol=1e-6, atol=1e-6), np.abs(ours - theirs).max()
+
+
+@pytest.mark.parametrize("kind", ["Q4_1", "Q5_1"])
+def test_quantizer_writes_what_the_gguf_package_writes(tmp_path, kind):
+    """Q4_1 and Q5_1 from `lumen quantize` are byte for byte the blocks of `gguf.quants.quantize`
+    (the reference quantizers, as in ggml) for every matrix."""
+    import gguf
+    source = shared_model("quant-test-f32.gguf")
+    quantize(source, tmp_path / "out.gguf", kind)
+    originals = {tensor.name: tensor for tensor in GGUFReader(source).tensors}
+    checked = 0
+    for tensor in GGUFReader(str(tmp_path / "out.gguf")).tensors:
+        if tensor.tensor_type != gguf.GGMLQuantizationType[kind]:
+            continue
+        expected = gguf.quants.quantize(np.asarray(originals[tensor.name].data, dtype=np.float32), tensor.tensor_type)
+        assert np.array_equal(np.asarray(tensor.data).reshape(-1), expected.reshape(-1)), tensor.name
+        checked += 1
+    assert checked >= 20

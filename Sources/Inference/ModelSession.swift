@@ -42,22 +42,36 @@ public actor ModelSession {
     /// stays usable.
     /// Raising `stop` also stops it, but lets the stream finish with its summary.
     public nonisolated func generate(_ prompt: String, options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
-        generate(tokens: model.tokenizer.encode(prompt), options: options, stop: stop)
+        stream(.text(prompt), options: options, stop: stop)
     }
 
     /// Generates text after the prompt `tokens` (already tokenized: a rendered chat, say). The
     /// longest prefix the cache already holds is reused, so a conversation's next turn processes
     /// only its new tokens; the summary says how many were reused.
     public nonisolated func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
+        stream(.tokens(tokens), options: options, stop: stop)
+    }
+
+    /// A prompt as text (tokenized on the session's thread) or as tokens.
+    private enum Prompt: Sendable {
+        case text(String)
+        case tokens([Int32])
+    }
+
+    private nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, stop: StopSignal) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
-            await self.produce(promptTokens: tokens, options: options, stop: stop, into: continuation)
+            await self.produce(prompt, options: options, stop: stop, into: continuation)
         }
         continuation.onTermination = { _ in producer.cancel() }
         return stream
     }
 
-    private func produce(promptTokens: [Int32], options: GenerationOptions, stop: StopSignal, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
+    private func produce(_ prompt: Prompt, options: GenerationOptions, stop: StopSignal, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
+        let promptTokens = switch prompt {
+        case .text(let text): model.tokenizer.encode(text)
+        case .tokens(let tokens): tokens
+        }
         do {
             let summary = try run(promptTokens: promptTokens, options: options, stop: stop) { token in
                 continuation.yield(.token(token))

@@ -16,6 +16,9 @@ struct Renderer {
         let caller: Int?
     }
 
+    /// How deeply scopes (macro calls, loops) may nest.
+    static let maximumDepth = 200
+
     private enum Flow {
         case normal
         case breakLoop
@@ -55,6 +58,9 @@ struct Renderer {
                     if case .normal = flow {} else { return flow }
                 }
             case .loop(let targets, let iterable, let filter, let body, let otherwise, let position):
+                guard scopes.count < Self.maximumDepth else {
+                    throw TemplateError(kind: "RecursionError", message: "maximum recursion depth exceeded", line: position.line, column: position.column)
+                }
                 try runLoop(targets: targets, iterable: iterable, filter: filter, body: body, otherwise: otherwise, at: position, into: &output)
             case .assign(let target, let expression, let position):
                 try assign(try evaluate(expression), to: target, at: position)
@@ -380,6 +386,10 @@ struct Renderer {
     }
 
     private mutating func callMacro(_ slot: Int, _ positional: [Value], _ keywords: [String: Value], at position: SourcePosition) throws(TemplateError) -> Value {
+        // A macro that calls itself without end fails as Python does, instead of overflowing the stack.
+        guard scopes.count < Self.maximumDepth else {
+            throw TemplateError(kind: "RecursionError", message: "maximum recursion depth exceeded", line: position.line, column: position.column)
+        }
         let macro = macros[slot]
         var scope: [String: Value] = [:]
         var extra: [Value] = []
@@ -421,7 +431,13 @@ struct Renderer {
             }
             let (start, stop, step) = numbers.count == 1 ? (0, numbers[0], 1) : (numbers[0], numbers[1], numbers.count == 3 ? numbers[2] : 1)
             guard step != 0 else { throw TemplateError(kind: "ValueError", message: "range() arg 3 must not be zero", line: position.line, column: position.column) }
-            return .list(Array(stride(from: start, to: stop, by: step)).map { .int($0) })
+            let items = stride(from: start, to: stop, by: step)
+            // jinja2's sandbox refuses ranges past MAX_RANGE, so a template cannot exhaust memory.
+            guard items.underestimatedCount <= 100_000, (stop - start) / step <= 100_000 else {
+                throw TemplateError(kind: "OverflowError", message: "Range too big. The sandbox blocks ranges larger than MAX_RANGE (100000).",
+                                    line: position.line, column: position.column)
+            }
+            return .list(items.map { .int($0) })
         default:
             return try environment.callGlobal(name, positional, keywords, at: position)
         }

@@ -71,6 +71,9 @@ struct TemplateParser {
 
     /// A body inside a block tag, with the block on the stacks for error messages.
     private mutating func parseBlock(_ tag: String, until endTags: [String]) throws(TemplateError) -> ([Node], (name: String, tokens: TokenStream, position: SourcePosition)) {
+        guard tagStack.count < 200 else {
+            throw .syntax("blocks are nested more than 200 deep", at: pieces.indices.contains(index - 1) ? Self.position(of: pieces[index - 1]) : SourcePosition(line: 1, column: 1))
+        }
         endTagStack.append(endTags)
         tagStack.append(tag)
         defer {
@@ -176,6 +179,8 @@ struct TokenStream {
     private let tokens: [PositionedToken]
     private var index = 0
     private let endPosition: SourcePosition
+    /// How deeply the expression being parsed nests, bounded so input cannot overflow the stack.
+    private var depth = 0
 
     init(_ tokens: [PositionedToken], end: SourcePosition) {
         self.tokens = tokens
@@ -329,6 +334,9 @@ struct TokenStream {
 
     private mutating func parseUnary(withFilter: Bool) throws(TemplateError) -> Expression {
         let at = position
+        depth += 1
+        defer { depth -= 1 }
+        guard depth < 200 else { throw .syntax("the expression is nested more than 200 deep", at: at) }
         var expression: Expression
         if skip(.symbol("-")) {
             expression = .negate(try parseUnary(withFilter: false), at)

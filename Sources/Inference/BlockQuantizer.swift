@@ -25,35 +25,36 @@ enum BlockQuantizer {
         }
     }
 
-    /// Q5_1 as llama.cpp's `quantize_row_q5_1_ref`: Q4_1 with 31 levels, fifth bits apart.
+    /// Q4_1 as llama.cpp's `quantize_row_q4_1_ref`: the block's minimum as `m`, its range over 15
+    /// levels as `d`, each value rounded half up.
+    static func q4_1(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+        let levels = affineLevels(x, steps: 15, destination)
+        for index in 0..<16 {
+            destination.storeBytes(of: UInt8(levels[index] | levels[index + 16] << 4), toByteOffset: 4 + index, as: UInt8.self)
+        }
+    }
+
+    /// Q5_1 as llama.cpp's `quantize_row_q5_1_ref`: Q4_1 with 31 levels, the fifth bits apart.
     static func q5_1(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
-        let minimum = x.min() ?? 0, maximum = x.max() ?? 0
-        let scale = (maximum - minimum) / 31
-        let inverse: Float = scale == 0 ? 0 : 1 / scale
-        storeHalf(scale, destination, 0)
-        storeHalf(minimum, destination, 2)
-        func level(_ value: Float) -> UInt32 { UInt32(min(31, Int((value - minimum) * inverse + 0.5))) }
+        let levels = affineLevels(x, steps: 31, destination)
         var fifthBits: UInt32 = 0
         for index in 0..<16 {
-            let low = level(x[index]), high = level(x[index + 16])
-            destination.storeBytes(of: UInt8(low & 0x0F) | UInt8(high & 0x0F) << 4, toByteOffset: 8 + index, as: UInt8.self)
-            fifthBits |= (low >> 4) << index | (high >> 4) << (index + 16)
+            let low = levels[index], high = levels[index + 16]
+            destination.storeBytes(of: UInt8(low & 0x0F | (high & 0x0F) << 4), toByteOffset: 8 + index, as: UInt8.self)
+            fifthBits |= UInt32(low >> 4) << index | UInt32(high >> 4) << (index + 16)
         }
         destination.storeBytes(of: fifthBits.littleEndian, toByteOffset: 4, as: UInt32.self)
     }
 
-    /// Q4_1 as llama.cpp's `quantize_row_q4_1_ref`: the block's minimum as `m`, its range over 15
-    /// levels as `d`, each value rounded half up.
-    static func q4_1(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+    /// The affine formats' header and levels: stores `d` = range / `steps` and `m` = minimum as
+    /// F16, and returns each value's level, rounded half up (with the unrounded `d`, as ggml).
+    private static func affineLevels(_ x: UnsafeBufferPointer<Float>, steps: Int, _ destination: UnsafeMutableRawPointer) -> [Int] {
         let minimum = x.min() ?? 0, maximum = x.max() ?? 0
-        let scale = (maximum - minimum) / 15
+        let scale = (maximum - minimum) / Float(steps)
         let inverse: Float = scale == 0 ? 0 : 1 / scale
         storeHalf(scale, destination, 0)
         storeHalf(minimum, destination, 2)
-        func level(_ value: Float) -> UInt8 { UInt8(min(15, Int((value - minimum) * inverse + 0.5))) }
-        for index in 0..<16 {
-            destination.storeBytes(of: level(x[index]) | level(x[index + 16]) << 4, toByteOffset: 4 + index, as: UInt8.self)
-        }
+        return x.map { min(steps, Int(($0 - minimum) * inverse + 0.5)) }
     }
 
     private static func storeHalf(_ value: Float, _ destination: UnsafeMutableRawPointer, _ offset: Int) {

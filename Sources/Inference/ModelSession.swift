@@ -45,9 +45,9 @@ public actor ModelSession {
         stream(.text(prompt), options: options, stop: stop)
     }
 
-    /// Generates text after the prompt `tokens` (already tokenized: a rendered chat, say). The
-    /// longest prefix the cache already holds is reused, so a conversation's next turn processes
-    /// only its new tokens; the summary says how many were reused.
+    /// Generates text after the prompt `tokens` (already tokenized: a rendered chat, say). With
+    /// `options.reusesCachedPrefix`, the longest prefix the cache already holds is reused, so a
+    /// conversation's next turn processes only its new tokens; the summary says how many were.
     public nonisolated func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
         stream(.tokens(tokens), options: options, stop: stop)
     }
@@ -96,8 +96,8 @@ public actor ModelSession {
         }
         var summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
                                         promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .length)
-        summary.reusedPromptTokens = min(zip(cachedTokens, promptTokens).prefix { $0 == $1 }.count, promptTokens.count - 1)
-        guard try ingest(promptTokens, stop: stop) else {
+        summary.reusedPromptTokens = options.reusesCachedPrefix ? min(zip(cachedTokens, promptTokens).prefix { $0 == $1 }.count, promptTokens.count - 1) : 0
+        guard try ingest(promptTokens, reusingPrefix: options.reusesCachedPrefix, stop: stop) else {
             summary.finishReason = .cancelled
             return summary
         }
@@ -154,12 +154,17 @@ public actor ModelSession {
         return summary
     }
 
-    /// Brings the cache to hold `tokens`, reusing the longest cached prefix and processing the rest
-    /// in batches; the logits of the last token end up in the state. Returns false if cancelled
-    /// between batches (the cache then holds the batches done, and stays consistent).
-    private func ingest(_ tokens: [Int32], stop: StopSignal? = nil) throws(ModelError) -> Bool {
-        var reused = zip(cachedTokens, tokens).prefix { $0 == $1 }.count
-        reused = min(reused, tokens.count - 1)
+    /// Brings the cache to hold `tokens`, processing them in batches (after the longest cached
+    /// prefix, when `reusingPrefix`); the logits of the last token end up in the state. Returns
+    /// false if cancelled between batches (the cache then holds the batches done, and stays
+    /// consistent).
+    ///
+    /// Without reuse, a prompt is always processed the same way, so a seeded generation gives the
+    /// same tokens whatever ran before it: logits of a reused prefix differ from a fresh batch's
+    /// in the last bits, enough to change a sampled token.
+    private func ingest(_ tokens: [Int32], reusingPrefix: Bool = false, stop: StopSignal? = nil) throws(ModelError) -> Bool {
+        let common = reusingPrefix ? zip(cachedTokens, tokens).prefix { $0 == $1 }.count : 0
+        let reused = min(common, tokens.count - 1)
         state.position = reused
         cachedTokens.removeLast(cachedTokens.count - reused)
         var next = reused

@@ -33,7 +33,8 @@ extension ModelLibrary {
     ) { arguments, context in
         let chat = try chat(&arguments)
         let message = try arguments.string(try arguments.requirePositional("message"), "message")
-        let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
+        var options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
+        options.reusesCachedPrefix = true
         let timeout = try arguments.labelledNumber("timeout")
         try arguments.finish()
         var turn = chat.conversation

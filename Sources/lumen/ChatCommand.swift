@@ -93,7 +93,9 @@ struct ChatCommand: AsyncParsableCommand {
         defer { events.onInterrupt(nil) }
         var text = ""
         var summary: GenerationSummary?
-        for try await event in session.generate(tokens: tokens, options: sampling.options, stop: stop) {
+        var options = sampling.options
+        options.reusesCachedPrefix = true
+        for try await event in session.generate(tokens: tokens, options: options, stop: stop) {
             switch event {
             case .token(let token):
                 text += token.text

@@ -69,6 +69,7 @@ float lumen_dot_f16(const void *row, const float *x, long count) {
 
 void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums) {
     const __m256 sign_mask = _mm256_set1_ps(-0.0f);
+    float *half_sums = sums + count / 32;
     for (long b = 0; b < count / 32; b++, x += 32, values += 32) {
         __m256 v[4];
         __m256 amax = _mm256_setzero_ps();
@@ -93,11 +94,14 @@ void lumen_quantize_q8(const float *x, long count, signed char *values, float *s
         // The packs interleave 128-bit lanes; this permutation restores element order.
         packed8 = _mm256_permutevar8x32_epi32(packed8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
         _mm256_storeu_si256((__m256i *)values, packed8);
+        // Int32 lanes of four values: the low 128 bits hold values 0-15, the high 128 bits 16-31.
         const __m256i total = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), packed8), _mm256_set1_epi16(1));
-        __m128i sum = _mm_add_epi32(_mm256_castsi256_si128(total), _mm256_extracti128_si256(total, 1));
-        sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, _MM_SHUFFLE(1, 0, 3, 2)));
-        sum = _mm_add_epi32(sum, _mm_shuffle_epi32(sum, _MM_SHUFFLE(2, 3, 0, 1)));
-        sums[b] = scale * (float)_mm_cvtsi128_si32(sum);
+        __m256i halves = _mm256_hadd_epi32(total, total);
+        halves = _mm256_hadd_epi32(halves, halves);
+        const int first = _mm256_cvtsi256_si32(halves), second = _mm_cvtsi128_si32(_mm256_extracti128_si256(halves, 1));
+        sums[b] = scale * (float)(first + second);
+        half_sums[2 * b] = scale * (float)first;
+        half_sums[2 * b + 1] = scale * (float)second;
     }
 }
 
@@ -556,7 +560,8 @@ unsigned long long lumen_read_bytes(const void *p, long bytes) {
 
 void lumen_quantize_q8_batch(const float *x, long tokens, long k, signed char *values, float *scales, float *sums) {
     const long blocks = k / 32, padded = (tokens + 7) / 8 * 8;
-    float token_scales[blocks > 0 ? blocks : 1], token_sums[blocks > 0 ? blocks : 1];
+    // A token's sums are followed by its half-block sums (see lumen_quantize_q8), unused here.
+    float token_scales[blocks > 0 ? blocks : 1], token_sums[blocks > 0 ? 3 * blocks : 1];
     for (long t = 0; t < padded; t++) {
         if (t < tokens) {
             lumen_quantize_q8(x + t * k, k, values + t * k, token_scales, token_sums);
@@ -879,4 +884,226 @@ float lumen_dot_by_dequantizing(void (*dequantize)(const void *, float *, long),
         }
     }
     return horizontal_sum(total);
+}
+
+// MARK: - Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS: integer products with 8-bit activations
+
+/// Products of signed weights `w` with signed activations `a` through an unsigned × signed
+/// `PRODUCTS`: |w| meets `a` carrying `w`'s sign (no IQ4 value is −128, so |w| fits a byte).
+#define SIGNED_PRODUCTS(PRODUCTS, w, a) PRODUCTS(_mm256_sign_epi8((w), (w)), _mm256_sign_epi8((a), (w)))
+
+/// `v`'s lanes 2j (lanes 0–3) and 2j + 1 (lanes 4–7): the scales of the two 16-weight
+/// sub-blocks that one 32-value activation block `j` covers.
+static inline __m256 sub_block_pair(__m256 v, int j) {
+    return _mm256_permutevar8x32_ps(v, _mm256_setr_epi32(2 * j, 2 * j, 2 * j, 2 * j, 2 * j + 1, 2 * j + 1, 2 * j + 1, 2 * j + 1));
+}
+
+/// Defines a Q5_1 × 8-bit kernel: unsigned 5-bit weights (nibble plus fifth bit) meet the
+/// activations, d · s scales their products and m · (s · Σ v), which `sums` holds, is added.
+#define DEFINE_Q5_1_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                     \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
+                                 const float *sums, long count) {                                            \
+        const uint8_t *block = (const uint8_t *)row;                                                         \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        float offset = 0.0f;                                                                                 \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
+        for (long b = 0; b < count / 32; b++, block += 24) {                                                 \
+            const __m256i weights = _mm256_or_si256(unpack_nibbles(block + 8, low_mask), q5_0_high_bits(block + 4)); \
+            const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * b));              \
+            offset += half_to_float(block + 2) * sums[b];                                                    \
+            const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                      \
+            const __m256 scale = _mm256_set1_ps(half_to_float(block) * scales[b]);                           \
+            if (b & 1) sum1 = _mm256_fmadd_ps(scale, products, sum1);                                        \
+            else sum0 = _mm256_fmadd_ps(scale, products, sum0);                                              \
+        }                                                                                                    \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1)) + offset;                                           \
+    }
+
+/// One IQ4_NL block `b`: its nibbles look their signed values up in `table`, and their products
+/// times `SCALE` (weight scale × activation scale, broadcast) are added into `acc`.
+#define IQ4_NL_Q8_STEP(PRODUCTS, b, acc, SCALE)                                                              \
+    {                                                                                                        \
+        const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(blocks + 18 * (b) + 2, low_mask)); \
+        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
+        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations)), acc); \
+    }
+
+/// Defines an IQ4_NL × 8-bit kernel. Its blocks are laid out as Q4_0's (F16 d, 16 bytes of
+/// nibbles), so four blocks per step have their scales converted and multiplied together, as in
+/// the Q4_0 kernel, and each block's products go to an accumulator of their own.
+#define DEFINE_IQ4_NL_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                   \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, long count) { \
+        const uint8_t *blocks = (const uint8_t *)row;                                                        \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)iq4_values));     \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
+        __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                       \
+        long b = 0;                                                                                          \
+        for (; b + 3 < count / 32; b += 4) {                                                                 \
+            const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(q4_0_scales4(blocks + 18 * b), _mm_loadu_ps(scales + b))); \
+            IQ4_NL_Q8_STEP(PRODUCTS, b, sum0, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0)))          \
+            IQ4_NL_Q8_STEP(PRODUCTS, b + 1, sum1, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1)))      \
+            IQ4_NL_Q8_STEP(PRODUCTS, b + 2, sum2, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2)))      \
+            IQ4_NL_Q8_STEP(PRODUCTS, b + 3, sum3, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3)))      \
+        }                                                                                                    \
+        for (; b < count / 32; b++) IQ4_NL_Q8_STEP(PRODUCTS, b, sum0, _mm256_set1_ps(half_to_float(blocks + 18 * b) * scales[b])) \
+        return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));          \
+    }
+
+/// Defines an IQ4_XS × 8-bit kernel: each 32-weight sub-block is an IQ4_NL block whose scale is
+/// d · (its 6-bit scale − 32); the eight combined scales of a block are computed as one vector.
+#define DEFINE_IQ4_XS_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                   \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, long count) { \
+        const uint8_t *block = (const uint8_t *)row;                                                         \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)iq4_values));     \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
+        for (long b = 0; b < count / 256; b++, block += 136, values += 256, scales += 8) {                   \
+            const unsigned high = (unsigned)(block[2] | block[3] << 8);                                      \
+            float sub_scales[8];                                                                             \
+            for (int sub = 0; sub < 8; sub++) {                                                              \
+                const int low = (block[4 + sub / 2] >> (4 * (sub % 2))) & 0x0F;                              \
+                sub_scales[sub] = (float)((low | (int)(((high >> (2 * sub)) & 3) << 4)) - 32);               \
+            }                                                                                                \
+            const __m256 combined = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(sub_scales), _mm256_set1_ps(half_to_float(block))), \
+                                                  _mm256_loadu_ps(scales));                                  \
+            for (int sub = 0; sub < 8; sub++) {                                                              \
+                const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(block + 8 + 16 * sub, low_mask)); \
+                const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * sub));        \
+                const __m256 products = _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations)); \
+                const __m256 scale = _mm256_permutevar8x32_ps(combined, _mm256_set1_epi32(sub));             \
+                if (sub & 1) sum1 = _mm256_fmadd_ps(scale, products, sum1);                                  \
+                else sum0 = _mm256_fmadd_ps(scale, products, sum0);                                          \
+            }                                                                                                \
+        }                                                                                                    \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1));                                                    \
+    }
+
+/// The activation scales of 32-value blocks `first` to `first + 3`, each in the two lanes of
+/// the 16-weight sub-blocks it covers.
+static inline __m256 activation_scales_by_sub_block(const float *scales) {
+    return _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(scales)), _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3));
+}
+
+/// Defines a Q2_K × 8-bit kernel. Activation block j (of 32) meets the 2-bit values at shift 2·(j
+/// mod 4) of the 32 bytes of half j / 4; products come in int32 lanes of four weights, lanes 0–3
+/// in one 16-weight sub-block and 4–7 in the next, so each lane takes its sub-block's d · scale ×
+/// the activation scale. The dmin · min each sub-block owes meets the activations' 16-value sums
+/// (`lumen_quantize_q8`'s half sums), sixteen at a time.
+#define DEFINE_Q2_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                     \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
+                                 const float *sums, long count) {                                            \
+        const uint8_t *block = (const uint8_t *)row;                                                         \
+        const float *half_sums = sums + count / 32;                                                          \
+        const __m256i two_bits = _mm256_set1_epi8(3);                                                        \
+        const __m256i nibble_mask = _mm256_set1_epi32(0x0F);                                                 \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();        \
+        for (long b = 0; b < count / 256; b++, block += 84, values += 256, scales += 8, half_sums += 16) {   \
+            const __m256 d = _mm256_set1_ps(half_to_float(block + 80)), dmin = _mm256_set1_ps(half_to_float(block + 82)); \
+            const __m256i packed0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)block));          \
+            const __m256i packed1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(block + 8)));    \
+            const __m256 mins = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(packed0, 4)), _mm256_loadu_ps(half_sums), \
+                                                _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(packed1, 4)), _mm256_loadu_ps(half_sums + 8))); \
+            offsets = _mm256_fmadd_ps(dmin, mins, offsets);                                                  \
+            for (int half = 0; half < 2; half++) {                                                           \
+                const __m256i packed = half ? packed1 : packed0;                                             \
+                const __m256 combined = _mm256_mul_ps(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_and_si256(packed, nibble_mask))), \
+                                                      activation_scales_by_sub_block(scales + 4 * half));    \
+                const __m256i bits = _mm256_loadu_si256((const __m256i *)(block + 16 + 32 * half));          \
+                for (int shift = 0; shift < 4; shift++) {                                                    \
+                    const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * shift), two_bits);        \
+                    const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (4 * half + shift))); \
+                    const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(q, activations));                    \
+                    if (shift & 1) sum1 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum1);  \
+                    else sum0 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum0);            \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        return horizontal_sum(_mm256_sub_ps(_mm256_add_ps(sum0, sum1), offsets));                            \
+    }
+
+/// The sixteen signed 6-bit scales of a Q3_K block's 12 packed bytes, as two vectors of floats
+/// (scales 0–7 and 8–15): low four bits from the nibbles of bytes 0–7 (low nibbles first), top
+/// two bits from bytes 8–11, two bits per scale at shift 2·(j / 4) of byte 8 + j mod 4.
+static inline void q3_k_scales(const uint8_t *packed, __m256 *first, __m256 *second) {
+    uint64_t low;
+    uint32_t high;
+    memcpy(&low, packed, 8);
+    memcpy(&high, packed + 8, 4);
+    const uint64_t top0 = (uint64_t)(high & 0x03030303) | (uint64_t)((high >> 2) & 0x03030303) << 32;
+    const uint64_t top1 = (uint64_t)((high >> 4) & 0x03030303) | (uint64_t)((high >> 6) & 0x03030303) << 32;
+    const __m128i bytes = _mm_sub_epi8(_mm_set_epi64x((long long)(((low >> 4) & 0x0F0F0F0F0F0F0F0FULL) | top1 << 4),
+                                                      (long long)((low & 0x0F0F0F0F0F0F0F0FULL) | top0 << 4)),
+                                       _mm_set1_epi8(32));
+    *first = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(bytes));
+    *second = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(bytes, 8)));
+}
+
+/// Defines a Q3_K × 8-bit kernel. The unsigned 3-bit value u = q + 4 · high bit meets the
+/// activations in int32 lanes of four weights, scaled as in Q2_K by d · (scale − 32) × the
+/// activation scale of their sub-block; weights are u − 4, so 4 · d · (scale − 32) times each
+/// sub-block's activation sum (`lumen_quantize_q8`'s half sums) is taken off, sixteen at a time.
+#define DEFINE_Q3_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                     \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
+                                 const float *sums, long count) {                                            \
+        const uint8_t *block = (const uint8_t *)row;                                                         \
+        const float *half_sums = sums + count / 32;                                                          \
+        const __m256i two_bits = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);                           \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();        \
+        for (long b = 0; b < count / 256; b++, block += 110, values += 256, scales += 8, half_sums += 16) {  \
+            const __m256 d = _mm256_set1_ps(half_to_float(block + 108));                                     \
+            __m256 sub_scales[2];                                                                            \
+            q3_k_scales(block + 96, &sub_scales[0], &sub_scales[1]);                                         \
+            sub_scales[0] = _mm256_mul_ps(d, sub_scales[0]);                                                 \
+            sub_scales[1] = _mm256_mul_ps(d, sub_scales[1]);                                                 \
+            offsets = _mm256_fmadd_ps(sub_scales[0], _mm256_loadu_ps(half_sums),                             \
+                                      _mm256_fmadd_ps(sub_scales[1], _mm256_loadu_ps(half_sums + 8), offsets)); \
+            const __m256i high_bits = _mm256_loadu_si256((const __m256i *)block);                            \
+            for (int half = 0; half < 2; half++) {                                                           \
+                const __m256 combined = _mm256_mul_ps(sub_scales[half], activation_scales_by_sub_block(scales + 4 * half)); \
+                const __m256i bits = _mm256_loadu_si256((const __m256i *)(block + 32 + 32 * half));          \
+                for (int shift = 0; shift < 4; shift++) {                                                    \
+                    const int j = 4 * half + shift;                                                          \
+                    const __m256i bit = _mm256_set1_epi8((char)(1 << j));                                    \
+                    const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit), bit), four); \
+                    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 2 * shift), two_bits), high); \
+                    const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * j));      \
+                    const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(u, activations));                    \
+                    if (shift & 1) sum1 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum1);  \
+                    else sum0 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum0);            \
+                }                                                                                            \
+            }                                                                                                \
+        }                                                                                                    \
+        return horizontal_sum(_mm256_fnmadd_ps(_mm256_set1_ps(4.0f), offsets, _mm256_add_ps(sum0, sum1)));     \
+    }
+
+DEFINE_Q5_1_Q8_KERNEL(dot_q5_1_q8_avx2, , PRODUCTS_AVX2)
+DEFINE_Q5_1_Q8_KERNEL(dot_q5_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+DEFINE_IQ4_NL_Q8_KERNEL(dot_iq4_nl_q8_avx2, , PRODUCTS_AVX2)
+DEFINE_IQ4_NL_Q8_KERNEL(dot_iq4_nl_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+DEFINE_IQ4_XS_Q8_KERNEL(dot_iq4_xs_q8_avx2, , PRODUCTS_AVX2)
+DEFINE_IQ4_XS_Q8_KERNEL(dot_iq4_xs_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+DEFINE_Q2_K_Q8_KERNEL(dot_q2_k_q8_avx2, , PRODUCTS_AVX2)
+DEFINE_Q2_K_Q8_KERNEL(dot_q2_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+DEFINE_Q3_K_Q8_KERNEL(dot_q3_k_q8_avx2, , PRODUCTS_AVX2)
+DEFINE_Q3_K_Q8_KERNEL(dot_q3_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+
+float lumen_dot_q5_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
+    return has_vnni() && !portable ? dot_q5_1_q8_vnni(row, values, scales, sums, count) : dot_q5_1_q8_avx2(row, values, scales, sums, count);
+}
+
+float lumen_dot_iq4_nl_q8(const void *row, const signed char *values, const float *scales, long count, int portable) {
+    return has_vnni() && !portable ? dot_iq4_nl_q8_vnni(row, values, scales, count) : dot_iq4_nl_q8_avx2(row, values, scales, count);
+}
+
+float lumen_dot_iq4_xs_q8(const void *row, const signed char *values, const float *scales, long count, int portable) {
+    return has_vnni() && !portable ? dot_iq4_xs_q8_vnni(row, values, scales, count) : dot_iq4_xs_q8_avx2(row, values, scales, count);
+}
+
+float lumen_dot_q2_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
+    return has_vnni() && !portable ? dot_q2_k_q8_vnni(row, values, scales, sums, count) : dot_q2_k_q8_avx2(row, values, scales, sums, count);
+}
+
+float lumen_dot_q3_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
+    return has_vnni() && !portable ? dot_q3_k_q8_vnni(row, values, scales, sums, count) : dot_q3_k_q8_avx2(row, values, scales, sums, count);
 }

@@ -170,17 +170,17 @@ enum BlockQuantizer {
         }
     }
 
-    /// The best `value ≈ scale · q` for one 16-value sub-block, `q` in `-32...31`, weighting each
-    /// value by its square.
-    private static func fitSymmetric(_ x: ArraySlice<Float>) -> Float {
+    /// The best `value ≈ scale · q` for one 16-value sub-block, `q` in `-maxLevel..<maxLevel`,
+    /// weighting each value by its square.
+    private static func fitSymmetric(_ x: ArraySlice<Float>, maxLevel: Int) -> Float {
         let extreme = x.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
         guard extreme != 0 else { return 0 }
-        var best: (scale: Float, error: Float) = (extreme / -32, .infinity)
+        var best: (scale: Float, error: Float) = (extreme / -Float(maxLevel), .infinity)
         for step in -9...9 {
-            let inverse = -(32 + 0.1 * Float(step)) / extreme
+            let inverse = -(Float(maxLevel) + 0.1 * Float(step)) / extreme
             var sumXL: Float = 0, sumL2: Float = 0
             for value in x {
-                let level = Float(min(31, max(-32, Int((inverse * value).rounded()))))
+                let level = Float(min(maxLevel - 1, max(-maxLevel, Int((inverse * value).rounded()))))
                 let weight = value * value
                 sumXL += weight * value * level
                 sumL2 += weight * level * level
@@ -189,7 +189,7 @@ enum BlockQuantizer {
             let scale = sumXL / sumL2
             var error: Float = 0
             for value in x {
-                let level = Float(min(31, max(-32, Int((value / scale).rounded()))))
+                let level = Float(min(maxLevel - 1, max(-maxLevel, Int((value / scale).rounded()))))
                 let difference = scale * level - value
                 error += value * value * difference * difference
             }
@@ -201,7 +201,7 @@ enum BlockQuantizer {
     /// Q6_K: sixteen sub-blocks of 16 with int8 scales.
     static func q6_K(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
         let values = Array(x)
-        let scales = (0..<16).map { fitSymmetric(values[(16 * $0)..<(16 * $0 + 16)]) }
+        let scales = (0..<16).map { fitSymmetric(values[(16 * $0)..<(16 * $0 + 16)], maxLevel: 32) }
         let extreme = scales.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
         let inverse: Float = extreme == 0 ? 0 : -128 / extreme
         let d = Float(Float16(extreme == 0 ? 0 : 1 / inverse))
@@ -219,6 +219,69 @@ enum BlockQuantizer {
                 destination.storeBytes(of: UInt8(q[1] & 0x0F) | UInt8(q[3] & 0x0F) << 4, toByteOffset: 64 * half + 32 + l, as: UInt8.self)
                 let high = UInt8(q[0] >> 4) | UInt8(q[1] >> 4) << 2 | UInt8(q[2] >> 4) << 4 | UInt8(q[3] >> 4) << 6
                 destination.storeBytes(of: high, toByteOffset: 128 + 32 * half + l, as: UInt8.self)
+            }
+        }
+    }
+    /// Q2_K: sixteen sub-blocks of 16 fitted as `scale · q − min` with `q` in `0...3`, weighting
+    /// each value by its magnitude; scales and mins stored as 4-bit multiples of `d` and `dmin`.
+    static func q2_K(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+        let values = Array(x), weights = values.map { abs($0) }
+        let fits = (0..<16).map { sub in
+            let range = (16 * sub)..<(16 * sub + 16)
+            return fitAffine(values[range], weights[range], levels: 3)
+        }
+        let maxScale = fits.map(\.scale).max() ?? 0, maxMin = fits.map { -$0.offset }.max() ?? 0
+        let d = Float(Float16(maxScale / 15)), dmin = Float(Float16(maxMin / 15))
+        let scaleLevels = fits.map { d > 0 ? min(15, Int(($0.scale / d).rounded())) : 0 }
+        let minLevels = fits.map { dmin > 0 ? min(15, Int((-$0.offset / dmin).rounded())) : 0 }
+        for sub in 0..<16 {
+            destination.storeBytes(of: UInt8(scaleLevels[sub] | minLevels[sub] << 4), toByteOffset: sub, as: UInt8.self)
+        }
+        storeHalf(d, destination, 80)
+        storeHalf(dmin, destination, 82)
+        let levels = values.enumerated().map { index, value -> Int in
+            let scale = d * Float(scaleLevels[index / 16]), offset = dmin * Float(minLevels[index / 16])
+            return scale > 0 ? min(3, max(0, Int(((value + offset) / scale).rounded()))) : 0
+        }
+        storeTwoBitLevels(levels, destination, offset: 16)
+    }
+
+    /// Q3_K: sixteen sub-blocks of 16 fitted as `scale · q` with `q` in `-4...3`, weighting each
+    /// value by its square; scales stored as signed 6-bit multiples of `d`, `q + 4` as two low
+    /// bits and a high bit in a separate mask.
+    static func q3_K(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+        let values = Array(x)
+        let scales = (0..<16).map { fitSymmetric(values[(16 * $0)..<(16 * $0 + 16)], maxLevel: 4) }
+        let extreme = scales.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
+        let inverse: Float = extreme == 0 ? 0 : -32 / extreme
+        let d = Float(Float16(extreme == 0 ? 0 : 1 / inverse))
+        let scaleLevels = scales.map { min(31, max(-32, Int(($0 * inverse).rounded()))) }
+        var packed = [UInt8](repeating: 0, count: 12)
+        for (j, level) in scaleLevels.enumerated() {
+            let stored = UInt8(level + 32)
+            if j < 8 { packed[j] |= stored & 0x0F } else { packed[j - 8] |= (stored & 0x0F) << 4 }
+            packed[8 + j % 4] |= (stored >> 4) << (2 * (j / 4))
+        }
+        for (index, byte) in packed.enumerated() { destination.storeBytes(of: byte, toByteOffset: 96 + index, as: UInt8.self) }
+        storeHalf(d, destination, 108)
+        let levels = values.enumerated().map { index, value -> Int in
+            let scale = d * Float(scaleLevels[index / 16])
+            return (scale != 0 ? min(3, max(-4, Int((value / scale).rounded()))) : 0) + 4
+        }
+        for byte in 0..<32 {
+            let mask = (0..<8).reduce(UInt8(0)) { $0 | (levels[32 * $1 + byte] > 3 ? 1 << $1 : 0) }
+            destination.storeBytes(of: mask, toByteOffset: byte, as: UInt8.self)
+        }
+        storeTwoBitLevels(levels.map { $0 & 3 }, destination, offset: 32)
+    }
+
+    /// The low two bits of 256 levels as Q2_K and Q3_K store them: byte `32h + l` of the 64 at
+    /// `offset` holds levels `128h + l`, `+ 32`, `+ 64` and `+ 96` at shifts 0, 2, 4 and 6.
+    private static func storeTwoBitLevels(_ levels: [Int], _ destination: UnsafeMutableRawPointer, offset: Int) {
+        for half in 0..<2 {
+            for l in 0..<32 {
+                let byte = (0..<4).reduce(0) { $0 | (levels[128 * half + 32 * $1 + l] & 3) << (2 * $1) }
+                destination.storeBytes(of: UInt8(byte), toByteOffset: offset + 32 * half + l, as: UInt8.self)
             }
         }
     }

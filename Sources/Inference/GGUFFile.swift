@@ -21,6 +21,16 @@ public final class GGUFFile: Sendable {
         public var rowCount: Int { elementCount / shape[0] }
     }
 
+    /// A tensor whose type id this version of Lumen does not know: described, never computed with.
+    public struct UnknownTensor: Sendable {
+        /// The tensor's name.
+        public let name: String
+        /// The dimensions, innermost first.
+        public let shape: [Int]
+        /// The type id the file gives.
+        public let typeID: UInt32
+    }
+
     /// Where one metadata entry (key, type and value) lies in the file, so a writer can copy it
     /// byte for byte with its original value type.
     public struct MetadataRecord: Sendable {
@@ -42,6 +52,9 @@ public final class GGUFFile: Sendable {
     public let tensors: [Tensor]
     /// The tensors, by name.
     public let tensorsByName: [String: Tensor]
+    /// Tensors of type ids Lumen does not know (left out of `tensors`); a model or quantizer
+    /// refuses such a file through `requireKnownTypes()`, while `lumen info` still describes it.
+    public let unknownTensors: [UnknownTensor]
     /// The alignment of tensor data.
     public let alignment: Int
 
@@ -95,6 +108,7 @@ public final class GGUFFile: Sendable {
         self.alignment = alignment
 
         var descriptions: [(name: String, shape: [Int], type: TensorType, offset: Int)] = []
+        var unknown: [UnknownTensor] = []
         for index in 0..<Int(tensorCount) {
             let name = try reader.string("tensor \(index) name")
             let dimensionCount = try reader.integer(UInt32.self, "tensor \(name) dimension count")
@@ -110,15 +124,17 @@ public final class GGUFFile: Sendable {
                 shape.append(Int(size))
             }
             let rawType = try reader.integer(UInt32.self, "tensor \(name) type")
-            guard let type = TensorType(rawValue: rawType) else {
-                throw ModelError(file: file, field: "tensor \(name)", reason: "unknown tensor type \(rawType)")
-            }
             let offset = try reader.integer(UInt64.self, "tensor \(name) offset")
             guard offset <= UInt64(mapping.bytes.count) else {
                 throw ModelError(file: file, field: "tensor \(name)", reason: "offset \(offset) is past the end of the file")
             }
-            descriptions.append((name, shape, type, Int(offset)))
+            if let type = TensorType(rawValue: rawType) {
+                descriptions.append((name, shape, type, Int(offset)))
+            } else {
+                unknown.append(UnknownTensor(name: name, shape: shape, typeID: rawType))
+            }
         }
+        unknownTensors = unknown
 
         let dataStart = (reader.offset + alignment - 1) / alignment * alignment
         var tensors: [Tensor] = []
@@ -185,6 +201,14 @@ public final class GGUFFile: Sendable {
         default:
             throw ModelError(file: reader.file, field: field, reason: "unknown value type \(type)")
         }
+    }
+
+    /// Throws, naming the first tensor and its type id, when the file has tensors of types Lumen
+    /// does not know.
+    public func requireKnownTypes() throws(ModelError) {
+        guard let tensor = unknownTensors.first else { return }
+        throw ModelError(file: path, field: "tensor \(tensor.name)",
+                         reason: "tensor type \(tensor.typeID) is unknown to Lumen (a newer ggml type?)")
     }
 
     /// The bytes of `tensor`.

@@ -52,14 +52,15 @@ final class InferenceState {
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
         // 8-bit activations for a whole batch (rounded up to a multiple of 8 tokens): prompt
-        // batches meet quantized weights in integer products.
+        // batches meet quantized weights in integer products. A single token's sums are followed by
+        // its half-block sums (three per block, see `lumen_quantize_q8`).
         let paddedBatch = (batchCapacity + 7) / 8 * 8
         let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: paddedBatch * widest)
         quantizedValues.initialize(repeating: 0, count: paddedBatch * widest)
         self.quantizedValues = quantizedValues
         scratch = MatrixPool.Scratch(
             rows: buffer(threads * MatrixPool.dequantizedRows * widest), quantizedValues: quantizedValues,
-            quantizedScales: buffer(paddedBatch * (widest / 32 + 1)), quantizedSums: buffer(paddedBatch * (widest / 32 + 1)),
+            quantizedScales: buffer(paddedBatch * (widest / 32 + 1)), quantizedSums: buffer(max(paddedBatch, 3) * (widest / 32 + 1)),
             activations: activations
         )
         scores = buffer(threads * contextLength)

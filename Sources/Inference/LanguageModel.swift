@@ -19,6 +19,7 @@ public final class LanguageModel: Sendable {
     /// Builds the model from a parsed GGUF file, checking every tensor's presence, type and shape.
     public init(gguf: GGUFFile) throws(ModelError) {
         self.gguf = gguf
+        try gguf.requireKnownTypes()
         tokenizer = try Tokenizer(gguf: gguf)
         let configuration = try ModelConfiguration(gguf: gguf, vocabularySize: tokenizer.vocabularySize)
         self.configuration = configuration

@@ -51,6 +51,7 @@ public struct ModelQuantizer: Sendable {
         let layers = model.metadata["\(architecture).block_count"]?.intValue
             ?? Set(model.tensors.compactMap { $0.name.hasPrefix("blk.") ? $0.name.split(separator: ".").dropFirst().first : nil }).count
         let tiedOutput = model.tensorsByName["output.weight"] == nil
+        try model.requireKnownTypes()
         return try model.tensors.map { tensor throws(ModelError) in
             guard tensor.type.isSupported else {
                 throw ModelError(file: model.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) cannot be read, so it cannot be converted")

@@ -7,10 +7,14 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     case q4_0 = "Q4_0"
     case q4_1 = "Q4_1"
     case q5_1 = "Q5_1"
+    case q2_K = "Q2_K"
+    case q3_K = "Q3_K"
     case q4_K = "Q4_K"
     case q5_K = "Q5_K"
     case q6_K = "Q6_K"
+    case q3_K_M = "Q3_K_M"
     case q4_K_M = "Q4_K_M"
+    case q5_K_S = "Q5_K_S"
     case q5_K_M = "Q5_K_M"
 
     /// Parses a name such as `q4_k_m` (any case).
@@ -22,12 +26,40 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// The name, e.g. `Q4_K_M`.
     public var description: String { rawValue }
 
+    /// A mix's departure from its base type for one matrix: given the tensor's name without its
+    /// `blk.N.` prefix (e.g. `attn_v.weight`), its layer and the model's layer count, the type it
+    /// gets instead, or nil for the base type. Every mix also gives the output matrix Q6_K.
+    private typealias Mix = @Sendable (_ role: String, _ layer: Int, _ layers: Int) -> TensorType?
+
     /// What each scheme is: the type most matrices get, llama.cpp's `general.file_type`
-    /// (`llama_ftype`) for it, and whether it is one of the `_M` mixes.
-    private static let table: [QuantizationScheme: (baseType: TensorType, fileType: UInt32, isMix: Bool)] = [
-        .f32: (.f32, 0, false), .f16: (.f16, 1, false), .q8_0: (.q8_0, 7, false), .q4_0: (.q4_0, 2, false),
-        .q4_1: (.q4_1, 3, false), .q5_1: (.q5_1, 9, false), .q4_K: (.q4_K, 14, false), .q5_K: (.q5_K, 16, false),
-        .q6_K: (.q6_K, 18, false), .q4_K_M: (.q4_K, 15, true), .q5_K_M: (.q5_K, 17, true),
+    /// (`llama_ftype`) for it, and for llama.cpp's mixes the rules of its `llama_tensor_get_type`.
+    private static let table: [QuantizationScheme: (baseType: TensorType, fileType: UInt32, mix: Mix?)] = [
+        .f32: (.f32, 0, nil), .f16: (.f16, 1, nil), .q8_0: (.q8_0, 7, nil), .q4_0: (.q4_0, 2, nil),
+        .q4_1: (.q4_1, 3, nil), .q5_1: (.q5_1, 9, nil), .q2_K: (.q2_K, 10, nil), .q3_K: (.q3_K, 11, nil),
+        .q4_K: (.q4_K, 14, nil), .q5_K: (.q5_K, 16, nil), .q6_K: (.q6_K, 18, nil),
+        .q3_K_M: (.q3_K, 12, { role, layer, layers in
+            switch role {
+            case "attn_v.weight": layer < 2 ? .q5_K : .q4_K
+            case "ffn_down.weight": layer < layers / 16 ? .q5_K : .q4_K
+            case "attn_output.weight", "attn_qkv.weight": .q4_K
+            default: nil
+            }
+        }),
+        .q4_K_M: (.q4_K, 15, { role, layer, layers in
+            switch role {
+            case "attn_v.weight", "ffn_down.weight": usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
+            case "attn_qkv.weight": .q5_K
+            default: nil
+            }
+        }),
+        .q5_K_S: (.q5_K, 16, { _, _, _ in nil }),
+        .q5_K_M: (.q5_K, 17, { role, layer, layers in
+            switch role {
+            case "attn_v.weight", "ffn_down.weight": usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
+            case "attn_qkv.weight": .q6_K
+            default: nil
+            }
+        }),
     ]
 
     /// The type most matrices get.
@@ -39,21 +71,19 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// The type for tensor `name` of shape `shape` in a model of `layers` blocks; `tiedOutput`
     /// says the model has no `output.weight` and reuses the token embedding as its output.
     ///
-    /// Vectors (norms) stay F32. The mixes follow llama.cpp's `llama_tensor_get_type`: the output
-    /// matrix (the token embedding when tied) gets Q6_K, and so do `attn_v` and `ffn_down` in the
-    /// layers `usesMoreBits` picks.
-    /// A matrix whose rows are not a whole number of blocks falls back to a format whose blocks
-    /// fit, as llama.cpp does (`TensorFormat.fallback`): Q4_K to Q5_0, Q5_K to Q5_1, Q6_K to
-    /// Q8_0, anything else to F16.
+    /// Vectors (norms) stay F32. A scheme named after a type gives every matrix that type; the
+    /// mixes follow llama.cpp's `llama_tensor_get_type` (without an importance matrix): the output
+    /// matrix (the token embedding when tied) gets Q6_K, and the tensors their rules name more
+    /// bits. A matrix whose rows are not a whole number of blocks falls back to a format whose
+    /// blocks fit, as llama.cpp does (`TensorFormat.fallback`), else to F16.
     func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false) -> TensorType {
         guard shape.count >= 2, name.hasSuffix(".weight") else { return .f32 }
         var type = baseType
-        if Self.table[self]?.isMix == true {
+        if let mix = Self.table[self]?.mix {
             if name == "output.weight" || (tiedOutput && name == "token_embd.weight") {
                 type = .q6_K
-            } else if let layer = Self.layer(of: name), name.hasSuffix(".attn_v.weight") || name.hasSuffix(".ffn_down.weight"),
-                      Self.usesMoreBits(layer: layer, of: layers) {
-                type = .q6_K
+            } else if let layer = Self.layer(of: name), let chosen = mix(name.split(separator: ".").dropFirst(2).joined(separator: "."), layer, layers) {
+                type = chosen
             }
         }
         return Self.fitting(type, rowLength: shape[0])

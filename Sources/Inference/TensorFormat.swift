@@ -50,7 +50,7 @@ struct TensorFormat: Sendable {
     /// Whether matrices of this type can be computed with.
     var isComputable: Bool { dequantize != nil && dot != nil }
 
-    /// Every type GGUF numbers, by type.
+    /// Every type GGUF numbers, by type; the types Lumen only describes have a layout and no kernels.
     static let table: [TensorType: TensorFormat] = [
         .f32: TensorFormat("F32", blockSize: 1, blockBytes: 4,
                            dequantize: { row, output, count in UnsafeMutableRawPointer(output).copyMemory(from: row, byteCount: count * 4) },
@@ -88,12 +88,17 @@ struct TensorFormat: Sendable {
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 22) { BlockQuantizer.symmetric($0, $1, levels: 32) }, fallback: .f16),
         .q5_1: TensorFormat("Q5_1", blockSize: 32, blockBytes: 24, dequantize: { lumen_dequantize_q5_1($0, $1, $2) },
                             dot: { lumen_dot_by_dequantizing(lumen_dequantize_q5_1, 32, 24, $0, $1, $2) },
+                            quantizedDot: { lumen_dot_q5_1_q8($0, $1, $2, $3, $4, 0) },
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 24, BlockQuantizer.q5_1), fallback: .f16),
         .q8_1: TensorFormat("Q8_1", blockSize: 32, blockBytes: 36),
         .q2_K: TensorFormat("Q2_K", blockSize: 256, blockBytes: 84, dequantize: { lumen_dequantize_q2_k($0, $1, $2) },
-                            dot: { lumen_dot_by_dequantizing(lumen_dequantize_q2_k, 256, 84, $0, $1, $2) }),
+                            dot: { lumen_dot_by_dequantizing(lumen_dequantize_q2_k, 256, 84, $0, $1, $2) },
+                            quantizedDot: { lumen_dot_q2_k_q8($0, $1, $2, $3, $4, 0) },
+                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 84, BlockQuantizer.q2_K), fallback: .q4_0),
         .q3_K: TensorFormat("Q3_K", blockSize: 256, blockBytes: 110, dequantize: { lumen_dequantize_q3_k($0, $1, $2) },
-                            dot: { lumen_dot_by_dequantizing(lumen_dequantize_q3_k, 256, 110, $0, $1, $2) }),
+                            dot: { lumen_dot_by_dequantizing(lumen_dequantize_q3_k, 256, 110, $0, $1, $2) },
+                            quantizedDot: { lumen_dot_q3_k_q8($0, $1, $2, $3, $4, 0) },
+                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 110, BlockQuantizer.q3_K), fallback: .q4_0),
         .q4_K: TensorFormat("Q4_K", blockSize: 256, blockBytes: 144,
                             dequantize: { lumen_dequantize_q4_k($0, $1, $2) }, dot: { lumen_dot_q4_k($0, $1, $2) },
                             quantizedDot: { lumen_dot_q4_k_q8($0, $1, $2, $3, $4, 0) },
@@ -108,8 +113,27 @@ struct TensorFormat: Sendable {
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 210, BlockQuantizer.q6_K), fallback: .q8_0),
         .q8_K: TensorFormat("Q8_K", blockSize: 256, blockBytes: 292),
         .iq4_nl: TensorFormat("IQ4_NL", blockSize: 32, blockBytes: 18, dequantize: { lumen_dequantize_iq4_nl($0, $1, $2) },
-                              dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_nl, 32, 18, $0, $1, $2) }),
+                              dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_nl, 32, 18, $0, $1, $2) },
+                              quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_nl_q8(row, values, scales, count, 0) }),
         .iq4_xs: TensorFormat("IQ4_XS", blockSize: 256, blockBytes: 136, dequantize: { lumen_dequantize_iq4_xs($0, $1, $2) },
-                              dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_xs, 256, 136, $0, $1, $2) }),
+                              dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_xs, 256, 136, $0, $1, $2) },
+                              quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_xs_q8(row, values, scales, count, 0) }),
+        .iq2_xxs: TensorFormat("IQ2_XXS", blockSize: 256, blockBytes: 66),
+        .iq2_xs: TensorFormat("IQ2_XS", blockSize: 256, blockBytes: 74),
+        .iq3_xxs: TensorFormat("IQ3_XXS", blockSize: 256, blockBytes: 98),
+        .iq1_s: TensorFormat("IQ1_S", blockSize: 256, blockBytes: 50),
+        .iq3_s: TensorFormat("IQ3_S", blockSize: 256, blockBytes: 110),
+        .iq2_s: TensorFormat("IQ2_S", blockSize: 256, blockBytes: 82),
+        .iq1_m: TensorFormat("IQ1_M", blockSize: 256, blockBytes: 56),
+        .i8: TensorFormat("I8", blockSize: 1, blockBytes: 1),
+        .i16: TensorFormat("I16", blockSize: 1, blockBytes: 2),
+        .i32: TensorFormat("I32", blockSize: 1, blockBytes: 4),
+        .i64: TensorFormat("I64", blockSize: 1, blockBytes: 8),
+        .f64: TensorFormat("F64", blockSize: 1, blockBytes: 8),
+        .tq1_0: TensorFormat("TQ1_0", blockSize: 256, blockBytes: 54),
+        .tq2_0: TensorFormat("TQ2_0", blockSize: 256, blockBytes: 66),
+        .mxfp4: TensorFormat("MXFP4", blockSize: 32, blockBytes: 17),
+        .nvfp4: TensorFormat("NVFP4", blockSize: 64, blockBytes: 36),
+        .q1_0: TensorFormat("Q1_0", blockSize: 128, blockBytes: 18),
     ]
 }

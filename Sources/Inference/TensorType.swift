@@ -16,9 +16,26 @@ public enum TensorType: UInt32, Sendable, CaseIterable, CustomStringConvertible 
     case q5_K = 13
     case q6_K = 14
     case q8_K = 15
+    case iq2_xxs = 16
+    case iq2_xs = 17
+    case iq3_xxs = 18
+    case iq1_s = 19
     case iq4_nl = 20
+    case iq3_s = 21
+    case iq2_s = 22
     case iq4_xs = 23
+    case i8 = 24
+    case i16 = 25
+    case i32 = 26
+    case i64 = 27
+    case f64 = 28
+    case iq1_m = 29
     case bf16 = 30
+    case tq1_0 = 34
+    case tq2_0 = 35
+    case mxfp4 = 39
+    case nvfp4 = 40
+    case q1_0 = 41
 
     /// The format's description in `TensorFormat.table`.
     var format: TensorFormat {

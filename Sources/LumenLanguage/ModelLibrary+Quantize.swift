@@ -19,7 +19,7 @@ extension ModelLibrary {
     static let quantize = Builtin(
         name: "quantize",
         signature: "quantize(_ model, to: String, path: String? = nil) -> Model",
-        summary: "Writes the model's weights in another format (F32, F16, Q8_0, Q4_0, Q4_K, Q6_K, Q4_K_M, Q5_K_M; a temporary file unless path is given) and loads the result with the same settings."
+        summary: "Writes the model's weights in another format (\(QuantizationScheme.allCases.map(\.rawValue).joined(separator: ", ")); a temporary file unless path is given) and loads the result with the same settings."
     ) { arguments, context in
         let model = try model(&arguments)
         guard let (schemeName, schemeLocation) = arguments.labelled("to") else {

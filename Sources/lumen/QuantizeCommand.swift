@@ -8,10 +8,11 @@ struct QuantizeCommand: ParsableCommand {
         commandName: "quantize",
         abstract: "Write a copy of a GGUF model with its matrices in another format.",
         discussion: """
-            TYPE is one of F32, F16, Q8_0, Q4_0, Q4_K, Q6_K, Q4_K_M and Q5_K_M. \
-            Single types convert every matrix; Q4_K_M and Q5_K_M are llama.cpp's mixes (Q6_K for \
-            the output matrix and for attn_v and ffn_down in a third of the layers). Metadata and \
-            the tokenizer are kept; the file is written under a temporary name and renamed.
+            TYPE is one of \(QuantizationScheme.allCases.map(\.rawValue).joined(separator: ", ")). \
+            A type's name converts every matrix to it; Q3_K_M, Q4_K_M, Q5_K_S and Q5_K_M are \
+            llama.cpp's mixes (Q6_K for the output matrix, and more bits for attn_v, ffn_down and \
+            attn_output as llama-quantize gives them). Metadata and the tokenizer are kept; the \
+            file is written under a temporary name and renamed.
             """
     )
 

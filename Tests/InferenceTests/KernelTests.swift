@@ -146,11 +146,13 @@ struct KernelFixture {
         return (value, magnitude)
     }
 
-    /// Q8_0 quantization of activations with round-to-nearest-even, as the AVX2 path rounds.
+    /// Q8_0 quantization of activations with round-to-nearest-even, as the AVX2 path rounds;
+    /// `sums` holds each block's scale × the sum of its values, then the same for each half block.
     static func referenceQuantize(_ x: [Float]) -> (values: [Int8], scales: [Float], sums: [Float]) {
         var values: [Int8] = []
         var scales: [Float] = []
         var sums: [Float] = []
+        var halfSums: [Float] = []
         for start in stride(from: 0, to: x.count, by: 32) {
             let block = x[start..<(start + 32)]
             let scale = (block.map { abs($0) }.max() ?? 0) / 127
@@ -158,9 +160,11 @@ struct KernelFixture {
             let inverse: Float = scale != 0 ? 1 / scale : 0
             let quantized = block.map { Int8(($0 * inverse).rounded(.toNearestOrEven)) }
             values += quantized
-            sums.append(scale * Float(quantized.reduce(0) { $0 + Int($1) }))
+            let first = quantized[..<16].reduce(0) { $0 + Int($1) }, second = quantized[16...].reduce(0) { $0 + Int($1) }
+            sums.append(scale * Float(first + second))
+            halfSums += [scale * Float(first), scale * Float(second)]
         }
-        return (values, scales, sums)
+        return (values, scales, sums + halfSums)
     }
 }
 
@@ -190,7 +194,13 @@ struct KernelTests {
             case .q5_0: lumen_dot_q5_0_q8(pointer, q.values, q.scales, q.sums, count, portable)
             case .q4_K: lumen_dot_q4_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
             case .q5_K: lumen_dot_q5_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            default: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count, portable)
+            case .q5_1: lumen_dot_q5_1_q8(pointer, q.values, q.scales, q.sums, count, portable)
+            case .q2_K: lumen_dot_q2_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
+            case .q3_K: lumen_dot_q3_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
+            case .iq4_nl: lumen_dot_iq4_nl_q8(pointer, q.values, q.scales, count, portable)
+            case .iq4_xs: lumen_dot_iq4_xs_q8(pointer, q.values, q.scales, count, portable)
+            case .q6_K: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count, portable)
+            default: .nan
             }
         }
     }
@@ -258,7 +268,7 @@ struct KernelTests {
         for x in inputs {
             var values = [Int8](repeating: 0, count: x.count)
             var scales = [Float](repeating: 0, count: x.count / 32)
-            var sums = [Float](repeating: 0, count: x.count / 32)
+            var sums = [Float](repeating: 0, count: 3 * x.count / 32)
             lumen_quantize_q8(x, x.count, &values, &scales, &sums)
             let expected = KernelFixture.referenceQuantize(x)
             #expect(values == expected.values)

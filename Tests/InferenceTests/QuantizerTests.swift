@@ -55,7 +55,10 @@ struct QuantizerTests {
     }
 
     /// Relative round-trip error each format should stay under on Gaussian-like weights.
-    static let bounds: [(TensorType, Double)] = [(.f16, 1e-3), (.q8_0, 0.01), (.q6_K, 0.03), (.q5_K, 0.05), (.q5_0, 0.06), (.q4_K, 0.1), (.q4_1, 0.1), (.q5_1, 0.06), (.q4_0, 0.12)]
+    static let bounds: [(TensorType, Double)] = [
+        (.f16, 1e-3), (.q8_0, 0.01), (.q6_K, 0.03), (.q5_K, 0.05), (.q5_0, 0.06), (.q4_K, 0.1), (.q4_1, 0.1), (.q5_1, 0.06), (.q4_0, 0.12),
+        (.q3_K, 0.2), (.q2_K, 0.4),
+    ]
 
     @Test("each format round-trips random rows within its precision", arguments: bounds)
     func roundTripError(type: TensorType, bound: Double) throws {
@@ -65,7 +68,7 @@ struct QuantizerTests {
         #expect(rootMeanSquare(error) / rootMeanSquare(x) < bound, "\(type)")
     }
 
-    @Test("zero rows stay zero and a lone outlier keeps its value", arguments: [TensorType.q8_0, .q4_0, .q4_1, .q5_0, .q5_1, .q4_K, .q5_K, .q6_K])
+    @Test("zero rows stay zero and a lone outlier keeps its value", arguments: [TensorType.q8_0, .q4_0, .q4_1, .q5_0, .q5_1, .q2_K, .q3_K, .q4_K, .q5_K, .q6_K])
     func edgeCases(type: TensorType) throws {
         #expect(try Self.roundTrip([Float](repeating: 0, count: 256), type).allSatisfy { $0 == 0 })
         var spike = [Float](repeating: 0, count: 256)
@@ -101,6 +104,49 @@ struct QuantizerTests {
             let theirError = zip(try weights(theirs, name), original).map { $0 - $1 }
             #expect(rootMeanSquare(ourError) <= 1.03 * rootMeanSquare(theirError), "\(name)")
         }
+    }
+
+    /// `Tests/reference/quantization.json` (scripts/make_quantization_references.py): llama.cpp's
+    /// Q2_K, Q3_K_M and Q5_K_S quantizations of quant-test-f32, tensor by tensor.
+    static func llamaCppQuantizations() throws -> [String: Any] {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("reference/quantization.json")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        return try #require(root["schemes"] as? [String: Any])
+    }
+
+    @Test("Q2_K and Q3_K error on every tensor llama.cpp gave that type is within 3% of llama.cpp's",
+          arguments: [(TensorType.q2_K, "Q2_K"), (.q3_K, "Q3_K_M")])
+    func lowBitQuality(type: TensorType, scheme: String) throws {
+        let source = try GGUFFile(path: try TestData.path("models/quant-test-f32.gguf"))
+        let reference = try #require(try Self.llamaCppQuantizations()[scheme] as? [String: Any])
+        let tensors = try #require(reference["tensors"] as? [String: [String: Any]])
+        var compared = 0
+        for (name, entry) in tensors.sorted(by: { $0.key < $1.key }) where entry["type"] as? String == type.description {
+            let theirs = try #require(entry["rms_error"] as? Double)
+            let original = try weights(source, name)
+            let ours = rootMeanSquare(zip(try Self.roundTrip(original, type), original).map { $0 - $1 })
+            #expect(ours <= 1.03 * theirs, "\(name): \(ours) against llama.cpp's \(theirs)")
+            compared += 1
+        }
+        #expect(compared >= 8)
+    }
+
+    @Test("Q3_K_M and Q5_K_S give each tensor llama.cpp's type, and the file its size", arguments: ["Q3_K_M", "Q5_K_S"])
+    func lowBitMixesMatchLlamaCpp(name: String) throws {
+        let scratch = try ScratchDirectory()
+        let reference = try #require(try Self.llamaCppQuantizations()[name] as? [String: Any])
+        let tensors = try #require(reference["tensors"] as? [String: [String: Any]])
+        let source = try GGUFFile(path: try TestData.path("models/quant-test-f32.gguf"))
+        let scheme = try #require(QuantizationScheme(name: name))
+        let output = scratch.path + "/out.gguf"
+        _ = try ModelQuantizer(scheme: scheme, threads: 2).quantize(source, to: output)
+        let ours = try GGUFFile(path: output)
+        #expect(ours.tensors.count == tensors.count)
+        for tensor in ours.tensors {
+            #expect(tensors[tensor.name]?["type"] as? String == tensor.type.description, "\(tensor.name) → \(tensor.type)")
+        }
+        #expect(ours.mapping.bytes.count == reference["file_bytes"] as? Int)
     }
 
     @Test("Q4_K_M gives each tensor the type llama.cpp gave it")

@@ -84,9 +84,9 @@ struct ModelCellTests {
         let quantized = try #require(Double(try await interpreterValue("perplexity(q, \"\(text)\").value", interpreter)))
         #expect(abs(quantized - original) / original < 0.05, "\(original) → \(quantized)")
         await #expect {
-            try await run("quantize(m, to: \"Q3_K\")", on: interpreter)
+            try await run("quantize(m, to: \"IQ2_XXS\")", on: interpreter)
         } throws: { error in
-            (error as? ExecutionError)?.message.contains("unknown format \"Q3_K\"; choose one of F32, F16, Q8_0") == true
+            (error as? ExecutionError)?.message.contains("unknown format \"IQ2_XXS\"; choose one of F32, F16, Q8_0") == true
         }
     }
 

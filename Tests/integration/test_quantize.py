@@ -28,7 +28,7 @@ def fields(reader):
     return {name: field.contents() for name, field in reader.fields.items() if not name.startswith("GGUF.")}
 
 
-@pytest.mark.parametrize("kind", ["F16", "Q8_0", "Q4_0", "Q4_K", "Q6_K", "Q4_K_M", "Q5_K_M"])
+@pytest.mark.parametrize("kind", ["F16", "Q8_0", "Q4_0", "Q2_K", "Q3_K", "Q4_K", "Q6_K", "Q3_K_M", "Q4_K_M", "Q5_K_S", "Q5_K_M"])
 def test_output_is_valid_gguf_with_the_source_metadata(tmp_path, kind):
     source = shared_model("quant-test-f32.gguf")
     result = quantize(source, tmp_path / "out.gguf", kind)
@@ -38,7 +38,8 @@ def test_output_is_valid_gguf_with_the_source_metadata(tmp_path, kind):
     expected = fields(original)
     expected.pop("general.file_type", None)
     got = fields(converted)
-    assert got.pop("general.file_type") == {"F16": 1, "Q8_0": 7, "Q4_0": 2, "Q4_K": 14, "Q6_K": 18, "Q4_K_M": 15, "Q5_K_M": 17}[kind]
+    assert got.pop("general.file_type") == {"F16": 1, "Q8_0": 7, "Q4_0": 2, "Q2_K": 10, "Q3_K": 11, "Q4_K": 14, "Q6_K": 18,
+                                            "Q3_K_M": 12, "Q4_K_M": 15, "Q5_K_S": 16, "Q5_K_M": 17}[kind]
     got.pop("general.quantization_version", None)
     assert got == expected
     assert [(t.name, list(t.shape)) for t in converted.tensors] == [(t.name, list(t.shape)) for t in original.tensors]
@@ -50,6 +51,8 @@ def test_output_is_valid_gguf_with_the_source_metadata(tmp_path, kind):
     ("quant-test-f32.gguf", "Q5_K_M", "Q5_K"),
     ("quant-test-f32.gguf", "Q4_K_M", "Q4_K"),
     ("quant-test-f32.gguf", "Q6_K", "Q6_K"),
+    ("quant-test-f32.gguf", "Q2_K", "Q2_K"),
+    ("quant-test-f32.gguf", "Q3_K_M", "Q3_K"),
 ])
 def test_dequantization_agrees_with_the_gguf_package(tmp_path, model, kind, expected_type):
     quantized, widened = tmp_path / "q.gguf", tmp_path / "f32.gguf"
@@ -65,10 +68,10 @@ def test_dequantization_agrees_with_the_gguf_package(tmp_path, model, kind, expe
 
 
 def test_unknown_type_is_refused_with_the_choices(tmp_path):
-    result = subprocess.run([lumen_bin(), "quantize", shared_model("stories260K.gguf"), str(tmp_path / "x.gguf"), "Q3_K"],
+    result = subprocess.run([lumen_bin(), "quantize", shared_model("stories260K.gguf"), str(tmp_path / "x.gguf"), "IQ2_XXS"],
                             capture_output=True, text=True)
     assert result.returncode != 0
-    assert "unknown type Q3_K" in result.stderr and "Q4_K_M" in result.stderr
+    assert "unknown type IQ2_XXS" in result.stderr and "Q4_K_M" in result.stderr
     assert not os.listdir(tmp_path)
 
 

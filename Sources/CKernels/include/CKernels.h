@@ -14,8 +14,9 @@ float lumen_dot_q4_1(const void *row, const float *x, long count);
 float lumen_dot_f16(const void *row, const float *x, long count);
 
 /// Quantizes `count` floats (a multiple of 32) to 8 bits in blocks of 32, as llama.cpp's Q8_0:
-/// one float scale per block (max |x| / 127) and rounded int8 values; `sums` gets each block's
-/// scale times the sum of its values (what Q4_0's offset of 8 costs).
+/// one float scale per block (max |x| / 127) and rounded int8 values; `sums` (room for
+/// 3 · count / 32 floats) gets each block's scale times the sum of its values (what Q4_0's offset
+/// of 8 costs), then the same for each half block of 16 (what Q2_K's and Q3_K's sub-blocks need).
 void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums);
 /// Q8_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
 float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count);
@@ -65,6 +66,17 @@ float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float 
 /// Q6_K row · 8-bit activations, integer products per four weights scaled by their 16-weight
 /// sub-block's scale (AVX-512 VNNI when the CPU has it and `portable` is 0, else AVX2).
 float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int portable);
+
+/// Q5_1 row · 8-bit activations from `lumen_quantize_q8`: d · s · Σ q·v + m · (s · Σ v) per block.
+float lumen_dot_q5_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+/// IQ4_NL or IQ4_XS row · 8-bit activations, the nibbles' signed values looked up in registers.
+float lumen_dot_iq4_nl_q8(const void *row, const signed char *values, const float *scales, long count, int portable);
+float lumen_dot_iq4_xs_q8(const void *row, const signed char *values, const float *scales, long count, int portable);
+/// Q2_K or Q3_K row · 8-bit activations: integer products in lanes of four weights, each lane
+/// scaled by its 16-weight sub-block's scale; the offsets (Q2_K's mins, Q3_K's 4) meet the half
+/// sums `lumen_quantize_q8` writes after the block sums.
+float lumen_dot_q2_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+float lumen_dot_q3_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
 
 /// Quantizes `tokens` vectors of `k` floats as `lumen_quantize_q8` does, for
 /// `lumen_matmul_q4_0_q8`: values token by token (`k` apart; room for `tokens` rounded up to a

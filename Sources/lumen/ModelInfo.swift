@@ -22,11 +22,14 @@ struct ModelInfo {
             ("file", gguf.path),
             ("architecture", architecture),
             ("name", gguf.metadata["general.name"]?.stringValue ?? "-"),
-            ("tensors", String(gguf.tensors.count)),
-            ("tensor types", tensorTypes(gguf).map { "\($0.type) ×\($0.count) (\(bytes($0.bytes)))" }.joined(separator: ", ")),
+            ("tensors", String(gguf.tensors.count + gguf.unknownTensors.count)),
+            ("tensor types", (tensorTypes(gguf).map { "\($0.type) ×\($0.count) (\(bytes($0.bytes)))" } + unknownTypes(gguf)).joined(separator: ", ")),
             ("tokenizer", gguf.metadata["tokenizer.ggml.model"]?.stringValue ?? "-"),
             ("chat template", gguf.metadata["tokenizer.chat_template"] == nil ? "no" : "yes"),
-        ] + shape + [("runs in Lumen", "no: \(failure.field): \(failure.reason)")]
+        ] + shape + [
+            ("types Lumen cannot compute", (tensorTypes(gguf).filter { !$0.type.isSupported }.map { "\($0.type) ×\($0.count)" } + unknownTypes(gguf)).joined(separator: ", ")),
+            ("runs in Lumen", "no: \(failure.field): \(failure.reason)"),
+        ].filter { !$0.1.isEmpty }
     }
 
     /// The tensor types of `gguf` with how many tensors and bytes each has, largest first.
@@ -37,6 +40,11 @@ struct ModelInfo {
             totals[tensor.type] = (count + 1, bytes + tensor.byteCount)
         }
         return totals.map { ($0.key, $0.value.0, $0.value.1) }.sorted { $0.bytes > $1.bytes }
+    }
+
+    /// The type ids of `gguf` Lumen does not know, with how many tensors each has.
+    static func unknownTypes(_ gguf: GGUFFile) -> [String] {
+        Dictionary(grouping: gguf.unknownTensors, by: \.typeID).sorted { $0.key < $1.key }.map { "type \($0.key) ×\($0.value.count) (unknown to Lumen)" }
     }
 
     /// Lines of `name: value`.

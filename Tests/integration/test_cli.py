@@ -2,6 +2,7 @@
 and `lumen bench --json`, on the shared stories260K model."""
 import json
 import os
+import re
 import signal
 import subprocess
 
@@ -71,3 +72,48 @@ def test_info_describes_a_file_lumen_cannot_run_and_says_why():
     qwen = subprocess.run([lumen_bin(), "info", os.path.join(shared, "models/vocab/ggml-vocab-qwen2.gguf")],
                           capture_output=True, text=True, check=True)
     assert "qwen2" in qwen.stdout and "tensor token_embd.weight: is missing" in qwen.stdout
+
+
+def test_info_describes_every_tensor_type_the_gguf_package_knows_and_unknown_ones(tmp_path):
+    """A file with one small tensor of each type PyPI's `gguf` numbers (its layouts are the oracle)
+    and one of a type id no library knows: `lumen info` lists every type with its tensor's size,
+    and says why the file cannot run, naming the unknown type."""
+    import gguf
+    import numpy as np
+    path = tmp_path / "types.gguf"
+    writer = gguf.GGUFWriter(str(path), "llama")
+    expected = {}
+    for quant_type in gguf.GGMLQuantizationType:
+        if quant_type == gguf.GGMLQuantizationType.Q8_1:
+            continue  # gguf's Q8_1 size (40 bytes) predates ggml's 36-byte block; no file stores Q8_1
+        block_size, block_bytes = gguf.GGML_QUANT_SIZES[quant_type]
+        data = np.zeros((64, 128 * block_bytes), dtype=np.uint8)  # sizes that differ in MiB to two places
+        writer.add_tensor(f"t.{quant_type.name}", data, raw_dtype=quant_type)
+        expected[quant_type.name] = 64 * 128 * block_bytes
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    # Rewrite one tensor's type id to 250, a type nobody has defined: the tensor infos follow the
+    # metadata, and each ends with its uint32 type and uint64 offset.
+    raw = bytearray(path.read_bytes())
+    name = b"t.F32"
+    at = raw.index(len(name).to_bytes(8, "little") + name) + 8 + len(name)
+    dimensions = int.from_bytes(raw[at:at + 4], "little")
+    type_at = at + 4 + 8 * dimensions
+    assert int.from_bytes(raw[type_at:type_at + 4], "little") == 0
+    raw[type_at:type_at + 4] = (250).to_bytes(4, "little")
+    path.write_bytes(bytes(raw))
+    expected.pop("F32")
+
+    result = subprocess.run([lumen_bin(), "info", str(path)], capture_output=True, text=True, check=True)
+    types = next(line for line in result.stdout.splitlines() if line.startswith("tensor types"))
+    for type_name, size in expected.items():
+        assert f"{type_name} ×1 ({size / 2**20:.2f} MiB)" in types, type_name
+    assert "type 250 ×1 (unknown to Lumen)" in types
+    assert re.search(rf"^tensors +{len(expected) + 1}$", result.stdout, re.MULTILINE)
+    assert "runs in Lumen" in result.stdout and "tensor t.F32: tensor type 250 is unknown to Lumen" in result.stdout
+    cannot = next(line for line in result.stdout.splitlines() if line.startswith("types Lumen cannot compute"))
+    assert "IQ2_XXS ×1" in cannot and "type 250 ×1" in cannot and "Q4_K" not in cannot and "IQ4_XS" not in cannot
+    quantize = subprocess.run([lumen_bin(), "quantize", str(path), str(tmp_path / "out.gguf"), "Q8_0"], capture_output=True, text=True)
+    assert quantize.returncode != 0 and "tensor type 250 is unknown to Lumen" in quantize.stderr

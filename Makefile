@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv models synthetic-models test test-swift test-integration e2e run measure bench bench-tokenizer bench-real clean
+.PHONY: all deps build release venv models synthetic-models test test-swift test-integration e2e run measure bench bench-tokenizer bench-real bench-formats check-formats clean
 
 all: build
 
@@ -93,6 +93,20 @@ bench-tokenizer: release models
 bench-real: release models
 	@[ -x "$(LLAMA_BENCH)" ] || { echo "Set LLAMA_BENCH=/path/to/llama-bench (see BENCHMARKS.md)"; exit 2; }
 	python3 scripts/bench_real_models.py $(BIN_RELEASE) $(LLAMA_BENCH) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}
+
+## Q5_1, Q2_K, Q3_K_M, IQ4_NL and IQ4_XS files made by llama-quantize from the 110M benchmark
+## model, against llama-bench (both built by you, outside the repo), same run.
+bench-formats: release venv
+	@[ -x "$(LLAMA_BENCH)" ] && [ -x "$(LLAMA_QUANTIZE)" ] || { echo "Set LLAMA_BENCH and LLAMA_QUANTIZE (see BENCHMARKS.md)"; exit 2; }
+	$(PYTHON) scripts/make_bench_models.py $(SHARED)/models .build/bench-models 110M >/dev/null
+	python3 scripts/bench_formats.py $(BIN_RELEASE) $(LLAMA_BENCH) $(LLAMA_QUANTIZE) .build/bench-models
+
+## The same files inside a whole model against llama.cpp's logits, with a Python that has
+## llama-cpp-python installed (outside the repo).
+check-formats: release venv
+	@[ -x "$(LLAMA_CPP_PYTHON)" ] || { echo "Set LLAMA_CPP_PYTHON=/path/to/python with llama-cpp-python (see BENCHMARKS.md)"; exit 2; }
+	$(PYTHON) scripts/make_bench_models.py $(SHARED)/models .build/bench-models 110M >/dev/null
+	$(LLAMA_CPP_PYTHON) scripts/check_formats_against_llama_cpp.py $(BIN_RELEASE) .build/bench-models
 
 clean:
 	rm -rf .build $(VENV)

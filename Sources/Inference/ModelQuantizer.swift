@@ -7,7 +7,8 @@ import Foundation
 /// names; a tensor that already has its target type is copied unchanged, any other is widened to
 /// F32 row by row and quantized, rows split across threads. The file is written under a
 /// temporary name beside the destination, flushed, then renamed over it, so a reader never sees
-/// a partial file and a failure leaves the destination as it was.
+/// a partial file and a failure leaves the destination as it was. The destination may be the
+/// source file itself (same device and inode, whatever the path) only when the caller asks for it.
 public struct ModelQuantizer: Sendable {
     /// Reported after each tensor is written.
     public struct Progress: Sendable {
@@ -60,10 +61,21 @@ public struct ModelQuantizer: Sendable {
         }
     }
 
-    /// Writes `model` converted to the scheme at `destination`, calling `progress` after each
-    /// tensor; stops with `CancellationError` soon after `isCancelled` returns true.
-    public func quantize(_ model: GGUFFile, to destination: String, progress: (Progress) -> Void = { _ in },
+    /// Writes `model` converted to the scheme at `path`, calling `progress` after each
+    /// tensor; stops with `CancellationError` soon after `isCancelled` returns true. Refuses a
+    /// destination that is `model`'s own file unless `replacingInput`, and one whose directory
+    /// does not exist.
+    public func quantize(_ model: GGUFFile, to path: String, replacingInput: Bool = false,
+                         progress: (Progress) -> Void = { _ in },
                          isCancelled: @Sendable () -> Bool = { false }) throws -> Summary {
+        // A symbolic link is written through, as `cp` would: its target gets the new model.
+        let destination = URL(fileURLWithPath: path).resolvingSymlinksInPath().path
+        if !replacingInput && FileIdentity.same(model.path, destination) {
+            throw ModelError(file: path, field: "output", reason: "is the model being quantized (the same file); writing there would replace it")
+        }
+        if let directory = OutputPath.missingDirectory(of: path) {
+            throw ModelError(file: path, field: "output", reason: "directory \(directory) does not exist")
+        }
         let plan = try plan(for: model)
         let copied = model.metadataRecords.filter { $0.key != "general.file_type" && $0.key != "general.quantization_version" }
         let quantized = plan.contains { $0.type != .f32 && $0.type != .f16 }

@@ -12,7 +12,8 @@ struct QuantizeCommand: ParsableCommand {
             A type's name converts every matrix to it; Q3_K_M, Q4_K_M, Q5_K_S and Q5_K_M are \
             llama.cpp's mixes (Q6_K for the output matrix, and more bits for attn_v, ffn_down and \
             attn_output as llama-quantize gives them). Metadata and the tokenizer are kept; the \
-            file is written under a temporary name and renamed.
+            file is written under a temporary name and renamed. OUT may not be IN itself (or a \
+            link to it) unless --in-place is given; even then a failure leaves IN intact.
             """
     )
 
@@ -28,13 +29,23 @@ struct QuantizeCommand: ParsableCommand {
     @Option(name: [.short, .long], help: "Threads that quantize each tensor's rows.")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
-    func run() throws {
-        guard let scheme = QuantizationScheme(name: type) else {
+    @Flag(name: .customLong("in-place"), help: "Allow OUT to be IN itself, replacing the model with its quantized copy.")
+    var inPlace = false
+
+    func validate() throws {
+        guard QuantizationScheme(name: type) != nil else {
             throw ValidationError("unknown type \(type); choose one of \(QuantizationScheme.allCases.map(\.rawValue).joined(separator: ", "))")
         }
+        if !inPlace && FileIdentity.same(input, output) {
+            throw ValidationError("\(output) is the input model itself; writing there would replace it. Choose another OUT, or pass --in-place to replace the model")
+        }
+    }
+
+    func run() throws {
+        guard let scheme = QuantizationScheme(name: type) else { throw ValidationError("unknown type \(type)") }
         let model = try GGUFFile(path: input)
         let bar = TerminalProgressBar(width: 30)
-        let summary = try ModelQuantizer(scheme: scheme, threads: threads).quantize(model, to: output) { progress in
+        let summary = try ModelQuantizer(scheme: scheme, threads: threads).quantize(model, to: output, replacingInput: inPlace) { progress in
             bar.show(done: progress.completed, of: progress.total, label: "\(progress.tensor) → \(progress.type)")
         }
         bar.finish()

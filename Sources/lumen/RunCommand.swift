@@ -1,6 +1,7 @@
 import ArgumentParser
 import Dispatch
 import Foundation
+import Inference
 import LumenLanguage
 import Notebook
 
@@ -44,6 +45,12 @@ struct RunCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard output == nil || !inplace else { throw ValidationError("use either -o or --inplace") }
+        if let output, FileIdentity.same(notebook, output) {
+            throw ValidationError("-o \(output) is the notebook being run; pass --inplace to replace it with the executed copy")
+        }
+        if let output, let directory = OutputPath.missingDirectory(of: output) {
+            throw ValidationError("-o \(output): directory \(directory) does not exist")
+        }
         for parameter in parameters where !parameter.contains("=") {
             throw ValidationError("--param takes NAME=VALUE, got \(parameter)")
         }

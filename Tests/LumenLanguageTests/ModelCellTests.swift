@@ -88,6 +88,14 @@ struct ModelCellTests {
         } throws: { error in
             (error as? ExecutionError)?.message.contains("unknown format \"IQ2_XXS\"; choose one of F32, F16, Q8_0") == true
         }
+        let written = try Data(contentsOf: URL(fileURLWithPath: directory + "/q.gguf"))
+        await #expect {
+            try await run("quantize(q, to: \"Q4_0\", path: \"\(directory)/./q.gguf\")", on: interpreter)
+        } throws: { error in
+            (error as? ExecutionError)?.message.contains("is the model being quantized (the same file)") == true
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: directory + "/q.gguf")) == written)
+        #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["q.gguf"])
     }
 
     @Test("completion inside load(\" offers the model files of the search path")

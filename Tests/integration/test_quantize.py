@@ -1,7 +1,9 @@
 """`lumen quantize` as a user runs it, with its output read by another implementation: PyPI's
 `gguf` package parses every file, keeps every metadata field, and its `gguf.quants.dequantize`
 agrees with Lumen's own dequantization (written out by `lumen quantize OUT BACK F32`)."""
+import hashlib
 import os
+import shutil
 import subprocess
 
 import numpy as np
@@ -73,6 +75,43 @@ def test_unknown_type_is_refused_with_the_choices(tmp_path):
     assert result.returncode != 0
     assert "unknown type IQ2_XXS" in result.stderr and "Q4_K_M" in result.stderr
     assert not os.listdir(tmp_path)
+
+
+def sha256(path):
+    return hashlib.sha256(open(path, "rb").read()).hexdigest()
+
+
+def test_writing_onto_the_input_itself_is_refused_and_the_model_is_unchanged(tmp_path):
+    model = tmp_path / "model.gguf"
+    shutil.copy(shared_model("quant-test-f32.gguf"), model)
+    before = sha256(model)
+    os.symlink(model, tmp_path / "soft.gguf")
+    os.link(model, tmp_path / "hard.gguf")
+    for output in [model, tmp_path / "." / "model.gguf", tmp_path / "soft.gguf", tmp_path / "hard.gguf"]:
+        result = subprocess.run([lumen_bin(), "quantize", str(model), str(output), "Q8_0"], capture_output=True, text=True)
+        assert result.returncode != 0
+        assert "is the input model itself" in result.stderr and "--in-place" in result.stderr
+        assert "lumen quantize" in result.stderr  # the subcommand's usage, not the top level's
+    assert sha256(model) == before
+    assert sorted(os.listdir(tmp_path)) == ["hard.gguf", "model.gguf", "soft.gguf"]
+
+
+def test_in_place_replaces_the_model_through_a_temporary_file(tmp_path):
+    model = tmp_path / "model.gguf"
+    shutil.copy(shared_model("quant-test-f32.gguf"), model)
+    os.symlink(model, tmp_path / "soft.gguf")
+    subprocess.run([lumen_bin(), "quantize", "--in-place", str(model), str(tmp_path / "soft.gguf"), "Q8_0"],
+                   capture_output=True, text=True, check=True)
+    assert os.path.islink(tmp_path / "soft.gguf")  # written through the link, as cp would
+    assert {t.tensor_type.name for t in GGUFReader(model).tensors} == {"F32", "Q8_0"}
+    assert sorted(os.listdir(tmp_path)) == ["model.gguf", "soft.gguf"]
+
+
+def test_an_output_directory_that_does_not_exist_is_named(tmp_path):
+    result = subprocess.run([lumen_bin(), "quantize", shared_model("stories260K.gguf"), str(tmp_path / "missing" / "x.gguf"), "Q8_0"],
+                            capture_output=True, text=True)
+    assert result.returncode != 0
+    assert f"directory {tmp_path / 'missing'} does not exist" in result.stderr and ".partial" not in result.stderr
 
 
 @pytest.mark.parametrize("kind", ["Q5_1", "Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS", "Q4_1"])

@@ -102,3 +102,22 @@ def test_sigint_during_a_long_generation_exits_130_and_keeps_the_partial_text(tm
     outputs = code_outputs(tmp_path / "out.ipynb")
     text = "".join(outputs[1][0]["data"]["text/plain"])
     assert text.endswith("· interrupted]") and len(text) > 40
+
+
+def test_output_onto_the_notebook_itself_is_refused_without_inplace(tmp_path):
+    source = notebook(tmp_path / "self.ipynb", ['print("ran")'])
+    before = source.read_bytes()
+    os.symlink(source, tmp_path / "link.ipynb")
+    for target in [source, tmp_path / "." / "self.ipynb", tmp_path / "link.ipynb"]:
+        result = run(source, "-o", target)
+        assert result.returncode != 0 and "is the notebook being run" in result.stderr and "--inplace" in result.stderr
+        assert "ran" not in result.stdout
+    assert source.read_bytes() == before
+
+
+def test_an_output_directory_that_does_not_exist_is_named_before_any_cell_runs(tmp_path):
+    source = notebook(tmp_path / "nb.ipynb", ['print("ran")'])
+    result = run(source, "-o", tmp_path / "missing" / "out.ipynb")
+    assert result.returncode != 0
+    assert f"directory {tmp_path / 'missing'} does not exist" in result.stderr
+    assert "ran" not in result.stdout and ".tmp" not in result.stderr

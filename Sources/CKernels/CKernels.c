@@ -1,14 +1,5 @@
 #include "CKernels.h"
-
-#include <immintrin.h>
-#include <stdint.h>
-#include <string.h>
-
-static inline float half_to_float(const uint8_t *p) {
-    uint16_t bits;
-    memcpy(&bits, p, 2);
-    return _cvtsh_ss(bits);
-}
+#include "Shared.h"
 
 static inline float horizontal_sum(__m256 v) {
     __m128 low = _mm256_castps256_ps128(v), high = _mm256_extractf128_ps(v, 1);
@@ -205,18 +196,10 @@ static inline __m128 q4_0_scales4(const uint8_t *block) {
 
 #define PRODUCTS_AVX2(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1))
 #define PRODUCTS_VNNI(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (s))
-#define VNNI_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
 
 DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_avx2, , PRODUCTS_AVX2)
 
 DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
-
-/// Whether the CPU has AVX-512 VNNI (one instruction for unsigned × signed byte dot products).
-static int has_vnni(void) {
-    static int cached = -1;
-    if (cached < 0) cached = __builtin_cpu_supports("avx512vnni") && __builtin_cpu_supports("avx512vl");
-    return cached;
-}
 
 float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
     return has_vnni() && !portable ? dot_q4_0_q8_vnni(row, values, scales, sums, count) : dot_q4_0_q8_avx2(row, values, scales, sums, count);
@@ -558,143 +541,6 @@ unsigned long long lumen_read_bytes(const void *p, long bytes) {
                                 _mm256_extract_epi64(folded, 2) ^ _mm256_extract_epi64(folded, 3));
 }
 
-void lumen_quantize_q8_batch(const float *x, long tokens, long k, signed char *values, float *scales, float *sums) {
-    const long blocks = k / 32, padded = (tokens + 7) / 8 * 8;
-    // A token's sums are followed by its half-block sums (see lumen_quantize_q8), unused here.
-    float token_scales[blocks > 0 ? blocks : 1], token_sums[blocks > 0 ? 3 * blocks : 1];
-    for (long t = 0; t < padded; t++) {
-        if (t < tokens) {
-            lumen_quantize_q8(x + t * k, k, values + t * k, token_scales, token_sums);
-        } else {
-            memset(values + t * k, 0, (size_t)k);
-            for (long b = 0; b < blocks; b++) token_scales[b] = token_sums[b] = 0.0f;
-        }
-        for (long b = 0; b < blocks; b++) {
-            scales[b * padded + t] = token_scales[b];
-            sums[b * padded + t] = token_sums[b];
-        }
-    }
-}
-
-/// Defines a Q4_0 × 8-bit matrix–matrix kernel over a tile of `ROWS` weight rows × 4 tokens: each
-/// block's nibbles are unpacked once for four tokens and each token's activations loaded once for
-/// `ROWS` rows, with `ROWS` × 4 accumulators in registers. The four tokens' activation scales and
-/// sums of a block are contiguous (`lumen_quantize_q8_batch`); each row's F16 block scale times
-/// them gives the four products' scales, and its offsets (scale · sum, times 8 at the end) are one
-/// four-token vector per row.
-#define DEFINE_Q4_0_MATMUL_TILE(NAME, ATTRIBUTES, PRODUCTS, ROWS)                                            \
-    ATTRIBUTES static void NAME(const uint8_t *w, long row_bytes, const signed char *values, const float *scales, \
-                                const float *sums, long padded, long k, float *out, long out_stride, long tokens) { \
-        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                    \
-        __m256 acc[ROWS][4];                                                                                \
-        __m128 offsets[ROWS];                                                                               \
-        for (int r = 0; r < (ROWS); r++) {                                                                  \
-            offsets[r] = _mm_setzero_ps();                                                                  \
-            for (int t = 0; t < 4; t++) acc[r][t] = _mm256_setzero_ps();                                    \
-        }                                                                                                   \
-        for (long b = 0; b < k / 32; b++) {                                                                 \
-            const __m128 token_scales = _mm_loadu_ps(scales + b * padded);                                  \
-            const __m128 token_sums = _mm_loadu_ps(sums + b * padded);                                      \
-            __m256i activations[4];                                                                         \
-            for (int t = 0; t < 4; t++) activations[t] = _mm256_loadu_si256((const __m256i *)(values + t * k + 32 * b)); \
-            for (int r = 0; r < (ROWS); r++) {                                                              \
-                const uint8_t *block = w + r * row_bytes + 18 * b;                                          \
-                const __m256i nibbles = unpack_nibbles(block + 2, low_mask);                                \
-                const __m128 weight_scale = _mm_set1_ps(half_to_float(block));                              \
-                offsets[r] = _mm_fmadd_ps(weight_scale, token_sums, offsets[r]);                            \
-                const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(weight_scale, token_scales));         \
-                for (int t = 0; t < 4; t++) {                                                               \
-                    acc[r][t] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(both, _mm256_set1_epi32(t)),       \
-                                                _mm256_cvtepi32_ps(PRODUCTS(nibbles, activations[t])), acc[r][t]); \
-                }                                                                                           \
-            }                                                                                               \
-        }                                                                                                   \
-        for (int r = 0; r < (ROWS); r++) {                                                                  \
-            float offset[4];                                                                                \
-            _mm_storeu_ps(offset, offsets[r]);                                                              \
-            for (int t = 0; t < 4 && t < tokens; t++) out[t * out_stride + r] = horizontal_sum(acc[r][t]) - 8.0f * offset[t]; \
-        }                                                                                                   \
-    }
-
-DEFINE_Q4_0_MATMUL_TILE(q4_0_tile_2_avx2, , PRODUCTS_AVX2, 2)
-DEFINE_Q4_0_MATMUL_TILE(q4_0_tile_1_avx2, , PRODUCTS_AVX2, 1)
-DEFINE_Q4_0_MATMUL_TILE(q4_0_tile_4_vnni, VNNI_TARGET, PRODUCTS_VNNI, 4)
-
-#define VNNI512_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
-
-/// One row × 8 tokens with 512-bit registers, two blocks per step (an even number of blocks): one
-/// `vpdpbusd` covers blocks b and b+1 of the row and a token, and one multiply-add applies both
-/// blocks' scales (`[b]` in the low eight lanes, `[b+1]` in the high eight). The row's nibbles and
-/// scales are unpacked once for eight tokens.
-VNNI512_TARGET static void q4_0_tile_1x8_vnni512(const uint8_t *row, const signed char *values, const float *scales,
-                                                 const float *sums, long padded, long k, float *out, long out_stride, long tokens) {
-    const __m256i low_mask = _mm256_set1_epi8(0x0F);
-    __m512 acc[8];
-    __m512i index[8];
-    for (int t = 0; t < 8; t++) {
-        acc[t] = _mm512_setzero_ps();
-        index[t] = _mm512_inserti64x4(_mm512_set1_epi32(t), _mm256_set1_epi32(8 + t), 1);
-    }
-    __m512 offsets = _mm512_setzero_ps();
-    const __m512i spread = _mm512_inserti64x4(_mm512_setzero_si512(), _mm256_set1_epi32(1), 1);
-    for (long b = 0; b < k / 32; b += 2) {
-        const uint8_t *block = row + 18 * b;
-        const __m512i nibbles = _mm512_inserti64x4(_mm512_castsi256_si512(unpack_nibbles(block + 2, low_mask)), unpack_nibbles(block + 20, low_mask), 1);
-        uint16_t h0, h1;
-        memcpy(&h0, block, 2);
-        memcpy(&h1, block + 18, 2);
-        // [scale of block b × 8 | scale of block b+1 × 8]
-        const __m512 weight_scales = _mm512_permutexvar_ps(spread, _mm512_castps128_ps512(_mm_cvtph_ps(_mm_setr_epi16((short)h0, (short)h1, 0, 0, 0, 0, 0, 0))));
-        // [eight tokens' values for block b | for block b+1]
-        const __m512 token_scales = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(scales + b * padded)), _mm256_loadu_ps(scales + (b + 1) * padded), 1);
-        const __m512 token_sums = _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_loadu_ps(sums + b * padded)), _mm256_loadu_ps(sums + (b + 1) * padded), 1);
-        offsets = _mm512_fmadd_ps(weight_scales, token_sums, offsets);
-        const __m512 both = _mm512_mul_ps(weight_scales, token_scales);
-        for (int t = 0; t < 8; t++) {
-            const __m512i activations = _mm512_loadu_si512((const void *)(values + t * k + 32 * b));
-            const __m512i products = _mm512_dpbusd_epi32(_mm512_setzero_si512(), nibbles, activations);
-            acc[t] = _mm512_fmadd_ps(_mm512_permutexvar_ps(index[t], both), _mm512_cvtepi32_ps(products), acc[t]);
-        }
-    }
-    float offset[16];
-    _mm512_storeu_ps(offset, offsets);
-    for (int t = 0; t < 8 && t < tokens; t++) out[t * out_stride] = _mm512_reduce_add_ps(acc[t]) - 8.0f * (offset[t] + offset[8 + t]);
-}
-
-/// Whether the CPU has AVX-512 BW as well as VNNI, for the 512-bit tile.
-static int has_avx512bw(void) {
-    static int cached = -1;
-    if (cached < 0) cached = __builtin_cpu_supports("avx512bw");
-    return cached;
-}
-
-void lumen_matmul_q4_0_q8(const void *w, long row_bytes, long rows, const signed char *values, const float *scales,
-                          const float *sums, long tokens, long k, float *out, long out_stride, int portable) {
-    const uint8_t *weights = (const uint8_t *)w;
-    const int vnni = has_vnni() && !portable, wide = vnni && has_avx512bw() && (k / 32) % 2 == 0;
-    const long padded = (tokens + 7) / 8 * 8, tile_rows = vnni ? 4 : 2;
-    if (wide) {
-        for (long t = 0; t < padded; t += 8)
-            for (long r = 0; r < rows; r++)
-                q4_0_tile_1x8_vnni512(weights + r * row_bytes, values + t * k, scales + t, sums + t, padded, k, out + t * out_stride + r, out_stride, tokens - t);
-        return;
-    }
-    for (long t = 0; t < padded; t += 4) {
-        const signed char *v = values + t * k;
-        const float *sc = scales + t, *su = sums + t;
-        float *o = out + t * out_stride;
-        const long left = tokens - t;
-        if (left <= 0) break;
-        long r = 0;
-        for (; r + tile_rows <= rows; r += tile_rows) {
-            const uint8_t *tile = weights + r * row_bytes;
-            if (vnni) q4_0_tile_4_vnni(tile, row_bytes, v, sc, su, padded, k, o + r, out_stride, left);
-            else q4_0_tile_2_avx2(tile, row_bytes, v, sc, su, padded, k, o + r, out_stride, left);
-        }
-        for (; r < rows; r++) q4_0_tile_1_avx2(weights + r * row_bytes, row_bytes, v, sc, su, padded, k, o + r, out_stride, left);
-    }
-}
-
 // MARK: - Q4_1
 
 /// Q4_1 blocks: F16 scale `d`, F16 minimum `m`, 16 bytes of nibbles (low: weights 0–15, high:
@@ -836,8 +682,7 @@ void lumen_dequantize_q3_k(const void *row, float *out, long count) {
     }
 }
 
-/// The 16 values IQ4_NL and IQ4_XS nibbles index (ggml's `kvalues_iq4nl`).
-static const int8_t iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+const int8_t lumen_iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 /// IQ4_NL blocks (18 bytes): F16 `d`, 16 bytes of nibbles; w = d·value[q].
 void lumen_dequantize_iq4_nl(const void *row, float *out, long count) {
@@ -845,8 +690,8 @@ void lumen_dequantize_iq4_nl(const void *row, float *out, long count) {
     for (long b = 0; b < count / 32; b++, block += 18, out += 32) {
         const float d = half_to_float(block);
         for (int j = 0; j < 16; j++) {
-            out[j] = d * (float)iq4_values[block[2 + j] & 0x0F];
-            out[j + 16] = d * (float)iq4_values[block[2 + j] >> 4];
+            out[j] = d * (float)lumen_iq4_values[block[2 + j] & 0x0F];
+            out[j + 16] = d * (float)lumen_iq4_values[block[2 + j] >> 4];
         }
     }
 }
@@ -863,8 +708,8 @@ void lumen_dequantize_iq4_xs(const void *row, float *out, long count) {
             const int scale = ((low[sub / 2] >> (4 * (sub % 2))) & 0x0F) | (((high >> (2 * sub)) & 3) << 4);
             const float dl = d * (float)(scale - 32);
             for (int j = 0; j < 16; j++) {
-                out[j] = dl * (float)iq4_values[q[j] & 0x0F];
-                out[j + 16] = dl * (float)iq4_values[q[j] >> 4];
+                out[j] = dl * (float)lumen_iq4_values[q[j] & 0x0F];
+                out[j + 16] = dl * (float)lumen_iq4_values[q[j] >> 4];
             }
         }
     }
@@ -935,7 +780,7 @@ static inline __m256 sub_block_pair(__m256 v, int j) {
     ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, long count) { \
         const uint8_t *blocks = (const uint8_t *)row;                                                        \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
-        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)iq4_values));     \
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_iq4_values));     \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
         __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                       \
         long b = 0;                                                                                          \
@@ -956,7 +801,7 @@ static inline __m256 sub_block_pair(__m256 v, int j) {
     ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, long count) { \
         const uint8_t *block = (const uint8_t *)row;                                                         \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
-        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)iq4_values));     \
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_iq4_values));     \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
         for (long b = 0; b < count / 256; b++, block += 136, values += 256, scales += 8) {                   \
             const unsigned high = (unsigned)(block[2] | block[3] << 8);                                      \

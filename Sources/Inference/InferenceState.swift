@@ -1,3 +1,5 @@
+import CKernels
+
 /// The mutable part of inference for one session: the KV cache, the position reached, and every
 /// scratch buffer a forward pass needs, allocated once so that no token allocates memory.
 ///
@@ -51,16 +53,17 @@ final class InferenceState {
         gate = buffer(batchCapacity * hidden)
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
-        // 8-bit activations for a whole batch (rounded up to a multiple of 8 tokens): prompt
-        // batches meet quantized weights in integer products. A single token's sums are followed by
-        // its half-block sums (three per block, see `lumen_quantize_q8`).
-        let paddedBatch = (batchCapacity + 7) / 8 * 8
-        let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: paddedBatch * widest)
-        quantizedValues.initialize(repeating: 0, count: paddedBatch * widest)
+        // 8-bit activations for a whole batch: prompt batches meet quantized weights in integer
+        // products. Each token's sums are followed by its half-block sums (three per block, see
+        // `lumen_quantize_q8`). Each thread's row buffer also serves as the workspace of
+        // `lumen_matmul_levels_q8`.
+        let rowBuffer = max(MatrixPool.dequantizedRows * widest, lumen_matmul_levels_workspace(widest) / 4 + 1)
+        let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: batchCapacity * widest)
+        quantizedValues.initialize(repeating: 0, count: batchCapacity * widest)
         self.quantizedValues = quantizedValues
         scratch = MatrixPool.Scratch(
-            rows: buffer(threads * MatrixPool.dequantizedRows * widest), quantizedValues: quantizedValues,
-            quantizedScales: buffer(paddedBatch * (widest / 32 + 1)), quantizedSums: buffer(max(paddedBatch, 3) * (widest / 32 + 1)),
+            rows: buffer(threads * rowBuffer), rowBuffer: rowBuffer, quantizedValues: quantizedValues,
+            quantizedScales: buffer(batchCapacity * (widest / 32 + 1)), quantizedSums: buffer(3 * batchCapacity * (widest / 32 + 1)),
             activations: activations
         )
         scores = buffer(threads * contextLength)

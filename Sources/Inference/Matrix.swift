@@ -20,8 +20,9 @@ public struct Matrix: @unchecked Sendable {
     private let dequantizeKernel: TensorFormat.Dequantize
     /// The integer dot with 8-bit activations, when the format has one.
     let quantizedDotKernel: TensorFormat.QuantizedDot?
-    /// The integer matrix–matrix product for prompt batches, when the format has one.
-    let quantizedMatmulKernel: TensorFormat.QuantizedMatmul?
+    /// The row decoder for the integer matrix–matrix product of prompt batches, when the format
+    /// has one.
+    let levelsKernel: TensorFormat.Levels?
 
     /// Views `tensor` of `gguf` as a matrix, checking that its type is supported.
     init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile) throws(ModelError) {
@@ -32,7 +33,7 @@ public struct Matrix: @unchecked Sendable {
         dotKernel = dot
         dequantizeKernel = dequantize
         quantizedDotKernel = format.quantizedDot
-        quantizedMatmulKernel = format.quantizedMatmul
+        levelsKernel = format.levels
         type = tensor.type
         columns = tensor.shape[0]
         rows = tensor.rowCount

@@ -104,11 +104,21 @@ enum Operations {
                     total += weight
                 }
                 let output = state.attended + token * queryDimension + head * headDimension
-                output.update(repeating: 0, count: headDimension)
-                for position in first..<length {
-                    let weight = scores[position] / total
-                    let value = values + position * kvDimension + kvOffset
-                    for index in 0..<headDimension { output[index] += weight * value[index] }
+                let inverse = 1 / total
+                // Sixteen output values at a time in a register, over every position.
+                var index = 0
+                while index + 16 <= headDimension {
+                    var sum = Kernels.Vector()
+                    for position in first..<length {
+                        sum.addProduct(Kernels.Vector(repeating: scores[position]), Kernels.load(UnsafePointer(values + position * kvDimension + kvOffset), index))
+                    }
+                    UnsafeMutableRawPointer(output + index).storeBytes(of: sum * inverse, as: Kernels.Vector.self)
+                    index += 16
+                }
+                for rest in index..<headDimension {
+                    var sum: Float = 0
+                    for position in first..<length { sum += scores[position] * values[position * kvDimension + kvOffset + rest] }
+                    output[rest] = sum * inverse
                 }
             }
         }

@@ -2,7 +2,8 @@ import CKernels
 
 /// How Lumen stores and computes with one tensor type, as ggml's `type_traits` describes it: the
 /// block layout, the kernels (dequantize a row, dot a row with F32 activations, dot it with 8-bit
-/// activations, multiply rows by a batch of 8-bit activations), how to quantize a row into it,
+/// activations, decode a row as levels for the integer matrix–matrix product every quantized
+/// format shares), how to quantize a row into it,
 /// and the type a quantizer falls back to when a row is not a whole number of blocks.
 ///
 /// This table is the one place a format is described: `TensorType`, `Matrix`, `MatrixPool`,
@@ -13,10 +14,9 @@ struct TensorFormat: Sendable {
     typealias Dot = @Sendable (_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float
     typealias QuantizedDot = @Sendable (_ row: UnsafeRawPointer, _ values: UnsafePointer<Int8>, _ scales: UnsafePointer<Float>,
                                         _ sums: UnsafePointer<Float>, _ count: Int) -> Float
-    /// Rows × a batch of 8-bit activations (see `lumen_matmul_q4_0_q8`).
-    typealias QuantizedMatmul = @Sendable (_ rows: UnsafeRawPointer, _ rowBytes: Int, _ rowCount: Int, _ values: UnsafePointer<Int8>,
-                                           _ scales: UnsafePointer<Float>, _ sums: UnsafePointer<Float>, _ tokens: Int, _ columns: Int,
-                                           _ output: UnsafeMutablePointer<Float>, _ outputStride: Int) -> Void
+    /// Decodes a row as levels, scales and mins (see `lumen_levels_fn`), for the integer
+    /// matrix–matrix product every quantized format shares.
+    typealias Levels = lumen_levels_fn
     typealias QuantizeRow = @Sendable (_ row: UnsafePointer<Float>, _ count: Int, _ output: UnsafeMutableRawPointer) -> Void
 
     /// llama.cpp's name, e.g. `Q4_K`.
@@ -28,21 +28,21 @@ struct TensorFormat: Sendable {
     let dequantize: Dequantize?
     let dot: Dot?
     let quantizedDot: QuantizedDot?
-    let quantizedMatmul: QuantizedMatmul?
+    let levels: Levels?
     let quantizeRow: QuantizeRow?
     /// The type used instead for rows that are not a whole number of blocks.
     let fallback: TensorType?
 
     init(_ name: String, blockSize: Int, blockBytes: Int, dequantize: Dequantize? = nil, dot: Dot? = nil,
-         quantizedDot: QuantizedDot? = nil, quantizedMatmul: QuantizedMatmul? = nil, quantizeRow: QuantizeRow? = nil,
-         fallback: TensorType? = nil) {
+         quantizedDot: QuantizedDot? = nil, levels: Levels? = nil,
+         quantizeRow: QuantizeRow? = nil, fallback: TensorType? = nil) {
         self.name = name
         self.blockSize = blockSize
         self.blockBytes = blockBytes
         self.dequantize = dequantize
         self.dot = dot
         self.quantizedDot = quantizedDot
-        self.quantizedMatmul = quantizedMatmul
+        self.levels = levels
         self.quantizeRow = quantizeRow
         self.fallback = fallback
     }
@@ -72,52 +72,65 @@ struct TensorFormat: Sendable {
         .q8_0: TensorFormat("Q8_0", blockSize: 32, blockBytes: 34,
                             dequantize: { lumen_dequantize_q8_0($0, $1, $2) }, dot: { lumen_dot_q8_0($0, $1, $2) },
                             quantizedDot: { row, values, scales, _, count in lumen_dot_q8_0_q8(row, values, scales, count) },
+                            levels: lumen_levels_q8_0,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 34, BlockQuantizer.q8_0), fallback: .f16),
         .q4_0: TensorFormat("Q4_0", blockSize: 32, blockBytes: 18,
                             dequantize: { lumen_dequantize_q4_0($0, $1, $2) }, dot: { lumen_dot_q4_0($0, $1, $2) },
                             quantizedDot: { lumen_dot_q4_0_q8($0, $1, $2, $3, $4, 0) },
-                            quantizedMatmul: { lumen_matmul_q4_0_q8($0, $1, $2, $3, $4, $5, $6, $7, $8, $9, 0) },
+                            levels: lumen_levels_q4_0,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 18) { BlockQuantizer.symmetric($0, $1, levels: 16) }, fallback: .f16),
         .q4_1: TensorFormat("Q4_1", blockSize: 32, blockBytes: 20,
                             dequantize: { lumen_dequantize_q4_1($0, $1, $2) }, dot: { lumen_dot_q4_1($0, $1, $2) },
                             quantizedDot: { lumen_dot_q4_1_q8($0, $1, $2, $3, $4, 0) },
+                            levels: lumen_levels_q4_1,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 20, BlockQuantizer.q4_1), fallback: .f16),
         .q5_0: TensorFormat("Q5_0", blockSize: 32, blockBytes: 22,
                             dequantize: { lumen_dequantize_q5_0($0, $1, $2) }, dot: { lumen_dot_q5_0($0, $1, $2) },
                             quantizedDot: { lumen_dot_q5_0_q8($0, $1, $2, $3, $4, 0) },
+                            levels: lumen_levels_q5_0,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 22) { BlockQuantizer.symmetric($0, $1, levels: 32) }, fallback: .f16),
         .q5_1: TensorFormat("Q5_1", blockSize: 32, blockBytes: 24, dequantize: { lumen_dequantize_q5_1($0, $1, $2) },
                             dot: { lumen_dot_by_dequantizing(lumen_dequantize_q5_1, 32, 24, $0, $1, $2) },
                             quantizedDot: { lumen_dot_q5_1_q8($0, $1, $2, $3, $4, 0) },
+                            levels: lumen_levels_q5_1,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 24, BlockQuantizer.q5_1), fallback: .f16),
         .q8_1: TensorFormat("Q8_1", blockSize: 32, blockBytes: 36),
         .q2_K: TensorFormat("Q2_K", blockSize: 256, blockBytes: 84, dequantize: { lumen_dequantize_q2_k($0, $1, $2) },
                             dot: { lumen_dot_by_dequantizing(lumen_dequantize_q2_k, 256, 84, $0, $1, $2) },
                             quantizedDot: { lumen_dot_q2_k_q8($0, $1, $2, $3, $4, 0) },
+                            levels: lumen_levels_q2_k,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 84, BlockQuantizer.q2_K), fallback: .q4_0),
         .q3_K: TensorFormat("Q3_K", blockSize: 256, blockBytes: 110, dequantize: { lumen_dequantize_q3_k($0, $1, $2) },
                             dot: { lumen_dot_by_dequantizing(lumen_dequantize_q3_k, 256, 110, $0, $1, $2) },
                             quantizedDot: { lumen_dot_q3_k_q8($0, $1, $2, $3, $4, 0) },
+                            levels: lumen_levels_q3_k,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 110, BlockQuantizer.q3_K), fallback: .q4_0),
         .q4_K: TensorFormat("Q4_K", blockSize: 256, blockBytes: 144,
                             dequantize: { lumen_dequantize_q4_k($0, $1, $2) }, dot: { lumen_dot_q4_k($0, $1, $2) },
                             quantizedDot: { lumen_dot_q4_k_q8($0, $1, $2, $3, $4, 0) },
+                            levels: lumen_levels_q4_k,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 144) { BlockQuantizer.kQuant($0, $1, levels: 15) }, fallback: .q5_0),
         .q5_K: TensorFormat("Q5_K", blockSize: 256, blockBytes: 176,
                             dequantize: { lumen_dequantize_q5_k($0, $1, $2) }, dot: { lumen_dot_q5_k($0, $1, $2) },
                             quantizedDot: { lumen_dot_q5_k_q8($0, $1, $2, $3, $4, 0) },
+                            levels: lumen_levels_q5_k,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 176) { BlockQuantizer.kQuant($0, $1, levels: 31) }, fallback: .q5_1),
         .q6_K: TensorFormat("Q6_K", blockSize: 256, blockBytes: 210,
                             dequantize: { lumen_dequantize_q6_k($0, $1, $2) }, dot: { lumen_dot_q6_k($0, $1, $2) },
                             quantizedDot: { row, values, scales, _, count in lumen_dot_q6_k_q8(row, values, scales, count, 0) },
+                            levels: lumen_levels_q6_k,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 210, BlockQuantizer.q6_K), fallback: .q8_0),
         .q8_K: TensorFormat("Q8_K", blockSize: 256, blockBytes: 292),
         .iq4_nl: TensorFormat("IQ4_NL", blockSize: 32, blockBytes: 18, dequantize: { lumen_dequantize_iq4_nl($0, $1, $2) },
                               dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_nl, 32, 18, $0, $1, $2) },
-                              quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_nl_q8(row, values, scales, count, 0) }),
+                              quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_nl_q8(row, values, scales, count, 0) },
+                              levels: lumen_levels_iq4_nl),
+
         .iq4_xs: TensorFormat("IQ4_XS", blockSize: 256, blockBytes: 136, dequantize: { lumen_dequantize_iq4_xs($0, $1, $2) },
                               dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_xs, 256, 136, $0, $1, $2) },
-                              quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_xs_q8(row, values, scales, count, 0) }),
+                              quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_xs_q8(row, values, scales, count, 0) },
+                              levels: lumen_levels_iq4_xs),
+
         .iq2_xxs: TensorFormat("IQ2_XXS", blockSize: 256, blockBytes: 66),
         .iq2_xs: TensorFormat("IQ2_XS", blockSize: 256, blockBytes: 74),
         .iq3_xxs: TensorFormat("IQ3_XXS", blockSize: 256, blockBytes: 98),

@@ -325,27 +325,50 @@ struct KernelTests {
         }
     }
 
-    @Test("Q4_0 matrix–matrix product with 8-bit activations matches the scalar definition, any rows, tokens and block count", arguments: [0, 1] as [Int32])
-    func quantizedMatrixProduct(portable: Int32) {
+    @Test("every quantized format decodes a row as levels, scales and mins that give the block definitions' weights", arguments: quantizedTypes)
+    func levels(type: TensorType) throws {
+        let decode = try #require(type.format.levels, "\(type) has no levels decoder, so its prompt batches would widen to F32")
         var fixture = KernelFixture()
-        for blocks in [2, 3, 8] {
-            for (rows, tokens) in [(1, 1), (5, 3), (4, 8), (7, 9), (9, 17)] {
-                let k = 32 * blocks
-                let matrix = (0..<rows).map { _ in fixture.row(.q4_0, blocks: blocks, scale: 0.02) }
+        for (name, scale) in Self.scales {
+            let row = fixture.row(type, blocks: 3, scale: scale)
+            let count = 3 * type.layout.blockSize
+            var levels = [UInt8](repeating: 0, count: count)
+            var scales = [Float](repeating: .nan, count: count / 16), mins = scales
+            row.withUnsafeBytes { bytes in decode(bytes.baseAddress, &levels, &scales, &mins, count) }
+            let expected = KernelFixture.referenceWeights(row, type: type)
+            for index in 0..<count {
+                let group = index / 16
+                let got = Double(scales[group]) * Double(levels[index]) + Double(mins[group])
+                let allowed = 1e-6 * (abs(Double(scales[group])) * 255 + abs(Double(mins[group]))) + 1e-30
+                guard abs(got - expected[index]) <= allowed else {
+                    Issue.record("\(type) \(name): weight \(index) is \(got), the definition gives \(expected[index])")
+                    break
+                }
+            }
+        }
+    }
+
+    @Test("the integer matrix–matrix product on levels matches the scalar definition, any format, rows, tokens and block count",
+          arguments: quantizedTypes, [0, 1] as [Int32])
+    func levelsMatrixProduct(type: TensorType, portable: Int32) throws {
+        let decode = try #require(type.format.levels)
+        var fixture = KernelFixture()
+        let blockSize = type.layout.blockSize, blockBytes = type.layout.blockBytes
+        for blocks in blockSize == 32 ? [2, 3, 8] : [1, 2] {
+            for (rows, tokens) in [(1, 1), (7, 3), (8, 8), (9, 11), (17, 21)] {
+                let k = blockSize * blocks
+                let matrix = (0..<rows).map { _ in fixture.row(type, blocks: blocks, scale: 0.02) }
                 let inputs = (0..<tokens).map { _ in fixture.floats(k) }
-                let padded = (tokens + 7) / 8 * 8
-                var values = [Int8](repeating: 0, count: padded * k)
-                var scales = [Float](repeating: 0, count: padded * blocks), sums = scales
-                lumen_quantize_q8_batch(inputs.flatMap { $0 }, tokens, k, &values, &scales, &sums)
+                let quantized = inputs.map(KernelFixture.referenceQuantize)
                 var output = [Float](repeating: .nan, count: tokens * rows)
-                let weights = matrix.flatMap { $0 }
-                lumen_matmul_q4_0_q8(weights, 18 * blocks, rows, values, scales, sums, tokens, k, &output, rows, portable)
+                var workspace = [UInt8](repeating: 0, count: lumen_matmul_levels_workspace(k))
+                lumen_matmul_levels_q8(decode, matrix.flatMap { $0 }, blockBytes * blocks, rows, quantized.flatMap(\.values),
+                                       quantized.flatMap(\.scales), quantized.flatMap(\.sums), tokens, k, &output, rows, &workspace, portable)
                 for token in 0..<tokens {
-                    let quantized = KernelFixture.referenceQuantize(inputs[token])
                     for row in 0..<rows {
-                        let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(matrix[row], type: .q4_0), quantized)
+                        let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(matrix[row], type: type), quantized[token])
                         let got = Double(output[token * rows + row])
-                        #expect(abs(got - expected) <= 1e-5 * magnitude + 1e-30, "\(rows)×\(tokens)×\(blocks) at row \(row), token \(token): \(got) vs \(expected)")
+                        #expect(abs(got - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(rows)×\(tokens)×\(blocks) at row \(row), token \(token): \(got) vs \(expected)")
                     }
                 }
             }

@@ -20,19 +20,26 @@ struct QuantizedFormatTests {
         #expect(ids == f64Greedy)
     }
 
-    @Test("fast path (8-bit activations) against llama.cpp's own logits: max ≤ 2.5, rms ≤ 0.6, cosine ≥ 0.995, confident argmaxes agree", arguments: formats)
+    /// Both engines quantize activations to 8 bits on this path, each with its own rounding, so
+    /// their logits differ by two noises; the fair measure is each one's distance from the exact
+    /// (f64, dequantized weights) logits.
+    @Test("fast path (8-bit activations): at least as close to the exact logits as llama.cpp's own (within 10 %), cosine ≥ 0.995 with them, confident argmaxes as llama.cpp's", arguments: formats)
     func loose(model name: String) throws {
         let model = try LanguageModel(path: try TestData.path("models/\(name).gguf"))
         let reference = try #require(try ReferenceCase.load(name).first)
-        let logits = try teacherForcedLogits(model, reference, steps: reference.logits.count, activations: .quantized)
-        for (step, expected) in reference.logits.enumerated() {
-            let ours = logits[step]
-            let differences = zip(ours, expected).map { Double($0 - $1) }
-            let rms = (differences.map { $0 * $0 }.reduce(0, +) / Double(differences.count)).squareRoot()
-            let dot = zip(ours, expected).map { Double($0) * Double($1) }.reduce(0, +)
-            let cosine = dot / (Double(Kernels.norm(ours)) * Double(Kernels.norm(expected)))
-            #expect(maxAbsDifference(ours, expected) <= 2.5 && rms <= 0.6 && cosine >= 0.995, "step \(step): rms \(rms), cosine \(cosine)")
+        let exact = try #require(reference.f64Logits)
+        let logits = try teacherForcedLogits(model, reference, steps: exact.count, activations: .quantized)
+        var ours = 0.0, theirs = 0.0, count = 0.0
+        for (step, row) in exact.enumerated() {
+            ours += zip(logits[step], row).map { Double($0 - $1) * Double($0 - $1) }.reduce(0, +)
+            theirs += zip(reference.logits[step], row).map { Double($0 - $1) * Double($0 - $1) }.reduce(0, +)
+            count += Double(row.count)
+            let dot = zip(logits[step], row).map { Double($0) * Double($1) }.reduce(0, +)
+            let cosine = dot / (Double(Kernels.norm(logits[step])) * Double(Kernels.norm(row)))
+            #expect(cosine >= 0.995, "step \(step): cosine \(cosine)")
         }
+        let (oursRMS, theirsRMS) = ((ours / count).squareRoot(), (theirs / count).squareRoot())
+        #expect(oursRMS <= 1.1 * theirsRMS, "rms from the exact logits: Lumen \(oursRMS), llama.cpp \(theirsRMS)")
         let forced = try teacherForcedLogits(model, reference, steps: reference.greedyIDs.count, activations: .quantized)
         for (step, margin) in reference.topMargins.enumerated() where margin > 3 {
             #expect(Sampler.argmax(forced[step]) == reference.greedyIDs[step], "step \(step)")

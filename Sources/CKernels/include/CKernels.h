@@ -78,16 +78,32 @@ float lumen_dot_iq4_xs_q8(const void *row, const signed char *values, const floa
 float lumen_dot_q2_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
 float lumen_dot_q3_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
 
-/// Quantizes `tokens` vectors of `k` floats as `lumen_quantize_q8` does, for
-/// `lumen_matmul_q4_0_q8`: values token by token (`k` apart; room for `tokens` rounded up to a
-/// multiple of 8), scales and sums block-major (`scales[b * padded + t]`, `padded` being that
-/// rounded count), padding tokens zero.
-void lumen_quantize_q8_batch(const float *x, long tokens, long k, signed char *values, float *scales, float *sums);
-/// `out[t * out_stride + r] = w[r] · x[t]` for `rows` Q4_0 weight rows (`row_bytes` apart) and
-/// `tokens` input vectors quantized by `lumen_quantize_q8_batch`: integer products in register
-/// tiles of rows × tokens (AVX-512 VNNI when the CPU has it and `portable` is 0, else AVX2).
-void lumen_matmul_q4_0_q8(const void *w, long row_bytes, long rows, const signed char *values, const float *scales,
-                          const float *sums, long tokens, long k, float *out, long out_stride, int portable);
+/// Decodes `count` weights of a quantized row as levels: `w[i] = scales[i / 16] · levels[i] +
+/// mins[i / 16]`, exactly (each format's offset folded into `mins`).
+typedef void (*lumen_levels_fn)(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q8_0(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q4_0(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q4_1(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q5_0(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q5_1(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q2_k(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q3_k(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q4_k(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q5_k(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_q6_k(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_iq4_nl(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+void lumen_levels_iq4_xs(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+
+/// Bytes of workspace `lumen_matmul_levels_q8` needs for rows of `k` weights.
+long lumen_matmul_levels_workspace(long k);
+/// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows of any format with a levels
+/// decoder and `tokens` vectors quantized one after another by `lumen_quantize_q8` (values `k`
+/// apart, scales `k / 32` apart, sums with their half-block sums `3k / 32` apart): rows decoded
+/// eight at a time into `workspace` and multiplied in integers (AVX-512 VNNI when the CPU has it
+/// and `portable` is 0, else AVX2).
+void lumen_matmul_levels_q8(lumen_levels_fn decode, const void *w, long row_bytes, long rows, const signed char *values,
+                            const float *scales, const float *sums, long tokens, long k, float *out, long out_stride,
+                            void *workspace, int portable);
 
 /// Reads `bytes` (a multiple of 128) from `p` with 256-bit loads and returns their XOR folded to
 /// 64 bits, so the reads cannot be optimised away: the memory-bandwidth probe.

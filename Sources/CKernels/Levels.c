@@ -289,6 +289,7 @@ __attribute__((always_inline)) static inline __m256i group_sums_avx2(const __m25
         __m256 acc[TOKENS];                                                                               \
         for (int u = 0; u < (TOKENS); u++) acc[u] = _mm256_setzero_ps();                                  \
         for (long g = 0; g < groups; g += (SPAN) / 16)                                                    \
+            _Pragma("clang loop unroll(full)")                                                            \
             for (int u = 0; u < (TOKENS); u++)                                                            \
                 acc[u] = NAME##_step(tile, tile_scales, tile_mins, g, values + u * k, scales[u * blocks + g / 2], \
                                      NAME##_sum(sums + 3 * u * blocks, blocks, g), acc[u]);               \

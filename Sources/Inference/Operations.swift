@@ -82,7 +82,8 @@ enum Operations {
         let keys = state.keyCache(layer: layer), values = state.valueCache(layer: layer)
         let start = state.position
         let work = count * heads * (start + count) * headDimension
-        state.pool.parallelFor(count * heads, work: work * 8) { part, range in
+        // Later tokens attend to more positions: chunks claimed in turn keep the threads even.
+        state.pool.parallelChunks(count * heads, chunk: max(1, heads / 2), work: work * 8) { part, range in
             let scores = state.scores + part * state.contextLength
             for item in range {
                 let token = item / heads, head = item % heads
@@ -93,7 +94,7 @@ enum Operations {
                 let kvOffset = (head / group) * headDimension
                 var maximum = -Float.infinity
                 for position in first..<length {
-                    let score = Kernels.dotF32(UnsafeRawPointer(keys + position * kvDimension + kvOffset), query, headDimension) * scale
+                    let score = Kernels.dotHead(keys + position * kvDimension + kvOffset, query, headDimension) * scale
                     scores[position] = score
                     maximum = max(maximum, score)
                 }

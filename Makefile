@@ -94,6 +94,16 @@ bench-real: release models
 	@[ -x "$(LLAMA_BENCH)" ] || { echo "Set LLAMA_BENCH=/path/to/llama-bench (see BENCHMARKS.md)"; exit 2; }
 	python3 scripts/bench_real_models.py $(BIN_RELEASE) $(LLAMA_BENCH) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}
 
+## The bench set (15M, 110M in every format, the real models; 1.1B with BENCH_LARGE=1) against
+## llama-bench in one run, alternating engines: pp128, pp512, tg64 and tg64 at depth 1024.
+## llama-bench and llama-quantize are built by you from PyPI's llama-cpp-python source package,
+## outside the repo (see BENCHMARKS.md).
+bench-compare: release venv models
+	@[ -x "$(LLAMA_BENCH)" ] && [ -x "$(LLAMA_QUANTIZE)" ] || { echo "Set LLAMA_BENCH and LLAMA_QUANTIZE (see BENCHMARKS.md)"; exit 2; }
+	$(PYTHON) scripts/make_bench_models.py $(SHARED)/models .build/bench-models 15M 110M $(if $(BENCH_LARGE),1.1B) >/dev/null
+	python3 scripts/bench_compare.py $(BIN_RELEASE) $(LLAMA_BENCH) $(LLAMA_QUANTIZE) .build/bench-models \
+		$${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models} $(if $(BENCH_LARGE),--large)
+
 ## Q5_1, Q2_K, Q3_K_M, IQ4_NL and IQ4_XS files made by llama-quantize from the 110M benchmark
 ## model, against llama-bench (both built by you, outside the repo), same run.
 bench-formats: release venv

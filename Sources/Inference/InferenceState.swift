@@ -24,13 +24,19 @@ final class InferenceState {
     /// The same for sliding-window layers, whose RoPE base differs (Gemma 3).
     let localRopeCosines, localRopeSines: UnsafeMutablePointer<Float>
     private let keys, values: UnsafeMutablePointer<Float>
+    /// Bytes of one layer's keys (or values).
     private let layerStride: Int
+    /// The cache's element type and its kernels.
+    let cacheType: KVCacheType
+    let cacheKernels: KVCacheType.Kernels
     private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
     private let quantizedValues: UnsafeMutablePointer<Int8>
 
     init(configuration: ModelConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
-         activations: ActivationPrecision = .quantized) {
+         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32) {
         self.contextLength = contextLength
+        self.cacheType = cacheType
+        cacheKernels = cacheType.kernels
         self.batchCapacity = batchCapacity
         pool = MatrixPool(threads: threads)
         let dimension = configuration.embeddingLength
@@ -72,9 +78,10 @@ final class InferenceState {
         let localPairs = configuration.localRopeFrequencyBase == nil ? 0 : batchCapacity * configuration.ropeDimensionCount / 2
         localRopeCosines = buffer(localPairs)
         localRopeSines = buffer(localPairs)
-        layerStride = contextLength * kvDimension
-        keys = buffer(configuration.blockCount * layerStride)
-        values = buffer(configuration.blockCount * layerStride)
+        layerStride = contextLength * kvDimension * cacheKernels.bytesPerElement
+        // Float buffers hold the cache's bytes (F16 elements take half a float each).
+        keys = buffer(configuration.blockCount * layerStride / 4)
+        values = buffer(configuration.blockCount * layerStride / 4)
         self.allocations = allocations
     }
 
@@ -88,9 +95,9 @@ final class InferenceState {
     }
 
     /// The cached keys of `layer`: `[position][kvDimension]`.
-    func keyCache(layer: Int) -> UnsafeMutablePointer<Float> { keys + layer * layerStride }
+    func keyCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(keys) + layer * layerStride }
     /// The cached values of `layer`: `[position][kvDimension]`.
-    func valueCache(layer: Int) -> UnsafeMutablePointer<Float> { values + layer * layerStride }
+    func valueCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(values) + layer * layerStride }
 
     /// Bytes allocated for the cache and buffers.
     var byteCount: Int { allocations.reduce(0) { $0 + $1.1 * 4 } }

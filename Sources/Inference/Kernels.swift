@@ -48,26 +48,6 @@ enum Kernels {
         return sum
     }
 
-    /// The dot product of a cached key with a query, `count` floats: inlined into the attention
-    /// loop (a call per position costs as much as the arithmetic for a head of 64).
-    @inline(__always)
-    static func dotHead(_ key: UnsafePointer<Float>, _ query: UnsafePointer<Float>, _ count: Int) -> Float {
-        var sum = Vector()
-        var index = 0
-        while index + 16 <= count {
-            sum.addProduct(load(key, index), load(query, index))
-            index += 16
-        }
-        // A tree of halves: `SIMD.sum()` adds the lanes one after another.
-        let eight = sum.lowHalf + sum.highHalf, four = eight.lowHalf + eight.highHalf
-        var total = (four[0] + four[2]) + (four[1] + four[3])
-        while index < count {
-            total += key[index] * query[index]
-            index += 1
-        }
-        return total
-    }
-
     @inline(__always)
     static func bf16(_ bits: SIMD16<UInt16>) -> Vector {
         unsafeBitCast(SIMD16<UInt32>(truncatingIfNeeded: bits) &<< 16, to: Vector.self)

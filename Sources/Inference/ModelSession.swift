@@ -21,13 +21,15 @@ public actor ModelSession {
 
     /// Creates a session with a cache of `contextLength` tokens (default and cap: the model's
     /// context length) whose matrix products use `threads` threads.
-    /// `activations` chooses exact F32 activations or llama.cpp's faster 8-bit ones for quantized weights.
+    /// `activations` chooses exact F32 activations or llama.cpp's faster 8-bit ones for quantized
+    /// weights; `cacheType` an F32 or (half the memory, llama.cpp's default) F16 KV cache.
     public init(model: LanguageModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
-                batchSize: Int = 64, activations: ActivationPrecision = .quantized) {
+                batchSize: Int = 64, activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32) {
         self.model = model
         executor = ThreadExecutor(name: "lumen-session")
         let context = max(1, min(contextLength ?? model.configuration.contextLength, model.configuration.contextLength))
-        let state = InferenceState(configuration: model.configuration, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads), activations: activations)
+        let state = InferenceState(configuration: model.configuration, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads),
+                                   activations: activations, cacheType: cacheType)
         self.state = state
         self.contextLength = context
         stateByteCount = state.byteCount
@@ -184,27 +186,38 @@ public actor ModelSession {
 
     // MARK: - Benchmarks
 
-    /// Seconds to process `tokens` as a prompt into an empty cache, in batches.
-    public func timePromptProcessing(_ tokens: [Int32]) throws(ModelError) -> Double {
+    /// Seconds to process `tokens` as a prompt, in batches, after `context` (not timed) fills the
+    /// cache from empty: llama-bench's depth.
+    public func timePromptProcessing(_ tokens: [Int32], after context: [Int32] = []) throws(ModelError) -> Double {
+        try fill(with: context)
         let clock = ContinuousClock()
         let started = clock.now
-        cachedTokens = []
-        state.position = 0
-        guard try ingest(tokens) else { throw ModelError(file: model.gguf.path, field: "benchmark", reason: "cancelled") }
+        guard try ingest(context + tokens, reusingPrefix: !context.isEmpty) else {
+            throw ModelError(file: model.gguf.path, field: "benchmark", reason: "cancelled")
+        }
         return (clock.now - started).seconds
     }
 
-    /// Seconds to run `tokens` one at a time into an empty cache, as generation does.
-    public func timeGeneration(_ tokens: [Int32]) throws(ModelError) -> Double {
+    /// Seconds to run `tokens` one at a time, as generation does, after `context` (not timed)
+    /// fills the cache from empty.
+    public func timeGeneration(_ tokens: [Int32], after context: [Int32] = []) throws(ModelError) -> Double {
+        try fill(with: context)
         let clock = ContinuousClock()
         let started = clock.now
-        cachedTokens = []
-        state.position = 0
         for token in tokens {
             try Task.checkCancellation(orThrow: model.gguf.path)
             try forward([token])
         }
         return (clock.now - started).seconds
+    }
+
+    /// Empties the cache, then processes `context` into it.
+    private func fill(with context: [Int32]) throws(ModelError) {
+        cachedTokens = []
+        state.position = 0
+        if !context.isEmpty, !(try ingest(context)) {
+            throw ModelError(file: model.gguf.path, field: "benchmark", reason: "cancelled")
+        }
     }
 
     // MARK: - Looking inside

@@ -65,8 +65,9 @@ enum Operations {
             let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
             rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
             rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
-            (state.keyCache(layer: layer) + position * kvDimension).update(from: state.key + index * kvDimension, count: kvDimension)
-            (state.valueCache(layer: layer) + position * kvDimension).update(from: state.value + index * kvDimension, count: kvDimension)
+            let offset = position * kvDimension * state.cacheKernels.bytesPerElement
+            state.cacheKernels.store(state.key + index * kvDimension, state.keyCache(layer: layer) + offset, kvDimension)
+            state.cacheKernels.store(state.value + index * kvDimension, state.valueCache(layer: layer) + offset, kvDimension)
         }
     }
 
@@ -79,7 +80,7 @@ enum Operations {
         let queryDimension = configuration.queryDimension
         let group = heads / configuration.headCountKV
         let scale = configuration.attentionScale
-        let keys = state.keyCache(layer: layer), values = state.valueCache(layer: layer)
+        let keys = state.keyCache(layer: layer), values = state.valueCache(layer: layer), attend = state.cacheKernels
         let start = state.position
         let work = count * heads * (start + count) * headDimension
         // Later tokens attend to more positions: chunks claimed in turn keep the threads even.
@@ -91,36 +92,9 @@ enum Operations {
                 // A sliding window keeps the positions p with (token position − p) < window.
                 let first = window.map { max(0, length - $0) } ?? 0
                 let query = state.query + token * queryDimension + head * headDimension
-                let kvOffset = (head / group) * headDimension
-                var maximum = -Float.infinity
-                for position in first..<length {
-                    let score = Kernels.dotHead(keys + position * kvDimension + kvOffset, query, headDimension) * scale
-                    scores[position] = score
-                    maximum = max(maximum, score)
-                }
-                var total: Float = 0
-                for position in first..<length {
-                    let weight = exp(scores[position] - maximum)
-                    scores[position] = weight
-                    total += weight
-                }
-                let output = state.attended + token * queryDimension + head * headDimension
-                let inverse = 1 / total
-                // Sixteen output values at a time in a register, over every position.
-                var index = 0
-                while index + 16 <= headDimension {
-                    var sum = Kernels.Vector()
-                    for position in first..<length {
-                        sum.addProduct(Kernels.Vector(repeating: scores[position]), Kernels.load(UnsafePointer(values + position * kvDimension + kvOffset), index))
-                    }
-                    UnsafeMutableRawPointer(output + index).storeBytes(of: sum * inverse, as: Kernels.Vector.self)
-                    index += 16
-                }
-                for rest in index..<headDimension {
-                    var sum: Float = 0
-                    for position in first..<length { sum += scores[position] * values[position * kvDimension + kvOffset + rest] }
-                    output[rest] = sum * inverse
-                }
+                let kvOffset = (head / group) * headDimension * attend.bytesPerElement
+                attend.attend(keys + kvOffset, values + kvOffset, kvDimension, query, headDimension, first, length, scale,
+                              scores, state.attended + token * queryDimension + head * headDimension)
             }
         }
     }

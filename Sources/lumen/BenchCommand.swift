@@ -13,114 +13,97 @@ struct BenchCommand: AsyncParsableCommand {
     @Argument(help: "Path of a GGUF model file.")
     var model: String
 
-    @Option(name: .customShort("p"), help: "Prompt tokens to process (0 skips the test).")
-    var promptTokens = 128
+    @Option(name: .customShort("p"), parsing: .singleValue, help: "Prompt sizes to process, comma-separated (0 skips the test).")
+    var promptSizes: [String] = ["512"]
 
-    @Option(name: .customShort("n"), help: "Tokens to generate (0 skips the test).")
-    var generatedTokens = 128
+    @Option(name: .customShort("n"), parsing: .singleValue, help: "Numbers of tokens to generate, comma-separated (0 skips the test).")
+    var generationSizes: [String] = ["128"]
+
+    @Option(name: .customShort("d"), parsing: .singleValue, help: "Depths: tokens already in the cache before each test, comma-separated.")
+    var depths: [String] = ["0"]
 
     @Option(name: .customShort("t"), parsing: .singleValue, help: "Thread counts, comma-separated (e.g. 1,2).")
     var threads: [String] = ["\(ProcessInfo.processInfo.activeProcessorCount)"]
 
     @Option(name: .customShort("r"), help: "Repetitions of each test.")
-    var repetitions = 3
+    var repetitions = 5
 
-    @Flag(help: "Print the results as JSON.")
+    @Option(name: .customShort("o"), help: "Output format: md, csv, json or jsonl (llama-bench's fields).")
+    var output: BenchOutput = .md
+
+    @Option(name: .customLong("cache-type"), help: "The KV cache's element type: f32 or f16 (llama-bench's default, -ctk/-ctv f16).")
+    var cacheType: KVCacheType = .f32
+
+    @Flag(help: "Same as -o json.")
     var json = false
 
     @Flag(help: "Also measure memory read bandwidth at each thread count and report generation as a fraction of its ceiling (bandwidth ÷ bytes read per token).")
     var bandwidth = false
 
-    /// One row of results.
-    struct Result: Codable {
-        let model: String
-        let sizeBytes: Int
-        let parameters: Int
-        let types: String
-        let threads: Int
-        let test: String
-        let tokens: Int
-        let tokensPerSecondMean: Double
-        let tokensPerSecondSD: Double
-        let samples: [Double]
-        /// Bytes of KV cache and buffers of the session measured (its context is -p + -n + 1).
-        let sessionBytes: Int
-        /// With `--bandwidth`, on generation rows: the measured read bandwidth (GB/s), the bytes
-        /// of weights a token reads, and the best sample as a fraction of bandwidth ÷ bytes.
-        var bandwidthGBPerSecond: Double?
-        var bytesPerToken: Int?
-        var fractionOfBandwidthLimit: Double?
-    }
-
-    var threadCounts: [Int] {
-        threads.flatMap { $0.split(separator: ",") }.compactMap { Int($0.trimmingCharacters(in: .whitespaces)) }
+    /// Comma-separated integers from a list option, e.g. `["128,512"]` → `[128, 512]`.
+    static func integers(_ values: [String]) -> [Int]? {
+        let numbers = values.flatMap { $0.split(separator: ",") }.map { Int($0.trimmingCharacters(in: .whitespaces)) }
+        return numbers.contains(nil) ? nil : numbers.compactMap { $0 }
     }
 
     func validate() throws {
-        guard !threadCounts.isEmpty, threadCounts.allSatisfy({ $0 >= 1 }) else {
+        guard let threadCounts = Self.integers(threads), !threadCounts.isEmpty, threadCounts.allSatisfy({ $0 >= 1 }) else {
             throw ValidationError("-t takes thread counts of 1 or more, e.g. -t 1,2")
         }
-        guard promptTokens >= 0, generatedTokens >= 0, repetitions >= 1 else {
-            throw ValidationError("-p and -n must be 0 or more, -r at least 1")
+        for (flag, list) in [("-p", promptSizes), ("-n", generationSizes), ("-d", depths)] {
+            guard let numbers = Self.integers(list), !numbers.isEmpty, numbers.allSatisfy({ $0 >= 0 }) else {
+                throw ValidationError("\(flag) takes counts of 0 or more, comma-separated, e.g. \(flag) 128,512")
+            }
         }
+        guard repetitions >= 1 else { throw ValidationError("-r must be at least 1") }
     }
 
     func run() async throws {
         let llama = try LanguageModel(path: model)
         let info = ModelInfo(model: llama)
-        let context = promptTokens + generatedTokens + 1
+        let prompts = Self.integers(promptSizes)?.filter { $0 > 0 } ?? [], generations = Self.integers(generationSizes)?.filter { $0 > 0 } ?? []
+        let depthList = Self.integers(depths) ?? [0], threadCounts = Self.integers(threads) ?? [1]
+        let context = (depthList.max() ?? 0) + max(prompts.max() ?? 0, generations.max() ?? 0) + 1
         guard context <= llama.configuration.contextLength else {
-            throw ValidationError("-p + -n (\(context - 1)) exceed the model's context of \(llama.configuration.contextLength)")
+            throw ValidationError("-d + the largest -p or -n (\(context - 1)) exceed the model's context of \(llama.configuration.contextLength)")
         }
         var random = SystemRandomNumberGenerator()
         let vocabulary = Int32(llama.configuration.vocabularySize)
-        let prompt = [llama.tokenizer.vocabulary.bos ?? 0] + (1..<max(1, promptTokens)).map { _ in Int32.random(in: 3..<vocabulary, using: &random) }
-        let generation = [llama.tokenizer.vocabulary.bos ?? 0] + (1..<max(1, generatedTokens)).map { _ in Int32.random(in: 3..<vocabulary, using: &random) }
-        var results: [Result] = []
-        if !json { print(Self.header) }
+        let tokens = (0..<context).map { _ in Int32.random(in: 3..<vocabulary, using: &random) }
+        let format = json ? .json : output
+        var results: [BenchResult] = []
+        if let header = format.header { print(header) }
+        let progress = isatty(STDERR_FILENO) != 0
         for threadCount in threadCounts {
             // Streaming a gigabyte takes seconds: it runs on a thread of its own, off the cooperative pool.
             let measuredBandwidth = bandwidth ? await DedicatedThread.run(name: "lumen-bandwidth") { MemoryBandwidth.measure(threads: threadCount) } : nil
-            let session = ModelSession(model: llama, contextLength: context, threads: threadCount, batchSize: max(1, min(promptTokens, 512)))
-            let tests: [(String, Int, () async throws -> Double)] = [
-                ("pp\(promptTokens)", promptTokens, { try await session.timePromptProcessing(prompt) }),
-                ("tg\(generatedTokens)", generatedTokens, { try await session.timeGeneration(generation) }),
-            ].filter { $0.1 > 0 }
-            for (name, tokens, measure) in tests {
-                _ = try await measure()
-                var samples: [Double] = []
-                for _ in 0..<repetitions { samples.append(Double(tokens) / (try await measure())) }
-                let mean = samples.reduce(0, +) / Double(samples.count)
-                let variance = samples.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(1, samples.count - 1))
-                var result = Result(
-                    model: URL(fileURLWithPath: model).lastPathComponent, sizeBytes: info.fileSize, parameters: llama.parameterCount,
-                    types: info.tensorTypes.map { $0.type.description }.joined(separator: "/"), threads: threadCount,
-                    test: name, tokens: tokens, tokensPerSecondMean: mean, tokensPerSecondSD: variance.squareRoot(), samples: samples,
-                    sessionBytes: session.stateByteCount
-                )
-                if let measuredBandwidth, name.hasPrefix("tg") {
-                    result.bandwidthGBPerSecond = measuredBandwidth / 1e9
-                    result.bytesPerToken = llama.bytesReadPerToken
-                    result.fractionOfBandwidthLimit = (samples.max() ?? 0) * Double(llama.bytesReadPerToken) / measuredBandwidth
+            let session = ModelSession(model: llama, contextLength: context, threads: threadCount, batchSize: max(1, min(prompts.max() ?? 1, 512)),
+                                       cacheType: cacheType)
+            for depth in depthList {
+                // The depth's tokens are processed untimed; each test's tokens follow them.
+                let filled = Array(tokens.prefix(depth)), rest = Array(tokens.dropFirst(depth))
+                let tests: [(prompt: Int, generated: Int, measure: () async throws -> Double)] =
+                    prompts.map { count in (count, 0, { try await session.timePromptProcessing(Array(rest.prefix(count)), after: filled) }) }
+                    + generations.map { count in (0, count, { try await session.timeGeneration(Array(rest.prefix(count)), after: filled) }) }
+                for test in tests {
+                    let result = BenchResult(model: model, info: info, parameters: llama.parameterCount, threads: threadCount,
+                                             prompt: test.prompt, generated: test.generated, depth: depth, sessionBytes: session.stateByteCount)
+                    if progress { FileHandle.standardError.write(Data("lumen bench: \(result.test), \(threadCount) threads…\r".utf8)) }
+                    _ = try await test.measure()
+                    var samples: [Double] = []
+                    for _ in 0..<repetitions { samples.append(Double(test.prompt + test.generated) / (try await test.measure())) }
+                    var finished = result.with(samples: samples)
+                    if let measuredBandwidth, test.generated > 0 {
+                        finished.bandwidthGBPerSecond = measuredBandwidth / 1e9
+                        finished.bytesPerToken = llama.bytesReadPerToken
+                        finished.fractionOfBandwidthLimit = (samples.max() ?? 0) * Double(llama.bytesReadPerToken) / measuredBandwidth
+                    }
+                    if progress { FileHandle.standardError.write(Data("\u{1B}[2K".utf8)) }
+                    results.append(finished)
+                    if let line = try format.line(finished) { print(line) }
                 }
-                results.append(result)
-                if !json { print(row(results[results.count - 1])) }
             }
         }
-        if json {
-            let encoder = JSONEncoder()
-            encoder.outputFormatting = [.prettyPrinted, .sortedKeys]
-            print(String(decoding: try encoder.encode(results), as: UTF8.self))
-        }
-    }
-
-    private static let header = "| model | size | params | types | threads | test | t/s |\n|---|---:|---:|---|---:|---|---:|"
-
-    private func row(_ result: Result) -> String {
-        let line = String(format: "| %@ | %@ | %@ | %@ | %d | %@ | %.2f ± %.2f |", result.model, ModelInfo.bytes(result.sizeBytes),
-                          ModelInfo.count(result.parameters), result.types, result.threads, result.test,
-                          result.tokensPerSecondMean, result.tokensPerSecondSD)
-        guard let gigabytes = result.bandwidthGBPerSecond, let bytes = result.bytesPerToken, let fraction = result.fractionOfBandwidthLimit else { return line }
-        return line + String(format: " read %.1f GB/s, %@/token: best %.0f%% of the bandwidth limit", gigabytes, ModelInfo.bytes(bytes), 100 * fraction)
+        if format == .json { print(try format.document(results)) }
     }
 }

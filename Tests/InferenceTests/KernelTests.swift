@@ -1,3 +1,4 @@
+import Foundation
 import CKernels
 import Testing
 @testable import Inference
@@ -371,6 +372,36 @@ struct KernelTests {
                         #expect(abs(got - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(rows)×\(tokens)×\(blocks) at row \(row), token \(token): \(got) vs \(expected)")
                     }
                 }
+            }
+        }
+    }
+
+    @Test("attention over an F32 or F16 cache matches the softmax definition, any head size and range", arguments: KVCacheType.allCases)
+    func attention(cacheType: KVCacheType) {
+        var fixture = KernelFixture()
+        let kernels = cacheType.kernels
+        for (dim, stride, first, length) in [(64, 64, 0, 1), (64, 192, 0, 37), (72, 72, 5, 40), (96, 288, 0, 17), (256, 512, 3, 9), (5, 7, 0, 3)] {
+            let keys = fixture.floats(length * stride, scale: 2), values = fixture.floats(length * stride), query = fixture.floats(dim)
+            // What the cache holds: F16 rounds each element once, when it is stored.
+            let stored: ([Float]) -> [Float] = { cacheType == .f16 ? $0.map { Float(Float16($0)) } : $0 }
+            let (cachedKeys, cachedValues) = (stored(keys), stored(values))
+            var keyBytes = [UInt8](repeating: 0, count: keys.count * kernels.bytesPerElement), valueBytes = keyBytes
+            keyBytes.withUnsafeMutableBytes { kernels.store(keys, $0.baseAddress, keys.count) }
+            valueBytes.withUnsafeMutableBytes { kernels.store(values, $0.baseAddress, values.count) }
+            var scores = [Float](repeating: 0, count: length), output = [Float](repeating: .nan, count: dim)
+            let scale: Float = 0.125
+            keyBytes.withUnsafeBytes { k in
+                valueBytes.withUnsafeBytes { v in
+                    kernels.attend(k.baseAddress, v.baseAddress, stride, query, dim, first, length, scale, &scores, &output)
+                }
+            }
+            let logits = (first..<length).map { p in (0..<dim).reduce(0.0) { $0 + Double(cachedKeys[p * stride + $1]) * Double(query[$1]) } * Double(scale) }
+            let maximum = logits.max() ?? 0
+            let weights = logits.map { Foundation.exp($0 - maximum) }
+            let total = weights.reduce(0, +)
+            for d in 0..<dim {
+                let expected = zip(first..<length, weights).reduce(0.0) { $0 + $1.1 * Double(cachedValues[$1.0 * stride + d]) } / total
+                #expect(abs(Double(output[d]) - expected) <= 1e-5, "\(cacheType) dim \(dim), positions \(first)..<\(length), value \(d): \(output[d]) vs \(expected)")
             }
         }
     }

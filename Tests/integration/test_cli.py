@@ -58,8 +58,22 @@ def test_bench_json_reports_each_test_and_thread_count(model):
     result = subprocess.run([lumen_bin(), "bench", model, "-p", "16", "-n", "8", "-t", "1,2", "-r", "1", "--json"],
                             capture_output=True, text=True, check=True)
     rows = json.loads(result.stdout)
-    assert [(row["threads"], row["test"]) for row in rows] == [(1, "pp16"), (1, "tg8"), (2, "pp16"), (2, "tg8")]
-    assert all(row["tokensPerSecondMean"] > 0 and row["parameters"] == 292800 for row in rows)
+    assert [(row["n_threads"], row["test"]) for row in rows] == [(1, "pp16"), (1, "tg8"), (2, "pp16"), (2, "tg8")]
+    assert all(row["avg_ts"] > 0 and row["model_n_params"] == 292800 for row in rows)
+
+
+def test_bench_takes_lists_and_depths_in_llama_bench_conventions(model):
+    result = subprocess.run([lumen_bin(), "bench", model, "-p", "8,16", "-n", "4", "-d", "0,32", "-t", "1", "-r", "1", "-o", "jsonl"],
+                            capture_output=True, text=True, check=True)
+    rows = [json.loads(line) for line in result.stdout.splitlines()]
+    assert [(row["n_prompt"], row["n_gen"], row["n_depth"], row["test"]) for row in rows] == [
+        (8, 0, 0, "pp8"), (16, 0, 0, "pp16"), (0, 4, 0, "tg4"), (8, 0, 32, "pp8 @ d32"), (16, 0, 32, "pp16 @ d32"), (0, 4, 32, "tg4 @ d32")]
+    assert result.stderr == ""  # progress only on a terminal
+    table = subprocess.run([lumen_bin(), "bench", model, "-p", "8", "-n", "0", "-r", "1", "-o", "csv"], capture_output=True, text=True, check=True)
+    header, line = table.stdout.splitlines()
+    assert dict(zip(header.split(","), line.split(",")))["n_prompt"] == "8"
+    refused = subprocess.run([lumen_bin(), "bench", model, "-p", "8,x"], capture_output=True, text=True)
+    assert refused.returncode != 0 and "-p takes counts of 0 or more" in refused.stderr
 
 
 def test_info_describes_a_file_lumen_cannot_run_and_says_why():

@@ -105,6 +105,18 @@ void lumen_matmul_levels_q8(lumen_levels_fn decode, const void *w, long row_byte
                             const float *scales, const float *sums, long tokens, long k, float *out, long out_stride,
                             void *workspace, int portable);
 
+/// One query head's attention over cached positions `[first, length)` of an F32 (or F16) cache
+/// laid out `[position][stride]`, `keys` and `values` pointing at the head's `dim` values of
+/// position 0: `scores[p]` = key · query · scale, softmax over them, and `out` = the
+/// softmax-weighted sum of the values. `scores` needs room for `length` floats.
+void lumen_attend_f32(const void *keys, const void *values, long stride, const float *query, long dim,
+                      long first, long length, float scale, float *scores, float *out);
+void lumen_attend_f16(const void *keys, const void *values, long stride, const float *query, long dim,
+                      long first, long length, float scale, float *scores, float *out);
+/// Writes `count` floats into a cache of that type (F16: rounded to nearest).
+void lumen_store_f32(const float *x, void *out, long count);
+void lumen_store_f16(const float *x, void *out, long count);
+
 /// Reads `bytes` (a multiple of 128) from `p` with 256-bit loads and returns their XOR folded to
 /// 64 bits, so the reads cannot be optimised away: the memory-bandwidth probe.
 unsigned long long lumen_read_bytes(const void *p, long bytes);

@@ -24,12 +24,16 @@ void lumen_levels_q8_0(const void *row, unsigned char *levels, float *scales, fl
 }
 
 /// Q4_0, Q4_1, Q5_0 and Q5_1: `nibbles` are weights 0–15 (low) and 16–31 (high), `high` their
-/// fifth bits (or 0).
+/// fifth bits (or 0): bit i of `high` is spread to byte i (each byte picks its word byte with a
+/// shuffle and tests its own bit).
 static inline void nibble_levels(const uint8_t *nibbles, uint32_t high, uint8_t *levels) {
-    for (int j = 0; j < 16; j++) {
-        levels[j] = (uint8_t)((nibbles[j] & 0x0F) | (((high >> j) & 1) << 4));
-        levels[j + 16] = (uint8_t)((nibbles[j] >> 4) | (((high >> (j + 16)) & 1) << 4));
-    }
+    const __m128i packed = _mm_loadu_si128((const __m128i *)nibbles), mask = _mm_set1_epi8(0x0F);
+    const __m256i low = _mm256_set_m128i(_mm_and_si128(_mm_srli_epi16(packed, 4), mask), _mm_and_si128(packed, mask));
+    const __m256i spread = _mm256_shuffle_epi8(_mm256_set1_epi32((int)high),
+                                               _mm256_set_epi64x(0x0303030303030303, 0x0202020202020202, 0x0101010101010101, 0));
+    const __m256i bits = _mm256_set1_epi64x((long long)0x8040201008040201ULL);
+    const __m256i fifth = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bits), bits), _mm256_set1_epi8(0x10));
+    _mm256_storeu_si256((__m256i *)levels, _mm256_or_si256(low, fifth));
 }
 
 void lumen_levels_q4_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {

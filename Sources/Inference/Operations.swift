@@ -99,12 +99,15 @@ enum Operations {
         }
     }
 
-    /// `gate = gelu(gate) * up`, elementwise, with GELU's tanh approximation (as ggml).
-    static func geGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int) {
+    /// `gate = gelu(gate) * up`, elementwise, with GELU's tanh approximation (as ggml), split
+    /// across the pool's threads (`tanh` is the costly part of a Gemma prompt batch otherwise).
+    static func geGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
         let coefficient: Float = 0.797_884_560_802_865_4  // √(2/π)
-        for index in 0..<count {
-            let x = gate[index]
-            gate[index] = 0.5 * x * (1 + tanh(coefficient * x * (1 + 0.044715 * x * x))) * up[index]
+        pool.parallelFor(count, work: count * 64) { _, range in
+            for index in range {
+                let x = gate[index]
+                gate[index] = 0.5 * x * (1 + tanh(coefficient * x * (1 + 0.044715 * x * x))) * up[index]
+            }
         }
     }
 

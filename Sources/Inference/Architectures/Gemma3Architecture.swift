@@ -92,7 +92,7 @@ struct Gemma3Architecture: ModelArchitecture {
             Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
             multiply(block.gate, normed, state.gate)
             multiply(block.up, normed, state.up)
-            Operations.geGLU(state.gate, state.up, count: count * c.feedForwardLength)
+            Operations.geGLU(state.gate, state.up, count: count * c.feedForwardLength, pool: state.pool)
             multiply(block.down, state.gate, normed)
             Operations.rmsNorm(normed, weights: block.feedForwardPostNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)

@@ -94,9 +94,9 @@ final class InferenceState {
         }
     }
 
-    /// The cached keys of `layer`: `[position][kvDimension]`.
+    /// The cached keys of `layer`: `[kv head][position][head dimension]`.
     func keyCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(keys) + layer * layerStride }
-    /// The cached values of `layer`: `[position][kvDimension]`.
+    /// The cached values of `layer`: `[kv head][position][head dimension]`.
     func valueCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(values) + layer * layerStride }
 
     /// Bytes allocated for the cache and buffers.

@@ -65,9 +65,14 @@ enum Operations {
             let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
             rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
             rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
-            let offset = position * kvDimension * state.cacheKernels.bytesPerElement
-            state.cacheKernels.store(state.key + index * kvDimension, state.keyCache(layer: layer) + offset, kvDimension)
-            state.cacheKernels.store(state.value + index * kvDimension, state.valueCache(layer: layer) + offset, kvDimension)
+            // The cache is `[kv head][position][head dimension]`: a head's keys are contiguous.
+            let headDimension = configuration.headDimension
+            for head in 0..<configuration.headCountKV {
+                let offset = (head * state.contextLength + position) * headDimension * state.cacheKernels.bytesPerElement
+                let source = index * kvDimension + head * headDimension
+                state.cacheKernels.store(state.key + source, state.keyCache(layer: layer) + offset, headDimension)
+                state.cacheKernels.store(state.value + source, state.valueCache(layer: layer) + offset, headDimension)
+            }
         }
     }
 
@@ -76,7 +81,6 @@ enum Operations {
     static func attention(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration, window: Int? = nil) {
         let headDimension = configuration.headDimension
         let heads = configuration.headCount
-        let kvDimension = configuration.kvDimension
         let queryDimension = configuration.queryDimension
         let group = heads / configuration.headCountKV
         let scale = configuration.attentionScale
@@ -92,8 +96,8 @@ enum Operations {
                 // A sliding window keeps the positions p with (token position − p) < window.
                 let first = window.map { max(0, length - $0) } ?? 0
                 let query = state.query + token * queryDimension + head * headDimension
-                let kvOffset = (head / group) * headDimension * attend.bytesPerElement
-                attend.attend(keys + kvOffset, values + kvOffset, kvDimension, query, headDimension, first, length, scale,
+                let kvOffset = (head / group) * state.contextLength * headDimension * attend.bytesPerElement
+                attend.attend(keys + kvOffset, values + kvOffset, headDimension, query, headDimension, first, length, scale,
                               scores, state.attended + token * queryDimension + head * headDimension)
             }
         }

@@ -4,12 +4,14 @@ pp512 and tg64, then tg64 after 1024 tokens of context, 2 threads, both engines 
 cache (llama-bench's default; Lumen's `--cache-type f16`). The random-weight 110M (and,
 with --large, 1.1B) models come from make_bench_models.py; llama-quantize makes the K-quant and
 other formats from them (once, under MODELS_DIR); the real models are read from the model cache.
+Last, `lumen quantize` against llama-quantize from the F32 110M (and 1.1B) file.
 Usage: bench_compare.py LUMEN LLAMA_BENCH LLAMA_QUANTIZE MODELS_DIR MODEL_CACHE [--large] [--rounds N]"""
 import argparse
 import pathlib
 import subprocess
 
-from engine_comparison import print_table
+import engine_comparison
+import quantize_comparison
 
 parser = argparse.ArgumentParser()
 for name in ("lumen", "llama_bench", "llama_quantize", "models", "cache"):
@@ -41,6 +43,11 @@ for name, file in {"SmolLM2-135M Q4_1": "SmolLM2-135M-Instruct.Q4_1.gguf", "Gemm
         models[name] = str(cache / file)
 
 f16 = ("--cache-type", "f16")
-print_table(options.lumen, options.llama_bench, models, options.rounds, prompts=(128, 512), generations=(64,), lumen_options=f16)
+engine_comparison.print_table(options.lumen, options.llama_bench, models, options.rounds, prompts=(128, 512), generations=(64,),
+                              lumen_options=f16)
 print()
-print_table(options.lumen, options.llama_bench, models, options.rounds, prompts=(0,), generations=(64,), depths=(1024,), lumen_options=f16)
+engine_comparison.print_table(options.lumen, options.llama_bench, models, options.rounds, prompts=(0,), generations=(64,),
+                              depths=(1024,), lumen_options=f16)
+print()
+sources = {size: str(folder / f"bench-{size}-f32.gguf") for size in ("110M", "1.1B") if size == "110M" or options.large}
+quantize_comparison.print_table(options.lumen, options.llama_quantize, sources, ("Q8_0", "Q4_0", "Q4_K_M"), options.rounds)

@@ -11,7 +11,7 @@ import gguf
 SHAPES = {
     "15M": dict(dim=288, layers=6, heads=6, kv_heads=6, ffn=768, tied=True, types=["F32", "Q8_0", "Q4_0"]),
     "110M": dict(dim=768, layers=12, heads=12, kv_heads=12, ffn=2048, tied=True, types=["F32", "Q8_0", "Q4_0"]),
-    "1.1B": dict(dim=2048, layers=22, heads=32, kv_heads=4, ffn=5632, tied=False, types=["Q8_0", "Q4_0"]),
+    "1.1B": dict(dim=2048, layers=22, heads=32, kv_heads=4, ffn=5632, tied=False, types=["F32", "Q8_0", "Q4_0"]),
 }
 TYPES = {"F32": gguf.GGMLQuantizationType.F32, "Q8_0": gguf.GGMLQuantizationType.Q8_0, "Q4_0": gguf.GGMLQuantizationType.Q4_0}
 VOCAB = 32000

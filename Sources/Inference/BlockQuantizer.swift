@@ -1,3 +1,5 @@
+import CKernels
+
 /// Quantizes rows of floats into ggml's block formats (the layouts `Kernels` documents).
 ///
 /// The simple formats round to a scale taken from each block's largest magnitude. The K-quants
@@ -90,36 +92,16 @@ enum BlockQuantizer {
     }
 
     /// The best `value ≈ scale · q + offset` for one sub-block, `q` in `0...levels` and
-    /// `offset ≤ 0`, by weighted least squares over a range of candidate scales.
+    /// `offset ≤ 0`, by weighted least squares over a range of candidate scales (in C: the
+    /// quantizer's inner loop).
     private static func fitAffine(_ x: ArraySlice<Float>, _ weights: ArraySlice<Float>, levels: Int) -> (scale: Float, offset: Float) {
-        let low = min(0, x.min() ?? 0), high = x.max() ?? 0
-        guard high > low else { return (0, low) }
-        var best: (scale: Float, offset: Float, error: Float) = ((high - low) / Float(levels), low, .infinity)
-        for step in 0...20 {
-            let inverse = (Float(levels) - 1 + 0.1 * Float(step)) / (high - low)
-            var sumW: Float = 0, sumL: Float = 0, sumL2: Float = 0, sumX: Float = 0, sumXL: Float = 0
-            for (value, weight) in zip(x, weights) {
-                let level = Float(min(levels, max(0, Int((inverse * (value - low)).rounded()))))
-                sumW += weight; sumL += weight * level; sumL2 += weight * level * level
-                sumX += weight * value; sumXL += weight * value * level
+        var offset: Float = 0
+        let scale = x.withUnsafeBufferPointer { values in
+            weights.withUnsafeBufferPointer { weights in
+                lumen_fit_affine(values.baseAddress, weights.baseAddress, Int32(values.count), Int32(levels), &offset)
             }
-            let determinant = sumW * sumL2 - sumL * sumL
-            guard determinant > 0 else { continue }
-            var scale = (sumW * sumXL - sumX * sumL) / determinant
-            var offset = (sumL2 * sumX - sumL * sumXL) / determinant
-            if offset > 0 {
-                offset = 0
-                scale = sumXL / sumL2
-            }
-            var error: Float = 0
-            for (value, weight) in zip(x, weights) {
-                let level = Float(min(levels, max(0, Int(((value - offset) / scale).rounded()))))
-                let difference = scale * level + offset - value
-                error += weight * difference * difference
-            }
-            if scale > 0, error < best.error { best = (scale, offset, error) }
         }
-        return (best.scale, best.offset)
+        return (scale, offset)
     }
 
     /// Q4_K (`levels` 15) or Q5_K (31): eight sub-blocks of 32 with 6-bit scales and mins.
@@ -171,31 +153,9 @@ enum BlockQuantizer {
     }
 
     /// The best `value ≈ scale · q` for one 16-value sub-block, `q` in `-maxLevel..<maxLevel`,
-    /// weighting each value by its square.
+    /// weighting each value by its square (in C: the quantizer's inner loop).
     private static func fitSymmetric(_ x: ArraySlice<Float>, maxLevel: Int) -> Float {
-        let extreme = x.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
-        guard extreme != 0 else { return 0 }
-        var best: (scale: Float, error: Float) = (extreme / -Float(maxLevel), .infinity)
-        for step in -9...9 {
-            let inverse = -(Float(maxLevel) + 0.1 * Float(step)) / extreme
-            var sumXL: Float = 0, sumL2: Float = 0
-            for value in x {
-                let level = Float(min(maxLevel - 1, max(-maxLevel, Int((inverse * value).rounded()))))
-                let weight = value * value
-                sumXL += weight * value * level
-                sumL2 += weight * level * level
-            }
-            guard sumL2 > 0 else { continue }
-            let scale = sumXL / sumL2
-            var error: Float = 0
-            for value in x {
-                let level = Float(min(maxLevel - 1, max(-maxLevel, Int((value / scale).rounded()))))
-                let difference = scale * level - value
-                error += value * value * difference * difference
-            }
-            if error < best.error { best = (scale, error) }
-        }
-        return best.scale
+        x.withUnsafeBufferPointer { lumen_fit_symmetric($0.baseAddress, Int32($0.count), Int32(maxLevel)) }
     }
 
     /// Q6_K: sixteen sub-blocks of 16 with int8 scales.

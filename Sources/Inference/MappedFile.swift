@@ -37,6 +37,18 @@ public final class MappedFile: @unchecked Sendable {
         bytes = UnsafeRawBufferPointer(start: base, count: size)
     }
 
+    /// Drops the pages under `part` (a range of `bytes`) from the process's resident memory, so
+    /// reading a file once from end to end does not keep all of it resident; touching them again
+    /// reads them back from the file (or the page cache). Safe because the mapping is private and
+    /// never written, so no page holds anything the file does not.
+    public func evict(_ part: UnsafeRawBufferPointer) {
+        guard let start = part.baseAddress, let base = bytes.baseAddress, !part.isEmpty else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let first = max(0, (start - base) / page * page)
+        let end = min(bytes.count, start - base + part.count)
+        madvise(UnsafeMutableRawPointer(mutating: base + first), end - first, Int32(MADV_DONTNEED))
+    }
+
     deinit {
         if let base = bytes.baseAddress {
             munmap(UnsafeMutableRawPointer(mutating: base), bytes.count)

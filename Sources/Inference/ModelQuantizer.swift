@@ -8,7 +8,9 @@ import Foundation
 /// F32 row by row and quantized, rows split across threads. The file is written under a
 /// temporary name beside the destination, flushed, then renamed over it, so a reader never sees
 /// a partial file and a failure leaves the destination as it was. The destination may be the
-/// source file itself (same device and inode, whatever the path) only when the caller asks for it.
+/// source file itself (same device and inode, whatever the path) only when the caller asks for it. The source is read
+/// a slab at a time and its pages released once converted, so memory stays bounded by the slab
+/// and not by the model.
 public struct ModelQuantizer: Sendable {
     /// Reported after each tensor is written.
     public struct Progress: Sendable {
@@ -40,10 +42,15 @@ public struct ModelQuantizer: Sendable {
     /// How many threads share each tensor's rows.
     public let threads: Int
 
-    /// A quantizer to `scheme` on `threads` threads.
-    public init(scheme: QuantizationScheme, threads: Int) {
+    /// About how many source bytes are converted, written and evicted from memory at a time,
+    /// which bounds the memory a quantization holds whatever the size of the model.
+    public let slabBytes: Int
+
+    /// A quantizer to `scheme` on `threads` threads, reading `slabBytes` of the source at a time.
+    public init(scheme: QuantizationScheme, threads: Int, slabBytes: Int = 16 << 20) {
         self.scheme = scheme
         self.threads = max(1, threads)
+        self.slabBytes = max(1, slabBytes)
     }
 
     /// The type each tensor of `model` would get, in file order.
@@ -112,8 +119,7 @@ public struct ModelQuantizer: Sendable {
             defer { workers.shutdown() }
             var counts: [TensorType: Int] = [:]
             for (index, (tensor, type)) in plan.enumerated() {
-                let data = try convert(tensor, of: model, to: type, byteCount: sizes[index], workers: workers, isCancelled: isCancelled)
-                try file.write(contentsOf: data)
+                try write(tensor, of: model, as: type, byteCount: sizes[index], to: file, workers: workers, isCancelled: isCancelled)
                 try file.write(contentsOf: Data(count: GGUFWriter.padding(sizes[index], model.alignment)))
                 counts[type, default: 0] += 1
                 progress(Progress(completed: index + 1, total: plan.count, tensor: tensor.name, type: type))
@@ -134,29 +140,41 @@ public struct ModelQuantizer: Sendable {
         }
     }
 
-    /// The bytes of `tensor` as `type`.
-    private func convert(_ tensor: GGUFFile.Tensor, of model: GGUFFile, to type: TensorType, byteCount: Int,
-                         workers: WorkerPool, isCancelled: @Sendable () -> Bool) throws -> Data {
+    /// Writes `tensor` as `type` to `file`, a slab of rows at a time: each slab's rows are split
+    /// across the threads, written, and its source pages evicted from memory.
+    private func write(_ tensor: GGUFFile.Tensor, of model: GGUFFile, as type: TensorType, byteCount: Int, to file: FileHandle,
+                       workers: WorkerPool, isCancelled: @Sendable () -> Bool) throws {
         let source = model.data(of: tensor)
-        if tensor.type == type { return Data(source) }
-        guard let sourceBase = source.baseAddress else { return Data() }
+        guard let sourceBase = source.baseAddress else { return }
         let columns = tensor.shape[0], rows = tensor.rowCount
         let sourceRowBytes = tensor.byteCount / rows, rowBytes = byteCount / rows
-        var output = Data(count: byteCount)
-        output.withUnsafeMutableBytes { buffer in
-            guard let outputBase = buffer.baseAddress else { return }
-            let parts = min(threads, rows)
-            workers.run(parts: parts) { part in
-                let widened = UnsafeMutablePointer<Float>.allocate(capacity: columns)
-                defer { widened.deallocate() }
-                for row in (rows * part / parts)..<(rows * (part + 1) / parts) {
-                    if row % 32 == 0 && isCancelled() { return }
-                    Kernels.dequantize(tensor.type, sourceBase + row * sourceRowBytes, into: widened, count: columns)
-                    BlockQuantizer.quantize(type, widened, count: columns, into: outputBase + row * rowBytes)
+        let slabRows = max(1, slabBytes / max(1, sourceRowBytes))
+        var output = Data(count: tensor.type == type ? 0 : min(rows, slabRows) * rowBytes)
+        for first in stride(from: 0, to: rows, by: slabRows) {
+            if isCancelled() { throw CancellationError() }
+            let count = min(slabRows, rows - first)
+            let slabBase = sourceBase + first * sourceRowBytes
+            let slab = UnsafeRawBufferPointer(start: slabBase, count: count * sourceRowBytes)
+            if tensor.type == type {
+                try file.write(contentsOf: slab)
+            } else {
+                output.withUnsafeMutableBytes { buffer in
+                    guard let outputBase = buffer.baseAddress else { return }
+                    let parts = min(threads, count)
+                    workers.run(parts: parts) { part in
+                        let widened = UnsafeMutablePointer<Float>.allocate(capacity: columns)
+                        defer { widened.deallocate() }
+                        for row in (count * part / parts)..<(count * (part + 1) / parts) {
+                            if row % 32 == 0 && isCancelled() { return }
+                            Kernels.dequantize(tensor.type, slabBase + row * sourceRowBytes, into: widened, count: columns)
+                            BlockQuantizer.quantize(type, widened, count: columns, into: outputBase + row * rowBytes)
+                        }
+                    }
                 }
+                if isCancelled() { throw CancellationError() }
+                try file.write(contentsOf: output.prefix(count * rowBytes))
             }
+            model.mapping.evict(slab)
         }
-        if isCancelled() { throw CancellationError() }
-        return output
     }
 }

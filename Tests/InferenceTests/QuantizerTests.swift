@@ -78,13 +78,17 @@ struct QuantizerTests {
         #expect(decoded.enumerated().allSatisfy { $0.offset == 77 || abs($0.element) < 0.01 })
     }
 
-    @Test("Q8_0 and Q4_0 reproduce llama.cpp's quantized tensors byte for byte", arguments: [("Q8_0", "q8_0"), ("Q4_0", "q4_0")])
-    func identicalToLlamaCpp(scheme name: String, reference: String) throws {
+    /// The default slab holds whole tensors of the test model; 1000 bytes is less than one row,
+    /// so every row is a slab of its own.
+    @Test("Q8_0 and Q4_0 reproduce llama.cpp's quantized tensors byte for byte, read whole or a row at a time",
+          arguments: [("Q8_0", "q8_0"), ("Q4_0", "q4_0")], [16 << 20, 1000])
+    func identicalToLlamaCpp(format: (name: String, reference: String), slabBytes: Int) throws {
+        let (name, reference) = format
         let scratch = try ScratchDirectory()
         let scheme = try #require(QuantizationScheme(name: name))
         let source = try GGUFFile(path: try TestData.path("models/quant-test-f32.gguf"))
         let output = scratch.path + "/out.gguf"
-        _ = try ModelQuantizer(scheme: scheme, threads: 2).quantize(source, to: output)
+        _ = try ModelQuantizer(scheme: scheme, threads: 2, slabBytes: slabBytes).quantize(source, to: output)
         let ours = try GGUFFile(path: output)
         let theirs = try GGUFFile(path: try TestData.path("models/quant-test-\(reference).gguf"))
         for tensor in theirs.tensors {

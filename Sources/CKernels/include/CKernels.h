@@ -121,4 +121,14 @@ void lumen_store_f16(const float *x, void *out, long count);
 /// 64 bits, so the reads cannot be optimised away: the memory-bandwidth probe.
 unsigned long long lumen_read_bytes(const void *p, long bytes);
 
+/// The K-quant scale search for one sub-block of `count` values (a multiple of 8): `value ≈ scale · level + offset`
+/// with `level` in `0...levels` and `offset ≤ 0`, fitted by least squares weighted by `weights`
+/// for 21 candidate scales; returns the scale of the fit with the smallest weighted squared error
+/// and stores its offset (0 and the block's minimum when all values are equal).
+float lumen_fit_affine(const float *x, const float *weights, int count, int levels, float *offset);
+/// The symmetric scale search for one sub-block of `count` values (a multiple of 8): `value ≈ scale · level` with `level` in
+/// `-max_level..<max_level`, weighting each value by its square, over 19 candidate scales;
+/// returns 0 for an all-zero block.
+float lumen_fit_symmetric(const float *x, int count, int max_level);
+
 #endif

@@ -36,7 +36,7 @@ models.update({f"110M {kind}": str(folder / f"bench-110M-{kind.lower()}.gguf") f
 models.update({f"110M {kind}": made("110M", kind, "f32") for kind in ("Q4_K_M", "Q6_K", "Q5_1", "Q2_K", "Q3_K_M", "IQ4_NL", "IQ4_XS")})
 if options.large:
     models.update({f"1.1B {kind}": str(folder / f"bench-1.1B-{kind.lower()}.gguf") for kind in ("Q8_0", "Q4_0")})
-    models["1.1B Q4_K_M"] = made("1.1B", "Q4_K_M", "q8_0")
+    models["1.1B Q4_K_M"] = made("1.1B", "Q4_K_M", "f32")
 cache = pathlib.Path(options.cache)
 for name, file in {"SmolLM2-135M Q4_1": "SmolLM2-135M-Instruct.Q4_1.gguf", "Gemma-3-270M Q4_K_M": "gemma-3-270m-q4_k_m.gguf"}.items():
     if (cache / file).exists():

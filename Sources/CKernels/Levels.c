@@ -176,10 +176,10 @@ void lumen_levels_q3_k(const void *row, unsigned char *levels, float *scales, fl
 
 /// IQ4 nibbles: sub-block values 0–15 (low) and 16–31 (high) of `nibbles`, shifted by 128.
 static inline void iq4_levels(const uint8_t *nibbles, uint8_t *levels) {
-    for (int j = 0; j < 16; j++) {
-        levels[j] = (uint8_t)(lumen_iq4_values[nibbles[j] & 0x0F] + 128);
-        levels[j + 16] = (uint8_t)(lumen_iq4_values[nibbles[j] >> 4] + 128);
-    }
+    const __m128i table = _mm_add_epi8(_mm_loadu_si128((const __m128i *)lumen_iq4_values), _mm_set1_epi8((char)0x80));
+    const __m128i packed = _mm_loadu_si128((const __m128i *)nibbles), mask = _mm_set1_epi8(0x0F);
+    _mm_storeu_si128((__m128i *)levels, _mm_shuffle_epi8(table, _mm_and_si128(packed, mask)));
+    _mm_storeu_si128((__m128i *)(levels + 16), _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(packed, 4), mask)));
 }
 
 void lumen_levels_iq4_nl(const void *row, unsigned char *levels, float *scales, float *mins, long count) {

@@ -20,7 +20,8 @@ static inline float scalar_f16(const void *base, long index) { return _cvtsh_ss(
 
 /// Defines `lumen_attend_<NAME>`: scores of the query against each cached key (`dim` values,
 /// eight at a time), the softmax (`expf`, as the F32 reference does), and the weighted sum of the
-/// cached values, 64 output values at a time in registers over every position.
+/// cached values, 64 output values at a time in registers over every position (then the remaining
+/// whole vectors together).
 #define DEFINE_ATTEND(NAME, ELEMENT, LOAD, SCALAR)                                                        \
     void lumen_attend_##NAME(const void *keys, const void *values, long stride, const float *query, long dim, \
                              long first, long length, float scale, float *scores, float *out) {           \
@@ -66,10 +67,19 @@ static inline float scalar_f16(const void *base, long index) { return _cvtsh_ss(
             }                                                                                             \
             for (int j = 0; j < 8; j++) _mm256_storeu_ps(out + d + 8 * j, _mm256_mul_ps(acc[j], _mm256_set1_ps(inverse))); \
         }                                                                                                 \
-        for (; d + 8 <= dim; d += 8) {                                                                    \
-            __m256 acc = _mm256_setzero_ps();                                                             \
-            for (long p = first; p < length; p++) acc = _mm256_fmadd_ps(_mm256_set1_ps(scores[p]), LOAD(v + p * stride, d), acc); \
-            _mm256_storeu_ps(out + d, _mm256_mul_ps(acc, _mm256_set1_ps(inverse)));                       \
+        /* The last whole vectors (a head of 48 or 72) in one pass too, not one pass each. */           \
+        const long rest = (dim - d) / 8;                                                                  \
+        if (rest > 0) {                                                                                   \
+            __m256 acc[7];                                                                                \
+            for (int j = 0; j < 7; j++) acc[j] = _mm256_setzero_ps();                                     \
+            for (long p = first; p < length; p++) {                                                       \
+                const __m256 weight = _mm256_set1_ps(scores[p]);                                          \
+                _Pragma("clang loop unroll(full)")                                                        \
+                for (int j = 0; j < 7; j++)                                                               \
+                    if (j < rest) acc[j] = _mm256_fmadd_ps(weight, LOAD(v + p * stride, d + 8 * j), acc[j]); \
+            }                                                                                             \
+            for (int j = 0; j < rest; j++) _mm256_storeu_ps(out + d + 8 * j, _mm256_mul_ps(acc[j], _mm256_set1_ps(inverse))); \
+            d += 8 * rest;                                                                                \
         }                                                                                                 \
         for (; d < dim; d++) {                                                                            \
             float sum = 0;                                                                                \

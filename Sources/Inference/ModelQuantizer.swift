@@ -8,9 +8,9 @@ import Foundation
 /// F32 row by row and quantized, rows split across threads. The file is written under a
 /// temporary name beside the destination, flushed, then renamed over it, so a reader never sees
 /// a partial file and a failure leaves the destination as it was. The destination may be the
-/// source file itself (same device and inode, whatever the path) only when the caller asks for it. The source is read
-/// a slab at a time and its pages released once converted, so memory stays bounded by the slab
-/// and not by the model.
+/// source file itself (same device and inode, whatever the path) only when the caller asks for
+/// it. The source is read a slab at a time and its pages released once converted, so memory
+/// stays bounded by the slab and not by the model.
 public struct ModelQuantizer: Sendable {
     /// Reported after each tensor is written.
     public struct Progress: Sendable {

@@ -158,20 +158,30 @@ enum BlockQuantizer {
         x.withUnsafeBufferPointer { lumen_fit_symmetric($0.baseAddress, Int32($0.count), Int32(maxLevel)) }
     }
 
+    /// Q3_K's and Q6_K's shared fit of a 256-value block: each sub-block of 16 as `scale · q`
+    /// (`fitSymmetric`), the sixteen scales stored as signed multiples of one F16 `d` in
+    /// `-maxScaleLevel..<maxScaleLevel`, then every value requantized with its rounded scale.
+    /// Returns `d`, the scale levels and each value's `q + maxLevel` (in `0..<2 · maxLevel`).
+    private static func symmetricSubBlocks(_ x: UnsafeBufferPointer<Float>, maxLevel: Int,
+                                           maxScaleLevel: Int) -> (d: Float, scaleLevels: [Int], levels: [Int]) {
+        let values = Array(x)
+        let scales = (0..<16).map { fitSymmetric(values[(16 * $0)..<(16 * $0 + 16)], maxLevel: maxLevel) }
+        let extreme = scales.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
+        let inverse: Float = extreme == 0 ? 0 : -Float(maxScaleLevel) / extreme
+        let d = Float(Float16(extreme == 0 ? 0 : 1 / inverse))
+        let scaleLevels = scales.map { min(maxScaleLevel - 1, max(-maxScaleLevel, Int(($0 * inverse).rounded()))) }
+        let levels = values.enumerated().map { index, value -> Int in
+            let scale = d * Float(scaleLevels[index / 16])
+            return (scale != 0 ? min(maxLevel - 1, max(-maxLevel, Int((value / scale).rounded()))) : 0) + maxLevel
+        }
+        return (d, scaleLevels, levels)
+    }
+
     /// Q6_K: sixteen sub-blocks of 16 with int8 scales.
     static func q6_K(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
-        let values = Array(x)
-        let scales = (0..<16).map { fitSymmetric(values[(16 * $0)..<(16 * $0 + 16)], maxLevel: 32) }
-        let extreme = scales.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
-        let inverse: Float = extreme == 0 ? 0 : -128 / extreme
-        let d = Float(Float16(extreme == 0 ? 0 : 1 / inverse))
-        let scaleLevels = scales.map { Int8(min(127, max(-128, Int(($0 * inverse).rounded())))) }
-        for (index, level) in scaleLevels.enumerated() { destination.storeBytes(of: level, toByteOffset: 192 + index, as: Int8.self) }
+        let (d, scaleLevels, quantized) = symmetricSubBlocks(x, maxLevel: 32, maxScaleLevel: 128)
+        for (index, level) in scaleLevels.enumerated() { destination.storeBytes(of: Int8(level), toByteOffset: 192 + index, as: Int8.self) }
         storeHalf(d, destination, 208)
-        let quantized = values.enumerated().map { index, value -> Int in
-            let scale = d * Float(scaleLevels[index / 16])
-            return (scale != 0 ? min(31, max(-32, Int((value / scale).rounded()))) : 0) + 32
-        }
         for half in 0..<2 {
             for l in 0..<32 {
                 let q = (0..<4).map { quantized[128 * half + 32 * $0 + l] }
@@ -210,12 +220,7 @@ enum BlockQuantizer {
     /// value by its square; scales stored as signed 6-bit multiples of `d`, `q + 4` as two low
     /// bits and a high bit in a separate mask.
     static func q3_K(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
-        let values = Array(x)
-        let scales = (0..<16).map { fitSymmetric(values[(16 * $0)..<(16 * $0 + 16)], maxLevel: 4) }
-        let extreme = scales.reduce(Float(0)) { abs($1) > abs($0) ? $1 : $0 }
-        let inverse: Float = extreme == 0 ? 0 : -32 / extreme
-        let d = Float(Float16(extreme == 0 ? 0 : 1 / inverse))
-        let scaleLevels = scales.map { min(31, max(-32, Int(($0 * inverse).rounded()))) }
+        let (d, scaleLevels, levels) = symmetricSubBlocks(x, maxLevel: 4, maxScaleLevel: 32)
         var packed = [UInt8](repeating: 0, count: 12)
         for (j, level) in scaleLevels.enumerated() {
             let stored = UInt8(level + 32)
@@ -224,10 +229,6 @@ enum BlockQuantizer {
         }
         for (index, byte) in packed.enumerated() { destination.storeBytes(of: byte, toByteOffset: 96 + index, as: UInt8.self) }
         storeHalf(d, destination, 108)
-        let levels = values.enumerated().map { index, value -> Int in
-            let scale = d * Float(scaleLevels[index / 16])
-            return (scale != 0 ? min(3, max(-4, Int((value / scale).rounded()))) : 0) + 4
-        }
         for byte in 0..<32 {
             let mask = (0..<8).reduce(UInt8(0)) { $0 | (levels[32 * $1 + byte] > 3 ? 1 << $1 : 0) }
             destination.storeBytes(of: mask, toByteOffset: byte, as: UInt8.self)

@@ -26,6 +26,8 @@ final class InferenceState {
     private let keys, values: UnsafeMutablePointer<Float>
     /// Bytes of one layer's keys (or values).
     private let layerStride: Int
+    /// Bytes of one KV head's cached keys (or values) at one position.
+    private let headBytes: Int
     /// The cache's element type and its kernels.
     let cacheType: KVCacheType
     let cacheKernels: KVCacheType.Kernels
@@ -79,6 +81,7 @@ final class InferenceState {
         localRopeCosines = buffer(localPairs)
         localRopeSines = buffer(localPairs)
         layerStride = contextLength * kvDimension * cacheKernels.bytesPerElement
+        headBytes = configuration.headDimension * cacheKernels.bytesPerElement
         // Float buffers hold the cache's bytes (F16 elements take half a float each).
         keys = buffer(configuration.blockCount * layerStride / 4)
         values = buffer(configuration.blockCount * layerStride / 4)
@@ -98,6 +101,9 @@ final class InferenceState {
     func keyCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(keys) + layer * layerStride }
     /// The cached values of `layer`: `[kv head][position][head dimension]`.
     func valueCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(values) + layer * layerStride }
+    /// Where KV head `kvHead` at `position` starts in a layer's keys or values, in bytes: each
+    /// head's positions are contiguous, so attention streams them.
+    func cacheOffset(kvHead: Int, position: Int) -> Int { (kvHead * contextLength + position) * headBytes }
 
     /// Bytes allocated for the cache and buffers.
     var byteCount: Int { allocations.reduce(0) { $0 + $1.1 * 4 } }

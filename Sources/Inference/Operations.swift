@@ -59,16 +59,14 @@ enum Operations {
     static func ropeAndCache(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration,
                              cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
         let pairs = configuration.ropeDimensionCount / 2
-        let kvDimension = configuration.kvDimension
+        let kvDimension = configuration.kvDimension, headDimension = configuration.headDimension
         for index in 0..<count {
             let position = state.position + index
             let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
             rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
             rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
-            // The cache is `[kv head][position][head dimension]`: a head's keys are contiguous.
-            let headDimension = configuration.headDimension
             for head in 0..<configuration.headCountKV {
-                let offset = (head * state.contextLength + position) * headDimension * state.cacheKernels.bytesPerElement
+                let offset = state.cacheOffset(kvHead: head, position: position)
                 let source = index * kvDimension + head * headDimension
                 state.cacheKernels.store(state.key + source, state.keyCache(layer: layer) + offset, headDimension)
                 state.cacheKernels.store(state.value + source, state.valueCache(layer: layer) + offset, headDimension)
@@ -96,7 +94,7 @@ enum Operations {
                 // A sliding window keeps the positions p with (token position − p) < window.
                 let first = window.map { max(0, length - $0) } ?? 0
                 let query = state.query + token * queryDimension + head * headDimension
-                let kvOffset = (head / group) * state.contextLength * headDimension * attend.bytesPerElement
+                let kvOffset = state.cacheOffset(kvHead: head / group, position: 0)
                 attend.attend(keys + kvOffset, values + kvOffset, headDimension, query, headDimension, first, length, scale,
                               scores, state.attended + token * queryDimension + head * headDimension)
             }

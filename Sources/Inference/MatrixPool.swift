@@ -3,9 +3,9 @@ import Synchronization
 
 /// Multiplies weight matrices by batches of vectors, splitting the rows across threads.
 ///
-/// Rows are split across threads, either one contiguous range per thread or in chunks that the
-/// threads claim in turn from an atomic counter; each thread writes only its own rows, so the
-/// inner loops take no locks. Quantized weights meet 8-bit activations in integer kernels (the
+/// Rows are split across threads, either one contiguous range per thread or in chunks taken from
+/// per-thread shares that a thread with none left can take over (`StealingRanges`); each thread
+/// writes only the rows it took, so the inner loops take no locks. Quantized weights meet 8-bit activations in integer kernels (the
 /// input vectors are quantized once per product): one token in each format's dot product, a
 /// prompt batch in the integer matrix–matrix product every quantized format shares (rows decoded
 /// as levels eight at a time, `lumen_matmul_levels_q8`). F32 activations and F16/BF16 weights
@@ -33,17 +33,21 @@ struct MatrixPool {
     /// How many threads share a product.
     let threads: Int
     private let workers: WorkerPool
+    private let stealing: StealingRanges
     /// How many weight rows a thread widens to F32 at a time in batched products.
     static let dequantizedRows = 12
-    /// Rows a thread claims at a time in batched integer products (a multiple of the eight rows
+    /// Rows a thread takes at a time in batched integer products (a multiple of the eight rows
     /// `lumen_matmul_levels_q8` decodes together).
     static let rowChunk = 64
+    /// Rows in each chunk of a matrix–vector product's shares.
+    static let vectorRowChunk = 16
     /// Products with fewer multiply-adds than this run on one thread.
     static let parallelThreshold = 1 << 16
 
     init(threads: Int) {
         self.threads = max(1, threads)
         workers = WorkerPool(threads: self.threads)
+        stealing = StealingRanges(parts: self.threads)
     }
 
     /// Stops the pool's threads.
@@ -63,23 +67,21 @@ struct MatrixPool {
         }
     }
 
-    /// Runs `body(range)` over `0..<count` in chunks of `chunk` that the threads claim in turn, so
-    /// a thread slowed by the operating system takes fewer chunks instead of making the others
-    /// wait at the end. Worth it for long products (prompt batches); a matrix–vector product is
-    /// over too soon to repay the shared counter (110M Q8_0 generation measured 194 tok/s with
-    /// chunks against 207–238 with one range per thread).
+    /// Runs `body(part, range)` over `0..<count` in chunks of `chunk`: each thread takes the chunks
+    /// of its own share in order, then helps with what is left of the others' (`StealingRanges`),
+    /// so a thread slowed by the operating system, or given the costlier items, does not keep the
+    /// others waiting at the end.
     func parallelChunks(_ count: Int, chunk: Int, work: Int, _ body: (Int, Range<Int>) -> Void) {
-        let parts = work < Self.parallelThreshold ? 1 : min(threads, (count + chunk - 1) / chunk)
+        let chunks = (count + chunk - 1) / chunk
+        let parts = work < Self.parallelThreshold ? 1 : min(threads, chunks)
         guard parts > 1 else {
             body(0, 0..<count)
             return
         }
-        let next = Atomic<Int>(0)
+        stealing.reset(chunks: chunks, parts: parts)
         workers.run(parts: parts) { part in
-            while true {
-                let start = next.add(chunk, ordering: .relaxed).oldValue
-                guard start < count else { return }
-                body(part, start..<min(count, start + chunk))
+            stealing.run(part: part, parts: parts) { index in
+                body(part, (index * chunk)..<min(count, (index + 1) * chunk))
             }
         }
     }
@@ -90,7 +92,7 @@ struct MatrixPool {
         let rows = matrix.rows, columns = matrix.columns
         if count == 1 && scratch.activations == .quantized, let kernel = matrix.quantizedDotKernel {
             lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
-            parallelFor(rows, work: rows * columns) { _, range in
+            parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns) { _, range in
                 for row in range {
                     output[row] = matrix.dot(row: row, quantized: scratch, kernel: kernel)
                 }
@@ -111,10 +113,14 @@ struct MatrixPool {
             }
             return
         }
-        parallelFor(rows, work: rows * columns * count) { part, range in
-            if count == 1 {
+        if count == 1 {
+            parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns) { _, range in
                 for row in range { output[row] = matrix.dot(row: row, input) }
-            } else if matrix.type == .f32 {
+            }
+            return
+        }
+        parallelFor(rows, work: rows * columns * count) { part, range in
+            if matrix.type == .f32 {
                 let weights = (matrix.base + range.lowerBound * matrix.rowBytes).assumingMemoryBound(to: Float.self)
                 lumen_matmul_f32(weights, columns, range.count, input, count, columns, output + range.lowerBound, rows)
             } else {

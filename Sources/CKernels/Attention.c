@@ -18,15 +18,60 @@ static inline float horizontal_sum8(__m256 v) {
 static inline float scalar_f32(const void *base, long index) { return ((const float *)base)[index]; }
 static inline float scalar_f16(const void *base, long index) { return _cvtsh_ss(((const uint16_t *)base)[index]); }
 
+/// e^x for eight values, x ≤ 0 (Cephes' `expf`: x = n ln 2 + r with |r| ≤ ln 2 / 2, a degree-7
+/// polynomial for e^r, 2^n put in the exponent bits): within 1.3 ulp of e^x over [−87, 0], and
+/// ~1e-38 instead of 0 below −87.3.
+static inline __m256 exp8(__m256 x) {
+    x = _mm256_max_ps(x, _mm256_set1_ps(-87.3f));
+    const __m256 n = _mm256_round_ps(_mm256_mul_ps(x, _mm256_set1_ps(1.44269504088896341f)),
+                                     _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m256 r = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+    r = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), r);
+    __m256 p = _mm256_set1_ps(1.9875691500e-4f);
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.3981999507e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(8.3334519073e-3f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(4.1665795894e-2f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(1.6666665459e-1f));
+    p = _mm256_fmadd_ps(p, r, _mm256_set1_ps(5.0000001201e-1f));
+    p = _mm256_fmadd_ps(p, _mm256_mul_ps(r, r), _mm256_add_ps(r, _mm256_set1_ps(1.0f)));
+    const __m256i exponent = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    return _mm256_mul_ps(p, _mm256_castsi256_ps(exponent));
+}
+
+/// The softmax's numerators in place: `row[p]` = e^(row[p] − max) over `[first, end)`, eight at a
+/// time; returns 1 / their total.
+static float exponentiate(float *row, long first, long end) {
+    __m256 maxima = _mm256_set1_ps(-INFINITY);
+    long p = first;
+    for (; p + 8 <= end; p += 8) maxima = _mm256_max_ps(maxima, _mm256_loadu_ps(row + p));
+    __m128 half = _mm_max_ps(_mm256_castps256_ps128(maxima), _mm256_extractf128_ps(maxima, 1));
+    half = _mm_max_ps(half, _mm_movehl_ps(half, half));
+    float maximum = _mm_cvtss_f32(_mm_max_ss(half, _mm_movehdup_ps(half)));
+    for (; p < end; p++) maximum = row[p] > maximum ? row[p] : maximum;
+    const __m256 shift = _mm256_set1_ps(maximum);
+    __m256 totals = _mm256_setzero_ps();
+    p = first;
+    for (; p + 8 <= end; p += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(row + p), shift));
+        _mm256_storeu_ps(row + p, e);
+        totals = _mm256_add_ps(totals, e);
+    }
+    float total = horizontal_sum8(totals);
+    for (; p < end; p++) {
+        row[p] = expf(row[p] - maximum);
+        total += row[p];
+    }
+    return 1.0f / total;
+}
+
 /// Defines `lumen_attend_<NAME>`: scores of the query against each cached key (`dim` values,
-/// eight at a time), the softmax (`expf`, as the F32 reference does), and the weighted sum of the
+/// eight at a time), the softmax (`exp8`), and the weighted sum of the
 /// cached values, 64 output values at a time in registers over every position (then the remaining
 /// whole vectors together).
 #define DEFINE_ATTEND(NAME, ELEMENT, LOAD, SCALAR)                                                        \
     void lumen_attend_##NAME(const void *keys, const void *values, long stride, const float *query, long dim, \
                              long first, long length, float scale, float *scores, float *out) {           \
         const ELEMENT *k = (const ELEMENT *)keys, *v = (const ELEMENT *)values;                           \
-        float maximum = -INFINITY;                                                                        \
         long p = first;                                                                                   \
         /* Four positions at a time: independent sums, each query load shared. */                        \
         for (; p + 4 <= length && dim % 8 == 0; p += 4) {                                                 \
@@ -36,10 +81,7 @@ static inline float scalar_f16(const void *base, long index) { return _cvtsh_ss(
                 _Pragma("clang loop unroll(full)")                                                        \
                 for (int j = 0; j < 4; j++) sum[j] = _mm256_fmadd_ps(LOAD(k + (p + j) * stride, i), q, sum[j]); \
             }                                                                                             \
-            for (int j = 0; j < 4; j++) {                                                                 \
-                scores[p + j] = horizontal_sum8(sum[j]) * scale;                                          \
-                if (scores[p + j] > maximum) maximum = scores[p + j];                                     \
-            }                                                                                             \
+            for (int j = 0; j < 4; j++) scores[p + j] = horizontal_sum8(sum[j]) * scale;                  \
         }                                                                                                 \
         for (; p < length; p++) {                                                                         \
             __m256 sum = _mm256_setzero_ps();                                                             \
@@ -48,14 +90,8 @@ static inline float scalar_f16(const void *base, long index) { return _cvtsh_ss(
             float score = horizontal_sum8(sum);                                                           \
             for (; i < dim; i++) score += SCALAR(k + p * stride, i) * query[i];                           \
             scores[p] = score * scale;                                                                    \
-            if (scores[p] > maximum) maximum = scores[p];                                                 \
         }                                                                                                 \
-        float total = 0;                                                                                  \
-        for (long p = first; p < length; p++) {                                                           \
-            scores[p] = expf(scores[p] - maximum);                                                        \
-            total += scores[p];                                                                           \
-        }                                                                                                 \
-        const float inverse = 1.0f / total;                                                               \
+        const float inverse = exponentiate(scores, first, length);                                        \
         long d = 0;                                                                                       \
         for (; d + 64 <= dim; d += 64) {                                                                  \
             __m256 acc[8];                                                                                \
@@ -90,6 +126,60 @@ static inline float scalar_f16(const void *base, long index) { return _cvtsh_ss(
 
 DEFINE_ATTEND(f32, float, load_f32, scalar_f32)
 DEFINE_ATTEND(f16, uint16_t, load_f16, scalar_f16)
+
+/// The totals of four vectors' lanes: lane j of the result is the sum of `s[j]`.
+static inline __m128 horizontal_sums4(const __m256 *s) {
+    const __m256 pairs = _mm256_hadd_ps(_mm256_hadd_ps(s[0], s[1]), _mm256_hadd_ps(s[2], s[3]));
+    return _mm_add_ps(_mm256_castps256_ps128(pairs), _mm256_extractf128_ps(pairs, 1));
+}
+
+/// Defines `lumen_attend4_<NAME>`: four consecutive tokens' queries of one head, query j over
+/// positions `[0, length + j)`, each key and value loaded (and widened) once for the four. Scores
+/// go to `scores + j * scores_stride`; `dim` must be a multiple of 8.
+#define DEFINE_ATTEND4(NAME, ELEMENT, LOAD)                                                              \
+    void lumen_attend4_##NAME(const void *keys, const void *values, long stride, const float *query,      \
+                              long query_stride, long dim, long length, float scale, float *scores,       \
+                              long scores_stride, float *out, long out_stride) {                          \
+        const ELEMENT *k = (const ELEMENT *)keys, *v = (const ELEMENT *)values;                           \
+        float inverse[4];                                                                                 \
+        for (long p = 0; p < length + 3; p++) {                                                           \
+            __m256 sum[4] = {_mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps(), _mm256_setzero_ps()}; \
+            for (long i = 0; i < dim; i += 8) {                                                           \
+                const __m256 key = LOAD(k + p * stride, i);                                               \
+                _Pragma("clang loop unroll(full)")                                                        \
+                for (int j = 0; j < 4; j++) sum[j] = _mm256_fmadd_ps(key, _mm256_loadu_ps(query + j * query_stride + i), sum[j]); \
+            }                                                                                             \
+            float totals[4];                                                                              \
+            _mm_storeu_ps(totals, _mm_mul_ps(horizontal_sums4(sum), _mm_set1_ps(scale)));                 \
+            for (int j = 0; j < 4; j++)                                                                   \
+                if (p < length + j) scores[j * scores_stride + p] = totals[j];                            \
+        }                                                                                                 \
+        for (int j = 0; j < 4; j++) inverse[j] = exponentiate(scores + j * scores_stride, 0, length + j); \
+        /* Sixteen output values of the four queries at a time (eight for the last), over every     \
+           position; the last three positions are not seen by every query. */                            \
+        for (long d = 0; d < dim; d += 16) {                                                              \
+            const int vectors = dim - d >= 16 ? 2 : 1;                                                    \
+            __m256 acc[4][2];                                                                             \
+            for (int j = 0; j < 4; j++) acc[j][0] = acc[j][1] = _mm256_setzero_ps();                      \
+            for (long p = 0; p < length + 3; p++) {                                                       \
+                const __m256 low = LOAD(v + p * stride, d);                                               \
+                const __m256 high = vectors == 2 ? LOAD(v + p * stride, d + 8) : _mm256_setzero_ps();     \
+                _Pragma("clang loop unroll(full)")                                                        \
+                for (int j = 0; j < 4; j++) {                                                             \
+                    if (p >= length + j) continue;                                                        \
+                    const __m256 weight = _mm256_set1_ps(scores[j * scores_stride + p]);                  \
+                    acc[j][0] = _mm256_fmadd_ps(weight, low, acc[j][0]);                                  \
+                    acc[j][1] = _mm256_fmadd_ps(weight, high, acc[j][1]);                                 \
+                }                                                                                         \
+            }                                                                                             \
+            for (int j = 0; j < 4; j++)                                                                   \
+                for (int c = 0; c < vectors; c++)                                                         \
+                    _mm256_storeu_ps(out + j * out_stride + d + 8 * c, _mm256_mul_ps(acc[j][c], _mm256_set1_ps(inverse[j]))); \
+        }                                                                                                 \
+    }
+
+DEFINE_ATTEND4(f32, float, load_f32)
+DEFINE_ATTEND4(f16, uint16_t, load_f16)
 
 void lumen_store_f32(const float *x, void *out, long count) { memcpy(out, x, (size_t)count * sizeof(float)); }
 

@@ -17,7 +17,7 @@ final class InferenceState {
     let residual, normed, query, key, value, attended, gate, up, logits: UnsafeMutablePointer<Float>
     /// Per-product working memory.
     let scratch: MatrixPool.Scratch
-    /// One context-sized buffer per thread, for attention scores.
+    /// Four context-sized buffers per thread, for attention scores (`scoresPerThread` floats).
     let scores: UnsafeMutablePointer<Float>
     /// RoPE's cosines and sines for each token of the batch: `[batch][pairs]`.
     let ropeCosines, ropeSines: UnsafeMutablePointer<Float>
@@ -74,7 +74,7 @@ final class InferenceState {
             quantizedScales: buffer(batchCapacity * (widest / 32 + 1)), quantizedSums: buffer(3 * batchCapacity * (widest / 32 + 1)),
             activations: activations
         )
-        scores = buffer(threads * contextLength)
+        scores = buffer(threads * 4 * contextLength)
         ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
         ropeSines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
         let localPairs = configuration.localRopeFrequencyBase == nil ? 0 : batchCapacity * configuration.ropeDimensionCount / 2
@@ -104,6 +104,10 @@ final class InferenceState {
     /// Where KV head `kvHead` at `position` starts in a layer's keys or values, in bytes: each
     /// head's positions are contiguous, so attention streams them.
     func cacheOffset(kvHead: Int, position: Int) -> Int { (kvHead * contextLength + position) * headBytes }
+
+    /// Floats of `scores` each thread has: one context-sized row for each of the four queries
+    /// `lumen_attend4_f32` takes at once.
+    var scoresPerThread: Int { 4 * contextLength }
 
     /// Bytes allocated for the cache and buffers.
     var byteCount: Int { allocations.reduce(0) { $0 + $1.1 * 4 } }

@@ -11,12 +11,15 @@ public enum KVCacheType: String, Sendable, CaseIterable {
         let store: @convention(c) (UnsafePointer<Float>?, UnsafeMutableRawPointer?, Int) -> Void
         let attend: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, UnsafePointer<Float>?, Int, Int, Int, Float,
                                     UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) -> Void
+        /// Four consecutive tokens' queries of one head (`lumen_attend4_f32`).
+        let attendFour: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, UnsafePointer<Float>?, Int, Int, Int, Float,
+                                        UnsafeMutablePointer<Float>?, Int, UnsafeMutablePointer<Float>?, Int) -> Void
     }
 
     var kernels: Kernels {
         switch self {
-        case .f32: Kernels(bytesPerElement: 4, store: lumen_store_f32, attend: lumen_attend_f32)
-        case .f16: Kernels(bytesPerElement: 2, store: lumen_store_f16, attend: lumen_attend_f16)
+        case .f32: Kernels(bytesPerElement: 4, store: lumen_store_f32, attend: lumen_attend_f32, attendFour: lumen_attend4_f32)
+        case .f16: Kernels(bytesPerElement: 2, store: lumen_store_f16, attend: lumen_attend_f16, attendFour: lumen_attend4_f16)
         }
     }
 }

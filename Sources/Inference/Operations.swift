@@ -75,7 +75,8 @@ enum Operations {
     }
 
     /// Causal grouped-query attention of each new token's query heads over the cache, or over
-    /// its last `window` positions.
+    /// its last `window` positions. A prompt's tokens go four at a time (`attendFour`: each cached
+    /// key and value read once for the four), unless a window cuts off positions within them.
     static func attention(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration, window: Int? = nil) {
         let headDimension = configuration.headDimension
         let heads = configuration.headCount
@@ -85,18 +86,29 @@ enum Operations {
         let keys = state.keyCache(layer: layer), values = state.valueCache(layer: layer), attend = state.cacheKernels
         let start = state.position
         let work = count * heads * (start + count) * headDimension
-        // Later tokens attend to more positions: chunks claimed in turn keep the threads even.
-        state.pool.parallelChunks(count * heads, chunk: max(1, heads / 2), work: work * 8) { part, range in
-            let scores = state.scores + part * state.contextLength
+        // Items are (group of four tokens, head); each thread takes its own share's items in
+        // order, and the later groups, which attend to more positions, are shared out at the end.
+        let groups = (count + 3) / 4
+        state.pool.parallelChunks(groups * heads, chunk: max(1, heads / 2), work: work * 8) { part, range in
+            let scores = state.scores + part * state.scoresPerThread
             for item in range {
-                let token = item / heads, head = item % heads
-                let length = start + token + 1
-                // A sliding window keeps the positions p with (token position − p) < window.
-                let first = window.map { max(0, length - $0) } ?? 0
-                let query = state.query + token * queryDimension + head * headDimension
+                let firstToken = item / heads * 4, head = item % heads
+                let tokens = min(4, count - firstToken)
                 let kvOffset = state.cacheOffset(kvHead: head / group, position: 0)
-                attend.attend(keys + kvOffset, values + kvOffset, headDimension, query, headDimension, first, length, scale,
-                              scores, state.attended + token * queryDimension + head * headDimension)
+                let query = state.query + firstToken * queryDimension + head * headDimension
+                let output = state.attended + firstToken * queryDimension + head * headDimension
+                let length = start + firstToken + 1
+                // A sliding window keeps the positions p with (token position − p) < window.
+                if tokens == 4 && headDimension % 8 == 0 && window.map({ length + 3 <= $0 }) ?? true {
+                    attend.attendFour(keys + kvOffset, values + kvOffset, headDimension, query, queryDimension, headDimension,
+                                      length, scale, scores, state.contextLength, output, queryDimension)
+                    continue
+                }
+                for token in 0..<tokens {
+                    let first = window.map { max(0, length + token - $0) } ?? 0
+                    attend.attend(keys + kvOffset, values + kvOffset, headDimension, query + token * queryDimension, headDimension,
+                                  first, length + token, scale, scores, output + token * queryDimension)
+                }
             }
         }
     }

@@ -376,32 +376,77 @@ struct KernelTests {
         }
     }
 
+    /// The softmax definition in doubles: one query's attention over positions `[first, length)`
+    /// of cached keys and values laid out `[position][stride]`.
+    static func referenceAttention(keys: [Float], values: [Float], stride: Int, query: ArraySlice<Float>, dim: Int,
+                                   positions: Range<Int>, scale: Float) -> [Double] {
+        let logits = positions.map { p in
+            (0..<dim).reduce(0.0) { $0 + Double(keys[p * stride + $1]) * Double(query[query.startIndex + $1]) } * Double(scale)
+        }
+        let maximum = logits.max() ?? 0
+        let weights = logits.map { Foundation.exp($0 - maximum) }
+        let total = weights.reduce(0, +)
+        return (0..<dim).map { d in zip(positions, weights).reduce(0.0) { $0 + $1.1 * Double(values[$1.0 * stride + d]) } / total }
+    }
+
+    /// A cache of `cacheType` holding `keys` and `values`, and the values it reads back (F16
+    /// rounds each element once, when it is stored).
+    static func cache(_ cacheType: KVCacheType, _ floats: [Float]) -> (bytes: [UInt8], cached: [Float]) {
+        let kernels = cacheType.kernels
+        var bytes = [UInt8](repeating: 0, count: floats.count * kernels.bytesPerElement)
+        bytes.withUnsafeMutableBytes { kernels.store(floats, $0.baseAddress, floats.count) }
+        return (bytes, cacheType == .f16 ? floats.map { Float(Float16($0)) } : floats)
+    }
+
     @Test("attention over an F32 or F16 cache matches the softmax definition, any head size and range", arguments: KVCacheType.allCases)
     func attention(cacheType: KVCacheType) {
         var fixture = KernelFixture()
         let kernels = cacheType.kernels
         for (dim, stride, first, length) in [(64, 64, 0, 1), (64, 192, 0, 37), (72, 72, 5, 40), (96, 288, 0, 17), (256, 512, 3, 9), (5, 7, 0, 3)] {
-            let keys = fixture.floats(length * stride, scale: 2), values = fixture.floats(length * stride), query = fixture.floats(dim)
-            // What the cache holds: F16 rounds each element once, when it is stored.
-            let stored: ([Float]) -> [Float] = { cacheType == .f16 ? $0.map { Float(Float16($0)) } : $0 }
-            let (cachedKeys, cachedValues) = (stored(keys), stored(values))
-            var keyBytes = [UInt8](repeating: 0, count: keys.count * kernels.bytesPerElement), valueBytes = keyBytes
-            keyBytes.withUnsafeMutableBytes { kernels.store(keys, $0.baseAddress, keys.count) }
-            valueBytes.withUnsafeMutableBytes { kernels.store(values, $0.baseAddress, values.count) }
+            let (keys, values) = (Self.cache(cacheType, fixture.floats(length * stride, scale: 2)), Self.cache(cacheType, fixture.floats(length * stride)))
+            let query = fixture.floats(dim)
             var scores = [Float](repeating: 0, count: length), output = [Float](repeating: .nan, count: dim)
             let scale: Float = 0.125
-            keyBytes.withUnsafeBytes { k in
-                valueBytes.withUnsafeBytes { v in
+            keys.bytes.withUnsafeBytes { k in
+                values.bytes.withUnsafeBytes { v in
                     kernels.attend(k.baseAddress, v.baseAddress, stride, query, dim, first, length, scale, &scores, &output)
                 }
             }
-            let logits = (first..<length).map { p in (0..<dim).reduce(0.0) { $0 + Double(cachedKeys[p * stride + $1]) * Double(query[$1]) } * Double(scale) }
-            let maximum = logits.max() ?? 0
-            let weights = logits.map { Foundation.exp($0 - maximum) }
-            let total = weights.reduce(0, +)
+            let expected = Self.referenceAttention(keys: keys.cached, values: values.cached, stride: stride, query: query[...], dim: dim,
+                                                   positions: first..<length, scale: scale)
             for d in 0..<dim {
-                let expected = zip(first..<length, weights).reduce(0.0) { $0 + $1.1 * Double(cachedValues[$1.0 * stride + d]) } / total
-                #expect(abs(Double(output[d]) - expected) <= 1e-5, "\(cacheType) dim \(dim), positions \(first)..<\(length), value \(d): \(output[d]) vs \(expected)")
+                #expect(abs(Double(output[d]) - expected[d]) <= 1e-5, "\(cacheType) dim \(dim), positions \(first)..<\(length), value \(d): \(output[d]) vs \(expected[d])")
+            }
+        }
+    }
+
+    @Test("four consecutive queries at once match the softmax definition, each over its own causal range", arguments: KVCacheType.allCases)
+    func attentionFourQueries(cacheType: KVCacheType) {
+        var fixture = KernelFixture()
+        let kernels = cacheType.kernels
+        for (dim, stride, length) in [(8, 8, 1), (48, 48, 2), (64, 192, 37), (72, 72, 9), (256, 256, 20)] {
+            let positions = length + 3
+            let (keys, values) = (Self.cache(cacheType, fixture.floats(positions * stride, scale: 2)), Self.cache(cacheType, fixture.floats(positions * stride)))
+            // The queries of four tokens, one row apart, and their outputs likewise (rows of `queryStride`).
+            let queryStride = dim + 24, scoresStride = positions + 5
+            let queries = fixture.floats(4 * queryStride)
+            var scores = [Float](repeating: .nan, count: 4 * scoresStride), output = [Float](repeating: .nan, count: 4 * queryStride)
+            let scale: Float = 0.2
+            keys.bytes.withUnsafeBytes { k in
+                values.bytes.withUnsafeBytes { v in
+                    kernels.attendFour(k.baseAddress, v.baseAddress, stride, queries, queryStride, dim, length, scale,
+                                       &scores, scoresStride, &output, queryStride)
+                }
+            }
+            for j in 0..<4 {
+                let expected = Self.referenceAttention(keys: keys.cached, values: values.cached, stride: stride,
+                                                       query: queries[(j * queryStride)..<(j * queryStride + dim)], dim: dim,
+                                                       positions: 0..<(length + j), scale: scale)
+                for d in 0..<dim {
+                    let value = output[j * queryStride + d]
+                    #expect(abs(Double(value) - expected[d]) <= 1e-5, "\(cacheType) dim \(dim), query \(j) of length \(length + j), value \(d): \(value) vs \(expected[d])")
+                }
+                #expect(output[(j * queryStride + dim)..<((j + 1) * queryStride)].allSatisfy { $0.isNaN }, "writes past the head's values")
             }
         }
     }

@@ -113,6 +113,14 @@ void lumen_attend_f32(const void *keys, const void *values, long stride, const f
                       long first, long length, float scale, float *scores, float *out);
 void lumen_attend_f16(const void *keys, const void *values, long stride, const float *query, long dim,
                       long first, long length, float scale, float *scores, float *out);
+/// Four consecutive tokens' queries of one head at once (query j at `query + j * query_stride`,
+/// attending to positions `[0, length + j)`, its output at `out + j * out_stride`), each cached
+/// key and value read once for the four; otherwise as `lumen_attend_f32`. `dim` must be a multiple
+/// of 8, and `scores` needs room for `3 * scores_stride + length + 3` floats.
+void lumen_attend4_f32(const void *keys, const void *values, long stride, const float *query, long query_stride,
+                       long dim, long length, float scale, float *scores, long scores_stride, float *out, long out_stride);
+void lumen_attend4_f16(const void *keys, const void *values, long stride, const float *query, long query_stride,
+                       long dim, long length, float scale, float *scores, long scores_stride, float *out, long out_stride);
 /// Writes `count` floats into a cache of that type (F16: rounded to nearest).
 void lumen_store_f32(const float *x, void *out, long count);
 void lumen_store_f16(const float *x, void *out, long count);

@@ -31,6 +31,7 @@ let package = Package(
                 "JupyterProtocol",
                 "ZeroMQ",
                 "Evaluation",
+                "Executors",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -68,6 +69,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
+        .testTarget(name: "ExecutorsTests", dependencies: ["Executors"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),

@@ -1,4 +1,5 @@
 import Evaluation
+import Executors
 import Foundation
 import JupyterProtocol
 import Logging
@@ -47,8 +48,8 @@ public struct KernelServer: Sendable {
             evaluator: evaluator, shell: shell, info: info, codec: codec, factory: factory,
             iopub: iopub, stdin: stdin, logger: logger, shutdownRequests: shutdownSignal
         )
-        let interrupts = InterruptSignalSource { Task { await core.interrupt() } }
-        defer { withExtendedLifetime(interrupts) {} }
+        let interrupts = SignalListener { _ in Task { await core.interrupt() } }
+        defer { interrupts.cancel() }
 
         iopub.publishStatus("starting", parent: nil)
         let restart = await withTaskGroup(of: Void.self, returning: Bool.self) { group in

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Dispatch
+import Executors
 import Foundation
 import Inference
 
@@ -53,6 +53,11 @@ struct GenerateCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.generate")
+        // Ctrl-C stops the generation (which still ends with its summary) rather than the
+        // process, from before the model loads.
+        let stop = StopSignal()
+        let interrupts = SignalListener { _ in stop.raise() }
+        defer { interrupts.cancel() }
         let llama = try LanguageModel(path: model)
         let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
         var options = sampling.options
@@ -64,14 +69,6 @@ struct GenerateCommand: AsyncParsableCommand {
         options.stopAtEndOfSequence = forced.isEmpty
         options.recordedLogits = dumpLogits == nil ? 0 : 2
         let promptTokens = llama.tokenizer.encode(prompt)
-        let stop = StopSignal()
-        // Ctrl-C stops the generation (which still ends with its summary) rather than the
-        // process; the handler is in place before the first token can be printed.
-        signal(SIGINT, SIG_IGN)
-        let interrupt = DispatchSource.makeSignalSource(signal: SIGINT, queue: .main)
-        interrupt.setEventHandler { stop.raise() }
-        interrupt.resume()
-        defer { interrupt.cancel() }
         let streaming = !json
         let generation = Task {
             var summary: GenerationSummary?

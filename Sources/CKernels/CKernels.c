@@ -240,15 +240,24 @@ static void tile_3x4(const float *w, long row_stride, const float *x, long k, fl
 
 void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x, long tokens, long k,
                       float *out, long out_stride) {
-    long r = 0;
-    for (; r + 3 <= rows; r += 3) {
-        long t = 0;
-        for (; t + 4 <= tokens; t += 4) tile_3x4(w + r * row_stride, row_stride, x + t * k, k, out + t * out_stride + r, out_stride);
-        for (; t < tokens; t++)
-            for (long j = r; j < r + 3; j++) out[t * out_stride + j] = dot_f32(w + j * row_stride, x + t * k, k);
+    // Tokens in blocks whose inputs fit in L2 (256 KiB, a multiple of the tile's four), so each row
+    // tile reads them from L2 rather than streaming every token's input from L3 again.
+    long block = (65536 / (k > 0 ? k : 1)) / 4 * 4;
+    if (block < 4) block = 4;
+    for (long first = 0; first < tokens; first += block) {
+        const long count = tokens - first < block ? tokens - first : block;
+        const float *xs = x + first * k;
+        float *outs = out + first * out_stride;
+        long r = 0;
+        for (; r + 3 <= rows; r += 3) {
+            long t = 0;
+            for (; t + 4 <= count; t += 4) tile_3x4(w + r * row_stride, row_stride, xs + t * k, k, outs + t * out_stride + r, out_stride);
+            for (; t < count; t++)
+                for (long j = r; j < r + 3; j++) outs[t * out_stride + j] = dot_f32(w + j * row_stride, xs + t * k, k);
+        }
+        for (; r < rows; r++)
+            for (long t = 0; t < count; t++) outs[t * out_stride + r] = dot_f32(w + r * row_stride, xs + t * k, k);
     }
-    for (; r < rows; r++)
-        for (long t = 0; t < tokens; t++) out[t * out_stride + r] = dot_f32(w + r * row_stride, x + t * k, k);
 }
 
 void lumen_dequantize_q8_0(const void *row, float *out, long count) {

@@ -376,6 +376,26 @@ struct KernelTests {
         }
     }
 
+    @Test("the F32 matrix–matrix product matches the definition: rows, tokens and lengths off the tile, token blocks")
+    func floatMatrixProduct() {
+        var fixture = KernelFixture()
+        // k = 300 puts 216 tokens in a block, so 230 tokens take two blocks.
+        for (rows, tokens, k) in [(1, 1, 8), (4, 5, 13), (7, 9, 64), (10, 230, 300)] {
+            let rowStride = k + 3
+            let weights = fixture.floats(rows * rowStride), inputs = fixture.floats(tokens * k)
+            var output = [Float](repeating: .nan, count: tokens * rows)
+            lumen_matmul_f32(weights, rowStride, rows, inputs, tokens, k, &output, rows)
+            for token in 0..<tokens {
+                for row in 0..<rows {
+                    let expected = (0..<k).reduce(0.0) { $0 + Double(weights[row * rowStride + $1]) * Double(inputs[token * k + $1]) }
+                    let magnitude = (0..<k).reduce(0.0) { $0 + abs(Double(weights[row * rowStride + $1]) * Double(inputs[token * k + $1])) }
+                    #expect(abs(Double(output[token * rows + row]) - expected) <= 1e-6 * magnitude + 1e-30,
+                            "\(rows)×\(tokens)×\(k) at row \(row), token \(token)")
+                }
+            }
+        }
+    }
+
     /// The softmax definition in doubles: one query's attention over positions `[first, length)`
     /// of cached keys and values laid out `[position][stride]`.
     static func referenceAttention(keys: [Float], values: [Float], stride: Int, query: ArraySlice<Float>, dim: Int,

@@ -27,7 +27,8 @@ float lumen_dot_q4_1_q8(const void *row, const signed char *values, const float 
 
 /// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows (`row_stride` floats apart) and
 /// `tokens` input vectors of `k` floats (`k` floats apart): a matrix–matrix product tiled as 3
-/// rows × 4 tokens in registers, so each loaded weight meets four inputs.
+/// rows × 4 tokens in registers, so each loaded weight meets four inputs, over blocks of tokens
+/// whose inputs stay in L2.
 void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x, long tokens, long k,
                       float *out, long out_stride);
 /// Q8_0 row of `count` weights as floats.

@@ -3,9 +3,9 @@ import Synchronization
 
 /// Multiplies weight matrices by batches of vectors, splitting the rows across threads.
 ///
-/// Rows are split across threads, either one contiguous range per thread or in chunks taken from
-/// per-thread shares that a thread with none left can take over (`StealingRanges`); each thread
-/// writes only the rows it took, so the inner loops take no locks. Quantized weights meet 8-bit activations in integer kernels (the
+/// Rows are split across threads in chunks taken from per-thread shares that a thread with none
+/// left can take over (`StealingRanges`); each thread writes only the rows it took, so the inner
+/// loops take no locks. Quantized weights meet 8-bit activations in integer kernels (the
 /// input vectors are quantized once per product): one token in each format's dot product, a
 /// prompt batch in the integer matrix–matrix product every quantized format shares (rows decoded
 /// as levels eight at a time, `lumen_matmul_levels_q8`). F32 activations and F16/BF16 weights
@@ -39,6 +39,9 @@ struct MatrixPool {
     /// Rows a thread takes at a time in batched integer products (a multiple of the eight rows
     /// `lumen_matmul_levels_q8` decodes together).
     static let rowChunk = 64
+    /// Rows a thread takes at a time in batched F32 products: a multiple of the F32 kernel's
+    /// three-row tile and of `dequantizedRows`.
+    static let floatRowChunk = 48
     /// Rows in each chunk of a matrix–vector product's shares.
     static let vectorRowChunk = 16
     /// Products with fewer multiply-adds than this run on one thread.
@@ -53,18 +56,6 @@ struct MatrixPool {
     /// Stops the pool's threads.
     func shutdown() {
         workers.shutdown()
-    }
-
-    /// Runs `body(part, range)` over `0..<count` split into one range per thread.
-    func parallelFor(_ count: Int, work: Int, _ body: (Int, Range<Int>) -> Void) {
-        let parts = work < Self.parallelThreshold ? 1 : min(threads, count)
-        guard parts > 1 else {
-            body(0, 0..<count)
-            return
-        }
-        workers.run(parts: parts) { part in
-            body(part, (count * part / parts)..<(count * (part + 1) / parts))
-        }
     }
 
     /// Runs `body(part, range)` over `0..<count` in chunks of `chunk`: each thread takes the chunks
@@ -119,7 +110,7 @@ struct MatrixPool {
             }
             return
         }
-        parallelFor(rows, work: rows * columns * count) { part, range in
+        parallelChunks(rows, chunk: Self.floatRowChunk, work: rows * columns * count) { part, range in
             if matrix.type == .f32 {
                 let weights = (matrix.base + range.lowerBound * matrix.rowBytes).assumingMemoryBound(to: Float.self)
                 lumen_matmul_f32(weights, columns, range.count, input, count, columns, output + range.lowerBound, rows)

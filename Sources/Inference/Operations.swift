@@ -117,7 +117,7 @@ enum Operations {
     /// across the pool's threads (`tanh` is the costly part of a Gemma prompt batch otherwise).
     static func geGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
         let coefficient: Float = 0.797_884_560_802_865_4  // √(2/π)
-        pool.parallelFor(count, work: count * 64) { _, range in
+        pool.parallelChunks(count, chunk: 1024, work: count * 64) { _, range in
             for index in range {
                 let x = gate[index]
                 gate[index] = 0.5 * x * (1 + tanh(coefficient * x * (1 + 0.044715 * x * x))) * up[index]

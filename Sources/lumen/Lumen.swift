@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 
 /// The `lumen` command: a Jupyter kernel and tools for language-model experiments.
 @main
@@ -12,4 +13,25 @@ struct Lumen: AsyncParsableCommand {
         version: version,
         subcommands: [KernelCommand.self, ReplCommand.self, RunCommand.self, InstallCommand.self, UninstallCommand.self, GenerateCommand.self, BenchCommand.self, InfoCommand.self, QuantizeCommand.self, TokenizeCommand.self, TemplateCommand.self, ChatCommand.self]
     )
+
+    /// The exit status of a usage error (a bad option or argument, a refused combination): 2, as
+    /// argparse and getopt-style tools give and as `lumen run` documents, not ArgumentParser's 64.
+    static let usageErrorStatus: Int32 = 2
+
+    /// Parses the command line and runs the command; errors are reported as ArgumentParser reports
+    /// them, with usage errors exiting `usageErrorStatus`.
+    static func main() async {
+        do {
+            var command = try parseAsRoot()
+            if var asynchronous = command as? any AsyncParsableCommand {
+                try await asynchronous.run()
+            } else {
+                try command.run()
+            }
+        } catch {
+            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+            Foundation.exit(usageErrorStatus)
+        }
+    }
 }

@@ -13,8 +13,9 @@ struct RunCommand: AsyncParsableCommand {
         abstract: "Run a notebook's code cells in order and save the executed notebook (for CI).",
         discussion: """
             Exit status: 0 when every cell ran, 1 at the first failing cell (the rest are not run \
-            unless --allow-errors), 2 for usage errors or an unreadable notebook, 130 after SIGINT \
-            or SIGTERM. The output notebook is written, atomically, in every case.
+            unless --allow-errors) or when --timeout ends the run, 2 for usage errors or an \
+            unreadable notebook, 130 after SIGINT or SIGTERM. The output notebook is written, \
+            atomically, in every case.
             """
     )
 
@@ -30,7 +31,7 @@ struct RunCommand: AsyncParsableCommand {
     @Option(name: .customLong("param"), help: "NAME=VALUE, injected as `let NAME = VALUE` after the cell tagged 'parameters' (VALUE is a Lumen literal, else a string).")
     var parameters: [String] = []
 
-    @Option(help: "Seconds the whole run may take.")
+    @Option(help: "Seconds the whole run may take; a run that takes longer is stopped and fails.")
     var timeout: Double?
 
     @Option(help: "Seconds each cell may take.")
@@ -99,14 +100,18 @@ struct RunCommand: AsyncParsableCommand {
         }) {
             run.cancel()
         }
+        // Whether the run-level timeout fired (then the run fails, reported as a timeout).
         let deadline = timeout.map { seconds in
-            Task {
-                try await Task.sleep(for: .milliseconds(Int(seconds * 1000)))
+            Task { () -> Bool in
+                do { try await Task.sleep(for: .milliseconds(Int(seconds * 1000))) } catch { return false }
                 run.cancel()
+                return true
             }
         }
         let (executed, outcome) = await run.value
         deadline?.cancel()
+        var timedOut = false
+        if outcome.interrupted, let deadline { timedOut = await deadline.value }
         do {
             try executed.write(to: destination)
         } catch {
@@ -116,10 +121,16 @@ struct RunCommand: AsyncParsableCommand {
         for (cell, error) in outcome.failures where !(outcome.interrupted && error == .interrupted) {
             FileHandle.standardError.write(Data("\ncell \(cell + 1) failed: \(error.name): \(error.message)\n\(error.traceback.joined(separator: "\n"))\n".utf8))
         }
+        if timedOut, let timeout {
+            let place = outcome.failures.last.map { $0.error == .interrupted ? " in cell \($0.cell + 1)" : "" } ?? ""
+            FileHandle.standardError.write(Data("\nrun timed out after \(String(format: "%g", timeout)) s\(place)\n".utf8))
+        }
         if !quiet {
             let summary = "\(outcome.cellsRun) cells run, \(outcome.failures.count) failed, \(Self.seconds(ContinuousClock.now - started)); wrote \(destination)"
-            FileHandle.standardError.write(Data("\n\(outcome.interrupted ? "interrupted: " : "")\(summary)\n".utf8))
+            let state = timedOut ? "timed out: " : outcome.interrupted ? "interrupted: " : ""
+            FileHandle.standardError.write(Data("\n\(state)\(summary)\n".utf8))
         }
+        if timedOut { throw ExitCode(1) }
         if outcome.interrupted { throw ExitCode(130) }
         if !outcome.failures.isEmpty { throw ExitCode(1) }
     }

@@ -85,6 +85,25 @@ def test_cell_timeout_cancels_the_cell(tmp_path):
     assert outputs[1][0]["ename"] == "TimeoutError" and outputs[2] == []
 
 
+def test_a_run_timeout_is_a_failure_reported_as_a_timeout(tmp_path):
+    source = notebook(tmp_path / "slow.ipynb", ["# Slow", 'print("start")', "sleep(30)", 'print("not reached")'])
+    result = run(source, "-o", tmp_path / "out.ipynb", "--timeout", "1.5")
+    assert result.returncode == 1, result.stderr
+    assert "run timed out after 1.5 s in cell 3" in result.stderr
+    assert "interrupted" not in result.stderr
+    outputs = code_outputs(tmp_path / "out.ipynb")
+    assert outputs[0][0]["text"] == ["start\n"] and outputs[2] == []
+
+
+def test_usage_errors_exit_2_with_the_usage(tmp_path):
+    source = notebook(tmp_path / "nb.ipynb", ['print("ran")'])
+    for arguments in [(source, "-o", tmp_path / "out.ipynb", "--inplace"), (source, "--bogus"), (source, "-o", source),
+                      (source, "--param", "novalue")]:
+        result = run(*arguments)
+        assert result.returncode == 2, (arguments, result.returncode, result.stderr)
+        assert "Usage: lumen run" in result.stderr and "ran" not in result.stdout
+
+
 def test_sigint_during_a_long_generation_exits_130_and_keeps_the_partial_text(tmp_path):
     model = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf")
     source = notebook(tmp_path / "long.ipynb", [f'let m = load("{model}")', 'generate(m, "Once upon a time", maxTokens: 100000000, temperature: 0.8)'])
@@ -110,7 +129,7 @@ def test_output_onto_the_notebook_itself_is_refused_without_inplace(tmp_path):
     os.symlink(source, tmp_path / "link.ipynb")
     for target in [source, tmp_path / "." / "self.ipynb", tmp_path / "link.ipynb"]:
         result = run(source, "-o", target)
-        assert result.returncode != 0 and "is the notebook being run" in result.stderr and "--inplace" in result.stderr
+        assert result.returncode == 2 and "is the notebook being run" in result.stderr and "--inplace" in result.stderr
         assert "ran" not in result.stdout
     assert source.read_bytes() == before
 

@@ -10,11 +10,6 @@ static inline __m256 load_f32(const void *base, long index) { return _mm256_load
 static inline __m256 load_f16(const void *base, long index) {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)base + index)));
 }
-static inline float horizontal_sum8(__m256 v) {
-    __m128 half = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    half = _mm_add_ps(half, _mm_movehl_ps(half, half));
-    return _mm_cvtss_f32(_mm_add_ss(half, _mm_movehdup_ps(half)));
-}
 static inline float scalar_f32(const void *base, long index) { return ((const float *)base)[index]; }
 static inline float scalar_f16(const void *base, long index) { return _cvtsh_ss(((const uint16_t *)base)[index]); }
 
@@ -56,7 +51,7 @@ static float exponentiate(float *row, long first, long end) {
         _mm256_storeu_ps(row + p, e);
         totals = _mm256_add_ps(totals, e);
     }
-    float total = horizontal_sum8(totals);
+    float total = horizontal_sum(totals);
     for (; p < end; p++) {
         row[p] = expf(row[p] - maximum);
         total += row[p];
@@ -81,13 +76,13 @@ static float exponentiate(float *row, long first, long end) {
                 _Pragma("clang loop unroll(full)")                                                        \
                 for (int j = 0; j < 4; j++) sum[j] = _mm256_fmadd_ps(LOAD(k + (p + j) * stride, i), q, sum[j]); \
             }                                                                                             \
-            for (int j = 0; j < 4; j++) scores[p + j] = horizontal_sum8(sum[j]) * scale;                  \
+            for (int j = 0; j < 4; j++) scores[p + j] = horizontal_sum(sum[j]) * scale;                  \
         }                                                                                                 \
         for (; p < length; p++) {                                                                         \
             __m256 sum = _mm256_setzero_ps();                                                             \
             long i = 0;                                                                                   \
             for (; i + 8 <= dim; i += 8) sum = _mm256_fmadd_ps(LOAD(k + p * stride, i), _mm256_loadu_ps(query + i), sum); \
-            float score = horizontal_sum8(sum);                                                           \
+            float score = horizontal_sum(sum);                                                           \
             for (; i < dim; i++) score += SCALAR(k + p * stride, i) * query[i];                           \
             scores[p] = score * scale;                                                                    \
         }                                                                                                 \

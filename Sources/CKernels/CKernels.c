@@ -1,14 +1,6 @@
 #include "CKernels.h"
 #include "Shared.h"
 
-static inline float horizontal_sum(__m256 v) {
-    __m128 low = _mm256_castps256_ps128(v), high = _mm256_extractf128_ps(v, 1);
-    __m128 sum = _mm_add_ps(low, high);
-    sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
-    sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
-    return _mm_cvtss_f32(sum);
-}
-
 /// Eight int8 values at `p` as floats.
 static inline __m256 int8x8_to_float(const int8_t *p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));

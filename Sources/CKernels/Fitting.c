@@ -8,14 +8,6 @@
 
 #include <math.h>
 
-/// The sum of the eight lanes of `v`.
-static inline float sum_lanes(__m256 v) {
-    __m128 quad = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
-    quad = _mm_add_ps(quad, _mm_movehl_ps(quad, quad));
-    quad = _mm_add_ss(quad, _mm_movehdup_ps(quad));
-    return _mm_cvtss_f32(quad);
-}
-
 /// `v` rounded to the nearest integer (ties to even) and clamped to `low...high`.
 static inline __m256 clamped_levels(__m256 v, __m256 low, __m256 high) {
     return _mm256_min_ps(high, _mm256_max_ps(low, _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
@@ -39,7 +31,7 @@ float lumen_fit_affine(const float *x, const float *weights, int count, int leve
     for (int i = 1; i < 8; i++) high = fmaxf(high, lanes[i]);
     *offset = low;
     if (!(high > low)) return 0;
-    float top = (float)levels, sum_w = sum_lanes(sum_w8), sum_x = sum_lanes(sum_x8);
+    float top = (float)levels, sum_w = horizontal_sum(sum_w8), sum_x = horizontal_sum(sum_x8);
     float best_scale = (high - low) / top, best_offset = low, best_error = INFINITY;
     const __m256 zero = _mm256_setzero_ps(), top8 = _mm256_set1_ps(top), low_broadcast = _mm256_set1_ps(low);
     for (int step = 0; step <= 20; step++) {
@@ -53,7 +45,7 @@ float lumen_fit_affine(const float *x, const float *weights, int count, int leve
             sum_l28 = _mm256_fmadd_ps(weighted, level, sum_l28);
             sum_xl8 = _mm256_fmadd_ps(weighted, v, sum_xl8);
         }
-        float sum_l = sum_lanes(sum_l8), sum_l2 = sum_lanes(sum_l28), sum_xl = sum_lanes(sum_xl8);
+        float sum_l = horizontal_sum(sum_l8), sum_l2 = horizontal_sum(sum_l28), sum_xl = horizontal_sum(sum_xl8);
         float determinant = sum_w * sum_l2 - sum_l * sum_l;
         if (!(determinant > 0)) continue;
         float scale = (sum_w * sum_xl - sum_x * sum_l) / determinant;
@@ -71,7 +63,7 @@ float lumen_fit_affine(const float *x, const float *weights, int count, int leve
             __m256 difference = _mm256_sub_ps(_mm256_fmadd_ps(scale8, level, shift8), v);
             error8 = _mm256_fmadd_ps(_mm256_mul_ps(_mm256_loadu_ps(weights + i), difference), difference, error8);
         }
-        float error = sum_lanes(error8);
+        float error = horizontal_sum(error8);
         if (error < best_error) {
             best_scale = scale;
             best_offset = shift;
@@ -101,7 +93,7 @@ float lumen_fit_symmetric(const float *x, int count, int max_level) {
             sum_xl8 = _mm256_fmadd_ps(weighted, v, sum_xl8);
             sum_l28 = _mm256_fmadd_ps(weighted, level, sum_l28);
         }
-        float sum_xl = sum_lanes(sum_xl8), sum_l2 = sum_lanes(sum_l28);
+        float sum_xl = horizontal_sum(sum_xl8), sum_l2 = horizontal_sum(sum_l28);
         if (!(sum_l2 > 0)) continue;
         float scale = sum_xl / sum_l2;
         if (scale == 0) continue;
@@ -112,7 +104,7 @@ float lumen_fit_symmetric(const float *x, int count, int max_level) {
             __m256 weighted = _mm256_mul_ps(_mm256_mul_ps(v, v), difference);
             error8 = _mm256_fmadd_ps(weighted, difference, error8);
         }
-        float error = sum_lanes(error8);
+        float error = horizontal_sum(error8);
         if (error < best_error) {
             best_scale = scale;
             best_error = error;

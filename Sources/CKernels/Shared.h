@@ -1,8 +1,8 @@
 #ifndef LUMEN_CKERNELS_SHARED_H
 #define LUMEN_CKERNELS_SHARED_H
 
-// What the kernel files share and the module does not export: F16 conversion, CPU feature checks,
-// the VNNI target attribute and the IQ4 value table.
+// What the kernel files share and the module does not export: F16 conversion, a horizontal sum,
+// CPU feature checks, the VNNI target attribute and the IQ4 value table.
 
 #include <immintrin.h>
 #include <stdint.h>
@@ -15,6 +15,14 @@ static inline float half_to_float(const uint8_t *p) {
     uint16_t bits;
     memcpy(&bits, p, 2);
     return _cvtsh_ss(bits);
+}
+
+/// The sum of the eight lanes of `v`.
+static inline float horizontal_sum(__m256 v) {
+    __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
+    sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
+    return _mm_cvtss_f32(sum);
 }
 
 /// Whether the CPU has AVX-512 VNNI (one instruction for unsigned × signed byte dot products).

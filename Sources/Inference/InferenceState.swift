@@ -17,8 +17,10 @@ final class InferenceState {
     let residual, normed, query, key, value, attended, gate, up, logits: UnsafeMutablePointer<Float>
     /// Per-product working memory.
     let scratch: MatrixPool.Scratch
-    /// Four context-sized buffers per thread, for attention scores (`scoresPerThread` floats).
+    /// Attention scores: `scoresPerThread` floats per thread.
     let scores: UnsafeMutablePointer<Float>
+    /// One context-sized row for each query `attendFour` takes at once.
+    let scoresPerThread: Int
     /// RoPE's cosines and sines for each token of the batch: `[batch][pairs]`.
     let ropeCosines, ropeSines: UnsafeMutablePointer<Float>
     /// The same for sliding-window layers, whose RoPE base differs (Gemma 3).
@@ -37,6 +39,7 @@ final class InferenceState {
     init(configuration: ModelConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
          activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32) {
         self.contextLength = contextLength
+        scoresPerThread = KVCacheType.Kernels.queriesAtOnce * contextLength
         self.cacheType = cacheType
         cacheKernels = cacheType.kernels
         self.batchCapacity = batchCapacity
@@ -74,7 +77,7 @@ final class InferenceState {
             quantizedScales: buffer(batchCapacity * (widest / 32 + 1)), quantizedSums: buffer(3 * batchCapacity * (widest / 32 + 1)),
             activations: activations
         )
-        scores = buffer(threads * 4 * contextLength)
+        scores = buffer(threads * scoresPerThread)
         ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
         ropeSines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
         let localPairs = configuration.localRopeFrequencyBase == nil ? 0 : batchCapacity * configuration.ropeDimensionCount / 2
@@ -104,10 +107,6 @@ final class InferenceState {
     /// Where KV head `kvHead` at `position` starts in a layer's keys or values, in bytes: each
     /// head's positions are contiguous, so attention streams them.
     func cacheOffset(kvHead: Int, position: Int) -> Int { (kvHead * contextLength + position) * headBytes }
-
-    /// Floats of `scores` each thread has: one context-sized row for each of the four queries
-    /// `lumen_attend4_f32` takes at once.
-    var scoresPerThread: Int { 4 * contextLength }
 
     /// Bytes allocated for the cache and buffers.
     var byteCount: Int { allocations.reduce(0) { $0 + $1.1 * 4 } }

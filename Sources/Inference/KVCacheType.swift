@@ -7,11 +7,13 @@ public enum KVCacheType: String, Sendable, CaseIterable {
 
     /// How the cache stores and attends: one row of the table per type.
     struct Kernels {
+        /// How many queries `attendFour` takes at once.
+        static let queriesAtOnce = 4
         let bytesPerElement: Int
         let store: @convention(c) (UnsafePointer<Float>?, UnsafeMutableRawPointer?, Int) -> Void
         let attend: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, UnsafePointer<Float>?, Int, Int, Int, Float,
                                     UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) -> Void
-        /// Four consecutive tokens' queries of one head (`lumen_attend4_f32`).
+        /// `queriesAtOnce` consecutive tokens' queries of one head (`lumen_attend4_f32`).
         let attendFour: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, UnsafePointer<Float>?, Int, Int, Int, Float,
                                         UnsafeMutablePointer<Float>?, Int, UnsafeMutablePointer<Float>?, Int) -> Void
     }

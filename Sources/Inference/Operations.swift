@@ -88,18 +88,19 @@ enum Operations {
         let work = count * heads * (start + count) * headDimension
         // Items are (group of four tokens, head); each thread takes its own share's items in
         // order, and the later groups, which attend to more positions, are shared out at the end.
-        let groups = (count + 3) / 4
+        let together = KVCacheType.Kernels.queriesAtOnce
+        let groups = (count + together - 1) / together
         state.pool.parallelChunks(groups * heads, chunk: max(1, heads / 2), work: work * 8) { part, range in
             let scores = state.scores + part * state.scoresPerThread
             for item in range {
-                let firstToken = item / heads * 4, head = item % heads
-                let tokens = min(4, count - firstToken)
+                let firstToken = item / heads * together, head = item % heads
+                let tokens = min(together, count - firstToken)
                 let kvOffset = state.cacheOffset(kvHead: head / group, position: 0)
                 let query = state.query + firstToken * queryDimension + head * headDimension
                 let output = state.attended + firstToken * queryDimension + head * headDimension
                 let length = start + firstToken + 1
                 // A sliding window keeps the positions p with (token position − p) < window.
-                if tokens == 4 && headDimension % 8 == 0 && window.map({ length + 3 <= $0 }) ?? true {
+                if tokens == together && headDimension % 8 == 0 && window.map({ length + together - 1 <= $0 }) ?? true {
                     attend.attendFour(keys + kvOffset, values + kvOffset, headDimension, query, queryDimension, headDimension,
                                       length, scale, scores, state.contextLength, output, queryDimension)
                     continue

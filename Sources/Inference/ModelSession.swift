@@ -8,13 +8,13 @@ public actor ModelSession {
     /// The model this session runs.
     public nonisolated let model: LanguageModel
     private let executor: ThreadExecutor
-    private let state: InferenceState
+    let state: InferenceState
     /// The context length of this session's cache.
     public nonisolated let contextLength: Int
     /// Bytes of KV cache and buffers.
     public nonisolated let stateByteCount: Int
     /// The tokens whose keys and values are in the cache, in order.
-    private var cachedTokens: [Int32] = []
+    var cachedTokens: [Int32] = []
 
     /// The dedicated thread's executor.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -179,7 +179,7 @@ public actor ModelSession {
         return true
     }
 
-    private func forward(_ tokens: [Int32], allLogits: Bool = false) throws(ModelError) {
+    func forward(_ tokens: [Int32], allLogits: Bool = false) throws(ModelError) {
         try model.forward(tokens, state: state, allLogits: allLogits)
         cachedTokens += tokens
     }
@@ -236,38 +236,8 @@ public actor ModelSession {
     public func nextTokenLogProbabilities(_ prompt: String, k: Int) throws(ModelError) -> [(id: Int32, logProbability: Float)] {
         guard try ingest(model.tokenizer.encode(prompt)) else { return [] }
         let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
-        let maximum = logits.max() ?? 0
-        let logTotal = log(logits.reduce(Float(0)) { $0 + exp($1 - maximum) }) + maximum
+        let logTotal = LogSoftmax.logNormalizer(logits)
         return logits.indices.sorted { logits[$0] > logits[$1] }.prefix(max(0, k)).map { (Int32($0), logits[$0] - logTotal) }
-    }
-
-    /// The perplexity of `text` (exp of the mean negative log-probability of each token after the
-    /// first) and each token's log-probability.
-    public func perplexity(_ text: String) throws(ModelError) -> (perplexity: Double, logProbabilities: [Float]) {
-        let tokens = model.tokenizer.encode(text)
-        guard tokens.count >= 2 else {
-            throw ModelError(file: model.gguf.path, field: "text", reason: "needs at least one token after BOS to score")
-        }
-        guard tokens.count <= state.contextLength else {
-            throw ModelError(file: model.gguf.path, field: "text", reason: "\(tokens.count) tokens do not fit in the context of \(state.contextLength)")
-        }
-        state.position = 0
-        cachedTokens = []
-        var logProbabilities: [Float] = []
-        var next = 0
-        let vocabulary = model.configuration.vocabularySize
-        while next < tokens.count - 1 {
-            try Task.checkCancellation(orThrow: model.gguf.path)
-            let batch = Array(tokens[next..<min(tokens.count - 1, next + state.batchCapacity)])
-            try forward(batch, allLogits: true)
-            for (offset, _) in batch.enumerated() {
-                let logits = UnsafeBufferPointer(start: state.logits + offset * vocabulary, count: vocabulary)
-                logProbabilities.append(Sampler.logSoftmax(logits, at: Int(tokens[next + offset + 1])))
-            }
-            next += batch.count
-        }
-        let meanNegative = -logProbabilities.reduce(0) { $0 + Double($1) } / Double(logProbabilities.count)
-        return (exp(meanNegative), logProbabilities)
     }
 }
 

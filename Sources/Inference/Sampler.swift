@@ -30,7 +30,7 @@ struct Sampler {
         } else {
             token = choose(from: logits)
         }
-        return (token, Self.logSoftmax(logits, at: Int(token)))
+        return (token, logits[Int(token)] - LogSoftmax.logNormalizer(logits))
     }
 
     private mutating func choose(from logits: UnsafeBufferPointer<Float>) -> Int32 {
@@ -98,13 +98,6 @@ struct Sampler {
             bestValue = value
         }
         return Int32(best)
-    }
-
-    /// `log(softmax(logits)[index])`, computed stably.
-    static func logSoftmax(_ logits: UnsafeBufferPointer<Float>, at index: Int) -> Float {
-        let maximum = logits.max() ?? 0
-        let total = logits.reduce(Float(0)) { $0 + exp($1 - maximum) }
-        return logits[index] - maximum - log(total)
     }
 }
 

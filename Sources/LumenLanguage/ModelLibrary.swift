@@ -5,10 +5,10 @@ import Foundation
 import Inference
 
 /// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `quantize`, `generate`,
-/// `tokenize`, `detokenize`, `nextTokens` and `perplexity`.
+/// `tokenize`, `detokenize`, `nextTokens`, `perplexity` and `compareModels`.
 enum ModelLibrary {
     static let all: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens, perplexity,
-                                 conversation, say, reset, fork]
+                                 compareModels, conversation, say, reset, fork]
 
     /// Where bare model names are looked for: `LUMEN_MODEL_PATH` (colon-separated), `./models`,
     /// the user's data directory, then the model cache `make models` fills (`LUMEN_MODEL_CACHE`,
@@ -178,32 +178,6 @@ enum ModelLibrary {
         var bundle = table.mimeBundle
         bundle.data["text/html"] = table.html + chart.svg
         return .rendered(Rendered(kind: "NextTokens", bundle: bundle))
-    }
-
-    static let perplexity = Builtin(name: "perplexity", signature: "perplexity(_ model, _ text: String, plot: Bool = false) -> Perplexity", summary: "The model's perplexity on the text (it acts as that number; .value, .logprobs for each token); with plot: true it shows a line chart of the log-probabilities.") { arguments, context in
-        let model = try model(&arguments)
-        let text = try arguments.string(try arguments.requirePositional("text"), "text")
-        let plot = arguments.labelled("plot").map { $0.0.equals(.bool(true)) } ?? false
-        try arguments.finish()
-        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
-        let (value, logProbabilities): (Double, [Float])
-        do {
-            (value, logProbabilities) = try await session.perplexity(text)
-        } catch {
-            throw LumenError(.model, "\(error)", at: context.location)
-        }
-        let description = String(format: "perplexity %.4f over %d tokens", value, logProbabilities.count)
-        var bundle = MIMEBundle.plainText(description)
-        if plot {
-            let chart = Chart(kind: .line, labels: (1...logProbabilities.count).map(String.init),
-                              series: [.init(name: "log-probability", values: logProbabilities.map(Double.init))],
-                              title: String(format: "perplexity %.3f", value), xLabel: "token", yLabel: "log p")
-            bundle = MIMEBundle(["text/plain": description + "\n" + chart.plainText, "image/svg+xml": chart.svg])
-        }
-        return .host(Measurement(typeName: "Perplexity", number: value, properties: [
-            "value": .double(value),
-            "logprobs": .array(logProbabilities.map { .double(Double($0)) }),
-        ], bundle: bundle))
     }
 }
 

@@ -24,7 +24,7 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(name: .customLong("force-ids"), help: "Teacher forcing: comma-separated ids fed after each step instead of the picked ones (ids still reports the picks).")
     var forceIDs: String?
 
-    @Option(name: .customLong("dump-logits"), help: "Write the logits after the prompt and after the first fed token to FILE (two rows of little-endian float32).")
+    @Option(name: .customLong("dump-logits"), help: "Write the logits of every step to FILE: the row after the prompt, then one after each fed token (rows of little-endian float32, one per generated token).")
     var dumpLogits: String?
 
     @OptionGroup var global: GlobalOptions
@@ -67,7 +67,7 @@ struct GenerateCommand: AsyncParsableCommand {
         }
         options.forcedTokens = forced
         options.stopAtEndOfSequence = forced.isEmpty
-        options.recordedLogits = dumpLogits == nil ? 0 : 2
+        options.recordedLogits = dumpLogits == nil ? 0 : Int.max
         let promptTokens = llama.tokenizer.encode(prompt)
         let streaming = !json
         let generation = Task {
@@ -87,7 +87,7 @@ struct GenerateCommand: AsyncParsableCommand {
         let (summary, tokens) = try await generation.value
         if let dumpLogits {
             var bytes = Data()
-            for row in tokens.prefix(2).compactMap(\.logits) {
+            for row in tokens.compactMap(\.logits) {
                 row.withUnsafeBytes { bytes.append(contentsOf: $0) }
             }
             do { try bytes.write(to: URL(fileURLWithPath: dumpLogits)) } catch {

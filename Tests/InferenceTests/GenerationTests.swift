@@ -118,9 +118,10 @@ struct GenerationTests {
         let top = try await session.nextTokenLogProbabilities("Once upon a time", k: 5)
         #expect(top.count == 5 && top[0].id == reference.greedyIDs[0])
         #expect(top.map(\.logProbability) == top.map(\.logProbability).sorted(by: >))
-        let (perplexity, logProbabilities) = try await session.perplexity("Once upon a time")
-        #expect(logProbabilities.count == reference.promptIDs.count - 1)
-        #expect(perplexity > 1 && perplexity.isFinite)
+        let (tokens, windows) = try TextScoring.windows(for: "Once upon a time", session: session, context: nil)
+        let (estimate, logProbabilities) = try await TextScoring.perplexity(of: tokens, windows: windows, session: session)
+        #expect(tokens == reference.promptIDs && logProbabilities.count == reference.promptIDs.count - 1)
+        #expect(estimate.perplexity.value > 1 && estimate.perplexity.value.isFinite)
     }
 }
 

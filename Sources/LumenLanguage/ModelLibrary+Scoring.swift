@@ -1,0 +1,88 @@
+import Display
+import Evaluation
+import Foundation
+import Inference
+
+/// Scoring text: a model's perplexity and two models compared by their distributions.
+extension ModelLibrary {
+    /// llama-perplexity's context when a file is scored and none is given.
+    static let defaultFileContext = 512
+
+    static let perplexity = Builtin(
+        name: "perplexity",
+        signature: "perplexity(_ model, _ text: String? = nil, file: String? = nil, context: Int? = nil, plot: Bool = false) -> Perplexity",
+        summary: "The model's perplexity on the text or file (it acts as that number; .value, .uncertainty, .tokens, .logprobs). With context: N, or for a file (N = 512 unless given), llama-perplexity's method: windows of N tokens, each scoring its second half, so the figure compares with llama.cpp's. plot: true charts the log-probabilities."
+    ) { arguments, context in
+        let model = try model(&arguments)
+        let request = try ScoringRequest(&arguments, at: context.location)
+        let plot = arguments.labelled("plot").map { $0.0.equals(.bool(true)) } ?? false
+        try arguments.finish()
+        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let (tokens, windows) = try modelCall(at: context.location) { () throws(ModelError) in
+            try TextScoring.windows(for: request.text, session: session, context: request.context)
+        }
+        let output = context.output
+        let progressID = "perplexity-\(UUID().uuidString)"
+        output.display(ProgressBar(label: "perplexity: 0/\(windows.windows.count) windows", fraction: 0).mimeBundle, displayID: progressID)
+        let result: (estimate: PerplexityEstimate, logProbabilities: [Float])
+        do {
+            result = try await TextScoring.perplexity(of: tokens, windows: windows, session: session) { done, estimate in
+                let label = String(format: "perplexity: %d/%d windows, %.4f so far", done, windows.windows.count, estimate.value)
+                output.updateDisplay(ProgressBar(label: label, fraction: Double(done) / Double(windows.windows.count)).mimeBundle, displayID: progressID)
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        let estimate = result.estimate.perplexity
+        let logProbabilities = result.logProbabilities
+        var description = String(format: "perplexity %.4f ± %.5f over %d tokens", estimate.value, estimate.uncertainty, logProbabilities.count)
+        if let window = request.context { description += " (\(windows.windows.count) windows of \(window))" }
+        var bundle = MIMEBundle.plainText(description)
+        if plot {
+            let chart = Chart(kind: .line, labels: (1...logProbabilities.count).map(String.init),
+                              series: [.init(name: "log-probability", values: logProbabilities.map(Double.init))],
+                              title: String(format: "perplexity %.3f", estimate.value), xLabel: "token", yLabel: "log p")
+            bundle = MIMEBundle(["text/plain": description + "\n" + chart.plainText, "image/svg+xml": chart.svg])
+        }
+        return .host(Measurement(typeName: "Perplexity", number: estimate.value, properties: [
+            "value": .double(estimate.value),
+            "uncertainty": .double(estimate.uncertainty),
+            "tokens": .integer(logProbabilities.count),
+            "logprobs": .array(logProbabilities.map { .double(Double($0)) }),
+        ], bundle: bundle))
+    }
+
+    static let compareModels = Builtin(
+        name: "compareModels",
+        signature: "compareModels(_ base, _ other, _ text: String? = nil, file: String? = nil, context: Int? = nil) -> ModelComparison",
+        summary: "Compares other's next-token distributions with base's over the text or file, in memory: KL divergence per token (mean, median, p99, max; .kl for each token, charted), top-1 agreement, Δp of the actual token and both perplexities — llama-perplexity --kl-divergence's statistics. Acts as the mean KL divergence. The two models must share a vocabulary (formats of one model)."
+    ) { arguments, context in
+        let base: LoadedModel = try hostObject(&arguments, "base", "a model (from load)")
+        let other: LoadedModel = try hostObject(&arguments, "other", "a model (from load)")
+        let request = try ScoringRequest(&arguments, at: context.location)
+        try arguments.finish()
+        let baseSession = try modelCall(at: context.location) { () throws(ModelError) in try base.session() }
+        let otherSession = try modelCall(at: context.location) { () throws(ModelError) in try other.session() }
+        let (tokens, windows) = try modelCall(at: context.location) { () throws(ModelError) in
+            try TextScoring.windows(for: request.text, session: baseSession, context: request.context)
+        }
+        guard otherSession.tokenize(request.text) == tokens else {
+            throw LumenError(.value, "\(base.name) and \(other.name) tokenize the text differently: only formats of one model can be compared", at: context.location)
+        }
+        let output = context.output
+        let progressID = "compare-\(UUID().uuidString)"
+        output.display(ProgressBar(label: "comparing: 0/\(windows.windows.count) windows", fraction: 0).mimeBundle, displayID: progressID)
+        let divergences: [TokenDivergence]
+        do {
+            divergences = try await TextScoring.divergences(of: tokens, windows: windows, base: baseSession, model: otherSession) { done in
+                output.updateDisplay(ProgressBar(label: "comparing: \(done)/\(windows.windows.count) windows", fraction: Double(done) / Double(windows.windows.count)).mimeBundle,
+                                     displayID: progressID)
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        return .host(ModelComparison(base: base.name, other: other.name, summary: DivergenceSummary(divergences)).measurement)
+    }
+}

@@ -1,0 +1,47 @@
+import ArgumentParser
+import Foundation
+import Inference
+
+/// `lumen kld BASE OTHER FILE`: how a model's distributions diverge from a base model's over a
+/// text file, in memory, with llama-perplexity --kl-divergence's statistics.
+struct KLDivergenceCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "kld",
+        abstract: "Compare a model's next-token distributions with a base model's over a text file (llama-perplexity --kl-divergence's statistics).",
+        discussion: """
+        Both models score the same windows as `lumen perplexity`; the base's distributions are kept \
+        in memory one window at a time, never written to disk. The models must share a vocabulary \
+        (formats of one model: F32 against Q4_K_M, say).
+        """
+    )
+
+    @Argument(help: "Path of the base GGUF model (the reference, usually the unquantized one).")
+    var base: String
+
+    @Argument(help: "Path of the GGUF model to compare with it.")
+    var other: String
+
+    @OptionGroup var scoring: ScoringArguments
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        _ = global.bootstrapLogging(label: "lumen.kld")
+        let text = try scoring.text()
+        let baseSession = try await scoring.session(base)
+        let otherSession = try await scoring.session(other)
+        let (tokens, windows) = try TextScoring.windows(for: text, session: baseSession, context: scoring.context)
+        guard otherSession.tokenize(text) == tokens else {
+            throw ValidationError("\(base) and \(other) tokenize the text differently: only formats of one model can be compared")
+        }
+        FileHandle.standardError.write(Data("kld: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
+        let count = windows.windows.count
+        let divergences = try await ScoringArguments.interruptibly {
+            try await TextScoring.divergences(of: tokens, windows: windows, base: baseSession, model: otherSession) { done in
+                FileHandle.standardError.write(Data("\rwindow \(done)/\(count)".utf8))
+            }
+        }
+        FileHandle.standardError.write(Data("\n".utf8))
+        print(DivergenceSummary(divergences).report)
+    }
+}

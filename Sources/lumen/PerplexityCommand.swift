@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import Inference
+
+/// `lumen perplexity MODEL FILE`: a model's perplexity over a text file by llama-perplexity's
+/// method, printed as llama-perplexity prints it.
+struct PerplexityCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "perplexity",
+        abstract: "Print a model's perplexity over a text file, by llama-perplexity's method and in its format.",
+        discussion: """
+        The text is cut into windows of --ctx tokens (BOS first when the model adds one) and each \
+        window scores its second half; the running perplexity after each window is printed as \
+        [1]x,[2]y,… and then "Final estimate: PPL = x +/- u". The file needs at least two windows of tokens.
+        """
+    )
+
+    @Argument(help: "Path of a GGUF model.")
+    var model: String
+
+    @OptionGroup var scoring: ScoringArguments
+
+    @OptionGroup var global: GlobalOptions
+
+    func run() async throws {
+        _ = global.bootstrapLogging(label: "lumen.perplexity")
+        let text = try scoring.text()
+        let session = try await scoring.session(model)
+        let (tokens, windows) = try TextScoring.windows(for: text, session: session, context: scoring.context)
+        FileHandle.standardError.write(Data("perplexity: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
+        let result = try await ScoringArguments.interruptibly {
+            try await TextScoring.perplexity(of: tokens, windows: windows, session: session) { done, estimate in
+                FileHandle.standardOutput.write(Data(String(format: "[%d]%.4f,", done, estimate.value).utf8))
+            }.estimate.perplexity
+        }
+        print(String(format: "\nFinal estimate: PPL = %.4f +/- %.5f", result.value, result.uncertainty))
+    }
+}

@@ -1,0 +1,45 @@
+import ArgumentParser
+import Executors
+import Foundation
+import Inference
+
+/// The options `lumen perplexity` and `lumen kld` share: the text file, llama-perplexity's
+/// context and the threads.
+struct ScoringArguments: ParsableArguments {
+    @Argument(help: "A text file to score (UTF-8).")
+    var file: String
+
+    @Option(name: [.customLong("ctx"), .customShort("c")], help: "Tokens per window, as llama-perplexity's -c: each window scores its second half.")
+    var context = 512
+
+    @Option(name: [.customLong("threads"), .customShort("t")], help: "Threads for the matrix products.")
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+
+    func validate() throws {
+        guard context >= 4 else { throw ValidationError("--ctx must be at least 4") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+    }
+
+    /// The file's text.
+    func text() throws -> String {
+        guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// A session over the model at `path`, loaded on a thread of its own, with a cache of one window.
+    func session(_ path: String) async throws -> ModelSession {
+        let (context, threads) = (context, threads)
+        return try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
+            let model = try LanguageModel(path: path)
+            return ModelSession(model: model, contextLength: context, threads: threads, batchSize: min(context, 512))
+        }
+    }
+
+    /// Runs `work` in a task that Ctrl-C (or SIGTERM) cancels, and waits for it.
+    static func interruptibly<Result: Sendable>(_ work: @escaping @Sendable () async throws -> Result) async throws -> Result {
+        let task = Task { try await work() }
+        let interrupts = SignalListener(signals: [SIGINT, SIGTERM]) { _ in task.cancel() }
+        defer { interrupts.cancel() }
+        return try await task.value
+    }
+}

@@ -11,6 +11,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
     ],
     targets: [
         .systemLibrary(
@@ -37,7 +38,11 @@ let package = Package(
         ),
         .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "Display", dependencies: ["Evaluation"]),
-        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite", "Executors", "Inference"]),
+        .target(
+            name: "RunLog",
+            dependencies: ["Executors", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
+        ),
+        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite", "Executors", "Inference", "RunLog"]),
         .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol"]),
         .target(
             name: "CKernels",
@@ -64,12 +69,14 @@ let package = Package(
                 "Notebook",
                 "Executors",
                 "Jinja",
+                "RunLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "ExecutorsTests", dependencies: ["Executors"]),
+        .testTarget(name: "RunLogTests", dependencies: ["RunLog"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),

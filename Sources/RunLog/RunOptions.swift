@@ -1,0 +1,31 @@
+/// A generation's sampling options, with the seed that was actually used.
+public struct RunOptions: Codable, Sendable, Equatable {
+    /// Tokens to generate at most.
+    public var maxTokens: Int
+    /// Temperature (0: greedy).
+    public var temperature: Double
+    /// Top-k (0: off).
+    public var topK: Int
+    /// Top-p.
+    public var topP: Double
+    /// Min-p.
+    public var minP: Double
+    /// Repetition penalty.
+    public var repeatPenalty: Double
+    /// The seed.
+    public var seed: UInt64
+    /// Stop strings.
+    public var stop: [String]
+
+    /// Options.
+    public init(maxTokens: Int, temperature: Double, topK: Int, topP: Double, minP: Double, repeatPenalty: Double, seed: UInt64, stop: [String]) {
+        self.maxTokens = maxTokens
+        self.temperature = temperature
+        self.topK = topK
+        self.topP = topP
+        self.minP = minP
+        self.repeatPenalty = repeatPenalty
+        self.seed = seed
+        self.stop = stop
+    }
+}

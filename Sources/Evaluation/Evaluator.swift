@@ -8,13 +8,16 @@ public struct ExecutionRequest: Sendable, Equatable {
     public var storeHistory: Bool
     /// Whether the cell runs silently (no result is published).
     public var silent: Bool
+    /// The cell's id in its notebook, when the front end says (Jupyter's `cellId` metadata).
+    public var cellID: String?
 
     /// Creates a request.
-    public init(code: String, executionCount: Int, storeHistory: Bool = true, silent: Bool = false) {
+    public init(code: String, executionCount: Int, storeHistory: Bool = true, silent: Bool = false, cellID: String? = nil) {
         self.code = code
         self.executionCount = executionCount
         self.storeHistory = storeHistory
         self.silent = silent
+        self.cellID = cellID
     }
 }
 

@@ -40,6 +40,11 @@ public struct Conversation: Sendable {
     /// The prompt's tokens: special tokens written by the template are parsed, and BOS is added
     /// as the vocabulary says unless the template already wrote it.
     public func promptTokens(_ tokenizer: Tokenizer, text: String) -> [Int32] {
+        Self.promptTokens(tokenizer, text: text)
+    }
+
+    /// The tokens of a prompt rendered by a chat template, as `promptTokens` gives them.
+    public static func promptTokens(_ tokenizer: Tokenizer, text: String) -> [Int32] {
         var tokens = tokenizer.encode(text, addSpecial: true, parseSpecial: true)
         if tokens.count >= 2, let bos = tokenizer.vocabulary.bos, tokenizer.vocabulary.addsBOS, tokens[0] == bos, tokens[1] == bos {
             tokens.removeFirst()

@@ -82,6 +82,17 @@ public struct DivergenceSummary: Sendable {
         sameTop = Estimate(value: same, uncertainty: n > 1 ? (same * (1 - same) / Double(n - 1)).squareRoot() : 0)
     }
 
+    /// The figures by name, as `compareModels`' value and the run log give them.
+    public var figures: [String: Double] {
+        func quantile(_ label: String) -> Double {
+            zip(Self.klQuantiles, klDivergenceQuantiles).first { $0.0.label == label }?.1 ?? .nan
+        }
+        return ["meanKL": meanKLDivergence.value, "medianKL": quantile("Median"), "p99KL": quantile("99.0%"), "maxKL": quantile("Maximum"),
+                "sameTop": sameTop.value, "meanDeltaP": meanProbabilityDifference.value,
+                "rmsDeltaP": rmsProbabilityDifference.value, "perplexity": perplexity.value,
+                "basePerplexity": basePerplexity.value, "tokens": Double(count)]
+    }
+
     /// The report in llama-perplexity's words and number formats.
     public var report: String {
         func line(_ label: String, _ estimate: Estimate, scale: Double = 1) -> String {

@@ -69,3 +69,12 @@ public final class LanguageModel: Sendable {
         state.position += tokens.count
     }
 }
+
+extension LanguageModel {
+    /// The tensor types with how many tensors have each, most common first: `Q4_K ×25, F32 ×9`.
+    public var tensorTypeCounts: String {
+        var types: [TensorType: Int] = [:]
+        for tensor in gguf.tensors { types[tensor.type, default: 0] += 1 }
+        return types.sorted { ($0.value, $1.key.description) > ($1.value, $0.key.description) }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", ")
+    }
+}

@@ -215,7 +215,9 @@ actor KernelCore {
             parent: message.header, identities: message.identities, executionCount: count,
             silent: request.silent, allowStdin: request.allowStdin, iopub: iopub, stdin: stdin, pages: PagerPayloads()
         )
-        let cell = ExecutionRequest(code: request.code, executionCount: count, storeHistory: storeHistory, silent: request.silent)
+        // JupyterLab and Notebook 7 send the cell's id in the request's metadata.
+        let cell = ExecutionRequest(code: request.code, executionCount: count, storeHistory: storeHistory, silent: request.silent,
+                                    cellID: message.metadata["cellId"]?.stringValue)
         let evaluator = self.evaluator
         let task = Task.detached(priority: .userInitiated) { () async -> ExecutionError? in
             do throws(ExecutionError) {

@@ -13,6 +13,8 @@ extension Interpreter {
         ("%history", "show this session's inputs (-n: with their numbers)"),
         ("%defaults", "show or set generation defaults: %defaults temperature=0.2 maxTokens=64"),
         ("%jobs", "list the background jobs"),
+        ("%runs", "list the last runs in the run log: %runs [N] (default 20)"),
+        ("%log", "turn the run log on or off for this session: %log on, %log off; %log alone says where it is"),
         ("%lsmagic", "list the magics"),
     ]
 
@@ -76,6 +78,22 @@ extension Interpreter {
                                                          storeHistory: false, silent: request.silent), output: output)
         case "%jobs":
             output.display(state.jobs.table.mimeBundle, displayID: nil)
+        case "%runs":
+            let limit = words.count > 1 ? words[1] : "20"
+            try await executeStatements(ExecutionRequest(code: "runs(limit: \(Int(limit) ?? 20))", executionCount: request.executionCount,
+                                                         storeHistory: false, silent: request.silent), output: output)
+        case "%log":
+            guard let log = state.runLog else {
+                throw LumenError(.value, "the run log is off (LUMEN_LOG=0 or --no-log)", at: SourceLocation(line: 1, column: 1))
+            }
+            switch words.dropFirst().first {
+            case "on": state.logging.withLock { $0 = true }
+            case "off": state.logging.withLock { $0 = false }
+            case nil: break
+            case let other?:
+                throw LumenError(.value, "%log takes on or off, not \(other)", at: SourceLocation(line: 1, column: 1))
+            }
+            output.stream(.stdout, "run log \(state.logging.withLock { $0 } ? "on" : "off"): \(log.path)\n")
         case "%lsmagic":
             output.stream(.stdout, Self.magics.map { "\($0.name)  \($0.summary)" }.joined(separator: "\n") + "\n")
         default:

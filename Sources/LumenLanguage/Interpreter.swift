@@ -1,6 +1,7 @@
 import Evaluation
 import Executors
 import Foundation
+import RunLog
 
 /// Runs Lumen cells, keeping their state (variables, functions, history) from one cell to the
 /// next, and answers completion, inspection and history questions about them.
@@ -15,7 +16,7 @@ public actor Interpreter: Evaluator {
 
     let globals = Scope(parent: nil)
     /// What built-ins keep from cell to cell.
-    let state = SessionState()
+    let state: SessionState
     /// This session's history, in memory; earlier sessions come from `store`.
     private(set) var historyEntries: [HistoryEntry] = []
     private var store: HistoryStore?
@@ -24,9 +25,11 @@ public actor Interpreter: Evaluator {
     static let maximumCallDepth = 500
 
     /// Creates an interpreter with the standard library loaded, recording history in `store`
-    /// (in memory only when nil).
-    public init(history store: HistoryStore? = nil) {
+    /// (in memory only when nil) and generations in `runLog` (not at all when nil), as run by
+    /// `frontEnd` (`kernel`, `repl`, `run`) from `notebook` when known.
+    public init(history store: HistoryStore? = nil, runLog: RunLog? = nil, frontEnd: String = "kernel", notebook: String? = nil) {
         self.store = store
+        state = SessionState(runLog: runLog, origin: RunOrigin(frontEnd: frontEnd, notebook: notebook))
         session = store?.session ?? 1
         for builtin in StandardLibrary.all {
             globals.declare(builtin.name, .builtin(builtin), constant: true)
@@ -42,6 +45,11 @@ public actor Interpreter: Evaluator {
         for entry in historyEntries { store.record(entry) }
     }
 
+    /// Writes the runs recorded so far to the run log; returns when they are on disk.
+    public func flushLog() async {
+        await state.runLog?.flush()
+    }
+
     /// Forgets every variable and function, keeping the built-ins.
     func resetGlobals() {
         globals.removeAll()
@@ -51,6 +59,10 @@ public actor Interpreter: Evaluator {
     }
 
     public func execute(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError) {
+        state.origin.withLock { origin in
+            origin.executionCount = request.executionCount
+            origin.cell = request.cellID
+        }
         if request.storeHistory {
             let entry = HistoryEntry(session: session, line: request.executionCount, input: request.code)
             historyEntries.append(entry)

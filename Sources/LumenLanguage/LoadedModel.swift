@@ -89,15 +89,13 @@ public final class LoadedModel: HostObject {
     func infoPairs() throws(ModelError) -> [(String, Value)] {
         let model = try model()
         let configuration = model.configuration
-        var types: [TensorType: Int] = [:]
-        for tensor in model.gguf.tensors { types[tensor.type, default: 0] += 1 }
         let sessionBytes = state.withLock { $0.sessions.reduce(0) { $0 + $1.stateByteCount } }
         return [
             ("architecture", .string(configuration.architecture)),
             ("vocabularyKind", .string(model.tokenizer.vocabulary.kindDescription)),
             ("chatTemplate", .bool(model.gguf.metadata["tokenizer.chat_template"] != nil)),
             ("parameters", .integer(model.parameterCount)),
-            ("tensorTypes", .string(types.sorted { $0.value > $1.value }.map { "\($0.key) ×\($0.value)" }.joined(separator: ", "))),
+            ("tensorTypes", .string(model.tensorTypeCounts)),
             ("contextLength", .integer(contextLength.map { min($0, configuration.contextLength) } ?? configuration.contextLength)),
             ("vocabulary", .integer(configuration.vocabularySize)),
             ("layers", .integer(configuration.blockCount)),

@@ -32,9 +32,6 @@ struct ModelComparison {
     /// The value a cell gets: it acts as the mean KL divergence, and its properties hold the
     /// figures (`.kl` every token's divergence).
     var measurement: Measurement {
-        func quantile(_ label: String) -> Double {
-            zip(DivergenceSummary.klQuantiles, summary.klDivergenceQuantiles).first { $0.0.label == label }?.1 ?? .nan
-        }
         let title = "\(other) against \(base): KL divergence per token"
         let table = Table(columns: ["statistic", "value"], rows: rows)
         let chart = Chart(kind: .line, labels: (1...max(1, summary.count)).map(String.init),
@@ -45,18 +42,9 @@ struct ModelComparison {
                              other, base, summary.count, summary.meanKLDivergence.value, 100 * summary.sameTop.value)
         bundle.data["text/plain"] = heading + "\n" + summary.report
         bundle.data["text/html"] = "<p>\(heading)</p>" + table.html + chart.svg
-        return Measurement(typeName: "ModelComparison", number: summary.meanKLDivergence.value, properties: [
-            "meanKL": .double(summary.meanKLDivergence.value),
-            "medianKL": .double(quantile("Median")),
-            "p99KL": .double(quantile("99.0%")),
-            "maxKL": .double(quantile("Maximum")),
-            "sameTop": .double(summary.sameTop.value),
-            "meanDeltaP": .double(summary.meanProbabilityDifference.value),
-            "rmsDeltaP": .double(summary.rmsProbabilityDifference.value),
-            "perplexity": .double(summary.perplexity.value),
-            "basePerplexity": .double(summary.basePerplexity.value),
-            "tokens": .integer(summary.count),
-            "kl": .array(summary.klDivergences.map { .double($0) }),
-        ], bundle: bundle)
+        var properties = summary.figures.mapValues { Value.double($0) }
+        properties["tokens"] = .integer(summary.count)
+        properties["kl"] = .array(summary.klDivergences.map { .double($0) })
+        return Measurement(typeName: "ModelComparison", number: summary.meanKLDivergence.value, properties: properties, bundle: bundle)
     }
 }

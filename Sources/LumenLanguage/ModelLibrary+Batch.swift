@@ -25,10 +25,11 @@ extension ModelLibrary {
     }
 
     /// Runs `jobs` (prompt and options) through the model's session pool in a task group, showing a
-    /// progress bar and a table that fills in as each finishes; returns the generations in order.
+    /// progress bar and a table that fills in as each finishes (and is logged, as made by
+    /// `entry`); returns the generations in order.
     /// Cancelling stops every member; the finished rows stay in the table.
     static func runAll(_ jobs: [(prompt: String, options: GenerationOptions, label: [String])], labelColumns: [String],
-                       model: LoadedModel, context: Builtin.Context) async throws -> [Generation] {
+                       model: LoadedModel, entry: String, context: Builtin.Context) async throws -> [Generation] {
         let output = context.output
         let progressID = "batch-progress-\(UUID().uuidString)", tableID = "batch-table-\(UUID().uuidString)"
         var results = [Generation?](repeating: nil, count: jobs.count)
@@ -55,6 +56,7 @@ extension ModelLibrary {
                 var done = 0
                 for try await (index, generation) in group {
                     results[index] = generation
+                    context.session.record(generation, entry: entry, model: model)
                     done += 1
                     Job.current?.report(progress: Double(done) / Double(jobs.count))
                     output.updateDisplay(ProgressBar(label: "\(done)/\(jobs.count)", fraction: Double(done) / Double(jobs.count)).mimeBundle, displayID: progressID)
@@ -83,7 +85,7 @@ extension ModelLibrary {
         let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
         try arguments.finish()
         let jobs = prompts.map { (prompt: $0, options: options, label: [$0.count > 40 ? String($0.prefix(40)) + "…" : $0]) }
-        return .array(try await runAll(jobs, labelColumns: ["prompt"], model: model, context: context).map { .host($0) })
+        return .array(try await runAll(jobs, labelColumns: ["prompt"], model: model, entry: "batch", context: context).map { .host($0) })
     }
 
     static let compare = Builtin(
@@ -113,7 +115,7 @@ extension ModelLibrary {
             var call = Arguments(function: "compare", at: context.location, positional: [], labelled: combination.map { ($0.0, $0.1, context.location) })
             jobs.append((prompt, try generationOptions(&call, defaults: fixed), combination.map { $0.1.printed }))
         }
-        return .array(try await runAll(jobs, labelColumns: variations.map(\.label), model: model, context: context).map { .host($0) })
+        return .array(try await runAll(jobs, labelColumns: variations.map(\.label), model: model, entry: "compare", context: context).map { .host($0) })
     }
 
     static let bench = Builtin(

@@ -41,8 +41,9 @@ extension ModelLibrary {
         turn.append(ChatMessage(role: "user", content: message))
         let prompt = try modelCall(at: context.location) { () throws(ModelError) in try turn.renderedPrompt() }
         let tokens = turn.promptTokens(chat.session.model.tokenizer, text: prompt)
-        let generation = try await streamGeneration(session: chat.session, prompt: prompt, promptTokens: tokens, options: options,
-                                                    timeout: timeout, context: context)
+        let generation = try await streamGeneration(session: chat.session, prompt: prompt, promptTokens: tokens, options: options, timeout: timeout,
+                                                    record: RunDraft(entry: "say", model: chat.model, messages: turn.messages, message: message),
+                                                    context: context)
         turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted))
         chat.update { $0 = turn }
         if generation.interrupted { throw CancellationError() }

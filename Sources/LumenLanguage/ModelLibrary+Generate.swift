@@ -18,7 +18,8 @@ extension ModelLibrary {
         try arguments.finish()
         let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
         let tokens = session.tokenize(prompt)
-        let generation = try await streamGeneration(session: session, prompt: prompt, promptTokens: tokens, options: options, timeout: timeout, context: context)
+        let generation = try await streamGeneration(session: session, prompt: prompt, promptTokens: tokens, options: options, timeout: timeout,
+                                                    record: RunDraft(entry: "generate", model: model), context: context)
         if generation.interrupted { throw CancellationError() }
         return .host(generation)
     }
@@ -27,9 +28,10 @@ extension ModelLibrary {
     /// (updates coalesced to at most 25 a second) and then the finished `Generation`. An
     /// interrupt stops it within one token and keeps the partial text (the returned generation
     /// says it was interrupted; the caller ends the cell); `timeout` seconds stop it the same way
-    /// and raise an error after.
+    /// and raise an error after. The generation, finished or not, goes to the run log as `record`
+    /// describes it.
     static func streamGeneration(session: ModelSession, prompt: String, promptTokens: [Int32], options: GenerationOptions,
-                                 timeout: Double?, context: Builtin.Context) async throws -> Generation {
+                                 timeout: Double?, record: RunDraft, context: Builtin.Context) async throws -> Generation {
         let output = context.output
         let displayID = "generation-\(UUID().uuidString)"
         output.display(Generation.bundle(text: "", footer: nil), displayID: displayID)
@@ -81,6 +83,7 @@ extension ModelLibrary {
                                                  promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
         let generation = Generation(prompt: prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: interrupted)
         output.updateDisplay(generation.mimeBundle, displayID: displayID)
+        context.session.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: record.message)
         if !interrupted, let timeout, stats.finishReason == .cancelled {
             throw LumenError(.model, "generation timed out after \(timeout) s (the partial text is kept)", at: context.location)
         }

@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Foundation
 import Inference
+import RunLog
 
 /// Scoring text: a model's perplexity and two models compared by their distributions.
 extension ModelLibrary {
@@ -36,6 +37,10 @@ extension ModelLibrary {
         }
         let estimate = result.estimate.perplexity
         let logProbabilities = result.logProbabilities
+        context.session.record(RunRecord(kind: "perplexity", entry: "perplexity", origin: context.session.origin.withLock { $0 },
+                                         model: RunModel(session.model, name: model.name), prompt: request.logged, value: estimate.value,
+                                         figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count),
+                                                   "context": Double(request.context ?? tokens.count)]))
         var description = String(format: "perplexity %.4f ± %.5f over %d tokens", estimate.value, estimate.uncertainty, logProbabilities.count)
         if let window = request.context { description += " (\(windows.windows.count) windows of \(window))" }
         var bundle = MIMEBundle.plainText(description)
@@ -83,6 +88,10 @@ extension ModelLibrary {
             if Task.isCancelled { throw CancellationError() }
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        return .host(ModelComparison(base: base.name, other: other.name, summary: DivergenceSummary(divergences)).measurement)
+        let comparison = ModelComparison(base: base.name, other: other.name, summary: DivergenceSummary(divergences))
+        context.session.record(RunRecord(kind: "comparison", entry: "compareModels", origin: context.session.origin.withLock { $0 },
+                                         model: RunModel(otherSession.model, name: other.name), baseModel: RunModel(baseSession.model, name: base.name),
+                                         prompt: request.logged, value: comparison.summary.meanKLDivergence.value, figures: comparison.summary.figures))
+        return .host(comparison.measurement)
     }
 }

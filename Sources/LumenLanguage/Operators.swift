@@ -129,6 +129,11 @@ enum Operators {
                 throw LumenError(.index, "index \(position) is out of range for a string of \(text.count) characters", at: location)
             }
             return .string(String(text[text.index(text.startIndex, offsetBy: position)]))
+        case (.host(let object as any IndexableHostObject), .integer(let position)):
+            guard let element = object.element(at: position) else {
+                throw LumenError(.index, "index \(position) is out of range for \(object.typeName) of \(object.count)", at: location)
+            }
+            return element
         case (.dictionary(let dictionary), _):
             guard DictionaryKey(index) != nil else {
                 throw LumenError(.type, "a \(index.typeName) cannot be a dictionary key", at: location)

@@ -5,6 +5,8 @@ import Foundation
 struct ScoringRequest {
     let text: String
     let context: Int?
+    /// What the run log keeps of the request: the text, or the file's path.
+    let logged: String
 
     /// Reads the text (positional) or `file:` and `context:` from `arguments`.
     init(_ arguments: inout Arguments, at location: SourceLocation) throws(LumenError) {
@@ -15,12 +17,14 @@ struct ScoringRequest {
         case (let text?, nil):
             self.text = text
             self.context = context
+            logged = text
         case (nil, let path?):
             guard let data = FileManager.default.contents(atPath: path) else {
                 throw LumenError(.input, "cannot read \(path)", at: location)
             }
             self.text = String(decoding: data, as: UTF8.self)
             self.context = context ?? ModelLibrary.defaultFileContext
+            logged = "file: " + path
         default:
             throw LumenError(.type, "give the text or file:, not both", at: location)
         }

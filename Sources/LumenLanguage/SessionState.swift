@@ -1,7 +1,27 @@
+import RunLog
 import Synchronization
 
-/// What built-ins keep from cell to cell: random numbers, generation defaults, background jobs.
+/// What built-ins keep from cell to cell: random numbers, generation defaults, background jobs,
+/// and the run log with where the current cell comes from.
 final class SessionState: Sendable {
+    /// The run log generations and measurements are recorded in (nil: not recorded).
+    let runLog: RunLog?
+    /// Whether recording is on (`%log off` turns it off for the session).
+    let logging = Mutex(true)
+    /// Where the running cell comes from (front end, notebook, cell id, execution count).
+    let origin: Mutex<RunOrigin>
+
+    init(runLog: RunLog?, origin: RunOrigin) {
+        self.runLog = runLog
+        self.origin = Mutex(origin)
+    }
+
+    /// Queues `record` in the run log, when there is one and recording is on.
+    func record(_ record: RunRecord) {
+        guard let runLog, logging.withLock({ $0 }) else { return }
+        runLog.record(record)
+    }
+
     /// The session's random numbers.
     let random = SessionRandom()
     /// Generation options set by `defaults(…)` or `%defaults`, by label.

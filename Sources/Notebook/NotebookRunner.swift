@@ -43,7 +43,7 @@ public struct NotebookRunner: Sendable {
             progress(position + 1, codeCells.count, String(source.prefix { $0 != "\n" }))
             let sink = outputs.sink(for: index)
             let count = outcome.cellsRun + 1
-            let failure = await runCell(source, count: count, sink: sink)
+            let failure = await runCell(source, count: count, cellID: document.cells[index].fields["id"]?.stringValue, sink: sink)
             outcome.cellsRun += 1
             if let failure { sink.error(failure) }
             outputs.setExecutionCount(count, cell: index)
@@ -65,11 +65,11 @@ public struct NotebookRunner: Sendable {
     }
 
     /// Runs one cell in its own task, cancelled by the caller's cancellation or the cell timeout.
-    private func runCell(_ source: String, count: Int, sink: NotebookOutputs.CellSink) async -> ExecutionError? {
+    private func runCell(_ source: String, count: Int, cellID: String?, sink: NotebookOutputs.CellSink) async -> ExecutionError? {
         let evaluator = self.evaluator
         let cell = Task(priority: .userInitiated) { () async -> ExecutionError? in
             do throws(ExecutionError) {
-                try await evaluator.execute(ExecutionRequest(code: source, executionCount: count), output: sink)
+                try await evaluator.execute(ExecutionRequest(code: source, executionCount: count, cellID: cellID), output: sink)
                 return nil
             } catch {
                 return error

@@ -86,7 +86,7 @@ public actor RunLog {
 
     /// The SHA-256 of the file at `path`: from memory, from the log's table when the file has not
     /// changed since, or computed (once) now.
-    private func digest(of path: String) -> String? {
+    public func digest(of path: String) -> String? {
         guard let stamp = FileDigest.stamp(of: path) else { return nil }
         if let known = digests[path], known.size == stamp.size, known.modified == stamp.modified { return known.sha256 }
         let stored = try? database.read { db in try FileDigest.fetchOne(db, key: path) }
@@ -98,6 +98,15 @@ public actor RunLog {
         digests[path] = computed
         try? database.write { db in try computed.save(db) }
         return computed.sha256
+    }
+
+    /// Adds `records` as they are, numbers included (`lumen log import`); a number the log
+    /// already has is an error, and nothing is added.
+    public func importRecords(_ records: [RunRecord]) throws {
+        writePending()
+        try database.write { db in
+            for var record in records { try record.insert(db) }
+        }
     }
 
     // MARK: - Reading

@@ -8,7 +8,7 @@ enum RunLogSchema {
         migrator.registerMigration("v1: runs and file digests") { db in
             try db.create(table: RunRecord.databaseTableName) { table in
                 table.autoIncrementedPrimaryKey("id")
-                table.column("time", .datetime).notNull().indexed()
+                table.column("time", .double).notNull().indexed()
                 table.column("kind", .text).notNull()
                 table.column("entry", .text).notNull()
                 // Nested values (origin, model, options, messages, token arrays) are JSON text.

@@ -6,6 +6,15 @@ import GRDB
 public struct RunRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
     /// The table the records live in.
     public static let databaseTableName = "run"
+    /// Times are stored as seconds since 1970 (to the millisecond), so they read back exactly.
+    public static let databaseDateEncodingStrategy = DatabaseDateEncodingStrategy.timeIntervalSince1970
+    /// Reads what `databaseDateEncodingStrategy` writes.
+    public static let databaseDateDecodingStrategy = DatabaseDateDecodingStrategy.timeIntervalSince1970
+
+    /// `time` to the millisecond: the precision the log and its JSON export keep.
+    public static func millisecond(_ time: Date) -> Date {
+        Date(timeIntervalSince1970: (time.timeIntervalSince1970 * 1000).rounded() / 1000)
+    }
 
     /// The record's number in the log (set when it is written).
     public var id: Int64?
@@ -61,7 +70,7 @@ public struct RunRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
                 tokenIDs: [Int32] = [], logProbabilities: [Float] = [], finishReason: String = "", promptTokens: Int = 0, generatedTokens: Int = 0,
                 promptTokensPerSecond: Double = 0, tokensPerSecond: Double = 0, timeToFirstToken: Double = 0, interrupted: Bool = false,
                 value: Double? = nil, figures: [String: Double]? = nil) {
-        self.time = time
+        self.time = Self.millisecond(time)
         self.kind = kind
         self.entry = entry
         self.origin = origin

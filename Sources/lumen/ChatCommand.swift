@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Inference
+import LumenLanguage
+import RunLog
 
 /// `lumen chat MODEL`: a conversation in the terminal, replies streaming as they are generated.
 struct ChatCommand: AsyncParsableCommand {
@@ -14,7 +16,7 @@ struct ChatCommand: AsyncParsableCommand {
             """
     )
 
-    @Argument(help: "Path of a GGUF model file.")
+    @ArgumentParser.Argument(help: "Path of a GGUF model file.")
     var model: String
 
     @Option(help: "A system message to start the conversation with.")
@@ -28,7 +30,8 @@ struct ChatCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        _ = global.bootstrapLogging(label: "lumen.chat")
+        let logger = global.bootstrapLogging(label: "lumen.chat")
+        let log = await global.openRunLog(logger: logger)
         let llama = try LanguageModel(path: model)
         let templateSource = try template.map { path in
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
@@ -68,8 +71,9 @@ struct ChatCommand: AsyncParsableCommand {
                     continue
                 }
             case .endOfInput:
-                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, session: session, llama: llama, events: events) }
+                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, session: session, llama: llama, events: events, log: log) }
                 prompt("\n")
+                await log?.flush()
                 return
             case .interrupt:
                 lines = []
@@ -77,21 +81,25 @@ struct ChatCommand: AsyncParsableCommand {
                 continue
             }
             if let message, !message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                try await reply(to: message, in: &conversation, session: session, llama: llama, events: events)
+                try await reply(to: message, in: &conversation, session: session, llama: llama, events: events, log: log)
             }
             prompt("> ")
         }
+        await log?.flush()
     }
 
-    /// Sends `message`, streams the reply to stdout and adds both to the conversation; Ctrl-C
-    /// stops the reply and keeps it, marked as partial.
-    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, llama: LanguageModel, events: TerminalEvents) async throws {
+    /// Sends `message`, streams the reply to stdout and adds both to the conversation (and the
+    /// turn to the run log); Ctrl-C stops the reply and keeps it, marked as partial.
+    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, llama: LanguageModel, events: TerminalEvents,
+                       log: RunLog?) async throws {
         conversation.append(ChatMessage(role: "user", content: message))
-        let tokens = conversation.promptTokens(llama.tokenizer, text: try conversation.renderedPrompt())
+        let rendered = try conversation.renderedPrompt()
+        let tokens = conversation.promptTokens(llama.tokenizer, text: rendered)
         let stop = StopSignal()
         events.onInterrupt { stop.raise(); return true }
         defer { events.onInterrupt(nil) }
         var text = ""
+        var generated: [GeneratedToken] = []
         var summary: GenerationSummary?
         var options = sampling.options
         options.reusesCachedPrefix = true
@@ -99,6 +107,7 @@ struct ChatCommand: AsyncParsableCommand {
             switch event {
             case .token(let token):
                 text += token.text
+                generated.append(token)
                 FileHandle.standardOutput.write(Data(token.text.utf8))
             case .finished(let finished):
                 summary = finished
@@ -106,6 +115,11 @@ struct ChatCommand: AsyncParsableCommand {
         }
         FileHandle.standardOutput.write(Data("\n".utf8))
         let interrupted = stop.isRaised
+        if let summary {
+            log?.record(RunRecord(generationAt: "lumen chat", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
+                                  prompt: message, messages: conversation.messages, renderedPrompt: rendered, tokens: generated, summary: summary,
+                                  options: options, interrupted: interrupted))
+        }
         conversation.append(ChatMessage(role: "assistant", content: text, isPartial: interrupted))
         if let summary {
             let reused = summary.reusedPromptTokens > 0 ? ", \(summary.reusedPromptTokens) reused" : ""

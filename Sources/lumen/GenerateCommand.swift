@@ -2,6 +2,8 @@ import ArgumentParser
 import Executors
 import Foundation
 import Inference
+import LumenLanguage
+import RunLog
 
 /// `lumen generate MODEL PROMPT`: prints tokens as they arrive, then a summary on stderr.
 struct GenerateCommand: AsyncParsableCommand {
@@ -10,10 +12,10 @@ struct GenerateCommand: AsyncParsableCommand {
         abstract: "Generate text from a prompt, streaming tokens; Ctrl-C stops cleanly."
     )
 
-    @Argument(help: "Path of a GGUF model file.")
+    @ArgumentParser.Argument(help: "Path of a GGUF model file.")
     var model: String
 
-    @Argument(help: "The prompt.")
+    @ArgumentParser.Argument(help: "The prompt.")
     var prompt: String
 
     @OptionGroup var sampling: SamplingArguments
@@ -52,7 +54,8 @@ struct GenerateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        _ = global.bootstrapLogging(label: "lumen.generate")
+        let logger = global.bootstrapLogging(label: "lumen.generate")
+        let log = await global.openRunLog(logger: logger)
         // Ctrl-C stops the generation (which still ends with its summary) rather than the
         // process, from before the model loads.
         let stop = StopSignal()
@@ -85,6 +88,10 @@ struct GenerateCommand: AsyncParsableCommand {
             return (summary, tokens)
         }
         let (summary, tokens) = try await generation.value
+        if let summary {
+            log?.record(RunRecord(generationAt: "lumen generate", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
+                                  prompt: prompt, tokens: tokens, summary: summary, options: options, interrupted: stop.isRaised))
+        }
         if let dumpLogits {
             var bytes = Data()
             for row in tokens.compactMap(\.logits) {
@@ -106,6 +113,7 @@ struct GenerateCommand: AsyncParsableCommand {
         if let summary {
             FileHandle.standardError.write(Data((Self.describe(summary) + "\n").utf8))
         }
+        await log?.flush()
     }
 
     /// The one-line summary printed after generation.

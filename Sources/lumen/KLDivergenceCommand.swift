@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Inference
+import LumenLanguage
+import RunLog
 
 /// `lumen kld BASE OTHER FILE`: how a model's distributions diverge from a base model's over a
 /// text file, in memory, with llama-perplexity --kl-divergence's statistics.
@@ -15,10 +17,10 @@ struct KLDivergenceCommand: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "Path of the base GGUF model (the reference, usually the unquantized one).")
+    @ArgumentParser.Argument(help: "Path of the base GGUF model (the reference, usually the unquantized one).")
     var base: String
 
-    @Argument(help: "Path of the GGUF model to compare with it.")
+    @ArgumentParser.Argument(help: "Path of the GGUF model to compare with it.")
     var other: String
 
     @OptionGroup var scoring: ScoringArguments
@@ -26,7 +28,8 @@ struct KLDivergenceCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        _ = global.bootstrapLogging(label: "lumen.kld")
+        let logger = global.bootstrapLogging(label: "lumen.kld")
+        let log = await global.openRunLog(logger: logger)
         let text = try scoring.text()
         let baseSession = try await scoring.session(base)
         let otherSession = try await scoring.session(other)
@@ -42,6 +45,11 @@ struct KLDivergenceCommand: AsyncParsableCommand {
             }
         }
         FileHandle.standardError.write(Data("\n".utf8))
-        print(DivergenceSummary(divergences).report)
+        let summary = DivergenceSummary(divergences)
+        print(summary.report)
+        log?.record(RunRecord(kind: "comparison", entry: "lumen kld", origin: RunOrigin(frontEnd: "cli"), model: RunModel(otherSession.model),
+                              baseModel: RunModel(baseSession.model), prompt: "file: " + scoring.file, value: summary.meanKLDivergence.value,
+                              figures: summary.figures))
+        await log?.flush()
     }
 }

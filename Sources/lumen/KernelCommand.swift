@@ -25,7 +25,9 @@ struct KernelCommand: AsyncParsableCommand {
         } catch {
             throw ValidationError(error.description)
         }
-        let interpreter = Interpreter()
+        // Jupyter's server tells a kernel its notebook's path in JPY_SESSION_NAME.
+        let runLog = await global.openRunLog(logger: logger)
+        let interpreter = Interpreter(runLog: runLog, frontEnd: "kernel", notebook: ProcessInfo.processInfo.environment["JPY_SESSION_NAME"])
         // The history database opens beside start-up, on a thread of its own (file I/O), so the
         // sockets bind as early as possible.
         Task(priority: .utility) {
@@ -38,6 +40,7 @@ struct KernelCommand: AsyncParsableCommand {
         }
         let server = KernelServer(connection: connection, evaluator: interpreter, info: Self.kernelInfo, logger: logger)
         _ = try await server.run()
+        await runLog?.flush()
     }
 
     /// What the kernel says about itself in `kernel_info_reply`.

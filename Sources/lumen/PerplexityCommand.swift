@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
 import Inference
+import LumenLanguage
+import RunLog
 
 /// `lumen perplexity MODEL FILE`: a model's perplexity over a text file by llama-perplexity's
 /// method, printed as llama-perplexity prints it.
@@ -15,7 +17,7 @@ struct PerplexityCommand: AsyncParsableCommand {
         """
     )
 
-    @Argument(help: "Path of a GGUF model.")
+    @ArgumentParser.Argument(help: "Path of a GGUF model.")
     var model: String
 
     @OptionGroup var scoring: ScoringArguments
@@ -23,7 +25,8 @@ struct PerplexityCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        _ = global.bootstrapLogging(label: "lumen.perplexity")
+        let logger = global.bootstrapLogging(label: "lumen.perplexity")
+        let log = await global.openRunLog(logger: logger)
         let text = try scoring.text()
         let session = try await scoring.session(model)
         let (tokens, windows) = try TextScoring.windows(for: text, session: session, context: scoring.context)
@@ -34,5 +37,9 @@ struct PerplexityCommand: AsyncParsableCommand {
             }.estimate.perplexity
         }
         print(String(format: "\nFinal estimate: PPL = %.4f +/- %.5f", result.value, result.uncertainty))
+        log?.record(RunRecord(kind: "perplexity", entry: "lumen perplexity", origin: RunOrigin(frontEnd: "cli"), model: RunModel(session.model),
+                              prompt: "file: " + scoring.file, value: result.value,
+                              figures: ["uncertainty": result.uncertainty, "tokens": Double(windows.scoredCount), "context": Double(scoring.context)]))
+        await log?.flush()
     }
 }

@@ -24,8 +24,15 @@ struct ReplCommand: AsyncParsableCommand {
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
-        _ = global.bootstrapLogging(label: "lumen.repl")
-        let interpreter = Interpreter()
+        let logger = global.bootstrapLogging(label: "lumen.repl")
+        let interpreter = Interpreter(runLog: await global.openRunLog(logger: logger), frontEnd: "repl")
+        let failed = try await runInput(interpreter: interpreter)
+        await interpreter.flushLog()
+        if failed { throw ExitCode(1) }
+    }
+
+    /// Runs the file, the piped script or the interactive session; returns whether a cell failed.
+    private func runInput(interpreter: Interpreter) async throws -> Bool {
         if let file {
             let source: String
             do {
@@ -39,15 +46,14 @@ struct ReplCommand: AsyncParsableCommand {
                 continuation.yield(.endOfInput)
                 continuation.finish()
             }, interpreter: interpreter, events: nil)
-            if failed { throw ExitCode(1) }
-            return
+            return failed
         }
         let events = TerminalEvents()
         if isatty(STDIN_FILENO) != 0 {
             await interactive(interpreter: interpreter, events: events)
-        } else if await runScript(events.events, interpreter: interpreter, events: events) {
-            throw ExitCode(1)
+            return false
         }
+        return await runScript(events.events, interpreter: interpreter, events: events)
     }
 
     /// Runs complete statement groups as they arrive; returns whether any failed.

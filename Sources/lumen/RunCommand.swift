@@ -60,7 +60,7 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        _ = global.bootstrapLogging(label: "lumen.run")
+        let logger = global.bootstrapLogging(label: "lumen.run")
         // SIGINT and SIGTERM cancel the run (the executed part is still written), from before the
         // notebook is read: a signal that comes before the run starts cancels it as it starts.
         let cancellation = Mutex<(requested: Bool, run: Task<(NotebookDocument, NotebookRunner.Outcome), Never>?)>((false, nil))
@@ -82,7 +82,8 @@ struct RunCommand: AsyncParsableCommand {
         let destination = inplace ? notebook : output ?? (notebook.hasSuffix(".ipynb") ? String(notebook.dropLast(6)) : notebook) + ".out.ipynb"
         let terminal = isatty(STDERR_FILENO) != 0 && !quiet
         let started = ContinuousClock.now
-        let runner = NotebookRunner(evaluator: Interpreter(), cellTimeout: cellTimeout.map { .milliseconds(Int($0 * 1000)) }, echo: !quiet)
+        let interpreter = Interpreter(runLog: await global.openRunLog(logger: logger), frontEnd: "run", notebook: notebook)
+        let runner = NotebookRunner(evaluator: interpreter, cellTimeout: cellTimeout.map { .milliseconds(Int($0 * 1000)) }, echo: !quiet)
 
         let run = Task { [document] in
             var document = document
@@ -110,6 +111,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let (executed, outcome) = await run.value
         deadline?.cancel()
+        await interpreter.flushLog()
         var timedOut = false
         if outcome.interrupted, let deadline { timedOut = await deadline.value }
         do {

@@ -18,6 +18,13 @@ def lumen_bin() -> str:
     return path
 
 
+@pytest.fixture(scope="session", autouse=True)
+def run_log(tmp_path_factory):
+    """Every test's runs go to a log of the test session's own, never the user's."""
+    os.environ["LUMEN_LOG_PATH"] = str(tmp_path_factory.mktemp("run-log") / "runs.sqlite")
+    return os.environ["LUMEN_LOG_PATH"]
+
+
 @pytest.fixture(scope="session")
 def kernelspecs(tmp_path_factory):
     """Installs the kernelspec with `lumen install --prefix` and a signal-mode variant of it."""

@@ -1,0 +1,97 @@
+import Display
+import Evaluation
+import Executors
+import Foundation
+import Inference
+import RunLog
+
+/// The built-ins that read the run log: `runs` and `replay`.
+public enum RunLibrary {
+    static let all: [Builtin] = [runs, replay]
+
+    /// The session's run log, or an error saying it is off.
+    static func log(_ context: Builtin.Context) throws(LumenError) -> RunLog {
+        guard let log = context.session.runLog else {
+            throw LumenError(.value, "the run log is off (LUMEN_LOG=0 or --no-log)", at: context.location)
+        }
+        return log
+    }
+
+    static let runs = Builtin(
+        name: "runs",
+        signature: "runs(model: String? = nil, since: String? = nil, contains: String? = nil, kind: String? = nil, limit: Int = 20) -> Runs",
+        summary: "Logged runs, newest first: by model (name or path containing the text), since a date (\"2026-11-23\" or \"2026-11-23 14:00\"), with the text in the prompt or output, of a kind (generation, perplexity, comparison). A table; runs()[0] is one run with everything the log keeps."
+    ) { arguments, context in
+        let model = try arguments.labelledString("model")
+        let since = try arguments.labelledString("since")
+        let contains = try arguments.labelledString("contains")
+        let kind = try arguments.labelledString("kind")
+        let limit = try arguments.labelledInteger("limit") ?? 20
+        try arguments.finish()
+        let date = try since.map { (text) throws(LumenError) in
+            guard let date = parseDate(text) else {
+                throw LumenError(.value, "since: needs a date like 2026-11-23 or 2026-11-23 14:00, got \(text.debugDescription)", at: context.location)
+            }
+            return date
+        }
+        let log = try log(context)
+        do {
+            return .host(RunList(try await log.runs(RunQuery(model: model, since: date, contains: contains, kind: kind, limit: max(0, limit)))))
+        } catch {
+            throw LumenError(.value, "cannot read the run log at \(log.path): \(error)", at: context.location)
+        }
+    }
+
+    static let replay = Builtin(
+        name: "replay",
+        signature: "replay(_ run) -> Replay",
+        summary: "Runs a logged generation again with the same model file, prompt and options (seed included) and tells whether the output is identical: a reproducibility check (.identical, .text, .original, .firstDifference)."
+    ) { arguments, context in
+        let run: LoggedRun = try ModelLibrary.hostObject(&arguments, "run", "a run (from runs())")
+        try arguments.finish()
+        let record = run.record
+        guard record.kind == "generation", let options = record.options else {
+            throw LumenError(.value, "only generations can be replayed; run \(record.id ?? 0) is a \(record.kind)", at: context.location)
+        }
+        let log = try log(context)
+        if let logged = record.model.sha256, let now = await log.digest(of: record.model.path), logged != now {
+            context.output.stream(.stderr, "note: \(record.model.path) has changed since run \(record.id ?? 0) (SHA-256 differs)\n")
+        }
+        let path = record.model.path
+        let model: LoadedModel
+        do {
+            model = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
+                try LoadedModel(path: path, contextLength: nil, threads: ProcessInfo.processInfo.activeProcessorCount, instances: 1)
+            }
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        let session = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let text = record.renderedPrompt ?? record.prompt
+        let tokens = record.renderedPrompt == nil ? session.tokenize(text) : Conversation.promptTokens(session.model.tokenizer, text: text)
+        let generation = try await ModelLibrary.streamGeneration(session: session, prompt: text, promptTokens: tokens, options: options.generationOptions,
+                                                                 timeout: nil, record: RunDraft(entry: "replay", model: model), context: context)
+        if generation.interrupted { throw CancellationError() }
+        let replayed = generation.tokens.map(\.id)
+        let identical = replayed == record.tokenIDs
+        let difference = zip(replayed, record.tokenIDs).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            ?? (identical ? nil : min(replayed.count, record.tokenIDs.count))
+        let verdict = identical ? "identical to run \(record.id ?? 0) (\(replayed.count) tokens)"
+            : "differs from run \(record.id ?? 0) at token \(difference ?? 0)"
+        return .host(Measurement(typeName: "Replay", number: nil, properties: [
+            "identical": .bool(identical), "text": .string(generation.text), "original": .string(record.output),
+            "firstDifference": difference.map(Value.integer) ?? .null, "run": .integer(Int(record.id ?? 0)),
+        ], bundle: .plainText("replay: " + verdict)))
+    }
+
+    /// A date from `2026-11-23`, `2026-11-23 14:00` or `2026-11-23T14:00:00`, in local time.
+    public static func parseDate(_ text: String) -> Date? {
+        let formatter = DateFormatter()
+        formatter.locale = Locale(identifier: "en_US_POSIX")
+        for format in ["yyyy-MM-dd", "yyyy-MM-dd HH:mm", "yyyy-MM-dd HH:mm:ss", "yyyy-MM-dd'T'HH:mm", "yyyy-MM-dd'T'HH:mm:ss"] {
+            formatter.dateFormat = format
+            if let date = formatter.date(from: text) { return date }
+        }
+        return nil
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import Inference
+import RunLog
+
+extension RunModel {
+    /// The run log's description of `model`, known as `name` (by default its file's name
+    /// without `.gguf`, as `load` names it).
+    public init(_ model: LanguageModel, name: String? = nil) {
+        self.init(name: name ?? URL(fileURLWithPath: model.gguf.path).deletingPathExtension().lastPathComponent, path: model.gguf.path, architecture: model.configuration.architecture, tensorTypes: model.tensorTypeCounts)
+    }
+}
+
+extension RunOptions {
+    /// The logged form of generation options (the seed is the one actually used).
+    public init(_ options: GenerationOptions) {
+        let sampling = options.sampling
+        // Through the shortest decimal form, so 0.05 is logged as 0.05, not 0.0500000007.
+        func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
+        self.init(maxTokens: options.maxTokens, temperature: decimal(sampling.temperature), topK: sampling.topK, topP: decimal(sampling.topP),
+                  minP: decimal(sampling.minP), repeatPenalty: decimal(sampling.repeatPenalty), seed: sampling.seed, stop: options.stopStrings)
+    }
+
+    /// Generation options that repeat a logged run.
+    var generationOptions: GenerationOptions {
+        var options = GenerationOptions()
+        options.maxTokens = maxTokens
+        options.sampling.temperature = Float(temperature)
+        options.sampling.topK = topK
+        options.sampling.topP = Float(topP)
+        options.sampling.minP = Float(minP)
+        options.sampling.repeatPenalty = Float(repeatPenalty)
+        options.sampling.seed = seed
+        options.stopStrings = stop
+        return options
+    }
+}
+
+extension RunRecord {
+    /// The record of a finished (or interrupted) generation. `renderedPrompt` is the text the
+    /// model was given when it differs from `prompt` (a chat template's rendering).
+    public init(generationAt entry: String, origin: RunOrigin, model: RunModel, prompt: String, messages: [ChatMessage]? = nil,
+                renderedPrompt: String? = nil, tokens: [GeneratedToken], summary: GenerationSummary, options: GenerationOptions, interrupted: Bool) {
+        self.init(entry: entry, origin: origin, model: model, options: RunOptions(options), prompt: prompt,
+                  messages: messages?.map { RunMessage(role: $0.role, content: $0.content) }, renderedPrompt: renderedPrompt,
+                  output: tokens.map(\.text).joined(), tokenIDs: tokens.map(\.id), logProbabilities: tokens.map(\.logProbability),
+                  finishReason: interrupted ? "interrupted" : summary.finishReason.rawValue, promptTokens: summary.promptTokens,
+                  generatedTokens: tokens.count, promptTokensPerSecond: summary.promptTokensPerSecond,
+                  tokensPerSecond: summary.generationTokensPerSecond, timeToFirstToken: summary.timeToFirstToken, interrupted: interrupted)
+    }
+}
+
+extension SessionState {
+    /// Records `generation`, made by `entry` with `model`, in the run log.
+    func record(_ generation: Generation, entry: String, model: LoadedModel, messages: [ChatMessage]? = nil, prompt: String? = nil) {
+        guard runLog != nil, let loaded = try? model.model() else { return }
+        let rendered = prompt.map { _ in generation.prompt }
+        record(RunRecord(generationAt: entry, origin: origin.withLock { $0 }, model: RunModel(loaded, name: model.name),
+                         prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
+                         summary: generation.stats, options: generation.options, interrupted: generation.interrupted))
+    }
+}
+
+/// What the run log needs to know about a generation besides its result: the entry point, the
+/// model, and for a conversation turn its messages and the user's message.
+struct RunDraft {
+    let entry: String
+    let model: LoadedModel
+    var messages: [ChatMessage]? = nil
+    var message: String? = nil
+}

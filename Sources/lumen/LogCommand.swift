@@ -1,0 +1,131 @@
+import ArgumentParser
+import Foundation
+import LumenLanguage
+import RunLog
+
+/// `lumen log`: reads the run log (every generation, perplexity and comparison Lumen recorded).
+struct LogCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "log",
+        abstract: "List, show, export, import and count the runs in the run log.",
+        discussion: "The log is at LUMEN_LOG_PATH, else $XDG_DATA_HOME/lumen/runs.sqlite (~/.local/share/lumen/runs.sqlite).",
+        subcommands: [List.self, Show.self, Export.self, Import.self, Stats.self]
+    )
+
+    /// Opens the log for reading, or fails saying where it was looked for.
+    static func open() async throws -> RunLog {
+        let path = RunLogLocation.path
+        guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("no run log at \(path) (nothing has been logged yet)") }
+        return try await RunLog.open(path: path) { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
+    }
+
+    struct List: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "List runs, newest first.")
+
+        @Option(help: "Only runs whose model name or path contains this text.")
+        var model: String?
+
+        @Option(help: "Only runs since this date (2026-11-23 or \"2026-11-23 14:00\").")
+        var since: String?
+
+        @Option(help: "Only runs whose prompt or output contains this text.")
+        var contains: String?
+
+        @Option(help: "Only runs of this kind: generation, perplexity or comparison.")
+        var kind: String?
+
+        @Option(name: [.customShort("n"), .long], help: "At most this many runs.")
+        var limit = 20
+
+        func run() async throws {
+            let date = try since.map { text in
+                guard let date = RunLibrary.parseDate(text) else { throw ValidationError("--since needs a date like 2026-11-23, got \(text)") }
+                return date
+            }
+            let runs = try await LogCommand.open().runs(RunQuery(model: model, since: date, contains: contains, kind: kind, limit: limit))
+            print(RunList(runs).mimeBundle.plainText ?? "")
+        }
+    }
+
+    struct Show: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Show everything the log keeps about one run.")
+
+        @ArgumentParser.Argument(help: "The run's id (lumen log list shows them).")
+        var id: Int64
+
+        @Flag(help: "Print the record as JSON (the form export writes).")
+        var json = false
+
+        func run() async throws {
+            guard let record = try await LogCommand.open().run(id: id) else { throw ValidationError("the log has no run \(id)") }
+            if json {
+                print(String(decoding: try RunRecordJSON.encoder.encode(record), as: UTF8.self))
+            } else {
+                print(LoggedRun(record).mimeBundle.plainText ?? "")
+            }
+        }
+    }
+
+    struct Export: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Write every run as JSON Lines (oldest first), to stdout or a file; lumen log import reads it back.")
+
+        @Flag(help: "JSON Lines, one run per line (the only format; accepted for clarity).")
+        var jsonl = false
+
+        @Option(name: [.customShort("o"), .long], help: "Write to this file instead of stdout.")
+        var output: String?
+
+        func run() async throws {
+            let runs = try await LogCommand.open().runs(RunQuery()).reversed()
+            var text = Data()
+            for record in runs {
+                text.append(try RunRecordJSON.encoder.encode(record))
+                text.append(0x0A)
+            }
+            if let output {
+                do { try text.write(to: URL(fileURLWithPath: output)) } catch { throw ValidationError("cannot write \(output): \(error.localizedDescription)") }
+            } else {
+                FileHandle.standardOutput.write(text)
+            }
+        }
+    }
+
+    struct Import: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Add the runs of a JSON Lines export to the log, keeping their ids.")
+
+        @ArgumentParser.Argument(help: "A file lumen log export wrote.")
+        var file: String
+
+        func run() async throws {
+            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+            var records: [RunRecord] = []
+            for (number, line) in data.split(separator: 0x0A).enumerated() where !line.isEmpty {
+                do {
+                    records.append(try RunRecordJSON.decoder.decode(RunRecord.self, from: Data(line)))
+                } catch {
+                    throw ValidationError("\(file):\(number + 1): not a run record: \(error)")
+                }
+            }
+            let log = try await RunLog.open(path: RunLogLocation.path) { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
+            try await log.importRecords(records)
+            print("imported \(records.count) runs into \(log.path)")
+        }
+    }
+
+    struct Stats: AsyncParsableCommand {
+        static let configuration = CommandConfiguration(abstract: "Count the runs by kind and model.")
+
+        func run() async throws {
+            let log = try await LogCommand.open()
+            let statistics = try await log.statistics()
+            var lines = ["log          \(log.path)", "runs         \(statistics.runs)", "interrupted  \(statistics.interrupted)",
+                         "tokens       \(statistics.generatedTokens) generated"]
+            if let first = statistics.first, let last = statistics.last {
+                lines.append("from         \(LoggedRun.format(first)) to \(LoggedRun.format(last))")
+            }
+            lines += statistics.byKind.sorted { $0.key < $1.key }.map { "kind         \($0.key): \($0.value)" }
+            lines += statistics.byModel.sorted { $0.value > $1.value }.map { "model        \($0.key): \($0.value)" }
+            print(lines.joined(separator: "\n"))
+        }
+    }
+}

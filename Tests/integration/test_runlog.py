@@ -1,0 +1,171 @@
+"""The run log from outside: every entry point writes a complete record (checked against what the
+user saw, the model file's SHA-256 by hashlib and the notebook's cell ids), records committed
+before a SIGKILL survive it, the log can be turned off three ways, the JSONL export round-trips,
+and `replay` of a greedy run is identical. The database is read with Python's sqlite3."""
+import hashlib
+import json
+import os
+import pathlib
+import signal
+import sqlite3
+import subprocess
+import time
+
+import nbformat
+import pytest
+
+from conftest import collect_iopub, lumen_bin, run, shell_reply, start_kernel
+
+SHARED = pathlib.Path(os.environ.get("LUMEN_TEST_DATA", ""))
+STORIES = SHARED / "models/stories260K.gguf"
+TEXT = pathlib.Path(__file__).resolve().parent.parent / "reference/perplexity/story.txt"
+
+
+@pytest.fixture
+def log_path(tmp_path, monkeypatch):
+    path = tmp_path / "runs.sqlite"
+    monkeypatch.setenv("LUMEN_LOG_PATH", str(path))
+    return path
+
+
+def records(path):
+    connection = sqlite3.connect(path)
+    connection.row_factory = sqlite3.Row
+    try:
+        return [dict(row) for row in connection.execute("SELECT * FROM run ORDER BY id")]
+    finally:
+        connection.close()
+
+
+def run_cell(client, code, cell_id):
+    """Executes `code` as JupyterLab does, with the cell's id in the request's metadata."""
+    content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
+    message = client.session.msg("execute_request", content, metadata={"cellId": cell_id})
+    client.shell_channel.send(message)
+    collect_iopub(client, message["header"]["msg_id"])
+    return shell_reply(client, message["header"]["msg_id"])
+
+
+def complete(record):
+    """The fields every generation record must fill, consistent with one another."""
+    model = json.loads(record["model"])
+    assert model["sha256"] == hashlib.sha256(pathlib.Path(model["path"]).read_bytes()).hexdigest()
+    assert model["architecture"] == "llama" and "F32" in model["tensorTypes"]
+    ids, logprobs = json.loads(record["tokenIDs"]), json.loads(record["logProbabilities"])
+    assert len(ids) == len(logprobs) == record["generatedTokens"] > 0
+    assert all(value <= 0 for value in logprobs)
+    options = json.loads(record["options"])
+    assert set(options) == {"maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "seed", "stop"}
+    assert record["promptTokens"] > 0 and record["tokensPerSecond"] > 0 and record["finishReason"] in ("length", "eos", "stop")
+    return model, ids, options
+
+
+def test_cli_entry_points_write_complete_records(log_path):
+    result = subprocess.run([lumen_bin(), "generate", str(STORIES), "Once upon a time", "-n", "6", "--temp", "0", "--seed", "7", "--json"],
+                            capture_output=True, text=True, check=True)
+    shown = json.loads(result.stdout)
+    subprocess.run([lumen_bin(), "chat", str(STORIES), "-n", "4", "--temp", "0"], input="Hello there\n\n", capture_output=True, text=True, check=True)
+    subprocess.run([lumen_bin(), "perplexity", str(STORIES), str(TEXT), "--ctx", "128"], capture_output=True, text=True, check=True)
+    generate, chat, perplexity = records(log_path)
+    _, ids, options = complete(generate)
+    assert (generate["entry"], generate["prompt"], ids, generate["output"]) == ("lumen generate", "Once upon a time", shown["ids"], shown["text"])
+    assert options["seed"] == 7 and options["maxTokens"] == 6 and options["temperature"] == 0
+    assert json.loads(generate["origin"]) == {"frontEnd": "cli"}
+    complete(chat)
+    assert chat["entry"] == "lumen chat" and chat["prompt"] == "Hello there"
+    assert json.loads(chat["messages"])[-1] == {"role": "user", "content": "Hello there"} and "Hello there" in chat["renderedPrompt"]
+    assert perplexity["kind"] == "perplexity" and perplexity["value"] > 1 and json.loads(perplexity["figures"])["context"] == 128
+
+
+def test_kernel_cells_are_logged_with_notebook_cell_and_count(log_path, kernelspecs, monkeypatch):
+    monkeypatch.setenv("JPY_SESSION_NAME", "experiments/shells.ipynb")
+    manager, client = start_kernel("lumen")
+    try:
+        run(client, f'let m = load("{STORIES}")')
+        reply = run_cell(client, 'let g = m.generate("Once upon a time", maxTokens: 5, temperature: 0)', "cell-abc")
+        count = reply["content"]["execution_count"]
+        run(client, 'let c = conversation(m)\nc.say("Hi", maxTokens: 3)')
+        run(client, 'batch(m, ["A", "B"], maxTokens: 3)')
+        run(client, '%log off')
+        run(client, 'm.generate("unlogged", maxTokens: 2)')
+        reply, messages = run(client, '%log on\nprint(runs().count)')
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    logged = records(log_path)
+    assert [record["entry"] for record in logged] == ["generate", "say", "batch", "batch"]
+    origin = json.loads(logged[0]["origin"])
+    assert origin == {"frontEnd": "kernel", "notebook": "experiments/shells.ipynb", "cell": "cell-abc", "executionCount": count}
+    for record in logged:
+        complete(record)
+    assert sorted(record["prompt"] for record in logged[2:]) == ["A", "B"]
+    assert all("unlogged" not in record["prompt"] for record in logged)
+
+
+def test_lumen_run_logs_each_cell_by_its_id(log_path, tmp_path):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(f'let m = load("{STORIES}")'),
+                      nbformat.v4.new_code_cell('m.generate("Once", maxTokens: 3, temperature: 0)')]
+    path = tmp_path / "tiny.ipynb"
+    nbformat.write(notebook, path)
+    subprocess.run([lumen_bin(), "run", str(path), "--quiet"], capture_output=True, text=True, check=True)
+    (record,) = records(log_path)
+    assert json.loads(record["origin"]) == {"frontEnd": "run", "notebook": str(path), "cell": notebook.cells[1]["id"], "executionCount": 2}
+    complete(record)
+
+
+def test_records_committed_before_a_sigkill_survive_it(log_path, kernelspecs):
+    manager, client = start_kernel("lumen")
+    try:
+        run(client, f'let m = load("{STORIES}", instances: 2)')
+        prompts = ", ".join(f'"prompt {i}"' for i in range(400))
+        client.execute(f'batch(m, [{prompts}], maxTokens: 200)')
+        seen = []
+        deadline = time.monotonic() + 120
+        while len(seen) < 3 and time.monotonic() < deadline:
+            if log_path.exists():
+                seen = records(log_path)
+        assert len(seen) >= 3, "the batch logged nothing while it ran"
+        os.kill(manager.provisioner.process.pid, signal.SIGKILL)
+        manager.provisioner.process.wait()
+    finally:
+        client.stop_channels()
+        manager.cleanup_resources()
+    connection = sqlite3.connect(log_path)
+    assert connection.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+    connection.close()
+    after = records(log_path)
+    assert len(after) < 400, "the kernel finished the batch before it was killed"
+    assert [record["id"] for record in after[:len(seen)]] == [record["id"] for record in seen]
+    for before, now in zip(seen, after):
+        assert before == now
+        complete(now)
+
+
+def test_the_log_can_be_turned_off(log_path):
+    subprocess.run([lumen_bin(), "generate", str(STORIES), "x", "-n", "2", "--no-log"], capture_output=True, check=True)
+    subprocess.run([lumen_bin(), "generate", str(STORIES), "x", "-n", "2"], capture_output=True, check=True,
+                   env=dict(os.environ, LUMEN_LOG="0"))
+    assert not log_path.exists()
+    subprocess.run([lumen_bin(), "repl"], input=f'let m = load("{STORIES}")\n%log off\nm.generate("x", maxTokens: 2)\n',
+                   capture_output=True, text=True, check=True)
+    assert records(log_path) == []
+
+
+def test_export_round_trips_and_replay_is_identical_for_a_greedy_run(log_path, tmp_path):
+    script = (f'let m = load("{STORIES}")\nm.generate("Once upon a time", maxTokens: 16, temperature: 0)\n'
+              'm.generate("The dog", maxTokens: 8, temperature: 0.9, seed: 3)\nlet r = replay(runs()[1])\nlet s = replay(runs()[1])\n'
+              'print("identical:", r.identical, s.identical, r.original == r.text)\n')
+    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "identical: true true true", result.stdout
+    exported = tmp_path / "runs.jsonl"
+    subprocess.run([lumen_bin(), "log", "export", "--jsonl", "-o", str(exported)], check=True)
+    lines = exported.read_text().splitlines()
+    assert [json.loads(line)["entry"] for line in lines] == ["generate", "generate", "replay", "replay"]
+    other = tmp_path / "other.sqlite"
+    subprocess.run([lumen_bin(), "log", "import", str(exported)], check=True, capture_output=True, env=dict(os.environ, LUMEN_LOG_PATH=str(other)))
+    again = subprocess.run([lumen_bin(), "log", "export"], check=True, capture_output=True, text=True, env=dict(os.environ, LUMEN_LOG_PATH=str(other)))
+    assert again.stdout == exported.read_text()
+    assert records(other) == records(log_path)
+    shown = subprocess.run([lumen_bin(), "log", "show", "1", "--json"], check=True, capture_output=True, text=True).stdout
+    assert json.loads(shown) == json.loads(lines[0])

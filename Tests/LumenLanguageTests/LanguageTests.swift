@@ -190,7 +190,7 @@ struct RichOutputTests {
         #expect(await session.run("%%time\nlet kept = 41 + 1").hasPrefix("CPU times: user"))
         #expect(await session.run("kept") == "42")
         #expect(await session.run("%lsmagic").contains("%reset"))
-        #expect(await session.run("%nope") == "NameError: unknown magic %nope; available: %time, %%time, %who, %reset, %history, %defaults, %jobs, %lsmagic")
+        #expect(await session.run("%nope") == "NameError: unknown magic %nope; available: %time, %%time, %who, %reset, %history, %defaults, %jobs, %runs, %log, %lsmagic")
         #expect(await session.run("%reset") == "ValueError: %reset needs confirmation, and this front end cannot ask: use %reset -f")
         _ = await session.run("%reset -f")
         #expect(await session.run("kept") == "NameError: 'kept' is not defined")

@@ -66,7 +66,10 @@ def test_cli_entry_points_write_complete_records(log_path):
     shown = json.loads(result.stdout)
     subprocess.run([lumen_bin(), "chat", str(STORIES), "-n", "4", "--temp", "0"], input="Hello there\n\n", capture_output=True, text=True, check=True)
     subprocess.run([lumen_bin(), "perplexity", str(STORIES), str(TEXT), "--ctx", "128"], capture_output=True, text=True, check=True)
-    generate, chat, perplexity = records(log_path)
+    kld = subprocess.run([lumen_bin(), "kld", str(SHARED / "models/quant-test-f32.gguf"), str(SHARED / "models/quant-test-q8_0.gguf"), str(TEXT),
+                          "--ctx", "256"], capture_output=True, text=True, check=True)
+    generate, chat, perplexity, comparison = records(log_path)
+    assert comparison["entry"] == "lumen kld" and f'{comparison["value"]:10.6f}' in kld.stdout
     _, ids, options = complete(generate)
     assert (generate["entry"], generate["prompt"], ids, generate["output"]) == ("lumen generate", "Once upon a time", shown["ids"], shown["text"])
     assert options["seed"] == 7 and options["maxTokens"] == 6 and options["temperature"] == 0
@@ -86,19 +89,29 @@ def test_kernel_cells_are_logged_with_notebook_cell_and_count(log_path, kernelsp
         count = reply["content"]["execution_count"]
         run(client, 'let c = conversation(m)\nc.say("Hi", maxTokens: 3)')
         run(client, 'batch(m, ["A", "B"], maxTokens: 3)')
+        run(client, 'compare(m, "Once", temperature: [0.0, 1.0], maxTokens: 3)')
+        run(client, 'let job = spawn { m.generate("In the park", maxTokens: 3) }\njob.result')
+        reply, _ = run(client, f'compareModels(m, load("{SHARED / "models/quant-test-f32.gguf"}"), "Once upon a time there was a cat")')
+        assert reply["content"]["status"] == "ok", reply["content"]
         run(client, '%log off')
         run(client, 'm.generate("unlogged", maxTokens: 2)')
-        reply, messages = run(client, '%log on\nprint(runs().count)')
+        run(client, '%log on')
     finally:
         client.stop_channels()
-        manager.shutdown_kernel(now=True)
+        # A shutdown request: the kernel writes what is queued before it exits.
+        manager.shutdown_kernel()
     logged = records(log_path)
-    assert [record["entry"] for record in logged] == ["generate", "say", "batch", "batch"]
+    assert [record["entry"] for record in logged] == ["generate", "say", "batch", "batch", "compare", "compare", "generate", "compareModels"]
+    comparison = logged.pop()
+    assert comparison["kind"] == "comparison" and json.loads(comparison["baseModel"])["name"] == "stories260K"
+    assert json.loads(comparison["model"])["name"] == "quant-test-f32" and comparison["value"] == json.loads(comparison["figures"])["meanKL"] > 0
     origin = json.loads(logged[0]["origin"])
     assert origin == {"frontEnd": "kernel", "notebook": "experiments/shells.ipynb", "cell": "cell-abc", "executionCount": count}
     for record in logged:
         complete(record)
-    assert sorted(record["prompt"] for record in logged[2:]) == ["A", "B"]
+    assert sorted(record["prompt"] for record in logged[2:4]) == ["A", "B"]
+    assert sorted(json.loads(record["options"])["temperature"] for record in logged[4:6]) == [0.0, 1.0]
+    assert logged[6]["prompt"] == "In the park" 
     assert all("unlogged" not in record["prompt"] for record in logged)
 
 

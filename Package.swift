@@ -36,13 +36,15 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        .systemLibrary(name: "CSQLite", providers: [.apt(["libsqlite3-dev"])]),
         .target(name: "Display", dependencies: ["Evaluation"]),
         .target(
             name: "RunLog",
             dependencies: ["Executors", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "LumenLanguage", dependencies: ["Evaluation", "Display", "CSQLite", "Executors", "Inference", "RunLog"]),
+        .target(
+            name: "LumenLanguage",
+            dependencies: ["Evaluation", "Display", "Executors", "Inference", "RunLog", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
         .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol"]),
         .target(
             name: "CKernels",

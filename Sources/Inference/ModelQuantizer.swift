@@ -35,6 +35,11 @@ public struct ModelQuantizer: Sendable {
 
         /// Input size over output size.
         public var ratio: Double { Double(inputBytes) / Double(max(1, outputBytes)) }
+
+        /// The change in size in words: `3.52× smaller`, or `5.49× larger` when widening.
+        public var sizeChange: String {
+            ratio >= 1 ? String(format: "%.2f× smaller", ratio) : String(format: "%.2f× larger", 1 / ratio)
+        }
     }
 
     /// The target format.

@@ -1,31 +1,27 @@
-import CSQLite
 import Evaluation
 import Executors
 import Foundation
+import GRDB
 import Synchronization
 
 /// Execution history persisted across sessions in an SQLite database (by default
-/// `$XDG_DATA_HOME/lumen/history.sqlite`). Each store opens a new session; entries are written in
-/// order by this actor, off the path of the request that produced them, on a thread of its own
-/// (file I/O never occupies the cooperative pool).
+/// `$XDG_DATA_HOME/lumen/history.sqlite`), through GRDB. Each store opens a new session; entries
+/// are written in order by this actor, off the path of the request that produced them, on a
+/// thread of its own (file I/O never occupies the cooperative pool).
 public actor HistoryStore {
     private let executor = ThreadExecutor(name: "lumen-history")
     /// The store's dedicated thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
-    /// An open SQLite connection, closed when released. Used only by the actor that owns it.
-    private final class Connection {
-        let handle: OpaquePointer
 
-        init(_ handle: OpaquePointer) {
-            self.handle = handle
-        }
-
-        deinit {
-            sqlite3_close(handle)
-        }
+    /// One row of the history table.
+    private struct Row: Codable, FetchableRecord, PersistableRecord {
+        static let databaseTableName = "history"
+        var session: Int
+        var line: Int
+        var source: String
     }
 
-    private let connection: Connection
+    private let database: DatabaseQueue
     /// This session's number (the first session ever is 1).
     public nonisolated let session: Int
     /// Entries of earlier sessions, oldest first (at most the last 10 000).
@@ -43,34 +39,42 @@ public actor HistoryStore {
         return base + "/lumen/history.sqlite"
     }
 
-    /// Opens (creating if needed) the database at `path` and starts a new session.
-    public init(path: String = HistoryStore.defaultPath) throws {
-        try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
-        var handle: OpaquePointer?
-        guard sqlite3_open(path, &handle) == SQLITE_OK, let handle else {
-            let message = handle.map { String(cString: sqlite3_errmsg($0)) } ?? "out of memory"
-            sqlite3_close(handle)
-            throw HistoryError(path: path, message: message)
-        }
-        func execute(_ sql: String) throws {
-            guard sqlite3_exec(handle, sql, nil, nil, nil) == SQLITE_OK else {
-                let message = String(cString: sqlite3_errmsg(handle))
-                sqlite3_close(handle)
-                throw HistoryError(path: path, message: message)
+    /// The schema, versioned by GRDB's migrator (the first version matches the tables earlier
+    /// Lumen releases created by hand, so their databases carry on).
+    private static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1: sessions and history") { db in
+            try db.create(table: "sessions", ifNotExists: true) { table in
+                table.autoIncrementedPrimaryKey("session")
+                table.column("start", .text).notNull()
+            }
+            try db.create(table: Row.databaseTableName, ifNotExists: true) { table in
+                table.column("session", .integer).notNull()
+                table.column("line", .integer).notNull()
+                table.column("source", .text).notNull()
+                table.primaryKey(["session", "line"])
             }
         }
-        try execute("""
-            PRAGMA busy_timeout = 2000;
-            PRAGMA journal_mode = WAL;
-            PRAGMA synchronous = NORMAL;
-            CREATE TABLE IF NOT EXISTS sessions (session INTEGER PRIMARY KEY AUTOINCREMENT, start TEXT NOT NULL);
-            CREATE TABLE IF NOT EXISTS history (session INTEGER NOT NULL, line INTEGER NOT NULL, source TEXT NOT NULL,
-                                                PRIMARY KEY (session, line));
-            INSERT INTO sessions (start) VALUES (datetime('now'));
-            """)
-        session = Int(sqlite3_last_insert_rowid(handle))
-        earlierEntries = Self.query(handle, "SELECT session, line, source FROM (SELECT * FROM history ORDER BY session DESC, line DESC LIMIT 10000) ORDER BY session, line")
-        connection = Connection(handle)
+        return migrator
+    }
+
+    /// Opens (creating if needed) the database at `path` and starts a new session.
+    public init(path: String = HistoryStore.defaultPath) throws {
+        do {
+            try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(2)
+            configuration.journalMode = .wal
+            database = try DatabaseQueue(path: path, configuration: configuration)
+            try Self.migrator.migrate(database)
+            (session, earlierEntries) = try database.write { db in
+                try db.execute(sql: "INSERT INTO sessions (start) VALUES (datetime('now'))")
+                let rows = try Row.fetchAll(db, sql: "SELECT * FROM (SELECT * FROM history ORDER BY session DESC, line DESC LIMIT 10000) ORDER BY session, line")
+                return (Int(db.lastInsertedRowID), rows.map { HistoryEntry(session: $0.session, line: $0.line, input: $0.source) })
+            }
+        } catch {
+            throw HistoryError(path: path, message: "\(error)")
+        }
         let (stream, continuation) = AsyncStream.makeStream(of: HistoryEntry.self)
         writes = continuation
         Task { [weak self] in
@@ -104,25 +108,8 @@ public actor HistoryStore {
             flushWaiters.removeAll { $0.target <= written }
             for waiter in ready { waiter.continuation.resume() }
         }
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(connection.handle, "INSERT OR REPLACE INTO history (session, line, source) VALUES (?, ?, ?)", -1, &statement, nil) == SQLITE_OK else { return }
-        defer { sqlite3_finalize(statement) }
-        sqlite3_bind_int64(statement, 1, Int64(entry.session))
-        sqlite3_bind_int64(statement, 2, Int64(entry.line))
-        sqlite3_bind_text(statement, 3, entry.input, -1, unsafeBitCast(-1, to: sqlite3_destructor_type.self))
-        sqlite3_step(statement)
-    }
-
-    private static func query(_ database: OpaquePointer, _ sql: String) -> [HistoryEntry] {
-        var statement: OpaquePointer?
-        guard sqlite3_prepare_v2(database, sql, -1, &statement, nil) == SQLITE_OK else { return [] }
-        defer { sqlite3_finalize(statement) }
-        var entries: [HistoryEntry] = []
-        while sqlite3_step(statement) == SQLITE_ROW {
-            let source = sqlite3_column_text(statement, 2).map { String(cString: $0) } ?? ""
-            entries.append(HistoryEntry(session: Int(sqlite3_column_int64(statement, 0)), line: Int(sqlite3_column_int64(statement, 1)), input: source))
-        }
-        return entries
+        // History is a convenience: an entry that cannot be written is skipped.
+        try? database.write { db in try Row(session: entry.session, line: entry.line, source: entry.input).save(db) }
     }
 }
 
@@ -130,7 +117,7 @@ public actor HistoryStore {
 public struct HistoryError: Error, CustomStringConvertible {
     /// The database file.
     public let path: String
-    /// SQLite's message.
+    /// What went wrong.
     public let message: String
 
     public var description: String { "history database \(path): \(message)" }

@@ -70,8 +70,8 @@ extension ModelLibrary {
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        let line = String(format: "%@ → %@: %.2f MB → %.2f MB (%.2f× smaller)", model.name, scheme.rawValue,
-                          Double(summary.inputBytes) / 1e6, Double(summary.outputBytes) / 1e6, summary.ratio)
+        let line = String(format: "%@ → %@: %.2f MB → %.2f MB (%@)", model.name, scheme.rawValue,
+                          Double(summary.inputBytes) / 1e6, Double(summary.outputBytes) / 1e6, summary.sizeChange)
         output.updateDisplay(MIMEBundle.plainText(line), displayID: progress)
         return .host(quantized)
     }

@@ -51,7 +51,7 @@ struct QuantizeCommand: ParsableCommand {
         bar.finish()
         let types = summary.tensorTypes.sorted { $0.key.rawValue < $1.key.rawValue }.map { "\($0.value)×\($0.key)" }.joined(separator: ", ")
         print("\(output): \(Self.megabytes(summary.inputBytes)) → \(Self.megabytes(summary.outputBytes)) "
-              + "(\(String(format: "%.2f", summary.ratio))× smaller), \(scheme), tensors \(types)")
+              + "(\(summary.sizeChange)), \(scheme), tensors \(types)")
     }
 
     private static func megabytes(_ bytes: Int) -> String {

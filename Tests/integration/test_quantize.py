@@ -157,3 +157,9 @@ def test_quantizer_writes_what_the_gguf_package_writes(tmp_path, kind):
         assert np.array_equal(np.asarray(tensor.data).reshape(-1), expected.reshape(-1)), tensor.name
         checked += 1
     assert checked >= 20
+
+
+def test_widening_to_f32_reports_the_file_as_larger(tmp_path):
+    result = quantize(shared_model("quant-test-q8_0.gguf"), tmp_path / "wide.gguf", "F32")
+    source, wide = os.path.getsize(shared_model("quant-test-q8_0.gguf")), os.path.getsize(tmp_path / "wide.gguf")
+    assert f"({wide / source:.2f}× larger)" in result.stdout, result.stdout

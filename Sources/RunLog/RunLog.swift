@@ -29,6 +29,9 @@ public actor RunLog {
         var configuration = Configuration()
         configuration.busyMode = .timeout(busyTimeout)
         configuration.label = "lumen-run-log"
+        // In WAL mode, NORMAL commits without waiting for the disk; a committed run still
+        // survives the process being killed (only a power cut can lose the last commits).
+        configuration.prepareDatabase { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
         database = try DatabasePool(path: path, configuration: configuration)
         try RunLogSchema.migrator.migrate(database)
         self.path = path
@@ -75,10 +78,20 @@ public actor RunLog {
             withDigests[index].model.sha256 = withDigests[index].model.sha256 ?? digest(of: withDigests[index].model.path)
             if let base = withDigests[index].baseModel { withDigests[index].baseModel?.sha256 = base.sha256 ?? digest(of: base.path) }
         }
+        // One transaction for the batch; a record that cannot be encoded is reported and skipped
+        // without losing the others.
+        var rejected: [String] = []
         do {
             try database.write { db in
-                for var record in withDigests { try record.insert(db) }
+                for var record in withDigests {
+                    do {
+                        try record.insert(db)
+                    } catch let error as EncodingError {
+                        rejected.append("\(error)")
+                    }
+                }
             }
+            if let first = rejected.first { warn("run log: \(rejected.count) records not written: \(first)") }
         } catch {
             warn("run log: \(records.count) records not written to \(path): \(error)")
         }

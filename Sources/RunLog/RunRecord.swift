@@ -11,6 +11,17 @@ public struct RunRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
     /// Reads what `databaseDateEncodingStrategy` writes.
     public static let databaseDateDecodingStrategy = DatabaseDateDecodingStrategy.timeIntervalSince1970
 
+    /// The JSON of nested columns (token arrays, figures): a NaN or infinite figure is kept as a
+    /// string rather than failing the write.
+    public static func databaseJSONEncoder(for column: String) -> JSONEncoder {
+        RunRecordJSON.columnEncoder
+    }
+
+    /// Reads what `databaseJSONEncoder` writes.
+    public static func databaseJSONDecoder(for column: String) -> JSONDecoder {
+        RunRecordJSON.columnDecoder
+    }
+
     /// `time` to the millisecond: the precision the log and its JSON export keep.
     public static func millisecond(_ time: Date) -> Date {
         Date(timeIntervalSince1970: (time.timeIntervalSince1970 * 1000).rounded() / 1000)

@@ -56,6 +56,20 @@ struct RunLogTests {
         #expect(try await log.statistics().generatedTokens == 6)
     }
 
+    @Test func nonFiniteFiguresAreKeptNotFatalToTheBatch() async throws {
+        let log = try await RunLog.open(path: Self.temporaryPath()) { Issue.record("unexpected warning: \($0)") }
+        var odd = Self.sample(prompt: "one token", model: "/nonexistent")
+        odd.figures = ["correlation": .nan, "ratio": .infinity, "tokens": 1]
+        log.record(odd)
+        log.record(Self.sample(prompt: "ordinary", model: "/nonexistent"))
+        let read = try await log.runs(RunQuery())
+        #expect(read.map(\.prompt) == ["ordinary", "one token"])
+        let figures = try #require(read.last?.figures)
+        #expect(figures["correlation"]?.isNaN == true && figures["ratio"] == .infinity && figures["tokens"] == 1)
+        let line = try RunRecordJSON.encoder.encode(try #require(read.last))
+        #expect(try RunRecordJSON.decoder.decode(RunRecord.self, from: line).figures?["ratio"] == .infinity)
+    }
+
     @Test func aFullQueueDropsAndCountsInsteadOfWaiting() {
         let queue = RecordQueue(capacity: 2)
         let record = Self.sample(prompt: "x", model: "/nonexistent")

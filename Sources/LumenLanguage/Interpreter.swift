@@ -91,6 +91,7 @@ public actor Interpreter: Evaluator {
     /// Runs a cell's statements; the last bare expression's value is the result.
     func executeStatements(_ request: ExecutionRequest, output: any OutputSink) async throws {
         let statements = try Parser.parse(request.code)
+        state.shownLive.withLock { $0.removeAll() }
         var lastValue = Value.null
         var context = RunContext(output: output, depth: 0, source: SourceText(label: "Cell In[\(request.executionCount)]", text: request.code))
         for statement in statements {
@@ -102,12 +103,22 @@ public actor Interpreter: Evaluator {
                 try await run(statement, in: globals, context: &context)
             }
         }
+        // A value the cell already showed live (a generation) is not shown a second time; it is
+        // still the cell's value for code.
+        if case .host(let object) = lastValue, state.shownLive.withLock({ $0.contains { $0 === object } }) { return }
         if !request.silent, !lastValue.isNull {
             output.executeResult(lastValue.mimeBundle)
         }
     }
 
     // MARK: - Questions about code
+
+    /// The names `let`, `var`, `func` and `for` declare in the text, so completion offers them
+    /// before the cell has run.
+    static func declaredNames(in text: String) -> Set<String> {
+        let declaration = /(?:\blet|\bvar|\bfunc|\bfor)\s+([A-Za-z_][A-Za-z0-9_]*)/
+        return Set(text.matches(of: declaration).map { String($0.output.1) })
+    }
 
     public func complete(_ code: String, cursor: Int) async -> Completion {
         let scalars = Array(code.unicodeScalars)
@@ -122,7 +133,7 @@ public actor Interpreter: Evaluator {
             return Completion(matches: Array(Set(names.filter { $0.hasPrefix(partial) })).sorted(), start: end - partial.unicodeScalars.count, end: end)
         }
         let prefix = String(String.UnicodeScalarView(scalars[start..<end]))
-        var candidates = Set(globals.names.keys).union(Token.keywords)
+        var candidates = Set(globals.names.keys).union(Token.keywords).union(Self.declaredNames(in: before))
         if start > 0, scalars[start - 1] == "." {
             // After `name.`, `"literal".` or `[…].`, the members of the value's runtime type.
             var nameStart = start - 1

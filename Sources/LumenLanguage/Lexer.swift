@@ -149,6 +149,9 @@ public struct Lexer {
         if multiline {
             _ = advance()
             _ = advance()
+            // Input that ends at the opening quotes is a string still being typed (a script's line,
+            // a REPL prompt): more lines will come.
+            guard peek() != nil else { throw LumenError(.syntax, "unterminated string literal", at: start, needsMoreInput: true) }
             guard peek() == "\n" || peek() == "\r\n" else {
                 throw LumenError(.syntax, "a multi-line string starts on the line after its opening \"\"\"", at: location)
             }

@@ -83,6 +83,7 @@ extension ModelLibrary {
                                                  promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
         let generation = Generation(prompt: prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: interrupted)
         output.updateDisplay(generation.mimeBundle, displayID: displayID)
+        context.session.shownLive.withLock { $0.append(generation) }
         context.session.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: record.message)
         if !interrupted, let timeout, stats.finishReason == .cancelled {
             throw LumenError(.model, "generation timed out after \(timeout) s (the partial text is kept)", at: context.location)

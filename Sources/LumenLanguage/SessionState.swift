@@ -11,6 +11,10 @@ final class SessionState: Sendable {
     /// Where the running cell comes from (front end, notebook, cell id, execution count).
     let origin: Mutex<RunOrigin>
 
+    /// The host objects the running cell has already shown live (a generation's streaming
+    /// display), which are not shown again as the cell's result.
+    let shownLive = Mutex<[any HostObject]>([])
+
     init(runLog: RunLog?, origin: RunOrigin) {
         self.runLog = runLog
         self.origin = Mutex(origin)

@@ -30,7 +30,7 @@ final class TerminalDisplays: Sendable {
 }
 
 /// Shows a cell's output in a terminal: streams as they are, rich values as their plain text,
-/// errors with their traceback on stderr, the cell's value after `Out[n]:` when interactive.
+/// errors with their traceback on stderr, the cell's value after `Out[n]:` when interactive (never in a script).
 struct TerminalOutputSink: OutputSink {
     let executionCount: Int
     let interactive: Bool
@@ -71,9 +71,11 @@ struct TerminalOutputSink: OutputSink {
 
     func clearOutput(wait: Bool) {}
 
+    /// Shows a cell's value after `Out[n]:` at the interactive prompt; a script prints only what
+    /// it prints, as `python script.py` does.
     func executeResult(_ bundle: MIMEBundle) {
-        let text = bundle.plainText ?? ""
-        write(line(interactive ? "Out[\(executionCount)]: " + text : text))
+        guard interactive else { return }
+        write(line("Out[\(executionCount)]: " + (bundle.plainText ?? "")))
     }
 
     func error(_ error: ExecutionError) {

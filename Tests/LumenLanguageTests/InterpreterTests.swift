@@ -105,6 +105,15 @@ struct IntrospectionTests {
         #expect(await interpreter.complete("😀 sl", cursor: 4).start == 2)
     }
 
+    @Test("completion offers names declared earlier in the cell being edited, before it has run")
+    func completionOfNamesInTheCell() async {
+        let interpreter = Interpreter()
+        let cell = "let zebraCount = 3\nfunc zebraTwice(x) { return 2 * x }\nfor zebraIndex in 0..<2 { }\nzebra"
+        let completion = await interpreter.complete(cell, cursor: cell.unicodeScalars.count)
+        #expect(completion.matches == ["zebraCount", "zebraIndex", "zebraTwice"])
+        #expect(await interpreter.complete("zebra", cursor: 5).matches.isEmpty)
+    }
+
     @Test("inspection shows a built-in's signature and summary")
     func inspection() async {
         let interpreter = Interpreter()
@@ -120,6 +129,9 @@ struct IntrospectionTests {
         #expect(await interpreter.completeness(of: "print(1)") == .complete)
         #expect(await interpreter.completeness(of: "print(1,") == .incomplete(indent: ""))
         #expect(await interpreter.completeness(of: "/* note") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "let s = \"\"\"") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "let s = \"\"\"\n  text") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "let s = \"\"\" x") == .invalid)
         #expect(await interpreter.completeness(of: "print(1))") == .invalid)
         #expect(await interpreter.completeness(of: "") == .complete)
     }

@@ -19,6 +19,24 @@ struct ModelCellTests {
         try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
     }
 
+    @Test("a generation shown live is not shown again as the cell's result, but is its value and shows later")
+    func generationShownOnce() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = Interpreter()
+        try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
+        let sink = RecordingSink()
+        try await run("generate(m, \"Once upon a time\", maxTokens: 8, temperature: 0)", on: interpreter, sink: sink)
+        let live = sink.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }.last
+        #expect(sink.results.isEmpty && live?.hasSuffix("· length]") == true)
+        let later = RecordingSink()
+        try await run("let g = generate(m, \"Once upon a time\", maxTokens: 8, temperature: 0)\ng.text.count", on: interpreter, sink: later)
+        let laterLive = later.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }.last
+        #expect(later.results.count == 1 && laterLive?.hasPrefix(live?.prefix { $0 != "\n" } ?? "-") == true)
+        let shown = RecordingSink()
+        try await run("g", on: interpreter, sink: shown)
+        #expect(shown.results == [laterLive ?? ""])
+    }
+
     @Test("greedy generate gives llama.cpp's tokens; updates are coalesced and the last shows the full text")
     func greedyGeneration() async throws {
         let models = try sharedModelsDirectory()

@@ -22,15 +22,19 @@ def test_streaming_generation_message_sequence(kc, model_path):
     assert reply["content"]["status"] == "ok"
     kinds = types(messages)
     assert kinds[:3] == ["busy", "execute_input", "display_data"]
-    assert kinds[-2:] == ["execute_result", "idle"]
+    # The live display is the output: the value is not shown a second time as execute_result.
+    assert kinds[-2:] == ["update_display_data", "idle"] and "execute_result" not in kinds
     display_id = messages[2]["content"]["transient"]["display_id"]
     updates = [m for m in messages if m["msg_type"] == "update_display_data"]
     assert 1 <= len(updates) <= 33
     assert all(m["content"]["transient"]["display_id"] == display_id for m in updates)
     final = updates[-1]["content"]["data"]["text/plain"]
     assert final.startswith(", there was a little girl named Lily") and final.endswith("· length]")
-    result = next(m for m in messages if m["msg_type"] == "execute_result")["content"]["data"]["text/plain"]
-    assert result == final
+    reply, messages = run(kc, 'let g = generate(m, "Once upon a time", maxTokens: 64, temperature: 0)\ng.text.count')
+    assert next(m for m in messages if m["msg_type"] == "execute_result")["content"]["data"]["text/plain"] == str(len(final.split("\n[")[0]))
+    shown_live = [m for m in messages if m["msg_type"] == "update_display_data"][-1]["content"]["data"]["text/plain"]
+    reply, messages = run(kc, 'g')
+    assert next(m for m in messages if m["msg_type"] == "execute_result")["content"]["data"]["text/plain"] == shown_live
 
 
 def test_interrupt_request_mid_generation(kernel, model_path):

@@ -81,6 +81,16 @@ def test_piped_script_exit_status(tmp_path):
     assert from_file.returncode == 0 and from_file.stdout == "0\n1\n2\n"
 
 
+def test_scripts_print_only_what_they_print_and_take_multiline_strings(tmp_path):
+    script = 'let s = """\n  two\n  lines\n  """\n1 + 1\ns\nprint(s)\n'
+    piped = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True)
+    assert piped.returncode == 0 and piped.stdout == "two\nlines\n", piped.stdout + piped.stderr
+    path = tmp_path / "strings.lumen"
+    path.write_text(script)
+    from_file = subprocess.run([lumen_bin(), "repl", str(path)], capture_output=True, text=True)
+    assert from_file.returncode == 0 and from_file.stdout == "two\nlines\n", from_file.stdout + from_file.stderr
+
+
 def test_examples_run(tmp_path):
     examples = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
     env = dict(os.environ, LUMEN_MODEL_PATH=os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models"))

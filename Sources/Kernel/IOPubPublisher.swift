@@ -28,6 +28,19 @@ final class IOPubPublisher: Sendable {
         }
     }
 
+    /// Answers a new IOPub subscription (JEP 65): `iopub_welcome`, sent on the subscription's own
+    /// topic so that subscriber receives it, tells a front end IOPub is connected, so it need
+    /// not poll with `kernel_info_request` until a status arrives.
+    func welcome(subscription topic: [UInt8]) {
+        do {
+            let content = IOPubWelcome(subscription: String(decoding: topic, as: UTF8.self))
+            let message = try factory.message("iopub_welcome", content: content, parent: nil, identities: [Data(topic)])
+            channel.send(try codec.encode(message).map { Array($0) })
+        } catch {
+            logger.error("could not encode iopub_welcome: \(error)")
+        }
+    }
+
     /// Publishes the kernel's execution state (`starting`, `busy`, `idle`).
     func publishStatus(_ state: String, parent: MessageHeader?) {
         publish("status", StatusContent(executionState: state), parent: parent)

@@ -34,7 +34,7 @@ public struct KernelServer: Sendable {
         let shell = try await SocketChannel.open(name: "shell", context: context, type: .router, endpoint: endpoint(connection.shellPort), mode: .receive)
         let control = try await SocketChannel.open(name: "control", context: context, type: .router, endpoint: endpoint(connection.controlPort), mode: .receive)
         let stdinChannel = try await SocketChannel.open(name: "stdin", context: context, type: .router, endpoint: endpoint(connection.stdinPort), mode: .receive)
-        let iopubChannel = try await SocketChannel.open(name: "iopub", context: context, type: .publisher, endpoint: endpoint(connection.iopubPort), mode: .sendOnly)
+        let iopubChannel = try await SocketChannel.open(name: "iopub", context: context, type: .extendedPublisher, endpoint: endpoint(connection.iopubPort), mode: .receive)
         let heartbeat = try await SocketChannel.open(name: "heartbeat", context: context, type: .reply, endpoint: endpoint(connection.heartbeatPort), mode: .echo)
         let channels = [shell, control, stdinChannel, iopubChannel, heartbeat]
         logger.info("listening: \(channels.map { "\($0.name) \($0.endpoint)" }.joined(separator: ", "))")
@@ -57,6 +57,15 @@ public struct KernelServer: Sendable {
                 group.addTask {
                     for await event in channel.events {
                         await core.serve(event, from: channel)
+                    }
+                }
+            }
+            group.addTask {
+                // An XPUB socket receives each subscription as one frame: 1 (or 0 to
+                // unsubscribe), then the topic.
+                for await event in iopubChannel.events {
+                    if case .message(let frames) = event, frames.count == 1, frames[0].first == 1 {
+                        iopub.welcome(subscription: Array(frames[0].dropFirst()))
                     }
                 }
             }

@@ -18,10 +18,8 @@ enum ChannelEvent: Sendable {
 final class SocketChannel: Sendable {
     /// What the socket thread does with what it receives.
     enum Mode: Sendable {
-        /// Hand each message to `events`.
+        /// Hand each message to `events` (for IOPub's XPUB socket, the subscriptions).
         case receive
-        /// Never read: the socket only sends (PUB).
-        case sendOnly
         /// Send each message straight back (the heartbeat).
         case echo
     }
@@ -106,6 +104,7 @@ final class SocketChannel: Sendable {
         do {
             socket = try Socket(context: context, type: type)
             try socket.setLinger(milliseconds: 1000)
+            if type == .extendedPublisher { try socket.passAllSubscriptions() }
             try socket.bind(endpoint)
             let resolved = try socket.lastEndpoint()
             boundEndpoint.withLock { $0 = resolved }
@@ -116,8 +115,7 @@ final class SocketChannel: Sendable {
         bound.resume()
         defer { socket.close() }
 
-        var poller = Poller(mode == .sendOnly ? [.fileDescriptor(wakeup.readDescriptor)]
-                                              : [.fileDescriptor(wakeup.readDescriptor), .socket(socket)])
+        var poller = Poller([.fileDescriptor(wakeup.readDescriptor), .socket(socket)])
         while true {
             let ready: [Bool]
             do {
@@ -136,7 +134,7 @@ final class SocketChannel: Sendable {
             for frames in outbox {
                 try? socket.send(frames)
             }
-            if mode != .sendOnly && (ready.count > 1 && ready[1] || mark) {
+            if ready[1] || mark {
                 receiveWaiting(on: socket, mode: mode)
             }
             if mark { eventSink.yield(.mark) }
@@ -149,7 +147,6 @@ final class SocketChannel: Sendable {
             switch mode {
             case .echo: try? socket.send(frames)
             case .receive: eventSink.yield(.message(frames))
-            case .sendOnly: return
             }
         }
     }

@@ -51,6 +51,12 @@ public final class Socket {
         try setOption(ZMQ_LINGER, milliseconds, name: "ZMQ_LINGER")
     }
 
+    /// Makes an `.extendedPublisher` pass on every subscription, a repeated topic included, so
+    /// each new subscriber is seen (ZMQ_XPUB_VERBOSE).
+    public func passAllSubscriptions() throws(ZeroMQError) {
+        try setOption(ZMQ_XPUB_VERBOSE, 1, name: "ZMQ_XPUB_VERBOSE")
+    }
+
     /// Sets the identity a `.dealer` or `.request` socket presents to a router.
     public func setRoutingID(_ identity: [UInt8]) throws(ZeroMQError) {
         let rc = identity.withUnsafeBytes { zmq_setsockopt(handle, ZMQ_ROUTING_ID, $0.baseAddress, $0.count) }

@@ -5,6 +5,8 @@ public enum SocketType: Sendable {
     case router
     case dealer
     case publisher
+    /// A publisher that also receives its subscribers' subscriptions (XPUB).
+    case extendedPublisher
     case subscriber
     case reply
     case request
@@ -15,6 +17,7 @@ public enum SocketType: Sendable {
         case .router: ZMQ_ROUTER
         case .dealer: ZMQ_DEALER
         case .publisher: ZMQ_PUB
+        case .extendedPublisher: ZMQ_XPUB
         case .subscriber: ZMQ_SUB
         case .reply: ZMQ_REP
         case .request: ZMQ_REQ

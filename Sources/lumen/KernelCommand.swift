@@ -60,6 +60,8 @@ struct KernelCommand: AsyncParsableCommand {
         helpLinks: [
             HelpLink(text: "Swift language guide", url: "https://docs.swift.org/swift-book/"),
             HelpLink(text: "Jupyter documentation", url: "https://docs.jupyter.org/"),
-        ]
+        ],
+        // JEP 65: each new IOPub subscriber gets an `iopub_welcome`.
+        supportedFeatures: ["iopub_welcome"]
     )
 }

@@ -20,8 +20,29 @@ def test_kernel_info(kc):
     assert info["mimetype"]
     assert content["banner"]
     assert all({"text", "url"} <= set(link) for link in content["help_links"])
-    assert content["supported_features"] == []
+    assert content["supported_features"] == ["iopub_welcome"]
     assert tuple(int(x) for x in reply["header"]["version"].split(".")) >= (5, 4)
+
+
+def test_every_new_iopub_subscriber_is_welcomed(kernel):
+    """JEP 65: a subscriber learns IOPub is connected from an iopub_welcome on its own topic,
+    each subscriber (a repeated topic too), without sending any request."""
+    import zmq
+    manager, client = kernel
+    context = zmq.Context.instance()
+    endpoint = f"{client.transport}://{client.ip}:{client.iopub_port}"
+    for topic in (b"", b"", b"kernel."):
+        subscriber = context.socket(zmq.SUB)
+        try:
+            subscriber.connect(endpoint)
+            subscriber.setsockopt(zmq.SUBSCRIBE, topic)
+            assert subscriber.poll(20000), "no iopub_welcome"
+            identities, message = client.session.feed_identities(subscriber.recv_multipart())
+            message = client.session.deserialize(message)
+            assert message["msg_type"] == "iopub_welcome" and message["content"] == {"subscription": topic.decode()}
+            assert identities == [topic]
+        finally:
+            subscriber.close(linger=0)
 
 
 def test_message_order_over_many_executions(kc):

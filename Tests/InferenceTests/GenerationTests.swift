@@ -58,8 +58,11 @@ struct GenerationTests {
 
     @Test("cancelling mid-generation stops early, and the session then matches a fresh one")
     func cancellation() async throws {
-        let model = try LanguageModel(path: try TestData.path("models/stories260K.gguf"))
-        let session = ModelSession(model: model, threads: 1)
+        // A model slow enough that the consumer, cancelling at its fifth token, cannot be outrun
+        // by a thousand tokens however loaded the machine (SmolLM2 makes ~100 a second on one
+        // thread; stories260K makes 10 000, enough to fill a starved consumer's buffer).
+        let model = try LanguageModel(path: try TestData.realModel("SmolLM2-135M-Instruct.Q4_1.gguf"))
+        let session = ModelSession(model: model, contextLength: 4096, threads: 1)
         let consumer = Task {
             var received = 0
             var reason: FinishReason?
@@ -76,11 +79,11 @@ struct GenerationTests {
         }
         let (received, reason) = try await consumer.value
         // Tokens produced before the cancellation was seen may still be delivered; an uncancelled
-        // generation would run on to the end of the 2048-token context.
+        // generation would run on to the end of the 4096-token context.
         #expect(received < 1000, "generation went on after cancellation")
         #expect(reason == nil || reason == .cancelled)
         let again = try await collect(session.generate("Lily and Ben were", options: greedy(20)))
-        let fresh = try await collect(ModelSession(model: model, threads: 2).generate("Lily and Ben were", options: greedy(20)))
+        let fresh = try await collect(ModelSession(model: model, contextLength: 4096, threads: 2).generate("Lily and Ben were", options: greedy(20)))
         #expect(again.ids == fresh.ids)
     }
 

@@ -2,29 +2,110 @@ import Evaluation
 import Foundation
 import Synchronization
 
-/// What each display id of a cell last showed in the terminal, so a display that grows (a
-/// generation streaming tokens) prints only what was added.
+/// What each display id of a cell showed, so displays update sensibly in a terminal and in a
+/// pipe. A display that grows (a generation streaming tokens) prints only what was added. Ones
+/// that change otherwise (a progress bar, a table filling in) are redrawn in place on a terminal,
+/// together with the displays printed after them while nothing else was; in a pipe or file each
+/// is printed once, in its final state, when the cell ends.
 final class TerminalDisplays: Sendable {
-    private let shown = Mutex<[String: String]>([:])
+    /// A display held back in a pipe.
+    private struct Held {
+        /// The order of first appearance.
+        let order: Int
+        /// Its latest text.
+        var latest: String
+        /// Whether it has been seen to grow, and so streams from then on.
+        var streaming: Bool
+        /// Whether `latest` still has to be printed when the cell ends.
+        var pending: Bool
+    }
+
+    /// The displays at the bottom of a terminal, printed one after another with nothing else
+    /// in between: what a redraw moves back over.
+    private struct Region {
+        var ids: [String] = []
+        var texts: [String] = []
+        /// Exactly what was written for them, from the first one's first character.
+        var written = ""
+    }
+
+    /// Whether stdout is a terminal (redraw in place) rather than a pipe or file.
+    private let redrawsInPlace: Bool
+    private let held = Mutex<[String: Held]>([:])
     /// Whether stdout's last write ended a line; one terminal, shared by every cell and job.
     private static let lastWriteEndedLine = Mutex(true)
+    private static let region = Mutex(Region())
 
-    /// Records whether what was just written ended with a line break.
-    func wrote(_ text: String) {
-        if !text.isEmpty { Self.lastWriteEndedLine.withLock { $0 = text.hasSuffix("\n") } }
+    init(redrawsInPlace: Bool = isatty(STDOUT_FILENO) != 0) {
+        self.redrawsInPlace = redrawsInPlace
+    }
+
+    /// Records what was just written to stdout; anything but a display ends the redrawable region.
+    func wrote(_ text: String, byDisplay: Bool = false) {
+        guard !text.isEmpty else { return }
+        Self.lastWriteEndedLine.withLock { $0 = text.hasSuffix("\n") }
+        if !byDisplay { Self.region.withLock { $0 = Region() } }
     }
 
     /// Whether the cursor is at the start of a line.
     var atLineStart: Bool { Self.lastWriteEndedLine.withLock { $0 } }
 
-    /// The text to print for `text` shown under `id`: the new tail when it extends what was shown,
-    /// else the whole text on a new line.
-    func delta(for text: String, id: String) -> String {
-        shown.withLock { shown in
-            defer { shown[id] = text }
-            guard let previous = shown[id] else { return text }
-            if text.hasPrefix(previous) { return String(text.dropFirst(previous.count)) }
-            return (previous.hasSuffix("\n") || previous.isEmpty ? "" : "\n") + text
+    /// What to write now for display `id` showing `text`.
+    func show(_ text: String, id: String) -> String {
+        redrawsInPlace ? showOnTerminal(text, id: id) : showInPipe(text, id: id)
+    }
+
+    private func showOnTerminal(_ text: String, id: String) -> String {
+        let newLine = atLineStart ? "" : "\n"
+        return Self.region.withLock { region in
+            guard let index = region.ids.firstIndex(of: id) else {
+                region.written += (region.ids.isEmpty ? "" : newLine) + text
+                region.ids.append(id)
+                region.texts.append(text)
+                return newLine + text
+            }
+            let previous = region.texts[index]
+            region.texts[index] = text
+            if index == region.ids.count - 1, text.hasPrefix(previous) {
+                let added = String(text.dropFirst(previous.count))
+                region.written += added
+                return added
+            }
+            // Back to the region's first line, clear to the end of the screen, draw it anew
+            // (lines the terminal wrapped are not counted).
+            let lines = region.written.count { $0 == "\n" }
+            region.written = region.texts.joined(separator: "\n")
+            return "\r" + (lines > 0 ? "\u{1B}[\(lines)A" : "") + "\u{1B}[J" + region.written
+        }
+    }
+
+    private func showInPipe(_ text: String, id: String) -> String {
+        let newLine = atLineStart ? "" : "\n"
+        return held.withLock { held in
+            guard var display = held[id] else {
+                held[id] = Held(order: held.count, latest: text, streaming: false, pending: true)
+                return ""
+            }
+            defer { held[id] = display }
+            let previous = display.latest
+            display.latest = text
+            guard text.hasPrefix(previous), display.streaming || display.pending else {
+                display.pending = true
+                return ""
+            }
+            if display.streaming && !display.pending { return String(text.dropFirst(previous.count)) }
+            // Seen to grow: it is a stream, printed from now on as it grows.
+            display.streaming = true
+            display.pending = false
+            return newLine + text
+        }
+    }
+
+    /// The final states of the displays a pipe has not shown yet, in order of first appearance.
+    func pendingFinalStates() -> [String] {
+        held.withLock { held in
+            defer { for id in held.keys { held[id]?.pending = false } }
+            return held.values.filter(\.pending).sorted { $0.order < $1.order }.map(\.latest)
         }
     }
 }
@@ -39,13 +120,15 @@ struct TerminalOutputSink: OutputSink {
     /// What this cell's displays show.
     let displays = TerminalDisplays()
 
-    private func write(_ text: String, to handle: FileHandle = .standardOutput) {
+    private func write(_ text: String, to handle: FileHandle = .standardOutput, byDisplay: Bool = false) {
         handle.write(Data(text.utf8))
-        if handle === FileHandle.standardOutput { displays.wrote(text) }
+        if handle === FileHandle.standardOutput { displays.wrote(text, byDisplay: byDisplay) }
     }
 
-    /// Ends the cell's output on a line of its own.
+    /// Prints what a pipe has held back (displays in their final state) and ends the cell's
+    /// output on a line of its own.
     func finishCell() {
+        for text in displays.pendingFinalStates() { write(line(text)) }
         if !displays.atLineStart { write("\n") }
     }
 
@@ -62,11 +145,11 @@ struct TerminalOutputSink: OutputSink {
             write(line(bundle.plainText ?? ""))
             return
         }
-        write(displays.delta(for: bundle.plainText ?? "", id: displayID))
+        write(displays.show(bundle.plainText ?? "", id: displayID), byDisplay: true)
     }
 
     func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
-        write(displays.delta(for: bundle.plainText ?? "", id: displayID))
+        write(displays.show(bundle.plainText ?? "", id: displayID), byDisplay: true)
     }
 
     func clearOutput(wait: Bool) {}

@@ -112,3 +112,28 @@ def test_input_prompts_in_the_terminal():
         repl.expect(r'Out\[\d+\]: "hello Ada"')
     finally:
         repl.close(force=True)
+
+
+def test_changing_displays_redraw_in_place_on_a_terminal_and_show_their_final_state_in_a_pipe():
+    model = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf")
+    cells = f'let m = load("{model}")\nlet b = batch(m, ["A", "B"], maxTokens: 4, temperature: 0)\nm.generate("Once", maxTokens: 6, temperature: 0)\n'
+    piped = subprocess.run([lumen_bin(), "repl"], input=cells, capture_output=True, text=True, env=dict(os.environ, LUMEN_LOG="0"))
+    assert piped.returncode == 0, piped.stderr
+    # One copy of each display, in its final state; the generation still streams as text.
+    assert piped.stdout.count("prompt  text") == 1 and piped.stdout.count("2/2") == 1, piped.stdout
+    assert "loading" not in piped.stdout and "0/2" not in piped.stdout and "running" not in piped.stdout
+    assert " upon a time" in piped.stdout and "\x1b[" not in piped.stdout
+    repl = spawn()
+    try:
+        repl.expect(PROMPT)
+        repl.sendline(cells.splitlines()[0])
+        repl.expect(PROMPT)
+        repl.sendline(cells.splitlines()[1])
+        repl.expect(PROMPT)
+        batch_output = repl.before
+    finally:
+        repl.close(force=True)
+    # On a terminal the progress bar and the table are redrawn where they stand: back up over the
+    # previous drawing, clear to the end of the screen, draw again.
+    assert "\x1b[J" in batch_output and "\x1b[" in batch_output.replace("\x1b[J", ""), repr(batch_output)
+    assert "2/2" in batch_output.split("\x1b[J")[-1] or "prompt  text" in batch_output.split("\x1b[J")[-1]

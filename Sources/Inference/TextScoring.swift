@@ -44,4 +44,15 @@ public enum TextScoring {
             throw ModelError(file: session.model.gguf.path, field: "text", reason: error.reason)
         }
     }
+
+    /// The windows to compare `model` with `base` over `text`, as `windows(for:session:context:)`
+    /// gives them; both models must tokenize the text alike (formats of one model do).
+    public static func windows(for text: String, base: ModelSession, model: ModelSession, context: Int?) throws(ModelError) -> (tokens: [Int32], windows: ScoringWindows) {
+        let scored = try windows(for: text, session: base, context: context)
+        guard model.tokenize(text) == scored.tokens else {
+            throw ModelError(file: model.model.gguf.path, field: "vocabulary",
+                             reason: "tokenizes the text differently from \(base.model.gguf.path): only formats of one model can be compared")
+        }
+        return scored
+    }
 }

@@ -70,10 +70,7 @@ extension ModelLibrary {
         let baseSession = try modelCall(at: context.location) { () throws(ModelError) in try base.session() }
         let otherSession = try modelCall(at: context.location) { () throws(ModelError) in try other.session() }
         let (tokens, windows) = try modelCall(at: context.location) { () throws(ModelError) in
-            try TextScoring.windows(for: request.text, session: baseSession, context: request.context)
-        }
-        guard otherSession.tokenize(request.text) == tokens else {
-            throw LumenError(.value, "\(base.name) and \(other.name) tokenize the text differently: only formats of one model can be compared", at: context.location)
+            try TextScoring.windows(for: request.text, base: baseSession, model: otherSession, context: request.context)
         }
         let output = context.output
         let progressID = "compare-\(UUID().uuidString)"

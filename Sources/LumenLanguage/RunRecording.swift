@@ -6,7 +6,8 @@ extension RunModel {
     /// The run log's description of `model`, known as `name` (by default its file's name
     /// without `.gguf`, as `load` names it).
     public init(_ model: LanguageModel, name: String? = nil) {
-        self.init(name: name ?? URL(fileURLWithPath: model.gguf.path).deletingPathExtension().lastPathComponent, path: model.gguf.path, architecture: model.configuration.architecture, tensorTypes: model.tensorTypeCounts)
+        self.init(name: name ?? URL(fileURLWithPath: model.gguf.path).deletingPathExtension().lastPathComponent, path: model.gguf.path,
+                  architecture: model.configuration.architecture, tensorTypes: model.tensorTypeCounts)
     }
 }
 

@@ -33,10 +33,7 @@ struct KLDivergenceCommand: AsyncParsableCommand {
         let text = try scoring.text()
         let baseSession = try await scoring.session(base)
         let otherSession = try await scoring.session(other)
-        let (tokens, windows) = try TextScoring.windows(for: text, session: baseSession, context: scoring.context)
-        guard otherSession.tokenize(text) == tokens else {
-            throw ValidationError("\(base) and \(other) tokenize the text differently: only formats of one model can be compared")
-        }
+        let (tokens, windows) = try TextScoring.windows(for: text, base: baseSession, model: otherSession, context: scoring.context)
         FileHandle.standardError.write(Data("kld: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
         let count = windows.windows.count
         let divergences = try await ScoringArguments.interruptibly {

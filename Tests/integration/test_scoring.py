@@ -92,3 +92,9 @@ def test_compare_models_statistics_equal_numpy(tmp_path):
     assert same_top == numpy.mean(log_p.argmax(axis=1) == log_q.argmax(axis=1))
     assert close(mean_dp, dp.mean()) and close(rms_dp, numpy.sqrt((dp ** 2).mean()))
     assert close(ppl, numpy.exp(-log_q[rows, targets].mean())) and close(base_ppl, numpy.exp(-log_p[rows, targets].mean()))
+
+
+def test_kld_refuses_models_that_tokenize_differently():
+    result = subprocess.run([lumen_bin(), "kld", str(SHARED / "models/stories260K.gguf"), str(CACHE / "SmolLM2-135M-Instruct.Q4_1.gguf"),
+                             str(TEXT), "--ctx", "128"], capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1 and "tokenizes the text differently" in result.stderr and result.stdout == ""

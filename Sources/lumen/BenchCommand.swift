@@ -58,7 +58,10 @@ struct BenchCommand: AsyncParsableCommand {
         guard repetitions >= 1 else { throw ValidationError("-r must be at least 1") }
     }
 
+    @OptionGroup var global: GlobalOptions
+
     func run() async throws {
+        _ = global.bootstrapLogging(label: "lumen.bench")
         let llama = try LanguageModel(path: model)
         let info = ModelInfo(model: llama)
         let prompts = Self.integers(promptSizes)?.filter { $0 > 0 } ?? [], generations = Self.integers(generationSizes)?.filter { $0 > 0 } ?? []

@@ -11,7 +11,10 @@ struct InfoCommand: ParsableCommand {
     @Argument(help: "Path of a GGUF model file.")
     var model: String
 
+    @OptionGroup var global: GlobalOptions
+
     func run() throws {
+        _ = global.bootstrapLogging(label: "lumen.info")
         let gguf = try GGUFFile(path: model)
         let lines: [(String, String)]
         do {

@@ -13,7 +13,10 @@ struct InstallCommand: ParsableCommand {
     @Option(help: "The name front ends show for the kernel.")
     var displayName = "Lumen"
 
+    @OptionGroup var global: GlobalOptions
+
     func run() throws {
+        _ = global.bootstrapLogging(label: "lumen.install")
         let directory = try location.directory()
         let fileManager = FileManager.default
         try fileManager.createDirectory(at: directory, withIntermediateDirectories: true)

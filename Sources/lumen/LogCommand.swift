@@ -12,11 +12,9 @@ struct LogCommand: AsyncParsableCommand {
         subcommands: [List.self, Show.self, Export.self, Import.self, Stats.self]
     )
 
-    /// Opens the log for reading, or fails saying where it was looked for.
+    /// Opens the log (an empty one where nothing has been logged yet).
     static func open() async throws -> RunLog {
-        let path = RunLogLocation.path
-        guard FileManager.default.fileExists(atPath: path) else { throw ValidationError("no run log at \(path) (nothing has been logged yet)") }
-        return try await RunLog.open(path: path) { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
+        try await RunLog.open(path: RunLogLocation.path) { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
     }
 
     struct List: AsyncParsableCommand {
@@ -37,7 +35,10 @@ struct LogCommand: AsyncParsableCommand {
         @Option(name: [.customShort("n"), .long], help: "At most this many runs.")
         var limit = 20
 
+        @OptionGroup var global: GlobalOptions
+
         func run() async throws {
+            _ = global.bootstrapLogging(label: "lumen.log")
             let date = try since.map { text in
                 guard let date = RunLibrary.parseDate(text) else { throw ValidationError("--since needs a date like 2026-11-23, got \(text)") }
                 return date
@@ -56,7 +57,10 @@ struct LogCommand: AsyncParsableCommand {
         @Flag(help: "Print the record as JSON (the form export writes).")
         var json = false
 
+        @OptionGroup var global: GlobalOptions
+
         func run() async throws {
+            _ = global.bootstrapLogging(label: "lumen.log")
             guard let record = try await LogCommand.open().run(id: id) else { throw ValidationError("the log has no run \(id)") }
             if json {
                 print(String(decoding: try RunRecordJSON.encoder.encode(record), as: UTF8.self))
@@ -75,7 +79,10 @@ struct LogCommand: AsyncParsableCommand {
         @Option(name: [.customShort("o"), .long], help: "Write to this file instead of stdout.")
         var output: String?
 
+        @OptionGroup var global: GlobalOptions
+
         func run() async throws {
+            _ = global.bootstrapLogging(label: "lumen.log")
             let runs = try await LogCommand.open().runs(RunQuery()).reversed()
             var text = Data()
             for record in runs {
@@ -96,7 +103,10 @@ struct LogCommand: AsyncParsableCommand {
         @ArgumentParser.Argument(help: "A file lumen log export wrote.")
         var file: String
 
+        @OptionGroup var global: GlobalOptions
+
         func run() async throws {
+            _ = global.bootstrapLogging(label: "lumen.log")
             guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
             var records: [RunRecord] = []
             for (number, line) in data.split(separator: 0x0A).enumerated() where !line.isEmpty {
@@ -106,7 +116,7 @@ struct LogCommand: AsyncParsableCommand {
                     throw ValidationError("\(file):\(number + 1): not a run record: \(error)")
                 }
             }
-            let log = try await RunLog.open(path: RunLogLocation.path) { FileHandle.standardError.write(Data("warning: \($0)\n".utf8)) }
+            let log = try await LogCommand.open()
             try await log.importRecords(records)
             print("imported \(records.count) runs into \(log.path)")
         }
@@ -115,7 +125,10 @@ struct LogCommand: AsyncParsableCommand {
     struct Stats: AsyncParsableCommand {
         static let configuration = CommandConfiguration(abstract: "Count the runs by kind and model.")
 
+        @OptionGroup var global: GlobalOptions
+
         func run() async throws {
+            _ = global.bootstrapLogging(label: "lumen.log")
             let log = try await LogCommand.open()
             let statistics = try await log.statistics()
             var lines = ["log          \(log.path)", "runs         \(statistics.runs)", "interrupted  \(statistics.interrupted)",

@@ -41,7 +41,10 @@ struct QuantizeCommand: ParsableCommand {
         }
     }
 
+    @OptionGroup var global: GlobalOptions
+
     func run() throws {
+        _ = global.bootstrapLogging(label: "lumen.quantize")
         guard let scheme = QuantizationScheme(name: type) else { throw ValidationError("unknown type \(type)") }
         let model = try GGUFFile(path: input)
         let bar = TerminalProgressBar(width: 30)

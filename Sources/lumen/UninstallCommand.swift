@@ -10,7 +10,10 @@ struct UninstallCommand: ParsableCommand {
 
     @OptionGroup var location: KernelspecLocation
 
+    @OptionGroup var global: GlobalOptions
+
     func run() throws {
+        _ = global.bootstrapLogging(label: "lumen.uninstall")
         let directory = try location.directory()
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("kernel.json").path) else {
             throw ValidationError("no kernelspec named \(location.name) in \(directory.deletingLastPathComponent().path)")

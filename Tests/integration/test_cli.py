@@ -131,3 +131,16 @@ def test_info_describes_every_tensor_type_the_gguf_package_knows_and_unknown_one
     assert "IQ2_XXS ×1" in cannot and "type 250 ×1" in cannot and "Q4_K" not in cannot and "IQ4_XS" not in cannot
     quantize = subprocess.run([lumen_bin(), "quantize", str(path), str(tmp_path / "out.gguf"), "Q8_0"], capture_output=True, text=True)
     assert quantize.returncode != 0 and "tensor type 250 is unknown to Lumen" in quantize.stderr
+
+
+def test_every_subcommand_takes_the_global_options(model, tmp_path):
+    """README: every command takes --log-level and --no-log (bench, info, quantize, install,
+    uninstall and log refused them before)."""
+    text = os.path.join(os.path.dirname(__file__), "..", "reference", "perplexity", "story.txt")
+    invocations = [["info", model], ["bench", model, "-p", "0", "-n", "1", "-r", "1"], ["quantize", model, str(tmp_path / "q.gguf"), "F16"],
+                   ["install", "--prefix", str(tmp_path / "prefix")], ["uninstall", "--prefix", str(tmp_path / "prefix")],
+                   ["tokenize", model, "Once"], ["generate", model, "Once", "-n", "2"], ["perplexity", model, text, "--ctx", "128"],
+                   ["log", "list"], ["log", "stats"], ["log", "export"]]
+    for invocation in invocations:
+        result = subprocess.run([lumen_bin(), *invocation, "--log-level", "error", "--no-log"], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 0, (invocation, result.stderr)

@@ -1,6 +1,7 @@
 import Evaluation
 import Executors
 import Foundation
+import Inference
 import RunLog
 
 /// Runs Lumen cells, keeping their state (variables, functions, history) from one cell to the
@@ -129,7 +130,7 @@ public actor Interpreter: Evaluator {
         let before = String(String.UnicodeScalarView(scalars[..<end]))
         if let open = before.range(of: "load(\"", options: .backwards), !before[open.upperBound...].contains("\"") {
             let partial = String(before[open.upperBound...])
-            let names = ModelLibrary.availableModels().flatMap { [$0, String($0.dropLast(".gguf".count))] }
+            let names = ModelLocator.availableModels().flatMap { [$0, String($0.dropLast(".gguf".count))] }
             return Completion(matches: Array(Set(names.filter { $0.hasPrefix(partial) })).sorted(), start: end - partial.unicodeScalars.count, end: end)
         }
         let prefix = String(String.UnicodeScalarView(scalars[start..<end]))

@@ -10,7 +10,7 @@ struct BenchCommand: AsyncParsableCommand {
         abstract: "Measure prompt processing and generation speed (tokens per second), like llama-bench."
     )
 
-    @Argument(help: "Path of a GGUF model file.")
+    @Argument(help: "A GGUF model: a path, or a name found as load() finds it (LUMEN_MODEL_PATH, the model cache).")
     var model: String
 
     @Option(name: .customShort("p"), parsing: .singleValue, help: "Prompt sizes to process, comma-separated (0 skips the test).")
@@ -62,7 +62,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.bench")
-        let llama = try LanguageModel(path: model)
+        let llama = try LanguageModel(path: ModelLocator.resolve(model))
         let info = ModelInfo(model: llama)
         let prompts = Self.integers(promptSizes)?.filter { $0 > 0 } ?? [], generations = Self.integers(generationSizes)?.filter { $0 > 0 } ?? []
         let depthList = Self.integers(depths) ?? [0], threadCounts = Self.integers(threads) ?? [1]

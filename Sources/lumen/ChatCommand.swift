@@ -16,7 +16,7 @@ struct ChatCommand: AsyncParsableCommand {
             """
     )
 
-    @ArgumentParser.Argument(help: "Path of a GGUF model file.")
+    @ArgumentParser.Argument(help: "A GGUF model: a path, or a name found as load() finds it (LUMEN_MODEL_PATH, the model cache).")
     var model: String
 
     @Option(help: "A system message to start the conversation with.")
@@ -32,7 +32,7 @@ struct ChatCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.chat")
         let log = await global.openRunLog(logger: logger)
-        let llama = try LanguageModel(path: model)
+        let llama = try LanguageModel(path: ModelLocator.resolve(model))
         let templateSource = try template.map { path in
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
                 throw ValidationError("cannot read \(path): \(error.localizedDescription)")

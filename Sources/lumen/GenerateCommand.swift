@@ -12,7 +12,7 @@ struct GenerateCommand: AsyncParsableCommand {
         abstract: "Generate text from a prompt, streaming tokens; Ctrl-C stops cleanly."
     )
 
-    @ArgumentParser.Argument(help: "Path of a GGUF model file.")
+    @ArgumentParser.Argument(help: "A GGUF model: a path, or a name found as load() finds it (LUMEN_MODEL_PATH, the model cache).")
     var model: String
 
     @ArgumentParser.Argument(help: "The prompt.")
@@ -61,7 +61,7 @@ struct GenerateCommand: AsyncParsableCommand {
         let stop = StopSignal()
         let interrupts = SignalListener { _ in stop.raise() }
         defer { interrupts.cancel() }
-        let llama = try LanguageModel(path: model)
+        let llama = try LanguageModel(path: ModelLocator.resolve(model))
         let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
         var options = sampling.options
         let forced = forceIDs.flatMap(Self.ids) ?? []

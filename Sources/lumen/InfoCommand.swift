@@ -8,14 +8,14 @@ struct InfoCommand: ParsableCommand {
         abstract: "Describe a GGUF file: architecture, parameters, tensor types, context, vocabulary; for a file Lumen cannot run, what it holds and why not."
     )
 
-    @Argument(help: "Path of a GGUF model file.")
+    @Argument(help: "A GGUF model: a path, or a name found as load() finds it (LUMEN_MODEL_PATH, the model cache).")
     var model: String
 
     @OptionGroup var global: GlobalOptions
 
     func run() throws {
         _ = global.bootstrapLogging(label: "lumen.info")
-        let gguf = try GGUFFile(path: model)
+        let gguf = try GGUFFile(path: ModelLocator.resolve(model))
         let lines: [(String, String)]
         do {
             lines = ModelInfo(model: try LanguageModel(gguf: gguf)).lines

@@ -17,10 +17,10 @@ struct KLDivergenceCommand: AsyncParsableCommand {
         """
     )
 
-    @ArgumentParser.Argument(help: "Path of the base GGUF model (the reference, usually the unquantized one).")
+    @ArgumentParser.Argument(help: "The base GGUF model (the reference, usually the unquantized one): a path or a name, as load() takes.")
     var base: String
 
-    @ArgumentParser.Argument(help: "Path of the GGUF model to compare with it.")
+    @ArgumentParser.Argument(help: "The GGUF model to compare with it: a path or a name.")
     var other: String
 
     @OptionGroup var scoring: ScoringArguments

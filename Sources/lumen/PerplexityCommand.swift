@@ -17,7 +17,7 @@ struct PerplexityCommand: AsyncParsableCommand {
         """
     )
 
-    @ArgumentParser.Argument(help: "Path of a GGUF model.")
+    @ArgumentParser.Argument(help: "A GGUF model: a path, or a name found as load() finds it (LUMEN_MODEL_PATH, the model cache).")
     var model: String
 
     @OptionGroup var scoring: ScoringArguments

@@ -17,7 +17,7 @@ struct QuantizeCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "The GGUF model to read.")
+    @Argument(help: "The GGUF model to read: a path, or a name found as load() finds it.")
     var input: String
 
     @Argument(help: "Where to write the new model.")
@@ -46,7 +46,7 @@ struct QuantizeCommand: ParsableCommand {
     func run() throws {
         _ = global.bootstrapLogging(label: "lumen.quantize")
         guard let scheme = QuantizationScheme(name: type) else { throw ValidationError("unknown type \(type)") }
-        let model = try GGUFFile(path: input)
+        let model = try GGUFFile(path: ModelLocator.resolve(input))
         let bar = TerminalProgressBar(width: 30)
         let summary = try ModelQuantizer(scheme: scheme, threads: threads).quantize(model, to: output, replacingInput: inPlace) { progress in
             bar.show(done: progress.completed, of: progress.total, label: "\(progress.tensor) → \(progress.type)")

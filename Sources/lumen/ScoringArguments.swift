@@ -30,7 +30,7 @@ struct ScoringArguments: ParsableArguments {
     func session(_ path: String) async throws -> ModelSession {
         let (context, threads) = (context, threads)
         return try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-            let model = try LanguageModel(path: path)
+            let model = try LanguageModel(path: ModelLocator.resolve(path))
             return ModelSession(model: model, contextLength: context, threads: threads, batchSize: min(context, 512))
         }
     }

@@ -10,7 +10,7 @@ struct TokenizeCommand: ParsableCommand {
         discussion: "Any GGUF file with a vocabulary works, vocabulary-only files included."
     )
 
-    @Argument(help: "Path of a GGUF file with a vocabulary.")
+    @Argument(help: "A GGUF file with a vocabulary: a path, or a name found as load() finds it.")
     var model: String
 
     @Argument(help: "The text, or - to read it from stdin as bytes (no newline added or removed).")
@@ -26,7 +26,7 @@ struct TokenizeCommand: ParsableCommand {
 
     func run() throws {
         _ = global.bootstrapLogging(label: "lumen.tokenize")
-        let tokenizer = try Tokenizer(gguf: GGUFFile(path: model))
+        let tokenizer = try Tokenizer(gguf: GGUFFile(path: ModelLocator.resolve(model)))
         let bytes = text == "-" ? [UInt8](FileHandle.standardInput.readDataToEndOfFile()) : Array(text.utf8)
         let ids = tokenizer.encode(bytes: bytes, addSpecial: !plain, parseSpecial: !plain)
         let output = json ? "[" + ids.map(String.init).joined(separator: ", ") + "]\n" : ids.map { "\($0)\n" }.joined()

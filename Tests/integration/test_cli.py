@@ -144,3 +144,12 @@ def test_every_subcommand_takes_the_global_options(model, tmp_path):
     for invocation in invocations:
         result = subprocess.run([lumen_bin(), *invocation, "--log-level", "error", "--no-log"], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, (invocation, result.stderr)
+
+
+def test_commands_find_models_by_name_as_load_does(model):
+    environment = dict(os.environ, LUMEN_MODEL_PATH=os.path.dirname(model))
+    for invocation in (["info", "stories260K"], ["generate", "stories260", "Once", "-n", "2", "--temp", "0"], ["tokenize", "stories260K.gguf", "Once"]):
+        result = subprocess.run([lumen_bin(), *invocation, "--no-log"], capture_output=True, text=True, env=environment, timeout=60)
+        assert result.returncode == 0, (invocation, result.stderr)
+    missing = subprocess.run([lumen_bin(), "info", "no-such-model"], capture_output=True, text=True, env=environment)
+    assert missing.returncode == 1 and "no such model file; looked in" in missing.stderr

@@ -137,7 +137,8 @@ struct RunCommand: AsyncParsableCommand {
         if !outcome.failures.isEmpty { throw ExitCode(1) }
     }
 
-    /// Adds a cell tagged `injected-parameters` after the cell tagged `parameters` (or first).
+    /// Adds a cell tagged `injected-parameters` after the cell tagged `parameters`, or first with a
+    /// warning (as papermill does) when no cell has that tag.
     private func injectParameters(into document: inout NotebookDocument) {
         guard !parameters.isEmpty else { return }
         let lines = parameters.map { parameter in
@@ -145,7 +146,11 @@ struct RunCommand: AsyncParsableCommand {
             let value = parts.count > 1 ? parts[1] : ""
             return "let \(parts[0]) = \(Self.isLiteral(value) ? value : String(reflecting: value))"
         }
-        let position = document.cells.firstIndex { $0.tags.contains("parameters") }.map { $0 + 1 } ?? 0
+        let tagged = document.cells.firstIndex { $0.tags.contains("parameters") }
+        if tagged == nil {
+            FileHandle.standardError.write(Data("warning: \(notebook) has no cell tagged 'parameters'; the parameters go in a cell at the top, before every cell\n".utf8))
+        }
+        let position = tagged.map { $0 + 1 } ?? 0
         document.cells.insert(.code(lines.joined(separator: "\n"), tags: ["injected-parameters"], id: "injected-parameters"), at: position)
     }
 

@@ -66,6 +66,16 @@ def test_parameters_are_injected_after_the_parameters_cell(tmp_path):
     assert cells[2]["outputs"][0]["text"] == ["42 Ada Lovelace\n"]
 
 
+def test_parameters_without_a_parameters_cell_warn_and_go_first(tmp_path):
+    source = notebook(tmp_path / "p.ipynb", ['print(count * 2)'])
+    result = run(source, "-o", tmp_path / "out.ipynb", "--param", "count=21")
+    assert result.returncode == 0 and "has no cell tagged 'parameters'" in result.stderr, result.stderr
+    cells = json.load(open(tmp_path / "out.ipynb"))["cells"]
+    assert cells[0]["metadata"]["tags"] == ["injected-parameters"] and cells[1]["outputs"][0]["text"] == ["42\n"]
+    tagged = notebook(tmp_path / "t.ipynb", ['let count = 1', 'print(count)'], tags={0: ["parameters"]})
+    assert "warning" not in run(tagged, "-o", tmp_path / "t.out.ipynb", "--param", "count=2").stderr
+
+
 def test_bad_notebooks_exit_2_naming_the_problem(tmp_path):
     bad = tmp_path / "bad.ipynb"
     bad.write_text(json.dumps({"cells": [{"cell_type": "code", "source": "1", "metadata": {}, "outputs": []},

@@ -17,27 +17,25 @@ final class IOPubPublisher: Sendable {
         self.logger = logger
     }
 
-    /// Publishes a message of `type` with `content`, in answer to `parent`.
+    /// Publishes a message of `type` with `content`, in answer to `parent`, on the topic
+    /// `kernel.SESSION.TYPE`.
     func publish(_ type: String, _ content: some Encodable, parent: MessageHeader?) {
-        do {
-            let topic = Data("kernel.\(factory.session).\(type)".utf8)
-            let message = try factory.message(type, content: content, parent: parent, identities: [topic])
-            channel.send(try codec.encode(message).map { Array($0) })
-        } catch {
-            logger.error("could not encode \(type): \(error)")
-        }
+        send(type, content, parent: parent, topic: Data("kernel.\(factory.session).\(type)".utf8))
     }
 
     /// Answers a new IOPub subscription (JEP 65): `iopub_welcome`, sent on the subscription's own
     /// topic so that subscriber receives it, tells a front end IOPub is connected, so it need
     /// not poll with `kernel_info_request` until a status arrives.
     func welcome(subscription topic: [UInt8]) {
+        send("iopub_welcome", IOPubWelcome(subscription: String(decoding: topic, as: UTF8.self)), parent: nil, topic: Data(topic))
+    }
+
+    private func send(_ type: String, _ content: some Encodable, parent: MessageHeader?, topic: Data) {
         do {
-            let content = IOPubWelcome(subscription: String(decoding: topic, as: UTF8.self))
-            let message = try factory.message("iopub_welcome", content: content, parent: nil, identities: [Data(topic)])
+            let message = try factory.message(type, content: content, parent: parent, identities: [topic])
             channel.send(try codec.encode(message).map { Array($0) })
         } catch {
-            logger.error("could not encode iopub_welcome: \(error)")
+            logger.error("could not encode \(type): \(error)")
         }
     }
 

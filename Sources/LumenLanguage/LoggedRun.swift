@@ -8,16 +8,18 @@ public final class LoggedRun: HostObject {
     /// The record.
     public let record: RunRecord
 
+    /// The properties, by name, in the order the card shows them.
+    private let fields: [(String, Value)]
+
     public init(_ record: RunRecord) {
         self.record = record
+        fields = Self.fields(of: record)
     }
 
     public var typeName: String { "Run" }
     public var methodNames: [String] { ["replay"] }
 
-    /// The properties, by name, in the order the card shows them.
-    private var fields: [(String, Value)] {
-        let r = record
+    private static func fields(of r: RunRecord) -> [(String, Value)] {
         var fields: [(String, Value)] = [
             ("id", .integer(Int(r.id ?? 0))), ("time", .string(Self.format(r.time))), ("kind", .string(r.kind)), ("entry", .string(r.entry)),
             ("frontEnd", .string(r.origin.frontEnd)), ("notebook", r.origin.notebook.map(Value.string) ?? .null),

@@ -19,9 +19,7 @@ extension ModelLibrary {
         let plot = arguments.labelled("plot").map { $0.0.equals(.bool(true)) } ?? false
         try arguments.finish()
         let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
-        let (tokens, windows) = try modelCall(at: context.location) { () throws(ModelError) in
-            try TextScoring.windows(for: request.text, session: session, context: request.context)
-        }
+        let (tokens, windows) = try await request.windows(base: session)
         let output = context.output
         let progressID = "perplexity-\(UUID().uuidString)"
         output.display(ProgressBar(label: "perplexity: 0/\(windows.windows.count) windows", fraction: 0).mimeBundle, displayID: progressID)
@@ -69,9 +67,7 @@ extension ModelLibrary {
         try arguments.finish()
         let baseSession = try modelCall(at: context.location) { () throws(ModelError) in try base.session() }
         let otherSession = try modelCall(at: context.location) { () throws(ModelError) in try other.session() }
-        let (tokens, windows) = try modelCall(at: context.location) { () throws(ModelError) in
-            try TextScoring.windows(for: request.text, base: baseSession, model: otherSession, context: request.context)
-        }
+        let (tokens, windows) = try await request.windows(base: baseSession, other: otherSession)
         let output = context.output
         let progressID = "compare-\(UUID().uuidString)"
         output.display(ProgressBar(label: "comparing: 0/\(windows.windows.count) windows", fraction: 0).mimeBundle, displayID: progressID)

@@ -1,28 +1,28 @@
+import Executors
 import Foundation
+import Inference
 
 /// What to score: a text given inline or read from a file, and the context of
 /// llama-perplexity's windows (nil: the whole text as one window).
-struct ScoringRequest {
-    let text: String
+struct ScoringRequest: Sendable {
+    private let inline: String?
+    private let path: String?
+    private let location: SourceLocation
     let context: Int?
     /// What the run log keeps of the request: the text, or the file's path.
     let logged: String
 
     /// Reads the text (positional) or `file:` and `context:` from `arguments`.
     init(_ arguments: inout Arguments, at location: SourceLocation) throws(LumenError) {
-        let inline = try arguments.nextPositional().map { (argument) throws(LumenError) in try arguments.string(argument, "text") }
-        let file = try arguments.labelledString("file")
+        inline = try arguments.nextPositional().map { (argument) throws(LumenError) in try arguments.string(argument, "text") }
+        path = try arguments.labelledString("file")
+        self.location = location
         let context = try arguments.labelledInteger("context")
-        switch (inline, file) {
+        switch (inline, path) {
         case (let text?, nil):
-            self.text = text
             self.context = context
             logged = text
         case (nil, let path?):
-            guard let data = FileManager.default.contents(atPath: path) else {
-                throw LumenError(.input, "cannot read \(path)", at: location)
-            }
-            self.text = String(decoding: data, as: UTF8.self)
             self.context = context ?? ModelLibrary.defaultFileContext
             logged = "file: " + path
         default:
@@ -30,6 +30,30 @@ struct ScoringRequest {
         }
         if let context, context < 4 {
             throw LumenError(.value, "context must be at least 4 tokens", at: location)
+        }
+    }
+
+    /// The text's tokens and the windows to score with `base` (and to compare `other` with it,
+    /// which must tokenize the text alike). Reading a file and tokenizing a long text take a
+    /// while, so both run on a thread of their own.
+    func windows(base: ModelSession, other: ModelSession? = nil) async throws(LumenError) -> (tokens: [Int32], windows: ScoringWindows) {
+        let request = self
+        return try await DedicatedThread.run(name: "lumen-tokenize") { () throws(LumenError) in
+            let text: String
+            if let path = request.path {
+                guard let data = FileManager.default.contents(atPath: path) else {
+                    throw LumenError(.input, "cannot read \(path)", at: request.location)
+                }
+                text = String(decoding: data, as: UTF8.self)
+            } else {
+                text = request.inline ?? ""
+            }
+            do {
+                if let other { return try TextScoring.windows(for: text, base: base, model: other, context: request.context) }
+                return try TextScoring.windows(for: text, session: base, context: request.context)
+            } catch {
+                throw LumenError(.model, "\(error)", at: request.location)
+            }
         }
     }
 }

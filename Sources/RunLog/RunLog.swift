@@ -151,12 +151,21 @@ public actor RunLog {
 
     /// What the log holds.
     public func statistics() throws -> RunStatistics {
-        let records = try runs(RunQuery())
-        return RunStatistics(runs: records.count,
-                             byKind: records.reduce(into: [:]) { $0[$1.kind, default: 0] += 1 },
-                             byModel: records.reduce(into: [:]) { $0[$1.model.name, default: 0] += 1 },
-                             generatedTokens: records.reduce(0) { $0 + $1.generatedTokens },
-                             interrupted: records.count { $0.interrupted },
-                             first: records.last?.time, last: records.first?.time)
+        writePending()
+        // Counted by SQLite: the records themselves (token arrays and all) are never loaded.
+        return try database.read { db in
+            func counts(_ column: String) throws -> [String: Int] {
+                let rows = try Row.fetchAll(db, sql: "SELECT \(column) AS key, count(*) AS count FROM run GROUP BY key")
+                return Dictionary(uniqueKeysWithValues: rows.map { (($0["key"] as String?) ?? "", $0["count"] as Int) })
+            }
+            let totals = try Row.fetchOne(db, sql: """
+                SELECT count(*) AS runs, coalesce(sum(generatedTokens), 0) AS tokens, coalesce(sum(interrupted), 0) AS interrupted,
+                       min(time) AS first, max(time) AS last FROM run
+                """)
+            return RunStatistics(runs: totals?["runs"] ?? 0, byKind: try counts("kind"), byModel: try counts("json_extract(model, '$.name')"),
+                                 generatedTokens: totals?["tokens"] ?? 0, interrupted: totals?["interrupted"] ?? 0,
+                                 first: (totals?["first"] as Double?).map(Date.init(timeIntervalSince1970:)),
+                                 last: (totals?["last"] as Double?).map(Date.init(timeIntervalSince1970:)))
+        }
     }
 }

@@ -7,9 +7,14 @@ public struct RunRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
     /// The table the records live in.
     public static let databaseTableName = "run"
     /// Times are stored as seconds since 1970 (to the millisecond), so they read back exactly.
-    public static let databaseDateEncodingStrategy = DatabaseDateEncodingStrategy.timeIntervalSince1970
+    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
+        .timeIntervalSince1970
+    }
+
     /// Reads what `databaseDateEncodingStrategy` writes.
-    public static let databaseDateDecodingStrategy = DatabaseDateDecodingStrategy.timeIntervalSince1970
+    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
+        .timeIntervalSince1970
+    }
 
     /// The JSON of nested columns (token arrays, figures): a NaN or infinite figure is kept as a
     /// string rather than failing the write.

@@ -4,32 +4,31 @@ import Foundation
 /// in UTC ISO 8601 to the millisecond (the precision the log keeps), so an export read back with
 /// `decoder` gives the same records.
 public enum RunRecordJSON {
-    /// How figures that are not finite numbers are written (JSON has no NaN or infinity).
-    private static let nonFinite = (positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
-
-    /// Encodes the nested values of one database column.
-    static let columnEncoder: JSONEncoder = {
+    /// An encoder with sorted keys that writes a figure that is not a finite number as a string
+    /// (JSON has no NaN or infinity).
+    private static func makeEncoder() -> JSONEncoder {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: nonFinite.positiveInfinity,
-                                                                      negativeInfinity: nonFinite.negativeInfinity, nan: nonFinite.nan)
+        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
         return encoder
-    }()
+    }
+
+    /// A decoder that reads what `makeEncoder` wrote.
+    private static func makeDecoder() -> JSONDecoder {
+        let decoder = JSONDecoder()
+        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: "inf", negativeInfinity: "-inf", nan: "nan")
+        return decoder
+    }
+
+    /// Encodes the nested values of one database column.
+    static let columnEncoder = makeEncoder()
 
     /// Decodes what `columnEncoder` wrote.
-    static let columnDecoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: nonFinite.positiveInfinity,
-                                                                        negativeInfinity: nonFinite.negativeInfinity, nan: nonFinite.nan)
-        return decoder
-    }()
+    static let columnDecoder = makeDecoder()
 
     /// Encodes one record as one line.
     public static let encoder: JSONEncoder = {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        encoder.nonConformingFloatEncodingStrategy = .convertToString(positiveInfinity: nonFinite.positiveInfinity,
-                                                                      negativeInfinity: nonFinite.negativeInfinity, nan: nonFinite.nan)
+        let encoder = makeEncoder()
         encoder.dateEncodingStrategy = .custom { date, encoder in
             let milliseconds = Int64((date.timeIntervalSince1970 * 1000).rounded())
             let (seconds, fraction) = milliseconds.quotientAndRemainder(dividingBy: 1000)
@@ -42,9 +41,7 @@ public enum RunRecordJSON {
 
     /// Decodes what `encoder` wrote.
     public static let decoder: JSONDecoder = {
-        let decoder = JSONDecoder()
-        decoder.nonConformingFloatDecodingStrategy = .convertFromString(positiveInfinity: nonFinite.positiveInfinity,
-                                                                        negativeInfinity: nonFinite.negativeInfinity, nan: nonFinite.nan)
+        let decoder = makeDecoder()
         decoder.dateDecodingStrategy = .custom { decoder in
             let text = try decoder.singleValueContainer().decode(String.self)
             guard let date = try? Date(text, strategy: Self.format) else {

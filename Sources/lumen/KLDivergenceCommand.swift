@@ -30,10 +30,9 @@ struct KLDivergenceCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.kld")
         let log = await global.openRunLog(logger: logger)
-        let text = try scoring.text()
         let baseSession = try await scoring.session(base)
         let otherSession = try await scoring.session(other)
-        let (tokens, windows) = try TextScoring.windows(for: text, base: baseSession, model: otherSession, context: scoring.context)
+        let (tokens, windows) = try await scoring.windows(base: baseSession, other: otherSession)
         FileHandle.standardError.write(Data("kld: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
         let count = windows.windows.count
         let divergences = try await ScoringArguments.interruptibly {

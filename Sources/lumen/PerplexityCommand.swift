@@ -27,9 +27,8 @@ struct PerplexityCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.perplexity")
         let log = await global.openRunLog(logger: logger)
-        let text = try scoring.text()
         let session = try await scoring.session(model)
-        let (tokens, windows) = try TextScoring.windows(for: text, session: session, context: scoring.context)
+        let (tokens, windows) = try await scoring.windows(base: session)
         FileHandle.standardError.write(Data("perplexity: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
         let result = try await ScoringArguments.interruptibly {
             try await TextScoring.perplexity(of: tokens, windows: windows, session: session) { done, estimate in

@@ -20,10 +20,16 @@ struct ScoringArguments: ParsableArguments {
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
     }
 
-    /// The file's text.
-    func text() throws -> String {
-        guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
-        return String(decoding: data, as: UTF8.self)
+    /// The file's tokens and the windows to score with `base` (and to compare `other` with it,
+    /// which must tokenize the text alike), read and tokenized on a thread of their own.
+    func windows(base: ModelSession, other: ModelSession? = nil) async throws -> (tokens: [Int32], windows: ScoringWindows) {
+        let (file, context) = (file, context)
+        return try await DedicatedThread.run(name: "lumen-tokenize") { () throws(any Error) in
+            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+            let text = String(decoding: data, as: UTF8.self)
+            if let other { return try TextScoring.windows(for: text, base: base, model: other, context: context) }
+            return try TextScoring.windows(for: text, session: base, context: context)
+        }
     }
 
     /// A session over the model at `path`, loaded on a thread of its own, with a cache of one window.

@@ -58,7 +58,7 @@ test: test-swift test-integration e2e
 test-swift: build models synthetic-models
 	swift test $(SWIFT_FLAGS)
 
-test-integration: build venv
+test-integration: build venv models
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration
 
 ## JupyterLab in headless Chromium (Playwright, the system browser): streaming, rich output,

@@ -12,6 +12,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
         .package(url: "https://github.com/apple/swift-crypto", from: "3.12.3"),
         .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
     ],
     targets: [
         .systemLibrary(
@@ -43,7 +46,16 @@ let package = Package(
         ),
         .target(
             name: "LumenLanguage",
-            dependencies: ["Evaluation", "Display", "Executors", "Inference", "RunLog", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Evaluation", "Display", "Executors", "Inference", "RunLog", "Remote", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(name: "OpenAIAPI"),
+        .target(
+            name: "Remote",
+            dependencies: ["OpenAIAPI", "Inference", "Executors", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOPosix", package: "swift-nio")]
+        ),
+        .target(
+            name: "Serve",
+            dependencies: ["OpenAIAPI", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol"]),
         .target(
@@ -72,6 +84,7 @@ let package = Package(
                 "Executors",
                 "Jinja",
                 "RunLog",
+                "Serve",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -79,6 +92,7 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "ExecutorsTests", dependencies: ["Executors"]),
         .testTarget(name: "RunLogTests", dependencies: ["RunLog"]),
+        .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "Inference", "Executors"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),

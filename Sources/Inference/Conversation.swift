@@ -1,10 +1,10 @@
 /// A conversation with a model: its messages and the chat template that turns them into the
-/// prompt of the next reply. Values, so a conversation can be copied (forked) freely; the
-/// `ModelSession` that answers keeps the earlier turns in its cache, so each turn processes only
-/// its new tokens.
+/// prompt of the next reply (none when a server renders them). Values, so a conversation can be
+/// copied (forked) freely; the `ModelSession` that answers keeps the earlier turns in its cache,
+/// so each turn processes only its new tokens.
 public struct Conversation: Sendable {
-    /// The template that renders the messages.
-    public let template: ChatTemplate
+    /// The template that renders the messages; nil when the server that answers renders them.
+    public let template: ChatTemplate?
     /// The messages so far, system message first.
     public private(set) var messages: [ChatMessage]
     /// The system message it started with.
@@ -14,6 +14,13 @@ public struct Conversation: Sendable {
     /// starting with `system` (if any), rendered by `template` (default: the file's, else ChatML).
     public init(gguf: GGUFFile, vocabulary: Vocabulary, system: String? = nil, template: String? = nil) throws(ModelError) {
         self.template = try ChatTemplate(gguf: gguf, vocabulary: vocabulary, override: template)
+        self.system = system
+        messages = system.map { [ChatMessage(role: "system", content: $0)] } ?? []
+    }
+
+    /// A conversation whose messages a server renders with its own template (a remote model's).
+    public init(system: String?) {
+        template = nil
         self.system = system
         messages = system.map { [ChatMessage(role: "system", content: $0)] } ?? []
     }
@@ -30,6 +37,9 @@ public struct Conversation: Sendable {
 
     /// The prompt text for the next reply: the messages rendered with the generation prompt.
     public func renderedPrompt() throws(ModelError) -> String {
+        guard let template else {
+            throw ModelError(file: "chat template", field: "template", reason: "the server renders this conversation with its own template")
+        }
         do {
             return try template.render(messages, addGenerationPrompt: true)
         } catch {

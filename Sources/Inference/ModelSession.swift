@@ -235,9 +235,7 @@ public actor ModelSession {
     /// The `k` most likely next tokens after `prompt`, with their log-probabilities.
     public func nextTokenLogProbabilities(_ prompt: String, k: Int) throws(ModelError) -> [(id: Int32, logProbability: Float)] {
         guard try ingest(model.tokenizer.encode(prompt)) else { return [] }
-        let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
-        let logTotal = LogSoftmax.logNormalizer(logits)
-        return logits.indices.sorted { logits[$0] > logits[$1] }.prefix(max(0, k)).map { (Int32($0), logits[$0] - logTotal) }
+        return LogSoftmax.top(UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize), k: k)
     }
 }
 

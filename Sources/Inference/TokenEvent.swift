@@ -10,6 +10,21 @@ public enum FinishReason: String, Sendable, Equatable {
     case cancelled
     /// The context was full.
     case context
+
+    /// The OpenAI API's `finish_reason` for each reason (the API has only `stop` and `length`).
+    private static let apiNames: [FinishReason: String] = [.length: "length", .eos: "stop", .stop: "stop", .cancelled: "stop", .context: "length"]
+
+    /// This reason as the OpenAI API's `finish_reason`.
+    public var apiName: String { Self.apiNames[self] ?? "stop" }
+
+    /// The reason an OpenAI-compatible server gave. Its `stop` covers both the model's end and a
+    /// stop string; it is read as a stop string when the request had some.
+    public init(apiName: String, requestHadStopStrings: Bool) {
+        self = switch apiName {
+        case "stop": requestHadStopStrings ? .stop : .eos
+        default: FinishReason(rawValue: apiName) ?? .eos
+        }
+    }
 }
 
 /// One generated token.
@@ -23,6 +38,14 @@ public struct GeneratedToken: Sendable, Equatable {
     public var logProbability: Float
     /// The logits the token was picked from, for the first `GenerationOptions.recordedLogits` steps.
     public var logits: [Float]? = nil
+
+    /// A token.
+    public init(id: Int32, text: String, logProbability: Float, logits: [Float]? = nil) {
+        self.id = id
+        self.text = text
+        self.logProbability = logProbability
+        self.logits = logits
+    }
 }
 
 /// Figures about a finished generation.

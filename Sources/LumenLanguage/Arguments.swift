@@ -81,6 +81,15 @@ public struct Arguments: Sendable {
         return try number(argument, label)
     }
 
+    /// Takes the Bool argument labelled `label`, if given.
+    public mutating func labelledBool(_ label: String) throws(LumenError) -> Bool? {
+        guard let (value, location) = labelled(label) else { return nil }
+        guard case .bool(let flag) = value else {
+            throw LumenError(.type, "\(function)() expects a Bool for '\(label)', got \(value.typeName)", at: location)
+        }
+        return flag
+    }
+
     /// Fails if any argument was not taken.
     public func finish() throws(LumenError) {
         if let (_, location) = positional.first {

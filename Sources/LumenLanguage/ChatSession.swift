@@ -4,20 +4,29 @@ import Foundation
 import Inference
 import Synchronization
 
-/// A conversation in a cell (`conversation(m, system:)`): the messages, the model's chat
-/// template, and one session of the model kept for it, so each turn reuses the cached earlier
-/// turns and processes only its new tokens.
+/// A conversation in a cell (`conversation(m, system:)`): the messages, and what answers them —
+/// for a loaded model its chat template and one session kept for it, so each turn reuses the
+/// cached earlier turns and processes only its new tokens; for a remote model its server.
 public final class ChatSession: HostObject {
     /// The model it talks to.
-    let model: LoadedModel
-    /// The session whose cache holds the conversation.
-    let session: ModelSession
+    let model: any GenerativeModel
+    /// What produces the replies.
+    let engine: any ChatEngine
     private let state: Mutex<Conversation>
 
-    init(model: LoadedModel, session: ModelSession, conversation: Conversation) {
+    init(model: any GenerativeModel, engine: any ChatEngine, conversation: Conversation) {
         self.model = model
-        self.session = session
+        self.engine = engine
         state = Mutex(conversation)
+    }
+
+    /// The local session answering, for what only a locally rendered conversation has (its
+    /// prompt and tokens).
+    private func localSession(_ property: String) throws -> ModelSession {
+        guard let local = engine as? LocalChat else {
+            throw ModelError(file: model.name, field: property, reason: "the server renders this conversation; only its messages are known here")
+        }
+        return local.session
     }
 
     /// The conversation as it is now.
@@ -46,11 +55,11 @@ public final class ChatSession: HostObject {
         case "model":
             return .host(model)
         case "template":
-            return .string(conversation.template.source)
+            return conversation.template.map { .string($0.source) } ?? .null
         case "prompt":
             return .rendered(Rendered(kind: "Prompt", bundle: try promptBundle(conversation)))
         case "tokens":
-            let tokenizer = session.model.tokenizer
+            let tokenizer = try localSession(name).model.tokenizer
             let ids = conversation.promptTokens(tokenizer, text: try conversation.renderedPrompt())
             let rows = ids.enumerated().map { index, id in
                 [String(index), String(id), tokenizer.visiblePiece(id), tokenizer.vocabulary.attributes[Int(id)].isDisjoint(with: [.control, .userDefined]) ? "" : "special"]
@@ -64,7 +73,7 @@ public final class ChatSession: HostObject {
     /// The rendered prompt of the next reply, each special token marked: `⟨<|im_start|>⟩` in
     /// text, highlighted in HTML.
     private func promptBundle(_ conversation: Conversation) throws -> MIMEBundle {
-        let tokenizer = session.model.tokenizer
+        let tokenizer = try localSession("prompt").model.tokenizer
         let ids = conversation.promptTokens(tokenizer, text: try conversation.renderedPrompt())
         var plain = ""
         var html = "<pre style=\"white-space: pre-wrap\">"
@@ -85,7 +94,11 @@ public final class ChatSession: HostObject {
 
     public var summary: String {
         let conversation = self.conversation
-        let origin = conversation.template.origin == .chatMLFallback ? ", ChatML (the model has no template)" : ""
+        let origin = switch conversation.template?.origin {
+        case .chatMLFallback: ", ChatML (the model has no template)"
+        case nil: ", rendered by the server"
+        default: ""
+        }
         return "Conversation with \(model.name): \(conversation.messages.count) messages\(origin)"
     }
 

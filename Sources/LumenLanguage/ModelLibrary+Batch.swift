@@ -4,12 +4,21 @@ import Foundation
 import Inference
 
 extension ModelLibrary {
+    /// One generation of a batch or comparison: the model, prompt and options, and the labels of
+    /// its row in the table.
+    struct BatchJob {
+        let model: any GenerativeModel
+        let prompt: String
+        let options: GenerationOptions
+        let label: [String]
+    }
+
     /// Runs one generation to the end without showing it.
-    static func collect(_ session: ModelSession, prompt: String, options: GenerationOptions) async throws -> Generation {
+    static func collect(_ model: any GenerativeModel, prompt: String, options: GenerationOptions) async throws -> Generation {
         var text = ""
         var tokens: [GeneratedToken] = []
         var summary: GenerationSummary?
-        for try await event in session.generate(prompt, options: options) {
+        for try await event in try model.generate(prompt, options: options, stop: StopSignal()) {
             switch event {
             case .token(let token):
                 text += token.text
@@ -24,12 +33,11 @@ extension ModelLibrary {
         return Generation(prompt: prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: false)
     }
 
-    /// Runs `jobs` (prompt and options) through the model's session pool in a task group, showing a
+    /// Runs `jobs` through their models' session pools (or endpoints) in a task group, showing a
     /// progress bar and a table that fills in as each finishes (and is logged, as made by
     /// `entry`); returns the generations in order.
     /// Cancelling stops every member; the finished rows stay in the table.
-    static func runAll(_ jobs: [(prompt: String, options: GenerationOptions, label: [String])], labelColumns: [String],
-                       model: LoadedModel, entry: String, context: Builtin.Context) async throws -> [Generation] {
+    static func runAll(_ jobs: [BatchJob], labelColumns: [String], entry: String, context: Builtin.Context) async throws -> [Generation] {
         let output = context.output
         let progressID = "batch-progress-\(UUID().uuidString)", tableID = "batch-table-\(UUID().uuidString)"
         var results = [Generation?](repeating: nil, count: jobs.count)
@@ -44,19 +52,18 @@ extension ModelLibrary {
         }
         output.display(ProgressBar(label: "0/\(jobs.count)", fraction: 0).mimeBundle, displayID: progressID)
         output.display(table(), displayID: tableID)
-        let sessions = try jobs.map { _ in try modelCall(at: context.location) { () throws(ModelError) in try model.session() } }
         do {
             try await withThrowingTaskGroup(of: (Int, Generation).self) { group in
                 for (index, job) in jobs.enumerated() {
-                    let (session, prompt, options) = (sessions[index], job.prompt, job.options)
+                    let (model, prompt, options) = (job.model, job.prompt, job.options)
                     group.addTask(priority: Task.currentPriority) {
-                        (index, try await collect(session, prompt: prompt, options: options))
+                        (index, try await collect(model, prompt: prompt, options: options))
                     }
                 }
                 var done = 0
                 for try await (index, generation) in group {
                     results[index] = generation
-                    context.session.record(generation, entry: entry, model: model)
+                    context.session.record(generation, entry: entry, model: jobs[index].model)
                     done += 1
                     Job.current?.report(progress: Double(done) / Double(jobs.count))
                     output.updateDisplay(ProgressBar(label: "\(done)/\(jobs.count)", fraction: Double(done) / Double(jobs.count)).mimeBundle, displayID: progressID)
@@ -74,9 +81,9 @@ extension ModelLibrary {
     static let batch = Builtin(
         name: "batch",
         signature: "batch(_ model, _ prompts: [String], maxTokens:, temperature:, …) -> [Generation]",
-        summary: "Generates for every prompt through the model's session pool (load with instances: N to run N at once), filling a table in as each finishes; returns the generations in prompt order."
+        summary: "Generates for every prompt through the model's session pool (load with instances: N to run N at once; a remote model spreads them over its endpoints), filling a table in as each finishes; returns the generations in prompt order. Given an array of models, runs every prompt on each."
     ) { arguments, context in
-        let model = try model(&arguments)
+        let models = try generativeModels(&arguments)
         let (promptsValue, location) = try arguments.requirePositional("prompts")
         let prompts = try Operators.elements(of: promptsValue, at: location).map { value in
             guard case .string(let text) = value else { throw LumenError(.type, "batch() needs an array of Strings, got \(value.typeName)", at: location) }
@@ -84,16 +91,19 @@ extension ModelLibrary {
         }
         let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
         try arguments.finish()
-        let jobs = prompts.map { (prompt: $0, options: options, label: [$0.count > 40 ? String($0.prefix(40)) + "…" : $0]) }
-        return .array(try await runAll(jobs, labelColumns: ["prompt"], model: model, entry: "batch", context: context).map { .host($0) })
+        let jobs = models.flatMap { model in
+            prompts.map { BatchJob(model: model, prompt: $0, options: options, label: (models.count > 1 ? [model.name] : []) + [$0.count > 40 ? String($0.prefix(40)) + "…" : $0]) }
+        }
+        let columns = (models.count > 1 ? ["model"] : []) + ["prompt"]
+        return .array(try await runAll(jobs, labelColumns: columns, entry: "batch", context: context).map { .host($0) })
     }
 
     static let compare = Builtin(
         name: "compare",
         signature: "compare(_ model, _ prompt: String, temperature: [0.2, 0.8, 1.2], seed: 1, maxTokens: 40, …) -> [Generation]",
-        summary: "Runs the prompt with every combination of the options given as lists and shows the results side by side, filling in as each finishes."
+        summary: "Runs the prompt with every combination of the options given as lists and shows the results side by side, filling in as each finishes. Given an array of models (local and remote mixed), runs every combination on each."
     ) { arguments, context in
-        let model = try model(&arguments)
+        let models = try generativeModels(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         var variations: [(label: String, values: [Value])] = []
         var fixed: [String: Value] = context.session.generationDefaults.withLock { $0 }
@@ -110,12 +120,16 @@ extension ModelLibrary {
         for variation in variations {
             combinations = combinations.flatMap { partial in variation.values.map { partial + [(variation.label, $0)] } }
         }
-        var jobs: [(prompt: String, options: GenerationOptions, label: [String])] = []
-        for combination in combinations {
-            var call = Arguments(function: "compare", at: context.location, positional: [], labelled: combination.map { ($0.0, $0.1, context.location) })
-            jobs.append((prompt, try generationOptions(&call, defaults: fixed), combination.map { $0.1.printed }))
+        var jobs: [BatchJob] = []
+        for model in models {
+            for combination in combinations {
+                var call = Arguments(function: "compare", at: context.location, positional: [], labelled: combination.map { ($0.0, $0.1, context.location) })
+                jobs.append(BatchJob(model: model, prompt: prompt, options: try generationOptions(&call, defaults: fixed),
+                                     label: (models.count > 1 ? [model.name] : []) + combination.map { $0.1.printed }))
+            }
         }
-        return .array(try await runAll(jobs, labelColumns: variations.map(\.label), model: model, entry: "compare", context: context).map { .host($0) })
+        let columns = (models.count > 1 ? ["model"] : []) + variations.map(\.label)
+        return .array(try await runAll(jobs, labelColumns: columns, entry: "compare", context: context).map { .host($0) })
     }
 
     static let bench = Builtin(

@@ -12,17 +12,12 @@ extension ModelLibrary {
         signature: "conversation(_ model, system: String? = nil, template: String? = nil) -> Conversation",
         summary: "Starts a conversation with the model, rendered by its chat template (or template:, a Jinja template; ChatML when the model has none). Each say() reuses the cached earlier turns."
     ) { arguments, context in
-        let model = try model(&arguments)
+        let model = try generativeModel(&arguments)
         let system = try arguments.labelledString("system")
         let template = try arguments.labelledString("template")
         try arguments.finish()
         return try modelCall(at: context.location) { () throws(ModelError) in
-            let llama = try model.model()
-            let conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: template)
-            if conversation.template.origin == .chatMLFallback {
-                context.output.stream(.stderr, "note: \(model.name) has no chat template; using ChatML (template: chooses another)\n")
-            }
-            return .host(ChatSession(model: model, session: try model.session(), conversation: conversation))
+            .host(try model.conversation(system: system, template: template) { context.output.stream(.stderr, $0) })
         }
     }
 
@@ -33,17 +28,16 @@ extension ModelLibrary {
     ) { arguments, context in
         let chat = try chat(&arguments)
         let message = try arguments.string(try arguments.requirePositional("message"), "message")
-        var options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
-        options.reusesCachedPrefix = true
+        let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
         let timeout = try arguments.labelledNumber("timeout")
         try arguments.finish()
         var turn = chat.conversation
         turn.append(ChatMessage(role: "user", content: message))
-        let prompt = try modelCall(at: context.location) { () throws(ModelError) in try turn.renderedPrompt() }
-        let tokens = turn.promptTokens(chat.session.model.tokenizer, text: prompt)
-        let generation = try await streamGeneration(session: chat.session, prompt: prompt, promptTokens: tokens, options: options, timeout: timeout,
-                                                    record: RunDraft(entry: "say", model: chat.model, messages: turn.messages, message: message),
-                                                    context: context)
+        let generation = try await streamGeneration(prompt: message, options: options, timeout: timeout,
+                                                    record: RunDraft(entry: "say", model: chat.model, messages: turn.messages),
+                                                    context: context) { stop throws(ModelError) in
+            try chat.engine.reply(to: turn, options: options, stop: stop)
+        }
         turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted))
         chat.update { $0 = turn }
         if generation.interrupted { throw CancellationError() }
@@ -68,7 +62,7 @@ extension ModelLibrary {
     ) { arguments, context in
         let chat = try chat(&arguments)
         try arguments.finish()
-        let session = try modelCall(at: context.location) { () throws(ModelError) in try chat.model.session() }
-        return .host(ChatSession(model: chat.model, session: session, conversation: chat.conversation))
+        let engine = try modelCall(at: context.location) { () throws(ModelError) in try chat.engine.fork() }
+        return .host(ChatSession(model: chat.model, engine: engine, conversation: chat.conversation))
     }
 }

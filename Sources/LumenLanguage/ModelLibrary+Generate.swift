@@ -11,41 +11,43 @@ extension ModelLibrary {
         signature: "generate(_ model, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil) -> Generation",
         summary: "Generates text after the prompt, showing it live as tokens arrive. An interrupt stops within one token and keeps the partial text."
     ) { arguments, context in
-        let model = try model(&arguments)
+        let model = try generativeModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
         let timeout = try arguments.labelledNumber("timeout")
         try arguments.finish()
-        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
-        let tokens = session.tokenize(prompt)
-        let generation = try await streamGeneration(session: session, prompt: prompt, promptTokens: tokens, options: options, timeout: timeout,
-                                                    record: RunDraft(entry: "generate", model: model), context: context)
+        let generation = try await streamGeneration(prompt: prompt, options: options, timeout: timeout, record: RunDraft(entry: "generate", model: model),
+                                                    context: context) { stop throws(ModelError) in
+            (nil, try model.generate(prompt, options: options, stop: stop))
+        }
         if generation.interrupted { throw CancellationError() }
         return .host(generation)
     }
 
-    /// Runs a generation of `session` after `promptTokens`, showing the text live in one display
+    /// Runs the generation `start` begins (given the signal that stops it; it returns the prompt
+    /// text the model is given when that differs from `prompt`, as a rendered chat), showing the text live in one display
     /// (updates coalesced to at most 25 a second) and then the finished `Generation`. An
     /// interrupt stops it within one token and keeps the partial text (the returned generation
     /// says it was interrupted; the caller ends the cell); `timeout` seconds stop it the same way
     /// and raise an error after. The generation, finished or not, goes to the run log as `record`
     /// describes it.
-    static func streamGeneration(session: ModelSession, prompt: String, promptTokens: [Int32], options: GenerationOptions,
-                                 timeout: Double?, record: RunDraft, context: Builtin.Context) async throws -> Generation {
+    static func streamGeneration(prompt: String, options: GenerationOptions, timeout: Double?, record: RunDraft, context: Builtin.Context,
+                                 start: (StopSignal) throws(ModelError) -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>))
+        async throws -> Generation {
         let output = context.output
-        let displayID = "generation-\(UUID().uuidString)"
-        output.display(Generation.bundle(text: "", footer: nil), displayID: displayID)
-
         // The stream is read by a task of its own, which cancellation of the cell does not reach:
         // an interrupt raises `stop` instead, so the stream still ends with its summary.
         let stop = StopSignal()
+        let (rendered, events) = try modelCall(at: context.location) { () throws(ModelError) in try start(stop) }
+        let displayID = "generation-\(UUID().uuidString)"
+        output.display(Generation.bundle(text: "", footer: nil), displayID: displayID)
         let consumer = Task { () async throws -> (String, [GeneratedToken], GenerationSummary?) in
             var text = ""
             var tokens: [GeneratedToken] = []
             var summary: GenerationSummary?
             let clock = ContinuousClock()
             var lastUpdate = clock.now
-            for try await event in session.generate(tokens: promptTokens, options: options, stop: stop) {
+            for try await event in events {
                 switch event {
                 case .token(let token):
                     text += token.text
@@ -81,10 +83,10 @@ extension ModelLibrary {
         }
         let stats = summary ?? GenerationSummary(promptTokens: 0, generatedTokens: tokens.count, timeToFirstToken: 0,
                                                  promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
-        let generation = Generation(prompt: prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: interrupted)
+        let generation = Generation(prompt: rendered ?? prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: interrupted)
         output.updateDisplay(generation.mimeBundle, displayID: displayID)
         context.session.shownLive.withLock { $0.append(generation) }
-        context.session.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: record.message)
+        context.session.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered)
         if !interrupted, let timeout, stats.finishReason == .cancelled {
             throw LumenError(.model, "generation timed out after \(timeout) s (the partial text is kept)", at: context.location)
         }

@@ -5,10 +5,11 @@ import Foundation
 import Inference
 
 /// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `quantize`, `generate`,
-/// `tokenize`, `detokenize`, `nextTokens`, `perplexity` and `compareModels`.
+/// `tokenize`, `detokenize`, `nextTokens`, `perplexity`, `compareModels`, conversations, and
+/// `connect` (models served over HTTP).
 enum ModelLibrary {
     static let all: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens, perplexity,
-                                 compareModels, conversation, say, reset, fork]
+                                 compareModels, conversation, say, reset, fork, connect]
 
     /// Runs `body`, turning a `ModelError` into Lumen's `ModelError` at `location`.
     static func modelCall<Result>(at location: SourceLocation, _ body: () throws(ModelError) -> Result) throws(LumenError) -> Result {
@@ -30,7 +31,34 @@ enum ModelLibrary {
     }
 
     static func model(_ arguments: inout Arguments) throws(LumenError) -> LoadedModel {
-        try hostObject(&arguments, "model", "a model (from load)")
+        let (value, location) = try arguments.requirePositional("model")
+        guard case .host(let object) = value, let model = object as? LoadedModel else {
+            let remote = if case .host(let object) = value, object is RemoteModelObject { " (this needs the weights: a served model cannot do it)" } else { "" }
+            throw LumenError(.type, "expected a model (from load), got \(value.typeName)\(remote)", at: location)
+        }
+        return model
+    }
+
+    /// The positional argument `model`: a loaded or a remote model.
+    static func generativeModel(_ arguments: inout Arguments) throws(LumenError) -> any GenerativeModel {
+        let (value, location) = try arguments.requirePositional("model")
+        guard case .host(let object) = value, let model = object as? any GenerativeModel else {
+            throw LumenError(.type, "expected a model (from load or connect), got \(value.typeName)", at: location)
+        }
+        return model
+    }
+
+    /// The positional argument `model`: one model, or an array of them (loaded or remote).
+    static func generativeModels(_ arguments: inout Arguments) throws(LumenError) -> [any GenerativeModel] {
+        let (value, location) = try arguments.requirePositional("model")
+        let values: [Value] = if case .array(let elements) = value { elements } else { [value] }
+        let models = values.compactMap { value -> (any GenerativeModel)? in
+            if case .host(let object) = value { object as? any GenerativeModel } else { nil }
+        }
+        guard models.count == values.count, !models.isEmpty else {
+            throw LumenError(.type, "expected a model (from load or connect) or an array of models, got \(value.typeName)", at: location)
+        }
+        return models
     }
 
     static let load = Builtin(
@@ -117,21 +145,33 @@ enum ModelLibrary {
         return .string(llama.tokenizer.decode(ids))
     }
 
-    static let nextTokens = Builtin(name: "nextTokens", signature: "nextTokens(_ model, _ prompt: String, k: Int = 10) -> Table", summary: "The k most likely next tokens after the prompt, as a table and a bar chart of probabilities.") { arguments, context in
-        let model = try model(&arguments)
+    static let nextTokens = Builtin(name: "nextTokens", signature: "nextTokens(_ model, _ prompt: String, k: Int = 10) -> Table", summary: "The k most likely next tokens after the prompt, as a table and a bar chart of probabilities (a remote model's from the server's top_logprobs).") { arguments, context in
+        let model = try generativeModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         let k = try arguments.labelledInteger("k") ?? 10
         try arguments.finish()
-        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
-        let top: [(id: Int32, logProbability: Float)]
+        guard k >= 1 else { throw LumenError(.value, "k must be at least 1", at: context.location) }
+        let top: [(id: Int32?, piece: String, logProbability: Double)]
         do {
-            top = try await session.nextTokenLogProbabilities(prompt, k: k)
+            if let local = model as? LoadedModel {
+                let session = try local.session()
+                top = try await session.nextTokenLogProbabilities(prompt, k: k).map { entry in
+                    (entry.id, String(decoding: session.model.tokenizer.piece(entry.id), as: UTF8.self), Double(entry.logProbability))
+                }
+            } else if let remote = model as? RemoteModelObject {
+                top = try await remote.remote.nextTokens(prompt, k: k).map { (nil, $0.text, $0.logProbability) }
+            } else {
+                throw LumenError(.type, "nextTokens() needs a model", at: context.location)
+            }
+        } catch let error as LumenError {
+            throw error
+        } catch is CancellationError {
+            throw CancellationError()
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        let pieces = top.map { String(decoding: session.model.tokenizer.piece($0.id), as: UTF8.self) }
-        let rows = zip(top, pieces).map { [String($0.id), $1.debugDescription, String(format: "%.4f", exp(Double($0.logProbability)))] }
-        let chart = Chart(kind: .bar, labels: pieces.map { $0.debugDescription }, series: [.init(name: "", values: top.map { exp(Double($0.logProbability)) })],
+        let rows = top.map { [$0.id.map(String.init) ?? "", $0.piece.debugDescription, String(format: "%.4f", exp($0.logProbability))] }
+        let chart = Chart(kind: .bar, labels: top.map { $0.piece.debugDescription }, series: [.init(name: "", values: top.map { exp($0.logProbability) })],
                           title: "next token after \(prompt.debugDescription)", yLabel: "probability")
         let table = Table(columns: ["id", "piece", "probability"], rows: rows)
         var bundle = table.mimeBundle

@@ -58,6 +58,9 @@ public enum RunLibrary {
             context.output.stream(.stderr, "note: \(record.model.path) has changed since run \(record.id ?? 0) (SHA-256 differs)\n")
         }
         let path = record.model.path
+        guard !path.contains("://") else {
+            throw LumenError(.value, "run \(record.id ?? 0) ran on a served model (\(path)); replay repeats runs of local model files", at: context.location)
+        }
         let model: LoadedModel
         do {
             model = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
@@ -69,8 +72,10 @@ public enum RunLibrary {
         let session = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try model.session() }
         let text = record.renderedPrompt ?? record.prompt
         let tokens = record.renderedPrompt == nil ? session.tokenize(text) : Conversation.promptTokens(session.model.tokenizer, text: text)
-        let generation = try await ModelLibrary.streamGeneration(session: session, prompt: text, promptTokens: tokens, options: options.generationOptions,
-                                                                 timeout: nil, record: RunDraft(entry: "replay", model: model), context: context)
+        let generation = try await ModelLibrary.streamGeneration(prompt: text, options: options.generationOptions, timeout: nil,
+                                                                 record: RunDraft(entry: "replay", model: model), context: context) { stop in
+            (nil, session.generate(tokens: tokens, options: options.generationOptions, stop: stop))
+        }
         if generation.interrupted { throw CancellationError() }
         let replayed = generation.tokens.map(\.id)
         let identical = replayed == record.tokenIDs

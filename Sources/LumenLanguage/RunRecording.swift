@@ -51,21 +51,21 @@ extension RunRecord {
 }
 
 extension SessionState {
-    /// Records `generation`, made by `entry` with `model`, in the run log.
-    func record(_ generation: Generation, entry: String, model: LoadedModel, messages: [ChatMessage]? = nil, prompt: String? = nil) {
-        guard runLog != nil, let loaded = try? model.model() else { return }
-        let rendered = prompt.map { _ in generation.prompt }
-        record(RunRecord(generationAt: entry, origin: origin.withLock { $0 }, model: RunModel(loaded, name: model.name),
+    /// Records `generation`, made by `entry` with `model`, in the run log: `prompt` as the cell
+    /// gave it, and `rendered` when the model was given another text (a chat template's).
+    func record(_ generation: Generation, entry: String, model: any GenerativeModel, messages: [ChatMessage]? = nil, prompt: String? = nil,
+                rendered: String? = nil) {
+        guard runLog != nil, let runModel = model.runModel else { return }
+        record(RunRecord(generationAt: entry, origin: origin.withLock { $0 }, model: runModel,
                          prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
                          summary: generation.stats, options: generation.options, interrupted: generation.interrupted))
     }
 }
 
 /// What the run log needs to know about a generation besides its result: the entry point, the
-/// model, and for a conversation turn its messages and the user's message.
+/// model, and for a conversation turn its messages.
 struct RunDraft {
     let entry: String
-    let model: LoadedModel
+    let model: any GenerativeModel
     var messages: [ChatMessage]? = nil
-    var message: String? = nil
 }

@@ -3,7 +3,7 @@ import Foundation
 
 /// The built-in functions every Lumen session starts with.
 enum StandardLibrary {
-    static let all: [Builtin] = DisplayLibrary.all + ModelLibrary.all + JobLibrary.all + RunLibrary.all + [print, eprint, sleep, input, len, string, int, double, minimum, maximum, sum, mean,
+    static let all: [Builtin] = DisplayLibrary.all + ModelLibrary.all + JobLibrary.all + RunLibrary.all + [print, eprint, sleep, input, env, len, string, int, double, minimum, maximum, sum, mean,
                                  stdev, sorted, range, stride, now, random, assert, abs, round, sqrt, exp, log, pow]
 
     static let print = Builtin(
@@ -66,6 +66,17 @@ enum StandardLibrary {
         } catch let error as InputUnavailableError {
             throw LumenError(.input, "input() is not available: \(error.reason)", at: context.location)
         }
+    }
+
+    static let env = Builtin(
+        name: "env",
+        signature: "env(_ name: String) -> String?",
+        summary: "The environment variable's value, or nil. A variable whose name says it is a secret (…KEY, …TOKEN, …SECRET, …PASSWORD) gives a Secret, shown as •••• and accepted by connect(apiKey:)."
+    ) { arguments, _ in
+        let name = try arguments.string(try arguments.requirePositional("name"), "name")
+        try arguments.finish()
+        guard let value = ProcessInfo.processInfo.environment[name] else { return .null }
+        return Secret.isSecretName(name) ? .host(Secret(variable: name, value: value)) : .string(value)
     }
 
     static let len = Builtin(name: "len", signature: "len(_ collection) -> Int", summary: "The number of elements of an array, dictionary, range or string.") { arguments, context in

@@ -39,7 +39,7 @@ struct ChatCommand: AsyncParsableCommand {
             }
         }
         var conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: templateSource)
-        if conversation.template.origin == .chatMLFallback {
+        if conversation.template?.origin == .chatMLFallback {
             FileHandle.standardError.write(Data("note: \(model) has no chat template; using ChatML (--template chooses another)\n".utf8))
         }
         let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)

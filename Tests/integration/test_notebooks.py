@@ -1,10 +1,12 @@
-"""Every code cell of notebooks/ runs without error through the kernel, with the shared models."""
+"""Every code cell of notebooks/ runs without error through the kernel, with the shared models;
+remote.ipynb against llama.cpp's OpenAI-compatible server (llama-cpp-python)."""
 import json
 import os
 
 import pytest
 
 from conftest import run, start_kernel
+from servers import start_llama_server
 
 NOTEBOOKS = os.path.join(os.path.dirname(__file__), "..", "..", "notebooks")
 
@@ -14,13 +16,19 @@ def test_notebook_runs(kernelspecs, name):
     shared = os.environ.get("LUMEN_TEST_DATA", "")
     os.environ["LUMEN_MODEL_PATH"] = os.path.join(shared, "models")
     notebook = json.load(open(os.path.join(NOTEBOOKS, name)))
+    server = start_llama_server() if name == "remote.ipynb" else None
     manager, client = start_kernel("lumen")
     try:
         for index, cell in enumerate(notebook["cells"]):
             if cell["cell_type"] != "code":
                 continue
-            reply, _ = run(client, "".join(cell["source"]))
+            source = "".join(cell["source"])
+            if server and "parameters" in cell["metadata"].get("tags", []):
+                source = f'let url = "{server.url}"'
+            reply, _ = run(client, source)
             assert reply["content"]["status"] == "ok", f"{name} cell {index}: {reply['content'].get('evalue')}"
     finally:
         client.stop_channels()
         manager.shutdown_kernel(now=True)
+        if server:
+            server.stop()

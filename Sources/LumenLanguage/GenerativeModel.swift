@@ -1,0 +1,19 @@
+import Evaluation
+import Inference
+import RunLog
+
+/// A model cells generate with: a GGUF file loaded in this process (`LoadedModel`) or a model
+/// served over the OpenAI-compatible API (`RemoteModelObject`). `generate`, `batch`, `compare`,
+/// `conversation`, `say` and jobs work through this, so the same cells run against either.
+protocol GenerativeModel: HostObject {
+    /// The name tables and the run log show.
+    var name: String { get }
+    /// The run log's description of the model (nil: not known any more, e.g. unloaded).
+    var runModel: RunModel? { get }
+    /// Starts generating after `prompt` on the next session (or endpoint) of the pool; raising
+    /// `stop` ends the stream early with finish reason `cancelled`.
+    func generate(_ prompt: String, options: GenerationOptions, stop: StopSignal) throws(ModelError) -> AsyncThrowingStream<TokenEvent, any Error>
+    /// A new conversation, starting with `system`, rendered by `template` where the model renders
+    /// its own prompts. `note` receives remarks for the user (a template fallback).
+    func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession
+}

@@ -1,0 +1,22 @@
+import Inference
+import RunLog
+
+extension LoadedModel: GenerativeModel {
+    var runModel: RunModel? {
+        guard let loaded = try? model() else { return nil }
+        return RunModel(loaded, name: name)
+    }
+
+    func generate(_ prompt: String, options: GenerationOptions, stop: StopSignal) throws(ModelError) -> AsyncThrowingStream<TokenEvent, any Error> {
+        try session().generate(prompt, options: options, stop: stop)
+    }
+
+    func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession {
+        let llama = try model()
+        let conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: template)
+        if conversation.template?.origin == .chatMLFallback {
+            note("note: \(name) has no chat template; using ChatML (template: chooses another)\n")
+        }
+        return ChatSession(model: self, engine: LocalChat(model: self, session: try session()), conversation: conversation)
+    }
+}

@@ -1,0 +1,71 @@
+import Display
+import Evaluation
+import Inference
+import Remote
+import RunLog
+
+/// A model served over the OpenAI-compatible API, as a cell value (`connect(url, model:)`): the
+/// same cells that generate with a loaded model generate with it.
+public final class RemoteModelObject: HostObject, GenerativeModel {
+    /// The connection.
+    let remote: RemoteModel
+
+    init(_ remote: RemoteModel) {
+        self.remote = remote
+    }
+
+    public var typeName: String { "RemoteModel" }
+    public var propertyNames: [String] { ["info", "name", "url"] }
+    public var methodNames: [String] { ["generate", "nextTokens"] }
+
+    var name: String { remote.name }
+
+    var runModel: RunModel? {
+        RunModel(name: remote.name, path: remote.urls.joined(separator: " "), architecture: "remote", tensorTypes: "")
+    }
+
+    func generate(_ prompt: String, options: GenerationOptions, stop: StopSignal) throws(ModelError) -> AsyncThrowingStream<TokenEvent, any Error> {
+        remote.generate(prompt, options: options, stop: stop)
+    }
+
+    func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession {
+        guard template == nil else {
+            throw ModelError(file: remote.name, field: "template", reason: "a served model's conversations are rendered by the server's own template")
+        }
+        return ChatSession(model: self, engine: RemoteChat(model: remote), conversation: Conversation(system: system))
+    }
+
+    public func property(_ name: String) throws -> Value? {
+        switch name {
+        case "info": .dictionary(infoDictionary)
+        case "name": .string(remote.name)
+        case "url": .string(remote.urls[0])
+        default: nil
+        }
+    }
+
+    private var infoPairs: [(String, Value)] {
+        [
+            ("model", .string(remote.name)),
+            ("endpoints", .array(remote.urls.map { .string($0) })),
+            ("served", .array(remote.served.map { .string($0.id) })),
+            ("concurrency", .integer(remote.concurrency)),
+            ("logprobs", .bool(remote.logprobs)),
+        ]
+    }
+
+    private var infoDictionary: LumenDictionary {
+        var dictionary = LumenDictionary()
+        for (key, value) in infoPairs { dictionary[.string(key)] = value }
+        return dictionary
+    }
+
+    public var summary: String {
+        "RemoteModel \(remote.name): " + infoPairs.map { "\($0.0) \($0.1.printed)" }.joined(separator: ", ")
+    }
+
+    public var mimeBundle: MIMEBundle {
+        let table = Table(columns: ["remote model", remote.name], rows: infoPairs.map { [$0.0, $0.1.printed] })
+        return table.mimeBundle
+    }
+}

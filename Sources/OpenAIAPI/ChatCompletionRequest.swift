@@ -1,0 +1,77 @@
+/// A request to `/v1/chat/completions`: the next assistant message after `messages`, rendered by
+/// the server's chat template.
+public struct ChatCompletionRequest: Codable, Sendable, Equatable {
+    /// The served model's name (optional for servers with one model).
+    public var model: String?
+    /// The conversation so far.
+    public var messages: [WireChatMessage]
+    /// Sampling and stopping.
+    public var sampling: SamplingFields
+    /// The newer name of `max_tokens`; either is accepted.
+    public var maxCompletionTokens: Int?
+    /// Whether to stream chunks as Server-Sent Events.
+    public var stream: Bool?
+    /// Streaming options.
+    public var streamOptions: StreamOptions?
+    /// Whether to report each token's log-probability.
+    public var logprobs: Bool?
+    /// How many most likely alternatives to report per token.
+    public var topLogprobs: Int?
+    /// Number of choices; only 1 is supported.
+    public var n: Int?
+    /// The end user's identifier; accepted and ignored.
+    public var user: String?
+
+    /// A request.
+    public init(model: String?, messages: [WireChatMessage], sampling: SamplingFields, stream: Bool? = nil, streamOptions: StreamOptions? = nil,
+                logprobs: Bool? = nil, topLogprobs: Int? = nil) {
+        self.model = model
+        self.messages = messages
+        self.sampling = sampling
+        self.stream = stream
+        self.streamOptions = streamOptions
+        self.logprobs = logprobs
+        self.topLogprobs = topLogprobs
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case model, messages, maxCompletionTokens = "max_completion_tokens", stream, streamOptions = "stream_options", logprobs,
+             topLogprobs = "top_logprobs", n, user
+    }
+
+    /// Every field this request knows; a server refuses others.
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames)
+
+    /// The most tokens to generate, from either field.
+    public var tokenLimit: Int? { maxCompletionTokens ?? sampling.maxTokens }
+
+    /// Reads the request's fields and the sampling fields beside them.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        model = try container.decodeIfPresent(String.self, forKey: .model)
+        messages = try container.decode([WireChatMessage].self, forKey: .messages)
+        maxCompletionTokens = try container.decodeIfPresent(Int.self, forKey: .maxCompletionTokens)
+        stream = try container.decodeIfPresent(Bool.self, forKey: .stream)
+        streamOptions = try container.decodeIfPresent(StreamOptions.self, forKey: .streamOptions)
+        logprobs = try container.decodeIfPresent(Bool.self, forKey: .logprobs)
+        topLogprobs = try container.decodeIfPresent(Int.self, forKey: .topLogprobs)
+        n = try container.decodeIfPresent(Int.self, forKey: .n)
+        user = try container.decodeIfPresent(String.self, forKey: .user)
+        sampling = try SamplingFields(from: decoder)
+    }
+
+    /// Writes the request's fields and the sampling fields beside them.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(model, forKey: .model)
+        try container.encode(messages, forKey: .messages)
+        try container.encodeIfPresent(maxCompletionTokens, forKey: .maxCompletionTokens)
+        try container.encodeIfPresent(stream, forKey: .stream)
+        try container.encodeIfPresent(streamOptions, forKey: .streamOptions)
+        try container.encodeIfPresent(logprobs, forKey: .logprobs)
+        try container.encodeIfPresent(topLogprobs, forKey: .topLogprobs)
+        try container.encodeIfPresent(n, forKey: .n)
+        try container.encodeIfPresent(user, forKey: .user)
+        try sampling.encode(to: encoder)
+    }
+}

@@ -1,0 +1,62 @@
+/// A request to `/v1/completions`: text after a plain prompt.
+public struct CompletionRequest: Codable, Sendable, Equatable {
+    /// The served model's name (optional for servers with one model).
+    public var model: String?
+    /// The prompt.
+    public var prompt: String
+    /// Sampling and stopping.
+    public var sampling: SamplingFields
+    /// Whether to stream chunks as Server-Sent Events.
+    public var stream: Bool?
+    /// Streaming options.
+    public var streamOptions: StreamOptions?
+    /// How many most likely alternatives to report per token (0: only the chosen token's).
+    public var logprobs: Int?
+    /// Number of choices; only 1 is supported.
+    public var n: Int?
+    /// The end user's identifier; accepted and ignored.
+    public var user: String?
+
+    /// A request.
+    public init(model: String?, prompt: String, sampling: SamplingFields, stream: Bool? = nil, streamOptions: StreamOptions? = nil, logprobs: Int? = nil) {
+        self.model = model
+        self.prompt = prompt
+        self.sampling = sampling
+        self.stream = stream
+        self.streamOptions = streamOptions
+        self.logprobs = logprobs
+    }
+
+    enum CodingKeys: String, CodingKey, CaseIterable {
+        case model, prompt, stream, streamOptions = "stream_options", logprobs, n, user
+    }
+
+    /// Every field this request knows; a server refuses others.
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames)
+
+    /// Reads the request's fields and the sampling fields beside them.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        model = try container.decodeIfPresent(String.self, forKey: .model)
+        prompt = try container.decode(String.self, forKey: .prompt)
+        stream = try container.decodeIfPresent(Bool.self, forKey: .stream)
+        streamOptions = try container.decodeIfPresent(StreamOptions.self, forKey: .streamOptions)
+        logprobs = try container.decodeIfPresent(Int.self, forKey: .logprobs)
+        n = try container.decodeIfPresent(Int.self, forKey: .n)
+        user = try container.decodeIfPresent(String.self, forKey: .user)
+        sampling = try SamplingFields(from: decoder)
+    }
+
+    /// Writes the request's fields and the sampling fields beside them.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encodeIfPresent(model, forKey: .model)
+        try container.encode(prompt, forKey: .prompt)
+        try container.encodeIfPresent(stream, forKey: .stream)
+        try container.encodeIfPresent(streamOptions, forKey: .streamOptions)
+        try container.encodeIfPresent(logprobs, forKey: .logprobs)
+        try container.encodeIfPresent(n, forKey: .n)
+        try container.encodeIfPresent(user, forKey: .user)
+        try sampling.encode(to: encoder)
+    }
+}

@@ -1,0 +1,98 @@
+import Inference
+import OpenAIAPI
+
+/// A generation request the server answers (`/v1/completions`, `/v1/chat/completions`): its
+/// fields, its prompt's tokens, and the shape of its answer, so one handler serves both.
+protocol ServedGenerationRequest: Decodable, Sendable {
+    /// A whole answer or one streamed chunk.
+    associatedtype Answer: Encodable & Sendable
+    /// The fields the request may carry.
+    static var fieldNames: Set<String> { get }
+    /// The model asked for.
+    var model: String? { get }
+    /// Sampling and stopping.
+    var sampling: SamplingFields { get }
+    /// The most tokens to generate.
+    var tokenLimit: Int? { get }
+    /// Whether to stream.
+    var stream: Bool? { get }
+    /// Whether a stream ends with a usage chunk.
+    var streamOptions: StreamOptions? { get }
+    /// Choices asked for.
+    var n: Int? { get }
+    /// Alternatives per token to report; nil: no log-probabilities.
+    var alternatives: Int? { get }
+    /// The prompt's tokens for `model`.
+    func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32]
+    /// An answer (`chunk`: one piece of a stream, the first when `first`) with `text`, the
+    /// tokens' log-probabilities when asked for, and the finish reason and usage when known.
+    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, logprobs: [TokenLogprob]?,
+                       finishReason: String?, usage: Usage?) -> Answer
+    /// The last chunk of a stream that asked for usage: no choices, the token counts.
+    static func usageChunk(id: String, created: Int, model: String, usage: Usage) -> Answer
+}
+
+extension CompletionRequest: ServedGenerationRequest {
+    var tokenLimit: Int? { sampling.maxTokens }
+    var alternatives: Int? { logprobs }
+
+    func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {
+        model.model.tokenizer.encode(prompt)
+    }
+
+    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, logprobs: [TokenLogprob]?,
+                       finishReason: String?, usage: Usage?) -> Completion {
+        let legacy = logprobs.map { entries in
+            var offsets: [Int] = []
+            var offset = 0
+            for entry in entries {
+                offsets.append(offset)
+                offset += entry.token.count
+            }
+            return CompletionLogprobs(tokens: entries.map(\.token), tokenLogprobs: entries.map(\.logprob),
+                                      topLogprobs: entries.map { entry in Dictionary(entry.topLogprobs.map { ($0.token, $0.logprob) }) { first, _ in first } },
+                                      textOffset: offsets)
+        }
+        return Completion(id: id, created: created, model: model, choices: [CompletionChoice(text: text, logprobs: legacy, finishReason: finishReason)],
+                          usage: usage)
+    }
+
+    static func usageChunk(id: String, created: Int, model: String, usage: Usage) -> Completion {
+        Completion(id: id, created: created, model: model, choices: [], usage: usage)
+    }
+}
+
+extension ChatCompletionRequest: ServedGenerationRequest {
+    var alternatives: Int? { logprobs == true ? (topLogprobs ?? 0) : nil }
+
+    func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {
+        guard !messages.isEmpty else { throw .invalid("messages must not be empty", param: "messages") }
+        let template: ChatTemplate
+        do {
+            template = try ChatTemplate(gguf: model.model.gguf, vocabulary: model.model.tokenizer.vocabulary)
+        } catch {
+            throw .failed("the model's chat template cannot be used: \(error)")
+        }
+        let text: String
+        do {
+            text = try template.render(messages.map { ChatMessage(role: $0.role, content: $0.content) }, addGenerationPrompt: true)
+        } catch {
+            throw .invalid("the chat template failed on these messages: \(error)", param: "messages")
+        }
+        return Conversation.promptTokens(model.model.tokenizer, text: text)
+    }
+
+    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, logprobs: [TokenLogprob]?,
+                       finishReason: String?, usage: Usage?) -> ChatCompletion {
+        let choice = chunk
+            ? ChatChoice(delta: ChatDelta(role: first ? "assistant" : nil, content: text), logprobs: logprobs.map { ChatLogprobs(content: $0) },
+                         finishReason: finishReason)
+            : ChatChoice(message: WireChatMessage(role: "assistant", content: text), logprobs: logprobs.map { ChatLogprobs(content: $0) },
+                         finishReason: finishReason)
+        return ChatCompletion(id: id, chunk: chunk, created: created, model: model, choices: [choice], usage: usage)
+    }
+
+    static func usageChunk(id: String, created: Int, model: String, usage: Usage) -> ChatCompletion {
+        ChatCompletion(id: id, chunk: true, created: created, model: model, choices: [], usage: usage)
+    }
+}

@@ -1,0 +1,30 @@
+import Executors
+import Inference
+
+/// A model `lumen serve` answers for: its weights, a pool of sessions (one request at a time on
+/// each), and the name requests give in `model`.
+public final class ServedModel: Sendable {
+    /// The name in `/v1/models` and in requests.
+    public let name: String
+    /// The weights.
+    let model: LanguageModel
+    /// The sessions.
+    let sessions: [ModelSession]
+    /// Which sessions are busy; requests wait their turn, first come, first served.
+    let pool: FairPool
+    /// When it was loaded, seconds since 1970.
+    let created: Int
+
+    /// Serves `model` as `name` with `instances` sessions of `contextLength` (nil: the model's)
+    /// and `threads` threads each.
+    public init(name: String, model: LanguageModel, instances: Int, contextLength: Int?, threads: Int, created: Int) {
+        self.name = name
+        self.model = model
+        sessions = (0..<max(1, instances)).map { _ in ModelSession(model: model, contextLength: contextLength, threads: threads) }
+        pool = FairPool(count: sessions.count, limit: 1)
+        self.created = created
+    }
+
+    /// The context length of its sessions.
+    var contextLength: Int { sessions[0].contextLength }
+}

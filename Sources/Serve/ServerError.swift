@@ -1,0 +1,35 @@
+import HTTPTypes
+import OpenAIAPI
+
+/// A request the server refuses: the HTTP status and the message, sent in OpenAI's error shape.
+struct ServerError: Error {
+    /// The status.
+    let status: HTTPResponse.Status
+    /// The body.
+    let body: APIErrorResponse
+
+    /// 400: the request is malformed or asks for something unsupported (`param` names the field).
+    static func invalid(_ message: String, param: String? = nil) -> ServerError {
+        ServerError(status: .badRequest, body: APIErrorResponse(message: message, type: "invalid_request_error", param: param))
+    }
+
+    /// 401: no valid bearer token.
+    static let unauthorized = ServerError(status: .unauthorized, body: APIErrorResponse(
+        message: "missing or incorrect API key (send it as 'Authorization: Bearer KEY')", type: "authentication_error", code: "invalid_api_key"))
+
+    /// 404: no served model has this name.
+    static func unknownModel(_ name: String, served: [String]) -> ServerError {
+        ServerError(status: .notFound, body: APIErrorResponse(message: "model '\(name)' is not served here (served: \(served.joined(separator: ", ")))",
+                                                              type: "invalid_request_error", param: "model", code: "model_not_found"))
+    }
+
+    /// 413: the body is larger than the server accepts.
+    static func tooLarge(_ limit: Int) -> ServerError {
+        ServerError(status: .contentTooLarge, body: APIErrorResponse(message: "the request body is larger than \(limit) bytes", type: "invalid_request_error"))
+    }
+
+    /// 500: the model failed.
+    static func failed(_ message: String) -> ServerError {
+        ServerError(status: .internalServerError, body: APIErrorResponse(message: message, type: "server_error"))
+    }
+}

@@ -1,0 +1,76 @@
+import ArgumentParser
+import Executors
+import Foundation
+import Inference
+import Serve
+
+/// `lumen serve MODEL...`: the OpenAI-compatible API over local models, for any client that
+/// speaks it (the `openai` package, LangChain, another Lumen's `connect`).
+struct ServeCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "serve",
+        abstract: "Serve models over the OpenAI-compatible API (/v1/models, /v1/completions, /v1/chat/completions).",
+        discussion: """
+        Each MODEL is served under its file name without .gguf (the first is the default). \
+        Streaming (Server-Sent Events) and whole answers, logprobs/top_logprobs, max_tokens, \
+        temperature, top_p, top_k, min_p, repeat_penalty, seed and stop. Concurrent requests share \
+        --instances sessions per model and wait their turn in order. Listens on loopback unless \
+        --host says otherwise; with --api-key-env VAR, requests must send that variable's value \
+        as a bearer token. Stops on SIGINT or SIGTERM.
+        """
+    )
+
+    @ArgumentParser.Argument(help: "GGUF models: paths, or names found as load() finds them.")
+    var models: [String]
+
+    @Option(help: "The address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(help: "The port (0: any free port; the URL is printed).")
+    var port = 8080
+
+    @Option(help: "Sessions per model: requests served at once.")
+    var instances = 1
+
+    @Option(name: .customLong("ctx"), help: "Context length of each session (default: the model's).")
+    var contextLength: Int?
+
+    @Option(help: "Threads per session.")
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+
+    @Option(name: .customLong("api-key-env"), help: "An environment variable holding the key clients must send (never printed).")
+    var apiKeyVariable: String?
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        guard !models.isEmpty else { throw ValidationError("give at least one model") }
+        guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
+        guard instances >= 1 else { throw ValidationError("--instances must be at least 1, got \(instances)") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1, got \(threads)") }
+        if let contextLength, contextLength < 1 { throw ValidationError("--ctx must be at least 1, got \(contextLength)") }
+    }
+
+    func run() async throws {
+        let logger = global.bootstrapLogging(label: "lumen.serve")
+        let key: String? = try apiKeyVariable.map { variable in
+            guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
+                throw ValidationError("--api-key-env \(variable): the variable is not set or empty")
+            }
+            return value
+        }
+        let paths = try models.map { try ModelLocator.resolve($0) }
+        let (instances, contextLength, threads) = (self.instances, self.contextLength, self.threads)
+        let served = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
+            try paths.map { path throws(ModelError) in
+                ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: try LanguageModel(path: path),
+                            instances: instances, contextLength: contextLength, threads: threads, created: Int(Date().timeIntervalSince1970))
+            }
+        }
+        let names = served.map(\.name)
+        guard Set(names).count == names.count else { throw ValidationError("two models have the same name: \(names.joined(separator: ", "))") }
+        try await OpenAIServer(models: served, apiKey: key).run(host: host, port: port, logger: logger) { url in
+            FileHandle.standardError.write(Data("lumen serve: \(names.joined(separator: ", ")) at \(url)\n".utf8))
+        }
+    }
+}

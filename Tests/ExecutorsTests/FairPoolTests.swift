@@ -1,0 +1,45 @@
+import Executors
+import Testing
+
+/// The order in which waiters got their places.
+private actor Arrivals {
+    var order: [Int] = []
+    func append(_ waiter: Int) { order.append(waiter) }
+}
+
+struct FairPoolTests {
+    @Test func placesGoToTheLeastBusyResourceThenWaitersInOrder() async throws {
+        let pool = FairPool(count: 2, limit: 2)
+        var taken: [Int] = []
+        for _ in 0..<4 { taken.append(try await pool.acquire()) }
+        #expect(taken.sorted() == [0, 0, 1, 1] && taken[0] != taken[1])
+        // Three waiters queue; each release hands its place to the earliest.
+        let arrivals = Arrivals()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for waiter in 0..<3 {
+                group.addTask {
+                    let index = try await pool.acquire()
+                    await arrivals.append(waiter)
+                    pool.release(index)
+                }
+                // Each waiter is queued before the next is started: wait until it is.
+                while pool.waiting < waiter + 1 { await Task.yield() }
+            }
+            pool.release(taken[0])
+            try await group.waitForAll()
+        }
+        #expect(await arrivals.order == [0, 1, 2])
+    }
+
+    @Test func aCancelledWaiterLeavesTheQueue() async throws {
+        let pool = FairPool(count: 1, limit: 1)
+        let held = try await pool.acquire()
+        let waiter = Task { try await pool.acquire() }
+        while pool.waiting < 1 { await Task.yield() }
+        waiter.cancel()
+        await #expect(throws: CancellationError.self) { try await waiter.value }
+        #expect(pool.waiting == 0)
+        pool.release(held)
+        #expect(try await pool.acquire() == 0)
+    }
+}

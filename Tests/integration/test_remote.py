@@ -1,0 +1,282 @@
+"""Beyond one machine: `lumen serve` driven by the official `openai` client, and Lumen's
+`connect` driving real OpenAI-compatible servers — llama-cpp-python's server (llama.cpp itself)
+and `lumen serve` — plus loopback endpoints that fail or stall on purpose."""
+import http.server
+import json
+import os
+import pathlib
+import subprocess
+import threading
+import urllib.request
+
+import openai
+import pytest
+
+from conftest import collect_iopub, lumen_bin, run, shell_reply
+from servers import SMOLLM2, start_llama_server, start_lumen_serve
+
+SHARED = pathlib.Path(os.environ.get("LUMEN_TEST_DATA", ""))
+KEY = "sk-lumen-test-7c1f9e"
+# Servers and kernels started by the tests read the key from their environment, as a user's would.
+os.environ["LUMEN_TEST_KEY"] = KEY
+
+
+@pytest.fixture(scope="module")
+def served():
+    """`lumen serve` on SmolLM2 with two sessions and a key."""
+    server = start_lumen_serve("--instances", "2", "--ctx", "2048", "--api-key-env", "LUMEN_TEST_KEY")
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def llama_server():
+    """llama-cpp-python's OpenAI-compatible server (llama.cpp) on SmolLM2, with logprobs."""
+    server = start_llama_server()
+    yield server
+    server.stop()
+
+
+def post(url, body, key=None):
+    request = urllib.request.Request(url, data=body if isinstance(body, bytes) else json.dumps(body).encode(), method="POST",
+                                     headers={"Content-Type": "application/json", **({"Authorization": f"Bearer {key}"} if key else {})})
+    try:
+        with urllib.request.urlopen(request, timeout=60) as response:
+            return response.status, json.loads(response.read())
+    except urllib.error.HTTPError as error:
+        return error.code, json.loads(error.read())
+
+
+def reference_case():
+    return json.loads((SHARED / "reference/real/smollm2.json").read_text())["cases"][0]
+
+
+# `lumen serve`, driven by the official client.
+
+def test_openai_client_completions_match_llama_cpp_reference(served):
+    client = openai.OpenAI(base_url=served.url, api_key=KEY)
+    assert [model.id for model in client.models.list()] == ["SmolLM2-135M-Instruct.Q4_1"]
+    case = reference_case()
+    whole = client.completions.create(model="SmolLM2-135M-Instruct.Q4_1", prompt=case["prompt"], max_tokens=2, temperature=0, logprobs=3)
+    # llama.cpp's greedy continuation starts " Paris." with wide margins (2.4 and 1.1 nats).
+    assert whole.choices[0].text == " Paris."
+    assert whole.usage.prompt_tokens == len(case["prompt_ids"]) and whole.usage.completion_tokens == 2
+    assert whole.choices[0].logprobs.tokens == [" Paris", "."]
+    first = whole.choices[0].logprobs.top_logprobs[0]
+    assert max(first, key=first.get) == " Paris" and len(first) == 3
+    assert abs(2.718281828 ** first[" Paris"] - case["top1_prob"][0]) < 0.05
+    streamed = client.completions.create(model="SmolLM2-135M-Instruct.Q4_1", prompt=case["prompt"], max_tokens=12, temperature=0, stream=True)
+    pieces, reasons = [], []
+    for chunk in streamed:
+        pieces.append(chunk.choices[0].text)
+        reasons.append(chunk.choices[0].finish_reason)
+    whole = client.completions.create(prompt=case["prompt"], model="SmolLM2-135M-Instruct.Q4_1", max_tokens=12, temperature=0)
+    assert "".join(pieces) == whole.choices[0].text and len(pieces) >= 10
+    assert reasons[-1] == "length" and whole.choices[0].finish_reason == "length"
+
+
+def test_openai_client_chat_streams_with_logprobs_and_usage(served):
+    client = openai.OpenAI(base_url=served.url, api_key=KEY)
+    messages = [{"role": "system", "content": "You are terse."}, {"role": "user", "content": "Name a colour."}]
+    whole = client.chat.completions.create(model="SmolLM2-135M-Instruct.Q4_1", messages=messages, max_tokens=8, temperature=0,
+                                           logprobs=True, top_logprobs=2)
+    text = whole.choices[0].message.content
+    assert whole.choices[0].message.role == "assistant" and text
+    entries = whole.choices[0].logprobs.content
+    assert "".join(entry.token for entry in entries) == text
+    assert all(len(entry.top_logprobs) == 2 and entry.top_logprobs[0].logprob >= entry.logprob - 1e-6 for entry in entries)
+    stream = client.chat.completions.create(model="SmolLM2-135M-Instruct.Q4_1", messages=messages, max_tokens=8, temperature=0, stream=True,
+                                            stream_options={"include_usage": True})
+    chunks = list(stream)
+    assert chunks[0].choices[0].delta.role == "assistant"
+    assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == text
+    assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == whole.usage.completion_tokens
+
+
+def test_key_bad_json_unknown_fields_and_unknown_models_are_refused(served):
+    with pytest.raises(openai.AuthenticationError):
+        openai.OpenAI(base_url=served.url, api_key="wrong").models.list()
+    status, body = post(served.url + "/completions", {"prompt": "x"})
+    assert status == 401 and body["error"]["type"] == "authentication_error"
+    status, body = post(served.url + "/completions", b"{not json", key=KEY)
+    assert status == 400 and body["error"]["message"] == "the body is not a JSON object"
+    status, body = post(served.url + "/completions", {"prompt": "x", "tempreature": 0}, key=KEY)
+    assert status == 400 and body["error"]["param"] == "tempreature"
+    status, body = post(served.url + "/completions", {"prompt": "x", "top_p": 2}, key=KEY)
+    assert status == 400 and body["error"]["message"] == "top_p must be in 0…1, got 2.0"
+    status, body = post(served.url + "/chat/completions", {"messages": [], "model": "gpt-4"}, key=KEY)
+    assert status == 404 and body["error"]["code"] == "model_not_found"
+    status, body = post(served.url + "/completions", {"prompt": "x " * 5000, "max_tokens": 1}, key=KEY)
+    assert status == 400 and "context holds" in body["error"]["message"]
+    # The server is still there.
+    assert openai.OpenAI(base_url=served.url, api_key=KEY).completions.create(model="SmolLM2-135M-Instruct.Q4_1", prompt="a", max_tokens=1)
+
+
+def test_client_disconnect_stops_the_generation(served):
+    client = openai.OpenAI(base_url=served.url, api_key=KEY)
+    start = len(served.lines)
+    stream = client.completions.create(model="SmolLM2-135M-Instruct.Q4_1", prompt="Once upon a time", max_tokens=100000, stream=True)
+    for index, _ in enumerate(stream):
+        if index == 3:
+            break
+    stream.close()
+    stopped = served.wait_for(r"disconnected after (\d+) tokens", timeout=60, start=start)
+    assert int(stopped.group(1)) < 1000
+
+
+# `connect`, driving real servers.
+
+def lumen_script(code, **env):
+    return subprocess.run([lumen_bin(), "repl"], input=code, capture_output=True, text=True, timeout=300, env=dict(os.environ, **env))
+
+
+def test_connect_streams_from_llama_cpp_server_as_it_answers_directly(llama_server):
+    case = reference_case()
+    status, direct = post(llama_server.url + "/completions", {"prompt": case["prompt"], "max_tokens": 12, "temperature": 0})
+    assert status == 200
+    result = lumen_script(f'''let r = connect("{llama_server.url}", logprobs: true)
+let g = generate(r, {json.dumps(case["prompt"])}, maxTokens: 12, temperature: 0)
+print(g.text)
+print(g.tokens.count, g.finishReason, g.stats["promptTokens"])
+print(g.tokens[0]["piece"], g.tokens[0]["logprob"] < 0)
+let c = conversation(r, system: "You are terse.")
+let reply = say(c, "Name a colour.", maxTokens: 6, temperature: 0)
+print(c.messages.count, c.messages[2]["role"])
+''')
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    # llama_cpp.server sends no usage in streams, so the prompt's size is not known (0).
+    assert direct["choices"][0]["text"] + "\n12 length 0\n" in result.stdout
+    assert " Paris true" in lines and "3 assistant" in lines
+
+
+def test_batch_spreads_over_a_pool_and_compare_mixes_local_and_remote(served):
+    second = start_lumen_serve()
+    try:
+        result = lumen_script(f'''let r = connect(["{served.url}", "{second.url}"], apiKey: env("LUMEN_TEST_KEY"), concurrency: 1)
+let gs = batch(r, ["a", "b", "c", "d"], maxTokens: 3, temperature: 0)
+print(gs.count)
+let m = load("{SMOLLM2}")
+let both = compare([m, r], "The capital of France is", temperature: [0], maxTokens: 2)
+print(both[0].text == both[1].text, both[1].text)
+print(r.info["endpoints"].count, env("LUMEN_TEST_KEY"))
+''', LUMEN_TEST_KEY=KEY)
+        assert result.returncode == 0, result.stderr
+        lines = result.stdout.splitlines()
+        assert "4" in lines and "true  Paris." in lines and "2 Secret(LUMEN_TEST_KEY: ••••)" in lines
+        assert KEY not in result.stdout + result.stderr
+        # Each endpoint took part of the batch.
+        assert any("generated" in line for line in second.lines)
+    finally:
+        second.stop()
+
+
+def test_interrupt_closes_the_remote_stream_and_keeps_the_partial_text(kernel, served):
+    manager, client = kernel
+    run(client, f'let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))')
+    start = len(served.lines)
+    msg_id = client.execute('generate(r, "Once upon a time", maxTokens: 100000, seed: 3)')
+    while True:
+        message = client.get_iopub_msg(timeout=60)
+        if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "update_display_data":
+            break
+    manager.interrupt_kernel()
+    reply = shell_reply(client, msg_id, timeout=20)
+    assert reply["content"]["ename"] == "Interrupted"
+    rest = collect_iopub(client, msg_id)
+    last = [m for m in rest if m["msg_type"] == "update_display_data"][-1]["content"]["data"]["text/plain"]
+    assert last.endswith("· interrupted]") and len(last) > len("· interrupted]") + 10
+    served.wait_for(r"disconnected after \d+ tokens", timeout=60, start=start)
+    after, messages = run(client, 'generate(r, "Lily", maxTokens: 2, temperature: 0).tokens.count')
+    assert after["content"]["status"] == "ok"
+
+
+# Endpoints that misbehave on purpose.
+
+class Scripted(http.server.BaseHTTPRequestHandler):
+    """Answers /v1/models; /v1/completions as `self.server.plan` says, one step per request."""
+
+    def log_message(self, *arguments):
+        pass
+
+    def do_GET(self):
+        self.reply(200, {"object": "list", "data": [{"id": "scripted", "object": "model"}]})
+
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("Content-Length", 0)))
+        step = self.server.plan.pop(0) if self.server.plan else "ok"
+        self.server.seen.append(step)
+        if step == "busy":
+            self.reply(503, {"error": {"message": "overloaded, try later", "type": "server_error"}}, {"Retry-After": "0"})
+        elif step == "bad-request":
+            self.reply(400, {"error": {"message": "max_tokens is too large: 99999999", "type": "invalid_request_error"}})
+        elif step == "stall":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b'data: {"id":"x","object":"text_completion","created":0,"model":"scripted","choices":[{"index":0,"text":"Hi","finish_reason":null}]}\n\n')
+            self.wfile.flush()
+            self.server.release.wait(30)
+        elif step == "truncated":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b'data: {"id":"x","object":"text_completion","created":0,"model":"scripted","choices":[{"index":0,"text":"Hi","finish_reason":null}]}\n\ndata: {"id"')
+        elif step == "garbage":
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b'data: {"choices": 7}\n\n')
+        else:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.end_headers()
+            self.wfile.write(b'data: {"id":"x","object":"text_completion","created":0,"model":"scripted","choices":[{"index":0,"text":"ok","finish_reason":"stop"}]}\n\ndata: [DONE]\n\n')
+
+    def reply(self, status, body, headers=None):
+        data = json.dumps(body).encode()
+        self.send_response(status)
+        self.send_header("Content-Type", "application/json")
+        self.send_header("Content-Length", str(len(data)))
+        for name, value in (headers or {}).items():
+            self.send_header(name, value)
+        self.end_headers()
+        self.wfile.write(data)
+
+
+@pytest.fixture
+def scripted():
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Scripted)
+    server.plan, server.seen, server.release = [], [], threading.Event()
+    server.daemon_threads = True
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server.url = f"http://127.0.0.1:{server.server_address[1]}/v1"
+    yield server
+    server.release.set()
+    server.shutdown()
+
+
+def test_busy_answers_are_retried_and_errors_are_the_servers_words(scripted):
+    scripted.plan = ["busy", "busy", "ok", "busy", "busy", "busy", "bad-request"]
+    result = lumen_script(f'''let r = connect("{scripted.url}", retries: 2)
+print(generate(r, "x").text)
+generate(r, "x")
+''')
+    assert "ok" in result.stdout.splitlines()
+    assert "HTTP 503: overloaded, try later (after 3 attempts)" in result.stderr
+    assert scripted.seen == ["busy", "busy", "ok", "busy", "busy", "busy"]
+    scripted.plan = ["bad-request"]
+    result = lumen_script(f'generate(connect("{scripted.url}"), "x")\n')
+    assert "HTTP 400: max_tokens is too large: 99999999" in result.stderr
+
+
+def test_stalled_truncated_and_malformed_streams_are_clear_errors(scripted):
+    expected = {
+        "stall": "no data for 1 s (read timeout)",
+        "truncated": "the stream ended before the generation finished (1 tokens received)",
+        "garbage": "malformed event in the stream",
+    }
+    for step, message in expected.items():
+        scripted.plan = [step]
+        result = lumen_script(f'generate(connect("{scripted.url}", timeout: 1), "x")\n')
+        assert result.returncode == 1 and message in result.stderr, (step, result.stderr)

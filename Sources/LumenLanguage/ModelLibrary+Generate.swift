@@ -24,9 +24,10 @@ extension ModelLibrary {
         return .host(generation)
     }
 
-    /// Runs the generation `start` begins (given the signal that stops it; it returns the prompt
-    /// text the model is given when that differs from `prompt`, as a rendered chat), showing the text live in one display
-    /// (updates coalesced to at most 25 a second) and then the finished `Generation`. An
+    /// Runs the generation `start` begins (given the signal that stops it; it also returns the
+    /// prompt text the model is given when that differs from `prompt`, as a rendered chat),
+    /// showing the text live in one display (updates coalesced to at most 25 a second) and then
+    /// the finished `Generation`. An
     /// interrupt stops it within one token and keeps the partial text (the returned generation
     /// says it was interrupted; the caller ends the cell); `timeout` seconds stop it the same way
     /// and raise an error after. The generation, finished or not, goes to the run log as `record`
@@ -112,7 +113,8 @@ extension ModelLibrary {
         if let topP = try arguments.labelledNumber("topP") { options.sampling.topP = Float(topP) }
         if let minP = try arguments.labelledNumber("minP") { options.sampling.minP = Float(minP) }
         if let penalty = try arguments.labelledNumber("repeatPenalty") { options.sampling.repeatPenalty = Float(penalty) }
-        options.sampling.seed = try arguments.labelledInteger("seed").map { UInt64(bitPattern: Int64($0)) } ?? UInt64.random(in: 0...UInt64.max)
+        // A random seed fits in 31 bits, as servers of the OpenAI API take it (llama.cpp reads -1 as "random").
+        options.sampling.seed = try arguments.labelledInteger("seed").map { UInt64(bitPattern: Int64($0)) } ?? UInt64.random(in: 0...UInt64(Int32.max))
         if let (stops, location) = arguments.labelled("stop") {
             if case .string(let text) = stops {
                 options.stopStrings = [text]

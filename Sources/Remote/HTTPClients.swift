@@ -7,12 +7,17 @@ import Synchronization
 final class HTTPClients: Sendable {
     static let shared = HTTPClients()
 
-    private let clients = Mutex<[Int: HTTPClient]>([:])
+    private struct Timeouts: Hashable {
+        let connect: Double
+        let read: Double
+    }
+
+    private let clients = Mutex<[Timeouts: HTTPClient]>([:])
 
     /// The client whose connections give up after `readTimeout` seconds without a byte, and
     /// after `connectTimeout` seconds trying to connect.
     func client(connectTimeout: Double, readTimeout: Double) -> HTTPClient {
-        let key = Int(connectTimeout * 1000) << 32 | Int(readTimeout * 1000)
+        let key = Timeouts(connect: connectTimeout, read: readTimeout)
         return clients.withLock { clients in
             if let client = clients[key] { return client }
             var configuration = HTTPClient.Configuration()

@@ -7,8 +7,20 @@ protocol RemoteGenerationRequest: Encodable, Sendable {
     associatedtype Response: RemoteGenerationResponse
     /// The path after the base URL.
     static var path: String { get }
+    /// Whether to stream.
+    var stream: Bool? { get set }
+    /// Streaming options.
+    var streamOptions: StreamOptions? { get set }
+}
+
+extension RemoteGenerationRequest {
     /// This request asking for a stream that ends with a usage chunk.
-    var streaming: Self { get }
+    var streaming: Self {
+        var copy = self
+        copy.stream = true
+        copy.streamOptions = StreamOptions(includeUsage: true)
+        return copy
+    }
 }
 
 /// An answer, whole or one streamed chunk, as the pieces of text it adds.
@@ -34,25 +46,11 @@ struct RemotePiece: Sendable {
 extension CompletionRequest: RemoteGenerationRequest {
     typealias Response = Completion
     static var path: String { "/completions" }
-
-    var streaming: CompletionRequest {
-        var copy = self
-        copy.stream = true
-        copy.streamOptions = StreamOptions(includeUsage: true)
-        return copy
-    }
 }
 
 extension ChatCompletionRequest: RemoteGenerationRequest {
     typealias Response = ChatCompletion
     static var path: String { "/chat/completions" }
-
-    var streaming: ChatCompletionRequest {
-        var copy = self
-        copy.stream = true
-        copy.streamOptions = StreamOptions(includeUsage: true)
-        return copy
-    }
 }
 
 extension Completion: RemoteGenerationResponse {

@@ -17,6 +17,11 @@ struct GenerationJob: Sendable {
     let id: String
     let created: Int
     let logger: Logger
+    /// The prompt and messages, for the record.
+    let prompt: String
+    let messages: [ChatMessage]?
+    /// Receives the finished (or abandoned) generation.
+    let record: (@Sendable (ServedGeneration) -> Void)?
 
     /// Streams the answer as JSON chunks to `send`; a failing `send` (a closed connection) stops
     /// the generation.
@@ -60,22 +65,31 @@ struct GenerationJob: Sendable {
         let index = try await model.pool.acquire()
         defer { model.pool.release(index) }
         var summary: GenerationSummary?
-        var generated = 0
+        var tokens: [GeneratedToken] = []
+        let started = ContinuousClock.now
         do {
             for try await event in model.sessions[index].generate(tokens: promptTokens, options: options) {
                 switch event {
                 case .token(let token):
-                    generated += 1
+                    tokens.append(GeneratedToken(id: token.id, text: token.text, logProbability: token.logProbability))
                     try await consume(token)
                 case .finished(let finished): summary = finished
                 }
             }
         } catch {
-            logger.info("\(id) session \(index): disconnected after \(generated) tokens (\(error))")
+            logger.info("\(id) session \(index): disconnected after \(tokens.count) tokens (\(error))")
+            let elapsed = (ContinuousClock.now - started).components
+            let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
+            record?(ServedGeneration(model: model, prompt: prompt, messages: messages, tokens: tokens,
+                                     summary: GenerationSummary(promptTokens: promptTokens.count, generatedTokens: tokens.count, timeToFirstToken: 0,
+                                                                promptTokensPerSecond: 0, generationTokensPerSecond: seconds > 0 ? Double(tokens.count) / seconds : 0,
+                                                                finishReason: .cancelled),
+                                     options: options, disconnected: true))
             throw error
         }
         guard let summary else { throw CancellationError() }
         logger.info("\(id) session \(index): \(promptTokens.count) prompt tokens, \(summary.generatedTokens) generated, \(summary.finishReason.rawValue)")
+        record?(ServedGeneration(model: model, prompt: prompt, messages: messages, tokens: tokens, summary: summary, options: options, disconnected: false))
         return summary
     }
 

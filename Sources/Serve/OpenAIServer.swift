@@ -15,15 +15,19 @@ public struct OpenAIServer: Sendable {
     let models: [ServedModel]
     /// The key requests must send as a bearer token, if any.
     let apiKey: String?
+    /// Receives every generation run, finished or abandoned.
+    let record: (@Sendable (ServedGeneration) -> Void)?
     /// The largest request body accepted, in bytes.
     static let maximumBodyBytes = 4 << 20
     /// The most alternatives per token a request may ask for.
     static let maximumAlternatives = 20
 
-    /// A server of `models` (at least one), requiring `apiKey` when given.
-    public init(models: [ServedModel], apiKey: String?) {
+    /// A server of `models` (at least one), requiring `apiKey` when given, handing each
+    /// generation to `record`.
+    public init(models: [ServedModel], apiKey: String?, record: (@Sendable (ServedGeneration) -> Void)? = nil) {
         self.models = models
         self.apiKey = apiKey
+        self.record = record
     }
 
     /// Serves on `host`:`port` (0: any free port) until SIGINT or SIGTERM, calling `listening`
@@ -68,7 +72,8 @@ public struct OpenAIServer: Sendable {
             let options = try generationOptions(parsed, promptTokens: promptTokens.count, model: model)
             let job = GenerationJob(model: model, promptTokens: promptTokens, options: options, alternatives: parsed.alternatives ?? 0,
                                     wantsLogprobs: parsed.alternatives != nil, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
-                                    created: Int(Date().timeIntervalSince1970), logger: logger)
+                                    created: Int(Date().timeIntervalSince1970), logger: logger, prompt: parsed.loggedPrompt,
+                                    messages: parsed.loggedMessages, record: record)
             if parsed.stream == true {
                 let includeUsage = parsed.streamOptions?.includeUsage == true
                 return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: ResponseBody { writer in

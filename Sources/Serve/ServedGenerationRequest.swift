@@ -22,6 +22,10 @@ protocol ServedGenerationRequest: Decodable, Sendable {
     var n: Int? { get }
     /// Alternatives per token to report; nil: no log-probabilities.
     var alternatives: Int? { get }
+    /// The prompt as the run log keeps it: a completion's prompt, a chat's last message.
+    var loggedPrompt: String { get }
+    /// A chat's messages, for the run log.
+    var loggedMessages: [ChatMessage]? { get }
     /// The prompt's tokens for `model`.
     func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32]
     /// An answer (`chunk`: one piece of a stream, the first when `first`) with `text`, the
@@ -35,6 +39,8 @@ protocol ServedGenerationRequest: Decodable, Sendable {
 extension CompletionRequest: ServedGenerationRequest {
     var tokenLimit: Int? { sampling.maxTokens }
     var alternatives: Int? { logprobs }
+    var loggedPrompt: String { prompt }
+    var loggedMessages: [ChatMessage]? { nil }
 
     func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {
         model.model.tokenizer.encode(prompt)
@@ -64,6 +70,8 @@ extension CompletionRequest: ServedGenerationRequest {
 
 extension ChatCompletionRequest: ServedGenerationRequest {
     var alternatives: Int? { logprobs == true ? (topLogprobs ?? 0) : nil }
+    var loggedPrompt: String { messages.last?.content ?? "" }
+    var loggedMessages: [ChatMessage]? { messages.map { ChatMessage(role: $0.role, content: $0.content) } }
 
     func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {
         guard !messages.isEmpty else { throw .invalid("messages must not be empty", param: "messages") }

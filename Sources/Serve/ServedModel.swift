@@ -7,7 +7,7 @@ public final class ServedModel: Sendable {
     /// The name in `/v1/models` and in requests.
     public let name: String
     /// The weights.
-    let model: LanguageModel
+    public let model: LanguageModel
     /// The sessions.
     let sessions: [ModelSession]
     /// Which sessions are busy; requests wait their turn, first come, first served.

@@ -2,6 +2,8 @@ import ArgumentParser
 import Executors
 import Foundation
 import Inference
+import LumenLanguage
+import RunLog
 import Serve
 
 /// `lumen serve MODEL...`: the OpenAI-compatible API over local models, for any client that
@@ -43,6 +45,16 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup var global: GlobalOptions
 
+    /// Writes each served generation to `log` as a run of `lumen serve`.
+    static func recorder(_ log: RunLog) -> @Sendable (ServedGeneration) -> Void {
+        { served in
+            let model = RunModel(served.model.model, name: served.model.name)
+            log.record(RunRecord(generationAt: "lumen serve", origin: RunOrigin(frontEnd: "serve"), model: model, prompt: served.prompt,
+                                 messages: served.messages, tokens: served.tokens, summary: served.summary, options: served.options,
+                                 interrupted: served.disconnected))
+        }
+    }
+
     func validate() throws {
         guard !models.isEmpty else { throw ValidationError("give at least one model") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
@@ -53,6 +65,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.serve")
+        let log = await global.openRunLog(logger: logger)
         let key: String? = try apiKeyVariable.map { variable in
             guard let value = ProcessInfo.processInfo.environment[variable], !value.isEmpty else {
                 throw ValidationError("--api-key-env \(variable): the variable is not set or empty")
@@ -69,8 +82,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let names = served.map(\.name)
         guard Set(names).count == names.count else { throw ValidationError("two models have the same name: \(names.joined(separator: ", "))") }
-        try await OpenAIServer(models: served, apiKey: key).run(host: host, port: port, logger: logger) { url in
+        try await OpenAIServer(models: served, apiKey: key, record: log.map(Self.recorder)).run(host: host, port: port, logger: logger) { url in
             FileHandle.standardError.write(Data("lumen serve: \(names.joined(separator: ", ")) at \(url)\n".utf8))
         }
+        await log?.flush()
     }
 }

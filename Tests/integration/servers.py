@@ -65,14 +65,16 @@ def start_lumen_serve(*extra, env=None):
 
 
 def start_llama_server():
-    """llama-cpp-python's OpenAI-compatible server on SmolLM2 (logprobs on, one thread), once it answers."""
+    """llama-cpp-python's OpenAI-compatible server on SmolLM2 (logprobs on, one thread; concurrent requests
+    queue instead of interrupting each other), once it answers."""
     if not SMOLLM2.exists():
         raise AssertionError(f"{SMOLLM2} is missing (make models fetches it)")
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]
     server = Server([sys.executable, "-m", "llama_cpp.server", "--model", str(SMOLLM2), "--host", "127.0.0.1", "--port", str(port),
-                     "--n_ctx", "2048", "--logits_all", "true", "--n_threads", "1"])
+                     "--n_ctx", "2048", "--logits_all", "true", "--n_threads", "1",
+                     "--interrupt_requests", "false"])
     server.url = f"http://127.0.0.1:{port}/v1"
     deadline = time.monotonic() + STARTUP
     while True:

@@ -280,3 +280,22 @@ def test_stalled_truncated_and_malformed_streams_are_clear_errors(scripted):
         scripted.plan = [step]
         result = lumen_script(f'generate(connect("{scripted.url}", timeout: 1), "x")\n')
         assert result.returncode == 1 and message in result.stderr, (step, result.stderr)
+
+
+def test_served_and_remote_runs_are_in_the_run_log_without_the_key(served):
+    client = openai.OpenAI(base_url=served.url, api_key=KEY)
+    client.chat.completions.create(model="SmolLM2-135M-Instruct.Q4_1", messages=[{"role": "user", "content": "Log me."}], max_tokens=3, temperature=0)
+    start = len(served.lines)
+    result = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
+generate(r, "Remote and logged", maxTokens: 2, temperature: 0)
+''')
+    assert result.returncode == 0, result.stderr
+    served.wait_for(r", 2 generated", timeout=60, start=start)
+    exported = subprocess.run([lumen_bin(), "log", "export", "--jsonl"], capture_output=True, text=True, check=True).stdout
+    assert KEY not in exported
+    records = [json.loads(line) for line in exported.splitlines()]
+    chat = [r for r in records if r["entry"] == "lumen serve" and r.get("messages") == [{"role": "user", "content": "Log me."}]]
+    assert chat and chat[-1]["model"]["name"] == "SmolLM2-135M-Instruct.Q4_1" and chat[-1]["generatedTokens"] == 3
+    remote = [r for r in records if r["entry"] == "generate" and r["prompt"] == "Remote and logged"]
+    assert remote and remote[-1]["model"]["path"] == served.url and remote[-1]["model"]["architecture"] == "remote"
+    assert any(r["entry"] == "lumen serve" and r["interrupted"] for r in records)

@@ -10,6 +10,7 @@ import pytest
 from nbclient import NotebookClient
 
 from conftest import lumen_bin
+from servers import start_llama_server
 
 NOTEBOOKS = os.path.join(os.path.dirname(__file__), "..", "..", "notebooks")
 NAMES = sorted(n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb") and not n.endswith(".out.ipynb"))
@@ -47,10 +48,21 @@ def test_nbclient_and_lumen_run_agree(kernelspecs, tmp_path, name):
     os.environ["LUMEN_MODEL_PATH"] = env_models
     source = os.path.join(NOTEBOOKS, name)
     ours = tmp_path / "ours.ipynb"
-    result = subprocess.run([lumen_bin(), "run", source, "-o", str(ours), "--quiet"], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-    notebook = nbformat.read(source, as_version=4)
-    NotebookClient(notebook, kernel_name="lumen", timeout=120).execute()
+    # remote.ipynb runs against llama.cpp's server, its URL set in the parameters cell of a copy.
+    server = start_llama_server() if name == "remote.ipynb" else None
+    try:
+        if server:
+            notebook = nbformat.read(source, as_version=4)
+            next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])).source = f'let url = "{server.url}"'
+            source = str(tmp_path / name)
+            nbformat.write(notebook, source)
+        result = subprocess.run([lumen_bin(), "run", source, "-o", str(ours), "--quiet"], capture_output=True, text=True)
+        assert result.returncode == 0, result.stderr
+        notebook = nbformat.read(source, as_version=4)
+        NotebookClient(notebook, kernel_name="lumen", timeout=120).execute()
+    finally:
+        if server:
+            server.stop()
     # A background job's output arrives after its cell has finished: nbclient records a cell's
     # messages only while it runs, lumen run keeps them, so cells that spawn jobs are left out.
     def comparable(cells):

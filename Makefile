@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv models synthetic-models test test-swift test-integration e2e run measure bench bench-tokenizer bench-real bench-formats check-formats clean
+.PHONY: all deps build release venv models synthetic-models test test-swift test-integration e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve check-formats clean
 
 all: build
 
@@ -110,6 +110,13 @@ bench-formats: release venv
 	@[ -x "$(LLAMA_BENCH)" ] && [ -x "$(LLAMA_QUANTIZE)" ] || { echo "Set LLAMA_BENCH and LLAMA_QUANTIZE (see BENCHMARKS.md)"; exit 2; }
 	$(PYTHON) scripts/make_bench_models.py $(SHARED)/models .build/bench-models 110M >/dev/null
 	python3 scripts/bench_formats.py $(BIN_RELEASE) $(LLAMA_BENCH) $(LLAMA_QUANTIZE) .build/bench-models
+
+## lumen serve against llama.cpp's llama-server (built by you from PyPI's llama-cpp-python source
+## package with -DLLAMA_BUILD_SERVER=ON, outside the repo) on SmolLM2: 1 and 4 concurrent
+## streams, same run, and one stream against in-process generation.
+bench-serve: release models
+	@[ -x "$(LLAMA_SERVER)" ] || { echo "Set LLAMA_SERVER=/path/to/llama-server (see BENCHMARKS.md)"; exit 2; }
+	python3 scripts/bench_serve.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf
 
 ## The same files inside a whole model against llama.cpp's logits, with a Python that has
 ## llama-cpp-python installed (outside the repo).

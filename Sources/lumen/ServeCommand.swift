@@ -37,7 +37,7 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("ctx"), help: "Context length of each session (default: the model's).")
     var contextLength: Int?
 
-    @Option(help: "Threads per session.")
+    @Option(name: [.customShort("t"), .long], help: "Threads per session.")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .customLong("api-key-env"), help: "An environment variable holding the key clients must send (never printed).")

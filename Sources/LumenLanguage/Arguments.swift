@@ -34,6 +34,11 @@ public struct Arguments: Sendable {
         positional.isEmpty ? nil : positional.removeFirst()
     }
 
+    /// The next positional argument's value, without taking it.
+    public func peekPositional() -> Value? {
+        positional.first?.0
+    }
+
     /// Takes the next positional argument, failing when there is none.
     public mutating func requirePositional(_ name: String) throws(LumenError) -> (Value, SourceLocation) {
         guard let argument = nextPositional() else {

@@ -14,6 +14,9 @@ extension ModelLibrary {
         signature: "perplexity(_ model, _ text: String? = nil, file: String? = nil, context: Int? = nil, plot: Bool = false) -> Perplexity",
         summary: "The model's perplexity on the text or file (it acts as that number; .value, .uncertainty, .tokens, .logprobs). With context: N, or for a file (N = 512 unless given), llama-perplexity's method: windows of N tokens, each scoring its second half, so the figure compares with llama.cpp's. plot: true charts the log-probabilities."
     ) { arguments, context in
+        if case .host(let object as RemoteModelObject)? = arguments.peekPositional() {
+            return try await remotePerplexity(object, &arguments, context: context)
+        }
         let model = try model(&arguments)
         let request = try ScoringRequest(&arguments, at: context.location)
         let plot = arguments.labelled("plot").map { $0.0.equals(.bool(true)) } ?? false

@@ -16,7 +16,7 @@ public final class RemoteModelObject: HostObject, GenerativeModel {
 
     public var typeName: String { "RemoteModel" }
     public var propertyNames: [String] { ["info", "name", "url"] }
-    public var methodNames: [String] { ["generate", "nextTokens"] }
+    public var methodNames: [String] { ["generate", "nextTokens", "perplexity"] }
 
     var name: String { remote.name }
 

@@ -12,23 +12,27 @@ public struct CompletionRequest: Codable, Sendable, Equatable {
     public var streamOptions: StreamOptions?
     /// How many most likely alternatives to report per token (0: only the chosen token's).
     public var logprobs: Int?
+    /// Whether the answer starts with the prompt (with `logprobs`, the prompt's tokens scored).
+    public var echo: Bool?
     /// Number of choices; only 1 is supported.
     public var n: Int?
     /// The end user's identifier; accepted and ignored.
     public var user: String?
 
     /// A request.
-    public init(model: String?, prompt: String, sampling: SamplingFields, stream: Bool? = nil, streamOptions: StreamOptions? = nil, logprobs: Int? = nil) {
+    public init(model: String?, prompt: String, sampling: SamplingFields, stream: Bool? = nil, streamOptions: StreamOptions? = nil, logprobs: Int? = nil,
+                echo: Bool? = nil) {
         self.model = model
         self.prompt = prompt
         self.sampling = sampling
         self.stream = stream
         self.streamOptions = streamOptions
         self.logprobs = logprobs
+        self.echo = echo
     }
 
     enum CodingKeys: String, CodingKey, CaseIterable {
-        case model, prompt, stream, streamOptions = "stream_options", logprobs, n, user
+        case model, prompt, stream, streamOptions = "stream_options", logprobs, echo, n, user
     }
 
     /// Every field this request knows; a server refuses others.
@@ -42,6 +46,7 @@ public struct CompletionRequest: Codable, Sendable, Equatable {
         stream = try container.decodeIfPresent(Bool.self, forKey: .stream)
         streamOptions = try container.decodeIfPresent(StreamOptions.self, forKey: .streamOptions)
         logprobs = try container.decodeIfPresent(Int.self, forKey: .logprobs)
+        echo = try container.decodeIfPresent(Bool.self, forKey: .echo)
         n = try container.decodeIfPresent(Int.self, forKey: .n)
         user = try container.decodeIfPresent(String.self, forKey: .user)
         sampling = try SamplingFields(from: decoder)
@@ -55,6 +60,7 @@ public struct CompletionRequest: Codable, Sendable, Equatable {
         try container.encodeIfPresent(stream, forKey: .stream)
         try container.encodeIfPresent(streamOptions, forKey: .streamOptions)
         try container.encodeIfPresent(logprobs, forKey: .logprobs)
+        try container.encodeIfPresent(echo, forKey: .echo)
         try container.encodeIfPresent(n, forKey: .n)
         try container.encodeIfPresent(user, forKey: .user)
         try sampling.encode(to: encoder)

@@ -12,9 +12,10 @@ public struct RemoteEndpoint: Sendable {
     /// The base URL, without a trailing slash; paths such as `/completions` follow it.
     public let baseURL: String
     let key: APIKey?
-    /// Seconds allowed to connect and to receive the response's head.
+    /// Seconds allowed to connect.
     public let connectTimeout: Double
-    /// Seconds allowed without a byte while the response streams.
+    /// Seconds allowed without a byte, and for the response's head after connecting (a whole
+    /// answer's head comes only when the work is done).
     public let readTimeout: Double
     /// When to send a request again.
     public let retry: RetryPolicy
@@ -59,7 +60,7 @@ public struct RemoteEndpoint: Sendable {
         while true {
             let response: HTTPClientResponse
             do {
-                response = try await client.execute(request, timeout: .milliseconds(Int64(connectTimeout * 1000)))
+                response = try await client.execute(request, timeout: .milliseconds(Int64((connectTimeout + readTimeout) * 1000)))
             } catch {
                 throw failure(error)
             }
@@ -108,7 +109,8 @@ public struct RemoteEndpoint: Sendable {
             switch client {
             case .cancelled: return CancellationError()
             case .readTimeout: return RemoteError(endpoint: baseURL, reason: "no data for \(Self.seconds(readTimeout)) (read timeout)")
-            case .connectTimeout, .deadlineExceeded: return RemoteError(endpoint: baseURL, reason: "no answer within \(Self.seconds(connectTimeout)) (connect timeout)")
+            case .connectTimeout: return RemoteError(endpoint: baseURL, reason: "could not connect within \(Self.seconds(connectTimeout)) (connect timeout)")
+            case .deadlineExceeded: return RemoteError(endpoint: baseURL, reason: "no answer within \(Self.seconds(connectTimeout + readTimeout))")
             case .remoteConnectionClosed: return RemoteError(endpoint: baseURL, reason: "the server closed the connection")
             default: break
             }

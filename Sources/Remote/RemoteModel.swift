@@ -73,6 +73,24 @@ public final class RemoteModel: Sendable {
         return Array(first.alternatives.prefix(k))
     }
 
+    /// The log-probability of each token of `text` after the first, as the server scores it:
+    /// a one-token greedy completion with `echo` and `logprobs`, whose prompt part is kept.
+    public func promptLogProbabilities(_ text: String) async throws -> [Double] {
+        var fields = Self.fields(GenerationOptions(sampling: .greedy, maxTokens: 1))
+        fields.topK = nil
+        fields.minP = nil
+        let request = CompletionRequest(model: name, prompt: text, sampling: fields, logprobs: 0, echo: true)
+        let index = try await pool.acquire()
+        defer { pool.release(index) }
+        let endpoint = endpoints[index]
+        let completion = try await endpoint.json(Completion.self, .POST, CompletionRequest.path, body: try JSONEncoder().encode(request))
+        guard let scored = completion.choices.first?.logprobs?.tokenLogprobs, scored.count >= 2 else {
+            throw RemoteError(endpoint: endpoint.baseURL, reason: "the server sent no log-probabilities for the prompt (it does not offer echo with logprobs)")
+        }
+        let promptCount = completion.usage?.promptTokens ?? scored.count - 1
+        return scored.prefix(promptCount).dropFirst().map { $0 ?? -.infinity }
+    }
+
     /// The API's fields for `options`. Servers take a seed of 31 bits at most (llama.cpp reads
     /// -1 as "random"), so the seed is reduced to that.
     static func fields(_ options: GenerationOptions) -> SamplingFields {

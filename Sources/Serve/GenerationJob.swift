@@ -14,6 +14,8 @@ struct GenerationJob: Sendable {
     let alternatives: Int
     /// Whether log-probabilities were asked for.
     let wantsLogprobs: Bool
+    /// Whether the answer starts with the prompt, its tokens scored when log-probabilities are asked for.
+    let echo: Bool
     let id: String
     let created: Int
     let logger: Logger
@@ -48,8 +50,8 @@ struct GenerationJob: Sendable {
 
     /// The whole answer.
     func whole<R: ServedGenerationRequest>(_ type: R.Type) async throws -> R.Answer {
-        var text = ""
-        var entries: [TokenLogprob] = []
+        var text = echo ? prompt : ""
+        var entries: [TokenLogprob] = echo && wantsLogprobs ? try await promptLogprobs() : []
         let summary = try await run { token in
             text += token.text
             if wantsLogprobs { entries.append(logprob(token)) }
@@ -91,6 +93,24 @@ struct GenerationJob: Sendable {
         logger.info("\(id) session \(index): \(promptTokens.count) prompt tokens, \(summary.generatedTokens) generated, \(summary.finishReason.rawValue)")
         record?(ServedGeneration(model: model, prompt: prompt, messages: messages, tokens: tokens, summary: summary, options: options, disconnected: false))
         return summary
+    }
+
+    /// The prompt's tokens with their log-probabilities, scored on a session of the pool (the
+    /// first has none: NaN).
+    private func promptLogprobs() async throws -> [TokenLogprob] {
+        let index = try await model.pool.acquire()
+        defer { model.pool.release(index) }
+        var logProbabilities: [Float] = []
+        if promptTokens.count >= 2 {
+            let windows = try ScoringWindows.whole(tokenCount: promptTokens.count)
+            logProbabilities = try await model.sessions[index].scores(of: promptTokens, window: windows.windows[0], startsWithBOS: false).logProbabilities
+        }
+        let tokenizer = model.model.tokenizer
+        return promptTokens.enumerated().map { position, id in
+            let bytes = tokenizer.piece(id)
+            return TokenLogprob(token: String(decoding: bytes, as: UTF8.self), logprob: position == 0 ? .nan : Double(logProbabilities[position - 1]),
+                                bytes: bytes.map(Int.init), topLogprobs: [])
+        }
     }
 
     /// The token's entry in the answer's log-probabilities: its piece, log-probability, and the

@@ -71,7 +71,7 @@ public struct OpenAIServer: Sendable {
             let promptTokens = try parsed.promptTokens(for: model)
             let options = try generationOptions(parsed, promptTokens: promptTokens.count, model: model)
             let job = GenerationJob(model: model, promptTokens: promptTokens, options: options, alternatives: parsed.alternatives ?? 0,
-                                    wantsLogprobs: parsed.alternatives != nil, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
+                                    wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
                                     created: Int(Date().timeIntervalSince1970), logger: logger, prompt: parsed.loggedPrompt,
                                     messages: parsed.loggedMessages, record: record)
             if parsed.stream == true {
@@ -116,6 +116,7 @@ public struct OpenAIServer: Sendable {
             throw .invalid("malformed request: \(Self.describe(error))")
         }
         if let n = parsed.n, n != 1 { throw .invalid("only n = 1 is supported, got \(n)", param: "n") }
+        if parsed.echoesPrompt, parsed.stream == true { throw .invalid("echo is supported for whole answers, not streams", param: "echo") }
         return parsed
     }
 

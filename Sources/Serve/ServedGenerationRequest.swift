@@ -22,6 +22,8 @@ protocol ServedGenerationRequest: Decodable, Sendable {
     var n: Int? { get }
     /// Alternatives per token to report; nil: no log-probabilities.
     var alternatives: Int? { get }
+    /// Whether the answer starts with the prompt, scored (`echo`).
+    var echoesPrompt: Bool { get }
     /// The prompt as the run log keeps it: a completion's prompt, a chat's last message.
     var loggedPrompt: String { get }
     /// A chat's messages, for the run log.
@@ -40,6 +42,7 @@ extension CompletionRequest: ServedGenerationRequest {
     var tokenLimit: Int? { sampling.maxTokens }
     var alternatives: Int? { logprobs }
     var loggedPrompt: String { prompt }
+    var echoesPrompt: Bool { echo == true }
     var loggedMessages: [ChatMessage]? { nil }
 
     func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {
@@ -55,7 +58,8 @@ extension CompletionRequest: ServedGenerationRequest {
                 offsets.append(offset)
                 offset += entry.token.count
             }
-            return CompletionLogprobs(tokens: entries.map(\.token), tokenLogprobs: entries.map(\.logprob),
+            // A NaN log-probability is the first prompt token's, which has none: JSON null.
+            return CompletionLogprobs(tokens: entries.map(\.token), tokenLogprobs: entries.map { $0.logprob.isNaN ? nil : $0.logprob },
                                       topLogprobs: entries.map { entry in Dictionary(entry.topLogprobs.map { ($0.token, $0.logprob) }) { first, _ in first } },
                                       textOffset: offsets)
         }
@@ -71,6 +75,7 @@ extension CompletionRequest: ServedGenerationRequest {
 extension ChatCompletionRequest: ServedGenerationRequest {
     var alternatives: Int? { logprobs == true ? (topLogprobs ?? 0) : nil }
     var loggedPrompt: String { messages.last?.content ?? "" }
+    var echoesPrompt: Bool { false }
     var loggedMessages: [ChatMessage]? { messages.map { ChatMessage(role: $0.role, content: $0.content) } }
 
     func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {

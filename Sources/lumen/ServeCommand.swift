@@ -15,7 +15,8 @@ struct ServeCommand: AsyncParsableCommand {
         discussion: """
         Each MODEL is served under its file name without .gguf (the first is the default). \
         Streaming (Server-Sent Events) and whole answers, logprobs/top_logprobs, max_tokens, \
-        temperature, top_p, top_k, min_p, repeat_penalty, seed and stop. Concurrent requests share \
+        temperature, top_p, top_k, min_p, repeat_penalty, seed, stop and echo (the prompt scored, \
+        in whole answers). Concurrent requests share \
         --instances sessions per model and wait their turn in order. Listens on loopback unless \
         --host says otherwise; with --api-key-env VAR, requests must send that variable's value \
         as a bearer token. Stops on SIGINT or SIGTERM.

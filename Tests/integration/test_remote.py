@@ -299,3 +299,23 @@ generate(r, "Remote and logged", maxTokens: 2, temperature: 0)
     remote = [r for r in records if r["entry"] == "generate" and r["prompt"] == "Remote and logged"]
     assert remote and remote[-1]["model"]["path"] == served.url and remote[-1]["model"]["architecture"] == "remote"
     assert any(r["entry"] == "lumen serve" and r["interrupted"] for r in records)
+
+
+def test_echo_scores_the_prompt_as_openai_does_and_perplexity_goes_through_it(served):
+    client = openai.OpenAI(base_url=served.url, api_key=KEY)
+    text = "Lily and Max walked to the beach to look for shells."
+    answer = client.completions.create(model="SmolLM2-135M-Instruct.Q4_1", prompt=text, max_tokens=1, temperature=0, logprobs=0, echo=True)
+    logprobs = answer.choices[0].logprobs
+    # OpenAI's echo: the prompt's tokens first (the first without a log-probability), then the generated one.
+    assert len(logprobs.tokens) == answer.usage.prompt_tokens + 1 and answer.choices[0].text.startswith(text)
+    assert logprobs.token_logprobs[0] is None and all(lp < 0 for lp in logprobs.token_logprobs[1:])
+    with pytest.raises(openai.BadRequestError):
+        client.completions.create(model="SmolLM2-135M-Instruct.Q4_1", prompt=text, max_tokens=1, echo=True, stream=True)
+    result = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
+let m = load("{SMOLLM2}")
+let remote = perplexity(r, {json.dumps(text)})
+let local = perplexity(m, {json.dumps(text)})
+print(remote.tokens == local.tokens, abs(remote.value - local.value) < 1e-9 * local.value)
+''')
+    assert result.returncode == 0, result.stderr
+    assert "true true" in result.stdout.splitlines()

@@ -31,7 +31,7 @@ struct ChunkReader<Response: RemoteGenerationResponse> {
             do {
                 chunk = try decoder.decode(Response.self, from: Data(event.data.utf8))
             } catch {
-                throw RemoteError(endpoint: endpoint, reason: "malformed event in the stream (\(RemoteEndpoint.describe(error))): \(event.data.prefix(200))")
+                throw RemoteError(endpoint: endpoint, reason: "malformed event in the stream (\(DecodingFailure.describe(error))): \(event.data.prefix(200))")
             }
             for piece in chunk.pieces {
                 tokens.append(GeneratedToken(id: -1, text: piece.text, logProbability: piece.logProbability.map(Float.init) ?? .nan))

@@ -89,7 +89,7 @@ public struct RemoteEndpoint: Sendable {
         do {
             return try JSONDecoder().decode(T.self, from: Data(bytes.readableBytesView))
         } catch {
-            throw RemoteError(endpoint: baseURL, status: Int(response.status.code), reason: "unexpected answer from \(path): \(Self.describe(error))")
+            throw RemoteError(endpoint: baseURL, status: Int(response.status.code), reason: "unexpected answer from \(path): \(DecodingFailure.describe(error))")
         }
     }
 
@@ -139,20 +139,5 @@ public struct RemoteEndpoint: Sendable {
         let text = String(decoding: body, as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
         if !text.isEmpty { return text.count > 500 ? String(text.prefix(500)) + "…" : text }
         return response.status.reasonPhrase
-    }
-
-    /// A decoding error in a sentence: which field, and what was wrong.
-    static func describe(_ error: any Error) -> String {
-        guard let decoding = error as? DecodingError else { return "\(error)" }
-        func path(_ context: DecodingError.Context) -> String {
-            let joined = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? ".\($0.stringValue)" }.joined()
-            return joined.isEmpty ? "" : " at \(joined.hasPrefix(".") ? String(joined.dropFirst()) : joined)"
-        }
-        switch decoding {
-        case .keyNotFound(let key, let context): return "missing field '\(key.stringValue)'\(path(context))"
-        case .typeMismatch(_, let context), .valueNotFound(_, let context): return "\(context.debugDescription)\(path(context))"
-        case .dataCorrupted(let context): return "\(context.debugDescription)\(path(context))"
-        @unknown default: return "\(error)"
-        }
     }
 }

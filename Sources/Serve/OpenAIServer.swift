@@ -113,7 +113,7 @@ public struct OpenAIServer: Sendable {
         do {
             parsed = try JSONDecoder().decode(R.self, from: data)
         } catch {
-            throw .invalid("malformed request: \(Self.describe(error))")
+            throw .invalid("malformed request: \(DecodingFailure.describe(error))")
         }
         if let n = parsed.n, n != 1 { throw .invalid("only n = 1 is supported, got \(n)", param: "n") }
         if parsed.echoesPrompt, parsed.stream == true { throw .invalid("echo is supported for whole answers, not streams", param: "echo") }
@@ -190,20 +190,5 @@ public struct OpenAIServer: Sendable {
         var headers: HTTPFields = [.contentType: "application/json"]
         if failure.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
         return Response(status: failure.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: body)))
-    }
-
-    /// A decoding error in a sentence: which field, and what was wrong.
-    static func describe(_ error: any Error) -> String {
-        guard let decoding = error as? DecodingError else { return "\(error)" }
-        func path(_ context: DecodingError.Context) -> String {
-            context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? $0.stringValue }.joined(separator: ".")
-        }
-        switch decoding {
-        case .keyNotFound(let key, _): return "missing field '\(key.stringValue)'"
-        case .typeMismatch(let type, let context): return "field '\(path(context))' should be \(type == String.self ? "a string" : "\(type)")"
-        case .valueNotFound(_, let context): return "field '\(path(context))' is null"
-        case .dataCorrupted(let context): return context.codingPath.isEmpty ? "not valid JSON" : "field '\(path(context))': \(context.debugDescription)"
-        @unknown default: return "\(error)"
-        }
     }
 }

@@ -34,6 +34,7 @@ final class TerminalDisplays: Sendable {
     private let held = Mutex<[String: Held]>([:])
     /// Whether stdout's last write ended a line; one terminal, shared by every cell and job.
     private static let lastWriteEndedLine = Mutex(true)
+    private static let lastWriteWasDisplay = Mutex(false)
     private static let region = Mutex(Region())
 
     init(redrawsInPlace: Bool = isatty(STDOUT_FILENO) != 0) {
@@ -44,8 +45,13 @@ final class TerminalDisplays: Sendable {
     func wrote(_ text: String, byDisplay: Bool = false) {
         guard !text.isEmpty else { return }
         Self.lastWriteEndedLine.withLock { $0 = text.hasSuffix("\n") }
+        Self.lastWriteWasDisplay.withLock { $0 = byDisplay }
         if !byDisplay { Self.region.withLock { $0 = Region() } }
     }
+
+    /// Whether a display's text (a background job's, say) ends the current line unfinished, so
+    /// printed text must start on a line of its own.
+    var displayLineIsOpen: Bool { Self.lastWriteWasDisplay.withLock { $0 } && !atLineStart }
 
     /// Whether the cursor is at the start of a line.
     var atLineStart: Bool { Self.lastWriteEndedLine.withLock { $0 } }
@@ -137,6 +143,7 @@ struct TerminalOutputSink: OutputSink {
     }
 
     func stream(_ stream: StandardStream, _ text: String) {
+        if stream == .stdout, displays.displayLineIsOpen { write("\n") }
         write(text, to: stream == .stdout ? .standardOutput : .standardError)
     }
 

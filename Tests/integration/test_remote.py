@@ -73,6 +73,9 @@ def test_openai_client_completions_match_llama_cpp_reference(served):
     whole = client.completions.create(prompt=case["prompt"], model="SmolLM2-135M-Instruct.Q4_1", max_tokens=12, temperature=0)
     assert "".join(pieces) == whole.choices[0].text and len(pieces) >= 10
     assert reasons[-1] == "length" and whole.choices[0].finish_reason == "length"
+    # A stop string ends the text before it, as OpenAI's API does.
+    stopped = client.completions.create(model="SmolLM2-135M-Instruct.Q4_1", prompt=case["prompt"], max_tokens=12, temperature=0, stop=["."])
+    assert stopped.choices[0].text == " Paris" and stopped.choices[0].finish_reason == "stop"
 
 
 def test_openai_client_chat_streams_with_logprobs_and_usage(served):
@@ -108,6 +111,8 @@ def test_key_bad_json_unknown_fields_and_unknown_models_are_refused(served):
     assert status == 404 and body["error"]["code"] == "model_not_found"
     status, body = post(served.url + "/completions", {"prompt": "x " * 5000, "max_tokens": 1}, key=KEY)
     assert status == 400 and "context holds" in body["error"]["message"]
+    status, body = post(served.url + "/completions", {"prompt": "x" * (5 << 20)}, key=KEY)
+    assert status == 413 and "larger than" in body["error"]["message"]
     # The server is still there.
     assert openai.OpenAI(base_url=served.url, api_key=KEY).completions.create(model="SmolLM2-135M-Instruct.Q4_1", prompt="a", max_tokens=1)
 
@@ -159,11 +164,13 @@ print(gs.count)
 let m = load("{SMOLLM2}")
 let both = compare([m, r], "The capital of France is", temperature: [0], maxTokens: 2)
 print(both[0].text == both[1].text, both[1].text)
+let job = spawn {{ generate(r, "The capital of France is", maxTokens: 2, temperature: 0) }}
+print("job:", job.result.text)
 print(r.info["endpoints"].count, env("LUMEN_TEST_KEY"))
 ''', LUMEN_TEST_KEY=KEY)
         assert result.returncode == 0, result.stderr
         lines = result.stdout.splitlines()
-        assert "4" in lines and "true  Paris." in lines and "2 Secret(LUMEN_TEST_KEY: ••••)" in lines
+        assert "4" in lines and "true  Paris." in lines and "job:  Paris." in lines and "2 Secret(LUMEN_TEST_KEY: ••••)" in lines
         assert KEY not in result.stdout + result.stderr
         # Each endpoint took part of the batch.
         assert any("generated" in line for line in second.lines)
@@ -222,6 +229,9 @@ class Scripted(http.server.BaseHTTPRequestHandler):
             self.send_header("Content-Type", "text/event-stream")
             self.end_headers()
             self.wfile.write(b'data: {"id":"x","object":"text_completion","created":0,"model":"scripted","choices":[{"index":0,"text":"Hi","finish_reason":null}]}\n\ndata: {"id"')
+        elif step == "plain":
+            self.reply(200, {"id": "x", "object": "text_completion", "created": 0, "model": "scripted",
+                             "choices": [{"index": 0, "text": " Paris", "finish_reason": "length"}]})
         elif step == "garbage":
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
@@ -276,7 +286,7 @@ def test_stalled_truncated_and_malformed_streams_are_clear_errors(scripted):
         "truncated": "the stream ended before the generation finished (1 tokens received)",
         "garbage": "malformed event in the stream",
     }
-    for step, message in expected.items():
+    for step, message in expected.items():  # each in a script of its own: an error ends a script
         scripted.plan = [step]
         result = lumen_script(f'generate(connect("{scripted.url}", timeout: 1), "x")\n')
         assert result.returncode == 1 and message in result.stderr, (step, result.stderr)
@@ -319,3 +329,11 @@ print(remote.tokens == local.tokens, abs(remote.value - local.value) < 1e-9 * lo
 ''')
     assert result.returncode == 0, result.stderr
     assert "true true" in result.stdout.splitlines()
+
+
+def test_a_server_without_logprobs_or_not_there_is_a_clear_error(scripted):
+    scripted.plan = ["plain"]
+    result = lumen_script(f'nextTokens(connect("{scripted.url}"), "The capital of France is")\n')
+    assert "the server sent no log-probabilities" in result.stderr
+    result = lumen_script('connect("http://127.0.0.1:9/v1")\n')
+    assert "http://127.0.0.1:9/v1: connection failed: Connection refused" in result.stderr

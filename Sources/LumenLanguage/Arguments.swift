@@ -4,19 +4,24 @@ public struct Arguments: Sendable {
     private var positional: [(Value, SourceLocation)]
     private var labelled: [(String, Value, SourceLocation)]
     private let function: String
+    /// The labels the function takes, for a hint when a label is misspelt.
+    private let knownLabels: [String]
     /// Where the call is.
     let callLocation: SourceLocation
 
-    init(function: String, at location: SourceLocation, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)]) {
+    init(function: String, at location: SourceLocation, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
+         knownLabels: [String] = []) {
         self.function = function
         self.callLocation = location
         self.positional = positional
         self.labelled = labelled
+        self.knownLabels = knownLabels
     }
 
-    /// These arguments with `value` before the positional ones (a method's receiver).
-    func prepending(_ value: Value, at location: SourceLocation) -> Arguments {
-        Arguments(function: function, at: callLocation, positional: [(value, location)] + positional, labelled: labelled)
+    /// These arguments with `value` before the positional ones (a method's receiver), for a
+    /// function taking `knownLabels`.
+    func prepending(_ value: Value, at location: SourceLocation, knownLabels: [String]) -> Arguments {
+        Arguments(function: function, at: callLocation, positional: [(value, location)] + positional, labelled: labelled, knownLabels: knownLabels)
     }
 
     /// Whether an argument labelled `label` is still there.
@@ -101,7 +106,8 @@ public struct Arguments: Sendable {
             throw LumenError(.type, "\(function)() got too many arguments", at: location)
         }
         if let (label, _, location) = labelled.first {
-            throw LumenError(.type, "\(function)() has no argument labelled '\(label):'", at: location)
+            throw LumenError(.type, "\(function)() has no argument labelled '\(label):'" + Suggestion.hint(for: label, among: knownLabels, suffix: ":"),
+                             at: location)
         }
     }
 

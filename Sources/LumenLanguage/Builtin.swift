@@ -24,6 +24,8 @@ public struct Builtin: Sendable {
     /// One paragraph saying what the function does.
     public let summary: String
     let body: Body
+    /// The argument labels its signature lists (`maxTokens` in `generate(_ model, maxTokens: 128)`).
+    let labels: [String]
 
     /// Creates a built-in.
     public init(name: String, signature: String, summary: String, body: @escaping Body) {
@@ -31,5 +33,41 @@ public struct Builtin: Sendable {
         self.signature = signature
         self.summary = summary
         self.body = body
+        labels = Self.labels(in: signature)
+    }
+
+    /// The labels of a signature: each name followed by `:` that opens a parameter (after `(` or
+    /// `,`), so `_ prompt: String` and `[String: Int]` give none.
+    static func labels(in signature: String) -> [String] {
+        var labels: [String] = []
+        var depth = 0
+        var atParameterStart = false
+        var name = ""
+        for character in signature {
+            switch character {
+            case "(", "[", "{":
+                depth += 1
+                atParameterStart = depth == 1 && character == "("
+                name = ""
+                continue
+            case ")", "]", "}":
+                depth -= 1
+            case ",":
+                atParameterStart = depth == 1
+                name = ""
+                continue
+            case ":" where atParameterStart && !name.isEmpty:
+                labels.append(name)
+            default:
+                if atParameterStart, character.isLetter || character.isNumber || character == "_", !(name.isEmpty && character == "_") {
+                    name.append(character)
+                    continue
+                }
+                if character == " ", name.isEmpty { continue }
+            }
+            atParameterStart = false
+            name = ""
+        }
+        return labels
     }
 }

@@ -68,6 +68,11 @@ final class Scope: Sendable {
         return result ?? parent?.assign(name, value) ?? .undeclared
     }
 
+    /// Every name visible from this scope: its own and its parents'.
+    var visibleNames: Set<String> {
+        bindings.withLock { Set($0.keys) }.union(parent?.visibleNames ?? [])
+    }
+
     /// The names declared in this scope, with their values.
     var names: [String: Value] {
         bindings.withLock { $0.mapValues(\.value) }

@@ -15,7 +15,7 @@ extension Interpreter {
             return .string(text)
         case .identifier(let name, let location):
             guard let value = scope.lookup(name) else {
-                throw LumenError(.name, "'\(name)' is not defined", at: location)
+                throw LumenError(.name, "'\(name)' is not defined" + Suggestion.hint(for: name, among: scope.visibleNames), at: location)
             }
             return value
         case .shorthandArgument(let index, let location):
@@ -93,7 +93,7 @@ extension Interpreter {
         }
         switch function {
         case .builtin(let builtin):
-            var arguments = Arguments(function: builtin.name, at: location, positional: positional, labelled: labelled)
+            var arguments = Arguments(function: builtin.name, at: location, positional: positional, labelled: labelled, knownLabels: builtin.labels)
             return try await builtin.body(&arguments, builtinContext)
         case .method(let receiver, let name):
             var arguments = Arguments(function: name, at: location, positional: positional, labelled: labelled)

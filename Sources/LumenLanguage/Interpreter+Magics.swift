@@ -24,7 +24,7 @@ extension Interpreter {
         let name = code.trimmingCharacters(in: CharacterSet(charactersIn: "?"))
         if code.hasSuffix("?"), !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
             guard let value = globals.lookup(name) else {
-                throw LumenError(.name, "'\(name)' is not defined", at: SourceLocation(line: 1, column: 1))
+                throw LumenError(.name, "'\(name)' is not defined" + Suggestion.hint(for: name, among: globals.visibleNames), at: SourceLocation(line: 1, column: 1))
             }
             output.page(DisplayLibrary.documentation(of: value, name: name))
             return true

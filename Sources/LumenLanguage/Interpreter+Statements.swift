@@ -95,7 +95,9 @@ extension Interpreter {
             switch scope.assign(name, value) {
             case .assigned: return
             case .constant: throw LumenError(.type, "cannot assign to '\(name)': it is a 'let' constant", at: location)
-            case .undeclared: throw LumenError(.name, "'\(name)' is not defined (declare it with 'var')", at: location)
+            case .undeclared:
+                let hint = Suggestion.closest(to: name, among: scope.visibleNames).map { "did you mean '\($0)'? or " } ?? ""
+                throw LumenError(.name, "'\(name)' is not defined (\(hint)declare it with 'var')", at: location)
             }
         case .subscripted(let base, let indexExpression, let location):
             let container = try await evaluate(base, in: scope, context: &context)

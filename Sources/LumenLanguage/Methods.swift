@@ -59,7 +59,7 @@ enum Methods {
         let location = context.location
         if case .range = receiver { return try await call(name, on: .array(try Operators.elements(of: receiver, at: location)), arguments: &arguments, context: context) }
         if case .host = receiver, let builtin = StandardLibrary.all.first(where: { $0.name == name }) {
-            var withReceiver = arguments.prepending(receiver, at: location)
+            var withReceiver = arguments.prepending(receiver, at: location, knownLabels: builtin.labels)
             return try await builtin.body(&withReceiver, context)
         }
         switch (receiver, name) {

@@ -67,6 +67,12 @@ def test_ctrl_c_twice_at_an_empty_prompt_quits():
     assert repl.exitstatus == 0
 
 
+def test_misspelt_names_and_labels_get_a_hint():
+    result = subprocess.run([lumen_bin(), "repl", "--keep-going"], input='prnt(1)\nprint(1, seperator: "-")\n', capture_output=True, text=True)
+    assert "NameError: 'prnt' is not defined (did you mean 'print'?)" in result.stderr
+    assert "TypeError: print() has no argument labelled 'seperator:' (did you mean 'separator:'?)" in result.stderr
+
+
 def test_piped_script_exit_status(tmp_path):
     ok = subprocess.run([lumen_bin(), "repl"], input='let x = 20\nprint(x + 1)\n', capture_output=True, text=True)
     assert ok.returncode == 0 and ok.stdout == "21\n"

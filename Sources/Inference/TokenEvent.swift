@@ -10,9 +10,11 @@ public enum FinishReason: String, Sendable, Equatable {
     case cancelled
     /// The context was full.
     case context
+    /// The caller's time limit ran out (`generate(timeout:)`); the text so far is kept.
+    case timeout
 
     /// The OpenAI API's `finish_reason` for each reason (the API has only `stop` and `length`).
-    private static let apiNames: [FinishReason: String] = [.length: "length", .eos: "stop", .stop: "stop", .cancelled: "stop", .context: "length"]
+    private static let apiNames: [FinishReason: String] = [.length: "length", .eos: "stop", .stop: "stop", .cancelled: "stop", .context: "length", .timeout: "length"]
 
     /// This reason as the OpenAI API's `finish_reason`.
     public var apiName: String { Self.apiNames[self] ?? "stop" }

@@ -42,11 +42,16 @@ public final class Job: HostObject {
             } catch let error as LumenError {
                 result = .failure(error.executionError(source: title, cellLabel: "Job \(number)"))
             } catch {
-                result = .failure(Task.isCancelled || error is CancellationError ? .interrupted : ExecutionError(name: "Error", message: "\(error)", traceback: ["\(error)"]))
+                result = .failure(Task.isCancelled || error is CancellationError ? cancelledError : ExecutionError(name: "Error", message: "\(error)", traceback: ["\(error)"]))
             }
             finish(result)
         }
         self.task.withLock { $0 = task }
+    }
+
+    /// What `result` gives once the job was cancelled (by `cancel`, `%reset` or shutdown).
+    private var cancelledError: ExecutionError {
+        ExecutionError(name: "Cancelled", message: "job \(number) was cancelled", traceback: ["Cancelled: job \(number) was cancelled"])
     }
 
     private func finish(_ result: Result<Value, ExecutionError>) {
@@ -55,7 +60,7 @@ public final class Job: HostObject {
             state.progress = 1
             switch result {
             case .success: state.status = .done
-            case .failure(let error): state.status = error == .interrupted ? .cancelled : .failed
+            case .failure(let error): state.status = error == cancelledError ? .cancelled : .failed
             }
             defer { state.waiters.removeAll() }
             return state.waiters.values

@@ -33,6 +33,8 @@ enum JobLibrary {
         switch try await job.result() {
         case .success(let value):
             return value
+        case .failure(let error) where job.status == .cancelled:
+            throw LumenError(.cancelled, error.message, at: location)
         case .failure(let error):
             throw LumenError(LumenError.Kind(rawValue: error.name) ?? .value, "job \(job.number) failed: \(error.message)", at: location)
         }

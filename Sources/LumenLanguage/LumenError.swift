@@ -13,6 +13,7 @@ public struct LumenError: Error, Sendable, Equatable, CustomStringConvertible {
         case input = "InputError"
         case model = "ModelError"
         case interrupted = "Interrupted"
+        case cancelled = "Cancelled"
     }
 
     /// The error's family.

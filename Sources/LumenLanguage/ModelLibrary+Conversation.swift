@@ -38,7 +38,7 @@ extension ModelLibrary {
                                                     context: context) { stop throws(ModelError) in
             try chat.engine.reply(to: turn, options: options, stop: stop)
         }
-        turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted))
+        turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted || generation.stats.finishReason == .timeout))
         chat.update { $0 = turn }
         if generation.interrupted { throw CancellationError() }
         return .host(generation)

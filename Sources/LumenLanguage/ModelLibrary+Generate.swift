@@ -9,7 +9,7 @@ extension ModelLibrary {
     static let generate = Builtin(
         name: "generate",
         signature: "generate(_ model, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil) -> Generation",
-        summary: "Generates text after the prompt, showing it live as tokens arrive. An interrupt stops within one token and keeps the partial text."
+        summary: "Generates text after the prompt, showing it live as tokens arrive. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout."
     ) { arguments, context in
         let model = try generativeModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
@@ -29,8 +29,8 @@ extension ModelLibrary {
     /// showing the text live in one display (updates coalesced to at most 25 a second) and then
     /// the finished `Generation`. An
     /// interrupt stops it within one token and keeps the partial text (the returned generation
-    /// says it was interrupted; the caller ends the cell); `timeout` seconds stop it the same way
-    /// and raise an error after. The generation, finished or not, goes to the run log as `record`
+    /// says it was interrupted; the caller ends the cell); after `timeout` seconds it stops the
+    /// same way and is returned with finish reason `timeout`. The generation, finished or not, goes to the run log as `record`
     /// describes it.
     static func streamGeneration(prompt: String, options: GenerationOptions, timeout: Double?, record: RunDraft, context: Builtin.Context,
                                  start: (StopSignal) throws(ModelError) -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>))
@@ -76,21 +76,20 @@ extension ModelLibrary {
         }
         deadline?.cancel()
         let interrupted = Task.isCancelled
+        let deadlinePassed = if case .success? = await deadline?.result { true } else { false }
         let (text, tokens, summary): (String, [GeneratedToken], GenerationSummary?)
         do {
             (text, tokens, summary) = try result.get()
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        let stats = summary ?? GenerationSummary(promptTokens: 0, generatedTokens: tokens.count, timeToFirstToken: 0,
+        var stats = summary ?? GenerationSummary(promptTokens: 0, generatedTokens: tokens.count, timeToFirstToken: 0,
                                                  promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
+        if deadlinePassed, !interrupted, stats.finishReason == .cancelled { stats.finishReason = .timeout }
         let generation = Generation(prompt: rendered ?? prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: interrupted)
         output.updateDisplay(generation.mimeBundle, displayID: displayID)
         context.session.shownLive.withLock { $0.append(generation) }
         context.session.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered)
-        if !interrupted, let timeout, stats.finishReason == .cancelled {
-            throw LumenError(.model, "generation timed out after \(timeout) s (the partial text is kept)", at: context.location)
-        }
         return generation
     }
 

@@ -169,11 +169,12 @@ struct BatchAndJobTests {
         _ = await session.run("let long = spawn(priority: .background) { batch(m, [\"Once\"], maxTokens: 1000000, temperature: 0.9) }")
         #expect(await session.run("long.status") == "\"running\"")
         _ = await session.run("long.cancel()")
-        #expect(await session.run("long.result").hasPrefix("Interrupted: job 2 failed"))
+        #expect(await session.run("long.result").hasPrefix("Cancelled: job 2 was cancelled"))
+        #expect(await session.run("long.status") == "\"cancelled\"")
         _ = await session.run("let other = spawn { sleep(60) }")
         _ = await session.run("%reset -f")
         let last = try #require(await session.interpreter.state.jobs.all.last)
         let outcome = try await last.result()
-        #expect(outcome.map { _ in "ok" } == .failure(.interrupted))
+        #expect(outcome.map { _ in "ok" } == .failure(ExecutionError(name: "Cancelled", message: "job 3 was cancelled", traceback: ["Cancelled: job 3 was cancelled"])))
     }
 }

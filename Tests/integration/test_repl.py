@@ -143,3 +143,13 @@ def test_changing_displays_redraw_in_place_on_a_terminal_and_show_their_final_st
     # previous drawing, clear to the end of the screen, draw again.
     assert "\x1b[J" in batch_output and "\x1b[" in batch_output.replace("\x1b[J", ""), repr(batch_output)
     assert "2/2" in batch_output.split("\x1b[J")[-1] or "prompt  text" in batch_output.split("\x1b[J")[-1]
+
+
+def test_a_generation_timeout_returns_the_partial_text_marked_timeout():
+    from servers import SMOLLM2
+    result = subprocess.run([lumen_bin(), "repl"], capture_output=True, text=True, timeout=300,
+                            input=f'let m = load("{SMOLLM2}")\nlet g = generate(m, "Once upon a time", maxTokens: 100000, timeout: 0.5)\n'
+                                  'print(g.finishReason, g.tokens.count > 0, g.text.count > 0)\n')
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.splitlines()[-1] == "timeout true true"
+    assert "· timeout]" in result.stdout

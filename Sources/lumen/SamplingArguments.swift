@@ -2,48 +2,62 @@ import ArgumentParser
 import Foundation
 import Inference
 
-/// The sampling and length options `lumen generate` and `lumen chat` share.
+/// The sampling and length options `lumen generate` and `lumen chat` share. Numbers are read
+/// as values even when negative (`-n -1` is refused as a negative count, not as a missing value),
+/// and each out-of-range value is named on its own.
 struct SamplingArguments: ParsableArguments {
-    @Option(name: .customShort("n"), help: "The most tokens to generate.")
+    @Option(name: .customShort("n"), parsing: .unconditional, help: "The most tokens to generate.")
     var maxTokens = 128
 
-    @Option(name: .customLong("temp"), help: "Temperature (0: greedy).")
+    @Option(name: .customLong("temp"), parsing: .unconditional, help: "Temperature (0: greedy).")
     var temperature: Float = 0.8
 
-    @Option(help: "Random seed (default: a new one each run).")
-    var seed: UInt64?
+    @Option(parsing: .unconditional, help: "Random seed (default, or -1 as llama.cpp takes it: a new one each run).")
+    var seed: Int64?
 
-    @Option(name: .customLong("top-k"), help: "Keep the k most likely tokens (0: all).")
+    @Option(name: .customLong("top-k"), parsing: .unconditional, help: "Keep the k most likely tokens (0: all).")
     var topK = 40
 
-    @Option(name: .customLong("top-p"), help: "Nucleus sampling threshold (1: off).")
+    @Option(name: .customLong("top-p"), parsing: .unconditional, help: "Nucleus sampling threshold (1: off).")
     var topP: Float = 0.95
 
-    @Option(name: .customLong("min-p"), help: "Drop tokens below min-p times the best (0: off).")
+    @Option(name: .customLong("min-p"), parsing: .unconditional, help: "Drop tokens below min-p times the best (0: off).")
     var minP: Float = 0.05
 
-    @Option(name: .customLong("repeat-penalty"), help: "Repetition penalty (1: off).")
+    @Option(name: .customLong("repeat-penalty"), parsing: .unconditional, help: "Repetition penalty (1: off).")
     var repeatPenalty: Float = 1.0
 
-    @Option(name: .customShort("t"), help: "Threads for matrix products.")
+    @Option(name: .customShort("t"), parsing: .unconditional, help: "Threads for matrix products.")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
-    @Option(name: .customLong("ctx"), help: "Context length (default: the model's).")
+    @Option(name: .customLong("ctx"), parsing: .unconditional, help: "Context length (default: the model's).")
     var contextLength: Int?
 
+    /// Each option's rule: whether its value holds, and the message naming it when not.
+    private var rules: [(holds: Bool, message: String)] {
+        func shown(_ value: Float) -> String { String(format: "%g", Double(value)) }
+        return [
+            (maxTokens >= 0, "-n must be 0 or more, got \(maxTokens)"),
+            (temperature >= 0 && temperature.isFinite, "--temp must be 0 or more, got \(shown(temperature))"),
+            (seed.map { $0 >= -1 } ?? true, "--seed must be 0 or more (or -1: a new seed), got \(seed ?? 0)"),
+            (topK >= 0, "--top-k must be 0 or more, got \(topK)"),
+            ((0...1).contains(topP), "--top-p must be in 0…1, got \(shown(topP))"),
+            ((0...1).contains(minP), "--min-p must be in 0…1, got \(shown(minP))"),
+            (repeatPenalty > 0 && repeatPenalty.isFinite, "--repeat-penalty must be more than 0, got \(shown(repeatPenalty))"),
+            (threads >= 1, "-t must be at least 1, got \(threads)"),
+            (contextLength.map { $0 >= 1 } ?? true, "--ctx must be at least 1, got \(contextLength ?? 0)"),
+        ]
+    }
+
     func validate() throws {
-        guard maxTokens >= 0 else { throw ValidationError("-n must be 0 or more") }
-        guard threads >= 1 else { throw ValidationError("-t must be at least 1") }
-        guard temperature >= 0, (0...1).contains(topP), minP >= 0, repeatPenalty > 0 else {
-            throw ValidationError("--temp and --min-p must be ≥ 0, --top-p in 0…1, --repeat-penalty > 0")
-        }
+        if let broken = rules.first(where: { !$0.holds }) { throw ValidationError(broken.message) }
     }
 
     /// The options these arguments describe.
     var options: GenerationOptions {
         GenerationOptions(
             sampling: SamplingOptions(temperature: temperature, topK: topK, topP: topP, minP: minP,
-                                      repeatPenalty: repeatPenalty, seed: seed ?? UInt64.random(in: 0...UInt64.max)),
+                                      repeatPenalty: repeatPenalty, seed: seed.flatMap { $0 >= 0 ? UInt64($0) : nil } ?? UInt64.random(in: 0...UInt64(Int32.max))),
             maxTokens: maxTokens
         )
     }

@@ -9,15 +9,15 @@ struct ScoringArguments: ParsableArguments {
     @Argument(help: "A text file to score (UTF-8).")
     var file: String
 
-    @Option(name: [.customLong("ctx"), .customShort("c")], help: "Tokens per window, as llama-perplexity's -c: each window scores its second half.")
+    @Option(name: [.customLong("ctx"), .customShort("c")], parsing: .unconditional, help: "Tokens per window, as llama-perplexity's -c: each window scores its second half.")
     var context = 512
 
-    @Option(name: [.customLong("threads"), .customShort("t")], help: "Threads for the matrix products.")
+    @Option(name: [.customLong("threads"), .customShort("t")], parsing: .unconditional, help: "Threads for the matrix products.")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
     func validate() throws {
-        guard context >= 4 else { throw ValidationError("--ctx must be at least 4") }
-        guard threads >= 1 else { throw ValidationError("--threads must be at least 1") }
+        guard context >= 4 else { throw ValidationError("--ctx must be at least 4, got \(context)") }
+        guard threads >= 1 else { throw ValidationError("--threads must be at least 1, got \(threads)") }
     }
 
     /// The file's tokens and the windows to score with `base` (and to compare `other` with it,

@@ -29,16 +29,16 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
 
-    @Option(help: "The port (0: any free port; the URL is printed).")
+    @Option(parsing: .unconditional, help: "The port (0: any free port; the URL is printed).")
     var port = 8080
 
-    @Option(help: "Sessions per model: requests served at once.")
+    @Option(parsing: .unconditional, help: "Sessions per model: requests served at once.")
     var instances = 1
 
-    @Option(name: .customLong("ctx"), help: "Context length of each session (default: the model's).")
+    @Option(name: .customLong("ctx"), parsing: .unconditional, help: "Context length of each session (default: the model's).")
     var contextLength: Int?
 
-    @Option(name: [.customShort("t"), .long], help: "Threads per session.")
+    @Option(name: [.customShort("t"), .long], parsing: .unconditional, help: "Threads per session.")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
     @Option(name: .customLong("api-key-env"), help: "An environment variable holding the key clients must send (never printed).")

@@ -153,3 +153,24 @@ def test_commands_find_models_by_name_as_load_does(model):
         assert result.returncode == 0, (invocation, result.stderr)
     missing = subprocess.run([lumen_bin(), "info", "no-such-model"], capture_output=True, text=True, env=environment)
     assert missing.returncode == 1 and "no such model file; looked in" in missing.stderr
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--top-p", "2"], "--top-p must be in 0…1, got 2"),
+    (["-n", "-1"], "-n must be 0 or more, got -1"),
+    (["--temp", "-0.5"], "--temp must be 0 or more, got -0.5"),
+    (["--top-k", "-3"], "--top-k must be 0 or more, got -3"),
+    (["--min-p", "1.5"], "--min-p must be in 0…1, got 1.5"),
+    (["--repeat-penalty", "0"], "--repeat-penalty must be more than 0, got 0"),
+    (["--seed", "-5"], "--seed must be 0 or more (or -1: a new seed), got -5"),
+    (["--ctx", "-2"], "--ctx must be at least 1, got -2"),
+])
+def test_each_invalid_value_is_named_and_negative_numbers_are_values(model, arguments, message):
+    result = subprocess.run([lumen_bin(), "generate", model, "Once", "--no-log", *arguments], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.startswith(f"Error: {message}\n"), result.stderr
+    assert "Usage: lumen generate" in result.stderr
+
+
+def test_a_negative_seed_of_minus_one_means_a_new_seed_as_in_llama_cpp(model):
+    result = subprocess.run([lumen_bin(), "generate", model, "Once", "--no-log", "-n", "2", "--seed", "-1"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0, result.stderr

@@ -163,9 +163,12 @@ struct TerminalOutputSink: OutputSink {
 
     /// Shows a cell's value after `Out[n]:` at the interactive prompt; a script prints only what
     /// it prints, as `python script.py` does.
+    /// A multi-line value starts on the line after `Out[n]:`, so its columns line up (as IPython
+    /// shows a DataFrame).
     func executeResult(_ bundle: MIMEBundle) {
         guard interactive else { return }
-        write(line("Out[\(executionCount)]: " + (bundle.plainText ?? "")))
+        let text = bundle.plainText ?? ""
+        write(line("Out[\(executionCount)]:" + (text.contains("\n") ? "\n" : " ") + text))
     }
 
     func error(_ error: ExecutionError) {

@@ -25,6 +25,11 @@ def test_multiline_input_and_state():
         repl.expect(PROMPT)
         repl.sendline("twice(21)")
         repl.expect(r"Out\[\d+\]: 42")
+        # A multi-line value starts on its own line, so its columns line up.
+        model = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf")
+        repl.sendline(f'tokenize(load("{model}"), "Hi")')
+        repl.expect(r"Out\[\d+\]:\r\nindex +id +piece")
+        repl.expect(PROMPT)
         repl.sendline('print("a",')
         repl.expect(r"\.\.\.: ")
         repl.sendline('"b")')

@@ -11,10 +11,24 @@ public enum LogSoftmax {
         return maximum + Float(log(total))
     }
 
-    /// The `k` most likely tokens under `logits`, most likely first, with their log-probabilities.
+    /// The `k` most likely tokens under `logits`, most likely first (the lower id first on a
+    /// tie), with their log-probabilities. One pass keeping the best `k` in order, not a sort of
+    /// the whole vocabulary: it runs for every generated token a server reports alternatives for.
     public static func top(_ logits: UnsafeBufferPointer<Float>, k: Int) -> [(id: Int32, logProbability: Float)] {
+        let count = min(max(0, k), logits.count)
+        guard count > 0 else { return [] }
+        var best: [Int] = []
+        best.reserveCapacity(count + 1)
+        for index in logits.indices {
+            let logit = logits[index]
+            if best.count == count, logit <= logits[best[count - 1]] { continue }
+            var position = best.count
+            while position > 0, logits[best[position - 1]] < logit { position -= 1 }
+            best.insert(index, at: position)
+            if best.count > count { best.removeLast() }
+        }
         let logTotal = logNormalizer(logits)
-        return logits.indices.sorted { logits[$0] > logits[$1] }.prefix(max(0, k)).map { (Int32($0), logits[$0] - logTotal) }
+        return best.map { (Int32($0), logits[$0] - logTotal) }
     }
 
     /// The `k` most likely tokens under `logits`, most likely first, with their log-probabilities.

@@ -13,6 +13,9 @@ protocol GenerativeModel: HostObject {
     /// Starts generating after `prompt` on the next session (or endpoint) of the pool; raising
     /// `stop` ends the stream early with finish reason `cancelled`.
     func generate(_ prompt: String, options: GenerationOptions, stop: StopSignal) throws(ModelError) -> AsyncThrowingStream<TokenEvent, any Error>
+    /// The `k` most likely next tokens after `prompt`, most likely first: id (nil when a server
+    /// does not say), piece and log-probability.
+    func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)]
     /// A new conversation, starting with `system`, rendered by `template` where the model renders
     /// its own prompts. `note` receives remarks for the user (a template fallback).
     func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession

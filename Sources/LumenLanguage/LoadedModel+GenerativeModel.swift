@@ -11,6 +11,13 @@ extension LoadedModel: GenerativeModel {
         try session().generate(prompt, options: options, stop: stop)
     }
 
+    func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {
+        let session = try session()
+        return try await session.nextTokenLogProbabilities(prompt, k: k).map { entry in
+            (entry.id, String(decoding: session.model.tokenizer.piece(entry.id), as: UTF8.self), Double(entry.logProbability))
+        }
+    }
+
     func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession {
         let llama = try model()
         let conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: template)

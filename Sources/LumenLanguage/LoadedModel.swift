@@ -107,9 +107,7 @@ public final class LoadedModel: HostObject {
     }
 
     private func infoDictionary() throws(ModelError) -> LumenDictionary {
-        var dictionary = LumenDictionary()
-        for (key, value) in try infoPairs() { dictionary[.string(key)] = value }
-        return dictionary
+        LumenDictionary(try infoPairs())
     }
 
     public var summary: String {

@@ -153,18 +153,7 @@ enum ModelLibrary {
         guard k >= 1 else { throw LumenError(.value, "k must be at least 1", at: context.location) }
         let top: [(id: Int32?, piece: String, logProbability: Double)]
         do {
-            if let local = model as? LoadedModel {
-                let session = try local.session()
-                top = try await session.nextTokenLogProbabilities(prompt, k: k).map { entry in
-                    (entry.id, String(decoding: session.model.tokenizer.piece(entry.id), as: UTF8.self), Double(entry.logProbability))
-                }
-            } else if let remote = model as? RemoteModelObject {
-                top = try await remote.remote.nextTokens(prompt, k: k).map { (nil, $0.text, $0.logProbability) }
-            } else {
-                throw LumenError(.type, "nextTokens() needs a model", at: context.location)
-            }
-        } catch let error as LumenError {
-            throw error
+            top = try await model.nextTokens(prompt, k: k)
         } catch is CancellationError {
             throw CancellationError()
         } catch {

@@ -28,6 +28,10 @@ public final class RemoteModelObject: HostObject, GenerativeModel {
         remote.generate(prompt, options: options, stop: stop)
     }
 
+    func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {
+        try await remote.nextTokens(prompt, k: k).map { (nil, $0.text, $0.logProbability) }
+    }
+
     func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession {
         guard template == nil else {
             throw ModelError(file: remote.name, field: "template", reason: "a served model's conversations are rendered by the server's own template")
@@ -37,7 +41,7 @@ public final class RemoteModelObject: HostObject, GenerativeModel {
 
     public func property(_ name: String) throws -> Value? {
         switch name {
-        case "info": .dictionary(infoDictionary)
+        case "info": .dictionary(LumenDictionary(infoPairs))
         case "name": .string(remote.name)
         case "url": .string(remote.urls[0])
         default: nil
@@ -52,12 +56,6 @@ public final class RemoteModelObject: HostObject, GenerativeModel {
             ("concurrency", .integer(remote.concurrency)),
             ("logprobs", .bool(remote.logprobs)),
         ]
-    }
-
-    private var infoDictionary: LumenDictionary {
-        var dictionary = LumenDictionary()
-        for (key, value) in infoPairs { dictionary[.string(key)] = value }
-        return dictionary
     }
 
     public var summary: String {

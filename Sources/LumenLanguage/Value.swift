@@ -126,6 +126,11 @@ public struct LumenDictionary: Sendable {
     /// An empty dictionary.
     public init() {}
 
+    /// A dictionary of `pairs`, keyed by their names, in their order.
+    public init(_ pairs: [(String, Value)]) {
+        for (key, value) in pairs { self[.string(key)] = value }
+    }
+
     /// The number of entries.
     public var count: Int { order.count }
     /// Whether there are no entries.

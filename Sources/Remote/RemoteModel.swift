@@ -59,16 +59,9 @@ public final class RemoteModel: Sendable {
     /// The `k` most likely next tokens after `prompt`, text and log-probability, from a one-token
     /// greedy completion with `logprobs: k`.
     public func nextTokens(_ prompt: String, k: Int) async throws -> [(text: String, logProbability: Double)] {
-        var fields = Self.fields(GenerationOptions(sampling: .greedy, maxTokens: 1))
-        fields.topK = nil
-        fields.minP = nil
-        let request = CompletionRequest(model: name, prompt: prompt, sampling: fields, logprobs: k)
-        let index = try await pool.acquire()
-        defer { pool.release(index) }
-        let endpoint = endpoints[index]
-        let completion = try await endpoint.json(Completion.self, .POST, CompletionRequest.path, body: try JSONEncoder().encode(request))
+        let (completion, endpoint) = try await scoringCompletion(prompt, logprobs: k, echo: nil)
         guard let first = completion.pieces.first, !first.alternatives.isEmpty else {
-            throw RemoteError(endpoint: endpoint.baseURL, reason: "the server sent no log-probabilities (it does not offer logprobs for this model)")
+            throw RemoteError(endpoint: endpoint, reason: "the server sent no log-probabilities (it does not offer logprobs for this model)")
         }
         return Array(first.alternatives.prefix(k))
     }
@@ -76,19 +69,25 @@ public final class RemoteModel: Sendable {
     /// The log-probability of each token of `text` after the first, as the server scores it:
     /// a one-token greedy completion with `echo` and `logprobs`, whose prompt part is kept.
     public func promptLogProbabilities(_ text: String) async throws -> [Double] {
-        var fields = Self.fields(GenerationOptions(sampling: .greedy, maxTokens: 1))
-        fields.topK = nil
-        fields.minP = nil
-        let request = CompletionRequest(model: name, prompt: text, sampling: fields, logprobs: 0, echo: true)
-        let index = try await pool.acquire()
-        defer { pool.release(index) }
-        let endpoint = endpoints[index]
-        let completion = try await endpoint.json(Completion.self, .POST, CompletionRequest.path, body: try JSONEncoder().encode(request))
+        let (completion, endpoint) = try await scoringCompletion(text, logprobs: 0, echo: true)
         guard let scored = completion.choices.first?.logprobs?.tokenLogprobs, scored.count >= 2 else {
-            throw RemoteError(endpoint: endpoint.baseURL, reason: "the server sent no log-probabilities for the prompt (it does not offer echo with logprobs)")
+            throw RemoteError(endpoint: endpoint, reason: "the server sent no log-probabilities for the prompt (it does not offer echo with logprobs)")
         }
         let promptCount = completion.usage?.promptTokens ?? scored.count - 1
         return scored.prefix(promptCount).dropFirst().map { $0 ?? -.infinity }
+    }
+
+    /// A whole, greedy, one-token completion of `prompt` asking for `logprobs` (and `echo`), from
+    /// an endpoint of the pool: what scoring asks of a server. Returns it and the endpoint's URL.
+    private func scoringCompletion(_ prompt: String, logprobs: Int, echo: Bool?) async throws -> (Completion, String) {
+        var fields = Self.fields(GenerationOptions(sampling: .greedy, maxTokens: 1))
+        fields.topK = nil
+        fields.minP = nil
+        let request = CompletionRequest(model: name, prompt: prompt, sampling: fields, logprobs: logprobs, echo: echo)
+        let index = try await pool.acquire()
+        defer { pool.release(index) }
+        let endpoint = endpoints[index]
+        return (try await endpoint.json(Completion.self, .POST, CompletionRequest.path, body: try JSONEncoder().encode(request)), endpoint.baseURL)
     }
 
     /// The API's fields for `options`. Servers take a seed of 31 bits at most (llama.cpp reads

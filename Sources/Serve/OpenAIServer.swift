@@ -1,3 +1,4 @@
+import Executors
 import Foundation
 import Hummingbird
 import Inference
@@ -68,7 +69,8 @@ public struct OpenAIServer: Sendable {
             try authorize(request)
             let parsed = try await read(R.self, request)
             let model = try servedModel(parsed.model)
-            let promptTokens = try parsed.promptTokens(for: model)
+            // Tokenizing (and rendering a chat) takes long for a big prompt: not on the cooperative pool.
+            let promptTokens = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) in try parsed.promptTokens(for: model) }
             let options = try generationOptions(parsed, promptTokens: promptTokens.count, model: model)
             let job = GenerationJob(model: model, promptTokens: promptTokens, options: options, alternatives: parsed.alternatives ?? 0,
                                     wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,

@@ -81,10 +81,9 @@ extension ChatCompletionRequest: ServedGenerationRequest {
     func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {
         guard !messages.isEmpty else { throw .invalid("messages must not be empty", param: "messages") }
         let template: ChatTemplate
-        do {
-            template = try ChatTemplate(gguf: model.model.gguf, vocabulary: model.model.tokenizer.vocabulary)
-        } catch {
-            throw .failed("the model's chat template cannot be used: \(error)")
+        switch model.chatTemplate {
+        case .success(let parsed): template = parsed
+        case .failure(let error): throw .failed("the model's chat template cannot be used: \(error)")
         }
         let text: String
         do {

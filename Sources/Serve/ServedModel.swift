@@ -14,6 +14,8 @@ public final class ServedModel: Sendable {
     let pool: FairPool
     /// When it was loaded, seconds since 1970.
     let created: Int
+    /// The model's chat template, parsed once (or why it cannot be used).
+    let chatTemplate: Result<ChatTemplate, ModelError>
 
     /// Serves `model` as `name` with `instances` sessions of `contextLength` (nil: the model's)
     /// and `threads` threads each.
@@ -23,6 +25,7 @@ public final class ServedModel: Sendable {
         sessions = (0..<max(1, instances)).map { _ in ModelSession(model: model, contextLength: contextLength, threads: threads) }
         pool = FairPool(count: sessions.count, limit: 1)
         self.created = created
+        chatTemplate = Result { () throws(ModelError) in try ChatTemplate(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary) }
     }
 
     /// The context length of its sessions.

@@ -12,12 +12,13 @@ BIN_RELEASE := .build/release/lumen
 
 all: build
 
-## Installs the system packages Lumen needs (libzmq, SQLite, Python's venv, Chromium for the
+## Installs the system packages Lumen needs (libzmq, SQLite, libedit, Python's venv, Chromium for the
 ## browser test), via apt-get when root.
 deps:
 	@missing=""; \
 	[ -f /usr/include/zmq.h ] || missing="$$missing libzmq3-dev"; \
 	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
+	[ -f /usr/include/histedit.h ] || missing="$$missing libedit-dev"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \

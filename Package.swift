@@ -58,6 +58,8 @@ let package = Package(
             dependencies: ["OpenAIAPI", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol"]),
+        // libedit (BSD editline, Debian's libedit-dev) for line editing in `lumen repl`.
+        .target(name: "CLineEditing", linkerSettings: [.linkedLibrary("edit")]),
         .target(
             name: "CKernels",
             cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])]
@@ -78,6 +80,8 @@ let package = Package(
             dependencies: [
                 "Kernel",
                 "LumenLanguage",
+                "CLineEditing",
+                "Display",
                 "JupyterProtocol",
                 "Inference",
                 "Notebook",

@@ -31,14 +31,53 @@ public struct Table: Sendable, Equatable {
     }
 
     /// Columns padded to their widest cell, a rule under the headings.
-    public var plainText: String {
-        let widths = columns.indices.map { column in ([columns[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0 }
+    public var plainText: String { plainText(width: nil) }
+
+    /// The narrowest a column is made to fit a width (room for two characters and `…`).
+    static let narrowestColumn = 3
+
+    /// The aligned text, fitted to `width` characters when given: the widest columns are
+    /// narrowed in turn (to no less than `narrowestColumn`) and the cells they cut end in `…`.
+    public func plainText(width: Int?) -> String {
+        var widths = columns.indices.map { column in ([columns[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0 }
+        if let width {
+            let separators = 2 * max(0, widths.count - 1)
+            while widths.reduce(separators, +) > width, let widest = widths.indices.max(by: { widths[$0] < widths[$1] }),
+                  widths[widest] > Self.narrowestColumn {
+                widths[widest] -= 1
+            }
+        }
         func line(_ cells: [String]) -> String {
-            zip(cells, widths).map { cell, width in cell + String(repeating: " ", count: width - cell.count) }
-                .joined(separator: "  ").replacing(/\s+$/, with: "")
+            zip(cells, widths).map { cell, width in
+                cell.count > width ? cell.prefix(width - 1) + "…" : cell + String(repeating: " ", count: width - cell.count)
+            }
+            .joined(separator: "  ").replacing(/\s+$/, with: "")
         }
         return ([line(columns), widths.map { String(repeating: "-", count: $0) }.joined(separator: "  ")] + rows.map(line))
             .joined(separator: "\n")
+    }
+
+    /// A table read back from its aligned text (the rule under the headings gives the columns);
+    /// nil when the text is not laid out as `plainText` lays out a table.
+    public init?(plainText text: String) {
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false).map(Array.init)
+        guard lines.count >= 2, !lines[1].isEmpty, lines[1].allSatisfy({ $0 == "-" || $0 == " " }), lines[1].first == "-" else { return nil }
+        var spans: [Range<Int>] = []
+        var start: Int?
+        for (index, character) in (lines[1] + [" "]).enumerated() {
+            if character == "-", start == nil { start = index }
+            if character == " ", let open = start {
+                spans.append(open..<index)
+                start = nil
+            }
+        }
+        func cells(_ line: [Character]) -> [String] {
+            spans.enumerated().map { index, span in
+                let end = index == spans.count - 1 ? line.count : min(span.upperBound, line.count)
+                return span.lowerBound < end ? String(line[span.lowerBound..<end]).replacing(/\s+$/, with: "") : ""
+            }
+        }
+        self.init(columns: cells(lines[0]), rows: lines.dropFirst(2).map(cells))
     }
 }
 

@@ -18,11 +18,29 @@ extension Interpreter {
         ("%lsmagic", "list the magics"),
     ]
 
+    /// The name a help request (`name?` or `name??`) asks about; nil when the code is not one.
+    static func helpRequestName(in code: String) -> String? {
+        let trimmed = code.trimmingCharacters(in: .whitespacesAndNewlines)
+        let name = trimmed.trimmingCharacters(in: CharacterSet(charactersIn: "?"))
+        guard trimmed.hasSuffix("?"), !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) else { return nil }
+        return name
+    }
+
+    /// Whether a cell that starts with a magic is ready to run: a line magic at once, a cell
+    /// magic (`%%time`) once its body is ended by a blank line, as IPython's terminal decides;
+    /// nil when the cell does not start with one.
+    static func magicCompleteness(of code: String) -> Completeness? {
+        let trimmed = code.drop { $0.isWhitespace }
+        guard trimmed.hasPrefix("%") else { return nil }
+        guard trimmed.hasPrefix("%%") else { return .complete }
+        let lines = code.split(separator: "\n", omittingEmptySubsequences: false)
+        return lines.count > 1 && lines.last?.allSatisfy(\.isWhitespace) == true ? .complete : .incomplete(indent: "")
+    }
+
     /// Handles a cell that is a magic or a help request; returns false when it is ordinary code.
     func runSpecial(_ request: ExecutionRequest, output: any OutputSink) async throws -> Bool {
         let code = request.code.trimmingCharacters(in: .whitespacesAndNewlines)
-        let name = code.trimmingCharacters(in: CharacterSet(charactersIn: "?"))
-        if code.hasSuffix("?"), !name.isEmpty, name.allSatisfy({ $0.isLetter || $0.isNumber || $0 == "_" }) {
+        if let name = Self.helpRequestName(in: code) {
             guard let value = globals.lookup(name) else {
                 throw LumenError(.name, "'\(name)' is not defined" + Suggestion.hint(for: name, among: globals.visibleNames), at: SourceLocation(line: 1, column: 1))
             }

@@ -46,9 +46,10 @@ public actor Interpreter: Evaluator {
         for entry in historyEntries { store.record(entry) }
     }
 
-    /// Writes the runs recorded so far to the run log; returns when they are on disk.
-    public func flushLog() async {
+    /// Writes the runs and the history recorded so far; returns when they are on disk.
+    public func flushRecords() async {
         await state.runLog?.flush()
+        await store?.flush()
     }
 
     /// Forgets every variable and function, keeping the built-ins.
@@ -135,6 +136,9 @@ public actor Interpreter: Evaluator {
         }
         let prefix = String(String.UnicodeScalarView(scalars[start..<end]))
         var candidates = Set(globals.names.keys).union(Token.keywords).union(Self.declaredNames(in: before))
+        if let callee = Self.calleeAtArgumentStart(Array(scalars[..<start])) {
+            candidates.formUnion(argumentLabels(of: callee).map { $0 + ":" })
+        }
         if start > 0, scalars[start - 1] == "." {
             // After `name.`, `"literal".` or `[…].`, the members of the value's runtime type.
             var nameStart = start - 1
@@ -148,6 +152,47 @@ public actor Interpreter: Evaluator {
             candidates = Set(typeName.flatMap { Methods.names[$0] } ?? [])
         }
         return Completion(matches: candidates.filter { $0.hasPrefix(prefix) }.sorted(), start: start, end: end)
+    }
+
+    /// When the text ends where an argument starts (after `(` or `,` of an open call), the
+    /// called name (`generate` in `generate(m, ` and in `m.generate(`).
+    static func calleeAtArgumentStart(_ scalars: [Unicode.Scalar]) -> String? {
+        var index = scalars.count
+        while index > 0, scalars[index - 1] == " " { index -= 1 }
+        guard index > 0, scalars[index - 1] == "(" || scalars[index - 1] == "," else { return nil }
+        var depth = 0
+        var inString = false
+        while index > 0 {
+            index -= 1
+            let scalar = scalars[index]
+            if scalar == "\"" { inString.toggle() }
+            if inString { continue }
+            switch scalar {
+            case ")", "]", "}": depth += 1
+            case "[", "{":
+                if depth == 0 { return nil }
+                depth -= 1
+            case "(":
+                if depth > 0 {
+                    depth -= 1
+                    continue
+                }
+                var nameStart = index
+                while nameStart > 0, isIdentifierScalar(scalars[nameStart - 1]) { nameStart -= 1 }
+                return nameStart < index ? String(String.UnicodeScalarView(scalars[nameStart..<index])) : nil
+            default: break
+            }
+        }
+        return nil
+    }
+
+    /// The argument labels a built-in or a function of this session takes.
+    private func argumentLabels(of name: String) -> [String] {
+        switch globals.lookup(name) {
+        case .builtin(let builtin)?: builtin.labels
+        case .function(let function)?: function.closure.parameters.compactMap(\.label)
+        default: []
+        }
     }
 
     public func inspect(_ code: String, cursor: Int, detailLevel: Int) async -> MIMEBundle? {
@@ -165,6 +210,8 @@ public actor Interpreter: Evaluator {
     }
 
     public func completeness(of code: String) async -> Completeness {
+        if Self.helpRequestName(in: code) != nil { return .complete }
+        if let magic = Self.magicCompleteness(of: code) { return magic }
         do {
             _ = try Parser.parse(code)
             return .complete

@@ -22,7 +22,34 @@ extension Value {
         case .array(let rows) where !rows.isEmpty && rows.allSatisfy({ if case .dictionary = $0 { true } else { false } }):
             return Value.table(fromRecords: rows).mimeBundle
         default:
-            return .plainText(description)
+            return .plainText(summary)
+        }
+    }
+
+    /// Collections longer than this are shown abbreviated (as NumPy abbreviates above 1000).
+    static let abbreviationThreshold = 1000
+    /// How many elements an abbreviated collection shows at each end.
+    static let abbreviationEdgeItems = 3
+
+    /// `description` with long collections abbreviated to their first and last elements and
+    /// their count (`[0, 1, 2, … 99997, 99998, 99999] (100000 elements)`), so a cell's result
+    /// stays readable; the value itself is unchanged.
+    var summary: String {
+        switch self {
+        case .array(let elements) where elements.count > Self.abbreviationThreshold:
+            let ends = Self.abbreviationEdgeItems
+            let head = elements.prefix(ends).map(\.summary).joined(separator: ", ")
+            let tail = elements.suffix(ends).map(\.summary).joined(separator: ", ")
+            return "[\(head), … \(tail)] (\(elements.count) elements)"
+        case .array(let elements):
+            return "[" + elements.map(\.summary).joined(separator: ", ") + "]"
+        case .dictionary(let dictionary) where !dictionary.isEmpty:
+            let pairs = dictionary.pairs.map { "\($0.key.summary): \($0.value.summary)" }
+            guard pairs.count > Self.abbreviationThreshold else { return "[" + pairs.joined(separator: ", ") + "]" }
+            let ends = Self.abbreviationEdgeItems
+            return "[\(pairs.prefix(ends).joined(separator: ", ")), … \(pairs.suffix(ends).joined(separator: ", "))] (\(pairs.count) entries)"
+        default:
+            return description
         }
     }
 

@@ -96,8 +96,8 @@ struct ChatCommand: AsyncParsableCommand {
         let rendered = try conversation.renderedPrompt()
         let tokens = conversation.promptTokens(llama.tokenizer, text: rendered)
         let stop = StopSignal()
-        events.onInterrupt { stop.raise(); return true }
-        defer { events.onInterrupt(nil) }
+        events.interruptRouting.set { stop.raise(); return true }
+        defer { events.interruptRouting.set(nil) }
         var text = ""
         var generated: [GeneratedToken] = []
         var summary: GenerationSummary?

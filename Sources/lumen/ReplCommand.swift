@@ -1,5 +1,6 @@
 import ArgumentParser
 import Evaluation
+import Executors
 import Foundation
 import LumenLanguage
 
@@ -27,7 +28,7 @@ struct ReplCommand: AsyncParsableCommand {
         let logger = global.bootstrapLogging(label: "lumen.repl")
         let interpreter = Interpreter(runLog: await global.openRunLog(logger: logger), frontEnd: "repl")
         let failed = try await runInput(interpreter: interpreter)
-        await interpreter.flushLog()
+        await interpreter.flushRecords()
         if failed { throw ExitCode(1) }
     }
 
@@ -48,11 +49,14 @@ struct ReplCommand: AsyncParsableCommand {
             }, interpreter: interpreter, events: nil)
             return failed
         }
-        let events = TerminalEvents()
-        if isatty(STDIN_FILENO) != 0 {
-            await interactive(interpreter: interpreter, events: events)
+        if isatty(STDIN_FILENO) != 0, let editor = LineEditor(assistant: LineEditor.Assistant(
+            completeness: { await interpreter.completeness(of: $0) },
+            complete: { await interpreter.complete($0, cursor: $1) }
+        )) {
+            await interactive(interpreter: interpreter, editor: editor)
             return false
         }
+        let events = TerminalEvents()
         return await runScript(events.events, interpreter: interpreter, events: events)
     }
 
@@ -70,7 +74,7 @@ struct ReplCommand: AsyncParsableCommand {
                 buffer = []
                 guard !code.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { continue }
                 count += 1
-                if await !runCell(code, count: count, interpreter: interpreter, events: events, interactive: false) {
+                if await !runCell(code, count: count, interpreter: interpreter, routing: events?.interruptRouting, editor: nil, interactive: false) {
                     failed = true
                     if !keepGoing { return true }
                 }
@@ -78,7 +82,7 @@ struct ReplCommand: AsyncParsableCommand {
                 let code = buffer.joined(separator: "\n")
                 if !code.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
                     count += 1
-                    if await !runCell(code, count: count, interpreter: interpreter, events: events, interactive: false) { failed = true }
+                    if await !runCell(code, count: count, interpreter: interpreter, routing: events?.interruptRouting, editor: nil, interactive: false) { failed = true }
                 }
                 return failed
             case .interrupt:
@@ -93,51 +97,62 @@ struct ReplCommand: AsyncParsableCommand {
         return false
     }
 
-    private func interactive(interpreter: Interpreter, events: TerminalEvents) async {
-        var count = 1
-        var buffer: [String] = []
-        var interruptedAtEmptyPrompt = false
-        func prompt() {
-            let text = buffer.isEmpty ? "In [\(count)]: " : String(repeating: " ", count: "In [\(count)]".count - 3) + "...: "
-            FileHandle.standardOutput.write(Data(text.utf8))
+    /// The interactive session: cells read by the line editor, history kept across sessions,
+    /// Ctrl-C cancelling the running cell or clearing the line.
+    private func interactive(interpreter: Interpreter, editor: LineEditor) async {
+        let routing = InterruptRouting()
+        let signals = SignalListener(signals: [SIGINT, SIGWINCH]) { signal in
+            if signal == SIGWINCH {
+                editor.resized()
+            } else if !routing.handle() {
+                editor.interrupt()
+            }
         }
-        print("Lumen \(Lumen.version). Ctrl-C interrupts, Ctrl-D quits; name? shows help.")
-        prompt()
-        for await event in events.events {
-            switch event {
-            case .line(let line):
-                interruptedAtEmptyPrompt = false
-                buffer.append(line)
-                let code = buffer.joined(separator: "\n")
-                if case .incomplete = await interpreter.completeness(of: code), !line.isEmpty || buffer.count == 1 {
-                    prompt()
-                    continue
-                }
-                buffer = []
-                if !code.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                    _ = await runCell(code, count: count, interpreter: interpreter, events: events, interactive: true)
-                    count += 1
-                }
-                prompt()
-            case .interrupt:
-                if buffer.isEmpty && interruptedAtEmptyPrompt {
-                    print("")
-                    return
-                }
-                interruptedAtEmptyPrompt = buffer.isEmpty
-                buffer = []
-                print("^C" + (interruptedAtEmptyPrompt ? " (press Ctrl-C again or Ctrl-D to quit)" : ""))
-                prompt()
+        defer { signals.cancel() }
+        await keepHistory(interpreter: interpreter, editor: editor)
+        print("Lumen \(Lumen.version). Ctrl-C interrupts, Ctrl-D or exit quits; name? shows help.")
+        var count = 1
+        var interruptedAtEmptyPrompt = false
+        while true {
+            switch await editor.readCell(prompt: "In [\(count)]: ") {
             case .endOfInput:
                 print("")
                 return
+            case .interrupted(let lineWasEmpty):
+                if lineWasEmpty && interruptedAtEmptyPrompt { return }
+                interruptedAtEmptyPrompt = lineWasEmpty
+                if lineWasEmpty { print("(press Ctrl-C again or Ctrl-D to quit)") }
+            case .cell(let code):
+                TerminalDisplays.inputEnded()
+                interruptedAtEmptyPrompt = false
+                let trimmed = code.trimmingCharacters(in: .whitespacesAndNewlines)
+                guard !trimmed.isEmpty else { continue }
+                await editor.remember(code)
+                if Self.exitCommands.contains(trimmed) { return }
+                _ = await runCell(code, count: count, interpreter: interpreter, routing: routing, editor: editor, interactive: true)
+                count += 1
             }
         }
     }
 
+    /// What ends the interactive REPL besides Ctrl-D (as in IPython).
+    private static let exitCommands: Set<String> = ["exit", "quit", "exit()", "quit()"]
+
+    /// Opens the history store the kernel uses (off the cooperative pool), attaches it to the
+    /// interpreter and gives its entries to the editor's arrows and Ctrl-R.
+    private func keepHistory(interpreter: Interpreter, editor: LineEditor) async {
+        do {
+            let store = try await DedicatedThread.run(name: "lumen-history-open") { try HistoryStore() }
+            await interpreter.attachHistory(store)
+            for entry in store.earlierEntries.suffix(1000) { await editor.remember(entry.input) }
+        } catch {
+            FileHandle.standardError.write(Data("history will not be kept: \(error)\n".utf8))
+        }
+    }
+
     /// Runs one cell in its own task, cancelled by Ctrl-C; returns whether it succeeded.
-    private func runCell(_ code: String, count: Int, interpreter: Interpreter, events: TerminalEvents?, interactive: Bool) async -> Bool {
-        let sink = TerminalOutputSink(executionCount: count, interactive: interactive, events: events)
+    private func runCell(_ code: String, count: Int, interpreter: Interpreter, routing: InterruptRouting?, editor: LineEditor?, interactive: Bool) async -> Bool {
+        let sink = TerminalOutputSink(executionCount: count, interactive: interactive, editor: editor)
         let cell = Task(priority: .userInitiated) { () async -> ExecutionError? in
             do throws(ExecutionError) {
                 try await interpreter.execute(ExecutionRequest(code: code, executionCount: count), output: sink)
@@ -146,12 +161,12 @@ struct ReplCommand: AsyncParsableCommand {
                 return error
             }
         }
-        events?.onInterrupt {
+        routing?.set {
             cell.cancel()
             return true
         }
         let failure = await cell.value
-        events?.onInterrupt(nil)
+        routing?.set(nil)
         sink.finishCell()
         if let failure { sink.error(failure) }
         return failure == nil

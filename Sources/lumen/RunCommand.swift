@@ -111,7 +111,7 @@ struct RunCommand: AsyncParsableCommand {
         }
         let (executed, outcome) = await run.value
         deadline?.cancel()
-        await interpreter.flushLog()
+        await interpreter.flushRecords()
         var timedOut = false
         if outcome.interrupted, let deadline { timedOut = await deadline.value }
         do {

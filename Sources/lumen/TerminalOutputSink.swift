@@ -1,3 +1,4 @@
+import Display
 import Evaluation
 import Foundation
 import Synchronization
@@ -30,7 +31,7 @@ final class TerminalDisplays: Sendable {
     }
 
     /// Whether stdout is a terminal (redraw in place) rather than a pipe or file.
-    private let redrawsInPlace: Bool
+    let redrawsInPlace: Bool
     private let held = Mutex<[String: Held]>([:])
     /// Whether stdout's last write ended a line; one terminal, shared by every cell and job.
     private static let lastWriteEndedLine = Mutex(true)
@@ -39,6 +40,14 @@ final class TerminalDisplays: Sendable {
 
     init(redrawsInPlace: Bool = isatty(STDOUT_FILENO) != 0) {
         self.redrawsInPlace = redrawsInPlace
+    }
+
+    /// The user typed a line: the cursor is at the start of a new line and the displays above
+    /// can no longer be redrawn in place.
+    static func inputEnded() {
+        lastWriteEndedLine.withLock { $0 = true }
+        lastWriteWasDisplay.withLock { $0 = false }
+        region.withLock { $0 = Region() }
     }
 
     /// Records what was just written to stdout; anything but a display ends the redrawable region.
@@ -121,14 +130,14 @@ final class TerminalDisplays: Sendable {
 struct TerminalOutputSink: OutputSink {
     let executionCount: Int
     let interactive: Bool
-    /// Where typed lines come from, in the interactive REPL.
-    let events: TerminalEvents?
+    /// Where `input()` reads from, in the interactive REPL.
+    let editor: LineEditor?
     /// What this cell's displays show.
     let displays = TerminalDisplays()
 
-    private func write(_ text: String, to handle: FileHandle = .standardOutput, byDisplay: Bool = false) {
-        handle.write(Data(text.utf8))
-        if handle === FileHandle.standardOutput { displays.wrote(text, byDisplay: byDisplay) }
+    private func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO, byDisplay: Bool = false) {
+        TerminalScreen.shared.write(text, to: descriptor)
+        if descriptor == STDOUT_FILENO { displays.wrote(text, byDisplay: byDisplay) }
     }
 
     /// Prints what a pipe has held back (displays in their final state) and ends the cell's
@@ -144,19 +153,29 @@ struct TerminalOutputSink: OutputSink {
 
     func stream(_ stream: StandardStream, _ text: String) {
         if stream == .stdout, displays.displayLineIsOpen { write("\n") }
-        write(text, to: stream == .stdout ? .standardOutput : .standardError)
+        write(text, to: stream == .stdout ? STDOUT_FILENO : STDERR_FILENO)
     }
 
     func display(_ bundle: MIMEBundle, displayID: String?) {
         guard let displayID else {
-            write(line(bundle.plainText ?? ""))
+            write(line(shown(bundle)))
             return
         }
-        write(displays.show(bundle.plainText ?? "", id: displayID), byDisplay: true)
+        write(displays.show(shown(bundle), id: displayID), byDisplay: true)
     }
 
     func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
-        write(displays.show(bundle.plainText ?? "", id: displayID), byDisplay: true)
+        write(displays.show(shown(bundle), id: displayID), byDisplay: true)
+    }
+
+    /// A bundle's text as the terminal shows it: a table wider than the terminal is fitted to
+    /// it, its cut cells ending in `…` (in a pipe or file, whole).
+    private func shown(_ bundle: MIMEBundle) -> String {
+        let text = bundle.plainText ?? ""
+        guard displays.redrawsInPlace else { return text }
+        let width = TerminalScreen.width
+        guard text.split(separator: "\n").contains(where: { $0.count > width }), let table = Table(plainText: text) else { return text }
+        return table.plainText(width: width)
     }
 
     func clearOutput(wait: Bool) {}
@@ -167,23 +186,29 @@ struct TerminalOutputSink: OutputSink {
     /// shows a DataFrame).
     func executeResult(_ bundle: MIMEBundle) {
         guard interactive else { return }
-        let text = bundle.plainText ?? ""
+        let text = shown(bundle)
         write(line("Out[\(executionCount)]:" + (text.contains("\n") ? "\n" : " ") + text))
     }
 
     func error(_ error: ExecutionError) {
-        write(line(error.traceback.joined(separator: "\n")), to: .standardError)
+        write(line(error.traceback.joined(separator: "\n")), to: STDERR_FILENO)
     }
 
     func page(_ bundle: MIMEBundle) {
         write(line(bundle.plainText ?? ""))
     }
 
+    /// Reads a line typed at the terminal, not echoed for a password; an interrupt cancels it.
     func requestInput(prompt: String, password: Bool) async throws -> String {
-        guard interactive, let events else {
+        guard interactive, let editor else {
             throw InputUnavailableError(reason: "a script's cells come from stdin or a file, so input() is only available in the interactive REPL")
         }
-        write(prompt)
-        return try await events.readInputLine()
+        let line = try await withTaskCancellationHandler {
+            try await editor.readLine(prompt: prompt, echo: !password)
+        } onCancel: {
+            editor.interrupt()
+        }
+        TerminalDisplays.inputEnded()
+        return line
     }
 }

@@ -10,6 +10,30 @@ struct DisplayTests {
         #expect(table.plainText == "name  n\n----  -\n<a>   1\nb")
     }
 
+    @Test("a wide table fits a width: its widest columns narrowed, the cells they cut ending in …")
+    func fittedPlainText() {
+        let long = String(repeating: "x", count: 120)
+        let table = Table(columns: ["name", "note", "n"], rows: [[long, "short", "1"], ["b", long + "y", "22"]])
+        let fitted = table.plainText(width: 60)
+        let lines = fitted.split(separator: "\n").map(String.init)
+        #expect(lines.allSatisfy { $0.count <= 60 })
+        #expect(lines.count == 4)
+        // Both long columns were cut to the same width; the narrow ones kept whole.
+        #expect(lines[2].hasPrefix(String(repeating: "x", count: 26) + "…  short"))
+        #expect(lines[3].hasPrefix("b  ") && lines[3].hasSuffix("…  22"))
+        #expect(table.plainText(width: 500) == table.plainText)
+        // Too narrow for every column's minimum: wide columns keep three characters, narrow ones their own.
+        #expect(table.plainText(width: 5).split(separator: "\n")[1] == "---  ---  --")
+    }
+
+    @Test("a table read back from its aligned text equals the table; other text is not a table")
+    func tableFromPlainText() {
+        let table = Table(columns: ["id", "piece", "probability"], rows: [["378", "\" time\"", "0.9993"], ["", "x y", ""]])
+        #expect(Table(plainText: table.plainText) == table)
+        #expect(Table(plainText: "just\ntext") == nil)
+        #expect(Table(plainText: "[1, 2]") == nil)
+    }
+
     @Test("bar charts draw one rect per value, line charts one polyline per series")
     func charts() {
         let bars = Chart(kind: .bar, labels: ["a", "b", "c"], series: [.init(name: "", values: [1, 2, -1])])

@@ -23,6 +23,16 @@ struct InterpreterTests {
         ])
     }
 
+    @Test("a long collection is shown by its ends and count (as NumPy abbreviates); print and the value keep every element")
+    func longCollectionsAbbreviated() async {
+        #expect(await run("range(100000).map { $0 }").0.results == ["[0, 1, 2, … 99997, 99998, 99999] (100000 elements)"])
+        #expect(await run("[range(1001).map { $0 * 2 }]").0.results == ["[[0, 2, 4, … 1996, 1998, 2000] (1001 elements)]"])
+        let thousand = (0..<1000).map(String.init).joined(separator: ", ")
+        #expect(await run("range(1000).map { $0 }").0.results == ["[\(thousand)]"])
+        let (printed, _) = await run("let xs = range(1001).map { $0 }\nprint(xs.count, xs[1000])\nprint(xs)")
+        #expect(printed.stdout == "1001 1000\n[" + (0...1000).map(String.init).joined(separator: ", ") + "]\n")
+    }
+
     @Test("the last bare expression is the result, nil is not shown, strings are quoted")
     func results() async {
         #expect(await run("1\n\"two\"").0.results == ["\"two\""])
@@ -114,6 +124,26 @@ struct IntrospectionTests {
         #expect(await interpreter.complete("zebra", cursor: 5).matches.isEmpty)
     }
 
+    @Test("completion offers the argument labels of the call the cursor is in, as its signature lists them")
+    func completionOfArgumentLabels() async {
+        let interpreter = Interpreter()
+        // The oracle is the signature help shows, read independently of the completer's scanner.
+        let help = await interpreter.inspect("generate", cursor: 8, detailLevel: 0)?.plainText ?? ""
+        #expect(help.contains("maxTokens:") && help.contains("temperature:"))
+        let cell = "generate(m, maxT"
+        let completion = await interpreter.complete(cell, cursor: cell.unicodeScalars.count)
+        #expect(completion.matches == ["maxTokens:"])
+        #expect(completion.start == 12)
+        let member = "m.generate(\"Once\", tempe"
+        #expect(await interpreter.complete(member, cursor: member.unicodeScalars.count).matches == ["temperature:"])
+        // Outside an argument position, or inside a nested call or string, no labels.
+        #expect(await interpreter.complete("maxT", cursor: 4).matches.isEmpty)
+        let nested = "generate(m, [1, maxT"
+        #expect(await interpreter.complete(nested, cursor: nested.unicodeScalars.count).matches.isEmpty)
+        let call = "generate(m, len(maxT"
+        #expect(await interpreter.complete(call, cursor: call.unicodeScalars.count).matches.isEmpty)
+    }
+
     @Test("inspection shows a built-in's signature and summary")
     func inspection() async {
         let interpreter = Interpreter()
@@ -134,6 +164,17 @@ struct IntrospectionTests {
         #expect(await interpreter.completeness(of: "let s = \"\"\" x") == .invalid)
         #expect(await interpreter.completeness(of: "print(1))") == .invalid)
         #expect(await interpreter.completeness(of: "") == .complete)
+    }
+
+    @Test("completeness of help requests and magics: `sleep?` runs at once, `%%time` waits for a blank line")
+    func completenessOfHelpAndMagics() async {
+        let interpreter = Interpreter()
+        #expect(await interpreter.completeness(of: "sleep?") == .complete)
+        #expect(await interpreter.completeness(of: "sleep??") == .complete)
+        #expect(await interpreter.completeness(of: "%who") == .complete)
+        #expect(await interpreter.completeness(of: "%%time") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "%%time\nsleep(0.1)") == .incomplete(indent: ""))
+        #expect(await interpreter.completeness(of: "%%time\nsleep(0.1)\n") == .complete)
     }
 
     @Test("history: tail, range and glob search with unique (the latest of each input kept)")

@@ -1,0 +1,145 @@
+import Foundation
+import Synchronization
+
+/// The terminal the REPL writes to, shared by its cells, their background jobs and the line
+/// editor. While a prompt is being edited, output (a job's tokens or progress) is not written
+/// over the line being typed: it is queued and the editor prints it above the prompt, then
+/// redraws the prompt and the line as they were. Otherwise it is written at once.
+final class TerminalScreen: Sendable {
+    /// The one terminal.
+    static let shared = TerminalScreen()
+
+    private struct State {
+        /// Whether a line editor is showing a prompt.
+        var prompting = false
+        /// Output queued while prompting, with the descriptor it goes to.
+        var queued: [(text: String, descriptor: Int32)] = []
+        /// How to tell the editor that output is queued.
+        var wake: (@Sendable () -> Void)?
+        /// The column where the last output ended (0: at the start of a line).
+        var column = 0
+        /// Whether the prompt was started on a new line below an unfinished line of output,
+        /// so output continuing that line is written one line up.
+        var promptBelowOpenLine = false
+    }
+
+    private let state = Mutex(State())
+
+    /// Writes `text` to `descriptor` (stdout or stderr), or queues it while a prompt is edited.
+    func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
+        guard !text.isEmpty else { return }
+        let wake: (@Sendable () -> Void)? = state.withLock { state in
+            if state.prompting {
+                state.queued.append((text, descriptor))
+                return state.wake
+            }
+            Self.writeAll(text, to: descriptor)
+            state.column = Self.column(after: text, from: state.column)
+            return nil
+        }
+        wake?()
+    }
+
+    /// A prompt is about to be drawn: from now on output is queued and `wake` is called when
+    /// some is. Returns what to write first so the prompt starts on a line of its own.
+    func beginPrompt(wake: @escaping @Sendable () -> Void) -> String {
+        state.withLock { state in
+            state.prompting = true
+            state.wake = wake
+            state.promptBelowOpenLine = state.column > 0
+            return state.column > 0 ? "\n" : ""
+        }
+    }
+
+    /// The edited line was accepted or abandoned and the cursor is on a new line below it;
+    /// output is written directly again (whatever is still queued, first).
+    func endPrompt() {
+        state.withLock { state in
+            state.column = 0
+            for (text, descriptor) in state.queued {
+                Self.writeAll(text, to: descriptor)
+                state.column = Self.column(after: text, from: state.column)
+            }
+            state.queued = []
+            state.prompting = false
+            state.wake = nil
+            state.promptBelowOpenLine = false
+        }
+    }
+
+    /// Writes the queued output above the prompt: `rowsAbove` is how many rows of the prompt
+    /// and line are above the cursor, `width` the terminal's width. Returns false when nothing
+    /// was queued (the prompt need not be redrawn).
+    func drainAbovePrompt(rowsAbove: Int, width: Int) -> Bool {
+        state.withLock { state in
+            guard !state.queued.isEmpty else { return false }
+            // To the first row of the prompt, cleared to the end of the screen.
+            var move = "\r" + (rowsAbove > 0 ? "\u{1B}[\(rowsAbove)A" : "") + "\u{1B}[J"
+            if state.promptBelowOpenLine {
+                // Back to the end of the unfinished line above.
+                let column = state.column % max(width, 1)
+                move += "\u{1B}[1A" + (column > 0 ? "\u{1B}[\(column)C" : "")
+            }
+            Self.writeAll(move, to: STDOUT_FILENO)
+            for (text, descriptor) in state.queued {
+                Self.writeAll(text, to: descriptor)
+                state.column = Self.column(after: text, from: state.column)
+            }
+            state.queued = []
+            state.promptBelowOpenLine = state.column > 0
+            if state.promptBelowOpenLine { Self.writeAll("\n", to: STDOUT_FILENO) }
+            return true
+        }
+    }
+
+    /// Something other than output (a completion listing) was written below the prompt, so
+    /// output no longer continues the line above it.
+    func endOpenLine() {
+        state.withLock { state in
+            state.column = 0
+            state.promptBelowOpenLine = false
+        }
+    }
+
+    /// The terminal's width in columns (80 when it cannot be asked).
+    static var width: Int {
+        var size = winsize()
+        guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
+        return Int(size.ws_col)
+    }
+
+    /// The columns `text` takes on a terminal, escape sequences not counted.
+    static func displayWidth(of text: some StringProtocol) -> Int {
+        var width = 0
+        var inEscape = false
+        for scalar in text.unicodeScalars {
+            if inEscape {
+                if (0x40...0x7E).contains(scalar.value), scalar != "[" { inEscape = false }
+            } else if scalar == "\u{1B}" {
+                inEscape = true
+            } else if scalar.value >= 0x20, scalar.properties.generalCategory != .nonspacingMark {
+                width += scalar.properties.isEmojiPresentation || scalar.properties.isIdeographic ? 2 : 1
+            }
+        }
+        return width
+    }
+
+    private static func column(after text: String, from column: Int) -> Int {
+        guard let lineStart = text.lastIndex(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else {
+            return column + displayWidth(of: text)
+        }
+        return displayWidth(of: text[text.index(after: lineStart)...])
+    }
+
+    private static func writeAll(_ text: String, to descriptor: Int32) {
+        var bytes = Array(text.utf8)[...]
+        while !bytes.isEmpty {
+            let written = bytes.withUnsafeBytes { Foundation.write(descriptor, $0.baseAddress, $0.count) }
+            if written < 0 {
+                if errno == EINTR { continue }
+                return
+            }
+            bytes = bytes.dropFirst(written)
+        }
+    }
+}

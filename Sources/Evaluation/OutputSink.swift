@@ -24,11 +24,19 @@ public protocol OutputSink: Sendable {
     func error(_ error: ExecutionError)
     /// Documentation to show in the front end's pager (Jupyter's `page` payload).
     func page(_ bundle: MIMEBundle)
+    /// The user asked to end the session (`exit`, `quit`): front ends that can end it do
+    /// (jupyter console, `lumen repl`); a notebook ignores it.
+    func askExit()
     /// Asks the user for a line of input.
     ///
     /// - Throws: `InputUnavailableError` when this front end cannot ask, `CancellationError`
     ///   when the cell is interrupted while waiting.
     func requestInput(prompt: String, password: Bool) async throws -> String
+}
+
+extension OutputSink {
+    /// Front ends without a session to end (notebooks, runners) ignore the request.
+    public func askExit() {}
 }
 
 /// Thrown by `OutputSink.requestInput` when the front end does not allow input.

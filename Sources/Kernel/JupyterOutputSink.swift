@@ -3,20 +3,24 @@ import Foundation
 import JupyterProtocol
 import Synchronization
 
-/// Pages a cell asked to show, returned as `page` payloads in its `execute_reply`.
-final class PagerPayloads: Sendable {
-    private let pages = Mutex<[MIMEBundle]>([])
+/// What a cell asks of the front end besides output, returned as payloads in its
+/// `execute_reply`: pages to show (`page`) and the end of the session (`ask_exit`, which
+/// jupyter console obeys, as it does for ipykernel's `exit`).
+final class ReplyPayloads: Sendable {
+    private let entries = Mutex<[JSONValue]>([])
 
-    func append(_ bundle: MIMEBundle) {
-        pages.withLock { $0.append(bundle) }
+    /// Documentation for the pager.
+    func page(_ bundle: MIMEBundle) {
+        entries.withLock { $0.append(.object(["source": .string("page"), "data": .object(JupyterOutputSink.wireData(bundle)), "start": .int(0)])) }
+    }
+
+    /// The user asked to end the session.
+    func askExit() {
+        entries.withLock { $0.append(.object(["source": .string("ask_exit"), "keepkernel": .bool(false)])) }
     }
 
     /// The payload entries, as the protocol lays them out.
-    var payload: [JSONValue] {
-        pages.withLock { pages in
-            pages.map { .object(["source": .string("page"), "data": .object(JupyterOutputSink.wireData($0)), "start": .int(0)]) }
-        }
-    }
+    var payload: [JSONValue] { entries.withLock { $0 } }
 }
 
 /// Publishes one cell's output as Jupyter messages: streams, displays and results on IOPub with
@@ -29,7 +33,7 @@ struct JupyterOutputSink: OutputSink {
     let allowStdin: Bool
     let iopub: IOPubPublisher
     let stdin: StdinBridge
-    let pages: PagerPayloads
+    let payloads: ReplyPayloads
 
     func stream(_ stream: StandardStream, _ text: String) {
         iopub.publish("stream", StreamContent(name: stream.rawValue, text: text), parent: parent)
@@ -61,7 +65,11 @@ struct JupyterOutputSink: OutputSink {
     }
 
     func page(_ bundle: MIMEBundle) {
-        pages.append(bundle)
+        payloads.page(bundle)
+    }
+
+    func askExit() {
+        payloads.askExit()
     }
 
     func requestInput(prompt: String, password: Bool) async throws -> String {

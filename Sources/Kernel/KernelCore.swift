@@ -213,7 +213,7 @@ actor KernelCore {
         }
         let sink = JupyterOutputSink(
             parent: message.header, identities: message.identities, executionCount: count,
-            silent: request.silent, allowStdin: request.allowStdin, iopub: iopub, stdin: stdin, pages: PagerPayloads()
+            silent: request.silent, allowStdin: request.allowStdin, iopub: iopub, stdin: stdin, payloads: ReplyPayloads()
         )
         // JupyterLab and Notebook 7 send the cell's id in the request's metadata.
         let cell = ExecutionRequest(code: request.code, executionCount: count, storeHistory: storeHistory, silent: request.silent,
@@ -231,7 +231,7 @@ actor KernelCore {
         let failure = await task.value
         runningCell = nil
         guard let failure else {
-            return .reply("execute_reply", ExecuteReply.ok(executionCount: count, payload: sink.pages.payload))
+            return .reply("execute_reply", ExecuteReply.ok(executionCount: count, payload: sink.payloads.payload))
         }
         sink.error(failure)
         if request.stopOnError {

@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Foundation
 import Inference
+import RunLog
 
 /// The result of `generate`: the text, each token with its log-probability, figures, and how
 /// it ended.
@@ -55,16 +56,9 @@ public final class Generation: HostObject {
             entry[.string("tokensPerSecond")] = .double(stats.generationTokensPerSecond)
             return .dictionary(entry)
         case "options":
-            var entry = LumenDictionary()
-            entry[.string("maxTokens")] = .integer(options.maxTokens)
-            entry[.string("temperature")] = .double(Double(options.sampling.temperature))
-            entry[.string("topK")] = .integer(options.sampling.topK)
-            entry[.string("topP")] = .double(Double(options.sampling.topP))
-            entry[.string("minP")] = .double(Double(options.sampling.minP))
-            entry[.string("repeatPenalty")] = .double(Double(options.sampling.repeatPenalty))
-            entry[.string("seed")] = .integer(Int(truncatingIfNeeded: options.sampling.seed))
-            entry[.string("stop")] = .array(options.stopStrings.map { .string($0) })
-            return .dictionary(entry)
+            // Through the run log's form: each option as the decimal the user wrote (0.95, not
+            // the Float's 0.949999988).
+            return RunOptions(options).value
         default: return nil
         }
     }

@@ -18,6 +18,11 @@ extension Interpreter {
         ("%lsmagic", "list the magics"),
     ]
 
+    /// Whether a cell asks to end the session, as in IPython: `exit` or `quit`, bare or called.
+    public static func isExitRequest(_ code: String) -> Bool {
+        ["exit", "quit", "exit()", "quit()"].contains(code.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
+
     /// The name a help request (`name?` or `name??`) asks about; nil when the code is not one.
     static func helpRequestName(in code: String) -> String? {
         let trimmed = code.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -40,6 +45,10 @@ extension Interpreter {
     /// Handles a cell that is a magic or a help request; returns false when it is ordinary code.
     func runSpecial(_ request: ExecutionRequest, output: any OutputSink) async throws -> Bool {
         let code = request.code.trimmingCharacters(in: .whitespacesAndNewlines)
+        if Self.isExitRequest(code) {
+            output.askExit()
+            return true
+        }
         if let name = Self.helpRequestName(in: code) {
             guard let value = globals.lookup(name) else {
                 throw LumenError(.name, "'\(name)' is not defined" + Suggestion.hint(for: name, among: globals.visibleNames), at: SourceLocation(line: 1, column: 1))

@@ -144,12 +144,17 @@ public actor Interpreter: Evaluator {
             var nameStart = start - 1
             while nameStart > 0, Self.isIdentifierScalar(scalars[nameStart - 1]) { nameStart -= 1 }
             let receiver = String(String.UnicodeScalarView(scalars[nameStart..<(start - 1)]))
+            let value = globals.lookup(receiver)
             let typeName: String? = switch start > 1 ? scalars[start - 2] : " " {
             case "\"": "String"
             case "]": "Array"
-            default: globals.lookup(receiver)?.typeName
+            default: value?.typeName
             }
-            candidates = Set(typeName.flatMap { Methods.names[$0] } ?? [])
+            if case .host(let object)? = value {
+                candidates = Set(object.methodNames + object.propertyNames)
+            } else {
+                candidates = Set(typeName.flatMap { Methods.names[$0] } ?? [])
+            }
         }
         return Completion(matches: candidates.filter { $0.hasPrefix(prefix) }.sorted(), start: start, end: end)
     }

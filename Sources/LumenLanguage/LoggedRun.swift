@@ -41,15 +41,7 @@ public final class LoggedRun: HostObject {
             ("timeToFirstToken", .double(r.timeToFirstToken)), ("interrupted", .bool(r.interrupted)),
             ("value", r.value.map(Value.double) ?? .null),
         ]
-        if let options = r.options {
-            var entry = LumenDictionary()
-            for (key, value) in [("maxTokens", Value.integer(options.maxTokens)), ("temperature", .double(options.temperature)), ("topK", .integer(options.topK)),
-                                 ("topP", .double(options.topP)), ("minP", .double(options.minP)), ("repeatPenalty", .double(options.repeatPenalty)),
-                                 ("seed", .integer(Int(truncatingIfNeeded: options.seed))), ("stop", .array(options.stop.map(Value.string)))] {
-                entry[.string(key)] = value
-            }
-            fields.append(("options", .dictionary(entry)))
-        }
+        if let options = r.options { fields.append(("options", options.value)) }
         if let figures = r.figures {
             var entry = LumenDictionary()
             for (key, value) in figures.sorted(by: { $0.key < $1.key }) { entry[.string(key)] = .double(value) }

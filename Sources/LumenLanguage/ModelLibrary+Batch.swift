@@ -168,7 +168,7 @@ extension ModelLibrary {
                 }
                 let mean = samples.reduce(0, +) / Double(samples.count)
                 let sd = samples.count > 1 ? (samples.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(samples.count - 1)).squareRoot() : 0
-                rows.append([model.name, String(threads), test, String(format: "%.2f ± %.2f", mean, sd)])
+                rows.append([model.name, String(threads), test, Measurement.meanAndDeviation(mean, sd)])
                 var record = LumenDictionary()
                 record[.string("model")] = .string(model.name)
                 record[.string("threads")] = .integer(threads)

@@ -76,9 +76,9 @@ enum ModelLibrary {
         guard threads >= 1, instances >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
             throw LumenError(.value, "threads, instances and contextLength must be at least 1", at: context.location)
         }
+        let path = try modelCall(at: location) { () throws(ModelError) in try ModelLocator.resolve(name) }
         let progress = "load-\(UUID().uuidString)"
         context.output.display(ProgressBar(label: "loading \(name)", fraction: 0).mimeBundle, displayID: progress)
-        let path = try modelCall(at: location) { () throws(ModelError) in try ModelLocator.resolve(name) }
         // Parsing the file and building the tokenizer is blocking work: it runs on a thread of its own.
         let model: LoadedModel
         do {
@@ -86,6 +86,8 @@ enum ModelLibrary {
                 try LoadedModel(path: path, contextLength: contextLength, threads: threads, instances: instances)
             }
         } catch {
+            // The bar does not stay at 0 %: it says what happened; the error follows.
+            context.output.updateDisplay(.plainText("loading \(name) failed"), displayID: progress)
             throw LumenError(.model, "\(error)", at: location)
         }
         context.output.updateDisplay(model.mimeBundle, displayID: progress)
@@ -163,8 +165,10 @@ enum ModelLibrary {
         let chart = Chart(kind: .bar, labels: top.map { $0.piece.debugDescription }, series: [.init(name: "", values: top.map { exp($0.logProbability) })],
                           title: "next token after \(prompt.debugDescription)", yLabel: "probability")
         let table = Table(columns: ["id", "piece", "probability"], rows: rows)
-        var bundle = table.mimeBundle
-        bundle.data["text/html"] = table.html + chart.svg
+        // In text (a terminal, a log) the chart is a column of bars, 40 characters for certainty.
+        let bars = top.map { [String(repeating: "█", count: Int((exp($0.logProbability) * 40).rounded()))] }
+        let textTable = Table(columns: table.columns + [""], rows: zip(rows, bars).map { $0 + $1 })
+        let bundle = MIMEBundle(["text/html": table.html + chart.svg, "text/plain": textTable.plainText])
         return .rendered(Rendered(kind: "NextTokens", bundle: bundle))
     }
 }

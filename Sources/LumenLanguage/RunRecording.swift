@@ -12,6 +12,16 @@ extension RunModel {
 }
 
 extension RunOptions {
+    /// The options as a Lumen dictionary (`g.options`, `run.options`), in the order of the
+    /// generation labels.
+    var value: Value {
+        .dictionary(LumenDictionary([
+            ("maxTokens", .integer(maxTokens)), ("temperature", .double(temperature)), ("topK", .integer(topK)),
+            ("topP", .double(topP)), ("minP", .double(minP)), ("repeatPenalty", .double(repeatPenalty)),
+            ("seed", .integer(Int(truncatingIfNeeded: seed))), ("stop", .array(stop.map(Value.string))),
+        ]))
+    }
+
     /// The logged form of generation options (the seed is the one actually used).
     public init(_ options: GenerationOptions) {
         let sampling = options.sampling

@@ -246,12 +246,7 @@ actor LineEditor {
         guard readingCell else { return }
         let beforeCursor = (prompt.map { String(cString: $0) } ?? "") + currentLine().beforeCursor
         let width = TerminalScreen.width
-        let segments = beforeCursor.split(separator: "\n", omittingEmptySubsequences: false)
-        var rowsAbove = 0
-        for (index, segment) in segments.enumerated() {
-            let columns = TerminalScreen.displayWidth(of: segment)
-            rowsAbove += index < segments.count - 1 ? max(1, (columns + width - 1) / width) : columns / width
-        }
+        let rowsAbove = TerminalScreen.rowsAboveEnd(of: beforeCursor, width: width)
         if TerminalScreen.shared.drainAbovePrompt(rowsAbove: rowsAbove, width: width) {
             lumen_el_refresh(editLine)
         }

@@ -73,6 +73,7 @@ struct ReplCommand: AsyncParsableCommand {
                 if Self.isIncomplete(await interpreter.completeness(of: code)) { continue }
                 buffer = []
                 guard !code.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { continue }
+                if Interpreter.isExitRequest(code) { return failed }
                 count += 1
                 if await !runCell(code, count: count, interpreter: interpreter, routing: events?.interruptRouting, editor: nil, interactive: false) {
                     failed = true
@@ -123,20 +124,17 @@ struct ReplCommand: AsyncParsableCommand {
                 interruptedAtEmptyPrompt = lineWasEmpty
                 if lineWasEmpty { print("(press Ctrl-C again or Ctrl-D to quit)") }
             case .cell(let code):
-                TerminalDisplays.inputEnded()
+                TerminalDisplays.cursorMovedToNewLine()
                 interruptedAtEmptyPrompt = false
                 let trimmed = code.trimmingCharacters(in: .whitespacesAndNewlines)
                 guard !trimmed.isEmpty else { continue }
                 await editor.remember(code)
-                if Self.exitCommands.contains(trimmed) { return }
+                if Interpreter.isExitRequest(trimmed) { return }
                 _ = await runCell(code, count: count, interpreter: interpreter, routing: routing, editor: editor, interactive: true)
                 count += 1
             }
         }
     }
-
-    /// What ends the interactive REPL besides Ctrl-D (as in IPython).
-    private static let exitCommands: Set<String> = ["exit", "quit", "exit()", "quit()"]
 
     /// Opens the history store the kernel uses (off the cooperative pool), attaches it to the
     /// interpreter and gives its entries to the editor's arrows and Ctrl-R.

@@ -42,9 +42,9 @@ final class TerminalDisplays: Sendable {
         self.redrawsInPlace = redrawsInPlace
     }
 
-    /// The user typed a line: the cursor is at the start of a new line and the displays above
-    /// can no longer be redrawn in place.
-    static func inputEnded() {
+    /// The cursor is at the start of a new line below anything displayed (the user typed a line,
+    /// or output was cleared): the displays above can no longer be redrawn in place.
+    static func cursorMovedToNewLine() {
         lastWriteEndedLine.withLock { $0 = true }
         lastWriteWasDisplay.withLock { $0 = false }
         region.withLock { $0 = Region() }
@@ -56,6 +56,34 @@ final class TerminalDisplays: Sendable {
         Self.lastWriteEndedLine.withLock { $0 = text.hasSuffix("\n") }
         Self.lastWriteWasDisplay.withLock { $0 = byDisplay }
         if !byDisplay { Self.region.withLock { $0 = Region() } }
+        let movedUp = text.matches(of: /\x1B\[(\d+)A/).reduce(0) { $0 + (Int($1.output.1) ?? 0) }
+        owned.withLock { $0.rows = max(0, $0.rows + text.count { $0 == "\n" } - movedUp) }
+    }
+
+    /// The rows of the terminal this cell's output has moved down since it started or was last
+    /// cleared, and whether a `clear(wait: true)` waits for the next output.
+    private let owned = Mutex((rows: 0, clearPending: false))
+
+    /// What clears this cell's output from a terminal: back to its first row, then clear to the
+    /// end of the screen (rows the terminal wrapped are not counted).
+    func takeClearSequence() -> String {
+        owned.withLock { owned in
+            defer { owned = (0, false) }
+            return "\r" + (owned.rows > 0 ? "\u{1B}[\(owned.rows)A" : "") + "\u{1B}[J"
+        }
+    }
+
+    /// Clears the output when the next output arrives (`clear(wait: true)`).
+    func clearWhenOutputArrives() {
+        owned.withLock { $0.clearPending = true }
+    }
+
+    /// Whether a clear waits for this output; false afterwards.
+    func takePendingClear() -> Bool {
+        owned.withLock { owned in
+            defer { owned.clearPending = false }
+            return owned.clearPending
+        }
     }
 
     /// Whether a display's text (a background job's, say) ends the current line unfinished, so
@@ -86,9 +114,8 @@ final class TerminalDisplays: Sendable {
                 region.written += added
                 return added
             }
-            // Back to the region's first line, clear to the end of the screen, draw it anew
-            // (lines the terminal wrapped are not counted).
-            let lines = region.written.count { $0 == "\n" }
+            // Back to the region's first row, clear to the end of the screen, draw it anew.
+            let lines = TerminalScreen.rowsAboveEnd(of: region.written, width: TerminalScreen.width)
             region.written = region.texts.joined(separator: "\n")
             return "\r" + (lines > 0 ? "\u{1B}[\(lines)A" : "") + "\u{1B}[J" + region.written
         }
@@ -136,6 +163,7 @@ struct TerminalOutputSink: OutputSink {
     let displays = TerminalDisplays()
 
     private func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO, byDisplay: Bool = false) {
+        if displays.takePendingClear() { clearNow() }
         TerminalScreen.shared.write(text, to: descriptor)
         if descriptor == STDOUT_FILENO { displays.wrote(text, byDisplay: byDisplay) }
     }
@@ -178,7 +206,17 @@ struct TerminalOutputSink: OutputSink {
         return table.plainText(width: width)
     }
 
-    func clearOutput(wait: Bool) {}
+    /// On a terminal, erases what this cell has written (at once, or with `wait` when its next
+    /// output arrives, so a redraw does not flicker); in a pipe or file nothing can be taken back.
+    func clearOutput(wait: Bool) {
+        guard displays.redrawsInPlace else { return }
+        if wait { displays.clearWhenOutputArrives() } else { clearNow() }
+    }
+
+    private func clearNow() {
+        TerminalScreen.shared.write(displays.takeClearSequence())
+        TerminalDisplays.cursorMovedToNewLine()
+    }
 
     /// Shows a cell's value after `Out[n]:` at the interactive prompt; a script prints only what
     /// it prints, as `python script.py` does.
@@ -208,7 +246,7 @@ struct TerminalOutputSink: OutputSink {
         } onCancel: {
             editor.interrupt()
         }
-        TerminalDisplays.inputEnded()
+        TerminalDisplays.cursorMovedToNewLine()
         return line
     }
 }

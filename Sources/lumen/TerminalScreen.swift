@@ -108,6 +108,21 @@ final class TerminalScreen: Sendable {
         return Int(size.ws_col)
     }
 
+    /// How many rows above the end of `text` its start is, once written from the start of a row
+    /// of a terminal `width` columns wide: its new lines and the lines the terminal wraps (a
+    /// line that exactly fills its last row leaves the cursor on that row, as terminals defer
+    /// the wrap).
+    static func rowsAboveEnd(of text: String, width: Int) -> Int {
+        let columns = max(width, 1)
+        let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+        var rows = 0
+        for (index, line) in lines.enumerated() {
+            let lineWidth = displayWidth(of: line)
+            rows += index < lines.count - 1 ? max(1, (lineWidth + columns - 1) / columns) : max(0, lineWidth - 1) / columns
+        }
+        return rows
+    }
+
     /// The columns `text` takes on a terminal, escape sequences not counted.
     static func displayWidth(of text: some StringProtocol) -> Int {
         var width = 0

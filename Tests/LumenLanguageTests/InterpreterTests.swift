@@ -33,6 +33,15 @@ struct InterpreterTests {
         #expect(printed.stdout == "1001 1000\n[" + (0...1000).map(String.init).joined(separator: ", ") + "]\n")
     }
 
+    @Test("a mean and deviation for people: the deviation to two significant figures, the mean to its decimal place")
+    func meanAndDeviation() {
+        #expect(Measurement.meanAndDeviation(19944.6, 2083.4) == "19945 ± 2083")
+        #expect(Measurement.meanAndDeviation(41.73, 3.21) == "41.7 ± 3.2")
+        #expect(Measurement.meanAndDeviation(0.9312, 0.0123) == "0.931 ± 0.012")
+        #expect(Measurement.meanAndDeviation(512.4, 0) == "512 ± 0")
+        #expect(Measurement.meanAndDeviation(5.126, 0) == "5.13 ± 0.00")
+    }
+
     @Test("the last bare expression is the result, nil is not shown, strings are quoted")
     func results() async {
         #expect(await run("1\n\"two\"").0.results == ["\"two\""])

@@ -37,6 +37,19 @@ struct ModelCellTests {
         #expect(shown.results == [laterLive ?? ""])
     }
 
+    @Test("a generation's options show the decimals written (topP: 0.95), and still compare equal to them")
+    func optionsShowTheDecimalsWritten() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = Interpreter()
+        try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
+        let sink = RecordingSink()
+        try await run("let g = generate(m, \"Once\", maxTokens: 2, temperature: 0.7, topP: 0.95, minP: 0.05, seed: 1)\n[g.options[\"topP\"], g.options[\"temperature\"], g.options[\"minP\"]]", on: interpreter, sink: sink)
+        #expect(sink.results == ["[0.95, 0.7, 0.05]"])
+        let equal = RecordingSink()
+        try await run("g.options[\"topP\"] == 0.95", on: interpreter, sink: equal)
+        #expect(equal.results == ["true"])
+    }
+
     @Test("greedy generate gives llama.cpp's tokens; updates are coalesced and the last shows the full text")
     func greedyGeneration() async throws {
         let models = try sharedModelsDirectory()
@@ -123,6 +136,23 @@ struct ModelCellTests {
         let completion = await Interpreter().complete("let m = load(\"stor", cursor: 18)
         #expect(completion.matches == ["stories260K", "stories260K.gguf"])
         #expect((completion.start, completion.end) == (14, 18))
+    }
+
+    @Test("completion after a model's name offers its methods and properties, as `m.info` lists them")
+    func memberCompletion() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = Interpreter()
+        try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
+        #expect(await interpreter.complete("m.gen", cursor: 5).matches == ["generate"])
+        // Every member the evaluator accepts, as its error for an unknown member lists them.
+        var listed: [String] = []
+        do {
+            try await run("m.nothing", on: interpreter)
+        } catch {
+            listed = (error as? ExecutionError)?.message.components(separatedBy: "it has ").last?.components(separatedBy: ", ") ?? []
+        }
+        let all = await interpreter.complete("m.", cursor: 2).matches
+        #expect(!listed.isEmpty && all == listed)
     }
 
     @Test("a bad path names the problem; unload makes later use an error; reload brings it back")

@@ -22,7 +22,9 @@ def test_console_runs_cells_and_interrupts(kernelspecs):
         console.expect(r"In \[\d+\]: ")
         console.sendline('"still alive"')
         console.expect(r'Out\[\d+\]: "still alive"')
-        console.sendeof()
+        console.expect(r"In \[\d+\]: ")
+        # `exit` ends the console as it does with ipykernel (the ask_exit payload).
+        console.sendline("exit")
         console.expect(pexpect.EOF)
     finally:
         console.close(force=True)

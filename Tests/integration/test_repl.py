@@ -1,6 +1,7 @@
 """`lumen repl` driven as a person would: through a pseudo-terminal, and through pipes and files."""
 import os
 import subprocess
+import tempfile
 
 import pexpect
 
@@ -9,20 +10,22 @@ from conftest import lumen_bin
 PROMPT = r"In \[(\d+)\]: "
 
 
-def spawn():
-    return pexpect.spawn(lumen_bin(), ["repl"], env=dict(os.environ, TERM="dumb"), encoding="utf-8", timeout=20)
+def spawn(data_home=None):
+    """The REPL on a pseudo-terminal, its history in a folder of its own."""
+    env = dict(os.environ, TERM="dumb", XDG_DATA_HOME=data_home or tempfile.mkdtemp(prefix="lumen-history-"))
+    return pexpect.spawn(lumen_bin(), ["repl"], env=env, encoding="utf-8", timeout=20)
 
 
 def test_multiline_input_and_state():
     repl = spawn()
     try:
         repl.expect(PROMPT)
+        # Enter on an incomplete cell starts a new line of the same cell (edited as one unit).
         repl.sendline("func twice(x) {")
-        repl.expect(r"\.\.\.: ")
-        repl.sendline("  return 2 * x")
-        repl.expect(r"\.\.\.: ")
+        repl.sendline("return 2 * x")
         repl.sendline("}")
         repl.expect(PROMPT)
+        assert "Error" not in repl.before, repl.before
         repl.sendline("twice(21)")
         repl.expect(r"Out\[\d+\]: 42")
         # A multi-line value starts on its own line, so its columns line up.
@@ -31,7 +34,6 @@ def test_multiline_input_and_state():
         repl.expect(r"Out\[\d+\]:\r\nindex +id +piece")
         repl.expect(PROMPT)
         repl.sendline('print("a",')
-        repl.expect(r"\.\.\.: ")
         repl.sendline('"b")')
         repl.expect("a b")
         repl.expect(PROMPT)

@@ -1,3 +1,4 @@
+import Display
 import Evaluation
 import Executors
 import Foundation

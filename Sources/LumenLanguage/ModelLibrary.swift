@@ -172,18 +172,3 @@ enum ModelLibrary {
         return .rendered(Rendered(kind: "NextTokens", bundle: bundle))
     }
 }
-
-/// A progress bar as HTML and text.
-struct ProgressBar {
-    let label: String
-    let fraction: Double
-
-    var mimeBundle: MIMEBundle {
-        let percent = Int((min(max(fraction, 0), 1) * 100).rounded())
-        let bar = String(repeating: "█", count: percent / 5) + String(repeating: "░", count: 20 - percent / 5)
-        return MIMEBundle([
-            "text/plain": "\(label) \(bar) \(percent)%",
-            "text/html": "<div>\(HTML.escape(label)) <progress value=\"\(percent)\" max=\"100\"></progress> \(percent)%</div>",
-        ])
-    }
-}

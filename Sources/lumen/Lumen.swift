@@ -18,20 +18,30 @@ struct Lumen: AsyncParsableCommand {
     /// argparse and getopt-style tools give and as `lumen run` documents, not ArgumentParser's 64.
     static let usageErrorStatus: Int32 = 2
 
-    /// Parses the command line and runs the command; errors are reported as ArgumentParser reports
-    /// them, with usage errors exiting `usageErrorStatus`.
+    /// Parses the command line and runs the command. Errors in parsing are reported as
+    /// ArgumentParser reports them; an error from a command's work is reported with that
+    /// command's usage hint (not the top level's). Usage errors exit `usageErrorStatus`.
     static func main() async {
+        var parsed: (any ParsableCommand)?
         do {
             var command = try parseAsRoot()
+            parsed = command
             if var asynchronous = command as? any AsyncParsableCommand {
                 try await asynchronous.run()
             } else {
                 try command.run()
             }
         } catch {
-            guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
-            FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
-            Foundation.exit(usageErrorStatus)
+            let status = exitCode(for: error) == .validationFailure ? usageErrorStatus : exitCode(for: error).rawValue
+            guard let command = parsed.map({ type(of: $0) }), command != Lumen.self, !(error is ExitCode), !(error is CleanExit) else {
+                guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
+                FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
+                Foundation.exit(usageErrorStatus)
+            }
+            let name = command.configuration.commandName ?? ""
+            let text = "Error: \(message(for: error))\nUsage: \(usageString(for: command))\n  See 'lumen \(name) --help' for more information.\n"
+            FileHandle.standardError.write(Data(text.utf8))
+            Foundation.exit(status)
         }
     }
 }

@@ -47,7 +47,7 @@ struct QuantizeCommand: ParsableCommand {
         _ = global.bootstrapLogging(label: "lumen.quantize")
         guard let scheme = QuantizationScheme(name: type) else { throw ValidationError("unknown type \(type)") }
         let model = try GGUFFile(path: ModelLocator.resolve(input))
-        let bar = TerminalProgressBar(width: 30)
+        let bar = TerminalProgressBar()
         let summary = try ModelQuantizer(scheme: scheme, threads: threads).quantize(model, to: output, replacingInput: inPlace) { progress in
             bar.show(done: progress.completed, of: progress.total, label: "\(progress.tensor) → \(progress.type)")
         }

@@ -34,6 +34,13 @@ struct DisplayTests {
         #expect(Table(plainText: "[1, 2]") == nil)
     }
 
+    @Test("a progress bar is twenty 5 % cells and the percentage, clamped to 0…100")
+    func progressBar() {
+        #expect(ProgressBar(label: "3/8 tensors", fraction: 3.0 / 8).plainText == "3/8 tensors " + String(repeating: "█", count: 7) + String(repeating: "░", count: 13) + " 38%")
+        #expect(ProgressBar(label: "x", fraction: 1.5).plainText.hasSuffix(String(repeating: "█", count: 20) + " 100%"))
+        #expect(ProgressBar(label: "x", fraction: -1).mimeBundle.data["text/html"]?.contains("value=\"0\"") == true)
+    }
+
     @Test("bar charts draw one rect per value, line charts one polyline per series")
     func charts() {
         let bars = Chart(kind: .bar, labels: ["a", "b", "c"], series: [.init(name: "", values: [1, 2, -1])])

@@ -174,3 +174,17 @@ def test_each_invalid_value_is_named_and_negative_numbers_are_values(model, argu
 def test_a_negative_seed_of_minus_one_means_a_new_seed_as_in_llama_cpp(model):
     result = subprocess.run([lumen_bin(), "generate", model, "Once", "--no-log", "-n", "2", "--seed", "-1"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["info", "/no/such/model.gguf"], "Error: /no/such/model.gguf: path: no such model file"),
+    (["quantize", "/no/such/model.gguf", "out.gguf", "Q8_0"], "Error: "),
+    (["repl", "/no/such/script.lumen"], "Error: cannot read /no/such/script.lumen"),
+    (["uninstall", "--name", "no-such-kernel"], "Error: no kernelspec named no-such-kernel"),
+])
+def test_errors_after_parsing_show_the_subcommands_usage_not_the_top_level(tmp_path, arguments, message):
+    env = dict(os.environ, JUPYTER_DATA_DIR=str(tmp_path))
+    result = subprocess.run([lumen_bin(), *arguments, "--no-log"], capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
+    assert result.returncode in (1, 2) and result.stderr.startswith(message), result.stderr
+    assert f"Usage: lumen {arguments[0]} " in result.stderr and f"See 'lumen {arguments[0]} --help'" in result.stderr, result.stderr
+    assert "lumen <subcommand>" not in result.stderr

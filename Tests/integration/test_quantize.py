@@ -36,6 +36,8 @@ def test_output_is_valid_gguf_with_the_source_metadata(tmp_path, kind):
     result = quantize(source, tmp_path / "out.gguf", kind)
     assert f"{tmp_path / 'out.gguf'}: 13.65 MB →" in result.stdout and "smaller" in result.stdout
     assert "39/39 output.weight" in result.stderr
+    # The progress bar of cells in the terminal, one line per tenth in a log.
+    assert "█" * 20 + " 100%" in result.stderr and result.stderr.count("\n") <= 12
     original, converted = GGUFReader(source), GGUFReader(tmp_path / "out.gguf")
     expected = fields(original)
     expected.pop("general.file_type", None)

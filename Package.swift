@@ -98,7 +98,7 @@ let package = Package(
         .testTarget(name: "RunLogTests", dependencies: ["RunLog"]),
         .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "Inference", "Executors"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
-        .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation"]),
+        .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),

@@ -5,12 +5,12 @@ import Logging
 /// The one owner of the IOPub socket. Any task or thread publishes through it; messages are
 /// queued and sent in order by the socket's thread.
 final class IOPubPublisher: Sendable {
-    private let channel: SocketChannel
+    private let channel: any MessageTransport
     private let codec: WireCodec
     private let factory: MessageFactory
     private let logger: Logger
 
-    init(channel: SocketChannel, codec: WireCodec, factory: MessageFactory, logger: Logger) {
+    init(channel: any MessageTransport, codec: WireCodec, factory: MessageFactory, logger: Logger) {
         self.channel = channel
         self.codec = codec
         self.factory = factory

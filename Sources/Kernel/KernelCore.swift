@@ -10,8 +10,14 @@ import Logging
 /// interleave with them because the actor is free whenever a cell is suspended or running in its
 /// own task.
 actor KernelCore {
+    /// The channel a request came on: replies go back on it, and some requests belong on one.
+    enum RequestChannel: Sendable {
+        case shell
+        case control
+    }
+
     /// What a handler answers with.
-    private enum Response {
+    private enum Response: Sendable {
         /// Send a reply of `type` on the requesting channel.
         case reply(String, any Encodable & Sendable)
         /// Send nothing back.
@@ -19,7 +25,7 @@ actor KernelCore {
     }
 
     private let evaluator: any Evaluator
-    private let shell: SocketChannel
+    private let shell: any MessageTransport
     private let info: KernelInfoReply
     private let codec: WireCodec
     private let factory: MessageFactory
@@ -34,7 +40,7 @@ actor KernelCore {
     private var reportedDropKinds: Set<String> = []
 
     init(
-        evaluator: any Evaluator, shell: SocketChannel, info: KernelInfoReply, codec: WireCodec, factory: MessageFactory,
+        evaluator: any Evaluator, shell: any MessageTransport, info: KernelInfoReply, codec: WireCodec, factory: MessageFactory,
         iopub: IOPubPublisher, stdin: StdinBridge, logger: Logger, shutdownRequests: AsyncStream<Bool>.Continuation
     ) {
         self.evaluator = evaluator
@@ -50,14 +56,14 @@ actor KernelCore {
 
     // MARK: - Entry points
 
-    /// Handles one event from the shell or control channel, replying on `channel`.
-    func serve(_ event: ChannelEvent, from channel: SocketChannel) async {
+    /// Handles one event from the shell or control channel (`role`), replying on `channel`.
+    func serve(_ event: ChannelEvent, from channel: any MessageTransport, as role: RequestChannel) async {
         switch event {
         case .mark:
             abortingQueuedExecutions = false
         case .message(let frames):
             guard let message = decode(frames, from: channel.name) else { return }
-            await dispatch(message, replyingOn: channel)
+            await dispatch(message, replyingOn: channel, role: role)
         }
     }
 
@@ -82,14 +88,13 @@ actor KernelCore {
 
     // MARK: - Dispatch
 
-    private func dispatch(_ message: Message, replyingOn channel: SocketChannel) async {
-        let isControl = channel !== shell
-        guard Self.handledTypes.contains(message.messageType) else {
+    private func dispatch(_ message: Message, replyingOn channel: any MessageTransport, role: RequestChannel) async {
+        guard let handler = Self.handlers[message.messageType] else {
             logger.warning("ignored a message of unknown type '\(message.messageType)' on \(channel.name)")
             return
         }
         iopub.publishStatus("busy", parent: message.header)
-        let response = await respond(to: message, isControl: isControl)
+        let response = await handler(self, message, role)
         if case .reply(let type, let content) = response {
             send(type, content, answering: message, on: channel)
         }
@@ -102,62 +107,64 @@ actor KernelCore {
         }
     }
 
-    private static let handledTypes: Set<String> = [
-        "kernel_info_request", "execute_request", "complete_request", "inspect_request",
-        "is_complete_request", "history_request", "comm_info_request", "comm_open", "comm_msg",
-        "comm_close", "interrupt_request", "shutdown_request",
-    ]
+    /// Answers one request, on the core.
+    private typealias Handler = @Sendable (isolated KernelCore, Message, RequestChannel) async -> Response
 
-    private func respond(to message: Message, isControl: Bool) async -> Response {
-        switch message.messageType {
-        case "kernel_info_request":
-            return .reply("kernel_info_reply", info)
-        case "execute_request":
-            guard !isControl else {
-                return invalid(message, "execute_request must be sent on the shell channel")
-            }
-            return await execute(message)
-        case "complete_request":
-            return await decoded(message, as: CompleteRequest.self) { request in
-                let completion = await evaluator.complete(request.code, cursor: request.cursorPos)
+    /// The one table of what the kernel handles, by message type; anything else is logged and
+    /// ignored.
+    private static let handlers: [String: Handler] = [
+        "kernel_info_request": { core, _, _ in .reply("kernel_info_reply", core.info) },
+        "execute_request": { core, message, channel in
+            guard channel == .shell else { return core.invalid(message, "execute_request must be sent on the shell channel") }
+            return await core.execute(message)
+        },
+        "complete_request": { core, message, _ in
+            await core.decoded(message, as: CompleteRequest.self) { request in
+                let completion = await core.evaluator.complete(request.code, cursor: request.cursorPos)
                 return .reply("complete_reply", CompleteReply(matches: completion.matches, cursorStart: completion.start, cursorEnd: completion.end))
             }
-        case "inspect_request":
-            return await decoded(message, as: InspectRequest.self) { request in
-                let bundle = await evaluator.inspect(request.code, cursor: request.cursorPos, detailLevel: request.detailLevel)
+        },
+        "inspect_request": { core, message, _ in
+            await core.decoded(message, as: InspectRequest.self) { request in
+                let bundle = await core.evaluator.inspect(request.code, cursor: request.cursorPos, detailLevel: request.detailLevel)
                 return .reply("inspect_reply", InspectReply(found: bundle != nil, data: bundle.map(JupyterOutputSink.wireData) ?? [:]))
             }
-        case "is_complete_request":
-            return await decoded(message, as: IsCompleteRequest.self) { request in
-                let reply: IsCompleteReply = switch await evaluator.completeness(of: request.code) {
+        },
+        "is_complete_request": { core, message, _ in
+            await core.decoded(message, as: IsCompleteRequest.self) { request in
+                let reply: IsCompleteReply = switch await core.evaluator.completeness(of: request.code) {
                 case .complete: IsCompleteReply(status: "complete")
                 case .incomplete(let indent): IsCompleteReply(status: "incomplete", indent: indent)
                 case .invalid: IsCompleteReply(status: "invalid")
                 }
                 return .reply("is_complete_reply", reply)
             }
-        case "history_request":
-            return await decoded(message, as: HistoryRequest.self) { request in
-                .reply("history_reply", await history(request))
+        },
+        "history_request": { core, message, _ in
+            await core.decoded(message, as: HistoryRequest.self) { request in
+                .reply("history_reply", await core.history(request))
             }
-        case "comm_info_request":
-            return .reply("comm_info_reply", CommInfoReply())
-        case "comm_open":
+        },
+        "comm_info_request": { _, _, _ in .reply("comm_info_reply", CommInfoReply()) },
+        // No comm targets: a comm opened is closed at once; its messages have nowhere to go.
+        "comm_open": { core, message, _ in
             if let open = try? message.decodeContent(CommOpen.self) {
-                iopub.publish("comm_close", CommClose(commID: open.commID), parent: message.header)
+                core.iopub.publish("comm_close", CommClose(commID: open.commID), parent: message.header)
             }
             return .none
-        case "interrupt_request":
-            interrupt()
+        },
+        "comm_msg": { _, _, _ in .none },
+        "comm_close": { _, _, _ in .none },
+        "interrupt_request": { core, _, _ in
+            core.interrupt()
             return .reply("interrupt_reply", StatusReply())
-        case "shutdown_request":
-            return await decoded(message, as: ShutdownContent.self) { request in
+        },
+        "shutdown_request": { core, message, _ in
+            await core.decoded(message, as: ShutdownContent.self) { request in
                 .reply("shutdown_reply", ShutdownContent(status: "ok", restart: request.restart))
             }
-        default:
-            return .none
-        }
-    }
+        },
+    ]
 
     /// Decodes the content as `type` and hands it to `handler`; answers an error reply when the
     /// content does not decode.
@@ -180,7 +187,7 @@ actor KernelCore {
         requestType.hasSuffix("_request") ? String(requestType.dropLast("_request".count)) + "_reply" : requestType + "_reply"
     }
 
-    private func send(_ type: String, _ content: some Encodable, answering request: Message, on channel: SocketChannel) {
+    private func send(_ type: String, _ content: some Encodable, answering request: Message, on channel: any MessageTransport) {
         do {
             let reply = try factory.message(type, content: content, parent: request.header, identities: request.identities)
             channel.send(try codec.encode(reply).map { Array($0) })

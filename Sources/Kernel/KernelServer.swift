@@ -31,11 +31,11 @@ public struct KernelServer: Sendable {
     public func run() async throws -> Bool {
         let context = try Context()
         let endpoint = connection.endpoint(port:)
-        let shell = try await SocketChannel.open(name: "shell", context: context, type: .router, endpoint: endpoint(connection.shellPort), mode: .receive)
-        let control = try await SocketChannel.open(name: "control", context: context, type: .router, endpoint: endpoint(connection.controlPort), mode: .receive)
-        let stdinChannel = try await SocketChannel.open(name: "stdin", context: context, type: .router, endpoint: endpoint(connection.stdinPort), mode: .receive)
-        let iopubChannel = try await SocketChannel.open(name: "iopub", context: context, type: .extendedPublisher, endpoint: endpoint(connection.iopubPort), mode: .receive)
-        let heartbeat = try await SocketChannel.open(name: "heartbeat", context: context, type: .reply, endpoint: endpoint(connection.heartbeatPort), mode: .echo)
+        let shell = try await SocketChannel.open(name: "shell", context: context, type: .router, endpoint: endpoint(connection.shellPort), mode: .receive, logger: logger)
+        let control = try await SocketChannel.open(name: "control", context: context, type: .router, endpoint: endpoint(connection.controlPort), mode: .receive, logger: logger)
+        let stdinChannel = try await SocketChannel.open(name: "stdin", context: context, type: .router, endpoint: endpoint(connection.stdinPort), mode: .receive, logger: logger)
+        let iopubChannel = try await SocketChannel.open(name: "iopub", context: context, type: .extendedPublisher, endpoint: endpoint(connection.iopubPort), mode: .receive, logger: logger)
+        let heartbeat = try await SocketChannel.open(name: "heartbeat", context: context, type: .reply, endpoint: endpoint(connection.heartbeatPort), mode: .echo, logger: logger)
         let channels = [shell, control, stdinChannel, iopubChannel, heartbeat]
         logger.info("listening: \(channels.map { "\($0.name) \($0.endpoint)" }.joined(separator: ", "))")
 
@@ -53,10 +53,10 @@ public struct KernelServer: Sendable {
 
         iopub.publishStatus("starting", parent: nil)
         let restart = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
-            for channel in [shell, control] {
+            for (channel, role) in [(shell, KernelCore.RequestChannel.shell), (control, .control)] {
                 group.addTask {
                     for await event in channel.events {
-                        await core.serve(event, from: channel)
+                        await core.serve(event, from: channel, as: role)
                     }
                 }
             }

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import Synchronization
 import ZeroMQ
 
@@ -15,7 +16,7 @@ enum ChannelEvent: Sendable {
 ///
 /// Incoming messages arrive on `events` (an `AsyncStream`); `send` may be called from any thread
 /// or task and queues the message for the socket thread, which sends queued messages in order.
-final class SocketChannel: Sendable {
+final class SocketChannel: MessageTransport {
     /// What the socket thread does with what it receives.
     enum Mode: Sendable {
         /// Hand each message to `events` (for IOPub's XPUB socket, the subscriptions).
@@ -40,9 +41,11 @@ final class SocketChannel: Sendable {
     private let state = Mutex(State())
     private let wakeup: WakeupPipe
     private let boundEndpoint = Mutex<String?>(nil)
+    private let logger: Logger
 
-    private init(name: String) throws {
+    private init(name: String, logger: Logger) throws {
         self.name = name
+        self.logger = logger
         (events, eventSink) = AsyncStream.makeStream(of: ChannelEvent.self)
         wakeup = try WakeupPipe()
     }
@@ -51,9 +54,9 @@ final class SocketChannel: Sendable {
     ///
     /// - Returns: once the socket is bound, with `endpoint` resolved (a `*` port made concrete).
     static func open(
-        name: String, context: Context, type: SocketType, endpoint: String, mode: Mode
+        name: String, context: Context, type: SocketType, endpoint: String, mode: Mode, logger: Logger = Logger(label: "lumen.kernel")
     ) async throws -> SocketChannel {
-        let channel = try SocketChannel(name: name)
+        let channel = try SocketChannel(name: name, logger: logger)
         try await withCheckedThrowingContinuation { (bound: CheckedContinuation<Void, any Error>) in
             let thread = Thread {
                 channel.serve(context: context, type: type, endpoint: endpoint, mode: mode, bound: bound)
@@ -131,13 +134,16 @@ final class SocketChannel: Sendable {
                 }
                 return (state.outbox, state.markRequested, state.stopRequested)
             }
-            for frames in outbox {
-                try? socket.send(frames)
-            }
+            // A mark comes before the replies queued with it are sent: a reply queued after
+            // `requestMark()` (the error that asked for the mark) cannot be answered by the client
+            // before the mark, so nothing it sends in answer is taken as queued before the mark.
             if ready[1] || mark {
                 receiveWaiting(on: socket, mode: mode)
             }
             if mark { eventSink.yield(.mark) }
+            for frames in outbox {
+                send(frames, on: socket)
+            }
             if stop { return }
         }
     }
@@ -145,9 +151,19 @@ final class SocketChannel: Sendable {
     private func receiveWaiting(on socket: Socket, mode: Mode) {
         while let frames = try? socket.receive(blocking: false) {
             switch mode {
-            case .echo: try? socket.send(frames)
+            case .echo: send(frames, on: socket)
             case .receive: eventSink.yield(.message(frames))
             }
+        }
+    }
+
+    /// Sends on the socket's thread; a failure (a peer gone, a full queue) is logged, not lost
+    /// without a word.
+    private func send(_ frames: [[UInt8]], on socket: Socket) {
+        do {
+            try socket.send(frames)
+        } catch {
+            logger.warning("could not send a message on \(name): \(error)")
         }
     }
 

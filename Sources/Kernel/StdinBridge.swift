@@ -10,12 +10,12 @@ final class StdinBridge: Sendable {
         let continuation: CheckedContinuation<String, any Error>
     }
 
-    private let channel: SocketChannel
+    private let channel: any MessageTransport
     private let codec: WireCodec
     private let factory: MessageFactory
     private let pending = Mutex<Pending?>(nil)
 
-    init(channel: SocketChannel, codec: WireCodec, factory: MessageFactory) {
+    init(channel: any MessageTransport, codec: WireCodec, factory: MessageFactory) {
         self.channel = channel
         self.codec = codec
         self.factory = factory

@@ -10,8 +10,9 @@ struct ReplCommand: AsyncParsableCommand {
         commandName: "repl",
         abstract: "Run Lumen cells from the terminal, from stdin, or from a file.",
         discussion: """
-            Interactive on a terminal: Ctrl-C interrupts the running cell, or clears the line; \
-            Ctrl-C twice at an empty prompt, or Ctrl-D, quits. Otherwise each complete statement \
+            Interactive on a terminal: lines are edited with libedit (emacs keys, Ctrl-R searches \
+            the history kept across sessions, Tab completes); Ctrl-C interrupts the running cell, \
+            or clears the line; Ctrl-C twice at an empty prompt, Ctrl-D or exit quits. Otherwise each complete statement \
             group runs in order and the first error ends the run with exit status 1.
             """
     )
@@ -111,18 +112,18 @@ struct ReplCommand: AsyncParsableCommand {
         }
         defer { signals.cancel() }
         await keepHistory(interpreter: interpreter, editor: editor)
-        print("Lumen \(Lumen.version). Ctrl-C interrupts, Ctrl-D or exit quits; name? shows help.")
+        TerminalScreen.shared.write("Lumen \(Lumen.version). Ctrl-C interrupts, Ctrl-D or exit quits; name? shows help; Tab completes.\n")
         var count = 1
         var interruptedAtEmptyPrompt = false
         while true {
             switch await editor.readCell(prompt: "In [\(count)]: ") {
             case .endOfInput:
-                print("")
+                TerminalScreen.shared.write("\n")
                 return
             case .interrupted(let lineWasEmpty):
                 if lineWasEmpty && interruptedAtEmptyPrompt { return }
                 interruptedAtEmptyPrompt = lineWasEmpty
-                if lineWasEmpty { print("(press Ctrl-C again or Ctrl-D to quit)") }
+                if lineWasEmpty { TerminalScreen.shared.write("(press Ctrl-C again or Ctrl-D to quit)\n") }
             case .cell(let code):
                 TerminalDisplays.cursorMovedToNewLine()
                 interruptedAtEmptyPrompt = false

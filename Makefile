@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv models synthetic-models test test-swift test-integration e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve check-formats clean
+.PHONY: all deps build release venv models synthetic-models test test-swift test-integration soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve check-formats clean
 
 all: build
 
@@ -60,7 +60,12 @@ test-swift: build models synthetic-models
 	swift test $(SWIFT_FLAGS)
 
 test-integration: build venv models
-	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration
+	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration --ignore=Tests/integration/test_soak.py
+
+## The interrupt soak (CI runs it after make test): 1000 interrupts of streaming generations under
+## two busy loops, about 4 minutes on 2 cores; LUMEN_SOAK_INTERRUPTS=N for another count.
+soak: build venv
+	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration/test_soak.py
 
 ## JupyterLab in headless Chromium (Playwright, the system browser): streaming, rich output,
 ## the stop button. Screenshots in .build/e2e/.

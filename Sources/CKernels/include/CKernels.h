@@ -140,4 +140,14 @@ float lumen_fit_affine(const float *x, const float *weights, int count, int leve
 /// returns 0 for an all-zero block.
 float lumen_fit_symmetric(const float *x, int count, int max_level);
 
+/// Tells the CPU this thread is spinning (x86 `pause`, Arm `yield`): the sibling hardware thread
+/// gets the core's resources and the spin draws less power; a no-op elsewhere.
+static inline void lumen_cpu_relax(void) {
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__) || defined(__arm__)
+    __asm__ __volatile__("yield");
+#endif
+}
+
 #endif

@@ -93,16 +93,18 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The seeded mutation fuzzer the parser, codec, GGUF, template and tokenizer tests share.
+        .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "ExecutorsTests", dependencies: ["Executors"]),
         .testTarget(name: "RunLogTests", dependencies: ["RunLog"]),
         .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "Inference", "Executors"]),
-        .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol"]),
+        .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol", "FuzzSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference", "FuzzSupport"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
-        .testTarget(name: "JinjaTests", dependencies: ["Jinja"]),
+        .testTarget(name: "JinjaTests", dependencies: ["Jinja", "FuzzSupport"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),
     ],
     swiftLanguageModes: [.v6]

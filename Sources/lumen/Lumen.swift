@@ -33,7 +33,9 @@ struct Lumen: AsyncParsableCommand {
             }
         } catch {
             let status = exitCode(for: error) == .validationFailure ? usageErrorStatus : exitCode(for: error).rawValue
-            guard let command = parsed.map({ type(of: $0) }), command != Lumen.self, !(error is ExitCode), !(error is CleanExit) else {
+            // Help, an exit status and a parse error are ArgumentParser's to report.
+            guard let command = parsed.map({ type(of: $0) }), configuration.subcommands.contains(where: { $0 == command }),
+                  exitCode(for: error) != .success, !(error is ExitCode) else {
                 guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(usageErrorStatus)

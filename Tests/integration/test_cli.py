@@ -188,3 +188,10 @@ def test_errors_after_parsing_show_the_subcommands_usage_not_the_top_level(tmp_p
     assert result.returncode in (1, 2) and result.stderr.startswith(message), result.stderr
     assert f"Usage: lumen {arguments[0]} " in result.stderr and f"See 'lumen {arguments[0]} --help'" in result.stderr, result.stderr
     assert "lumen <subcommand>" not in result.stderr
+
+
+@pytest.mark.parametrize("arguments", [["info", "--help"], ["help", "repl"], ["quantize", "-h"]])
+def test_help_is_help_not_an_error(arguments):
+    result = subprocess.run([lumen_bin(), *arguments], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 0 and result.stdout.startswith("OVERVIEW:"), (result.stdout, result.stderr)
+    assert "Error" not in result.stdout + result.stderr

@@ -158,26 +158,19 @@ extension ModelLibrary {
         var labels: [String] = []
         for threads in threadCounts {
             let session = ModelSession(model: llama, contextLength: promptTokens + genTokens + 1, threads: threads, batchSize: min(promptTokens, 512))
-            for (test, count) in [("pp\(promptTokens)", promptTokens), ("tg\(genTokens)", genTokens)] {
-                var samples: [Double] = []
-                for _ in 0..<repetitions {
-                    try Task.checkCancellation()
-                    let seconds = try await test.hasPrefix("pp") ? session.timePromptProcessing(Array(tokens.prefix(count)))
-                                                                 : session.timeGeneration(Array(tokens.prefix(count)))
-                    samples.append(Double(count) / seconds)
-                }
-                let mean = samples.reduce(0, +) / Double(samples.count)
-                let sd = samples.count > 1 ? (samples.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(samples.count - 1)).squareRoot() : 0
-                rows.append([model.name, String(threads), test, Measurement.meanAndDeviation(mean, sd)])
+            for test in [SpeedTest.promptProcessing(promptTokens), .generation(genTokens)] {
+                let samples = try await test.measure(on: session, tokens: tokens, repetitions: repetitions)
+                let (mean, sd) = (samples.mean, samples.standardDeviation)
+                rows.append([model.name, String(threads), test.name, Measurement.meanAndDeviation(mean, sd)])
                 var record = LumenDictionary()
                 record[.string("model")] = .string(model.name)
                 record[.string("threads")] = .integer(threads)
-                record[.string("test")] = .string(test)
+                record[.string("test")] = .string(test.name)
                 record[.string("tokensPerSecond")] = .double(mean)
                 record[.string("sd")] = .double(sd)
                 records.append(.dictionary(record))
                 series.append(mean)
-                labels.append("\(test) t\(threads)")
+                labels.append("\(test.name) t\(threads)")
             }
         }
         var bundle = Table(columns: ["model", "threads", "test", "t/s"], rows: rows).mimeBundle

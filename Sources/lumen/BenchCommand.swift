@@ -83,23 +83,17 @@ struct BenchCommand: AsyncParsableCommand {
             let session = ModelSession(model: llama, contextLength: context, threads: threadCount, batchSize: max(1, min(prompts.max() ?? 1, 512)),
                                        cacheType: cacheType)
             for depth in depthList {
-                // The depth's tokens are processed untimed; each test's tokens follow them.
-                let filled = Array(tokens.prefix(depth)), rest = Array(tokens.dropFirst(depth))
-                let tests: [(prompt: Int, generated: Int, measure: () async throws -> Double)] =
-                    prompts.map { count in (count, 0, { try await session.timePromptProcessing(Array(rest.prefix(count)), after: filled) }) }
-                    + generations.map { count in (0, count, { try await session.timeGeneration(Array(rest.prefix(count)), after: filled) }) }
+                let tests = prompts.map { SpeedTest.promptProcessing($0, depth: depth) } + generations.map { SpeedTest.generation($0, depth: depth) }
                 for test in tests {
                     let result = BenchResult(model: model, info: info, parameters: llama.parameterCount, threads: threadCount,
-                                             prompt: test.prompt, generated: test.generated, depth: depth, sessionBytes: session.stateByteCount)
-                    if progress { FileHandle.standardError.write(Data("lumen bench: \(result.test), \(threadCount) threads…\r".utf8)) }
-                    _ = try await test.measure()
-                    var samples: [Double] = []
-                    for _ in 0..<repetitions { samples.append(Double(test.prompt + test.generated) / (try await test.measure())) }
-                    var finished = result.with(samples: samples)
-                    if let measuredBandwidth, test.generated > 0 {
+                                             test: test, sessionBytes: session.stateByteCount)
+                    if progress { FileHandle.standardError.write(Data("lumen bench: \(test.name), \(threadCount) threads…\r".utf8)) }
+                    let samples = try await test.measure(on: session, tokens: tokens, repetitions: repetitions)
+                    var finished = result.with(samples)
+                    if let measuredBandwidth, test.generatedTokens > 0 {
                         finished.bandwidthGBPerSecond = measuredBandwidth / 1e9
                         finished.bytesPerToken = llama.bytesReadPerToken
-                        finished.fractionOfBandwidthLimit = (samples.max() ?? 0) * Double(llama.bytesReadPerToken) / measuredBandwidth
+                        finished.fractionOfBandwidthLimit = (samples.tokensPerSecond.max() ?? 0) * Double(llama.bytesReadPerToken) / measuredBandwidth
                     }
                     if progress { FileHandle.standardError.write(Data("\u{1B}[2K".utf8)) }
                     results.append(finished)

@@ -1,4 +1,5 @@
 import Foundation
+import Inference
 
 /// One row of `lumen bench` results, with llama-bench's field names (`n_prompt`, `avg_ts`, …) so
 /// the two engines' tables compare line by line; the Lumen-only fields come last.
@@ -34,27 +35,26 @@ struct BenchResult: Codable, Equatable {
         case fractionOfBandwidthLimit = "fraction_of_bandwidth_limit"
     }
 
-    /// A row for a test of `prompt` prompt tokens or `generated` generated ones after `depth`.
-    init(model: String, info: ModelInfo, parameters: Int, threads: Int, prompt: Int, generated: Int, depth: Int, sessionBytes: Int) {
+    /// A row for `test`.
+    init(model: String, info: ModelInfo, parameters: Int, threads: Int, test: SpeedTest, sessionBytes: Int) {
         modelFilename = URL(fileURLWithPath: model).lastPathComponent
         modelType = info.tensorTypes.map { $0.type.description }.joined(separator: "/")
         modelSize = info.fileSize
         modelNParams = parameters
         nThreads = threads
-        nPrompt = prompt
-        nGen = generated
-        nDepth = depth
-        test = (prompt > 0 ? "pp\(prompt)" : "tg\(generated)") + (depth > 0 ? " @ d\(depth)" : "")
+        nPrompt = test.promptTokens
+        nGen = test.generatedTokens
+        nDepth = test.depth
+        self.test = test.name
         self.sessionBytes = sessionBytes
     }
 
-    /// This row with its speed samples (tokens per second) and their mean and standard deviation.
-    func with(samples: [Double]) -> BenchResult {
+    /// This row with its speed samples and their mean and standard deviation.
+    func with(_ samples: SpeedSamples) -> BenchResult {
         var result = self
-        let mean = samples.reduce(0, +) / Double(max(1, samples.count))
-        result.samplesTs = samples
-        result.avgTs = mean
-        result.stddevTs = (samples.map { ($0 - mean) * ($0 - mean) }.reduce(0, +) / Double(max(1, samples.count - 1))).squareRoot()
+        result.samplesTs = samples.tokensPerSecond
+        result.avgTs = samples.mean
+        result.stddevTs = samples.standardDeviation
         return result
     }
 }

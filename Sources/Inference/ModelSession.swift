@@ -107,8 +107,7 @@ public actor ModelSession {
         summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
 
         var sampler = Sampler(options: options.sampling)
-        var detokenizer = StreamingDetokenizer()
-        var stops = StopStringFilter(stopStrings: options.stopStrings)
+        var textStream = TextStream(stopStrings: options.stopStrings)
         var history = promptTokens
         var firstTokenTime: ContinuousClock.Instant?
         while summary.generatedTokens < options.maxTokens {
@@ -123,19 +122,18 @@ public actor ModelSession {
             summary.generatedTokens += 1
             if firstTokenTime == nil { firstTokenTime = clock.now }
             if options.stopAtEndOfSequence && model.tokenizer.isEndOfGeneration(token) {
-                let (tail, stopped) = stops.append(detokenizer.flush())
-                emit(GeneratedToken(id: token, text: stopped ? tail : tail + stops.flush(), logProbability: logProbability, logits: recorded))
+                emit(GeneratedToken(id: token, text: textStream.finish().text, logProbability: logProbability, logits: recorded))
                 summary.finishReason = .eos
                 break
             }
-            var (text, stopped) = stops.append(detokenizer.append(model.tokenizer.piece(token)))
+            var (text, stopped) = textStream.append(model.tokenizer.piece(token))
             let cancelled = shouldStop()
             // The token just sampled is the last one when the cache has no room to run it.
             let contextFull = state.position >= state.contextLength
             let exhausted = summary.generatedTokens >= options.maxTokens || contextFull
             if !stopped && (cancelled || exhausted) {
-                let (tail, stoppedInTail) = stops.append(detokenizer.flush())
-                text += stoppedInTail ? tail : tail + stops.flush()
+                let (tail, stoppedInTail) = textStream.finish()
+                text += tail
                 stopped = stoppedInTail
             }
             emit(GeneratedToken(id: token, text: text, logProbability: logProbability, logits: recorded))

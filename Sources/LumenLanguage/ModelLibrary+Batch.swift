@@ -15,22 +15,11 @@ extension ModelLibrary {
 
     /// Runs one generation to the end without showing it.
     static func collect(_ model: any GenerativeModel, prompt: String, options: GenerationOptions) async throws -> Generation {
-        var text = ""
-        var tokens: [GeneratedToken] = []
-        var summary: GenerationSummary?
-        for try await event in try model.generate(prompt, options: options, stop: StopSignal()) {
-            switch event {
-            case .token(let token):
-                text += token.text
-                tokens.append(token)
-            case .finished(let finished):
-                summary = finished
-            }
-        }
+        let collected = try await GenerationCollector.collect(try model.generate(prompt, options: options, stop: StopSignal()))
         try Task.checkCancellation()
-        let stats = summary ?? GenerationSummary(promptTokens: 0, generatedTokens: tokens.count, timeToFirstToken: 0,
-                                                 promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
-        return Generation(prompt: prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: false)
+        let stats = collected.summary ?? GenerationSummary(promptTokens: 0, generatedTokens: collected.tokens.count, timeToFirstToken: 0,
+                                                           promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
+        return Generation(prompt: prompt, text: collected.text, tokens: collected.tokens, stats: stats, options: options, interrupted: false)
     }
 
     /// Runs `jobs` through their models' session pools (or endpoints) in a task group, showing a

@@ -42,26 +42,18 @@ extension ModelLibrary {
         let (rendered, events) = try modelCall(at: context.location) { () throws(ModelError) in try start(stop) }
         let displayID = "generation-\(UUID().uuidString)"
         output.display(Generation.bundle(text: "", footer: nil), displayID: displayID)
-        let consumer = Task { () async throws -> (String, [GeneratedToken], GenerationSummary?) in
-            var text = ""
-            var tokens: [GeneratedToken] = []
-            var summary: GenerationSummary?
+        let consumer = Task { () async throws -> GenerationCollector in
+            var collected = GenerationCollector()
             let clock = ContinuousClock()
             var lastUpdate = clock.now
             for try await event in events {
-                switch event {
-                case .token(let token):
-                    text += token.text
-                    tokens.append(token)
-                    if clock.now - lastUpdate >= updateInterval {
-                        output.updateDisplay(Generation.bundle(text: text, footer: nil), displayID: displayID)
-                        lastUpdate = clock.now
-                    }
-                case .finished(let finished):
-                    summary = finished
+                collected.add(event)
+                if case .token = event, clock.now - lastUpdate >= updateInterval {
+                    output.updateDisplay(Generation.bundle(text: collected.text, footer: nil), displayID: displayID)
+                    lastUpdate = clock.now
                 }
             }
-            return (text, tokens, summary)
+            return collected
         }
         let deadline = timeout.map { seconds in
             Task {
@@ -69,7 +61,7 @@ extension ModelLibrary {
                 stop.raise()
             }
         }
-        let result: Result<(String, [GeneratedToken], GenerationSummary?), any Error> = await withTaskCancellationHandler {
+        let result: Result<GenerationCollector, any Error> = await withTaskCancellationHandler {
             await consumer.result
         } onCancel: {
             stop.raise()
@@ -77,16 +69,17 @@ extension ModelLibrary {
         deadline?.cancel()
         let interrupted = Task.isCancelled
         let deadlinePassed = if case .success? = await deadline?.result { true } else { false }
-        let (text, tokens, summary): (String, [GeneratedToken], GenerationSummary?)
+        let collected: GenerationCollector
         do {
-            (text, tokens, summary) = try result.get()
+            collected = try result.get()
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        var stats = summary ?? GenerationSummary(promptTokens: 0, generatedTokens: tokens.count, timeToFirstToken: 0,
-                                                 promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
+        var stats = collected.summary ?? GenerationSummary(promptTokens: 0, generatedTokens: collected.tokens.count, timeToFirstToken: 0,
+                                                           promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
         if deadlinePassed, !interrupted, stats.finishReason == .cancelled { stats.finishReason = .timeout }
-        let generation = Generation(prompt: rendered ?? prompt, text: text, tokens: tokens, stats: stats, options: options, interrupted: interrupted)
+        let generation = Generation(prompt: rendered ?? prompt, text: collected.text, tokens: collected.tokens, stats: stats, options: options,
+                                    interrupted: interrupted)
         output.updateDisplay(generation.mimeBundle, displayID: displayID)
         context.session.shownLive.withLock { $0.append(generation) }
         context.session.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered)

@@ -66,19 +66,15 @@ struct GenerationJob: Sendable {
     private func run(_ consume: (GeneratedToken) async throws -> Void) async throws -> GenerationSummary {
         let index = try await model.pool.acquire()
         defer { model.pool.release(index) }
-        var summary: GenerationSummary?
-        var tokens: [GeneratedToken] = []
+        var collected = GenerationCollector()
         let started = ContinuousClock.now
         do {
             for try await event in model.sessions[index].generate(tokens: promptTokens, options: options) {
-                switch event {
-                case .token(let token):
-                    tokens.append(GeneratedToken(id: token.id, text: token.text, logProbability: token.logProbability))
-                    try await consume(token)
-                case .finished(let finished): summary = finished
-                }
+                collected.add(event)
+                if case .token(let token) = event { try await consume(token) }
             }
         } catch {
+            let tokens = collected.tokens
             logger.info("\(id) session \(index): disconnected after \(tokens.count) tokens (\(error))")
             let elapsed = (ContinuousClock.now - started).components
             let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
@@ -89,7 +85,8 @@ struct GenerationJob: Sendable {
                                      options: options, disconnected: true))
             throw error
         }
-        guard let summary else { throw CancellationError() }
+        let tokens = collected.tokens
+        guard let summary = collected.summary else { throw CancellationError() }
         logger.info("\(id) session \(index): \(promptTokens.count) prompt tokens, \(summary.generatedTokens) generated, \(summary.finishReason.rawValue)")
         record?(ServedGeneration(model: model, prompt: prompt, messages: messages, tokens: tokens, summary: summary, options: options, disconnected: false))
         return summary

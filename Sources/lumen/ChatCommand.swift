@@ -98,21 +98,12 @@ struct ChatCommand: AsyncParsableCommand {
         let stop = StopSignal()
         events.interruptRouting.set { stop.raise(); return true }
         defer { events.interruptRouting.set(nil) }
-        var text = ""
-        var generated: [GeneratedToken] = []
-        var summary: GenerationSummary?
         var options = sampling.options
         options.reusesCachedPrefix = true
-        for try await event in session.generate(tokens: tokens, options: options, stop: stop) {
-            switch event {
-            case .token(let token):
-                text += token.text
-                generated.append(token)
-                FileHandle.standardOutput.write(Data(token.text.utf8))
-            case .finished(let finished):
-                summary = finished
-            }
+        let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, stop: stop)) { token in
+            FileHandle.standardOutput.write(Data(token.text.utf8))
         }
+        let (text, generated, summary) = (collected.text, collected.tokens, collected.summary)
         FileHandle.standardOutput.write(Data("\n".utf8))
         let interrupted = stop.isRaised
         if let summary {

@@ -74,20 +74,12 @@ struct GenerateCommand: AsyncParsableCommand {
         let promptTokens = llama.tokenizer.encode(prompt)
         let streaming = !json
         let generation = Task {
-            var summary: GenerationSummary?
-            var tokens: [GeneratedToken] = []
-            for try await event in session.generate(tokens: promptTokens, options: options, stop: stop) {
-                switch event {
-                case .token(let token):
-                    tokens.append(token)
-                    if streaming { FileHandle.standardOutput.write(Data(token.text.utf8)) }
-                case .finished(let finished):
-                    summary = finished
-                }
+            try await GenerationCollector.collect(session.generate(tokens: promptTokens, options: options, stop: stop)) { token in
+                if streaming { FileHandle.standardOutput.write(Data(token.text.utf8)) }
             }
-            return (summary, tokens)
         }
-        let (summary, tokens) = try await generation.value
+        let collected = try await generation.value
+        let (summary, tokens) = (collected.summary, collected.tokens)
         if let summary {
             log?.record(RunRecord(generationAt: "lumen generate", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
                                   prompt: prompt, tokens: tokens, summary: summary, options: options, interrupted: stop.isRaised))

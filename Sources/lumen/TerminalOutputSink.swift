@@ -163,7 +163,6 @@ struct TerminalOutputSink: OutputSink {
     let displays = TerminalDisplays()
 
     private func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO, byDisplay: Bool = false) {
-        if displays.takePendingClear() { clearNow() }
         TerminalScreen.shared.write(text, to: descriptor)
         if descriptor == STDOUT_FILENO { displays.wrote(text, byDisplay: byDisplay) }
     }
@@ -179,12 +178,19 @@ struct TerminalOutputSink: OutputSink {
         (displays.atLineStart ? "" : "\n") + (text.hasSuffix("\n") ? text : text + "\n")
     }
 
+    /// Carries out a `clear(wait: true)` now that output arrives, before that output is laid out.
+    private func clearIfWaiting() {
+        if displays.takePendingClear() { clearNow() }
+    }
+
     func stream(_ stream: StandardStream, _ text: String) {
+        clearIfWaiting()
         if stream == .stdout, displays.displayLineIsOpen { write("\n") }
         write(text, to: stream == .stdout ? STDOUT_FILENO : STDERR_FILENO)
     }
 
     func display(_ bundle: MIMEBundle, displayID: String?) {
+        clearIfWaiting()
         guard let displayID else {
             write(line(shown(bundle)))
             return
@@ -193,6 +199,7 @@ struct TerminalOutputSink: OutputSink {
     }
 
     func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
+        clearIfWaiting()
         write(displays.show(shown(bundle), id: displayID), byDisplay: true)
     }
 
@@ -224,15 +231,18 @@ struct TerminalOutputSink: OutputSink {
     /// shows a DataFrame).
     func executeResult(_ bundle: MIMEBundle) {
         guard interactive else { return }
+        clearIfWaiting()
         let text = shown(bundle)
         write(line("Out[\(executionCount)]:" + (text.contains("\n") ? "\n" : " ") + text))
     }
 
     func error(_ error: ExecutionError) {
+        clearIfWaiting()
         write(line(error.traceback.joined(separator: "\n")), to: STDERR_FILENO)
     }
 
     func page(_ bundle: MIMEBundle) {
+        clearIfWaiting()
         write(line(bundle.plainText ?? ""))
     }
 

@@ -256,6 +256,10 @@ def test_clear_erases_the_cells_output_and_next_tokens_draws_bars():
         screen = term.screen()
         assert not any(line.startswith("gone") for line in screen), screen
         assert "kept" in screen
+        # With wait: true, the old output goes when the new arrives.
+        term.run('print("old"); clear(wait: true); print("new")')
+        screen = term.screen()
+        assert "old" not in screen and "new" in screen, screen
         term.run(f'let m = load("{STORIES}")')
         term.run('nextTokens(m, "Once upon a", k: 3)')
         screen = term.screen()

@@ -62,8 +62,11 @@ actor LineEditor {
         var ends: [Int32] = [0, 0]
         guard pipe(&ends) == 0 else { return nil }
         // libedit reads and writes through stdio streams of its own on the standard descriptors
-        // (kept open for the life of the process, as the descriptors are).
-        guard let input = fdopen(STDIN_FILENO, "r"), let output = fdopen(STDOUT_FILENO, "w"), let errors = fdopen(STDERR_FILENO, "w"),
+        // (kept open for the life of the process, as the descriptors are). With stdout piped
+        // (`lumen repl | tee log`), the prompt and the line go to stderr, as Python's do.
+        let editorOutput = isatty(STDOUT_FILENO) != 0 ? STDOUT_FILENO : STDERR_FILENO
+        guard isatty(editorOutput) != 0 else { return nil }
+        guard let input = fdopen(STDIN_FILENO, "r"), let output = fdopen(editorOutput, "w"), let errors = fdopen(STDERR_FILENO, "w"),
               let editLine = el_init("lumen", input, output, errors), let history = lumen_history_open(1000) else {
             close(ends[0])
             close(ends[1])

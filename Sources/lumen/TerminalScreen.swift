@@ -41,9 +41,11 @@ final class TerminalScreen: Sendable {
     }
 
     /// A prompt is about to be drawn: from now on output is queued and `wake` is called when
-    /// some is. Returns what to write first so the prompt starts on a line of its own.
+    /// some is. Returns what to write first so the prompt starts on a line of its own. When
+    /// stdout is not the terminal (piped while the prompt is on stderr), output is not held.
     func beginPrompt(wake: @escaping @Sendable () -> Void) -> String {
-        state.withLock { state in
+        guard isatty(STDOUT_FILENO) != 0 else { return "" }
+        return state.withLock { state in
             state.prompting = true
             state.wake = wake
             state.promptBelowOpenLine = state.column > 0

@@ -266,3 +266,17 @@ def test_clear_erases_the_cells_output_and_next_tokens_draws_bars():
         assert any(line.startswith('378  " time"') and line.endswith("█" * 40) for line in screen), screen
     finally:
         term.close(force=True)
+
+
+def test_with_stdout_piped_the_prompt_goes_to_the_terminal_and_results_down_the_pipe():
+    env = dict(os.environ, TERM="xterm", LUMEN_LOG="0", XDG_DATA_HOME=tempfile.mkdtemp(prefix="lumen-history-"))
+    child = pexpect.spawn("sh", ["-c", f"'{lumen_bin()}' repl | cat"], env=env, encoding="utf-8", timeout=60, dimensions=(ROWS, COLUMNS))
+    try:
+        child.expect(r"In \[1\]: ")
+        child.send("20 + 22\r")
+        child.expect(r"Out\[1\]: 42")
+        child.expect(r"In \[2\]: ")
+        child.send("exit\r")
+        child.expect(pexpect.EOF)
+    finally:
+        child.close(force=True)

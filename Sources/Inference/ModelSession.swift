@@ -106,9 +106,8 @@ public actor ModelSession {
         let promptDone = clock.now
         summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
 
-        var sampler = Sampler(options: options.sampling)
+        var sampler = TokenSampler(options: options, prompt: promptTokens)
         var textStream = TextStream(stopStrings: options.stopStrings)
-        var history = promptTokens
         var firstTokenTime: ContinuousClock.Instant?
         while summary.generatedTokens < options.maxTokens {
             if shouldStop() {
@@ -118,7 +117,7 @@ public actor ModelSession {
             let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
             let step = summary.generatedTokens
             let recorded = step < options.recordedLogits ? Array(logits) : nil
-            let (token, logProbability) = sampler.sample(logits, recent: history[...])
+            let (token, logProbability) = sampler.draw(from: logits)
             summary.generatedTokens += 1
             if firstTokenTime == nil { firstTokenTime = clock.now }
             if options.stopAtEndOfSequence && model.tokenizer.isEndOfGeneration(token) {
@@ -141,9 +140,7 @@ public actor ModelSession {
                 summary.finishReason = stopped ? .stop : cancelled ? .cancelled : contextFull ? .context : .length
                 break
             }
-            let fed = step < options.forcedTokens.count ? options.forcedTokens[step] : token
-            history.append(fed)
-            try forward([fed])
+            try forward([sampler.next(after: token)])
         }
         let finished = clock.now
         let first = firstTokenTime ?? finished

@@ -183,9 +183,9 @@ actor LineEditor {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Adds a cell to the history the arrows and Ctrl-R go through.
-    func remember(_ cell: String) {
-        lumen_history_enter(history, cell)
+    /// Adds cells, oldest first, to the history the arrows and Ctrl-R go through.
+    func remember(_ cells: [String]) {
+        for cell in cells { lumen_history_enter(history, cell) }
     }
 
     /// Ends the line being read as Ctrl-C does (or the wait of `readLine`); from any thread.
@@ -246,7 +246,7 @@ actor LineEditor {
 
     /// Prints output queued by jobs above the prompt and redraws the prompt and line below it.
     private func printQueuedOutput() {
-        guard readingCell else { return }
+        guard readingCell, TerminalScreen.shared.hasQueuedOutput else { return }
         let beforeCursor = (prompt.map { String(cString: $0) } ?? "") + currentLine().beforeCursor
         let width = TerminalScreen.width
         let rowsAbove = TerminalScreen.rowsAboveEnd(of: beforeCursor, width: width)

@@ -127,10 +127,10 @@ struct ReplCommand: AsyncParsableCommand {
             case .cell(let code):
                 TerminalDisplays.cursorMovedToNewLine()
                 interruptedAtEmptyPrompt = false
-                let trimmed = code.trimmingCharacters(in: .whitespacesAndNewlines)
-                guard !trimmed.isEmpty else { continue }
-                await editor.remember(code)
-                if Interpreter.isExitRequest(trimmed) { return }
+                guard !code.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { continue }
+                await editor.remember([code])
+                // Ended here, before the interpreter, so `exit` is not kept in the saved history.
+                if Interpreter.isExitRequest(code) { return }
                 _ = await runCell(code, count: count, interpreter: interpreter, routing: routing, editor: editor, interactive: true)
                 count += 1
             }
@@ -143,7 +143,7 @@ struct ReplCommand: AsyncParsableCommand {
         do {
             let store = try await DedicatedThread.run(name: "lumen-history-open") { try HistoryStore() }
             await interpreter.attachHistory(store)
-            for entry in store.earlierEntries.suffix(1000) { await editor.remember(entry.input) }
+            await editor.remember(store.earlierEntries.suffix(1000).map(\.input))
         } catch {
             FileHandle.standardError.write(Data("history will not be kept: \(error)\n".utf8))
         }

@@ -56,7 +56,8 @@ final class TerminalDisplays: Sendable {
         Self.lastWriteEndedLine.withLock { $0 = text.hasSuffix("\n") }
         Self.lastWriteWasDisplay.withLock { $0 = byDisplay }
         if !byDisplay { Self.region.withLock { $0 = Region() } }
-        let movedUp = text.matches(of: /\x1B\[(\d+)A/).reduce(0) { $0 + (Int($1.output.1) ?? 0) }
+        // Only a redraw moves up; streamed tokens are plain text.
+        let movedUp = text.contains("\u{1B}") ? text.matches(of: /\x1B\[(\d+)A/).reduce(0) { $0 + (Int($1.output.1) ?? 0) } : 0
         owned.withLock { $0.rows = max(0, $0.rows + text.count { $0 == "\n" } - movedUp) }
     }
 

@@ -69,6 +69,10 @@ final class TerminalScreen: Sendable {
         }
     }
 
+    /// Whether output waits for the prompt to make room (checked on every key, before the line's
+    /// layout is worked out).
+    var hasQueuedOutput: Bool { state.withLock { !$0.queued.isEmpty } }
+
     /// Writes the queued output above the prompt: `rowsAbove` is how many rows of the prompt
     /// and line are above the cursor, `width` the terminal's width. Returns false when nothing
     /// was queued (the prompt need not be redrawn).

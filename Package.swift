@@ -46,7 +46,11 @@ let package = Package(
         ),
         .target(
             name: "LumenLanguage",
-            dependencies: ["Evaluation", "Display", "Executors", "Inference", "RunLog", "Remote", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Evaluation", "Display", "Executors", .product(name: "GRDB", package: "GRDB.swift")]
+        ),
+        .target(
+            name: "LumenModels",
+            dependencies: ["LumenLanguage", "Evaluation", "Display", "Executors", "Inference", "RunLog", "Remote"]
         ),
         .target(name: "OpenAIAPI"),
         .target(
@@ -80,6 +84,7 @@ let package = Package(
             dependencies: [
                 "Kernel",
                 "LumenLanguage",
+                "LumenModels",
                 "CLineEditing",
                 "Display",
                 "JupyterProtocol",
@@ -95,13 +100,16 @@ let package = Package(
         ),
         // The seeded mutation fuzzer the parser, codec, GGUF, template and tokenizer tests share.
         .target(name: "FuzzSupport", path: "Tests/FuzzSupport"),
+        // The recording output sink and cell runner the language and model-host tests share.
+        .target(name: "LanguageTestSupport", dependencies: ["Evaluation", "LumenLanguage"], path: "Tests/LanguageTestSupport"),
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "ExecutorsTests", dependencies: ["Executors"]),
         .testTarget(name: "RunLogTests", dependencies: ["RunLog"]),
         .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "Inference", "Executors"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol", "FuzzSupport"]),
         .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Inference", "FuzzSupport"]),
+        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "FuzzSupport", "LanguageTestSupport"]),
+        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "Inference", "RunLog", "LanguageTestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "JinjaTests", dependencies: ["Jinja", "FuzzSupport"]),

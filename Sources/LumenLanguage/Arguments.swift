@@ -7,9 +7,9 @@ public struct Arguments: Sendable {
     /// The labels the function takes, for a hint when a label is misspelt.
     private let knownLabels: [String]
     /// Where the call is.
-    let callLocation: SourceLocation
+    package let callLocation: SourceLocation
 
-    init(function: String, at location: SourceLocation, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
+    package init(function: String, at location: SourceLocation, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
          knownLabels: [String] = []) {
         self.function = function
         self.callLocation = location
@@ -25,12 +25,12 @@ public struct Arguments: Sendable {
     }
 
     /// Whether an argument labelled `label` is still there.
-    func has(_ label: String) -> Bool {
+    package func has(_ label: String) -> Bool {
         labelled.contains { $0.0 == label }
     }
 
     /// Adds a labelled argument (a default the call did not give).
-    mutating func add(_ label: String, _ value: Value) {
+    package mutating func add(_ label: String, _ value: Value) {
         labelled.append((label, value, callLocation))
     }
 

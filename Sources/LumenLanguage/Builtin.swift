@@ -12,6 +12,23 @@ public struct Builtin: Sendable {
         let session: SessionState
         /// Calls a Lumen function value (a closure passed to `map`, say) with positional arguments.
         public let call: @Sendable (Value, [Value]) async throws -> Value
+
+        /// Where the running cell comes from.
+        public var cell: CellOrigin { session.cell.withLock { $0 } }
+
+        /// The session's instance of library `type`, which keeps what its built-ins share.
+        public func library<Library: LumenLibrary>(_ type: Library.Type) throws(LumenError) -> Library {
+            guard let library = session.libraries.lazy.compactMap({ $0 as? Library }).first else {
+                throw LumenError(.name, "this session has no \(Library.self)", at: location)
+            }
+            return library
+        }
+
+        /// Notes that `object` has been shown while the cell ran (a generation's live display),
+        /// so it is not shown again as the cell's result.
+        public func shownLive(_ object: any HostObject) {
+            session.shownLive.withLock { $0.append(object) }
+        }
     }
 
     /// The body: computes the result from the arguments.

@@ -18,9 +18,14 @@ public protocol HostObject: AnyObject, Sendable {
     func property(_ name: String) throws -> Value?
     /// The number the object stands for in arithmetic and comparisons, if any (a perplexity).
     var numericValue: Double? { get }
+    /// The value of a property that has to be waited for (a job's `result`), or nil when `name`
+    /// is not one; an interrupt ends the wait.
+    func awaitedProperty(_ name: String, at location: SourceLocation) async throws -> Value?
 }
 
 extension HostObject {
     /// Most host objects are not numbers.
     public var numericValue: Double? { nil }
+    /// Most host objects have nothing to wait for.
+    public func awaitedProperty(_ name: String, at location: SourceLocation) async throws -> Value? { nil }
 }

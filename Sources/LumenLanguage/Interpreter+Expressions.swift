@@ -55,8 +55,8 @@ extension Interpreter {
             return .function(Function(name: "closure", closure: closure, scope: scope, source: context.source))
         case .member(let base, let name, let location):
             let value = try await evaluate(base, in: scope, context: &context)
-            if name == "result", case .host(let object) = value, let job = object as? Job {
-                return try await JobLibrary.result(of: job, at: location)
+            if case .host(let object) = value, let awaited = try await object.awaitedProperty(name, at: location) {
+                return awaited
             }
             return try Methods.member(name, of: value, at: location)
         case .subscripted(let base, let index, let location):

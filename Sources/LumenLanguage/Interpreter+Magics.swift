@@ -4,19 +4,21 @@ import Foundation
 
 /// IPython-style magics at the start of a cell, and `name?` help.
 extension Interpreter {
-    /// The magics, with what each does.
-    static let magics: [(name: String, summary: String)] = [
+    /// The magics the interpreter itself handles, with what each does; libraries add theirs.
+    static let coreMagics: [(name: String, summary: String)] = [
         ("%time", "time one statement: %time STATEMENT (wall and CPU time)"),
         ("%%time", "time the whole cell: %%time on the first line"),
         ("%who", "list your variables as a table"),
         ("%reset", "clear every variable and function and cancel background jobs (-f: without asking)"),
         ("%history", "show this session's inputs (-n: with their numbers)"),
-        ("%defaults", "show or set generation defaults: %defaults temperature=0.2 maxTokens=64"),
         ("%jobs", "list the background jobs"),
-        ("%runs", "list the last runs in the run log: %runs [N] (default 20)"),
-        ("%log", "turn the run log on or off for this session: %log on, %log off; %log alone says where it is"),
         ("%lsmagic", "list the magics"),
     ]
+
+    /// Every magic of the session: the interpreter's, then its libraries'.
+    private var allMagics: [(name: String, summary: String)] {
+        Self.coreMagics + state.libraries.flatMap(\.magics).map { ($0.name, $0.summary) }
+    }
 
     /// Whether a cell asks to end the session, as in IPython: `exit` or `quit`, bare or called.
     public static func isExitRequest(_ code: String) -> Bool {
@@ -96,36 +98,27 @@ extension Interpreter {
             let numbered = words.contains("-n")
             let lines = historyEntries.map { numbered ? "\($0.line): \($0.input)" : $0.input }
             output.stream(.stdout, lines.joined(separator: "\n") + (lines.isEmpty ? "" : "\n"))
-        case "%defaults":
-            let assignments = words.dropFirst().map { word -> String in
-                let parts = word.split(separator: "=", maxSplits: 1)
-                return parts.count == 2 ? "\(parts[0]): \(parts[1])" : word
-            }
-            try await executeStatements(ExecutionRequest(code: "defaults(\(assignments.joined(separator: ", ")))", executionCount: request.executionCount,
-                                                         storeHistory: false, silent: request.silent), output: output)
         case "%jobs":
             output.display(state.jobs.table.mimeBundle, displayID: nil)
-        case "%runs":
-            let limit = words.count > 1 ? words[1] : "20"
-            try await executeStatements(ExecutionRequest(code: "runs(limit: \(Int(limit) ?? 20))", executionCount: request.executionCount,
-                                                         storeHistory: false, silent: request.silent), output: output)
-        case "%log":
-            guard let log = state.runLog else {
-                throw LumenError(.value, "the run log is off (LUMEN_LOG=0 or --no-log)", at: SourceLocation(line: 1, column: 1))
-            }
-            switch words.dropFirst().first {
-            case "on": state.logging.withLock { $0 = true }
-            case "off": state.logging.withLock { $0 = false }
-            case nil: break
-            case let other?:
-                throw LumenError(.value, "%log takes on or off, not \(other)", at: SourceLocation(line: 1, column: 1))
-            }
-            output.stream(.stdout, "run log \(state.logging.withLock { $0 } ? "on" : "off"): \(log.path)\n")
         case "%lsmagic":
-            output.stream(.stdout, Self.magics.map { "\($0.name)  \($0.summary)" }.joined(separator: "\n") + "\n")
+            output.stream(.stdout, allMagics.map { "\($0.name)  \($0.summary)" }.joined(separator: "\n") + "\n")
         default:
-            throw LumenError(.name, "unknown magic \(words[0]); available: \(Self.magics.map(\.name).joined(separator: ", "))",
-                             at: SourceLocation(line: 1, column: 1))
+            guard let magic = state.libraryMagics[words[0]] else {
+                throw LumenError(.name, "unknown magic \(words[0]); available: \(allMagics.map(\.name).joined(separator: ", "))",
+                                 at: SourceLocation(line: 1, column: 1))
+            }
+            let arguments = Array(words.dropFirst())
+            let code: String?
+            do {
+                code = try await magic.body(arguments, output)
+            } catch var error as LumenError {
+                error.location = error.location ?? SourceLocation(line: 1, column: 1)
+                throw error
+            }
+            if let code {
+                try await executeStatements(ExecutionRequest(code: code, executionCount: request.executionCount, storeHistory: false, silent: request.silent),
+                                            output: output)
+            }
         }
         return true
     }

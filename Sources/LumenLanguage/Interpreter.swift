@@ -1,8 +1,6 @@
 import Evaluation
 import Executors
 import Foundation
-import Inference
-import RunLog
 
 /// Runs Lumen cells, keeping their state (variables, functions, history) from one cell to the
 /// next, and answers completion, inspection and history questions about them.
@@ -25,15 +23,19 @@ public actor Interpreter: Evaluator {
     /// How deeply user functions may call each other.
     static let maximumCallDepth = 500
 
-    /// Creates an interpreter with the standard library loaded, recording history in `store`
-    /// (in memory only when nil) and generations in `runLog` (not at all when nil), as run by
-    /// `frontEnd` (`kernel`, `repl`, `run`) from `notebook` when known.
-    public init(history store: HistoryStore? = nil, runLog: RunLog? = nil, frontEnd: String = "kernel", notebook: String? = nil) {
+    /// Creates an interpreter with the standard library and `libraries` loaded (the model host's,
+    /// say), recording history in `store` (in memory only when nil).
+    public init(libraries: [any LumenLibrary] = [], history store: HistoryStore? = nil) {
         self.store = store
-        state = SessionState(runLog: runLog, origin: RunOrigin(frontEnd: frontEnd, notebook: notebook))
+        state = SessionState(libraries: libraries)
         session = store?.session ?? 1
-        for builtin in StandardLibrary.all {
-            globals.declare(builtin.name, .builtin(builtin), constant: true)
+        Self.declareBuiltins(of: state, in: globals)
+    }
+
+    /// Declares every built-in of the session as a constant of `scope`.
+    private static func declareBuiltins(of state: SessionState, in scope: Scope) {
+        for builtin in state.builtins.values {
+            scope.declare(builtin.name, .builtin(builtin), constant: true)
         }
     }
 
@@ -46,25 +48,21 @@ public actor Interpreter: Evaluator {
         for entry in historyEntries { store.record(entry) }
     }
 
-    /// Writes the runs and the history recorded so far; returns when they are on disk.
+    /// Writes what the libraries recorded (the run log) and the history; returns when they are
+    /// on disk.
     public func flushRecords() async {
-        await state.runLog?.flush()
+        for library in state.libraries { await library.flush() }
         await store?.flush()
     }
 
     /// Forgets every variable and function, keeping the built-ins.
     func resetGlobals() {
         globals.removeAll()
-        for builtin in StandardLibrary.all {
-            globals.declare(builtin.name, .builtin(builtin), constant: true)
-        }
+        Self.declareBuiltins(of: state, in: globals)
     }
 
     public func execute(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError) {
-        state.origin.withLock { origin in
-            origin.executionCount = request.executionCount
-            origin.cell = request.cellID
-        }
+        state.cell.withLock { $0 = CellOrigin(executionCount: request.executionCount, cellID: request.cellID) }
         if request.storeHistory {
             let entry = HistoryEntry(session: session, line: request.executionCount, input: request.code)
             historyEntries.append(entry)
@@ -127,12 +125,12 @@ public actor Interpreter: Evaluator {
         let end = min(max(cursor, 0), scalars.count)
         var start = end
         while start > 0, Self.isIdentifierScalar(scalars[start - 1]) { start -= 1 }
-        // Inside the string argument of load(", the model files found.
         let before = String(String.UnicodeScalarView(scalars[..<end]))
-        if let open = before.range(of: "load(\"", options: .backwards), !before[open.upperBound...].contains("\"") {
-            let partial = String(before[open.upperBound...])
-            let names = ModelLocator.availableModels().flatMap { [$0, String($0.dropLast(".gguf".count))] }
-            return Completion(matches: Array(Set(names.filter { $0.hasPrefix(partial) })).sorted(), start: end - partial.unicodeScalars.count, end: end)
+        // A library's own completion (the file names inside `load("`) comes first.
+        for library in state.libraries {
+            if let offered = library.completion(before: before) {
+                return Completion(matches: offered.candidates, start: end - offered.partial.unicodeScalars.count, end: end)
+            }
         }
         let prefix = String(String.UnicodeScalarView(scalars[start..<end]))
         var candidates = Set(globals.names.keys).union(Token.keywords).union(Self.declaredNames(in: before))

@@ -26,7 +26,7 @@ public final class Job: HostObject {
     private let task = Mutex<Task<Void, Never>?>(nil)
 
     /// The job a task belongs to, so that batches can report progress.
-    @TaskLocal static var current: Job?
+    @TaskLocal package static var current: Job?
 
     init(number: Int, title: String) {
         self.number = number
@@ -69,7 +69,7 @@ public final class Job: HostObject {
     }
 
     /// Records how far the job is (0 to 1).
-    func report(progress: Double) {
+    package func report(progress: Double) {
         state.withLock { $0.progress = min(max(progress, 0), 1) }
     }
 
@@ -113,6 +113,20 @@ public final class Job: HostObject {
         case "status": .string(status.rawValue)
         case "progress": .double(progress)
         default: nil
+        }
+    }
+
+    /// `result` waits for the job and gives its value, or its error; interrupting the wait
+    /// leaves the job running.
+    public func awaitedProperty(_ name: String, at location: SourceLocation) async throws -> Value? {
+        guard name == "result" else { return nil }
+        switch try await result() {
+        case .success(let value):
+            return value
+        case .failure(let error) where status == .cancelled:
+            throw LumenError(.cancelled, error.message, at: location)
+        case .failure(let error):
+            throw LumenError(LumenError.Kind(rawValue: error.name) ?? .value, "job \(number) failed: \(error.message)", at: location)
         }
     }
 

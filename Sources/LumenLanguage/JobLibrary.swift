@@ -28,18 +28,6 @@ enum JobLibrary {
         return .host(job)
     }
 
-    /// Waits for `job` and gives its value, or its error; interrupting the wait leaves the job running.
-    static func result(of job: Job, at location: SourceLocation) async throws -> Value {
-        switch try await job.result() {
-        case .success(let value):
-            return value
-        case .failure(let error) where job.status == .cancelled:
-            throw LumenError(.cancelled, error.message, at: location)
-        case .failure(let error):
-            throw LumenError(LumenError.Kind(rawValue: error.name) ?? .value, "job \(job.number) failed: \(error.message)", at: location)
-        }
-    }
-
     static let jobs = Builtin(name: "jobs", signature: "jobs() -> Table", summary: "The session's background jobs as a table.") { arguments, context in
         try arguments.finish()
         return .rendered(Rendered(kind: "Jobs", bundle: context.session.jobs.table.mimeBundle))

@@ -10,7 +10,7 @@ public final class Measurement: HostObject {
     private let properties: [String: Value]
     public let mimeBundle: MIMEBundle
 
-    init(typeName: String, number: Double?, properties: [String: Value], bundle: MIMEBundle) {
+    package init(typeName: String, number: Double?, properties: [String: Value], bundle: MIMEBundle) {
         self.typeName = typeName
         self.numericValue = number
         self.properties = properties
@@ -29,7 +29,7 @@ public final class Measurement: HostObject {
     /// A mean and its standard deviation for people: the deviation to two significant figures
     /// and the mean to the same decimal place (`19945 ± 2083`, `41.7 ± 3.2`); without a
     /// deviation, whole numbers from 100 up and two decimals below.
-    static func meanAndDeviation(_ mean: Double, _ deviation: Double) -> String {
+    package static func meanAndDeviation(_ mean: Double, _ deviation: Double) -> String {
         let decimals = deviation > 0 && deviation.isFinite ? max(0, 1 - Int(log10(deviation).rounded(.down))) : (abs(mean) >= 100 ? 0 : 2)
         return String(format: "%.\(decimals)f ± %.\(decimals)f", mean, deviation)
     }

@@ -58,7 +58,7 @@ enum Methods {
     static func call(_ name: String, on receiver: Value, arguments: inout Arguments, context: Builtin.Context) async throws -> Value {
         let location = context.location
         if case .range = receiver { return try await call(name, on: .array(try Operators.elements(of: receiver, at: location)), arguments: &arguments, context: context) }
-        if case .host = receiver, let builtin = StandardLibrary.all.first(where: { $0.name == name }) {
+        if case .host = receiver, let builtin = context.session.builtins[name] {
             var withReceiver = arguments.prepending(receiver, at: location, knownLabels: builtin.labels)
             return try await builtin.body(&withReceiver, context)
         }

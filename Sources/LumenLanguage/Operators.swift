@@ -1,7 +1,7 @@
 /// Lumen's operators on values: Int arithmetic that reports overflow instead of trapping, Int
 /// and Double mixing to Double, string and array concatenation, comparisons, ranges, subscripts.
-enum Operators {
-    static func unary(_ operation: String, _ value: Value, at location: SourceLocation) throws -> Value {
+package enum Operators {
+    package static func unary(_ operation: String, _ value: Value, at location: SourceLocation) throws -> Value {
         switch (operation, value) {
         case ("-", .integer(let number)):
             let (negated, overflow) = Int(0).subtractingReportingOverflow(number)
@@ -14,7 +14,7 @@ enum Operators {
         }
     }
 
-    static func binary(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> Value {
+    package static func binary(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> Value {
         // Host objects that stand for a number (a perplexity) take part as that number.
         if case .host(let object) = left, let number = object.numericValue { return try binary(operation, .double(number), right, at: location) }
         if case .host(let object) = right, let number = object.numericValue { return try binary(operation, left, .double(number), at: location) }
@@ -92,7 +92,7 @@ enum Operators {
     }
 
     /// The value as a Double, if it is a number.
-    static func number(_ value: Value) -> Double? {
+    package static func number(_ value: Value) -> Double? {
         switch value {
         case .integer(let number): Double(number)
         case .double(let number): number
@@ -102,7 +102,7 @@ enum Operators {
     }
 
     /// What `for … in` walks: array elements, range integers, string characters, dictionary pairs.
-    static func elements(of sequence: Value, at location: SourceLocation) throws -> [Value] {
+    package static func elements(of sequence: Value, at location: SourceLocation) throws -> [Value] {
         switch sequence {
         case .array(let elements): return elements
         case .range(let lower, let upper): return (lower..<upper).map { .integer($0) }
@@ -112,7 +112,7 @@ enum Operators {
         }
     }
 
-    static func subscripted(_ container: Value, _ index: Value, at location: SourceLocation) throws -> Value {
+    package static func subscripted(_ container: Value, _ index: Value, at location: SourceLocation) throws -> Value {
         switch (container, index) {
         case (.array(let elements), .integer(let position)):
             guard elements.indices.contains(position) else {
@@ -145,7 +145,7 @@ enum Operators {
     }
 
     /// `container` with the element at `index` replaced by `value` (nil removes a dictionary entry).
-    static func replacing(_ index: Value, in container: Value, with value: Value, at location: SourceLocation) throws -> Value {
+    package static func replacing(_ index: Value, in container: Value, with value: Value, at location: SourceLocation) throws -> Value {
         switch (container, index) {
         case (.array(var elements), .integer(let position)):
             guard elements.indices.contains(position) else {

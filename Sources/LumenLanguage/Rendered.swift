@@ -8,6 +8,12 @@ public struct Rendered: Sendable, Equatable {
     public let kind: String
     /// Its representations.
     public let bundle: MIMEBundle
+
+    /// A value of `kind` shown as `bundle`.
+    public init(kind: String, bundle: MIMEBundle) {
+        self.kind = kind
+        self.bundle = bundle
+    }
 }
 
 extension Value {

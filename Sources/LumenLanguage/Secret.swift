@@ -7,7 +7,7 @@ public final class Secret: HostObject {
     /// The variable it came from.
     let variable: String
     /// The value; read only by `connect`.
-    let value: String
+    package let value: String
 
     init(variable: String, value: String) {
         self.variable = variable

@@ -1,37 +1,41 @@
-import RunLog
 import Synchronization
 
-/// What built-ins keep from cell to cell: random numbers, generation defaults, background jobs,
-/// and the run log with where the current cell comes from.
+/// What built-ins keep from cell to cell: the session's libraries and the built-ins they give,
+/// random numbers, background jobs, and where the running cell comes from.
 final class SessionState: Sendable {
-    /// The run log generations and measurements are recorded in (nil: not recorded).
-    let runLog: RunLog?
-    /// Whether recording is on (`%log off` turns it off for the session).
-    let logging = Mutex(true)
-    /// Where the running cell comes from (front end, notebook, cell id, execution count).
-    let origin: Mutex<RunOrigin>
+    /// The libraries plugged into this session, one instance each.
+    let libraries: [any LumenLibrary]
+    /// Every built-in of the session: the standard library's, then each library's, by name.
+    let builtins: [String: Builtin]
+    /// The magics the libraries add, by name.
+    let libraryMagics: [String: Magic]
+    /// Where the running cell comes from.
+    let cell = Mutex(CellOrigin(executionCount: 0, cellID: nil))
 
     /// The host objects the running cell has already shown live (a generation's streaming
     /// display), which are not shown again as the cell's result.
     let shownLive = Mutex<[any HostObject]>([])
 
-    init(runLog: RunLog?, origin: RunOrigin) {
-        self.runLog = runLog
-        self.origin = Mutex(origin)
-    }
-
-    /// Queues `record` in the run log, when there is one and recording is on.
-    func record(_ record: RunRecord) {
-        guard let runLog, logging.withLock({ $0 }) else { return }
-        runLog.record(record)
+    init(libraries: [any LumenLibrary]) {
+        self.libraries = libraries
+        let all = StandardLibrary.all + libraries.flatMap(\.builtins)
+        builtins = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        libraryMagics = Dictionary(libraries.flatMap(\.magics).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
     }
 
     /// The session's random numbers.
     let random = SessionRandom()
-    /// Generation options set by `defaults(…)` or `%defaults`, by label.
-    let generationDefaults = Mutex<[String: Value]>([:])
     /// Background jobs started by `spawn`.
     let jobs = JobList()
+}
+
+/// Where a running cell comes from, as its request says: its execution count and, when the
+/// front end sends it, the notebook cell's id.
+public struct CellOrigin: Sendable, Equatable {
+    /// The cell's execution count (`In[3]`).
+    public var executionCount: Int
+    /// The notebook cell's id, when known.
+    public var cellID: String?
 }
 
 /// A session's random numbers (SplitMix64): seeded from the system at start, reseeded by

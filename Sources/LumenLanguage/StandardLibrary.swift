@@ -3,7 +3,7 @@ import Foundation
 
 /// The built-in functions every Lumen session starts with.
 enum StandardLibrary {
-    static let all: [Builtin] = DisplayLibrary.all + ModelLibrary.all + JobLibrary.all + RunLibrary.all + [print, eprint, sleep, input, env, len, string, int, double, minimum, maximum, sum, mean,
+    static let all: [Builtin] = DisplayLibrary.all + JobLibrary.all + [print, eprint, sleep, input, env, len, string, int, double, minimum, maximum, sum, mean,
                                  stdev, sorted, range, stride, now, random, assert, abs, round, sqrt, exp, log, pow]
 
     static let print = Builtin(

@@ -70,7 +70,7 @@ public indirect enum Value: Sendable {
     }
 
     /// Equality as Lumen's `==` sees it: numbers compare by value across Int and Double.
-    func equals(_ other: Value) -> Bool {
+    package func equals(_ other: Value) -> Bool {
         switch (self, other) {
         case (.integer(let a), .integer(let b)): a == b
         case (.double(let a), .double(let b)): a == b

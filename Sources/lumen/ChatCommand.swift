@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Inference
-import LumenLanguage
+import LumenModels
 import RunLog
 
 /// `lumen chat MODEL`: a conversation in the terminal, replies streaming as they are generated.

@@ -2,7 +2,7 @@ import ArgumentParser
 import Executors
 import Foundation
 import Inference
-import LumenLanguage
+import LumenModels
 import RunLog
 
 /// `lumen generate MODEL PROMPT`: prints tokens as they arrive, then a summary on stderr.

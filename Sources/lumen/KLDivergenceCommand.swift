@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Inference
-import LumenLanguage
+import LumenModels
 import RunLog
 
 /// `lumen kld BASE OTHER FILE`: how a model's distributions diverge from a base model's over a

@@ -4,6 +4,7 @@ import Foundation
 import JupyterProtocol
 import Kernel
 import LumenLanguage
+import LumenModels
 
 /// `lumen kernel -f CONNECTION_FILE`: serves the Jupyter protocol, as front ends launch it.
 struct KernelCommand: AsyncParsableCommand {
@@ -27,7 +28,7 @@ struct KernelCommand: AsyncParsableCommand {
         }
         // Jupyter's server tells a kernel its notebook's path in JPY_SESSION_NAME.
         let runLog = await global.openRunLog(logger: logger)
-        let interpreter = Interpreter(runLog: runLog, frontEnd: "kernel", notebook: ProcessInfo.processInfo.environment["JPY_SESSION_NAME"])
+        let interpreter = Interpreter(libraries: ModelHost.libraries(runLog: runLog, frontEnd: "kernel", notebook: ProcessInfo.processInfo.environment["JPY_SESSION_NAME"]))
         // The history database opens beside start-up, on a thread of its own (file I/O), so the
         // sockets bind as early as possible.
         Task(priority: .utility) {

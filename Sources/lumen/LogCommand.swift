@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LumenLanguage
+import LumenModels
 import RunLog
 
 /// `lumen log`: reads the run log (every generation, perplexity and comparison Lumen recorded).

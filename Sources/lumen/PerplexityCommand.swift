@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
 import Inference
-import LumenLanguage
+import LumenModels
 import RunLog
 
 /// `lumen perplexity MODEL FILE`: a model's perplexity over a text file by llama-perplexity's

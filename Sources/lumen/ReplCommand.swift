@@ -3,6 +3,7 @@ import Evaluation
 import Executors
 import Foundation
 import LumenLanguage
+import LumenModels
 
 /// `lumen repl [FILE]`: cells from a terminal, a pipe or a file, run by the Lumen evaluator.
 struct ReplCommand: AsyncParsableCommand {
@@ -27,7 +28,7 @@ struct ReplCommand: AsyncParsableCommand {
 
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.repl")
-        let interpreter = Interpreter(runLog: await global.openRunLog(logger: logger), frontEnd: "repl")
+        let interpreter = Interpreter(libraries: ModelHost.libraries(runLog: await global.openRunLog(logger: logger), frontEnd: "repl"))
         let failed = try await runInput(interpreter: interpreter)
         await interpreter.flushRecords()
         if failed { throw ExitCode(1) }

@@ -3,6 +3,7 @@ import Executors
 import Foundation
 import Inference
 import LumenLanguage
+import LumenModels
 import Notebook
 import Synchronization
 
@@ -82,7 +83,7 @@ struct RunCommand: AsyncParsableCommand {
         let destination = inplace ? notebook : output ?? (notebook.hasSuffix(".ipynb") ? String(notebook.dropLast(6)) : notebook) + ".out.ipynb"
         let terminal = isatty(STDERR_FILENO) != 0 && !quiet
         let started = ContinuousClock.now
-        let interpreter = Interpreter(runLog: await global.openRunLog(logger: logger), frontEnd: "run", notebook: notebook)
+        let interpreter = Interpreter(libraries: ModelHost.libraries(runLog: await global.openRunLog(logger: logger), frontEnd: "run", notebook: notebook))
         let runner = NotebookRunner(evaluator: interpreter, cellTimeout: cellTimeout.map { .milliseconds(Int($0 * 1000)) }, echo: !quiet)
 
         let run = Task { [document] in

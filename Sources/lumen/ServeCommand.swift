@@ -2,7 +2,7 @@ import ArgumentParser
 import Executors
 import Foundation
 import Inference
-import LumenLanguage
+import LumenModels
 import RunLog
 import Serve
 

@@ -1,4 +1,5 @@
 import Evaluation
+import LanguageTestSupport
 import Foundation
 import Testing
 @testable import LumenLanguage
@@ -131,26 +132,6 @@ struct IntrospectionTests {
         let completion = await interpreter.complete(cell, cursor: cell.unicodeScalars.count)
         #expect(completion.matches == ["zebraCount", "zebraIndex", "zebraTwice"])
         #expect(await interpreter.complete("zebra", cursor: 5).matches.isEmpty)
-    }
-
-    @Test("completion offers the argument labels of the call the cursor is in, as its signature lists them")
-    func completionOfArgumentLabels() async {
-        let interpreter = Interpreter()
-        // The oracle is the signature help shows, read independently of the completer's scanner.
-        let help = await interpreter.inspect("generate", cursor: 8, detailLevel: 0)?.plainText ?? ""
-        #expect(help.contains("maxTokens:") && help.contains("temperature:"))
-        let cell = "generate(m, maxT"
-        let completion = await interpreter.complete(cell, cursor: cell.unicodeScalars.count)
-        #expect(completion.matches == ["maxTokens:"])
-        #expect(completion.start == 12)
-        let member = "m.generate(\"Once\", tempe"
-        #expect(await interpreter.complete(member, cursor: member.unicodeScalars.count).matches == ["temperature:"])
-        // Outside an argument position, or inside a nested call or string, no labels.
-        #expect(await interpreter.complete("maxT", cursor: 4).matches.isEmpty)
-        let nested = "generate(m, [1, maxT"
-        #expect(await interpreter.complete(nested, cursor: nested.unicodeScalars.count).matches.isEmpty)
-        let call = "generate(m, len(maxT"
-        #expect(await interpreter.complete(call, cursor: call.unicodeScalars.count).matches.isEmpty)
     }
 
     @Test("inspection shows a built-in's signature and summary")

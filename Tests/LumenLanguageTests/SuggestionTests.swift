@@ -1,4 +1,5 @@
 import Evaluation
+import LanguageTestSupport
 import Testing
 @testable import LumenLanguage
 

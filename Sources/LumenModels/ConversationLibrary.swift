@@ -1,10 +1,16 @@
 import Evaluation
 import Foundation
 import Inference
+import LumenLanguage
 
-extension ModelLibrary {
+/// Conversations: `conversation` starts one with a loaded or served model, `say` adds a turn,
+/// `reset` and `fork`.
+final class ConversationLibrary: LumenLibrary {
+    let builtins: [Builtin] = [conversation, say, reset, fork]
+
+    /// The positional argument `conversation`.
     static func chat(_ arguments: inout Arguments) throws(LumenError) -> ChatSession {
-        try hostObject(&arguments, "conversation", "a conversation (from conversation(model))")
+        try ModelLibrary.hostObject(&arguments, "conversation", "a conversation (from conversation(model))")
     }
 
     static let conversation = Builtin(
@@ -12,11 +18,11 @@ extension ModelLibrary {
         signature: "conversation(_ model, system: String? = nil, template: String? = nil) -> Conversation",
         summary: "Starts a conversation with the model, rendered by its chat template (or template:, a Jinja template; ChatML when the model has none). Each say() reuses the cached earlier turns."
     ) { arguments, context in
-        let model = try generativeModel(&arguments)
+        let model = try ModelLibrary.generativeModel(&arguments)
         let system = try arguments.labelledString("system")
         let template = try arguments.labelledString("template")
         try arguments.finish()
-        return try modelCall(at: context.location) { () throws(ModelError) in
+        return try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in
             .host(try model.conversation(system: system, template: template) { context.output.stream(.stderr, $0) })
         }
     }
@@ -28,12 +34,12 @@ extension ModelLibrary {
     ) { arguments, context in
         let chat = try chat(&arguments)
         let message = try arguments.string(try arguments.requirePositional("message"), "message")
-        let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
+        let options = try ModelLibrary.generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
         try arguments.finish()
         var turn = chat.conversation
         turn.append(ChatMessage(role: "user", content: message))
-        let generation = try await streamGeneration(prompt: message, options: options, timeout: timeout,
+        let generation = try await ModelLibrary.streamGeneration(prompt: message, options: options, timeout: timeout,
                                                     record: RunDraft(entry: "say", model: chat.model, messages: turn.messages),
                                                     context: context) { stop throws(ModelError) in
             try chat.engine.reply(to: turn, options: options, stop: stop)
@@ -62,7 +68,7 @@ extension ModelLibrary {
     ) { arguments, context in
         let chat = try chat(&arguments)
         try arguments.finish()
-        let engine = try modelCall(at: context.location) { () throws(ModelError) in try chat.engine.fork() }
+        let engine = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try chat.engine.fork() }
         return .host(ChatSession(model: chat.model, engine: engine, conversation: chat.conversation))
     }
 }

@@ -1,10 +1,15 @@
 import Display
 import Evaluation
 import Inference
+import LumenLanguage
 import Remote
 import RunLog
 
-extension ModelLibrary {
+/// `connect`: models served over the OpenAI-compatible API, usable wherever a loaded model is
+/// (generate, batch, conversations, perplexity).
+final class RemoteLibrary: LumenLibrary {
+    let builtins: [Builtin] = [connect]
+
     static let connect = Builtin(
         name: "connect",
         signature: "connect(_ url: String | [String], model: String? = nil, apiKey: Secret? = nil, concurrency: 4, timeout: 300, connectTimeout: 10, retries: 3, logprobs: false) -> RemoteModel",
@@ -54,37 +59,5 @@ extension ModelLibrary {
         case .host(let object as Secret): return APIKey(object.value)
         default: throw LumenError(.type, "apiKey: needs a Secret (from env) or a String, got \(value.typeName)", at: location)
         }
-    }
-
-    /// `perplexity(r, text)` for a served model: the server scores the whole text in one request
-    /// (`echo` with `logprobs`), so there are no windows; the value is exp of the mean negative
-    /// log-probability of every token after the first, as for a loaded model's single window.
-    static func remotePerplexity(_ model: RemoteModelObject, _ arguments: inout Arguments, context: Builtin.Context) async throws -> Value {
-        _ = arguments.nextPositional()
-        let text = try arguments.string(try arguments.requirePositional("text"), "text")
-        try arguments.finish()
-        let logProbabilities: [Float]
-        do {
-            logProbabilities = try await model.remote.promptLogProbabilities(text).map(Float.init)
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            throw LumenError(.model, "\(error)", at: context.location)
-        }
-        var accumulated = PerplexityEstimate()
-        accumulated.add(logProbabilities)
-        let estimate = accumulated.perplexity
-        if let runModel = model.runModel {
-            context.session.record(RunRecord(kind: "perplexity", entry: "perplexity", origin: context.session.origin.withLock { $0 }, model: runModel,
-                                             prompt: text, value: estimate.value,
-                                             figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count)]))
-        }
-        let description = String(format: "perplexity %.4f ± %.5f over %d tokens (scored by the server)", estimate.value, estimate.uncertainty, logProbabilities.count)
-        return .host(Measurement(typeName: "Perplexity", number: estimate.value, properties: [
-            "value": .double(estimate.value),
-            "uncertainty": .double(estimate.uncertainty),
-            "tokens": .integer(logProbabilities.count),
-            "logprobs": .array(logProbabilities.map { .double(Double($0)) }),
-        ], bundle: .plainText(description)))
     }
 }

@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Foundation
 import Inference
+import LumenLanguage
 import Synchronization
 
 /// A conversation in a cell (`conversation(m, system:)`): the messages, and what answers them —

@@ -1,4 +1,5 @@
 import Inference
+import LumenLanguage
 import RunLog
 
 extension LoadedModel: GenerativeModel {

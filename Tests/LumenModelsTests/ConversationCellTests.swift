@@ -1,8 +1,10 @@
 import Evaluation
+import LanguageTestSupport
 import Foundation
 import Inference
 import Testing
-@testable import LumenLanguage
+import LumenLanguage
+@testable import LumenModels
 
 @Suite("Conversations in cells")
 struct ConversationCellTests {
@@ -22,7 +24,7 @@ struct ConversationCellTests {
     @Test("a second turn reuses the cached first turn and replies exactly as a fresh session given the whole prompt")
     func turnsReuseTheCache() async throws {
         let models = try sharedModelsDirectory()
-        let interpreter = Interpreter()
+        let interpreter = modelInterpreter()
         try await run("""
             let m = load("\(models)/stories260K.gguf")
             let chat = conversation(m, system: "Tell a story.", template: "\(Self.template)")
@@ -60,7 +62,7 @@ struct ConversationCellTests {
     @Test("an interrupted reply is kept, marked partial, and the conversation goes on after it")
     func interruptedReply() async throws {
         let models = try sharedModelsDirectory()
-        let interpreter = Interpreter()
+        let interpreter = modelInterpreter()
         try await run("""
             let m = load("\(models)/stories260K.gguf", contextLength: 2048)
             let chat = conversation(m, template: "\(Self.template)")

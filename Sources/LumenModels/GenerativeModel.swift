@@ -1,5 +1,6 @@
 import Evaluation
 import Inference
+import LumenLanguage
 import RunLog
 
 /// A model cells generate with: a GGUF file loaded in this process (`LoadedModel`) or a model

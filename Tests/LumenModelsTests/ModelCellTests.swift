@@ -1,7 +1,9 @@
 import Evaluation
+import LanguageTestSupport
 import Foundation
 import Testing
 @testable import LumenLanguage
+@testable import LumenModels
 
 /// The shared stories260K model, through `LUMEN_TEST_DATA` (the Makefile sets it to `../shared`).
 func sharedModelsDirectory(sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> String {
@@ -13,6 +15,11 @@ func sharedModelsDirectory(sourceLocation: Testing.SourceLocation = #_sourceLoca
     return root + "/models"
 }
 
+/// An interpreter with the model host's libraries and no run log.
+func modelInterpreter() -> Interpreter {
+    Interpreter(libraries: ModelHost.libraries(runLog: nil, frontEnd: "kernel"))
+}
+
 @Suite("Models in cells")
 struct ModelCellTests {
     func run(_ code: String, on interpreter: Interpreter, sink: RecordingSink = RecordingSink()) async throws {
@@ -22,7 +29,7 @@ struct ModelCellTests {
     @Test("a generation shown live is not shown again as the cell's result, but is its value and shows later")
     func generationShownOnce() async throws {
         let models = try sharedModelsDirectory()
-        let interpreter = Interpreter()
+        let interpreter = modelInterpreter()
         try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
         let sink = RecordingSink()
         try await run("generate(m, \"Once upon a time\", maxTokens: 8, temperature: 0)", on: interpreter, sink: sink)
@@ -40,7 +47,7 @@ struct ModelCellTests {
     @Test("a generation's options show the decimals written (topP: 0.95), and still compare equal to them")
     func optionsShowTheDecimalsWritten() async throws {
         let models = try sharedModelsDirectory()
-        let interpreter = Interpreter()
+        let interpreter = modelInterpreter()
         try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
         let sink = RecordingSink()
         try await run("let g = generate(m, \"Once\", maxTokens: 2, temperature: 0.7, topP: 0.95, minP: 0.05, seed: 1)\n[g.options[\"topP\"], g.options[\"temperature\"], g.options[\"minP\"]]", on: interpreter, sink: sink)
@@ -57,7 +64,7 @@ struct ModelCellTests {
         let reference = try JSONSerialization.jsonObject(with: data) as? [String: Any]
         let cases = reference?["cases"] as? [[String: Any]]
         let expected = try #require(cases?.first?["greedy_ids"] as? [Int])
-        let interpreter = Interpreter()
+        let interpreter = modelInterpreter()
         try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
         let sink = RecordingSink()
         let started = ContinuousClock.now
@@ -81,7 +88,7 @@ struct ModelCellTests {
     @Test("an interrupt during a long generation ends the cell, keeps the partial text, and the next cell works")
     func interruptGeneration() async throws {
         let models = try sharedModelsDirectory()
-        let interpreter = Interpreter()
+        let interpreter = modelInterpreter()
         try await run("let m = load(\"\(models)/stories260K.gguf\", contextLength: 2048)", on: interpreter)
         let sink = RecordingSink()
         let cell = Task {
@@ -102,7 +109,7 @@ struct ModelCellTests {
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-cells-\(UUID().uuidString)").path
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: directory) }
-        let interpreter = Interpreter()
+        let interpreter = modelInterpreter()
         try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
         let sink = RecordingSink()
         try await run("let q = quantize(m, to: \"q8_0\", path: \"\(directory)/q.gguf\")", on: interpreter, sink: sink)
@@ -133,7 +140,7 @@ struct ModelCellTests {
     func loadCompletion() async throws {
         let models = try sharedModelsDirectory()
         setenv("LUMEN_MODEL_PATH", models, 1)
-        let completion = await Interpreter().complete("let m = load(\"stor", cursor: 18)
+        let completion = await modelInterpreter().complete("let m = load(\"stor", cursor: 18)
         #expect(completion.matches == ["stories260K", "stories260K.gguf"])
         #expect((completion.start, completion.end) == (14, 18))
     }
@@ -141,7 +148,7 @@ struct ModelCellTests {
     @Test("completion after a model's name offers its methods and properties, as `m.info` lists them")
     func memberCompletion() async throws {
         let models = try sharedModelsDirectory()
-        let interpreter = Interpreter()
+        let interpreter = modelInterpreter()
         try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
         #expect(await interpreter.complete("m.gen", cursor: 5).matches == ["generate"])
         // Every member the evaluator accepts, as its error for an unknown member lists them.
@@ -158,7 +165,7 @@ struct ModelCellTests {
     @Test("a bad path names the problem; unload makes later use an error; reload brings it back")
     func lifecycle() async throws {
         let models = try sharedModelsDirectory()
-        let session = Session()
+        let session = Session(libraries: ModelHost.libraries(runLog: nil, frontEnd: "kernel"))
         #expect(await session.run("load(\"no-such-model\")").hasPrefix("ModelError: no-such-model: path: no such model file; looked in"))
         _ = await session.run("let m = load(\"\(models)/stories260K.gguf\")")
         #expect(await session.run("m.info[\"vocabulary\"]") == "512")
@@ -178,7 +185,7 @@ struct BatchAndJobTests {
     @Test("batch returns generations in prompt order, matching single greedy runs; compare crosses option lists")
     func batchAndCompare() async throws {
         let models = try sharedModelsDirectory()
-        let session = Session()
+        let session = Session(libraries: ModelHost.libraries(runLog: nil, frontEnd: "kernel"))
         _ = await session.run("let m = load(\"\(models)/stories260K.gguf\", instances: 2)")
         _ = await session.run("%defaults maxTokens=8 temperature=0")
         let single = await session.run("[m.generate(\"Lily\").text, m.generate(\"Once upon a time\").text]")
@@ -191,7 +198,7 @@ struct BatchAndJobTests {
     @Test("a spawned job runs on after its cell; result waits; cancel stops it; %reset cancels all")
     func jobs() async throws {
         let models = try sharedModelsDirectory()
-        let session = Session()
+        let session = Session(libraries: ModelHost.libraries(runLog: nil, frontEnd: "kernel"))
         _ = await session.run("let m = load(\"\(models)/stories260K.gguf\")")
         _ = await session.run("let quick = spawn { m.generate(\"Once\", maxTokens: 5, temperature: 0).tokens.count }")
         #expect(await session.run("quick.result") == "5")

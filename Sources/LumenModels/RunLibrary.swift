@@ -3,18 +3,56 @@ import Evaluation
 import Executors
 import Foundation
 import Inference
+import LumenLanguage
 import RunLog
 
-/// The built-ins that read the run log: `runs` and `replay`.
-public enum RunLibrary {
-    static let all: [Builtin] = [runs, replay]
+/// The run log in a session: `runs` and `replay` read it, `%runs` lists it, `%log` turns
+/// recording on or off, and flushing the session's records writes it.
+public final class RunLibrary: LumenLibrary {
+    public let builtins: [Builtin] = [runs, replay]
+    public var magics: [Magic] { [runsMagic, logMagic] }
+    /// The session's recorder, shared with the model library.
+    let recorder: RunRecorder
+
+    /// The library of a session recording with `recorder`.
+    init(recorder: RunRecorder) {
+        self.recorder = recorder
+    }
+
+    /// Writes the runs recorded so far; returns when they are on disk.
+    public func flush() async {
+        await recorder.runLog?.flush()
+    }
+
+    /// The error for using the run log when it is off.
+    private static func logIsOff(at location: SourceLocation?) -> LumenError {
+        LumenError(.value, "the run log is off (LUMEN_LOG=0 or --no-log)", at: location)
+    }
 
     /// The session's run log, or an error saying it is off.
     static func log(_ context: Builtin.Context) throws(LumenError) -> RunLog {
-        guard let log = context.session.runLog else {
-            throw LumenError(.value, "the run log is off (LUMEN_LOG=0 or --no-log)", at: context.location)
-        }
+        guard let log = try context.library(RunLibrary.self).recorder.runLog else { throw logIsOff(at: context.location) }
         return log
+    }
+
+    /// `%runs [N]`: the last N runs (20 by default), as `runs(limit: N)`.
+    private let runsMagic = Magic(name: "%runs", summary: "list the last runs in the run log: %runs [N] (default 20)") { words, _ in
+        "runs(limit: \(words.first.flatMap { Int($0) } ?? 20))"
+    }
+
+    /// `%log on`, `%log off`, and `%log` alone: turns recording on or off, and says where the log is.
+    private var logMagic: Magic {
+        Magic(name: "%log", summary: "turn the run log on or off for this session: %log on, %log off; %log alone says where it is") { [recorder] words, output in
+            guard let log = recorder.runLog else { throw Self.logIsOff(at: nil) }
+            switch words.first {
+            case "on": recorder.logging.withLock { $0 = true }
+            case "off": recorder.logging.withLock { $0 = false }
+            case nil: break
+            case let other?: throw LumenError(.value, "%log takes on or off, not \(other)")
+            }
+            output.stream(.stdout, "run log \(recorder.logging.withLock { $0 } ? "on" : "off"): \(log.path)\n")
+            return nil
+        }
     }
 
     static let runs = Builtin(

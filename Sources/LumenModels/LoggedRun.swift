@@ -1,6 +1,7 @@
 import Display
 import Evaluation
 import Foundation
+import LumenLanguage
 import RunLog
 
 /// One run from the log, as a value: every field of the record as a property, shown as a card.

@@ -1,4 +1,5 @@
 import Inference
+import LumenLanguage
 import Remote
 
 /// A conversation answered by a served model: each reply sends the whole conversation to

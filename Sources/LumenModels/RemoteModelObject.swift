@@ -1,6 +1,7 @@
 import Display
 import Evaluation
 import Inference
+import LumenLanguage
 import Remote
 import RunLog
 

@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Foundation
 import Inference
+import LumenLanguage
 
 /// The result of `compareModels`: llama-perplexity's divergence statistics of one model against a
 /// base, shown as a table of the figures and a chart of the KL divergence at each token.
@@ -31,7 +32,7 @@ struct ModelComparison {
 
     /// The value a cell gets: it acts as the mean KL divergence, and its properties hold the
     /// figures (`.kl` every token's divergence).
-    var measurement: Measurement {
+    var measurement: LumenLanguage.Measurement {
         let title = "\(other) against \(base): KL divergence per token"
         let table = Table(columns: ["statistic", "value"], rows: rows)
         let chart = Chart(kind: .line, labels: (1...max(1, summary.count)).map(String.init),

@@ -1,5 +1,6 @@
 import Foundation
 import Inference
+import LumenLanguage
 import RunLog
 
 extension RunModel {
@@ -60,13 +61,13 @@ extension RunRecord {
     }
 }
 
-extension SessionState {
+extension Builtin.Context {
     /// Records `generation`, made by `entry` with `model`, in the run log: `prompt` as the cell
     /// gave it, and `rendered` when the model was given another text (a chat template's).
     func record(_ generation: Generation, entry: String, model: any GenerativeModel, messages: [ChatMessage]? = nil, prompt: String? = nil,
-                rendered: String? = nil) {
-        guard runLog != nil, let runModel = model.runModel else { return }
-        record(RunRecord(generationAt: entry, origin: origin.withLock { $0 }, model: runModel,
+                rendered: String? = nil) throws(LumenError) {
+        guard try models.recorder.runLog != nil, let runModel = model.runModel else { return }
+        try record(RunRecord(generationAt: entry, origin: try origin, model: runModel,
                          prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
                          summary: generation.stats, options: generation.options, interrupted: generation.interrupted))
     }

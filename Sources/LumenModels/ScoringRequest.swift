@@ -1,6 +1,7 @@
 import Executors
 import Foundation
 import Inference
+import LumenLanguage
 
 /// What to score: a text given inline or read from a file, and the context of
 /// llama-perplexity's windows (nil: the whole text as one window).

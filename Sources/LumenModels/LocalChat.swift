@@ -1,4 +1,5 @@
 import Inference
+import LumenLanguage
 
 /// A conversation answered by a loaded model: one session of its pool keeps the earlier turns in
 /// its cache, so each reply processes only the new tokens.

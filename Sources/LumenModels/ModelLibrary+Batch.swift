@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Foundation
 import Inference
+import LumenLanguage
 
 extension ModelLibrary {
     /// One generation of a batch or comparison: the model, prompt and options, and the labels of
@@ -52,7 +53,7 @@ extension ModelLibrary {
                 var done = 0
                 for try await (index, generation) in group {
                     results[index] = generation
-                    context.session.record(generation, entry: entry, model: jobs[index].model)
+                    try context.record(generation, entry: entry, model: jobs[index].model)
                     done += 1
                     Job.current?.report(progress: Double(done) / Double(jobs.count))
                     output.updateDisplay(ProgressBar(label: "\(done)/\(jobs.count)", fraction: Double(done) / Double(jobs.count)).mimeBundle, displayID: progressID)
@@ -78,7 +79,7 @@ extension ModelLibrary {
             guard case .string(let text) = value else { throw LumenError(.type, "batch() needs an array of Strings, got \(value.typeName)", at: location) }
             return text
         }
-        let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
+        let options = try generationOptions(&arguments, defaults: context.generationDefaults)
         try arguments.finish()
         let jobs = models.flatMap { model in
             prompts.map { BatchJob(model: model, prompt: $0, options: options, label: (models.count > 1 ? [model.name] : []) + [$0.count > 40 ? String($0.prefix(40)) + "…" : $0]) }
@@ -95,7 +96,7 @@ extension ModelLibrary {
         let models = try generativeModels(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         var variations: [(label: String, values: [Value])] = []
-        var fixed: [String: Value] = context.session.generationDefaults.withLock { $0 }
+        var fixed: [String: Value] = try context.generationDefaults
         for label in generationLabels {
             guard let (value, _) = arguments.labelled(label) else { continue }
             if case .array(let values) = value, label != "stop" {

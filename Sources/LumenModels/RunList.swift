@@ -1,5 +1,6 @@
 import Display
 import Evaluation
+import LumenLanguage
 import RunLog
 
 /// The runs a query found, newest first: shown as a table; `list[i]` is one run as a value with

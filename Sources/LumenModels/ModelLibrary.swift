@@ -3,13 +3,43 @@ import Evaluation
 import Executors
 import Foundation
 import Inference
+import LumenLanguage
+import Synchronization
 
 /// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `quantize`, `generate`,
-/// `tokenize`, `detokenize`, `nextTokens`, `perplexity`, `compareModels`, conversations, and
-/// `connect` (models served over HTTP).
-enum ModelLibrary {
-    static let all: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens, perplexity,
-                                 compareModels, conversation, say, reset, fork, connect]
+/// `defaults`, `batch`, `compare`, `bench`, `tokenize`, `detokenize`, `nextTokens`, `perplexity`
+/// and `compareModels`; and what they share in a session: the generation defaults and the run
+/// recorder.
+final class ModelLibrary: LumenLibrary {
+    let builtins: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens,
+                               perplexity, compareModels]
+    let magics: [Magic] = [defaultsMagic]
+    /// Where the session's generations and measurements are recorded.
+    let recorder: RunRecorder
+    /// Generation options set by `defaults(…)` or `%defaults`, by label.
+    let generationDefaults = Mutex<[String: Value]>([:])
+
+    /// The library of a session recording its runs with `recorder`.
+    init(recorder: RunRecorder) {
+        self.recorder = recorder
+    }
+
+    /// Inside the string argument of `load("`, the model files found.
+    func completion(before text: String) -> TextCompletion? {
+        guard let open = text.range(of: "load(\"", options: .backwards), !text[open.upperBound...].contains("\"") else { return nil }
+        let partial = String(text[open.upperBound...])
+        let names = ModelLocator.availableModels().flatMap { [$0, String($0.dropLast(".gguf".count))] }
+        return TextCompletion(partial: partial, candidates: Array(Set(names.filter { $0.hasPrefix(partial) })).sorted())
+    }
+
+    /// `%defaults temperature=0.2 maxTokens=64`: `defaults(…)` with the assignments as labels.
+    static let defaultsMagic = Magic(name: "%defaults", summary: "show or set generation defaults: %defaults temperature=0.2 maxTokens=64") { words, _ in
+        let assignments = words.map { word -> String in
+            let parts = word.split(separator: "=", maxSplits: 1)
+            return parts.count == 2 ? "\(parts[0]): \(parts[1])" : word
+        }
+        return "defaults(\(assignments.joined(separator: ", ")))"
+    }
 
     /// Runs `body`, turning a `ModelError` into Lumen's `ModelError` at `location`.
     static func modelCall<Result>(at location: SourceLocation, _ body: () throws(ModelError) -> Result) throws(LumenError) -> Result {

@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Foundation
 import Inference
+import LumenLanguage
 import RunLog
 
 /// The result of `generate`: the text, each token with its log-probability, figures, and how

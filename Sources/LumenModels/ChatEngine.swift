@@ -1,4 +1,5 @@
 import Inference
+import LumenLanguage
 
 /// What produces a conversation's replies: a local session that renders the chat template and
 /// keeps the earlier turns cached (`LocalChat`), or a server that renders them itself

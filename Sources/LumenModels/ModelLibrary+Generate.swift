@@ -1,6 +1,7 @@
 import Evaluation
 import Foundation
 import Inference
+import LumenLanguage
 
 extension ModelLibrary {
     /// The shortest time between two live updates of a generation's display (at most 25 a second).
@@ -13,7 +14,7 @@ extension ModelLibrary {
     ) { arguments, context in
         let model = try generativeModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
-        let options = try generationOptions(&arguments, defaults: context.session.generationDefaults.withLock { $0 })
+        let options = try generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
         try arguments.finish()
         let generation = try await streamGeneration(prompt: prompt, options: options, timeout: timeout, record: RunDraft(entry: "generate", model: model),
@@ -81,8 +82,8 @@ extension ModelLibrary {
         let generation = Generation(prompt: rendered ?? prompt, text: collected.text, tokens: collected.tokens, stats: stats, options: options,
                                     interrupted: interrupted)
         output.updateDisplay(generation.mimeBundle, displayID: displayID)
-        context.session.shownLive.withLock { $0.append(generation) }
-        context.session.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered)
+        context.shownLive(generation)
+        try context.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered)
         return generation
     }
 
@@ -133,7 +134,7 @@ extension ModelLibrary {
             if let (value, _) = arguments.labelled(label) { given[label] = value }
         }
         try arguments.finish()
-        let current = context.session.generationDefaults.withLock { defaults in
+        let current = try context.models.generationDefaults.withLock { defaults in
             defaults.merge(given) { $1 }
             return defaults
         }

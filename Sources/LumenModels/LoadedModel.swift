@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Foundation
 import Inference
+import LumenLanguage
 import Synchronization
 
 /// A model loaded in a session: its weights (shared with every other load of the same file) and a

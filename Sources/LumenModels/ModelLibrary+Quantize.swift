@@ -3,6 +3,7 @@ import Evaluation
 import Executors
 import Foundation
 import Inference
+import LumenLanguage
 
 extension ModelLibrary {
     /// Where `quantize` writes when no path is given: a `lumen-quantized` folder in the system's

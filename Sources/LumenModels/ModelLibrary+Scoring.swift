@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Foundation
 import Inference
+import LumenLanguage
 import RunLog
 
 /// Scoring text: a model's perplexity and two models compared by their distributions.
@@ -38,7 +39,7 @@ extension ModelLibrary {
         }
         let estimate = result.estimate.perplexity
         let logProbabilities = result.logProbabilities
-        context.session.record(RunRecord(kind: "perplexity", entry: "perplexity", origin: context.session.origin.withLock { $0 },
+        try context.record(RunRecord(kind: "perplexity", entry: "perplexity", origin: try context.origin,
                                          model: RunModel(session.model, name: model.name), prompt: request.logged, value: estimate.value,
                                          figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count),
                                                    "context": Double(request.context ?? tokens.count)]))
@@ -85,9 +86,41 @@ extension ModelLibrary {
             throw LumenError(.model, "\(error)", at: context.location)
         }
         let comparison = ModelComparison(base: base.name, other: other.name, summary: DivergenceSummary(divergences))
-        context.session.record(RunRecord(kind: "comparison", entry: "compareModels", origin: context.session.origin.withLock { $0 },
+        try context.record(RunRecord(kind: "comparison", entry: "compareModels", origin: try context.origin,
                                          model: RunModel(otherSession.model, name: other.name), baseModel: RunModel(baseSession.model, name: base.name),
                                          prompt: request.logged, value: comparison.summary.meanKLDivergence.value, figures: comparison.summary.figures))
         return .host(comparison.measurement)
+    }
+
+    /// `perplexity(r, text)` for a served model: the server scores the whole text in one request
+    /// (`echo` with `logprobs`), so there are no windows; the value is exp of the mean negative
+    /// log-probability of every token after the first, as for a loaded model's single window.
+    static func remotePerplexity(_ model: RemoteModelObject, _ arguments: inout Arguments, context: Builtin.Context) async throws -> Value {
+        _ = arguments.nextPositional()
+        let text = try arguments.string(try arguments.requirePositional("text"), "text")
+        try arguments.finish()
+        let logProbabilities: [Float]
+        do {
+            logProbabilities = try await model.remote.promptLogProbabilities(text).map(Float.init)
+        } catch is CancellationError {
+            throw CancellationError()
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        var accumulated = PerplexityEstimate()
+        accumulated.add(logProbabilities)
+        let estimate = accumulated.perplexity
+        if let runModel = model.runModel {
+            try context.record(RunRecord(kind: "perplexity", entry: "perplexity", origin: try context.origin, model: runModel,
+                                             prompt: text, value: estimate.value,
+                                             figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count)]))
+        }
+        let description = String(format: "perplexity %.4f ± %.5f over %d tokens (scored by the server)", estimate.value, estimate.uncertainty, logProbabilities.count)
+        return .host(Measurement(typeName: "Perplexity", number: estimate.value, properties: [
+            "value": .double(estimate.value),
+            "uncertainty": .double(estimate.uncertainty),
+            "tokens": .integer(logProbabilities.count),
+            "logprobs": .array(logProbabilities.map { .double(Double($0)) }),
+        ], bundle: .plainText(description)))
     }
 }

@@ -1,0 +1,55 @@
+import Evaluation
+import Synchronization
+
+/// An output sink that records what a cell published, for assertions; shared by the language
+/// and model-host tests.
+public final class RecordingSink: OutputSink {
+    /// One thing a cell published.
+    public enum Event: Equatable, Sendable {
+        case stream(StandardStream, String)
+        case display(MIMEBundle, String?)
+        case update(MIMEBundle, String)
+        case clear(Bool)
+        case result(MIMEBundle)
+        case error(ExecutionError)
+        case page(MIMEBundle)
+    }
+
+    private let recorded = Mutex<[Event]>([])
+    private let inputs: Mutex<[String]?>
+
+    /// A sink that answers input requests with `inputs`, in order, or refuses them when nil.
+    public init(inputs: [String]? = nil) {
+        self.inputs = Mutex(inputs)
+    }
+
+    /// Everything published so far, in order.
+    public var events: [Event] { recorded.withLock { $0 } }
+
+    /// The text written to standard output.
+    public var stdout: String {
+        events.compactMap { if case .stream(.stdout, let text) = $0 { text } else { nil } }.joined()
+    }
+
+    /// The plain text of each execute result.
+    public var results: [String] {
+        events.compactMap { if case .result(let bundle) = $0 { bundle.plainText } else { nil } }
+    }
+
+    public func stream(_ stream: StandardStream, _ text: String) { recorded.withLock { $0.append(.stream(stream, text)) } }
+    public func display(_ bundle: MIMEBundle, displayID: String?) { recorded.withLock { $0.append(.display(bundle, displayID)) } }
+    public func updateDisplay(_ bundle: MIMEBundle, displayID: String) { recorded.withLock { $0.append(.update(bundle, displayID)) } }
+    public func clearOutput(wait: Bool) { recorded.withLock { $0.append(.clear(wait)) } }
+    public func executeResult(_ bundle: MIMEBundle) { recorded.withLock { $0.append(.result(bundle)) } }
+    public func error(_ error: ExecutionError) { recorded.withLock { $0.append(.error(error)) } }
+    public func page(_ bundle: MIMEBundle) { recorded.withLock { $0.append(.page(bundle)) } }
+
+    public func requestInput(prompt: String, password: Bool) async throws -> String {
+        let answer: String? = inputs.withLock { inputs in
+            guard inputs != nil else { return nil }
+            return inputs?.isEmpty == false ? inputs?.removeFirst() : ""
+        }
+        guard let answer else { throw InputUnavailableError(reason: "no stdin in this test") }
+        return answer
+    }
+}

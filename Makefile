@@ -8,17 +8,18 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv models synthetic-models test test-swift test-integration soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve check-formats clean
+.PHONY: all deps build release venv models synthetic-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve check-formats clean
 
 all: build
 
-## Installs the system packages Lumen needs (libzmq, SQLite, libedit, Python's venv, Chromium for the
-## browser test), via apt-get when root.
+## Installs the system packages Lumen needs (libzmq, SQLite, libedit, SIMDe for the portable
+## kernels, Python's venv, Chromium for the browser test), via apt-get when root.
 deps:
 	@missing=""; \
 	[ -f /usr/include/zmq.h ] || missing="$$missing libzmq3-dev"; \
 	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
 	[ -f /usr/include/histedit.h ] || missing="$$missing libedit-dev"; \
+	[ -f /usr/include/simde/x86/avx2.h ] || missing="$$missing libsimde-dev"; \
 	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
 	python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
 	if [ -n "$$missing" ]; then \
@@ -61,6 +62,24 @@ test-swift: build models synthetic-models
 
 test-integration: build venv models
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration --ignore=Tests/integration/test_soak.py
+
+## The Swift tests on the portable kernels only (LUMEN_PORTABLE=1: SIMDe, as arm64 builds them),
+## in a build folder of their own; CI runs it after make test so the portable path cannot rot.
+test-portable: deps models synthetic-models
+	LUMEN_PORTABLE=1 swift test --build-path .build-portable $(SWIFT_FLAGS)
+
+## Compiles the portable kernels and their dispatch for arm64 (clang's aarch64 target, Debian's
+## libc6-dev-arm64-cross headers), where SIMDe turns the intrinsics into NEON: what an arm64 build
+## compiles, checked on this x86-64 machine; CI runs it.
+ARM64_SYSROOT := /usr/aarch64-linux-gnu
+check-arm64:
+	@[ -d $(ARM64_SYSROOT)/include ] || { echo "needs libc6-dev-arm64-cross: apt-get install -y libc6-dev-arm64-cross"; exit 1; }
+	@mkdir -p .build/arm64
+	for source in Sources/CKernelsPortable/Kernels.c Sources/CKernels/Dispatch.c; do \
+	  clang --target=aarch64-linux-gnu --sysroot=$(ARM64_SYSROOT) -idirafter /usr/include -O3 -Wall -Werror -Wno-psabi \
+	    -ISources/CKernels/include -ISources/CKernelsPortable/include -c $$source -o .build/arm64/$$(basename $$(dirname $$source)).o || exit 1; \
+	done
+	@file .build/arm64/*.o
 
 ## The interrupt soak (CI runs it after make test): 1000 interrupts of streaming generations under
 ## two busy loops, about 4 minutes on 2 cores; LUMEN_SOAK_INTERRUPTS=N for another count.

@@ -1,6 +1,27 @@
 // swift-tools-version: 6.0
 import PackageDescription
 
+/// Whether only the portable kernels are built (through SIMDe, for any CPU): always on hosts
+/// that are not x86-64 (arm64); on x86-64 when `LUMEN_PORTABLE=1`, as CI builds and tests it too
+/// so the portable path cannot rot. Otherwise x86-64 builds carry both variants and choose the
+/// AVX2 one at load time when the CPU has it.
+#if arch(x86_64)
+let portable = Context.environment["LUMEN_PORTABLE"] == "1"
+#else
+let portable = true
+#endif
+
+/// The kernel variants: the portable one always, the AVX2 one on x86-64 unless portable.
+let kernelVariants: [Target] = [
+    // Homebrew keeps SIMDe's headers outside the compiler's default search path. SIMDe's 256-bit
+    // vectors pass between the kernels' static helpers without AVX's calling convention, which
+    // clang notes (-Wpsabi); nothing crosses the translation unit, so it is silenced.
+    .target(name: "CKernelsPortable", cSettings: [
+        .unsafeFlags(["-O3", "-Wno-psabi"]),
+        .unsafeFlags(["-I/opt/homebrew/include", "-I/usr/local/include"], .when(platforms: [.macOS])),
+    ]),
+] + (portable ? [] : [.target(name: "CKernelsAVX2", cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])])])
+
 let package = Package(
     name: "Lumen",
     platforms: [.macOS(.v15)],
@@ -66,18 +87,15 @@ let package = Package(
         .target(name: "CLineEditing", linkerSettings: [.linkedLibrary("edit")]),
         .target(
             name: "CKernels",
-            cSettings: [.unsafeFlags(["-mavx2", "-mfma", "-mf16c", "-O3"])]
+            dependencies: kernelVariants.map { .target(name: $0.name) },
+            cSettings: portable ? [] : [.define("LUMEN_HAS_AVX2_VARIANT", to: "1")]
         ),
         .target(
             name: "Inference",
             dependencies: ["CKernels", "Executors", "Jinja"],
-            // The kernels rely on AVX2, FMA and F16C (x86-64-v3, "haswell"); without them every
-            // SIMD multiply-add becomes a call into libm. Debug builds optimise this module too:
-            // unoptimised, the forward pass and the quantizer are too slow to test real models.
-            swiftSettings: [
-                .unsafeFlags(["-target-cpu", "haswell"]),
-                .unsafeFlags(["-O"], .when(configuration: .debug)),
-            ]
+            // Debug builds optimise this module too: unoptimised, the forward pass and the
+            // quantizer are too slow to test real models.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
         .executableTarget(
             name: "lumen",
@@ -114,6 +132,6 @@ let package = Package(
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "JinjaTests", dependencies: ["Jinja", "FuzzSupport"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),
-    ],
+    ] + kernelVariants,
     swiftLanguageModes: [.v6]
 )

@@ -1,11 +1,10 @@
+import CKernels
 import Foundation
 
 /// The transformer's building blocks besides matrix products, shared by every architecture:
 /// RMSNorm, RoPE (both pairings), attention over the KV cache (whole or a sliding window),
 /// SwiGLU and GeGLU, scaling and residual addition.
 enum Operations {
-    typealias Vector = Kernels.Vector
-
     /// `output[t] = x[t] / rms(x[t]) * weights` for `count` rows of `width`.
     static func rmsNorm(_ x: UnsafeMutablePointer<Float>, weights: [Float], epsilon: Float,
                         into output: UnsafeMutablePointer<Float>, count: Int, width: Int) {
@@ -13,7 +12,7 @@ enum Operations {
             guard let weights = weights.baseAddress else { return }
             for row in 0..<count {
                 let input = x + row * width, result = output + row * width
-                let meanSquare = Kernels.dotF32(UnsafeRawPointer(input), input, width) / Float(width)
+                let meanSquare = lumen_dot_f32(input, input, width) / Float(width)
                 let scale = 1 / (meanSquare + epsilon).squareRoot()
                 for index in 0..<width { result[index] = input[index] * scale * weights[index] }
             }

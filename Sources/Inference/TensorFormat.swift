@@ -54,7 +54,7 @@ struct TensorFormat: Sendable {
     static let table: [TensorType: TensorFormat] = [
         .f32: TensorFormat("F32", blockSize: 1, blockBytes: 4,
                            dequantize: { row, output, count in UnsafeMutableRawPointer(output).copyMemory(from: row, byteCount: count * 4) },
-                           dot: { row, x, count in Kernels.dotF32(row, x, count) },
+                           dot: { lumen_dot_f32($0, $1, $2) },
                            quantizeRow: { row, count, output in output.copyMemory(from: row, byteCount: count * 4) }),
         .f16: TensorFormat("F16", blockSize: 1, blockBytes: 2,
                            dequantize: { row, output, count in for index in 0..<count { output[index] = Kernels.half(row, index * 2) } },
@@ -68,7 +68,7 @@ struct TensorFormat: Sendable {
                                     output[index] = Float(bitPattern: UInt32(row.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)) << 16)
                                 }
                             },
-                            dot: { row, x, count in Kernels.dotBF16(row, x, count) }),
+                            dot: { lumen_dot_bf16($0, $1, $2) }),
         .q8_0: TensorFormat("Q8_0", blockSize: 32, blockBytes: 34,
                             dequantize: { lumen_dequantize_q8_0($0, $1, $2) }, dot: { lumen_dot_q8_0($0, $1, $2) },
                             quantizedDot: { row, values, scales, _, count in lumen_dot_q8_0_q8(row, values, scales, count) },

@@ -184,23 +184,23 @@ struct KernelTests {
         }
     }
 
-    /// The 8-bit-activation kernel for `type`; `portable` picks the AVX2 variant over VNNI.
-    static func fastQuantizedDot(_ type: TensorType, _ row: [UInt8], _ q: (values: [Int8], scales: [Float], sums: [Float]), portable: Int32) -> Float {
+    /// The 8-bit-activation kernel for `type`; `withoutVNNI` picks the AVX2 kernel over the VNNI one.
+    static func fastQuantizedDot(_ type: TensorType, _ row: [UInt8], _ q: (values: [Int8], scales: [Float], sums: [Float]), withoutVNNI: Int32) -> Float {
         row.withUnsafeBytes { bytes in
             let pointer = bytes.baseAddress, count = q.values.count
             return switch type {
             case .q8_0: lumen_dot_q8_0_q8(pointer, q.values, q.scales, count)
-            case .q4_0: lumen_dot_q4_0_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            case .q4_1: lumen_dot_q4_1_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            case .q5_0: lumen_dot_q5_0_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            case .q4_K: lumen_dot_q4_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            case .q5_K: lumen_dot_q5_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            case .q5_1: lumen_dot_q5_1_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            case .q2_K: lumen_dot_q2_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            case .q3_K: lumen_dot_q3_k_q8(pointer, q.values, q.scales, q.sums, count, portable)
-            case .iq4_nl: lumen_dot_iq4_nl_q8(pointer, q.values, q.scales, count, portable)
-            case .iq4_xs: lumen_dot_iq4_xs_q8(pointer, q.values, q.scales, count, portable)
-            case .q6_K: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count, portable)
+            case .q4_0: lumen_dot_q4_0_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
+            case .q4_1: lumen_dot_q4_1_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
+            case .q5_0: lumen_dot_q5_0_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
+            case .q4_K: lumen_dot_q4_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
+            case .q5_K: lumen_dot_q5_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
+            case .q5_1: lumen_dot_q5_1_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
+            case .q2_K: lumen_dot_q2_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
+            case .q3_K: lumen_dot_q3_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
+            case .iq4_nl: lumen_dot_iq4_nl_q8(pointer, q.values, q.scales, count, withoutVNNI)
+            case .iq4_xs: lumen_dot_iq4_xs_q8(pointer, q.values, q.scales, count, withoutVNNI)
+            case .q6_K: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count, withoutVNNI)
             default: .nan
             }
         }
@@ -246,7 +246,7 @@ struct KernelTests {
         #expect(KernelFixture.referenceWeights(row, type: type).allSatisfy { $0 == 0 })
         #expect(Self.fastDot(type, row, x) == 0)
         if type.hasQuantizedDot {
-            #expect(Self.fastQuantizedDot(type, row, KernelFixture.referenceQuantize(x), portable: 0) == 0)
+            #expect(Self.fastQuantizedDot(type, row, KernelFixture.referenceQuantize(x), withoutVNNI: 0) == 0)
         }
     }
 
@@ -287,12 +287,39 @@ struct KernelTests {
                 let x = fixture.floats(blocks * type.layout.blockSize)
                 let quantized = KernelFixture.referenceQuantize(x)
                 let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(row, type: type), quantized)
-                let fast = Self.fastQuantizedDot(type, row, quantized, portable: 0)
-                let portable = Self.fastQuantizedDot(type, row, quantized, portable: 1)
+                let fast = Self.fastQuantizedDot(type, row, quantized, withoutVNNI: 0)
+                let withoutVNNI = Self.fastQuantizedDot(type, row, quantized, withoutVNNI: 1)
                 #expect(abs(Double(fast) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks)")
-                #expect(abs(Double(portable) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks), AVX2")
+                #expect(abs(Double(withoutVNNI) - expected) <= 1e-5 * magnitude + 1e-30, "\(type) \(name) × \(blocks), AVX2")
             }
         }
+    }
+
+    @Test("F32 dot product, including lengths that are not a multiple of 8 or 32")
+    func singlePrecision() {
+        var fixture = KernelFixture()
+        for count in [1, 7, 8, 31, 32, 33, 100, 288] {
+            let weights = fixture.floats(count)
+            let x = fixture.floats(count)
+            let expected = zip(weights, x).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
+            let fast = weights.withUnsafeBytes { lumen_dot_f32($0.baseAddress, x, count) }
+            #expect(abs(Double(fast) - expected) < 1e-4, "count \(count)")
+        }
+    }
+
+    @Test("the AVX2 kernels run exactly when the CPU has AVX2, FMA and F16C and the build is not portable")
+    func kernelVariant() throws {
+        let variant = String(cString: lumen_kernel_variant())
+        #if os(Linux) && arch(x86_64)
+        // The oracle is the operating system's list of the CPU's features, not the compiler's checks.
+        let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
+        let flags = Set(cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init) ?? [])
+        let capable = ["avx2", "fma", "f16c"].allSatisfy(flags.contains)
+        let portableBuild = ProcessInfo.processInfo.environment["LUMEN_PORTABLE"] == "1"
+        #expect(variant == (capable && !portableBuild ? "avx2" : "portable"))
+        #else
+        #expect(variant == "portable")
+        #endif
     }
 
     @Test("BF16 dot product matches widening each weight")
@@ -302,7 +329,7 @@ struct KernelTests {
             let bits = fixture.floats(count).map { UInt16($0.bitPattern >> 16) }
             let x = fixture.floats(count)
             let expected = zip(bits, x).reduce(0.0) { $0 + Double(Float(bitPattern: UInt32($1.0) << 16)) * Double($1.1) }
-            let fast = bits.withUnsafeBytes { bytes in bytes.baseAddress.map { Kernels.dotBF16($0, x, count) } ?? .nan }
+            let fast = bits.withUnsafeBytes { bytes in bytes.baseAddress.map { lumen_dot_bf16($0, x, count) } ?? .nan }
             #expect(abs(Double(fast) - expected) < 1e-4, "count \(count)")
         }
     }
@@ -351,7 +378,7 @@ struct KernelTests {
 
     @Test("the integer matrix–matrix product on levels matches the scalar definition, any format, rows, tokens and block count",
           arguments: quantizedTypes, [0, 1] as [Int32])
-    func levelsMatrixProduct(type: TensorType, portable: Int32) throws {
+    func levelsMatrixProduct(type: TensorType, withoutVNNI: Int32) throws {
         let decode = try #require(type.format.levels)
         var fixture = KernelFixture()
         let blockSize = type.layout.blockSize, blockBytes = type.layout.blockBytes
@@ -364,7 +391,7 @@ struct KernelTests {
                 var output = [Float](repeating: .nan, count: tokens * rows)
                 var workspace = [UInt8](repeating: 0, count: lumen_matmul_levels_workspace(k))
                 lumen_matmul_levels_q8(decode, matrix.flatMap { $0 }, blockBytes * blocks, rows, quantized.flatMap(\.values),
-                                       quantized.flatMap(\.scales), quantized.flatMap(\.sums), tokens, k, &output, rows, &workspace, portable)
+                                       quantized.flatMap(\.scales), quantized.flatMap(\.sums), tokens, k, &output, rows, &workspace, withoutVNNI)
                 for token in 0..<tokens {
                     for row in 0..<rows {
                         let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(matrix[row], type: type), quantized[token])

@@ -1,9 +1,19 @@
 #ifndef LUMEN_CKERNELS_H
 #define LUMEN_CKERNELS_H
 
-/// Dot products of one quantized weight row with F32 activations, using AVX2/FMA/F16C
-/// instructions Swift's SIMD types cannot express inline (sign-extending int8 to int32 lanes,
-/// half to float conversion). Block layouts are llama.cpp's; `count` is a multiple of 32.
+/// The compute kernels: dot products of weight rows with activations, matrix products, 8-bit
+/// activation quantization, attention, the quantizer's scale searches. Written once with AVX2,
+/// FMA and F16C intrinsics, compiled twice (see Dispatch.c): natively for x86-64-v3 CPUs and
+/// through SIMDe for every other CPU; the variant the CPU can run is chosen when the program
+/// loads. Block layouts are llama.cpp's; quantized `count`s are multiples of 32.
+
+/// "avx2" or "portable": the kernel variant this process runs.
+const char *lumen_kernel_variant(void);
+
+/// F32 row · x (any count).
+float lumen_dot_f32(const void *row, const float *x, long count);
+/// BF16 row · x (any count).
+float lumen_dot_bf16(const void *row, const float *x, long count);
 
 /// Q8_0 row (34-byte blocks: F16 scale, 32 int8) · x.
 float lumen_dot_q8_0(const void *row, const float *x, long count);
@@ -21,9 +31,9 @@ void lumen_quantize_q8(const float *x, long count, signed char *values, float *s
 /// Q8_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
 float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count);
 /// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products (AVX-512 VNNI
-/// when the CPU has it and `portable` is 0, else AVX2).
-float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
-float lumen_dot_q4_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+/// when the CPU has it and `without_vnni` is 0, else AVX2).
+float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
+float lumen_dot_q4_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
 
 /// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows (`row_stride` floats apart) and
 /// `tokens` input vectors of `k` floats (`k` floats apart): a matrix–matrix product tiled as 3
@@ -60,24 +70,24 @@ float lumen_dot_q6_k(const void *row, const float *x, long count);
 
 /// Q5_0, Q4_K or Q5_K row · 8-bit activations from `lumen_quantize_q8` (blocks of 32, so each
 /// 32-weight K-quant sub-block meets one activation block), with integer products: AVX-512 VNNI
-/// when the CPU has it and `portable` is 0, else AVX2.
-float lumen_dot_q5_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
-float lumen_dot_q4_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
-float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+/// when the CPU has it and `without_vnni` is 0, else AVX2.
+float lumen_dot_q5_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
+float lumen_dot_q4_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
+float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
 /// Q6_K row · 8-bit activations, integer products per four weights scaled by their 16-weight
-/// sub-block's scale (AVX-512 VNNI when the CPU has it and `portable` is 0, else AVX2).
-float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int portable);
+/// sub-block's scale (AVX-512 VNNI when the CPU has it and `without_vnni` is 0, else AVX2).
+float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int without_vnni);
 
 /// Q5_1 row · 8-bit activations from `lumen_quantize_q8`: d · s · Σ q·v + m · (s · Σ v) per block.
-float lumen_dot_q5_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+float lumen_dot_q5_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
 /// IQ4_NL or IQ4_XS row · 8-bit activations, the nibbles' signed values looked up in registers.
-float lumen_dot_iq4_nl_q8(const void *row, const signed char *values, const float *scales, long count, int portable);
-float lumen_dot_iq4_xs_q8(const void *row, const signed char *values, const float *scales, long count, int portable);
+float lumen_dot_iq4_nl_q8(const void *row, const signed char *values, const float *scales, long count, int without_vnni);
+float lumen_dot_iq4_xs_q8(const void *row, const signed char *values, const float *scales, long count, int without_vnni);
 /// Q2_K or Q3_K row · 8-bit activations: integer products in lanes of four weights, each lane
 /// scaled by its 16-weight sub-block's scale; the offsets (Q2_K's mins, Q3_K's 4) meet the half
 /// sums `lumen_quantize_q8` writes after the block sums.
-float lumen_dot_q2_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
-float lumen_dot_q3_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable);
+float lumen_dot_q2_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
+float lumen_dot_q3_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
 
 /// Decodes `count` weights of a quantized row as levels: `w[i] = scales[i / 16] · levels[i] +
 /// mins[i / 16]`, exactly (each format's offset folded into `mins`).
@@ -101,10 +111,10 @@ long lumen_matmul_levels_workspace(long k);
 /// decoder and `tokens` vectors quantized one after another by `lumen_quantize_q8` (values `k`
 /// apart, scales `k / 32` apart, sums with their half-block sums `3k / 32` apart): rows decoded
 /// eight at a time into `workspace` and multiplied in integers (AVX-512 VNNI when the CPU has it
-/// and `portable` is 0, else AVX2).
+/// and `without_vnni` is 0, else AVX2).
 void lumen_matmul_levels_q8(lumen_levels_fn decode, const void *w, long row_bytes, long rows, const signed char *values,
                             const float *scales, const float *sums, long tokens, long k, float *out, long out_stride,
-                            void *workspace, int portable);
+                            void *workspace, int without_vnni);
 
 /// One query head's attention over cached positions `[first, length)` of an F32 (or F16) cache
 /// laid out `[position][stride]`, `keys` and `values` pointing at the head's `dim` values of

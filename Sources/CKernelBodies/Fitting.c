@@ -3,7 +3,6 @@
 // keep the fit whose re-rounded values have the smallest weighted squared error. These are the
 // quantizer's inner loops, eight values per AVX2 instruction.
 
-#include "CKernels.h"
 #include "Shared.h"
 
 #include <math.h>
@@ -13,7 +12,7 @@ static inline __m256 clamped_levels(__m256 v, __m256 low, __m256 high) {
     return _mm256_min_ps(high, _mm256_max_ps(low, _mm256_round_ps(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC)));
 }
 
-float lumen_fit_affine(const float *x, const float *weights, int count, int levels, float *offset) {
+static float lumen_fit_affine(const float *x, const float *weights, int count, int levels, float *offset) {
     __m256 low8 = _mm256_setzero_ps(), high8 = _mm256_loadu_ps(x);
     __m256 sum_w8 = _mm256_setzero_ps(), sum_x8 = _mm256_setzero_ps();
     for (int i = 0; i < count; i += 8) {
@@ -74,7 +73,7 @@ float lumen_fit_affine(const float *x, const float *weights, int count, int leve
     return best_scale;
 }
 
-float lumen_fit_symmetric(const float *x, int count, int max_level) {
+static float lumen_fit_symmetric(const float *x, int count, int max_level) {
     float extreme = 0;
     for (int i = 0; i < count; i++) {
         if (fabsf(x[i]) > fabsf(extreme)) extreme = x[i];

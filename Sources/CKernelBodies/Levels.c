@@ -1,4 +1,3 @@
-#include "CKernels.h"
 #include "Shared.h"
 
 // MARK: - Rows as levels
@@ -14,7 +13,7 @@ static inline void two_groups(float *scales, float *mins, long block, float scal
     mins[2 * block] = mins[2 * block + 1] = min;
 }
 
-void lumen_levels_q8_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q8_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 34, levels += 32) {
         const float d = half_to_float(block);
@@ -36,7 +35,7 @@ static inline void nibble_levels(const uint8_t *nibbles, uint32_t high, uint8_t 
     _mm256_storeu_si256((__m256i *)levels, _mm256_or_si256(low, fifth));
 }
 
-void lumen_levels_q4_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q4_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 18, levels += 32) {
         const float d = half_to_float(block);
@@ -45,7 +44,7 @@ void lumen_levels_q4_0(const void *row, unsigned char *levels, float *scales, fl
     }
 }
 
-void lumen_levels_q4_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q4_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 20, levels += 32) {
         nibble_levels(block + 4, 0, levels);
@@ -53,7 +52,7 @@ void lumen_levels_q4_1(const void *row, unsigned char *levels, float *scales, fl
     }
 }
 
-void lumen_levels_q5_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q5_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 22, levels += 32) {
         const float d = half_to_float(block);
@@ -64,7 +63,7 @@ void lumen_levels_q5_0(const void *row, unsigned char *levels, float *scales, fl
     }
 }
 
-void lumen_levels_q5_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q5_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 24, levels += 32) {
         uint32_t high;
@@ -102,19 +101,19 @@ static void k_levels(const uint8_t *block, const uint8_t *high, const uint8_t *n
     }
 }
 
-void lumen_levels_q4_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q4_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 144, levels += 256, scales += 16, mins += 16)
         k_levels(block, NULL, block + 16, levels, scales, mins);
 }
 
-void lumen_levels_q5_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q5_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 176, levels += 256, scales += 16, mins += 16)
         k_levels(block, block + 16, block + 48, levels, scales, mins);
 }
 
-void lumen_levels_q6_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q6_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 210, levels += 256, scales += 16, mins += 16) {
         const float d = half_to_float(block + 208);
@@ -137,7 +136,7 @@ void lumen_levels_q6_k(const void *row, unsigned char *levels, float *scales, fl
     }
 }
 
-void lumen_levels_q2_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q2_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 84) {
         const float d = half_to_float(block + 80), dmin = half_to_float(block + 82);
@@ -152,7 +151,7 @@ void lumen_levels_q2_k(const void *row, unsigned char *levels, float *scales, fl
     }
 }
 
-void lumen_levels_q3_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_q3_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 110) {
         const float d = half_to_float(block + 108);
@@ -182,7 +181,7 @@ static inline void iq4_levels(const uint8_t *nibbles, uint8_t *levels) {
     _mm_storeu_si128((__m128i *)(levels + 16), _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(packed, 4), mask)));
 }
 
-void lumen_levels_iq4_nl(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_iq4_nl(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 18, levels += 32) {
         const float d = half_to_float(block);
@@ -191,7 +190,7 @@ void lumen_levels_iq4_nl(const void *row, unsigned char *levels, float *scales, 
     }
 }
 
-void lumen_levels_iq4_xs(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+static void lumen_levels_iq4_xs(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 136, scales += 16, mins += 16) {
         const float d = half_to_float(block);
@@ -329,8 +328,8 @@ __attribute__((always_inline)) static inline __m256i group_sums_avx2(const __m25
 
 DEFINE_LEVELS_TILE(levels_tile_avx2, , GROUP_SUMS_AVX2, 4, 16)
 DEFINE_LEVELS_TILE(levels_pairs_avx2, , GROUP_SUMS_AVX2, 4, 32)
-DEFINE_LEVELS_TILE(levels_tile_vnni, VNNI_TARGET, GROUP_SUMS_VNNI, 8, 16)
-DEFINE_LEVELS_TILE(levels_pairs_vnni, VNNI_TARGET, GROUP_SUMS_VNNI, 8, 32)
+VNNI_VARIANT(DEFINE_LEVELS_TILE(levels_tile_vnni, VNNI_TARGET, GROUP_SUMS_VNNI, 8, 16))
+VNNI_VARIANT(DEFINE_LEVELS_TILE(levels_pairs_vnni, VNNI_TARGET, GROUP_SUMS_VNNI, 8, 32))
 
 /// Whether each pair of groups in the tile shares its scales and mins, so the kernel can take
 /// spans of 32 (one scaling per 32 weights instead of two).
@@ -342,25 +341,26 @@ static int pairs_share_scales(const float *tile_scales, const float *tile_mins, 
     return 1;
 }
 
-long lumen_matmul_levels_workspace(long k) {
+static long lumen_matmul_levels_workspace(long k) {
     return (TILE_ROWS + 1) * k + (2 * TILE_ROWS + 2) * (k / 16) * (long)sizeof(float);
 }
 
-void lumen_matmul_levels_q8(lumen_levels_fn decode, const void *w, long row_bytes, long rows, const signed char *values,
+static void lumen_matmul_levels_q8(lumen_levels_fn decode, const void *w, long row_bytes, long rows, const signed char *values,
                             const float *scales, const float *sums, long tokens, long k, float *out, long out_stride,
-                            void *workspace, int portable) {
+                            void *workspace, int without_vnni) {
     const long groups = k / 16;
     uint8_t *tile = (uint8_t *)workspace, *row_levels = tile + TILE_ROWS * k;
     float *tile_scales = (float *)(row_levels + k);
     float *tile_mins = tile_scales + TILE_ROWS * groups, *row_scales = tile_mins + TILE_ROWS * groups, *row_mins = row_scales + groups;
-    const int vnni = has_vnni() && !portable;
     for (long r = 0; r < rows; r += TILE_ROWS) {
         const long count = rows - r < TILE_ROWS ? rows - r : TILE_ROWS;
         build_tile(decode, (const uint8_t *)w + r * row_bytes, row_bytes, count, k, tile, tile_scales, tile_mins, row_levels, row_scales, row_mins);
         const int pairs = pairs_share_scales(tile_scales, tile_mins, groups);
-        if (vnni && pairs) levels_pairs_vnni(tile, tile_scales, tile_mins, k, values, scales, sums, tokens, out + r, out_stride, count);
-        else if (vnni) levels_tile_vnni(tile, tile_scales, tile_mins, k, values, scales, sums, tokens, out + r, out_stride, count);
-        else if (pairs) levels_pairs_avx2(tile, tile_scales, tile_mins, k, values, scales, sums, tokens, out + r, out_stride, count);
-        else levels_tile_avx2(tile, tile_scales, tile_mins, k, values, scales, sums, tokens, out + r, out_stride, count);
+        if (pairs)
+            CHOOSE_VNNI(without_vnni, levels_pairs_vnni(tile, tile_scales, tile_mins, k, values, scales, sums, tokens, out + r, out_stride, count),
+                        levels_pairs_avx2(tile, tile_scales, tile_mins, k, values, scales, sums, tokens, out + r, out_stride, count));
+        else
+            CHOOSE_VNNI(without_vnni, levels_tile_vnni(tile, tile_scales, tile_mins, k, values, scales, sums, tokens, out + r, out_stride, count),
+                        levels_tile_avx2(tile, tile_scales, tile_mins, k, values, scales, sums, tokens, out + r, out_stride, count));
     }
 }

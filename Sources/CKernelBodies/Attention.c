@@ -1,6 +1,5 @@
 #include <math.h>
 
-#include "CKernels.h"
 #include "Shared.h"
 
 // One query head's attention over the cache, for F32 and F16 caches alike: the cache layout is
@@ -11,7 +10,7 @@ static inline __m256 load_f16(const void *base, long index) {
     return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)((const uint16_t *)base + index)));
 }
 static inline float scalar_f32(const void *base, long index) { return ((const float *)base)[index]; }
-static inline float scalar_f16(const void *base, long index) { return _cvtsh_ss(((const uint16_t *)base)[index]); }
+static inline float scalar_f16(const void *base, long index) { return half_bits_to_float(((const uint16_t *)base)[index]); }
 
 /// e^x for eight values, x ≤ 0 (Cephes' `expf`: x = n ln 2 + r with |r| ≤ ln 2 / 2, a degree-7
 /// polynomial for e^r, 2^n put in the exponent bits): within 1.3 ulp of e^x over [−87, 0], and
@@ -64,7 +63,7 @@ static float exponentiate(float *row, long first, long end) {
 /// cached values, 64 output values at a time in registers over every position (then the remaining
 /// whole vectors together).
 #define DEFINE_ATTEND(NAME, ELEMENT, LOAD, SCALAR)                                                        \
-    void lumen_attend_##NAME(const void *keys, const void *values, long stride, const float *query, long dim, \
+    static void lumen_attend_##NAME(const void *keys, const void *values, long stride, const float *query, long dim, \
                              long first, long length, float scale, float *scores, float *out) {           \
         const ELEMENT *k = (const ELEMENT *)keys, *v = (const ELEMENT *)values;                           \
         long p = first;                                                                                   \
@@ -132,7 +131,7 @@ static inline __m128 horizontal_sums4(const __m256 *s) {
 /// positions `[0, length + j)`, each key and value loaded (and widened) once for the four. Scores
 /// go to `scores + j * scores_stride`; `dim` must be a multiple of 8.
 #define DEFINE_ATTEND4(NAME, ELEMENT, LOAD)                                                              \
-    void lumen_attend4_##NAME(const void *keys, const void *values, long stride, const float *query,      \
+    static void lumen_attend4_##NAME(const void *keys, const void *values, long stride, const float *query,      \
                               long query_stride, long dim, long length, float scale, float *scores,       \
                               long scores_stride, float *out, long out_stride) {                          \
         const ELEMENT *k = (const ELEMENT *)keys, *v = (const ELEMENT *)values;                           \
@@ -176,12 +175,12 @@ static inline __m128 horizontal_sums4(const __m256 *s) {
 DEFINE_ATTEND4(f32, float, load_f32)
 DEFINE_ATTEND4(f16, uint16_t, load_f16)
 
-void lumen_store_f32(const float *x, void *out, long count) { memcpy(out, x, (size_t)count * sizeof(float)); }
+static void lumen_store_f32(const float *x, void *out, long count) { memcpy(out, x, (size_t)count * sizeof(float)); }
 
-void lumen_store_f16(const float *x, void *out, long count) {
+static void lumen_store_f16(const float *x, void *out, long count) {
     uint16_t *halves = (uint16_t *)out;
     long i = 0;
     for (; i + 8 <= count; i += 8)
         _mm_storeu_si128((__m128i *)(halves + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
-    for (; i < count; i++) halves[i] = _cvtss_sh(x[i], _MM_FROUND_TO_NEAREST_INT);
+    for (; i < count; i++) halves[i] = float_to_half_bits(x[i]);
 }

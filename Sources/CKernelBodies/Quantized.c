@@ -1,4 +1,3 @@
-#include "CKernels.h"
 #include "Shared.h"
 
 /// Eight int8 values at `p` as floats.
@@ -6,7 +5,7 @@ static inline __m256 int8x8_to_float(const int8_t *p) {
     return _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)p)));
 }
 
-float lumen_dot_q8_0(const void *row, const float *x, long count) {
+static float lumen_dot_q8_0(const void *row, const float *x, long count) {
     const uint8_t *block = (const uint8_t *)row;
     __m256 total = _mm256_setzero_ps();
     for (long b = 0; b < count / 32; b++, block += 34, x += 32) {
@@ -20,7 +19,7 @@ float lumen_dot_q8_0(const void *row, const float *x, long count) {
     return horizontal_sum(total);
 }
 
-float lumen_dot_q4_0(const void *row, const float *x, long count) {
+static float lumen_dot_q4_0(const void *row, const float *x, long count) {
     const uint8_t *block = (const uint8_t *)row;
     const __m128i low_mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
     __m256 total = _mm256_setzero_ps();
@@ -37,7 +36,46 @@ float lumen_dot_q4_0(const void *row, const float *x, long count) {
     return horizontal_sum(total);
 }
 
-float lumen_dot_f16(const void *row, const float *x, long count) {
+static float lumen_dot_f32(const void *row, const float *x, long count) {
+    const float *w = (const float *)row;
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + 32 <= count; i += 32) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 8), _mm256_loadu_ps(x + i + 8), a1);
+        a2 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 16), _mm256_loadu_ps(x + i + 16), a2);
+        a3 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i + 24), _mm256_loadu_ps(x + i + 24), a3);
+    }
+    for (; i + 8 <= count; i += 8) a0 = _mm256_fmadd_ps(_mm256_loadu_ps(w + i), _mm256_loadu_ps(x + i), a0);
+    float sum = horizontal_sum(_mm256_add_ps(_mm256_add_ps(a0, a2), _mm256_add_ps(a1, a3)));
+    for (; i < count; i++) sum += w[i] * x[i];
+    return sum;
+}
+
+/// Eight BF16 values at `p` as floats: each is the top half of an F32.
+static inline __m256 bf16x8_to_float(const uint16_t *p) {
+    return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p)), 16));
+}
+
+static float lumen_dot_bf16(const void *row, const float *x, long count) {
+    const uint16_t *w = (const uint16_t *)row;
+    __m256 first = _mm256_setzero_ps(), second = _mm256_setzero_ps();
+    long i = 0;
+    for (; i + 16 <= count; i += 16) {
+        first = _mm256_fmadd_ps(bf16x8_to_float(w + i), _mm256_loadu_ps(x + i), first);
+        second = _mm256_fmadd_ps(bf16x8_to_float(w + i + 8), _mm256_loadu_ps(x + i + 8), second);
+    }
+    float sum = horizontal_sum(_mm256_add_ps(first, second));
+    for (; i < count; i++) {
+        const uint32_t bits = (uint32_t)w[i] << 16;
+        float weight;
+        memcpy(&weight, &bits, 4);
+        sum += weight * x[i];
+    }
+    return sum;
+}
+
+static float lumen_dot_f16(const void *row, const float *x, long count) {
     const uint16_t *halves = (const uint16_t *)row;
     __m256 first = _mm256_setzero_ps(), second = _mm256_setzero_ps();
     long i = 0;
@@ -50,7 +88,7 @@ float lumen_dot_f16(const void *row, const float *x, long count) {
     return sum;
 }
 
-void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums) {
+static void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums) {
     const __m256 sign_mask = _mm256_set1_ps(-0.0f);
     float *half_sums = sums + count / 32;
     for (long b = 0; b < count / 32; b++, x += 32, values += 32) {
@@ -111,7 +149,7 @@ static inline __m256 dot_i8(__m256i a, __m256i b) {
     for (; b < (count) / 32; b++) { BODY(b, sum0); }                          \
     return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));
 
-float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count) {
+static float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count) {
     const uint8_t *blocks = (const uint8_t *)row;
 #define Q8_BLOCK(index, accumulator)                                                                   \
     {                                                                                                  \
@@ -191,10 +229,10 @@ static inline __m128 q4_0_scales4(const uint8_t *block) {
 
 DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_avx2, , PRODUCTS_AVX2)
 
-DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 
-float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
-    return has_vnni() && !portable ? dot_q4_0_q8_vnni(row, values, scales, sums, count) : dot_q4_0_q8_avx2(row, values, scales, sums, count);
+static float lumen_dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q4_0_q8_vnni(row, values, scales, sums, count), dot_q4_0_q8_avx2(row, values, scales, sums, count));
 }
 
 static float dot_f32(const float *a, const float *b, long k) {
@@ -230,7 +268,7 @@ static void tile_3x4(const float *w, long row_stride, const float *x, long k, fl
     }
 }
 
-void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x, long tokens, long k,
+static void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x, long tokens, long k,
                       float *out, long out_stride) {
     // Tokens in blocks whose inputs fit in L2 (256 KiB, a multiple of the tile's four), so each row
     // tile reads them from L2 rather than streaming every token's input from L3 again.
@@ -252,7 +290,7 @@ void lumen_matmul_f32(const float *w, long row_stride, long rows, const float *x
     }
 }
 
-void lumen_dequantize_q8_0(const void *row, float *out, long count) {
+static void lumen_dequantize_q8_0(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 34, out += 32) {
         const __m256 scale = _mm256_set1_ps(half_to_float(block));
@@ -261,7 +299,7 @@ void lumen_dequantize_q8_0(const void *row, float *out, long count) {
     }
 }
 
-void lumen_dequantize_q4_0(const void *row, float *out, long count) {
+static void lumen_dequantize_q4_0(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     const __m128i low_mask = _mm_set1_epi8(0x0F), eight = _mm_set1_epi8(8);
     for (long b = 0; b < count / 32; b++, block += 18, out += 32) {
@@ -295,7 +333,7 @@ static inline void k_scales_and_mins(const uint8_t *packed, __m256 *scales, __m2
     *mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
 }
 
-void lumen_dequantize_q5_0(const void *row, float *out, long count) {
+static void lumen_dequantize_q5_0(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 22, out += 32) {
         const float d = half_to_float(block);
@@ -332,17 +370,17 @@ static void dequantize_k_block(const uint8_t *block, const uint8_t *high, const 
     }
 }
 
-void lumen_dequantize_q4_k(const void *row, float *out, long count) {
+static void lumen_dequantize_q4_k(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 144, out += 256) dequantize_k_block(block, NULL, block + 16, out);
 }
 
-void lumen_dequantize_q5_k(const void *row, float *out, long count) {
+static void lumen_dequantize_q5_k(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 176, out += 256) dequantize_k_block(block, block + 16, block + 48, out);
 }
 
-void lumen_dequantize_q6_k(const void *row, float *out, long count) {
+static void lumen_dequantize_q6_k(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 210) {
         const float d = half_to_float(block + 208);
@@ -367,7 +405,7 @@ void lumen_dequantize_q6_k(const void *row, float *out, long count) {
 /// Defines `NAME(row, x, count)`: a row of `BLOCK`-element, `BYTES`-byte blocks dotted with F32
 /// activations by widening one block at a time with `DEQUANTIZE` (the exact, F32-activation path).
 #define DEFINE_WIDENING_DOT(NAME, DEQUANTIZE, BLOCK, BYTES)                                       \
-    float NAME(const void *row, const float *x, long count) {                                    \
+    static float NAME(const void *row, const float *x, long count) {                                    \
         float widened[BLOCK];                                                                    \
         __m256 sum = _mm256_setzero_ps();                                                        \
         for (long b = 0; b < count / (BLOCK); b++, x += (BLOCK)) {                               \
@@ -460,22 +498,22 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
     }
 
 DEFINE_Q5_0_Q8_KERNEL(dot_q5_0_q8_avx2, , PRODUCTS_AVX2)
-DEFINE_Q5_0_Q8_KERNEL(dot_q5_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_Q5_0_Q8_KERNEL(dot_q5_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 DEFINE_K_Q8_KERNEL(dot_q4_k_q8_avx2, , PRODUCTS_AVX2, 0, 144, 16)
-DEFINE_K_Q8_KERNEL(dot_q4_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI, 0, 144, 16)
+VNNI_VARIANT(DEFINE_K_Q8_KERNEL(dot_q4_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI, 0, 144, 16))
 DEFINE_K_Q8_KERNEL(dot_q5_k_q8_avx2, , PRODUCTS_AVX2, 1, 176, 48)
-DEFINE_K_Q8_KERNEL(dot_q5_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI, 1, 176, 48)
+VNNI_VARIANT(DEFINE_K_Q8_KERNEL(dot_q5_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI, 1, 176, 48))
 
-float lumen_dot_q5_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
-    return has_vnni() && !portable ? dot_q5_0_q8_vnni(row, values, scales, sums, count) : dot_q5_0_q8_avx2(row, values, scales, sums, count);
+static float lumen_dot_q5_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q5_0_q8_vnni(row, values, scales, sums, count), dot_q5_0_q8_avx2(row, values, scales, sums, count));
 }
 
-float lumen_dot_q4_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
-    return has_vnni() && !portable ? dot_q4_k_q8_vnni(row, values, scales, sums, count) : dot_q4_k_q8_avx2(row, values, scales, sums, count);
+static float lumen_dot_q4_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q4_k_q8_vnni(row, values, scales, sums, count), dot_q4_k_q8_avx2(row, values, scales, sums, count));
 }
 
-float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
-    return has_vnni() && !portable ? dot_q5_k_q8_vnni(row, values, scales, sums, count) : dot_q5_k_q8_avx2(row, values, scales, sums, count);
+static float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q5_k_q8_vnni(row, values, scales, sums, count), dot_q5_k_q8_avx2(row, values, scales, sums, count));
 }
 
 /// Defines a Q6_K × 8-bit kernel. Weights are 6-bit values minus 32: the products of the
@@ -522,13 +560,13 @@ float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float 
     }
 
 DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_avx2, , PRODUCTS_AVX2)
-DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 
-float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int portable) {
-    return has_vnni() && !portable ? dot_q6_k_q8_vnni(row, values, scales, count) : dot_q6_k_q8_avx2(row, values, scales, count);
+static float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q6_k_q8_vnni(row, values, scales, count), dot_q6_k_q8_avx2(row, values, scales, count));
 }
 
-unsigned long long lumen_read_bytes(const void *p, long bytes) {
+static unsigned long long lumen_read_bytes(const void *p, long bytes) {
     const __m256i *v = (const __m256i *)p;
     __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
     for (long i = 0; i < bytes / 128; i++, v += 4) {
@@ -546,7 +584,7 @@ unsigned long long lumen_read_bytes(const void *p, long bytes) {
 
 /// Q4_1 blocks: F16 scale `d`, F16 minimum `m`, 16 bytes of nibbles (low: weights 0–15, high:
 /// 16–31); w = d·q + m.
-void lumen_dequantize_q4_1(const void *row, float *out, long count) {
+static void lumen_dequantize_q4_1(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     const __m128i low_mask = _mm_set1_epi8(0x0F);
     for (long b = 0; b < count / 32; b++, block += 20, out += 32) {
@@ -561,7 +599,7 @@ void lumen_dequantize_q4_1(const void *row, float *out, long count) {
     }
 }
 
-float lumen_dot_q4_1(const void *row, const float *x, long count) {
+static float lumen_dot_q4_1(const void *row, const float *x, long count) {
     const uint8_t *block = (const uint8_t *)row;
     const __m128i low_mask = _mm_set1_epi8(0x0F);
     __m256 total = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();
@@ -612,16 +650,16 @@ float lumen_dot_q4_1(const void *row, const float *x, long count) {
 
 DEFINE_Q4_1_Q8_KERNEL(dot_q4_1_q8_avx2, , PRODUCTS_AVX2)
 
-DEFINE_Q4_1_Q8_KERNEL(dot_q4_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_Q4_1_Q8_KERNEL(dot_q4_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 
-float lumen_dot_q4_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
-    return has_vnni() && !portable ? dot_q4_1_q8_vnni(row, values, scales, sums, count) : dot_q4_1_q8_avx2(row, values, scales, sums, count);
+static float lumen_dot_q4_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q4_1_q8_vnni(row, values, scales, sums, count), dot_q4_1_q8_avx2(row, values, scales, sums, count));
 }
 
 // MARK: - Q5_1, Q2_K, Q3_K, IQ4_NL, IQ4_XS: dequantization by the block definitions
 
 /// Q5_1 blocks (24 bytes): F16 `d`, F16 `m`, 32 fifth bits, 16 bytes of nibbles; w = d·q + m.
-void lumen_dequantize_q5_1(const void *row, float *out, long count) {
+static void lumen_dequantize_q5_1(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 24, out += 32) {
         const float d = half_to_float(block), m = half_to_float(block + 2);
@@ -636,7 +674,7 @@ void lumen_dequantize_q5_1(const void *row, float *out, long count) {
 
 /// Q2_K blocks (84 bytes): 16 bytes of 4-bit scales (low) and mins (high), 64 bytes of 2-bit
 /// values, F16 `d` and `dmin`; w = d·scale·q − dmin·min per 16 values.
-void lumen_dequantize_q2_k(const void *row, float *out, long count) {
+static void lumen_dequantize_q2_k(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 84) {
         const float d = half_to_float(block + 80), dmin = half_to_float(block + 82);
@@ -656,7 +694,7 @@ void lumen_dequantize_q2_k(const void *row, float *out, long count) {
 
 /// Q3_K blocks (110 bytes): 32 bytes of high-bit masks, 64 bytes of 2-bit values, 12 bytes
 /// packing sixteen 6-bit scales, F16 `d`; w = d·(scale − 32)·(q − 4 unless the high bit is set).
-void lumen_dequantize_q3_k(const void *row, float *out, long count) {
+static void lumen_dequantize_q3_k(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 110) {
         const float d = half_to_float(block + 108);
@@ -683,10 +721,9 @@ void lumen_dequantize_q3_k(const void *row, float *out, long count) {
     }
 }
 
-const int8_t lumen_iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
 
 /// IQ4_NL blocks (18 bytes): F16 `d`, 16 bytes of nibbles; w = d·value[q].
-void lumen_dequantize_iq4_nl(const void *row, float *out, long count) {
+static void lumen_dequantize_iq4_nl(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 18, out += 32) {
         const float d = half_to_float(block);
@@ -699,7 +736,7 @@ void lumen_dequantize_iq4_nl(const void *row, float *out, long count) {
 
 /// IQ4_XS blocks (136 bytes for 256 weights): F16 `d`, the high 2 bits of eight 6-bit scales,
 /// their low 4 bits, 128 bytes of nibbles; sub-block j has w = d·(scale_j − 32)·value[q].
-void lumen_dequantize_iq4_xs(const void *row, float *out, long count) {
+static void lumen_dequantize_iq4_xs(const void *row, float *out, long count) {
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 256; b++, block += 136) {
         const float d = half_to_float(block);
@@ -718,7 +755,7 @@ void lumen_dequantize_iq4_xs(const void *row, float *out, long count) {
 
 /// A row of any format with a dequantization kernel · F32 `x`: one block at a time widened on the
 /// stack, then a fused multiply–add dot.
-float lumen_dot_by_dequantizing(void (*dequantize)(const void *, float *, long), long block_size, long block_bytes,
+static float lumen_dot_by_dequantizing(void (*dequantize)(const void *, float *, long), long block_size, long block_bytes,
                                 const void *row, const float *x, long count) {
     float widened[256];
     __m256 total = _mm256_setzero_ps();
@@ -857,7 +894,7 @@ static inline __m256 activation_scales_by_sub_block(const float *scales) {
                                                       activation_scales_by_sub_block(scales + 4 * half));    \
                 const __m256i bits = _mm256_loadu_si256((const __m256i *)(block + 16 + 32 * half));          \
                 for (int shift = 0; shift < 4; shift++) {                                                    \
-                    const __m256i q = _mm256_and_si256(_mm256_srli_epi16(bits, 2 * shift), two_bits);        \
+                    const __m256i q = _mm256_and_si256(_mm256_srl_epi16(bits, _mm_cvtsi32_si128(2 * shift)), two_bits);        \
                     const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (4 * half + shift))); \
                     const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(q, activations));                    \
                     if (shift & 1) sum1 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum1);  \
@@ -912,7 +949,7 @@ static inline void q3_k_scales(const uint8_t *packed, __m256 *first, __m256 *sec
                     const int j = 4 * half + shift;                                                          \
                     const __m256i bit = _mm256_set1_epi8((char)(1 << j));                                    \
                     const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit), bit), four); \
-                    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(bits, 2 * shift), two_bits), high); \
+                    const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi16(bits, _mm_cvtsi32_si128(2 * shift)), two_bits), high); \
                     const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * j));      \
                     const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(u, activations));                    \
                     if (shift & 1) sum1 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum1);  \
@@ -924,32 +961,32 @@ static inline void q3_k_scales(const uint8_t *packed, __m256 *first, __m256 *sec
     }
 
 DEFINE_Q5_1_Q8_KERNEL(dot_q5_1_q8_avx2, , PRODUCTS_AVX2)
-DEFINE_Q5_1_Q8_KERNEL(dot_q5_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_Q5_1_Q8_KERNEL(dot_q5_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 DEFINE_IQ4_NL_Q8_KERNEL(dot_iq4_nl_q8_avx2, , PRODUCTS_AVX2)
-DEFINE_IQ4_NL_Q8_KERNEL(dot_iq4_nl_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_IQ4_NL_Q8_KERNEL(dot_iq4_nl_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 DEFINE_IQ4_XS_Q8_KERNEL(dot_iq4_xs_q8_avx2, , PRODUCTS_AVX2)
-DEFINE_IQ4_XS_Q8_KERNEL(dot_iq4_xs_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_IQ4_XS_Q8_KERNEL(dot_iq4_xs_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 DEFINE_Q2_K_Q8_KERNEL(dot_q2_k_q8_avx2, , PRODUCTS_AVX2)
-DEFINE_Q2_K_Q8_KERNEL(dot_q2_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_Q2_K_Q8_KERNEL(dot_q2_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 DEFINE_Q3_K_Q8_KERNEL(dot_q3_k_q8_avx2, , PRODUCTS_AVX2)
-DEFINE_Q3_K_Q8_KERNEL(dot_q3_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI)
+VNNI_VARIANT(DEFINE_Q3_K_Q8_KERNEL(dot_q3_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 
-float lumen_dot_q5_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
-    return has_vnni() && !portable ? dot_q5_1_q8_vnni(row, values, scales, sums, count) : dot_q5_1_q8_avx2(row, values, scales, sums, count);
+static float lumen_dot_q5_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q5_1_q8_vnni(row, values, scales, sums, count), dot_q5_1_q8_avx2(row, values, scales, sums, count));
 }
 
-float lumen_dot_iq4_nl_q8(const void *row, const signed char *values, const float *scales, long count, int portable) {
-    return has_vnni() && !portable ? dot_iq4_nl_q8_vnni(row, values, scales, count) : dot_iq4_nl_q8_avx2(row, values, scales, count);
+static float lumen_dot_iq4_nl_q8(const void *row, const signed char *values, const float *scales, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_iq4_nl_q8_vnni(row, values, scales, count), dot_iq4_nl_q8_avx2(row, values, scales, count));
 }
 
-float lumen_dot_iq4_xs_q8(const void *row, const signed char *values, const float *scales, long count, int portable) {
-    return has_vnni() && !portable ? dot_iq4_xs_q8_vnni(row, values, scales, count) : dot_iq4_xs_q8_avx2(row, values, scales, count);
+static float lumen_dot_iq4_xs_q8(const void *row, const signed char *values, const float *scales, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_iq4_xs_q8_vnni(row, values, scales, count), dot_iq4_xs_q8_avx2(row, values, scales, count));
 }
 
-float lumen_dot_q2_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
-    return has_vnni() && !portable ? dot_q2_k_q8_vnni(row, values, scales, sums, count) : dot_q2_k_q8_avx2(row, values, scales, sums, count);
+static float lumen_dot_q2_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q2_k_q8_vnni(row, values, scales, sums, count), dot_q2_k_q8_avx2(row, values, scales, sums, count));
 }
 
-float lumen_dot_q3_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int portable) {
-    return has_vnni() && !portable ? dot_q3_k_q8_vnni(row, values, scales, sums, count) : dot_q3_k_q8_avx2(row, values, scales, sums, count);
+static float lumen_dot_q3_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q3_k_q8_vnni(row, values, scales, sums, count), dot_q3_k_q8_avx2(row, values, scales, sums, count));
 }

@@ -68,18 +68,31 @@ test-integration: build venv models
 test-portable: deps models synthetic-models
 	LUMEN_PORTABLE=1 swift test --build-path .build-portable $(SWIFT_FLAGS)
 
-## Compiles the portable kernels and their dispatch for arm64 (clang's aarch64 target, Debian's
-## libc6-dev-arm64-cross headers), where SIMDe turns the intrinsics into NEON: what an arm64 build
-## compiles, checked on this x86-64 machine; CI runs it.
+## The kernels on arm64, checked on this x86-64 machine: Tests/KernelOutputs/kernel_outputs.c prints
+## every kernel's results on fixed inputs; it is built with the AVX2 kernels (which the Swift tests
+## check against scalar references), with the portable ones for x86-64, and with the portable ones
+## for arm64 (clang's aarch64 target and Debian's cross libc, SIMDe turning the intrinsics into
+## NEON) run under qemu-aarch64; scripts/compare_kernel_outputs.py compares them. CI runs it.
 ARM64_SYSROOT := /usr/aarch64-linux-gnu
+ARM64_CHECK := .build/arm64-check
+KERNEL_INCLUDES := -ISources/CKernels/include -ISources/CKernelsPortable/include -ISources/CKernelsAVX2/include
 check-arm64:
-	@[ -d $(ARM64_SYSROOT)/include ] || { echo "needs libc6-dev-arm64-cross: apt-get install -y libc6-dev-arm64-cross"; exit 1; }
-	@mkdir -p .build/arm64
-	for source in Sources/CKernelsPortable/Kernels.c Sources/CKernels/Dispatch.c; do \
-	  clang --target=aarch64-linux-gnu --sysroot=$(ARM64_SYSROOT) -idirafter /usr/include -O3 -Wall -Werror -Wno-psabi \
-	    -ISources/CKernels/include -ISources/CKernelsPortable/include -c $$source -o .build/arm64/$$(basename $$(dirname $$source)).o || exit 1; \
-	done
-	@file .build/arm64/*.o
+	@command -v qemu-aarch64 > /dev/null && [ -d $(ARM64_SYSROOT)/include ] && [ -d /usr/lib/gcc-cross/aarch64-linux-gnu ] || { \
+	  echo "needs qemu-user, libc6-dev-arm64-cross and libgcc-12-dev-arm64-cross (apt-get install -y qemu-user libc6-dev-arm64-cross libgcc-12-dev-arm64-cross)"; exit 1; }
+	@mkdir -p $(ARM64_CHECK)
+	clang -O2 -Wall -Werror -mavx2 -mfma -mf16c $(KERNEL_INCLUDES) -c Sources/CKernelsAVX2/Kernels.c -o $(ARM64_CHECK)/avx2.o
+	clang -O2 -Wall -Werror -Wno-psabi $(KERNEL_INCLUDES) -c Sources/CKernelsPortable/Kernels.c -o $(ARM64_CHECK)/portable.o
+	clang -O2 -Wall -Werror -DLUMEN_HAS_AVX2_VARIANT=1 $(KERNEL_INCLUDES) -c Sources/CKernels/Dispatch.c -o $(ARM64_CHECK)/dispatch-avx2.o
+	clang -O2 -Wall -Werror $(KERNEL_INCLUDES) -c Sources/CKernels/Dispatch.c -o $(ARM64_CHECK)/dispatch-portable.o
+	clang -O2 -Wall -Werror $(KERNEL_INCLUDES) Tests/KernelOutputs/kernel_outputs.c $(ARM64_CHECK)/dispatch-avx2.o $(ARM64_CHECK)/avx2.o $(ARM64_CHECK)/portable.o -lm -o $(ARM64_CHECK)/outputs-avx2
+	clang -O2 -Wall -Werror $(KERNEL_INCLUDES) Tests/KernelOutputs/kernel_outputs.c $(ARM64_CHECK)/dispatch-portable.o $(ARM64_CHECK)/portable.o -lm -o $(ARM64_CHECK)/outputs-portable
+	clang --target=aarch64-linux-gnu --sysroot=$(ARM64_SYSROOT) --gcc-toolchain=/usr -idirafter /usr/include -fuse-ld=lld -static \
+	  -O2 -Wall -Werror -Wno-psabi $(KERNEL_INCLUDES) Tests/KernelOutputs/kernel_outputs.c Sources/CKernels/Dispatch.c \
+	  Sources/CKernelsPortable/Kernels.c -lm -o $(ARM64_CHECK)/outputs-arm64
+	$(ARM64_CHECK)/outputs-avx2 > $(ARM64_CHECK)/avx2.txt
+	$(ARM64_CHECK)/outputs-portable > $(ARM64_CHECK)/x86_64-portable.txt
+	qemu-aarch64 $(ARM64_CHECK)/outputs-arm64 > $(ARM64_CHECK)/arm64-portable.txt
+	python3 scripts/compare_kernel_outputs.py $(ARM64_CHECK)/avx2.txt $(ARM64_CHECK)/x86_64-portable.txt $(ARM64_CHECK)/arm64-portable.txt
 
 ## The interrupt soak (CI runs it after make test): 1000 interrupts of streaming generations under
 ## two busy loops, about 4 minutes on 2 cores; LUMEN_SOAK_INTERRUPTS=N for another count.

@@ -1,0 +1,193 @@
+// Prints every kernel's results on fixed pseudo-random inputs, one "name index value" line each.
+// `make check-arm64` builds it twice, for this machine (the AVX2 kernels, which the Swift tests
+// check against scalar references) and for arm64 (the portable kernels through SIMDe's NEON, run
+// under qemu-aarch64), and `scripts/compare_kernel_outputs.py` compares the two.
+
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "CKernels.h"
+
+static uint64_t state = 0x9E3779B97F4A7C15ull;
+
+/// The next pseudo-random 64 bits (xorshift64*), the same on every machine.
+static uint64_t next_random(void) {
+    state ^= state >> 12;
+    state ^= state << 25;
+    state ^= state >> 27;
+    return state * 0x2545F4914F6CDD1Dull;
+}
+
+/// A float in [-1, 1).
+static float next_float(void) { return (float)((double)(next_random() >> 11) * 0x1.0p-53 * 2.0 - 1.0); }
+
+static void fill_floats(float *x, long count) {
+    for (long i = 0; i < count; i++) x[i] = next_float();
+}
+
+static void print_floats(const char *name, const float *x, long count) {
+    for (long i = 0; i < count; i++) printf("%s %ld %.9g\n", name, i, x[i]);
+}
+
+/// A quantized format: its block shape, where its F16 scales sit, and its kernels.
+struct format {
+    const char *name;
+    long block_size, block_bytes;
+    int scale_offsets[2], scale_count;
+    float (*dot)(const void *, const float *, long);
+    void (*dequantize)(const void *, float *, long);
+    lumen_levels_fn levels;
+};
+
+static float dot_q2_k(const void *row, const float *x, long count) {
+    return lumen_dot_by_dequantizing(lumen_dequantize_q2_k, 256, 84, row, x, count);
+}
+static float dot_q3_k(const void *row, const float *x, long count) {
+    return lumen_dot_by_dequantizing(lumen_dequantize_q3_k, 256, 110, row, x, count);
+}
+static float dot_q5_1(const void *row, const float *x, long count) {
+    return lumen_dot_by_dequantizing(lumen_dequantize_q5_1, 32, 24, row, x, count);
+}
+static float dot_iq4_nl(const void *row, const float *x, long count) {
+    return lumen_dot_by_dequantizing(lumen_dequantize_iq4_nl, 32, 18, row, x, count);
+}
+static float dot_iq4_xs(const void *row, const float *x, long count) {
+    return lumen_dot_by_dequantizing(lumen_dequantize_iq4_xs, 256, 136, row, x, count);
+}
+
+static const struct format formats[] = {
+    {"q8_0", 32, 34, {0}, 1, lumen_dot_q8_0, lumen_dequantize_q8_0, lumen_levels_q8_0},
+    {"q4_0", 32, 18, {0}, 1, lumen_dot_q4_0, lumen_dequantize_q4_0, lumen_levels_q4_0},
+    {"q4_1", 32, 20, {0, 2}, 2, lumen_dot_q4_1, lumen_dequantize_q4_1, lumen_levels_q4_1},
+    {"q5_0", 32, 22, {0}, 1, lumen_dot_q5_0, lumen_dequantize_q5_0, lumen_levels_q5_0},
+    {"q5_1", 32, 24, {0, 2}, 2, dot_q5_1, lumen_dequantize_q5_1, lumen_levels_q5_1},
+    {"q2_k", 256, 84, {80, 82}, 2, dot_q2_k, lumen_dequantize_q2_k, lumen_levels_q2_k},
+    {"q3_k", 256, 110, {108}, 1, dot_q3_k, lumen_dequantize_q3_k, lumen_levels_q3_k},
+    {"q4_k", 256, 144, {0, 2}, 2, lumen_dot_q4_k, lumen_dequantize_q4_k, lumen_levels_q4_k},
+    {"q5_k", 256, 176, {0, 2}, 2, lumen_dot_q5_k, lumen_dequantize_q5_k, lumen_levels_q5_k},
+    {"q6_k", 256, 210, {208}, 1, lumen_dot_q6_k, lumen_dequantize_q6_k, lumen_levels_q6_k},
+    {"iq4_nl", 32, 18, {0}, 1, dot_iq4_nl, lumen_dequantize_iq4_nl, lumen_levels_iq4_nl},
+    {"iq4_xs", 256, 136, {0}, 1, dot_iq4_xs, lumen_dequantize_iq4_xs, lumen_levels_iq4_xs},
+};
+
+/// `blocks` random blocks of `format` whose F16 scales are 1/32 (0x2800).
+static void fill_row(const struct format *format, uint8_t *row, long blocks) {
+    for (long i = 0; i < blocks * format->block_bytes; i++) row[i] = (uint8_t)next_random();
+    for (long b = 0; b < blocks; b++) {
+        for (int s = 0; s < format->scale_count; s++) {
+            row[b * format->block_bytes + format->scale_offsets[s]] = 0x00;
+            row[b * format->block_bytes + format->scale_offsets[s] + 1] = 0x28;
+        }
+    }
+}
+
+/// The 8-bit activation products of `format`, where it has one.
+static float quantized_dot(const char *name, const void *row, const signed char *values, const float *scales, const float *sums, long count,
+                           int *exists) {
+    *exists = 1;
+    if (!strcmp(name, "q8_0")) return lumen_dot_q8_0_q8(row, values, scales, count);
+    if (!strcmp(name, "q4_0")) return lumen_dot_q4_0_q8(row, values, scales, sums, count, 0);
+    if (!strcmp(name, "q4_1")) return lumen_dot_q4_1_q8(row, values, scales, sums, count, 0);
+    if (!strcmp(name, "q5_0")) return lumen_dot_q5_0_q8(row, values, scales, sums, count, 0);
+    if (!strcmp(name, "q5_1")) return lumen_dot_q5_1_q8(row, values, scales, sums, count, 0);
+    if (!strcmp(name, "q2_k")) return lumen_dot_q2_k_q8(row, values, scales, sums, count, 0);
+    if (!strcmp(name, "q3_k")) return lumen_dot_q3_k_q8(row, values, scales, sums, count, 0);
+    if (!strcmp(name, "q4_k")) return lumen_dot_q4_k_q8(row, values, scales, sums, count, 0);
+    if (!strcmp(name, "q5_k")) return lumen_dot_q5_k_q8(row, values, scales, sums, count, 0);
+    if (!strcmp(name, "q6_k")) return lumen_dot_q6_k_q8(row, values, scales, count, 0);
+    if (!strcmp(name, "iq4_nl")) return lumen_dot_iq4_nl_q8(row, values, scales, count, 0);
+    if (!strcmp(name, "iq4_xs")) return lumen_dot_iq4_xs_q8(row, values, scales, count, 0);
+    *exists = 0;
+    return 0;
+}
+
+enum { K = 512, ROWS = 11, TOKENS = 5, DIM = 64, LENGTH = 37 };
+
+static void quantized_formats(void) {
+    static uint8_t row[ROWS * (K / 32) * 210];
+    static float x[TOKENS * K], widened[K], scales[TOKENS * K / 32], sums[TOKENS * 3 * K / 32], out[TOKENS * ROWS];
+    static signed char values[TOKENS * K];
+    char name[64];
+    fill_floats(x, TOKENS * K);
+    for (long t = 0; t < TOKENS; t++) lumen_quantize_q8(x + t * K, K, values + t * K, scales + t * K / 32, sums + t * 3 * K / 32);
+    for (long i = 0; i < TOKENS * K; i++) printf("quantize_q8.values %ld %d\n", i, values[i]);
+    print_floats("quantize_q8.scales", scales, TOKENS * K / 32);
+    print_floats("quantize_q8.sums", sums, TOKENS * 3 * K / 32);
+    void *workspace = malloc((size_t)lumen_matmul_levels_workspace(K));
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
+        const struct format *format = &formats[f];
+        const long row_bytes = K / format->block_size * format->block_bytes;
+        fill_row(format, row, ROWS * K / format->block_size);
+        format->dequantize(row, widened, K);
+        snprintf(name, sizeof name, "%s.dequantize", format->name);
+        print_floats(name, widened, K);
+        float dot = format->dot(row, x, K);
+        snprintf(name, sizeof name, "%s.dot", format->name);
+        print_floats(name, &dot, 1);
+        int exists;
+        float product = quantized_dot(format->name, row, values, scales, sums, K, &exists);
+        snprintf(name, sizeof name, "%s.dot_q8", format->name);
+        if (exists) print_floats(name, &product, 1);
+        lumen_matmul_levels_q8(format->levels, row, row_bytes, ROWS, values, scales, sums, TOKENS, K, out, ROWS, workspace, 0);
+        snprintf(name, sizeof name, "%s.matmul_levels_q8", format->name);
+        print_floats(name, out, TOKENS * ROWS);
+    }
+    free(workspace);
+}
+
+static void float_kernels(void) {
+    static float w[ROWS * K], x[TOKENS * K], out[TOKENS * ROWS];
+    static uint16_t halves[K];
+    fill_floats(w, ROWS * K);
+    fill_floats(x, TOKENS * K);
+    for (long count = 1; count <= 100; count += 33) {
+        float dot = lumen_dot_f32(w, x, count);
+        print_floats("dot_f32", &dot, 1);
+    }
+    lumen_store_f16(w, halves, K);
+    for (long i = 0; i < K; i++) printf("store_f16 %ld %u\n", i, halves[i]);
+    float dot = lumen_dot_f16(halves, x, K - 3);
+    print_floats("dot_f16", &dot, 1);
+    dot = lumen_dot_bf16(halves, x, K - 5);
+    print_floats("dot_bf16", &dot, 1);
+    lumen_matmul_f32(w, K, ROWS, x, TOKENS, K - 8, out, ROWS);
+    print_floats("matmul_f32", out, TOKENS * ROWS);
+    float weights[32], offset = 0;
+    for (int i = 0; i < 32; i++) weights[i] = fabsf(w[i]) + 0.25f;
+    float scale = lumen_fit_affine(x, weights, 32, 15, &offset);
+    print_floats("fit_affine.scale", &scale, 1);
+    print_floats("fit_affine.offset", &offset, 1);
+    scale = lumen_fit_symmetric(x, 16, 32);
+    print_floats("fit_symmetric", &scale, 1);
+}
+
+static void attention(void) {
+    enum { STRIDE = 2 * DIM };
+    static float keys[(LENGTH + 3) * STRIDE], cache_values[(LENGTH + 3) * STRIDE], query[4 * DIM];
+    static uint16_t half_keys[(LENGTH + 3) * STRIDE], half_values[(LENGTH + 3) * STRIDE];
+    static float scores[4 * (LENGTH + 8)], out[4 * DIM];
+    fill_floats(keys, (LENGTH + 3) * STRIDE);
+    fill_floats(cache_values, (LENGTH + 3) * STRIDE);
+    fill_floats(query, 4 * DIM);
+    lumen_store_f16(keys, half_keys, (LENGTH + 3) * STRIDE);
+    lumen_store_f16(cache_values, half_values, (LENGTH + 3) * STRIDE);
+    lumen_attend_f32(keys, cache_values, STRIDE, query, DIM, 3, LENGTH, 0.125f, scores, out);
+    print_floats("attend_f32", out, DIM);
+    lumen_attend_f16(half_keys, half_values, STRIDE, query, DIM, 0, LENGTH, 0.125f, scores, out);
+    print_floats("attend_f16", out, DIM);
+    lumen_attend4_f32(keys, cache_values, STRIDE, query, DIM, DIM, LENGTH, 0.125f, scores, LENGTH + 8, out, DIM);
+    print_floats("attend4_f32", out, 4 * DIM);
+    lumen_attend4_f16(half_keys, half_values, STRIDE, query, DIM, DIM, LENGTH, 0.125f, scores, LENGTH + 8, out, DIM);
+    print_floats("attend4_f16", out, 4 * DIM);
+}
+
+int main(void) {
+    printf("variant 0 %s\n", lumen_kernel_variant());
+    quantized_formats();
+    float_kernels();
+    attention();
+    return 0;
+}

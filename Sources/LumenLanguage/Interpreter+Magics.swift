@@ -17,7 +17,7 @@ extension Interpreter {
 
     /// Every magic of the session: the interpreter's, then its libraries'.
     private var allMagics: [(name: String, summary: String)] {
-        Self.coreMagics + state.libraries.flatMap(\.magics).map { ($0.name, $0.summary) }
+        Self.coreMagics + state.libraryMagics.map { ($0.name, $0.summary) }
     }
 
     /// Whether a cell asks to end the session, as in IPython: `exit` or `quit`, bare or called.
@@ -103,7 +103,7 @@ extension Interpreter {
         case "%lsmagic":
             output.stream(.stdout, allMagics.map { "\($0.name)  \($0.summary)" }.joined(separator: "\n") + "\n")
         default:
-            guard let magic = state.libraryMagics[words[0]] else {
+            guard let magic = state.libraryMagics.first(where: { $0.name == words[0] }) else {
                 throw LumenError(.name, "unknown magic \(words[0]); available: \(allMagics.map(\.name).joined(separator: ", "))",
                                  at: SourceLocation(line: 1, column: 1))
             }

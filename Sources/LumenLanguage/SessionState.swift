@@ -7,8 +7,8 @@ final class SessionState: Sendable {
     let libraries: [any LumenLibrary]
     /// Every built-in of the session: the standard library's, then each library's, by name.
     let builtins: [String: Builtin]
-    /// The magics the libraries add, by name.
-    let libraryMagics: [String: Magic]
+    /// The magics the libraries add, in the libraries' order.
+    let libraryMagics: [Magic]
     /// Where the running cell comes from.
     let cell = Mutex(CellOrigin(executionCount: 0, cellID: nil))
 
@@ -20,7 +20,7 @@ final class SessionState: Sendable {
         self.libraries = libraries
         let all = StandardLibrary.all + libraries.flatMap(\.builtins)
         builtins = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        libraryMagics = Dictionary(libraries.flatMap(\.magics).map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        libraryMagics = libraries.flatMap(\.magics)
     }
 
     /// The session's random numbers.

@@ -10,13 +10,14 @@ import RunLog
 /// recording on or off, and flushing the session's records writes it.
 public final class RunLibrary: LumenLibrary {
     public let builtins: [Builtin] = [runs, replay]
-    public var magics: [Magic] { [runsMagic, logMagic] }
+    public let magics: [Magic]
     /// The session's recorder, shared with the model library.
     let recorder: RunRecorder
 
     /// The library of a session recording with `recorder`.
     init(recorder: RunRecorder) {
         self.recorder = recorder
+        magics = [Self.runsMagic, Self.logMagic(recorder)]
     }
 
     /// Writes the runs recorded so far; returns when they are on disk.
@@ -36,13 +37,13 @@ public final class RunLibrary: LumenLibrary {
     }
 
     /// `%runs [N]`: the last N runs (20 by default), as `runs(limit: N)`.
-    private let runsMagic = Magic(name: "%runs", summary: "list the last runs in the run log: %runs [N] (default 20)") { words, _ in
+    private static let runsMagic = Magic(name: "%runs", summary: "list the last runs in the run log: %runs [N] (default 20)") { words, _ in
         "runs(limit: \(words.first.flatMap { Int($0) } ?? 20))"
     }
 
     /// `%log on`, `%log off`, and `%log` alone: turns recording on or off, and says where the log is.
-    private var logMagic: Magic {
-        Magic(name: "%log", summary: "turn the run log on or off for this session: %log on, %log off; %log alone says where it is") { [recorder] words, output in
+    private static func logMagic(_ recorder: RunRecorder) -> Magic {
+        Magic(name: "%log", summary: "turn the run log on or off for this session: %log on, %log off; %log alone says where it is") { words, output in
             guard let log = recorder.runLog else { throw Self.logIsOff(at: nil) }
             switch words.first {
             case "on": recorder.logging.withLock { $0 = true }

@@ -11,17 +11,17 @@ final class RunRecorder: Sendable {
     /// Whether recording is on.
     let logging = Mutex(true)
     /// The front end (`kernel`, `repl`, `run`) and the notebook, when known.
-    private let session: RunOrigin
+    private let sessionOrigin: RunOrigin
 
     /// A recorder writing to `runLog` for cells run by `frontEnd` from `notebook`.
     init(runLog: RunLog?, frontEnd: String, notebook: String?) {
         self.runLog = runLog
-        session = RunOrigin(frontEnd: frontEnd, notebook: notebook)
+        sessionOrigin = RunOrigin(frontEnd: frontEnd, notebook: notebook)
     }
 
     /// Where a run of `cell` comes from.
     func origin(of cell: CellOrigin) -> RunOrigin {
-        var origin = session
+        var origin = sessionOrigin
         origin.executionCount = cell.executionCount
         origin.cell = cell.cellID
         return origin

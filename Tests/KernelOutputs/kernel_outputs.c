@@ -7,7 +7,6 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 
 #include "CKernels.h"
 
@@ -32,45 +31,74 @@ static void print_floats(const char *name, const float *x, long count) {
     for (long i = 0; i < count; i++) printf("%s %ld %.9g\n", name, i, x[i]);
 }
 
+/// An 8-bit-activation product in one shape: row, values, scales, block sums, count.
+typedef float (*quantized_dot_fn)(const void *, const signed char *, const float *, const float *, long);
+
+/// `lumen_dot_<NAME>_q8` in that shape: with the block sums and the VNNI variant allowed.
+#define WITH_SUMS(NAME)                                                                                       \
+    static float NAME##_q8(const void *row, const signed char *values, const float *scales, const float *sums, \
+                           long count) {                                                                      \
+        return lumen_dot_##NAME##_q8(row, values, scales, sums, count, 0);                                    \
+    }
+/// The same for kernels that take no block sums.
+#define WITHOUT_SUMS(NAME)                                                                                    \
+    static float NAME##_q8(const void *row, const signed char *values, const float *scales, const float *sums, \
+                           long count) {                                                                      \
+        (void)sums;                                                                                           \
+        return lumen_dot_##NAME##_q8(row, values, scales, count, 0);                                          \
+    }
+
+static float q8_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count) {
+    (void)sums;
+    return lumen_dot_q8_0_q8(row, values, scales, count);
+}
+WITH_SUMS(q4_0)
+WITH_SUMS(q4_1)
+WITH_SUMS(q5_0)
+WITH_SUMS(q5_1)
+WITH_SUMS(q2_k)
+WITH_SUMS(q3_k)
+WITH_SUMS(q4_k)
+WITH_SUMS(q5_k)
+WITHOUT_SUMS(q6_k)
+WITHOUT_SUMS(iq4_nl)
+WITHOUT_SUMS(iq4_xs)
+
+/// F32-activation dots of the formats that have no kernel of their own, by widening blocks.
+#define BY_DEQUANTIZING(NAME, BLOCK, BYTES)                                                    \
+    static float dot_##NAME(const void *row, const float *x, long count) {                     \
+        return lumen_dot_by_dequantizing(lumen_dequantize_##NAME, BLOCK, BYTES, row, x, count); \
+    }
+BY_DEQUANTIZING(q2_k, 256, 84)
+BY_DEQUANTIZING(q3_k, 256, 110)
+BY_DEQUANTIZING(q5_1, 32, 24)
+BY_DEQUANTIZING(iq4_nl, 32, 18)
+BY_DEQUANTIZING(iq4_xs, 256, 136)
+
 /// A quantized format: its block shape, where its F16 scales sit, and its kernels.
 struct format {
     const char *name;
     long block_size, block_bytes;
     int scale_offsets[2], scale_count;
     float (*dot)(const void *, const float *, long);
+    quantized_dot_fn dot_q8;
     void (*dequantize)(const void *, float *, long);
     lumen_levels_fn levels;
 };
 
-static float dot_q2_k(const void *row, const float *x, long count) {
-    return lumen_dot_by_dequantizing(lumen_dequantize_q2_k, 256, 84, row, x, count);
-}
-static float dot_q3_k(const void *row, const float *x, long count) {
-    return lumen_dot_by_dequantizing(lumen_dequantize_q3_k, 256, 110, row, x, count);
-}
-static float dot_q5_1(const void *row, const float *x, long count) {
-    return lumen_dot_by_dequantizing(lumen_dequantize_q5_1, 32, 24, row, x, count);
-}
-static float dot_iq4_nl(const void *row, const float *x, long count) {
-    return lumen_dot_by_dequantizing(lumen_dequantize_iq4_nl, 32, 18, row, x, count);
-}
-static float dot_iq4_xs(const void *row, const float *x, long count) {
-    return lumen_dot_by_dequantizing(lumen_dequantize_iq4_xs, 256, 136, row, x, count);
-}
-
 static const struct format formats[] = {
-    {"q8_0", 32, 34, {0}, 1, lumen_dot_q8_0, lumen_dequantize_q8_0, lumen_levels_q8_0},
-    {"q4_0", 32, 18, {0}, 1, lumen_dot_q4_0, lumen_dequantize_q4_0, lumen_levels_q4_0},
-    {"q4_1", 32, 20, {0, 2}, 2, lumen_dot_q4_1, lumen_dequantize_q4_1, lumen_levels_q4_1},
-    {"q5_0", 32, 22, {0}, 1, lumen_dot_q5_0, lumen_dequantize_q5_0, lumen_levels_q5_0},
-    {"q5_1", 32, 24, {0, 2}, 2, dot_q5_1, lumen_dequantize_q5_1, lumen_levels_q5_1},
-    {"q2_k", 256, 84, {80, 82}, 2, dot_q2_k, lumen_dequantize_q2_k, lumen_levels_q2_k},
-    {"q3_k", 256, 110, {108}, 1, dot_q3_k, lumen_dequantize_q3_k, lumen_levels_q3_k},
-    {"q4_k", 256, 144, {0, 2}, 2, lumen_dot_q4_k, lumen_dequantize_q4_k, lumen_levels_q4_k},
-    {"q5_k", 256, 176, {0, 2}, 2, lumen_dot_q5_k, lumen_dequantize_q5_k, lumen_levels_q5_k},
-    {"q6_k", 256, 210, {208}, 1, lumen_dot_q6_k, lumen_dequantize_q6_k, lumen_levels_q6_k},
-    {"iq4_nl", 32, 18, {0}, 1, dot_iq4_nl, lumen_dequantize_iq4_nl, lumen_levels_iq4_nl},
-    {"iq4_xs", 256, 136, {0}, 1, dot_iq4_xs, lumen_dequantize_iq4_xs, lumen_levels_iq4_xs},
+    {"q8_0", 32, 34, {0}, 1, lumen_dot_q8_0, q8_0_q8, lumen_dequantize_q8_0, lumen_levels_q8_0},
+    {"q4_0", 32, 18, {0}, 1, lumen_dot_q4_0, q4_0_q8, lumen_dequantize_q4_0, lumen_levels_q4_0},
+    {"q4_1", 32, 20, {0, 2}, 2, lumen_dot_q4_1, q4_1_q8, lumen_dequantize_q4_1, lumen_levels_q4_1},
+    {"q5_0", 32, 22, {0}, 1, lumen_dot_q5_0, q5_0_q8, lumen_dequantize_q5_0, lumen_levels_q5_0},
+    {"q5_1", 32, 24, {0, 2}, 2, dot_q5_1, q5_1_q8, lumen_dequantize_q5_1, lumen_levels_q5_1},
+    {"q2_k", 256, 84, {80, 82}, 2, dot_q2_k, q2_k_q8, lumen_dequantize_q2_k, lumen_levels_q2_k},
+    {"q3_k", 256, 110, {108}, 1, dot_q3_k, q3_k_q8, lumen_dequantize_q3_k, lumen_levels_q3_k},
+    {"q4_k", 256, 144, {0, 2}, 2, lumen_dot_q4_k, q4_k_q8, lumen_dequantize_q4_k, lumen_levels_q4_k},
+    {"q5_k", 256, 176, {0, 2}, 2, lumen_dot_q5_k, q5_k_q8, lumen_dequantize_q5_k, lumen_levels_q5_k},
+    {"q6_k", 256, 210, {208}, 1, lumen_dot_q6_k, q6_k_q8, lumen_dequantize_q6_k, lumen_levels_q6_k},
+    {"iq4_nl", 32, 18, {0}, 1, dot_iq4_nl, iq4_nl_q8, lumen_dequantize_iq4_nl, lumen_levels_iq4_nl},
+    {"iq4_xs", 256, 136, {0}, 1, dot_iq4_xs, iq4_xs_q8, lumen_dequantize_iq4_xs, lumen_levels_iq4_xs},
 };
 
 /// `blocks` random blocks of `format` whose F16 scales are 1/32 (0x2800).
@@ -82,26 +110,6 @@ static void fill_row(const struct format *format, uint8_t *row, long blocks) {
             row[b * format->block_bytes + format->scale_offsets[s] + 1] = 0x28;
         }
     }
-}
-
-/// The 8-bit activation products of `format`, where it has one.
-static float quantized_dot(const char *name, const void *row, const signed char *values, const float *scales, const float *sums, long count,
-                           int *exists) {
-    *exists = 1;
-    if (!strcmp(name, "q8_0")) return lumen_dot_q8_0_q8(row, values, scales, count);
-    if (!strcmp(name, "q4_0")) return lumen_dot_q4_0_q8(row, values, scales, sums, count, 0);
-    if (!strcmp(name, "q4_1")) return lumen_dot_q4_1_q8(row, values, scales, sums, count, 0);
-    if (!strcmp(name, "q5_0")) return lumen_dot_q5_0_q8(row, values, scales, sums, count, 0);
-    if (!strcmp(name, "q5_1")) return lumen_dot_q5_1_q8(row, values, scales, sums, count, 0);
-    if (!strcmp(name, "q2_k")) return lumen_dot_q2_k_q8(row, values, scales, sums, count, 0);
-    if (!strcmp(name, "q3_k")) return lumen_dot_q3_k_q8(row, values, scales, sums, count, 0);
-    if (!strcmp(name, "q4_k")) return lumen_dot_q4_k_q8(row, values, scales, sums, count, 0);
-    if (!strcmp(name, "q5_k")) return lumen_dot_q5_k_q8(row, values, scales, sums, count, 0);
-    if (!strcmp(name, "q6_k")) return lumen_dot_q6_k_q8(row, values, scales, count, 0);
-    if (!strcmp(name, "iq4_nl")) return lumen_dot_iq4_nl_q8(row, values, scales, count, 0);
-    if (!strcmp(name, "iq4_xs")) return lumen_dot_iq4_xs_q8(row, values, scales, count, 0);
-    *exists = 0;
-    return 0;
 }
 
 enum { K = 512, ROWS = 11, TOKENS = 5, DIM = 64, LENGTH = 37 };
@@ -127,10 +135,9 @@ static void quantized_formats(void) {
         float dot = format->dot(row, x, K);
         snprintf(name, sizeof name, "%s.dot", format->name);
         print_floats(name, &dot, 1);
-        int exists;
-        float product = quantized_dot(format->name, row, values, scales, sums, K, &exists);
+        float product = format->dot_q8(row, values, scales, sums, K);
         snprintf(name, sizeof name, "%s.dot_q8", format->name);
-        if (exists) print_floats(name, &product, 1);
+        print_floats(name, &product, 1);
         lumen_matmul_levels_q8(format->levels, row, row_bytes, ROWS, values, scales, sums, TOKENS, K, out, ROWS, workspace, 0);
         snprintf(name, sizeof name, "%s.matmul_levels_q8", format->name);
         print_floats(name, out, TOKENS * ROWS);

@@ -42,7 +42,7 @@ typedef void (*lumen_levels_fn)(const void *row, unsigned char *levels, float *s
     X(float, dot_q5_0_q8, (const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni), (row, values, scales, sums, count, without_vnni)) \
     X(float, dot_q4_k_q8, (const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni), (row, values, scales, sums, count, without_vnni)) \
     X(float, dot_q5_k_q8, (const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni), (row, values, scales, sums, count, without_vnni)) \
-    X(float, dot_q6_k_q8, (const void *row, const signed char *values, const float *scales, long count, int without_vnni), (row, values, scales, count, without_vnni)) \
+    X(float, dot_q6_k_q8, (const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni), (row, values, scales, sums, count, without_vnni)) \
     X(float, dot_q5_1_q8, (const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni), (row, values, scales, sums, count, without_vnni)) \
     X(float, dot_iq4_nl_q8, (const void *row, const signed char *values, const float *scales, long count, int without_vnni), (row, values, scales, count, without_vnni)) \
     X(float, dot_iq4_xs_q8, (const void *row, const signed char *values, const float *scales, long count, int without_vnni), (row, values, scales, count, without_vnni)) \

@@ -475,6 +475,7 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
                                                   _mm256_loadu_ps(scales));                                  \
             offsets = _mm256_fmadd_ps(_mm256_mul_ps(sub_mins, _mm256_set1_ps(half_to_float(block + 2))),      \
                                       _mm256_loadu_ps(sums), offsets);                                       \
+            prefetch_weights_ahead(block, (BLOCK_BYTES));                                                     \
             const uint8_t *nibbles = block + (NIBBLE_OFFSET);                                                \
             __m256i high = HIGH ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256(); \
             for (int pair = 0; pair < 4; pair++) {                                                           \
@@ -516,17 +517,26 @@ static float lumen_dot_q5_k_q8(const void *row, const signed char *values, const
     return CHOOSE_VNNI(without_vnni, dot_q5_k_q8_vnni(row, values, scales, sums, count), dot_q5_k_q8_avx2(row, values, scales, sums, count));
 }
 
-/// Defines a Q6_K × 8-bit kernel. Weights are 6-bit values minus 32: the products of the
-/// unsigned values and of 32 with the activations are taken apart, in int32 lanes of four weights
-/// (lanes 0-3 are one 16-weight sub-block, lanes 4-7 the next), and each lane is scaled by its
-/// sub-block's scale × d × the activation block's scale, eight of which are computed at once.
+/// Defines a Q6_K × 8-bit kernel. Weights are 6-bit values u minus 32. The products of u with the
+/// activations are taken in int32 lanes of four weights (lanes 0-3 are one 16-weight sub-block,
+/// lanes 4-7 the next), each lane scaled by its sub-block's scale × d × the activation block's
+/// scale, eight of which are computed at once; 32 · d · scale times each sub-block's activation
+/// sum (`lumen_quantize_q8`'s half sums) is taken off, sixteen at a time.
 #define DEFINE_Q6_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, long count) { \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,           \
+                                 const float *sums, long count) {                                           \
         const uint8_t *block = (const uint8_t *)row;                                                        \
-        const __m256i low_mask = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(3), bias = _mm256_set1_epi8(32); \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                      \
-        for (long b = 0; b < count / 256; b++, block += 210) {                                              \
+        const float *half_sums = sums + count / 32;                                                         \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(3);         \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();       \
+        for (long b = 0; b < count / 256; b++, block += 210, half_sums += 16) {                             \
+            prefetch_weights_ahead(block, 210);                                                             \
             const __m256 d = _mm256_set1_ps(half_to_float(block + 208));                                    \
+            const __m128i all_scales = _mm_loadu_si128((const __m128i *)(block + 192));                     \
+            offsets = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(all_scales))), \
+                                      _mm256_loadu_ps(half_sums), offsets);                                 \
+            offsets = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(all_scales, 8)))), \
+                                      _mm256_loadu_ps(half_sums + 8), offsets);                             \
             for (int half = 0; half < 2; half++) {                                                          \
                 const __m256i low0 = _mm256_loadu_si256((const __m256i *)(block + 64 * half));              \
                 const __m256i low1 = _mm256_loadu_si256((const __m256i *)(block + 64 * half + 32));         \
@@ -548,7 +558,7 @@ static float lumen_dot_q5_k_q8(const void *row, const signed char *values, const
                                                       activation_scales);                                   \
                 for (int group = 0; group < 4; group++) {                                                   \
                     const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (first + group))); \
-                    const __m256i products = _mm256_sub_epi32(PRODUCTS(weights[group], activations), PRODUCTS(bias, activations)); \
+                    const __m256i products = PRODUCTS(weights[group], activations);                             \
                     const __m256 scale = _mm256_permutevar8x32_ps(combined, _mm256_setr_epi32(2 * group, 2 * group, 2 * group, 2 * group, \
                                                                                               2 * group + 1, 2 * group + 1, 2 * group + 1, 2 * group + 1)); \
                     if (group & 1) sum1 = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(products), sum1);       \
@@ -556,14 +566,14 @@ static float lumen_dot_q5_k_q8(const void *row, const signed char *values, const
                 }                                                                                           \
             }                                                                                               \
         }                                                                                                   \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1));                                                   \
+        return horizontal_sum(_mm256_fnmadd_ps(_mm256_set1_ps(32.0f), offsets, _mm256_add_ps(sum0, sum1)));  \
     }
 
 DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_avx2, , PRODUCTS_AVX2)
 VNNI_VARIANT(DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
 
-static float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q6_k_q8_vnni(row, values, scales, count), dot_q6_k_q8_avx2(row, values, scales, count));
+static float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    return CHOOSE_VNNI(without_vnni, dot_q6_k_q8_vnni(row, values, scales, sums, count), dot_q6_k_q8_avx2(row, values, scales, sums, count));
 }
 
 static unsigned long long lumen_read_bytes(const void *p, long bytes) {

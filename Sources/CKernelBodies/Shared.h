@@ -72,6 +72,20 @@ static inline float half_to_float(const uint8_t *p) {
     return half_bits_to_float(bits);
 }
 
+/// How far ahead of the block it is reading a K-quant matrix–vector kernel asks for weights, in
+/// bytes. A generation step streams every weight once, and the hardware prefetcher alone keeps
+/// too few lines in flight for one core (perf: the samples sit on the first use of each loaded
+/// block); 2048 beat 1024 and 4096 on 1.1B Q4_K_M generation (BENCHMARKS.md).
+#ifndef WEIGHT_PREFETCH_DISTANCE
+#define WEIGHT_PREFETCH_DISTANCE 2048
+#endif
+
+/// Asks for the `bytes`-byte block `WEIGHT_PREFETCH_DISTANCE` bytes past `block` (a hint: never
+/// faults, past the end of a matrix included).
+static inline void prefetch_weights_ahead(const uint8_t *block, int bytes) {
+    for (int offset = 0; offset < bytes; offset += 64) __builtin_prefetch(block + WEIGHT_PREFETCH_DISTANCE + offset, 0, 3);
+}
+
 /// The sum of the eight lanes of `v`.
 static inline float horizontal_sum(__m256 v) {
     __m128 sum = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));

@@ -117,7 +117,7 @@ struct TensorFormat: Sendable {
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 176) { BlockQuantizer.kQuant($0, $1, levels: 31) }, fallback: .q5_1),
         .q6_K: TensorFormat("Q6_K", blockSize: 256, blockBytes: 210,
                             dequantize: { lumen_dequantize_q6_k($0, $1, $2) }, dot: { lumen_dot_q6_k($0, $1, $2) },
-                            quantizedDot: { row, values, scales, _, count in lumen_dot_q6_k_q8(row, values, scales, count, 0) },
+                            quantizedDot: { row, values, scales, sums, count in lumen_dot_q6_k_q8(row, values, scales, sums, count, 0) },
                             levels: lumen_levels_q6_k,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 210, BlockQuantizer.q6_K), fallback: .q8_0),
         .q8_K: TensorFormat("Q8_K", blockSize: 256, blockBytes: 292),

@@ -200,7 +200,7 @@ struct KernelTests {
             case .q3_K: lumen_dot_q3_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
             case .iq4_nl: lumen_dot_iq4_nl_q8(pointer, q.values, q.scales, count, withoutVNNI)
             case .iq4_xs: lumen_dot_iq4_xs_q8(pointer, q.values, q.scales, count, withoutVNNI)
-            case .q6_K: lumen_dot_q6_k_q8(pointer, q.values, q.scales, count, withoutVNNI)
+            case .q6_K: lumen_dot_q6_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
             default: .nan
             }
         }

@@ -76,7 +76,7 @@ float lumen_dot_q4_k_q8(const void *row, const signed char *values, const float 
 float lumen_dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
 /// Q6_K row · 8-bit activations, integer products per four weights scaled by their 16-weight
 /// sub-block's scale (AVX-512 VNNI when the CPU has it and `without_vnni` is 0, else AVX2).
-float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, long count, int without_vnni);
+float lumen_dot_q6_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);
 
 /// Q5_1 row · 8-bit activations from `lumen_quantize_q8`: d · s · Σ q·v + m · (s · Σ v) per block.
 float lumen_dot_q5_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni);

@@ -205,6 +205,7 @@ static inline __m128 q4_0_scales4(const uint8_t *block) {
         __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                      \
         long b = 0;                                                                                         \
         for (; b + 3 < count / 32; b += 4) {                                                                \
+            prefetch_weights_ahead(blocks + 18 * b, 4 * 18);                                                \
             const __m128 weight_scales = q4_0_scales4(blocks + 18 * b);                                     \
             offsets = _mm_fmadd_ps(weight_scales, _mm_loadu_ps(sums + b), offsets);                         \
             const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(weight_scales, _mm_loadu_ps(scales + b))); \

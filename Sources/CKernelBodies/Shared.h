@@ -72,10 +72,10 @@ static inline float half_to_float(const uint8_t *p) {
     return half_bits_to_float(bits);
 }
 
-/// How far ahead of the block it is reading a K-quant matrix–vector kernel asks for weights, in
-/// bytes. A generation step streams every weight once, and the hardware prefetcher alone keeps
-/// too few lines in flight for one core (perf: the samples sit on the first use of each loaded
-/// block); 2048 beat 1024 and 4096 on 1.1B Q4_K_M generation (BENCHMARKS.md).
+/// How far ahead of the block it is reading a matrix–vector kernel (Q4_0 and the K-quants) asks
+/// for weights, in bytes. A generation step streams every weight once, and the hardware
+/// prefetcher alone keeps too few lines in flight for one core (perf: the samples sit on the first
+/// use of each loaded block); 2048 beat 1024 and 4096 on 1.1B Q4_K_M generation (BENCHMARKS.md).
 #ifndef WEIGHT_PREFETCH_DISTANCE
 #define WEIGHT_PREFETCH_DISTANCE 2048
 #endif

@@ -318,18 +318,25 @@ static void lumen_dequantize_q4_0(const void *row, float *out, long count) {
 // MARK: - Q5_0 and the K-quants
 
 /// The eight 6-bit scales and eight 6-bit mins of a Q4_K/Q5_K block's 12 packed bytes, unpacked
-/// with 32-bit masks and widened to floats: bytes 0–3 hold scales 0–3 and bytes 4–7 mins 0–3 in
-/// their low six bits; scales and mins 4–7 take their low four bits from bytes 8–11 and their top
-/// two from the spare bits of bytes 0–7.
-static inline void k_scales_and_mins(const uint8_t *packed, __m256 *scales, __m256 *mins) {
+/// with 32-bit masks into 16 bytes (scales 0–7, then mins 0–7; `words` read as bytes): bytes 0–3
+/// hold scales 0–3 and bytes 4–7 mins 0–3 in their low six bits; scales and mins 4–7 take their
+/// low four bits from bytes 8–11 and their top two from the spare bits of bytes 0–7.
+static inline void k_scale_words(const uint8_t *packed, uint32_t words[4]) {
     uint32_t word0, word1, word2;
     memcpy(&word0, packed, 4);
     memcpy(&word1, packed + 4, 4);
     memcpy(&word2, packed + 8, 4);
-    const uint32_t low_scales = word0 & 0x3F3F3F3F, low_mins = word1 & 0x3F3F3F3F;
-    const uint32_t high_scales = (word2 & 0x0F0F0F0F) | ((word0 >> 2) & 0x30303030);
-    const uint32_t high_mins = ((word2 >> 4) & 0x0F0F0F0F) | ((word1 >> 2) & 0x30303030);
-    const __m128i bytes = _mm_setr_epi32((int)low_scales, (int)high_scales, (int)low_mins, (int)high_mins);
+    words[0] = word0 & 0x3F3F3F3F;
+    words[1] = (word2 & 0x0F0F0F0F) | ((word0 >> 2) & 0x30303030);
+    words[2] = word1 & 0x3F3F3F3F;
+    words[3] = ((word2 >> 4) & 0x0F0F0F0F) | ((word1 >> 2) & 0x30303030);
+}
+
+/// The scales and mins of `k_scale_words`, widened to floats.
+static inline void k_scales_and_mins(const uint8_t *packed, __m256 *scales, __m256 *mins) {
+    uint32_t words[4];
+    k_scale_words(packed, words);
+    const __m128i bytes = _mm_setr_epi32((int)words[0], (int)words[1], (int)words[2], (int)words[3]);
     *scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(bytes));
     *mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_srli_si128(bytes, 8)));
 }

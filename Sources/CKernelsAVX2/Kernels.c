@@ -7,6 +7,7 @@
 #include "../CKernelBodies/Quantized.c"
 #include "../CKernelBodies/Attention.c"
 #include "../CKernelBodies/Levels.c"
+#include "../CKernelBodies/Interleaved.c"
 #include "../CKernelBodies/Fitting.c"
 
 #if !LUMEN_NATIVE_AVX2

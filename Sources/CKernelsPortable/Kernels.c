@@ -8,6 +8,7 @@
 #include "../CKernelBodies/Quantized.c"
 #include "../CKernelBodies/Attention.c"
 #include "../CKernelBodies/Levels.c"
+#include "../CKernelBodies/Interleaved.c"
 #include "../CKernelBodies/Fitting.c"
 
 /// The portable variant's entry points.

@@ -72,8 +72,12 @@ final class InferenceState {
         let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: batchCapacity * widest)
         quantizedValues.initialize(repeating: 0, count: batchCapacity * widest)
         self.quantizedValues = quantizedValues
+        // Eight rows restored from the eight-row layout (Q4_K: 0.56 bytes a weight), with room to spare.
+        let restoredBytes = 8 * widest * 4
         scratch = MatrixPool.Scratch(
-            rows: buffer(threads * rowBuffer), rowBuffer: rowBuffer, quantizedValues: quantizedValues,
+            rows: buffer(threads * rowBuffer), rowBuffer: rowBuffer,
+            restored: UnsafeMutableRawPointer(buffer(threads * restoredBytes / 4)), restoredBytes: restoredBytes,
+            quantizedValues: quantizedValues,
             quantizedScales: buffer(batchCapacity * (widest / 32 + 1)), quantizedSums: buffer(3 * batchCapacity * (widest / 32 + 1)),
             activations: activations
         )

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A file mapped read-only into memory. Tensors are views into it, so loading a model copies
-/// nothing proportional to its weights.
+/// nothing proportional to its weights but the matrices it interleaves (`InterleavedRows`).
 ///
 /// Safety of `@unchecked Sendable`: the mapping is `PROT_READ` and never written through; the
 /// base pointer and size are immutable; the mapping lives until `deinit`, and every view into it

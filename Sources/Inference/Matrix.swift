@@ -1,7 +1,9 @@
 import CKernels
 
 /// A weight matrix viewed in place in the model file: `rows` rows of `columns` elements of
-/// `type`, row-major (a ggml tensor with `shape == [columns, rows]`).
+/// `type`, row-major (a ggml tensor with `shape == [columns, rows]`). When the format has an
+/// eight-row layout for generation, the rows are also copied into it (`interleaved`) and the
+/// file's pages dropped; the view then reads them back from the file only when asked.
 ///
 /// Safety of `@unchecked Sendable`: `base` points into a read-only memory map that `owner` keeps
 /// alive; nothing writes through it.
@@ -23,6 +25,11 @@ public struct Matrix: @unchecked Sendable {
     /// The row decoder for the integer matrix–matrix product of prompt batches, when the format
     /// has one.
     let levelsKernel: TensorFormat.Levels?
+    /// The rows in the format's eight-row layout for generation, when it has one (`InterleavedRows`).
+    private(set) var interleaved: InterleavedRows?
+    /// The group of `interleaved` this matrix's first row is in (a part of a fused tensor starts
+    /// past the first).
+    private(set) var firstGroup = 0
 
     /// Views `tensor` of `gguf` as a matrix, checking that its type is supported.
     init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile) throws(ModelError) {
@@ -43,6 +50,16 @@ public struct Matrix: @unchecked Sendable {
         }
         base = address
         owner = gguf.mapping
+        if let layout = format.interleaving {
+            interleaved = InterleavedRows(layout, rows: address, rowBytes: rowBytes, rows: rows, columns: columns)
+            if interleaved != nil { gguf.mapping.evict(UnsafeRawBufferPointer(start: address, count: byteCount)) }
+        }
+    }
+
+    /// The first of `count` groups of eight rows in the eight-row layout, from group `group` of
+    /// this matrix, when it has that layout.
+    func interleavedGroups(from group: Int) -> UnsafeRawPointer? {
+        interleaved.map { $0.base + (firstGroup + group) * $0.groupBytes }
     }
 
     /// Bytes of weights.
@@ -54,6 +71,11 @@ public struct Matrix: @unchecked Sendable {
         var part = self
         part.base = base + range.lowerBound * rowBytes
         part.rows = range.count
+        if range.lowerBound % 8 == 0 && range.count % 8 == 0 {
+            part.firstGroup = firstGroup + range.lowerBound / 8
+        } else {
+            part.interleaved = nil
+        }
         return part
     }
 

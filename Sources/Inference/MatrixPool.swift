@@ -6,7 +6,8 @@ import Synchronization
 /// Rows are split across threads in chunks taken from per-thread shares that a thread with none
 /// left can take over (`StealingRanges`); each thread writes only the rows it took, so the inner
 /// loops take no locks. Quantized weights meet 8-bit activations in integer kernels (the
-/// input vectors are quantized once per product): one token in each format's dot product, a
+/// input vectors are quantized once per product): one token in each format's dot product (eight
+/// rows at a time for matrices in an eight-row layout, `InterleavedRows`), a
 /// prompt batch in the integer matrix–matrix product every quantized format shares (rows decoded
 /// as levels eight at a time, `lumen_matmul_levels_q8`). F32 activations and F16/BF16 weights
 /// widen a few rows at a time to F32. Small products run on the calling thread: for weights that
@@ -19,6 +20,11 @@ struct MatrixPool {
         let rows: UnsafeMutablePointer<Float>
         /// Floats of `rows` per thread.
         let rowBuffer: Int
+        /// Per thread, `restoredBytes` bytes: room for eight rows of the widest matrix restored
+        /// from the eight-row layout (`RowInterleaving.restore`) for a prompt batch.
+        let restored: UnsafeMutableRawPointer
+        /// Bytes of `restored` per thread.
+        let restoredBytes: Int
         /// The input vectors quantized to 8 bits (Q8_0 blocks' values), one after another.
         let quantizedValues: UnsafeMutablePointer<Int8>
         /// The scale of each block of 32 quantized values, token after token.
@@ -81,6 +87,15 @@ struct MatrixPool {
     func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
                   count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
+        if count == 1 && scratch.activations == .quantized, let interleaved = matrix.interleaved,
+           let groups = matrix.interleavedGroups(from: 0) {
+            lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
+            parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns) { _, range in
+                interleaved.layout.dot(groups + range.lowerBound * interleaved.groupBytes, range.count, scratch.quantizedValues,
+                                       scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound)
+            }
+            return
+        }
         if count == 1 && scratch.activations == .quantized, let kernel = matrix.quantizedDotKernel {
             lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns) { _, range in
@@ -98,9 +113,22 @@ struct MatrixPool {
                                   scratch.quantizedScales + token * blocks, scratch.quantizedSums + token * 3 * blocks)
             }
             parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns * count) { part, range in
-                lumen_matmul_levels_q8(levels, matrix.base + range.lowerBound * matrix.rowBytes, matrix.rowBytes, range.count,
-                                       scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums, count, columns,
-                                       output + range.lowerBound, rows, scratch.rows + part * scratch.rowBuffer, 0)
+                let workspace = scratch.rows + part * scratch.rowBuffer
+                guard let interleaved = matrix.interleaved, let groups = matrix.interleavedGroups(from: range.lowerBound / 8) else {
+                    lumen_matmul_levels_q8(levels, matrix.base + range.lowerBound * matrix.rowBytes, matrix.rowBytes, range.count,
+                                           scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums, count, columns,
+                                           output + range.lowerBound, rows, workspace, 0)
+                    return
+                }
+                // The file's pages of an interleaved matrix are not kept: each group of eight rows
+                // goes back to the format's layout in this thread's scratch (`rowChunk` is a
+                // multiple of eight, and so is `rows`).
+                let restored = scratch.restored + part * scratch.restoredBytes
+                for group in 0..<range.count / 8 {
+                    interleaved.layout.restore(groups + group * interleaved.groupBytes, 1, columns, restored)
+                    lumen_matmul_levels_q8(levels, restored, matrix.rowBytes, 8, scratch.quantizedValues, scratch.quantizedScales,
+                                           scratch.quantizedSums, count, columns, output + range.lowerBound + 8 * group, rows, workspace, 0)
+                }
             }
             return
         }

@@ -29,12 +29,14 @@ struct TensorFormat: Sendable {
     let dot: Dot?
     let quantizedDot: QuantizedDot?
     let levels: Levels?
+    /// The eight-row layout for generation, when the format has one.
+    let interleaving: RowInterleaving?
     let quantizeRow: QuantizeRow?
     /// The type used instead for rows that are not a whole number of blocks.
     let fallback: TensorType?
 
     init(_ name: String, blockSize: Int, blockBytes: Int, dequantize: Dequantize? = nil, dot: Dot? = nil,
-         quantizedDot: QuantizedDot? = nil, levels: Levels? = nil,
+         quantizedDot: QuantizedDot? = nil, levels: Levels? = nil, interleaving: RowInterleaving? = nil,
          quantizeRow: QuantizeRow? = nil, fallback: TensorType? = nil) {
         self.name = name
         self.blockSize = blockSize
@@ -43,6 +45,7 @@ struct TensorFormat: Sendable {
         self.dot = dot
         self.quantizedDot = quantizedDot
         self.levels = levels
+        self.interleaving = interleaving
         self.quantizeRow = quantizeRow
         self.fallback = fallback
     }
@@ -108,7 +111,7 @@ struct TensorFormat: Sendable {
         .q4_K: TensorFormat("Q4_K", blockSize: 256, blockBytes: 144,
                             dequantize: { lumen_dequantize_q4_k($0, $1, $2) }, dot: { lumen_dot_q4_k($0, $1, $2) },
                             quantizedDot: { lumen_dot_q4_k_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q4_k,
+                            levels: lumen_levels_q4_k, interleaving: .q4_K,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 144) { BlockQuantizer.kQuant($0, $1, levels: 15) }, fallback: .q5_0),
         .q5_K: TensorFormat("Q5_K", blockSize: 256, blockBytes: 176,
                             dequantize: { lumen_dequantize_q5_k($0, $1, $2) }, dot: { lumen_dot_q5_k($0, $1, $2) },

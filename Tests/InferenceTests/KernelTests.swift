@@ -295,6 +295,35 @@ struct KernelTests {
         }
     }
 
+    @Test("Q4_K rows interleaved eight at a time: the eight-row product matches each row's reference, and the rows restore byte for byte")
+    func interleavedQ4K() {
+        var fixture = KernelFixture()
+        for (name, scale) in Self.scales {
+            for blocks in Self.blockCounts(.q4_K) {
+                for groups in [1, 3] {
+                    let count = 256 * blocks
+                    let rows = (0..<8 * groups).map { _ in fixture.row(.q4_K, blocks: blocks, scale: scale) }
+                    let source = rows.flatMap { $0 }
+                    let quantized = KernelFixture.referenceQuantize(fixture.floats(count))
+                    var interleaved = [UInt8](repeating: 0, count: lumen_interleaved_q4_k_bytes(count) * groups)
+                    lumen_interleave_q4_k(source, 144 * blocks, groups, count, &interleaved)
+                    for withoutVNNI: Int32 in [0, 1] {
+                        var products = [Float](repeating: .nan, count: 8 * groups)
+                        lumen_dot_q4_k_x8_q8(interleaved, groups, quantized.values, quantized.scales, quantized.sums, count, &products, withoutVNNI)
+                        for (index, row) in rows.enumerated() {
+                            let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(row, type: .q4_K), quantized)
+                            #expect(abs(Double(products[index]) - expected) <= 1e-5 * magnitude + 1e-30,
+                                    "\(name) × \(blocks) blocks, row \(index) of \(8 * groups), without VNNI \(withoutVNNI)")
+                        }
+                    }
+                    var restored = [UInt8](repeating: 0, count: source.count)
+                    lumen_restore_q4_k(interleaved, groups, count, &restored)
+                    #expect(restored == source, "\(name) × \(blocks) blocks, \(8 * groups) rows")
+                }
+            }
+        }
+    }
+
     @Test("F32 dot product, including lengths that are not a multiple of 8 or 32")
     func singlePrecision() {
         var fixture = KernelFixture()

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "CKernels.h"
 
@@ -145,6 +146,25 @@ static void quantized_formats(void) {
     free(workspace);
 }
 
+/// Sixteen Q4_K rows interleaved eight at a time: the eight-row product, and the rows restored.
+static void interleaved_q4_k(void) {
+    enum { GROUPS = 2 };
+    static uint8_t row[8 * GROUPS * (K / 256) * 144], restored[sizeof row];
+    static float x[K], scales[K / 32], sums[3 * K / 32], out[8 * GROUPS];
+    static signed char values[K];
+    fill_floats(x, K);
+    lumen_quantize_q8(x, K, values, scales, sums);
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+        if (strcmp(formats[f].name, "q4_k") == 0) fill_row(&formats[f], row, 8 * GROUPS * K / 256);
+    void *groups = malloc((size_t)(GROUPS * lumen_interleaved_q4_k_bytes(K)));
+    lumen_interleave_q4_k(row, K / 256 * 144, GROUPS, K, groups);
+    lumen_dot_q4_k_x8_q8(groups, GROUPS, values, scales, sums, K, out, 0);
+    print_floats("q4_k.dot_x8_q8", out, 8 * GROUPS);
+    lumen_restore_q4_k(groups, GROUPS, K, restored);
+    printf("q4_k.restore 0 %d\n", memcmp(row, restored, sizeof row) == 0);
+    free(groups);
+}
+
 static void float_kernels(void) {
     static float w[ROWS * K], x[TOKENS * K], out[TOKENS * ROWS];
     static uint16_t halves[K];
@@ -194,6 +214,7 @@ static void attention(void) {
 int main(void) {
     printf("variant 0 %s\n", lumen_kernel_variant());
     quantized_formats();
+    interleaved_q4_k();
     float_kernels();
     attention();
     return 0;

@@ -1,0 +1,138 @@
+#include "Shared.h"
+
+// MARK: - Q4_K rows interleaved eight at a time
+
+// A Q4_K matrix–vector product row by row spends most of its instructions on each row's own
+// scales: unpacking them, and a float conversion and multiply-add per 32 weights. With eight rows
+// side by side, one `vpdpbusd` multiplies four weights of each of the eight rows by the same four
+// activations, and every scale, conversion and multiply-add serves the eight rows at once, one
+// row per lane (llama.cpp's CPU "repack" does the same). Each 256-weight block column of eight
+// rows is laid out as:
+//
+//   bytes    0–15   the rows' d (F16), row after row
+//   bytes   16–31   the rows' dmin (F16)
+//   bytes   32–95   the 6-bit sub-block scales, one byte each: sub-block s of row r at 8s + r
+//   bytes   96–159  the 6-bit sub-block mins, the same way
+//   bytes  160–1183 the nibbles: 32-byte run p of the original block (sub-blocks 2p and 2p + 1)
+//                   in pieces of four bytes, piece c of row r at 256p + 32c + 4r
+//
+// 1184 bytes against the rows' 8 × 144: the scales take a byte each instead of 12 bits.
+
+/// Bytes of one block column of eight interleaved Q4_K rows.
+enum { Q4_K_X8_BLOCK_BYTES = 1184 };
+
+static long lumen_interleaved_q4_k_bytes(long count) {
+    return count / 256 * Q4_K_X8_BLOCK_BYTES;
+}
+
+static void lumen_interleave_q4_k(const void *rows, long row_bytes, long groups, long count, void *out) {
+    uint8_t *column = (uint8_t *)out;
+    for (long g = 0; g < groups; g++) {
+        for (long b = 0; b < count / 256; b++, column += Q4_K_X8_BLOCK_BYTES) {
+            for (int r = 0; r < 8; r++) {
+                const uint8_t *block = (const uint8_t *)rows + (8 * g + r) * row_bytes + 144 * b;
+                memcpy(column + 2 * r, block, 2);
+                memcpy(column + 16 + 2 * r, block + 2, 2);
+                uint32_t words[4];
+                k_scale_words(block + 4, words);
+                const uint8_t *values = (const uint8_t *)words;
+                for (int sub = 0; sub < 8; sub++) {
+                    column[32 + 8 * sub + r] = values[sub];
+                    column[96 + 8 * sub + r] = values[8 + sub];
+                }
+                for (int pair = 0; pair < 4; pair++)
+                    for (int piece = 0; piece < 8; piece++)
+                        memcpy(column + 160 + 256 * pair + 32 * piece + 4 * r, block + 16 + 32 * pair + 4 * piece, 4);
+            }
+        }
+    }
+}
+
+static void lumen_restore_q4_k(const void *groups, long group_count, long count, void *rows) {
+    const uint8_t *column = (const uint8_t *)groups;
+    const long blocks = count / 256;
+    for (long g = 0; g < group_count; g++) {
+        for (long b = 0; b < blocks; b++, column += Q4_K_X8_BLOCK_BYTES) {
+            for (int r = 0; r < 8; r++) {
+                uint8_t *block = (uint8_t *)rows + ((8 * g + r) * blocks + b) * 144;
+                const uint8_t *scale = column + 32 + r, *min = column + 96 + r;  // sub-block s at [8 * s]
+                memcpy(block, column + 2 * r, 2);
+                memcpy(block + 2, column + 16 + 2 * r, 2);
+                // The packing `k_scale_words` undoes: six bits of scale and min i (i < 4) with the
+                // top two bits of scale and min i + 4, then the low four bits of both.
+                for (int i = 0; i < 4; i++) {
+                    block[4 + i] = (uint8_t)(scale[8 * i] | (scale[8 * (i + 4)] >> 4) << 6);
+                    block[8 + i] = (uint8_t)(min[8 * i] | (min[8 * (i + 4)] >> 4) << 6);
+                    block[12 + i] = (uint8_t)((scale[8 * (i + 4)] & 0x0F) | (min[8 * (i + 4)] & 0x0F) << 4);
+                }
+                for (int pair = 0; pair < 4; pair++)
+                    for (int piece = 0; piece < 8; piece++)
+                        memcpy(block + 16 + 32 * pair + 4 * piece, column + 160 + 256 * pair + 32 * piece + 4 * r, 4);
+            }
+        }
+    }
+}
+
+/// `acc` plus the products of unsigned bytes `u` and signed bytes `s` in int32 lanes of four.
+#define ACCUMULATE_AVX2(acc, u, s) _mm256_add_epi32((acc), PRODUCTS_AVX2((u), (s)))
+#define ACCUMULATE_VNNI(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
+
+/// Defines the eight-row kernel `NAME` with `ACCUMULATE`, compiled with `ATTRIBUTES`. Per block
+/// column and pair of sub-blocks, four chains of `ACCUMULATE` (low and high nibbles, even and odd
+/// pieces) gather each row's integer sums in its lane; each sub-block's sums are then scaled by
+/// the rows' scales × the activation block's scale, and the block's by the rows' d, while the
+/// rows' mins meet the activation sums and dmin.
+#define DEFINE_Q4_K_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE)                                                   \
+    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values,             \
+                                const float *scales, const float *sums, long count, float *out) {            \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        const uint8_t *column = (const uint8_t *)groups;                                                     \
+        for (long g = 0; g < group_count; g++, out += 8) {                                                   \
+            __m256 total = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();                              \
+            for (long b = 0; b < count / 256; b++, column += Q4_K_X8_BLOCK_BYTES) {                          \
+                prefetch_weights_ahead(column, Q4_K_X8_BLOCK_BYTES);                                         \
+                const signed char *x = values + 256 * b;                                                     \
+                const float *x_scales = scales + 8 * b, *x_sums = sums + 8 * b;                              \
+                __m256 block_sum = _mm256_setzero_ps(), block_mins = _mm256_setzero_ps();                    \
+                for (int pair = 0; pair < 4; pair++) {                                                       \
+                    const uint8_t *pieces = column + 160 + 256 * pair;                                       \
+                    const signed char *low_x = x + 64 * pair, *high_x = low_x + 32;                          \
+                    __m256i low0 = _mm256_setzero_si256(), low1 = _mm256_setzero_si256();                    \
+                    __m256i high0 = _mm256_setzero_si256(), high1 = _mm256_setzero_si256();                  \
+                    for (int piece = 0; piece < 8; piece += 2) {                                             \
+                        const __m256i w0 = _mm256_loadu_si256((const __m256i *)(pieces + 32 * piece));       \
+                        const __m256i w1 = _mm256_loadu_si256((const __m256i *)(pieces + 32 * piece + 32));  \
+                        low0 = ACCUMULATE(low0, _mm256_and_si256(w0, low_mask), _mm256_set1_epi32(load_word(low_x + 4 * piece))); \
+                        high0 = ACCUMULATE(high0, _mm256_and_si256(_mm256_srli_epi16(w0, 4), low_mask),      \
+                                           _mm256_set1_epi32(load_word(high_x + 4 * piece)));                \
+                        low1 = ACCUMULATE(low1, _mm256_and_si256(w1, low_mask), _mm256_set1_epi32(load_word(low_x + 4 * piece + 4))); \
+                        high1 = ACCUMULATE(high1, _mm256_and_si256(_mm256_srli_epi16(w1, 4), low_mask),      \
+                                           _mm256_set1_epi32(load_word(high_x + 4 * piece + 4)));            \
+                    }                                                                                        \
+                    for (int half = 0; half < 2; half++) {                                                   \
+                        const int sub = 2 * pair + half;                                                     \
+                        const __m256i sums_i = half ? _mm256_add_epi32(high0, high1) : _mm256_add_epi32(low0, low1); \
+                        const __m256 sub_scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                   \
+                            _mm_loadl_epi64((const __m128i *)(column + 32 + 8 * sub))));                     \
+                        const __m256 sub_mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
+                            _mm_loadl_epi64((const __m128i *)(column + 96 + 8 * sub))));                     \
+                        block_sum = _mm256_fmadd_ps(_mm256_mul_ps(sub_scales, _mm256_set1_ps(x_scales[sub])), \
+                                                    _mm256_cvtepi32_ps(sums_i), block_sum);                  \
+                        block_mins = _mm256_fmadd_ps(sub_mins, _mm256_set1_ps(x_sums[sub]), block_mins);     \
+                    }                                                                                        \
+                }                                                                                            \
+                total = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)column)), block_sum, total); \
+                offsets = _mm256_fmadd_ps(_mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(column + 16))), block_mins, offsets); \
+            }                                                                                                \
+            _mm256_storeu_ps(out, _mm256_sub_ps(total, offsets));                                            \
+        }                                                                                                    \
+    }
+
+DEFINE_Q4_K_X8_KERNEL(dot_q4_k_x8_q8_avx2, , ACCUMULATE_AVX2)
+VNNI_VARIANT(DEFINE_Q4_K_X8_KERNEL(dot_q4_k_x8_q8_vnni, VNNI_TARGET, ACCUMULATE_VNNI))
+
+static void lumen_dot_q4_k_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
+                                 const float *sums, long count, float *out, int without_vnni) {
+    CHOOSE_VNNI(without_vnni, dot_q4_k_x8_q8_vnni(groups, group_count, values, scales, sums, count, out),
+                dot_q4_k_x8_q8_avx2(groups, group_count, values, scales, sums, count, out));
+}

@@ -31,8 +31,10 @@ public struct Matrix: @unchecked Sendable {
     /// past the first).
     private(set) var firstGroup = 0
 
-    /// Views `tensor` of `gguf` as a matrix, checking that its type is supported.
-    init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile) throws(ModelError) {
+    /// Views `tensor` of `gguf` as a matrix, checking that its type is supported; with
+    /// `interleaving`, copies it into its format's eight-row layout, when there is one (for a
+    /// matrix that multiplies vectors, not one that is only looked up by row).
+    init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile, interleaving: Bool) throws(ModelError) {
         let format = tensor.type.format
         guard let dot = format.dot, let dequantize = format.dequantize else {
             throw ModelError(file: gguf.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) is not supported (\(TensorType.supportedNames) are)")
@@ -50,7 +52,7 @@ public struct Matrix: @unchecked Sendable {
         }
         base = address
         owner = gguf.mapping
-        if let layout = format.interleaving {
+        if interleaving, let layout = format.interleaving {
             interleaved = InterleavedRows(layout, rows: address, rowBytes: rowBytes, rows: rows, columns: columns)
             if interleaved != nil { gguf.mapping.evict(UnsafeRawBufferPointer(start: address, count: byteCount)) }
         }

@@ -235,7 +235,7 @@ struct QuantizerTests {
         try Self.singleTensorFile(path, type: .q8_K, shape: [256, 4])
         let file = try GGUFFile(path: path)
         #expect {
-            _ = try Matrix(try #require(file.tensors.first), in: file)
+            _ = try Matrix(try #require(file.tensors.first), in: file, interleaving: true)
         } throws: { error in
             "\(error)".contains("Q8_K") && "\(error)".contains("blk.0.attn_q.weight")
         }

@@ -14,13 +14,14 @@ struct WeightLoader {
     /// Whether the file has tensor `name`.
     func has(_ name: String) -> Bool { gguf.tensorsByName[name] != nil }
 
-    /// Matrix `name` of `rows` rows of `columns`.
-    func matrix(_ name: String, columns: Int, rows: Int) throws(ModelError) -> Matrix {
+    /// Matrix `name` of `rows` rows of `columns`; `multiplied` unless it is only looked up by row
+    /// (see `Matrix.init`).
+    func matrix(_ name: String, columns: Int, rows: Int, multiplied: Bool = true) throws(ModelError) -> Matrix {
         let found = try tensor(name)
         guard found.shape == [columns, rows] else {
             throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "has shape \(found.shape), expected [\(columns), \(rows)]")
         }
-        return try Matrix(found, in: gguf)
+        return try Matrix(found, in: gguf, interleaving: multiplied)
     }
 
     /// Vector `name` of `length` (default: the embedding length), widened to F32.
@@ -30,7 +31,7 @@ struct WeightLoader {
         guard found.shape == [length] else {
             throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "has shape \(found.shape), expected [\(length)]")
         }
-        let weights = try Matrix(found, in: gguf)
+        let weights = try Matrix(found, in: gguf, interleaving: false)
         return [Float](unsafeUninitializedCapacity: length) { buffer, count in
             if let base = buffer.baseAddress { weights.dequantize(row: 0, into: base) }
             count = length
@@ -39,7 +40,8 @@ struct WeightLoader {
 
     /// The token embedding, and the output matrix (the embedding itself when the file ties them).
     func embeddingAndOutput() throws(ModelError) -> (embedding: Matrix, output: Matrix) {
-        let embedding = try matrix("token_embd.weight", columns: configuration.embeddingLength, rows: configuration.vocabularySize)
+        let embedding = try matrix("token_embd.weight", columns: configuration.embeddingLength, rows: configuration.vocabularySize,
+                                   multiplied: !has("output.weight"))
         let output = has("output.weight")
             ? try matrix("output.weight", columns: configuration.embeddingLength, rows: configuration.vocabularySize)
             : embedding

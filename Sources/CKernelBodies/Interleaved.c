@@ -16,7 +16,7 @@
 //   bytes  160–1183 the nibbles: 32-byte run p of the original block (sub-blocks 2p and 2p + 1)
 //                   in pieces of four bytes, piece c of row r at 256p + 32c + 4r
 //
-// 1184 bytes against the rows' 8 × 144: the scales take a byte each instead of 12 bits.
+// 1184 bytes against the rows' 8 × 144: the scales and mins take a byte each instead of six bits.
 
 /// Bytes of one block column of eight interleaved Q4_K rows.
 enum { Q4_K_X8_BLOCK_BYTES = 1184 };

@@ -535,7 +535,7 @@ static float lumen_dot_q5_k_q8(const void *row, const signed char *values, const
                                  const float *sums, long count) {                                           \
         const uint8_t *block = (const uint8_t *)row;                                                        \
         const float *half_sums = sums + count / 32;                                                         \
-        const __m256i low_mask = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(3);         \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(3);                   \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();       \
         for (long b = 0; b < count / 256; b++, block += 210, half_sums += 16) {                             \
             prefetch_weights_ahead(block, 210);                                                             \

@@ -58,8 +58,8 @@ public struct Matrix: @unchecked Sendable {
         }
     }
 
-    /// The first of `count` groups of eight rows in the eight-row layout, from group `group` of
-    /// this matrix, when it has that layout.
+    /// Group `group` of this matrix (its rows from 8 · `group`) in the eight-row layout, the
+    /// groups after it following, when the matrix has that layout.
     func interleavedGroups(from group: Int) -> UnsafeRawPointer? {
         interleaved.map { $0.base + (firstGroup + group) * $0.groupBytes }
     }

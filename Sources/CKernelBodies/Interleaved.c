@@ -7,70 +7,74 @@
 // side by side, one `vpdpbusd` multiplies four weights of each of the eight rows by the same four
 // activations, and every scale, conversion and multiply-add serves the eight rows at once, one
 // row per lane (llama.cpp's CPU "repack" does the same). Each 256-weight block column of eight
-// rows is laid out as:
+// rows is the eight blocks' bytes rearranged, so it takes exactly what the rows take (8 × 144):
 //
 //   bytes    0–15   the rows' d (F16), row after row
 //   bytes   16–31   the rows' dmin (F16)
-//   bytes   32–95   the 6-bit sub-block scales, one byte each: sub-block s of row r at 8s + r
-//   bytes   96–159  the 6-bit sub-block mins, the same way
-//   bytes  160–1183 the nibbles: 32-byte run p of the original block (sub-blocks 2p and 2p + 1)
-//                   in pieces of four bytes, piece c of row r at 256p + 32c + 4r
-//
-// 1184 bytes against the rows' 8 × 144: the scales and mins take a byte each instead of six bits.
+//   bytes   32–127  the rows' 12 bytes of packed 6-bit scales and mins as three 4-byte words:
+//                   word w of row r at 32 + 32w + 4r, so one load holds word w of all eight rows
+//                   and the 32-bit masks of `k_scale_words` unpack the eight rows at once
+//   bytes  128–1151 the nibbles: 32-byte run p of the original block (sub-blocks 2p and 2p + 1)
+//                   in pieces of four bytes, piece c of row r at 128 + 256p + 32c + 4r
 
 /// Bytes of one block column of eight interleaved Q4_K rows.
-enum { Q4_K_X8_BLOCK_BYTES = 1184 };
+enum { Q4_K_X8_BLOCK_BYTES = 8 * 144 };
 
 static long lumen_interleaved_q4_k_bytes(long count) {
     return count / 256 * Q4_K_X8_BLOCK_BYTES;
 }
 
+/// Copies row `r`'s Q4_K `block` into its places in the eight-row `column`, or back when
+/// `to_block` is set: the one statement of the layout above.
+static inline void q4_k_x8_copy(uint8_t *block, uint8_t *column, int r, int to_block) {
+#define Q4_K_X8_MOVE(column_offset, block_offset, bytes)                                       \
+    (to_block ? memcpy(block + (block_offset), column + (column_offset), bytes)               \
+              : memcpy(column + (column_offset), block + (block_offset), bytes))
+    Q4_K_X8_MOVE(2 * r, 0, 2);
+    Q4_K_X8_MOVE(16 + 2 * r, 2, 2);
+    for (int word = 0; word < 3; word++) Q4_K_X8_MOVE(32 + 32 * word + 4 * r, 4 + 4 * word, 4);
+    for (int pair = 0; pair < 4; pair++)
+        for (int piece = 0; piece < 8; piece++)
+            Q4_K_X8_MOVE(128 + 256 * pair + 32 * piece + 4 * r, 16 + 32 * pair + 4 * piece, 4);
+#undef Q4_K_X8_MOVE
+}
+
 static void lumen_interleave_q4_k(const void *rows, long row_bytes, long groups, long count, void *out) {
     uint8_t *column = (uint8_t *)out;
-    for (long g = 0; g < groups; g++) {
-        for (long b = 0; b < count / 256; b++, column += Q4_K_X8_BLOCK_BYTES) {
-            for (int r = 0; r < 8; r++) {
-                const uint8_t *block = (const uint8_t *)rows + (8 * g + r) * row_bytes + 144 * b;
-                memcpy(column + 2 * r, block, 2);
-                memcpy(column + 16 + 2 * r, block + 2, 2);
-                uint32_t words[4];
-                k_scale_words(block + 4, words);
-                const uint8_t *values = (const uint8_t *)words;
-                for (int sub = 0; sub < 8; sub++) {
-                    column[32 + 8 * sub + r] = values[sub];
-                    column[96 + 8 * sub + r] = values[8 + sub];
-                }
-                for (int pair = 0; pair < 4; pair++)
-                    for (int piece = 0; piece < 8; piece++)
-                        memcpy(column + 160 + 256 * pair + 32 * piece + 4 * r, block + 16 + 32 * pair + 4 * piece, 4);
-            }
-        }
-    }
+    for (long g = 0; g < groups; g++)
+        for (long b = 0; b < count / 256; b++, column += Q4_K_X8_BLOCK_BYTES)
+            for (int r = 0; r < 8; r++)
+                q4_k_x8_copy((uint8_t *)rows + (8 * g + r) * row_bytes + 144 * b, column, r, 0);
 }
 
 static void lumen_restore_q4_k(const void *groups, long group_count, long count, void *rows) {
-    const uint8_t *column = (const uint8_t *)groups;
+    uint8_t *column = (uint8_t *)groups;
     const long blocks = count / 256;
-    for (long g = 0; g < group_count; g++) {
-        for (long b = 0; b < blocks; b++, column += Q4_K_X8_BLOCK_BYTES) {
-            for (int r = 0; r < 8; r++) {
-                uint8_t *block = (uint8_t *)rows + ((8 * g + r) * blocks + b) * 144;
-                const uint8_t *scale = column + 32 + r, *min = column + 96 + r;  // sub-block s at [8 * s]
-                memcpy(block, column + 2 * r, 2);
-                memcpy(block + 2, column + 16 + 2 * r, 2);
-                // The packing `k_scale_words` undoes: six bits of scale and min i (i < 4) with the
-                // top two bits of scale and min i + 4, then the low four bits of both.
-                for (int i = 0; i < 4; i++) {
-                    block[4 + i] = (uint8_t)(scale[8 * i] | (scale[8 * (i + 4)] >> 4) << 6);
-                    block[8 + i] = (uint8_t)(min[8 * i] | (min[8 * (i + 4)] >> 4) << 6);
-                    block[12 + i] = (uint8_t)((scale[8 * (i + 4)] & 0x0F) | (min[8 * (i + 4)] & 0x0F) << 4);
-                }
-                for (int pair = 0; pair < 4; pair++)
-                    for (int piece = 0; piece < 8; piece++)
-                        memcpy(block + 16 + 32 * pair + 4 * piece, column + 160 + 256 * pair + 32 * piece + 4 * r, 4);
-            }
-        }
-    }
+    for (long g = 0; g < group_count; g++)
+        for (long b = 0; b < blocks; b++, column += Q4_K_X8_BLOCK_BYTES)
+            for (int r = 0; r < 8; r++)
+                q4_k_x8_copy((uint8_t *)rows + ((8 * g + r) * blocks + b) * 144, column, r, 1);
+}
+
+/// `k_scale_words` for the eight rows of a block column at once, from their three packed words
+/// (`words`, 32 bytes per word): byte s of lane r of `scales[s / 4]` is row r's scale s, likewise
+/// `mins`.
+static inline void k_scale_lanes(const uint8_t *words, __m256i scales[2], __m256i mins[2]) {
+    const __m256i word0 = _mm256_loadu_si256((const __m256i *)words);
+    const __m256i word1 = _mm256_loadu_si256((const __m256i *)(words + 32));
+    const __m256i word2 = _mm256_loadu_si256((const __m256i *)(words + 64));
+    const __m256i six_bits = _mm256_set1_epi32(0x3F3F3F3F), four_bits = _mm256_set1_epi32(0x0F0F0F0F);
+    const __m256i top_bits = _mm256_set1_epi32(0x30303030);
+    scales[0] = _mm256_and_si256(word0, six_bits);
+    scales[1] = _mm256_or_si256(_mm256_and_si256(word2, four_bits), _mm256_and_si256(_mm256_srli_epi32(word0, 2), top_bits));
+    mins[0] = _mm256_and_si256(word1, six_bits);
+    mins[1] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(word2, 4), four_bits),
+                              _mm256_and_si256(_mm256_srli_epi32(word1, 2), top_bits));
+}
+
+/// Byte `index` of each 32-bit lane of `lanes`, as floats.
+static inline __m256 lane_byte(__m256i lanes, int index) {
+    return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(lanes, 8 * index), _mm256_set1_epi32(0xFF)));
 }
 
 /// `acc` plus the products of unsigned bytes `u` and signed bytes `s` in int32 lanes of four.
@@ -94,8 +98,10 @@ static void lumen_restore_q4_k(const void *groups, long group_count, long count,
                 const signed char *x = values + 256 * b;                                                     \
                 const float *x_scales = scales + 8 * b, *x_sums = sums + 8 * b;                              \
                 __m256 block_sum = _mm256_setzero_ps(), block_mins = _mm256_setzero_ps();                    \
+                __m256i scale_words[2], min_words[2];                                                        \
+                k_scale_lanes(column + 32, scale_words, min_words);                                          \
                 for (int pair = 0; pair < 4; pair++) {                                                       \
-                    const uint8_t *pieces = column + 160 + 256 * pair;                                       \
+                    const uint8_t *pieces = column + 128 + 256 * pair;                                       \
                     const signed char *low_x = x + 64 * pair, *high_x = low_x + 32;                          \
                     __m256i low0 = _mm256_setzero_si256(), low1 = _mm256_setzero_si256();                    \
                     __m256i high0 = _mm256_setzero_si256(), high1 = _mm256_setzero_si256();                  \
@@ -112,10 +118,8 @@ static void lumen_restore_q4_k(const void *groups, long group_count, long count,
                     for (int half = 0; half < 2; half++) {                                                   \
                         const int sub = 2 * pair + half;                                                     \
                         const __m256i sums_i = half ? _mm256_add_epi32(high0, high1) : _mm256_add_epi32(low0, low1); \
-                        const __m256 sub_scales = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                   \
-                            _mm_loadl_epi64((const __m128i *)(column + 32 + 8 * sub))));                     \
-                        const __m256 sub_mins = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(                     \
-                            _mm_loadl_epi64((const __m128i *)(column + 96 + 8 * sub))));                     \
+                        const __m256 sub_scales = lane_byte(scale_words[sub / 4], sub % 4);                  \
+                        const __m256 sub_mins = lane_byte(min_words[sub / 4], sub % 4);                      \
                         block_sum = _mm256_fmadd_ps(_mm256_mul_ps(sub_scales, _mm256_set1_ps(x_scales[sub])), \
                                                     _mm256_cvtepi32_ps(sums_i), block_sum);                  \
                         block_mins = _mm256_fmadd_ps(sub_mins, _mm256_set1_ps(x_sums[sub]), block_mins);     \

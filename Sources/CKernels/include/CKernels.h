@@ -117,7 +117,7 @@ void lumen_matmul_levels_q8(lumen_levels_fn decode, const void *w, long row_byte
                             void *workspace, int without_vnni);
 
 /// Bytes of eight Q4_K rows of `count` weights interleaved by `lumen_interleave_q4_k` (the layout
-/// is described in Interleaved.c): a little more than the eight rows take, one byte per 6-bit scale.
+/// is described in Interleaved.c): exactly what the eight rows take.
 long lumen_interleaved_q4_k_bytes(long count);
 /// Writes the `8 * groups` Q4_K rows of `count` weights at `rows` (`row_bytes` apart) to `out`
 /// interleaved eight at a time, group after group (`lumen_interleaved_q4_k_bytes(count)` each).

@@ -26,7 +26,7 @@ public struct Matrix: @unchecked Sendable {
     /// has one.
     let levelsKernel: TensorFormat.Levels?
     /// The rows in the format's eight-row layout for generation, when it has one (`InterleavedRows`).
-    private(set) var interleaved: InterleavedRows?
+    private var interleaved: InterleavedRows?
     /// The group of `interleaved` this matrix's first row is in (a part of a fused tensor starts
     /// past the first).
     private(set) var firstGroup = 0
@@ -59,9 +59,10 @@ public struct Matrix: @unchecked Sendable {
     }
 
     /// Group `group` of this matrix (its rows from 8 · `group`) in the eight-row layout, the
-    /// groups after it following, when the matrix has that layout.
-    func interleavedGroups(from group: Int) -> UnsafeRawPointer? {
-        interleaved.map { $0.base + (firstGroup + group) * $0.groupBytes }
+    /// groups after it following `groupBytes` apart, with the layout's kernels, when the matrix
+    /// has that layout.
+    func interleavedGroups(from group: Int) -> (start: UnsafeRawPointer, groupBytes: Int, layout: RowInterleaving)? {
+        interleaved.map { ($0.base + (firstGroup + group) * $0.groupBytes, $0.groupBytes, $0.layout) }
     }
 
     /// Bytes of weights.

@@ -87,12 +87,11 @@ struct MatrixPool {
     func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
                   count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
-        if count == 1 && scratch.activations == .quantized, let interleaved = matrix.interleaved,
-           let groups = matrix.interleavedGroups(from: 0) {
+        if count == 1 && scratch.activations == .quantized, let groups = matrix.interleavedGroups(from: 0) {
             lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns) { _, range in
-                interleaved.layout.dot(groups + range.lowerBound * interleaved.groupBytes, range.count, scratch.quantizedValues,
-                                       scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound)
+                groups.layout.dot(groups.start + range.lowerBound * groups.groupBytes, range.count, scratch.quantizedValues,
+                                  scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound)
             }
             return
         }
@@ -114,7 +113,7 @@ struct MatrixPool {
             }
             parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns * count) { part, range in
                 let workspace = scratch.rows + part * scratch.rowBuffer
-                guard let interleaved = matrix.interleaved, let groups = matrix.interleavedGroups(from: range.lowerBound / 8) else {
+                guard let groups = matrix.interleavedGroups(from: range.lowerBound / 8) else {
                     lumen_matmul_levels_q8(levels, matrix.base + range.lowerBound * matrix.rowBytes, matrix.rowBytes, range.count,
                                            scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums, count, columns,
                                            output + range.lowerBound, rows, workspace, 0)
@@ -125,7 +124,7 @@ struct MatrixPool {
                 // multiple of eight, and so is `rows`).
                 let restored = scratch.restored + part * scratch.restoredBytes
                 for group in 0..<range.count / 8 {
-                    interleaved.layout.restore(groups + group * interleaved.groupBytes, 1, columns, restored)
+                    groups.layout.restore(groups.start + group * groups.groupBytes, 1, columns, restored)
                     lumen_matmul_levels_q8(levels, restored, matrix.rowBytes, 8, scratch.quantizedValues, scratch.quantizedScales,
                                            scratch.quantizedSums, count, columns, output + range.lowerBound + 8 * group, rows, workspace, 0)
                 }

@@ -1,60 +1,56 @@
 #include "Shared.h"
 
-// MARK: - Q4_K rows interleaved eight at a time
+// MARK: - Rows interleaved eight at a time
 
-// A Q4_K matrix–vector product row by row spends most of its instructions on each row's own
-// scales: unpacking them, and a float conversion and multiply-add per 32 weights. With eight rows
-// side by side, one `vpdpbusd` multiplies four weights of each of the eight rows by the same four
+// A matrix–vector product row by row spends most of its instructions on each row's own scales:
+// unpacking them, and a float conversion and multiply-add per 32 weights. With eight rows side by
+// side, one `vpdpbusd` multiplies four weights of each of the eight rows by the same four
 // activations, and every scale, conversion and multiply-add serves the eight rows at once, one
-// row per lane (llama.cpp's CPU "repack" does the same). Each 256-weight block column of eight
-// rows is the eight blocks' bytes rearranged, so it takes exactly what the rows take (8 × 144):
+// row per lane (llama.cpp's CPU "repack" does the same). A block column of eight rows is the
+// eight blocks' bytes rearranged, so it takes exactly what the rows take: each of the block's
+// leading 2-byte fields (its F16 scales) of the eight rows side by side, field after field, then
+// each of its 4-byte pieces of the eight rows side by side, piece after piece. So one 32-byte load
+// holds the same four bytes of all eight rows. For the two formats with kernels:
 //
-//   bytes    0–15   the rows' d (F16), row after row
-//   bytes   16–31   the rows' dmin (F16)
-//   bytes   32–127  the rows' 12 bytes of packed 6-bit scales and mins as three 4-byte words:
-//                   word w of row r at 32 + 32w + 4r, so one load holds word w of all eight rows
-//                   and the 32-bit masks of `k_scale_words` unpack the eight rows at once
-//   bytes  128–1151 the nibbles: 32-byte run p of the original block (sub-blocks 2p and 2p + 1)
-//                   in pieces of four bytes, piece c of row r at 128 + 256p + 32c + 4r
+//   Q4_0 (18 bytes, one field)   bytes 0–15 the rows' d; bytes 16–143 the nibbles, piece c (weights
+//                                4c…4c + 3 low, 16 + 4c… high) of row r at 16 + 32c + 4r
+//   Q4_K (144 bytes, two fields) bytes 0–15 the rows' d, 16–31 their dmin; bytes 32–127 the 12
+//                                bytes of packed 6-bit scales and mins as three words, word w of
+//                                row r at 32 + 32w + 4r (the 32-bit masks of `k_scale_words` then
+//                                unpack the eight rows at once); bytes 128–1151 the nibbles, piece
+//                                c of 32-byte run p (sub-blocks 2p and 2p + 1) at 128 + 256p + 32c + 4r
+
+/// Copies row `r`'s `block` into its places in the eight-row `column`, or back when `to_block`
+/// is set: the one statement of the layout above.
+static inline void x8_copy(uint8_t *block, uint8_t *column, int r, long block_bytes, long halves, int to_block) {
+#define X8_MOVE(column_offset, block_offset, bytes)                                              \
+    (to_block ? memcpy(block + (block_offset), column + (column_offset), bytes)                 \
+              : memcpy(column + (column_offset), block + (block_offset), bytes))
+    for (long field = 0; field < halves; field++) X8_MOVE(16 * field + 2 * r, 2 * field, 2);
+    for (long piece = 0; piece < (block_bytes - 2 * halves) / 4; piece++)
+        X8_MOVE(16 * halves + 32 * piece + 4 * r, 2 * halves + 4 * piece, 4);
+#undef X8_MOVE
+}
+
+static void lumen_interleave_rows(const void *rows, long row_bytes, long groups, long blocks, long block_bytes, long halves,
+                                  void *out) {
+    uint8_t *column = (uint8_t *)out;
+    for (long g = 0; g < groups; g++)
+        for (long b = 0; b < blocks; b++, column += 8 * block_bytes)
+            for (int r = 0; r < 8; r++)
+                x8_copy((uint8_t *)rows + (8 * g + r) * row_bytes + block_bytes * b, column, r, block_bytes, halves, 0);
+}
+
+static void lumen_restore_rows(const void *groups, long group_count, long blocks, long block_bytes, long halves, void *rows) {
+    uint8_t *column = (uint8_t *)groups;
+    for (long g = 0; g < group_count; g++)
+        for (long b = 0; b < blocks; b++, column += 8 * block_bytes)
+            for (int r = 0; r < 8; r++)
+                x8_copy((uint8_t *)rows + ((8 * g + r) * blocks + b) * block_bytes, column, r, block_bytes, halves, 1);
+}
 
 /// Bytes of one block column of eight interleaved Q4_K rows.
 enum { Q4_K_X8_BLOCK_BYTES = 8 * 144 };
-
-static long lumen_interleaved_q4_k_bytes(long count) {
-    return count / 256 * Q4_K_X8_BLOCK_BYTES;
-}
-
-/// Copies row `r`'s Q4_K `block` into its places in the eight-row `column`, or back when
-/// `to_block` is set: the one statement of the layout above.
-static inline void q4_k_x8_copy(uint8_t *block, uint8_t *column, int r, int to_block) {
-#define Q4_K_X8_MOVE(column_offset, block_offset, bytes)                                       \
-    (to_block ? memcpy(block + (block_offset), column + (column_offset), bytes)               \
-              : memcpy(column + (column_offset), block + (block_offset), bytes))
-    Q4_K_X8_MOVE(2 * r, 0, 2);
-    Q4_K_X8_MOVE(16 + 2 * r, 2, 2);
-    for (int word = 0; word < 3; word++) Q4_K_X8_MOVE(32 + 32 * word + 4 * r, 4 + 4 * word, 4);
-    for (int pair = 0; pair < 4; pair++)
-        for (int piece = 0; piece < 8; piece++)
-            Q4_K_X8_MOVE(128 + 256 * pair + 32 * piece + 4 * r, 16 + 32 * pair + 4 * piece, 4);
-#undef Q4_K_X8_MOVE
-}
-
-static void lumen_interleave_q4_k(const void *rows, long row_bytes, long groups, long count, void *out) {
-    uint8_t *column = (uint8_t *)out;
-    for (long g = 0; g < groups; g++)
-        for (long b = 0; b < count / 256; b++, column += Q4_K_X8_BLOCK_BYTES)
-            for (int r = 0; r < 8; r++)
-                q4_k_x8_copy((uint8_t *)rows + (8 * g + r) * row_bytes + 144 * b, column, r, 0);
-}
-
-static void lumen_restore_q4_k(const void *groups, long group_count, long count, void *rows) {
-    uint8_t *column = (uint8_t *)groups;
-    const long blocks = count / 256;
-    for (long g = 0; g < group_count; g++)
-        for (long b = 0; b < blocks; b++, column += Q4_K_X8_BLOCK_BYTES)
-            for (int r = 0; r < 8; r++)
-                q4_k_x8_copy((uint8_t *)rows + ((8 * g + r) * blocks + b) * 144, column, r, 1);
-}
 
 /// `k_scale_words` for the eight rows of a block column at once, from their three packed words
 /// (`words`, 32 bytes per word): byte s of lane r of `scales[s / 4]` is row r's scale s, likewise
@@ -139,4 +135,49 @@ static void lumen_dot_q4_k_x8_q8(const void *groups, long group_count, const sig
                                  const float *sums, long count, float *out, int without_vnni) {
     CHOOSE_VNNI(without_vnni, dot_q4_k_x8_q8_vnni(groups, group_count, values, scales, sums, count, out),
                 dot_q4_k_x8_q8_avx2(groups, group_count, values, scales, sums, count, out));
+}
+
+/// Defines the eight-row Q4_0 kernel `NAME` with `ACCUMULATE`, compiled with `ATTRIBUTES`. Per
+/// block column, four chains of `ACCUMULATE` (low and high nibbles, even and odd pieces) gather
+/// each row's integer sum of nibble × activation in its lane; the sums are scaled by the rows' d ×
+/// the activation block's scale, and the 8 · d · sum(activations) each row owes for its nibbles'
+/// offset is taken off at the end.
+#define DEFINE_Q4_0_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE)                                                   \
+    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values,             \
+                                const float *scales, const float *sums, long count, float *out) {            \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        const uint8_t *column = (const uint8_t *)groups;                                                     \
+        for (long g = 0; g < group_count; g++, out += 8) {                                                   \
+            __m256 total = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();                              \
+            for (long b = 0; b < count / 32; b++, column += 8 * 18) {                                        \
+                prefetch_weights_ahead(column, 8 * 18);                                                      \
+                const signed char *x = values + 32 * b;                                                      \
+                __m256i low0 = _mm256_setzero_si256(), low1 = _mm256_setzero_si256();                        \
+                __m256i high0 = _mm256_setzero_si256(), high1 = _mm256_setzero_si256();                      \
+                for (int piece = 0; piece < 4; piece += 2) {                                                 \
+                    const __m256i w0 = _mm256_loadu_si256((const __m256i *)(column + 16 + 32 * piece));      \
+                    const __m256i w1 = _mm256_loadu_si256((const __m256i *)(column + 48 + 32 * piece));      \
+                    low0 = ACCUMULATE(low0, _mm256_and_si256(w0, low_mask), _mm256_set1_epi32(load_word(x + 4 * piece))); \
+                    high0 = ACCUMULATE(high0, _mm256_and_si256(_mm256_srli_epi16(w0, 4), low_mask),          \
+                                       _mm256_set1_epi32(load_word(x + 16 + 4 * piece)));                    \
+                    low1 = ACCUMULATE(low1, _mm256_and_si256(w1, low_mask), _mm256_set1_epi32(load_word(x + 4 * piece + 4))); \
+                    high1 = ACCUMULATE(high1, _mm256_and_si256(_mm256_srli_epi16(w1, 4), low_mask),          \
+                                       _mm256_set1_epi32(load_word(x + 20 + 4 * piece)));                    \
+                }                                                                                            \
+                const __m256i block_sums = _mm256_add_epi32(_mm256_add_epi32(low0, low1), _mm256_add_epi32(high0, high1)); \
+                const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)column));                  \
+                total = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(scales[b])), _mm256_cvtepi32_ps(block_sums), total); \
+                offsets = _mm256_fmadd_ps(d, _mm256_set1_ps(sums[b]), offsets);                              \
+            }                                                                                                \
+            _mm256_storeu_ps(out, _mm256_fnmadd_ps(_mm256_set1_ps(8.0f), offsets, total));                   \
+        }                                                                                                    \
+    }
+
+DEFINE_Q4_0_X8_KERNEL(dot_q4_0_x8_q8_avx2, , ACCUMULATE_AVX2)
+VNNI_VARIANT(DEFINE_Q4_0_X8_KERNEL(dot_q4_0_x8_q8_vnni, VNNI_TARGET, ACCUMULATE_VNNI))
+
+static void lumen_dot_q4_0_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
+                                 const float *sums, long count, float *out, int without_vnni) {
+    CHOOSE_VNNI(without_vnni, dot_q4_0_x8_q8_vnni(groups, group_count, values, scales, sums, count, out),
+                dot_q4_0_x8_q8_avx2(groups, group_count, values, scales, sums, count, out));
 }

@@ -61,10 +61,10 @@ typedef void (*lumen_levels_fn)(const void *row, unsigned char *levels, float *s
     X(void, levels_iq4_nl, (const void *row, unsigned char *levels, float *scales, float *mins, long count), (row, levels, scales, mins, count)) \
     X(void, levels_iq4_xs, (const void *row, unsigned char *levels, float *scales, float *mins, long count), (row, levels, scales, mins, count)) \
     X(long, matmul_levels_workspace, (long k), (k)) \
-    X(long, interleaved_q4_k_bytes, (long count), (count)) \
-    X(void, interleave_q4_k, (const void *rows, long row_bytes, long groups, long count, void *out), (rows, row_bytes, groups, count, out)) \
+    X(void, interleave_rows, (const void *rows, long row_bytes, long groups, long blocks, long block_bytes, long halves, void *out), (rows, row_bytes, groups, blocks, block_bytes, halves, out)) \
+    X(void, restore_rows, (const void *groups, long group_count, long blocks, long block_bytes, long halves, void *rows), (groups, group_count, blocks, block_bytes, halves, rows)) \
     X(void, dot_q4_k_x8_q8, (const void *groups, long group_count, const signed char *values, const float *scales, const float *sums, long count, float *out, int without_vnni), (groups, group_count, values, scales, sums, count, out, without_vnni)) \
-    X(void, restore_q4_k, (const void *groups, long group_count, long count, void *rows), (groups, group_count, count, rows)) \
+    X(void, dot_q4_0_x8_q8, (const void *groups, long group_count, const signed char *values, const float *scales, const float *sums, long count, float *out, int without_vnni), (groups, group_count, values, scales, sums, count, out, without_vnni)) \
     X(void, matmul_levels_q8, (lumen_levels_fn decode, const void *w, long row_bytes, long rows, const signed char *values, const float *scales, const float *sums, long tokens, long k, float *out, long out_stride, void *workspace, int without_vnni), (decode, w, row_bytes, rows, values, scales, sums, tokens, k, out, out_stride, workspace, without_vnni)) \
     X(void, attend_f32, (const void *keys, const void *values, long stride, const float *query, long dim, long first, long length, float scale, float *scores, float *out), (keys, values, stride, query, dim, first, length, scale, scores, out)) \
     X(void, attend_f16, (const void *keys, const void *values, long stride, const float *query, long dim, long first, long length, float scale, float *scores, float *out), (keys, values, stride, query, dim, first, length, scale, scores, out)) \

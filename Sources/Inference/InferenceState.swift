@@ -72,7 +72,7 @@ final class InferenceState {
         let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: batchCapacity * widest)
         quantizedValues.initialize(repeating: 0, count: batchCapacity * widest)
         self.quantizedValues = quantizedValues
-        // Eight rows restored from the eight-row layout (Q4_K: 0.56 bytes a weight), with room to spare.
+        // Eight rows restored from the eight-row layout (Q4_0 and Q4_K: 0.5625 bytes a weight), with room to spare.
         let restoredBytes = 8 * widest * 4
         scratch = MatrixPool.Scratch(
             rows: buffer(threads * rowBuffer), rowBuffer: rowBuffer,

@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 
 /// A matrix's rows copied at load into its format's eight-row layout (`RowInterleaving`), for
@@ -6,30 +7,46 @@ import Foundation
 /// generates keeps one copy of the weights resident.
 ///
 /// Safety of `@unchecked Sendable`: the buffer is written once, in `init`, before the object is
-/// shared, and only read afterwards; `base` and `groupBytes` are immutable, and the buffer lives
+/// shared, and only read afterwards; every stored property is immutable, and the buffer lives
 /// until `deinit`.
 final class InterleavedRows: @unchecked Sendable {
     /// The first group.
     let base: UnsafeRawPointer
     /// Bytes per group of eight rows.
     let groupBytes: Int
-    /// The kernels.
+    /// The layout and its product.
     let layout: RowInterleaving
+    private let blocks: Int
+    private let blockBytes: Int
+    /// Bytes of the whole copy.
+    private let bytes: Int
 
-    /// Interleaves the `rows` rows of `columns` weights at `rows` (`rowBytes` apart), or nil when
-    /// `rows` is not a multiple of eight or the memory cannot be had.
-    init?(_ layout: RowInterleaving, rows source: UnsafeRawPointer, rowBytes: Int, rows: Int, columns: Int) {
-        guard rows > 0, rows % 8 == 0 else { return nil }
-        let groupBytes = layout.groupBytes(columns)
-        var memory: UnsafeMutableRawPointer?
-        guard posix_memalign(&memory, 64, groupBytes * rows / 8) == 0, let memory else { return nil }
-        layout.interleave(source, rowBytes, rows / 8, columns, memory)
+    /// Interleaves the `rows` rows of `columns` weights of `format` at `source` (`rowBytes`
+    /// apart), or nil when the format has no eight-row layout, `rows` is not a multiple of eight
+    /// or the memory cannot be had.
+    init?(_ format: TensorFormat, rows source: UnsafeRawPointer, rowBytes: Int, rows: Int, columns: Int) {
+        guard let layout = format.interleaving, rows > 0, rows % 8 == 0 else { return nil }
+        blocks = columns / format.blockSize
+        blockBytes = format.blockBytes
+        groupBytes = 8 * blocks * blockBytes
+        let bytes = groupBytes * rows / 8
+        // Populated in one call: a copy of hundreds of megabytes would otherwise take a page
+        // fault per 4 KiB page it writes.
+        guard let memory = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0),
+              memory != MAP_FAILED else { return nil }
+        lumen_interleave_rows(source, rowBytes, rows / 8, blocks, blockBytes, layout.leadingHalves, memory)
         base = UnsafeRawPointer(memory)
-        self.groupBytes = groupBytes
+        self.bytes = bytes
         self.layout = layout
     }
 
+    /// Writes the group of eight rows at `group` (a pointer into this buffer) back in the format's
+    /// own layout, one row after another, to `rows` (for the prompt path's levels decoders).
+    func restore(_ group: UnsafeRawPointer, into rows: UnsafeMutableRawPointer) {
+        lumen_restore_rows(group, 1, blocks, blockBytes, layout.leadingHalves, rows)
+    }
+
     deinit {
-        free(UnsafeMutableRawPointer(mutating: base))
+        munmap(UnsafeMutableRawPointer(mutating: base), bytes)
     }
 }

@@ -52,17 +52,17 @@ public struct Matrix: @unchecked Sendable {
         }
         base = address
         owner = gguf.mapping
-        if interleaving, let layout = format.interleaving {
-            interleaved = InterleavedRows(layout, rows: address, rowBytes: rowBytes, rows: rows, columns: columns)
-            if interleaved != nil { gguf.mapping.evict(UnsafeRawBufferPointer(start: address, count: byteCount)) }
+        if interleaving, let copy = InterleavedRows(format, rows: address, rowBytes: rowBytes, rows: rows, columns: columns) {
+            interleaved = copy
+            gguf.mapping.evict(UnsafeRawBufferPointer(start: address, count: byteCount))
         }
     }
 
     /// Group `group` of this matrix (its rows from 8 · `group`) in the eight-row layout, the
-    /// groups after it following `groupBytes` apart, with the layout's kernels, when the matrix
-    /// has that layout.
-    func interleavedGroups(from group: Int) -> (start: UnsafeRawPointer, groupBytes: Int, layout: RowInterleaving)? {
-        interleaved.map { ($0.base + (firstGroup + group) * $0.groupBytes, $0.groupBytes, $0.layout) }
+    /// groups after it following `rows.groupBytes` apart, with the copy they are in, when the
+    /// matrix has that layout.
+    func interleavedGroups(from group: Int) -> (start: UnsafeRawPointer, rows: InterleavedRows)? {
+        interleaved.map { ($0.base + (firstGroup + group) * $0.groupBytes, $0) }
     }
 
     /// Bytes of weights.

@@ -90,8 +90,8 @@ struct MatrixPool {
         if count == 1 && scratch.activations == .quantized, let groups = matrix.interleavedGroups(from: 0) {
             lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns) { _, range in
-                groups.layout.dot(groups.start + range.lowerBound * groups.groupBytes, range.count, scratch.quantizedValues,
-                                  scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound)
+                groups.rows.layout.dot(groups.start + range.lowerBound * groups.rows.groupBytes, range.count, scratch.quantizedValues,
+                                       scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound)
             }
             return
         }
@@ -124,7 +124,7 @@ struct MatrixPool {
                 // multiple of eight, and so is `rows`).
                 let restored = scratch.restored + part * scratch.restoredBytes
                 for group in 0..<range.count / 8 {
-                    groups.layout.restore(groups.start + group * groups.groupBytes, 1, columns, restored)
+                    groups.rows.restore(groups.start + group * groups.rows.groupBytes, into: restored)
                     lumen_matmul_levels_q8(levels, restored, matrix.rowBytes, 8, scratch.quantizedValues, scratch.quantizedScales,
                                            scratch.quantizedSums, count, columns, output + range.lowerBound + 8 * group, rows, workspace, 0)
                 }

@@ -80,7 +80,7 @@ struct TensorFormat: Sendable {
         .q4_0: TensorFormat("Q4_0", blockSize: 32, blockBytes: 18,
                             dequantize: { lumen_dequantize_q4_0($0, $1, $2) }, dot: { lumen_dot_q4_0($0, $1, $2) },
                             quantizedDot: { lumen_dot_q4_0_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q4_0,
+                            levels: lumen_levels_q4_0, interleaving: .q4_0,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 18) { BlockQuantizer.symmetric($0, $1, levels: 16) }, fallback: .f16),
         .q4_1: TensorFormat("Q4_1", blockSize: 32, blockBytes: 20,
                             dequantize: { lumen_dequantize_q4_1($0, $1, $2) }, dot: { lumen_dot_q4_1($0, $1, $2) },

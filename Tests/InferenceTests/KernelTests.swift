@@ -295,30 +295,44 @@ struct KernelTests {
         }
     }
 
-    @Test("Q4_K rows interleaved eight at a time: the eight-row product matches each row's reference, and the rows restore byte for byte")
-    func interleavedQ4K() {
+    /// The eight-row products, with their AVX2 choice, of the formats the table gives an
+    /// eight-row layout.
+    static let interleavedDots: [TensorType: @Sendable (UnsafeRawPointer, Int, UnsafePointer<Int8>, UnsafePointer<Float>,
+                                                         UnsafePointer<Float>, Int, UnsafeMutablePointer<Float>, Int32) -> Void] = [
+        .q4_0: { lumen_dot_q4_0_x8_q8($0, $1, $2, $3, $4, $5, $6, $7) },
+        .q4_K: { lumen_dot_q4_k_x8_q8($0, $1, $2, $3, $4, $5, $6, $7) },
+    ]
+
+    @Test("Rows interleaved eight at a time (Q4_0, Q4_K): the eight-row product matches each row's reference, and the rows restore byte for byte")
+    func interleavedRows() throws {
+        #expect(Set(Self.interleavedDots.keys) == Set(TensorType.allCases.filter { $0.format.interleaving != nil }))
         var fixture = KernelFixture()
-        for (name, scale) in Self.scales {
-            for blocks in Self.blockCounts(.q4_K) {
-                for groups in [1, 3] {
-                    let count = 256 * blocks
-                    let rows = (0..<8 * groups).map { _ in fixture.row(.q4_K, blocks: blocks, scale: scale) }
-                    let source = rows.flatMap { $0 }
-                    let quantized = KernelFixture.referenceQuantize(fixture.floats(count))
-                    var interleaved = [UInt8](repeating: 0, count: lumen_interleaved_q4_k_bytes(count) * groups)
-                    lumen_interleave_q4_k(source, 144 * blocks, groups, count, &interleaved)
-                    for withoutVNNI: Int32 in [0, 1] {
-                        var products = [Float](repeating: .nan, count: 8 * groups)
-                        lumen_dot_q4_k_x8_q8(interleaved, groups, quantized.values, quantized.scales, quantized.sums, count, &products, withoutVNNI)
-                        for (index, row) in rows.enumerated() {
-                            let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(row, type: .q4_K), quantized)
-                            #expect(abs(Double(products[index]) - expected) <= 1e-5 * magnitude + 1e-30,
-                                    "\(name) × \(blocks) blocks, row \(index) of \(8 * groups), without VNNI \(withoutVNNI)")
+        for (type, dot) in Self.interleavedDots.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+            let format = type.format
+            let layout = try #require(format.interleaving)
+            for (name, scale) in Self.scales {
+                for blocks in Self.blockCounts(type) {
+                    for groups in [1, 3] {
+                        let count = format.blockSize * blocks
+                        let rows = (0..<8 * groups).map { _ in fixture.row(type, blocks: blocks, scale: scale) }
+                        let source = rows.flatMap { $0 }
+                        let quantized = KernelFixture.referenceQuantize(fixture.floats(count))
+                        var interleaved = [UInt8](repeating: 0, count: source.count)
+                        lumen_interleave_rows(source, format.blockBytes * blocks, groups, blocks, format.blockBytes, layout.leadingHalves,
+                                              &interleaved)
+                        for withoutVNNI: Int32 in [0, 1] {
+                            var products = [Float](repeating: .nan, count: 8 * groups)
+                            dot(interleaved, groups, quantized.values, quantized.scales, quantized.sums, count, &products, withoutVNNI)
+                            for (index, row) in rows.enumerated() {
+                                let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(row, type: type), quantized)
+                                #expect(abs(Double(products[index]) - expected) <= 1e-5 * magnitude + 1e-30,
+                                        "\(type) \(name) × \(blocks) blocks, row \(index) of \(8 * groups), without VNNI \(withoutVNNI)")
+                            }
                         }
+                        var restored = [UInt8](repeating: 0, count: source.count)
+                        lumen_restore_rows(interleaved, groups, blocks, format.blockBytes, layout.leadingHalves, &restored)
+                        #expect(restored == source, "\(type) \(name) × \(blocks) blocks, \(8 * groups) rows")
                     }
-                    var restored = [UInt8](repeating: 0, count: source.count)
-                    lumen_restore_q4_k(interleaved, groups, count, &restored)
-                    #expect(restored == source, "\(name) × \(blocks) blocks, \(8 * groups) rows")
                 }
             }
         }

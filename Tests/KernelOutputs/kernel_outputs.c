@@ -146,22 +146,32 @@ static void quantized_formats(void) {
     free(workspace);
 }
 
-/// Sixteen Q4_K rows interleaved eight at a time: the eight-row product, and the rows restored.
-static void interleaved_q4_k(void) {
+typedef void (*interleaved_dot_fn)(const void *, long, const signed char *, const float *, const float *, long, float *, int);
+
+/// Sixteen rows of `name`'s format interleaved eight at a time (`halves` leading 2-byte fields):
+/// the eight-row product, and the rows restored.
+static void interleaved(const char *name, long halves, interleaved_dot_fn dot) {
     enum { GROUPS = 2 };
-    static uint8_t row[8 * GROUPS * (K / 256) * 144], restored[sizeof row];
+    const struct format *format = NULL;
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+        if (strcmp(formats[f].name, name) == 0) format = &formats[f];
+    const long blocks = K / format->block_size, row_bytes = blocks * format->block_bytes;
     static float x[K], scales[K / 32], sums[3 * K / 32], out[8 * GROUPS];
     static signed char values[K];
     fill_floats(x, K);
     lumen_quantize_q8(x, K, values, scales, sums);
-    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
-        if (strcmp(formats[f].name, "q4_k") == 0) fill_row(&formats[f], row, 8 * GROUPS * K / 256);
-    void *groups = malloc((size_t)(GROUPS * lumen_interleaved_q4_k_bytes(K)));
-    lumen_interleave_q4_k(row, K / 256 * 144, GROUPS, K, groups);
-    lumen_dot_q4_k_x8_q8(groups, GROUPS, values, scales, sums, K, out, 0);
-    print_floats("q4_k.dot_x8_q8", out, 8 * GROUPS);
-    lumen_restore_q4_k(groups, GROUPS, K, restored);
-    printf("q4_k.restore 0 %d\n", memcmp(row, restored, sizeof row) == 0);
+    uint8_t *row = malloc((size_t)(8 * GROUPS * row_bytes)), *restored = malloc((size_t)(8 * GROUPS * row_bytes));
+    void *groups = malloc((size_t)(8 * GROUPS * row_bytes));
+    fill_row(format, row, 8 * GROUPS * blocks);
+    lumen_interleave_rows(row, row_bytes, GROUPS, blocks, format->block_bytes, halves, groups);
+    dot(groups, GROUPS, values, scales, sums, K, out, 0);
+    char label[64];
+    snprintf(label, sizeof label, "%s.dot_x8_q8", name);
+    print_floats(label, out, 8 * GROUPS);
+    lumen_restore_rows(groups, GROUPS, blocks, format->block_bytes, halves, restored);
+    printf("%s.restore 0 %d\n", name, memcmp(row, restored, (size_t)(8 * GROUPS * row_bytes)) == 0);
+    free(row);
+    free(restored);
     free(groups);
 }
 
@@ -214,7 +224,8 @@ static void attention(void) {
 int main(void) {
     printf("variant 0 %s\n", lumen_kernel_variant());
     quantized_formats();
-    interleaved_q4_k();
+    interleaved("q4_0", 1, lumen_dot_q4_0_x8_q8);
+    interleaved("q4_k", 2, lumen_dot_q4_k_x8_q8);
     float_kernels();
     attention();
     return 0;

@@ -116,20 +116,22 @@ void lumen_matmul_levels_q8(lumen_levels_fn decode, const void *w, long row_byte
                             const float *scales, const float *sums, long tokens, long k, float *out, long out_stride,
                             void *workspace, int without_vnni);
 
-/// Bytes of eight Q4_K rows of `count` weights interleaved by `lumen_interleave_q4_k` (the layout
-/// is described in Interleaved.c): exactly what the eight rows take.
-long lumen_interleaved_q4_k_bytes(long count);
-/// Writes the `8 * groups` Q4_K rows of `count` weights at `rows` (`row_bytes` apart) to `out`
-/// interleaved eight at a time, group after group (`lumen_interleaved_q4_k_bytes(count)` each).
-void lumen_interleave_q4_k(const void *rows, long row_bytes, long groups, long count, void *out);
-/// `out[r] = w[r] · x` for the `8 * group_count` interleaved Q4_K rows at `groups` and one vector
-/// quantized by `lumen_quantize_q8`: each group's eight rows at once, one per lane (AVX-512 VNNI
-/// when the CPU has it and `without_vnni` is 0, else AVX2).
+/// Writes the `8 * groups` rows of `blocks` blocks of `block_bytes` bytes at `rows` (`row_bytes`
+/// apart) to `out` eight at a time, group after group, block column after block column: in each,
+/// the eight rows' `halves` leading 2-byte fields side by side, field after field, then their
+/// 4-byte pieces likewise (Interleaved.c draws Q4_0's and Q4_K's columns). Takes exactly the
+/// rows' bytes.
+void lumen_interleave_rows(const void *rows, long row_bytes, long groups, long blocks, long block_bytes, long halves, void *out);
+/// Writes the `8 * group_count` rows interleaved at `groups` by `lumen_interleave_rows` back one
+/// after another, byte for byte as it read them.
+void lumen_restore_rows(const void *groups, long group_count, long blocks, long block_bytes, long halves, void *rows);
+/// `out[r] = w[r] · x` for the `8 * group_count` interleaved Q4_0 (`halves` 1) or Q4_K (`halves`
+/// 2) rows at `groups` and one vector quantized by `lumen_quantize_q8`: each group's eight rows at
+/// once, one per lane (AVX-512 VNNI when the CPU has it and `without_vnni` is 0, else AVX2).
+void lumen_dot_q4_0_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
+                          const float *sums, long count, float *out, int without_vnni);
 void lumen_dot_q4_k_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
                           const float *sums, long count, float *out, int without_vnni);
-/// Writes the `8 * group_count` rows interleaved at `groups` back in Q4_K's own layout, one row
-/// after another, byte for byte as `lumen_interleave_q4_k` read them.
-void lumen_restore_q4_k(const void *groups, long group_count, long count, void *rows);
 
 /// One query head's attention over cached positions `[first, length)` of an F32 (or F16) cache
 /// laid out `[position][stride]`, `keys` and `values` pointing at the head's `dim` values of

@@ -135,12 +135,13 @@ bench-real: release models
 ## The bench set (15M, 110M in every format, the real models; 1.1B with BENCH_LARGE=1) against
 ## llama-bench in one run, alternating engines: pp128, pp512, tg64 and tg64 at depth 1024.
 ## llama-bench and llama-quantize are built by you from PyPI's llama-cpp-python source package,
-## outside the repo (see BENCHMARKS.md).
+## outside the repo (see BENCHMARKS.md). BENCH_ONLY="Q4_0 Q6_K" keeps the models whose names
+## contain one of those words, without the quantizer table.
 bench-compare: release venv models
 	@[ -x "$(LLAMA_BENCH)" ] && [ -x "$(LLAMA_QUANTIZE)" ] || { echo "Set LLAMA_BENCH and LLAMA_QUANTIZE (see BENCHMARKS.md)"; exit 2; }
 	$(PYTHON) scripts/make_bench_models.py $(SHARED)/models .build/bench-models 15M 110M $(if $(BENCH_LARGE),1.1B) >/dev/null
 	python3 scripts/bench_compare.py $(BIN_RELEASE) $(LLAMA_BENCH) $(LLAMA_QUANTIZE) .build/bench-models \
-		$${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models} $(if $(BENCH_LARGE),--large)
+		$${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models} $(if $(BENCH_LARGE),--large) $(if $(BENCH_ONLY),--only $(BENCH_ONLY))
 
 ## Q5_1, Q2_K, Q3_K_M, IQ4_NL and IQ4_XS files made by llama-quantize from the 110M benchmark
 ## model, against llama-bench (both built by you, outside the repo), same run.

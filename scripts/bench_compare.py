@@ -5,7 +5,9 @@ cache (llama-bench's default; Lumen's `--cache-type f16`). The random-weight 110
 with --large, 1.1B) models come from make_bench_models.py; llama-quantize makes the K-quant and
 other formats from them (once, under MODELS_DIR); the real models are read from the model cache.
 Last, `lumen quantize` against llama-quantize from the F32 110M (and 1.1B) file.
-Usage: bench_compare.py LUMEN LLAMA_BENCH LLAMA_QUANTIZE MODELS_DIR MODEL_CACHE [--large] [--rounds N]"""
+With --only, only the models whose names contain one of the given strings (e.g. --only Q4_0) and
+no quantizer table: to measure again the rows one change touches.
+Usage: bench_compare.py LUMEN LLAMA_BENCH LLAMA_QUANTIZE MODELS_DIR MODEL_CACHE [--large] [--rounds N] [--only NAME...]"""
 import argparse
 import pathlib
 import subprocess
@@ -18,6 +20,7 @@ for name in ("lumen", "llama_bench", "llama_quantize", "models", "cache"):
     parser.add_argument(name)
 parser.add_argument("--large", action="store_true")
 parser.add_argument("--rounds", type=int, default=2)
+parser.add_argument("--only", nargs="+")
 options = parser.parse_args()
 folder = pathlib.Path(options.models)
 
@@ -42,12 +45,16 @@ for name, file in {"SmolLM2-135M Q4_1": "SmolLM2-135M-Instruct.Q4_1.gguf", "Gemm
     if (cache / file).exists():
         models[name] = str(cache / file)
 
+if options.only:
+    models = {name: path for name, path in models.items() if any(part in name for part in options.only)}
 f16 = ("--cache-type", "f16")
 engine_comparison.print_table(options.lumen, options.llama_bench, models, options.rounds, prompts=(128, 512), generations=(64,),
                               lumen_options=f16)
 print()
 engine_comparison.print_table(options.lumen, options.llama_bench, models, options.rounds, prompts=(0,), generations=(64,),
                               depths=(1024,), lumen_options=f16)
+if options.only:
+    raise SystemExit
 print()
 sources = {size: str(folder / f"bench-{size}-f32.gguf") for size in ("110M", "1.1B") if size == "110M" or options.large}
 quantize_comparison.print_table(options.lumen, options.llama_quantize, sources, ("Q8_0", "Q4_0", "Q4_K_M"), options.rounds)

@@ -125,9 +125,10 @@ void lumen_interleave_rows(const void *rows, long row_bytes, long groups, long b
 /// Writes the `8 * group_count` rows interleaved at `groups` by `lumen_interleave_rows` back one
 /// after another, byte for byte as it read them.
 void lumen_restore_rows(const void *groups, long group_count, long blocks, long block_bytes, long halves, void *rows);
-/// `out[r] = w[r] · x` for the `8 * group_count` interleaved Q4_0 (`halves` 1) or Q4_K (`halves`
-/// 2) rows at `groups` and one vector quantized by `lumen_quantize_q8`: each group's eight rows at
-/// once, one per lane (AVX-512 VNNI when the CPU has it and `without_vnni` is 0, else AVX2).
+/// `out[r] = w[r] · x` for the `8 * group_count` Q4_0 (or Q4_K) rows interleaved at `groups` by
+/// `lumen_interleave_rows` (with one leading 2-byte field, or two) and one vector quantized by
+/// `lumen_quantize_q8`: each group's eight rows at once, one per lane (AVX-512 VNNI when the CPU
+/// has it and `without_vnni` is 0, else AVX2).
 void lumen_dot_q4_0_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
                           const float *sums, long count, float *out, int without_vnni);
 void lumen_dot_q4_k_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,

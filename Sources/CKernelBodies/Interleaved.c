@@ -68,9 +68,11 @@ static inline void k_scale_lanes(const uint8_t *words, __m256i scales[2], __m256
                               _mm256_and_si256(_mm256_srli_epi32(word1, 2), top_bits));
 }
 
-/// Byte `index` of each 32-bit lane of `lanes`, as floats.
+/// Byte `index` of each 32-bit lane of `lanes`, as floats. (A variable shift: `index` is not a
+/// constant where the portable build's NEON needs one; with the loops unrolled, x86 compiles it to
+/// a shift by an immediate.)
 static inline __m256 lane_byte(__m256i lanes, int index) {
-    return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srli_epi32(lanes, 8 * index), _mm256_set1_epi32(0xFF)));
+    return _mm256_cvtepi32_ps(_mm256_and_si256(_mm256_srlv_epi32(lanes, _mm256_set1_epi32(8 * index)), _mm256_set1_epi32(0xFF)));
 }
 
 /// `acc` plus the products of unsigned bytes `u` and signed bytes `s` in int32 lanes of four.

@@ -79,6 +79,21 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
 #define ACCUMULATE_AVX2(acc, u, s) _mm256_add_epi32((acc), PRODUCTS_AVX2((u), (s)))
 #define ACCUMULATE_VNNI(acc, u, s) _mm256_dpbusd_epi32((acc), (u), (s))
 
+/// The four chains both eight-row kernels run over `PIECES` 4-byte nibble pieces of eight rows at
+/// `pieces` (32 bytes apart): the low nibbles meet the activations at `low_x`, the high ones those
+/// at `high_x`, even and odd pieces in chains of their own (`low0`/`high0`, `low1`/`high1`).
+#define ACCUMULATE_NIBBLE_PIECES(ACCUMULATE, PIECES, pieces, low_mask, low_x, high_x, low0, low1, high0, high1) \
+    for (int piece = 0; piece < (PIECES); piece += 2) {                                                      \
+        const __m256i w0 = _mm256_loadu_si256((const __m256i *)((pieces) + 32 * piece));                    \
+        const __m256i w1 = _mm256_loadu_si256((const __m256i *)((pieces) + 32 * piece + 32));               \
+        low0 = ACCUMULATE(low0, _mm256_and_si256(w0, low_mask), _mm256_set1_epi32(load_word((low_x) + 4 * piece))); \
+        high0 = ACCUMULATE(high0, _mm256_and_si256(_mm256_srli_epi16(w0, 4), low_mask),                     \
+                           _mm256_set1_epi32(load_word((high_x) + 4 * piece)));                               \
+        low1 = ACCUMULATE(low1, _mm256_and_si256(w1, low_mask), _mm256_set1_epi32(load_word((low_x) + 4 * piece + 4))); \
+        high1 = ACCUMULATE(high1, _mm256_and_si256(_mm256_srli_epi16(w1, 4), low_mask),                     \
+                           _mm256_set1_epi32(load_word((high_x) + 4 * piece + 4)));                           \
+    }
+
 /// Defines the eight-row kernel `NAME` with `ACCUMULATE`, compiled with `ATTRIBUTES`. Per block
 /// column and pair of sub-blocks, four chains of `ACCUMULATE` (low and high nibbles, even and odd
 /// pieces) gather each row's integer sums in its lane; each sub-block's sums are then scaled by
@@ -103,16 +118,7 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
                     const signed char *low_x = x + 64 * pair, *high_x = low_x + 32;                          \
                     __m256i low0 = _mm256_setzero_si256(), low1 = _mm256_setzero_si256();                    \
                     __m256i high0 = _mm256_setzero_si256(), high1 = _mm256_setzero_si256();                  \
-                    for (int piece = 0; piece < 8; piece += 2) {                                             \
-                        const __m256i w0 = _mm256_loadu_si256((const __m256i *)(pieces + 32 * piece));       \
-                        const __m256i w1 = _mm256_loadu_si256((const __m256i *)(pieces + 32 * piece + 32));  \
-                        low0 = ACCUMULATE(low0, _mm256_and_si256(w0, low_mask), _mm256_set1_epi32(load_word(low_x + 4 * piece))); \
-                        high0 = ACCUMULATE(high0, _mm256_and_si256(_mm256_srli_epi16(w0, 4), low_mask),      \
-                                           _mm256_set1_epi32(load_word(high_x + 4 * piece)));                \
-                        low1 = ACCUMULATE(low1, _mm256_and_si256(w1, low_mask), _mm256_set1_epi32(load_word(low_x + 4 * piece + 4))); \
-                        high1 = ACCUMULATE(high1, _mm256_and_si256(_mm256_srli_epi16(w1, 4), low_mask),      \
-                                           _mm256_set1_epi32(load_word(high_x + 4 * piece + 4)));            \
-                    }                                                                                        \
+                    ACCUMULATE_NIBBLE_PIECES(ACCUMULATE, 8, pieces, low_mask, low_x, high_x, low0, low1, high0, high1) \
                     for (int half = 0; half < 2; half++) {                                                   \
                         const int sub = 2 * pair + half;                                                     \
                         const __m256i sums_i = half ? _mm256_add_epi32(high0, high1) : _mm256_add_epi32(low0, low1); \
@@ -156,16 +162,7 @@ static void lumen_dot_q4_k_x8_q8(const void *groups, long group_count, const sig
                 const signed char *x = values + 32 * b;                                                      \
                 __m256i low0 = _mm256_setzero_si256(), low1 = _mm256_setzero_si256();                        \
                 __m256i high0 = _mm256_setzero_si256(), high1 = _mm256_setzero_si256();                      \
-                for (int piece = 0; piece < 4; piece += 2) {                                                 \
-                    const __m256i w0 = _mm256_loadu_si256((const __m256i *)(column + 16 + 32 * piece));      \
-                    const __m256i w1 = _mm256_loadu_si256((const __m256i *)(column + 48 + 32 * piece));      \
-                    low0 = ACCUMULATE(low0, _mm256_and_si256(w0, low_mask), _mm256_set1_epi32(load_word(x + 4 * piece))); \
-                    high0 = ACCUMULATE(high0, _mm256_and_si256(_mm256_srli_epi16(w0, 4), low_mask),          \
-                                       _mm256_set1_epi32(load_word(x + 16 + 4 * piece)));                    \
-                    low1 = ACCUMULATE(low1, _mm256_and_si256(w1, low_mask), _mm256_set1_epi32(load_word(x + 4 * piece + 4))); \
-                    high1 = ACCUMULATE(high1, _mm256_and_si256(_mm256_srli_epi16(w1, 4), low_mask),          \
-                                       _mm256_set1_epi32(load_word(x + 20 + 4 * piece)));                    \
-                }                                                                                            \
+                ACCUMULATE_NIBBLE_PIECES(ACCUMULATE, 4, column + 16, low_mask, x, x + 16, low0, low1, high0, high1) \
                 const __m256i block_sums = _mm256_add_epi32(_mm256_add_epi32(low0, low1), _mm256_add_epi32(high0, high1)); \
                 const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)column));                  \
                 total = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(scales[b])), _mm256_cvtepi32_ps(block_sums), total); \

@@ -60,6 +60,7 @@ typedef void (*lumen_levels_fn)(const void *row, unsigned char *levels, float *s
     X(void, levels_q6_k, (const void *row, unsigned char *levels, float *scales, float *mins, long count), (row, levels, scales, mins, count)) \
     X(void, levels_iq4_nl, (const void *row, unsigned char *levels, float *scales, float *mins, long count), (row, levels, scales, mins, count)) \
     X(void, levels_iq4_xs, (const void *row, unsigned char *levels, float *scales, float *mins, long count), (row, levels, scales, mins, count)) \
+    X(void, quantize_q8_tokens, (const float *x, long tokens, long k, signed char *values, float *scales, float *sums), (x, tokens, k, values, scales, sums)) \
     X(long, matmul_levels_workspace, (long k), (k)) \
     X(void, interleave_rows, (const void *rows, long row_bytes, long groups, long blocks, long block_bytes, long halves, void *out), (rows, row_bytes, groups, blocks, block_bytes, halves, out)) \
     X(void, restore_rows, (const void *groups, long group_count, long blocks, long block_bytes, long halves, void *rows), (groups, group_count, blocks, block_bytes, halves, rows)) \

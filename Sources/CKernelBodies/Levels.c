@@ -1,4 +1,5 @@
 #include "Shared.h"
+#include "../CKernels/include/KernelLayout.h"
 
 // MARK: - Rows as levels
 
@@ -206,6 +207,30 @@ static void lumen_levels_iq4_xs(const void *row, unsigned char *levels, float *s
 
 // MARK: - The matrix–matrix product on levels
 
+/// Tokens a chunk of the product's activations holds (see `lumen_quantize_q8_tokens`).
+enum { TOKEN_CHUNK = LUMEN_TOKEN_CHUNK };
+
+static void lumen_quantize_q8_tokens(const float *x, long tokens, long k, signed char *values, float *scales, float *sums) {
+    const long blocks = k / 32;
+    for (long t = 0; t < (tokens + TOKEN_CHUNK - 1) / TOKEN_CHUNK * TOKEN_CHUNK; t++) {
+        const long u = t % TOKEN_CHUNK;
+        signed char *chunk_values = values + TOKEN_CHUNK * k * (t / TOKEN_CHUNK);
+        float *chunk_scales = scales + TOKEN_CHUNK * blocks * (t / TOKEN_CHUNK), *chunk_sums = sums + 3 * TOKEN_CHUNK * blocks * (t / TOKEN_CHUNK);
+        for (long b = 0; b < blocks; b++) {
+            signed char block[32] = {0};
+            float block_scale = 0.0f, block_sums[3] = {0.0f, 0.0f, 0.0f};
+            if (t < tokens) lumen_quantize_q8(x + t * k + 32 * b, 32, block, &block_scale, block_sums);
+            memcpy(chunk_values + TOKEN_CHUNK * 16 * (2 * b) + 16 * u, block, 16);
+            memcpy(chunk_values + TOKEN_CHUNK * 16 * (2 * b + 1) + 16 * u, block + 16, 16);
+            chunk_scales[TOKEN_CHUNK * b + u] = block_scale;
+            chunk_sums[TOKEN_CHUNK * b + u] = block_sums[0];
+            chunk_sums[TOKEN_CHUNK * (blocks + 2 * b) + u] = block_sums[1];
+            chunk_sums[TOKEN_CHUNK * (blocks + 2 * b + 1) + u] = block_sums[2];
+        }
+    }
+}
+
+
 /// Rows decoded and interleaved eight at a time: for each group g of 16 weights, 128 bytes in
 /// which the 32-byte chunk c holds weights 4c…4c+3 of rows 0…7 (4 bytes each, a 32-bit lane per
 /// row), then the group's eight scales and eight mins. One `vpdpbusd` with a token's four
@@ -262,68 +287,54 @@ __attribute__((always_inline)) static inline __m256i group_sums_avx2(const __m25
 #define GROUP_SUMS_AVX2(w, x) group_sums_avx2((w), (x))
 
 /// Defines the tile kernel over spans of `SPAN` weights (16, or 32 when each pair of groups
-/// shares its scale and min): eight rows × `TOKENS` tokens at a time (then one at a time), the
-/// tokens' accumulators in registers (a constant count, so the token loop unrolls). For each span
-/// the eight rows' integer sums are scaled by the rows' scales times the token's block scale, and
-/// the rows' mins times the token's sum over the span (`lumen_quantize_q8`'s half-block or block
-/// sums) are added.
+/// shares its scale and min): eight rows × `TOKENS` tokens of a chunk (`lumen_quantize_q8_tokens`)
+/// at a time, the tokens' accumulators in registers (a constant count, so the token loop unrolls,
+/// and each token's activations, scale and sum lie at a constant offset from the span's). For each
+/// span the eight rows' integer sums are scaled by the rows' scales times the token's block scale,
+/// and the rows' mins times the token's sum over the span (block or half-block sum) are added.
 #define DEFINE_LEVELS_TILE(NAME, ATTRIBUTES, GROUP_SUMS, TOKENS, SPAN)                                    \
-    ATTRIBUTES static inline __m256 NAME##_step(const uint8_t *tile, const float *tile_scales, const float *tile_mins, long g, \
-                                                const signed char *x, float scale, float sum, __m256 acc) { \
-        __m256i w[4];                                                                                     \
-        for (int c = 0; c < 4; c++) w[c] = _mm256_loadu_si256((const __m256i *)(tile + 128 * g + 32 * c)); \
-        __m256i integer = GROUP_SUMS(w, x + 16 * g);                                                      \
-        if ((SPAN) == 32) {                                                                               \
-            for (int c = 0; c < 4; c++) w[c] = _mm256_loadu_si256((const __m256i *)(tile + 128 * (g + 1) + 32 * c)); \
-            integer = _mm256_add_epi32(integer, GROUP_SUMS(w, x + 16 * (g + 1)));                         \
-        }                                                                                                 \
-        const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(tile_scales + TILE_ROWS * g), _mm256_set1_ps(scale)); \
-        acc = _mm256_fmadd_ps(_mm256_cvtepi32_ps(integer), scaled, acc);                                  \
-        return _mm256_fmadd_ps(_mm256_loadu_ps(tile_mins + TILE_ROWS * g), _mm256_set1_ps(sum), acc);     \
-    }                                                                                                     \
-    /* The token's sum over the span that starts at group g. */                                          \
-    static inline float NAME##_sum(const float *sums, long blocks, long g) {                              \
-        return (SPAN) == 32 ? sums[g / 2] : sums[blocks + g];                                             \
-    }                                                                                                     \
+    /* Tokens `[0, valid)` of the `TOKENS` at `values`, `scales` and `sums` (a chunk's, offset to the  \
+       first); `out` is the first token's output. */                                                     \
     ATTRIBUTES static void NAME##_tokens(const uint8_t *tile, const float *tile_scales, const float *tile_mins, long k, \
                                          const signed char *values, const float *scales, const float *sums, \
-                                         float *out, long out_stride, long rows) {                        \
+                                         float *out, long out_stride, long rows, long valid) {            \
         const long groups = k / 16, blocks = k / 32;                                                      \
         __m256 acc[TOKENS];                                                                               \
         for (int u = 0; u < (TOKENS); u++) acc[u] = _mm256_setzero_ps();                                  \
-        for (long g = 0; g < groups; g += (SPAN) / 16)                                                    \
+        for (long g = 0; g < groups; g += (SPAN) / 16) {                                                  \
+            __m256i w[4], next[4];                                                                        \
+            for (int c = 0; c < 4; c++) w[c] = _mm256_loadu_si256((const __m256i *)(tile + 128 * g + 32 * c)); \
+            if ((SPAN) == 32)                                                                             \
+                for (int c = 0; c < 4; c++) next[c] = _mm256_loadu_si256((const __m256i *)(tile + 128 * (g + 1) + 32 * c)); \
+            const __m256 row_scales = _mm256_loadu_ps(tile_scales + TILE_ROWS * g), row_mins = _mm256_loadu_ps(tile_mins + TILE_ROWS * g); \
+            const signed char *x = values + TOKEN_CHUNK * 16 * g;                                         \
+            const float *span_scales = scales + TOKEN_CHUNK * (g / 2);                                    \
+            const float *span_sums = (SPAN) == 32 ? sums + TOKEN_CHUNK * (g / 2) : sums + TOKEN_CHUNK * (blocks + g); \
             _Pragma("clang loop unroll(full)")                                                            \
-            for (int u = 0; u < (TOKENS); u++)                                                            \
-                acc[u] = NAME##_step(tile, tile_scales, tile_mins, g, values + u * k, scales[u * blocks + g / 2], \
-                                     NAME##_sum(sums + 3 * u * blocks, blocks, g), acc[u]);               \
+            for (int u = 0; u < (TOKENS); u++) {                                                          \
+                __m256i integer = GROUP_SUMS(w, x + 16 * u);                                              \
+                if ((SPAN) == 32) integer = _mm256_add_epi32(integer, GROUP_SUMS(next, x + TOKEN_CHUNK * 16 + 16 * u)); \
+                const __m256 scaled = _mm256_mul_ps(row_scales, _mm256_set1_ps(span_scales[u]));         \
+                acc[u] = _mm256_fmadd_ps(_mm256_cvtepi32_ps(integer), scaled, acc[u]);                   \
+                acc[u] = _mm256_fmadd_ps(row_mins, _mm256_set1_ps(span_sums[u]), acc[u]);                \
+            }                                                                                             \
+        }                                                                                                 \
         float lanes[TILE_ROWS];                                                                           \
-        for (int u = 0; u < (TOKENS); u++) {                                                              \
+        for (long u = 0; u < valid; u++) {                                                                \
             _mm256_storeu_ps(lanes, acc[u]);                                                              \
             for (long r = 0; r < rows; r++) out[u * out_stride + r] = lanes[r];                           \
         }                                                                                                 \
-    }                                                                                                     \
-    ATTRIBUTES static void NAME##_single(const uint8_t *tile, const float *tile_scales, const float *tile_mins, long k, \
-                                         const signed char *values, const float *scales, const float *sums, \
-                                         float *out, long rows) {                                         \
-        const long groups = k / 16, blocks = k / 32;                                                      \
-        __m256 acc = _mm256_setzero_ps();                                                                 \
-        for (long g = 0; g < groups; g += (SPAN) / 16)                                                    \
-            acc = NAME##_step(tile, tile_scales, tile_mins, g, values, scales[g / 2], NAME##_sum(sums, blocks, g), acc); \
-        float lanes[TILE_ROWS];                                                                           \
-        _mm256_storeu_ps(lanes, acc);                                                                     \
-        for (long r = 0; r < rows; r++) out[r] = lanes[r];                                                \
     }                                                                                                     \
     static void NAME(const uint8_t *tile, const float *tile_scales, const float *tile_mins, long k,        \
                      const signed char *values, const float *scales, const float *sums, long tokens,      \
                      float *out, long out_stride, long rows) {                                            \
         const long blocks = k / 32;                                                                       \
-        long t = 0;                                                                                       \
-        for (; t + (TOKENS) <= tokens; t += (TOKENS))                                                     \
-            NAME##_tokens(tile, tile_scales, tile_mins, k, values + t * k, scales + t * blocks, sums + 3 * t * blocks, \
-                          out + t * out_stride, out_stride, rows);                                        \
-        for (; t < tokens; t++)                                                                           \
-            NAME##_single(tile, tile_scales, tile_mins, k, values + t * k, scales + t * blocks, sums + 3 * t * blocks, \
-                          out + t * out_stride, rows);                                                    \
+        for (long t = 0; t < tokens; t += (TOKENS)) {                                                     \
+            const long chunk = t / TOKEN_CHUNK, first = t % TOKEN_CHUNK;                                  \
+            NAME##_tokens(tile, tile_scales, tile_mins, k, values + TOKEN_CHUNK * k * chunk + 16 * first, \
+                          scales + TOKEN_CHUNK * blocks * chunk + first, sums + 3 * TOKEN_CHUNK * blocks * chunk + first, \
+                          out + t * out_stride, out_stride, rows, tokens - t < (TOKENS) ? tokens - t : (TOKENS)); \
+        }                                                                                                 \
     }
 
 DEFINE_LEVELS_TILE(levels_tile_avx2, , GROUP_SUMS_AVX2, 4, 16)

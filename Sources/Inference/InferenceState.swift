@@ -64,13 +64,14 @@ final class InferenceState {
         gate = buffer(batchCapacity * hidden)
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
-        // 8-bit activations for a whole batch: prompt batches meet quantized weights in integer
-        // products. Each token's sums are followed by its half-block sums (three per block, see
-        // `lumen_quantize_q8`). Each thread's row buffer also serves as the workspace of
-        // `lumen_matmul_levels_q8`.
+        // 8-bit activations for a whole batch, in chunks of eight tokens (the last padded): prompt
+        // batches meet quantized weights in integer products. The block sums are followed by the
+        // half-block sums (three per block, see `lumen_quantize_q8_tokens`). Each thread's row
+        // buffer also serves as the workspace of `lumen_matmul_levels_q8`.
         let rowBuffer = max(MatrixPool.dequantizedRows * widest, lumen_matmul_levels_workspace(widest) / 4 + 1)
-        let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: batchCapacity * widest)
-        quantizedValues.initialize(repeating: 0, count: batchCapacity * widest)
+        let chunk = Int(LUMEN_TOKEN_CHUNK), quantizedTokens = (batchCapacity + chunk - 1) / chunk * chunk
+        let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: quantizedTokens * widest)
+        quantizedValues.initialize(repeating: 0, count: quantizedTokens * widest)
         self.quantizedValues = quantizedValues
         // Eight rows restored from the eight-row layout (Q4_0 and Q4_K: 0.5625 bytes a weight), with room to spare.
         let restoredBytes = 8 * widest * 4
@@ -78,7 +79,7 @@ final class InferenceState {
             rows: buffer(threads * rowBuffer), rowBuffer: rowBuffer,
             restored: UnsafeMutableRawPointer(buffer(threads * restoredBytes / 4)), restoredBytes: restoredBytes,
             quantizedValues: quantizedValues,
-            quantizedScales: buffer(batchCapacity * (widest / 32 + 1)), quantizedSums: buffer(3 * batchCapacity * (widest / 32 + 1)),
+            quantizedScales: buffer(quantizedTokens * (widest / 32 + 1)), quantizedSums: buffer(3 * quantizedTokens * (widest / 32 + 1)),
             activations: activations
         )
         scores = buffer(threads * scoresPerThread)

@@ -25,12 +25,12 @@ struct MatrixPool {
         let restored: UnsafeMutableRawPointer
         /// Bytes of `restored` per thread.
         let restoredBytes: Int
-        /// The input vectors quantized to 8 bits (Q8_0 blocks' values), one after another.
+        /// The input vectors quantized to 8 bits (Q8_0 blocks' values): one vector's
+        /// (`lumen_quantize_q8`), or a batch's in chunks of eight tokens (`lumen_quantize_q8_tokens`).
         let quantizedValues: UnsafeMutablePointer<Int8>
-        /// The scale of each block of 32 quantized values, token after token.
+        /// The scale of each block of 32 quantized values.
         let quantizedScales: UnsafeMutablePointer<Float>
-        /// Each block's scale times the sum of its values, then the same for each half block
-        /// (see `lumen_quantize_q8`), token after token.
+        /// Each block's scale times the sum of its values, then the same for each half block.
         let quantizedSums: UnsafeMutablePointer<Float>
         /// Whether quantized weights meet quantized activations.
         let activations: ActivationPrecision
@@ -105,12 +105,7 @@ struct MatrixPool {
             return
         }
         if scratch.activations == .quantized, let levels = matrix.levelsKernel {
-            // Each token quantized on its own (values, scales and sums one token after another).
-            let blocks = columns / 32
-            for token in 0..<count {
-                lumen_quantize_q8(input + token * columns, columns, scratch.quantizedValues + token * columns,
-                                  scratch.quantizedScales + token * blocks, scratch.quantizedSums + token * 3 * blocks)
-            }
+            lumen_quantize_q8_tokens(input, count, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns * count) { part, range in
                 let workspace = scratch.rows + part * scratch.rowBuffer
                 guard let groups = matrix.interleavedGroups(from: range.lowerBound / 8) else {

@@ -167,6 +167,25 @@ struct KernelFixture {
         }
         return (values, scales, sums + halfSums)
     }
+
+    /// Tokens quantized one by one (`referenceQuantize`) in the chunked layout
+    /// `lumen_quantize_q8_tokens` documents: chunks of eight tokens, the last padded with zeros;
+    /// in each, group after group of 16 values with the eight tokens' side by side, then block
+    /// scales, block sums and half-block sums likewise.
+    static func chunked(_ tokens: [(values: [Int8], scales: [Float], sums: [Float])], k: Int) -> (values: [Int8], scales: [Float], sums: [Float]) {
+        let chunk = 8, blocks = k / 32, padded = (tokens.count + chunk - 1) / chunk * chunk
+        var values = [Int8](repeating: 0, count: padded * k)
+        var scales = [Float](repeating: 0, count: padded * blocks), sums = [Float](repeating: 0, count: 3 * padded * blocks)
+        for (token, quantized) in tokens.enumerated() {
+            let base = token / chunk, slot = token % chunk
+            for index in 0..<k {
+                values[base * chunk * k + (index / 16) * 16 * chunk + slot * 16 + index % 16] = quantized.values[index]
+            }
+            for block in 0..<blocks { scales[base * chunk * blocks + block * chunk + slot] = quantized.scales[block] }
+            for index in 0..<3 * blocks { sums[3 * base * chunk * blocks + index * chunk + slot] = quantized.sums[index] }
+        }
+        return (values, scales, sums)
+    }
 }
 
 @Suite("Kernels against scalar references")
@@ -275,6 +294,21 @@ struct KernelTests {
             #expect(values == expected.values)
             #expect(scales == expected.scales)
             #expect(sums == expected.sums)
+        }
+    }
+
+    @Test("a batch's activations are quantized token by token into chunks of eight, the last padded with zeros")
+    func tokenChunks() {
+        var fixture = KernelFixture()
+        for (tokens, k) in [(1, 32), (8, 64), (11, 96), (17, 256)] {
+            let inputs = (0..<tokens).map { _ in fixture.floats(k) }
+            let expected = KernelFixture.chunked(inputs.map(KernelFixture.referenceQuantize), k: k)
+            var values = [Int8](repeating: 1, count: expected.values.count)
+            var scales = [Float](repeating: .nan, count: expected.scales.count), sums = [Float](repeating: .nan, count: expected.sums.count)
+            lumen_quantize_q8_tokens(inputs.flatMap { $0 }, tokens, k, &values, &scales, &sums)
+            #expect(values == expected.values, "\(tokens) tokens of \(k)")
+            #expect(scales == expected.scales, "\(tokens) tokens of \(k)")
+            #expect(sums == expected.sums, "\(tokens) tokens of \(k)")
         }
     }
 
@@ -430,11 +464,11 @@ struct KernelTests {
                 let k = blockSize * blocks
                 let matrix = (0..<rows).map { _ in fixture.row(type, blocks: blocks, scale: 0.02) }
                 let inputs = (0..<tokens).map { _ in fixture.floats(k) }
-                let quantized = inputs.map(KernelFixture.referenceQuantize)
+                let quantized = inputs.map(KernelFixture.referenceQuantize), chunks = KernelFixture.chunked(quantized, k: k)
                 var output = [Float](repeating: .nan, count: tokens * rows)
                 var workspace = [UInt8](repeating: 0, count: lumen_matmul_levels_workspace(k))
-                lumen_matmul_levels_q8(decode, matrix.flatMap { $0 }, blockBytes * blocks, rows, quantized.flatMap(\.values),
-                                       quantized.flatMap(\.scales), quantized.flatMap(\.sums), tokens, k, &output, rows, &workspace, withoutVNNI)
+                lumen_matmul_levels_q8(decode, matrix.flatMap { $0 }, blockBytes * blocks, rows, chunks.values, chunks.scales, chunks.sums,
+                                       tokens, k, &output, rows, &workspace, withoutVNNI)
                 for token in 0..<tokens {
                     for row in 0..<rows {
                         let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(matrix[row], type: type), quantized[token])

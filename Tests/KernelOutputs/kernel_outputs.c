@@ -118,13 +118,18 @@ enum { K = 512, ROWS = 11, TOKENS = 5, DIM = 64, LENGTH = 37 };
 static void quantized_formats(void) {
     static uint8_t row[ROWS * (K / 32) * 210];
     static float x[TOKENS * K], widened[K], scales[TOKENS * K / 32], sums[TOKENS * 3 * K / 32], out[TOKENS * ROWS];
-    static signed char values[TOKENS * K];
+    static float chunk_scales[LUMEN_TOKEN_CHUNK * K / 32], chunk_sums[LUMEN_TOKEN_CHUNK * 3 * K / 32];
+    static signed char values[TOKENS * K], chunk_values[LUMEN_TOKEN_CHUNK * K];
     char name[64];
     fill_floats(x, TOKENS * K);
     for (long t = 0; t < TOKENS; t++) lumen_quantize_q8(x + t * K, K, values + t * K, scales + t * K / 32, sums + t * 3 * K / 32);
     for (long i = 0; i < TOKENS * K; i++) printf("quantize_q8.values %ld %d\n", i, values[i]);
     print_floats("quantize_q8.scales", scales, TOKENS * K / 32);
     print_floats("quantize_q8.sums", sums, TOKENS * 3 * K / 32);
+    lumen_quantize_q8_tokens(x, TOKENS, K, chunk_values, chunk_scales, chunk_sums);
+    for (long i = 0; i < LUMEN_TOKEN_CHUNK * K; i++) printf("quantize_q8_tokens.values %ld %d\n", i, chunk_values[i]);
+    print_floats("quantize_q8_tokens.scales", chunk_scales, LUMEN_TOKEN_CHUNK * K / 32);
+    print_floats("quantize_q8_tokens.sums", chunk_sums, LUMEN_TOKEN_CHUNK * 3 * K / 32);
     void *workspace = malloc((size_t)lumen_matmul_levels_workspace(K));
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
         const struct format *format = &formats[f];
@@ -139,7 +144,7 @@ static void quantized_formats(void) {
         float product = format->dot_q8(row, values, scales, sums, K);
         snprintf(name, sizeof name, "%s.dot_q8", format->name);
         print_floats(name, &product, 1);
-        lumen_matmul_levels_q8(format->levels, row, row_bytes, ROWS, values, scales, sums, TOKENS, K, out, ROWS, workspace, 0);
+        lumen_matmul_levels_q8(format->levels, row, row_bytes, ROWS, chunk_values, chunk_scales, chunk_sums, TOKENS, K, out, ROWS, workspace, 0);
         snprintf(name, sizeof name, "%s.matmul_levels_q8", format->name);
         print_floats(name, out, TOKENS * ROWS);
     }

@@ -1,6 +1,8 @@
 #ifndef LUMEN_CKERNELS_H
 #define LUMEN_CKERNELS_H
 
+#include "KernelLayout.h"
+
 /// The compute kernels: dot products of weight rows with activations, matrix products, 8-bit
 /// activation quantization, attention, the quantizer's scale searches. Written once with AVX2,
 /// FMA and F16C intrinsics, compiled twice (see Dispatch.c): natively for x86-64-v3 CPUs and
@@ -105,11 +107,16 @@ void lumen_levels_q6_k(const void *row, unsigned char *levels, float *scales, fl
 void lumen_levels_iq4_nl(const void *row, unsigned char *levels, float *scales, float *mins, long count);
 void lumen_levels_iq4_xs(const void *row, unsigned char *levels, float *scales, float *mins, long count);
 
+/// Quantizes `tokens` vectors of `k` floats as `lumen_quantize_q8` does, for
+/// `lumen_matmul_levels_q8`: in chunks of `LUMEN_TOKEN_CHUNK` (8) tokens, the last padded with zero tokens, each
+/// `8k` values, `8 · k / 32` scales and `3 · 8 · k / 32` sums. In a chunk, token u's values
+/// 16g…16g + 15 are at `128g + 16u`, its scale of block b at `8b + u`, its sum of block b at
+/// `8b + u` and then its sum of half block h at `8 · k / 32 + 8h + u`.
+void lumen_quantize_q8_tokens(const float *x, long tokens, long k, signed char *values, float *scales, float *sums);
 /// Bytes of workspace `lumen_matmul_levels_q8` needs for rows of `k` weights.
 long lumen_matmul_levels_workspace(long k);
 /// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows of any format with a levels
-/// decoder and `tokens` vectors quantized one after another by `lumen_quantize_q8` (values `k`
-/// apart, scales `k / 32` apart, sums with their half-block sums `3k / 32` apart): rows decoded
+/// decoder and `tokens` vectors quantized by `lumen_quantize_q8_tokens`: rows decoded
 /// eight at a time into `workspace` and multiplied in integers (AVX-512 VNNI when the CPU has it
 /// and `without_vnni` is 0, else AVX2).
 void lumen_matmul_levels_q8(lumen_levels_fn decode, const void *w, long row_bytes, long rows, const signed char *values,

@@ -83,6 +83,20 @@ struct MatrixPool {
         }
     }
 
+    /// Quantizes `count` input vectors of `columns` into `scratch` for `lumen_matmul_levels_q8`,
+    /// the chunks of `LUMEN_TOKEN_CHUNK` tokens split across the threads (each chunk is `chunk`
+    /// tokens' values, scales and sums: see `lumen_quantize_q8_tokens`).
+    private func quantizeBatch(_ input: UnsafeMutablePointer<Float>, count: Int, columns: Int, scratch: Scratch) {
+        let chunk = Int(LUMEN_TOKEN_CHUNK), blocks = columns / 32
+        parallelChunks((count + chunk - 1) / chunk, chunk: 1, work: count * columns) { _, range in
+            for index in range {
+                let first = index * chunk
+                lumen_quantize_q8_tokens(input + first * columns, min(chunk, count - first), columns, scratch.quantizedValues + first * columns,
+                                         scratch.quantizedScales + first * blocks, scratch.quantizedSums + 3 * first * blocks)
+            }
+        }
+    }
+
     /// `output[t][r] = matrix[r] · input[t]` for `count` input vectors.
     func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
                   count: Int, scratch: Scratch) {
@@ -105,7 +119,7 @@ struct MatrixPool {
             return
         }
         if scratch.activations == .quantized, let levels = matrix.levelsKernel {
-            lumen_quantize_q8_tokens(input, count, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
+            quantizeBatch(input, count: count, columns: columns, scratch: scratch)
             parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns * count) { part, range in
                 let workspace = scratch.rows + part * scratch.rowBuffer
                 guard let groups = matrix.interleavedGroups(from: range.lowerBound / 8) else {

@@ -145,11 +145,13 @@ enum Operations {
         for index in 0..<count { x[index] *= factor }
     }
 
-    /// `gate = silu(gate) * up`, elementwise.
-    static func swiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int) {
-        for index in 0..<count {
-            let value = gate[index]
-            gate[index] = value / (1 + exp(-value)) * up[index]
+    /// `gate = silu(gate) * up`, elementwise, split across the pool's threads.
+    static func swiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
+        pool.parallelChunks(count, chunk: 1024, work: count * 16) { _, range in
+            for index in range {
+                let value = gate[index]
+                gate[index] = value / (1 + exp(-value)) * up[index]
+            }
         }
     }
 

@@ -73,7 +73,7 @@ struct DecoderBlock: Sendable {
             Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
             multiply(block.gate, normed, state.gate)
             multiply(block.up, normed, state.up)
-            Operations.swiGLU(state.gate, state.up, count: count * c.feedForwardLength)
+            Operations.swiGLU(state.gate, state.up, count: count * c.feedForwardLength, pool: state.pool)
             multiply(block.down, state.gate, normed)
             Operations.add(normed, to: x, count: count * dimension)
         }

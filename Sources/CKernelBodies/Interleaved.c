@@ -107,7 +107,6 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
         for (long g = 0; g < group_count; g++, out += 8) {                                                   \
             __m256 total = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();                              \
             for (long b = 0; b < count / 256; b++, column += Q4_K_X8_BLOCK_BYTES) {                          \
-                prefetch_weights_ahead(column, Q4_K_X8_BLOCK_BYTES);                                         \
                 const signed char *x = values + 256 * b;                                                     \
                 const float *x_scales = scales + 8 * b, *x_sums = sums + 8 * b;                              \
                 __m256 block_sum = _mm256_setzero_ps(), block_mins = _mm256_setzero_ps();                    \
@@ -158,7 +157,6 @@ static void lumen_dot_q4_k_x8_q8(const void *groups, long group_count, const sig
         for (long g = 0; g < group_count; g++, out += 8) {                                                   \
             __m256 total = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();                              \
             for (long b = 0; b < count / 32; b++, column += 8 * 18) {                                        \
-                prefetch_weights_ahead(column, 8 * 18);                                                      \
                 const signed char *x = values + 32 * b;                                                      \
                 __m256i low0 = _mm256_setzero_si256(), low1 = _mm256_setzero_si256();                        \
                 __m256i high0 = _mm256_setzero_si256(), high1 = _mm256_setzero_si256();                      \

@@ -20,6 +20,10 @@
 //                                unpack the eight rows at once); bytes 128–1151 the nibbles, piece
 //                                c of 32-byte run p (sub-blocks 2p and 2p + 1) at 128 + 256p + 32c + 4r
 
+// The eight-row kernels read a group's block columns in order, one stream the hardware prefetcher
+// follows; unlike the row-by-row kernels they ask for no weights ahead (on two threads the hints
+// cost bandwidth: BENCHMARKS.md, step 18).
+
 /// Copies row `r`'s `block` into its places in the eight-row `column`, or back when `to_block`
 /// is set: the one statement of the layout above.
 static inline void x8_copy(uint8_t *block, uint8_t *column, int r, long block_bytes, long halves, int to_block) {

@@ -230,7 +230,6 @@ static void lumen_quantize_q8_tokens(const float *x, long tokens, long k, signed
     }
 }
 
-
 /// Rows decoded and interleaved eight at a time: for each group g of 16 weights, 128 bytes in
 /// which the 32-byte chunk c holds weights 4c…4c+3 of rows 0…7 (4 bytes each, a 32-bit lane per
 /// row), then the group's eight scales and eight mins. One `vpdpbusd` with a token's four

@@ -108,10 +108,10 @@ void lumen_levels_iq4_nl(const void *row, unsigned char *levels, float *scales, 
 void lumen_levels_iq4_xs(const void *row, unsigned char *levels, float *scales, float *mins, long count);
 
 /// Quantizes `tokens` vectors of `k` floats as `lumen_quantize_q8` does, for
-/// `lumen_matmul_levels_q8`: in chunks of `LUMEN_TOKEN_CHUNK` (8) tokens, the last padded with zero tokens, each
-/// `8k` values, `8 · k / 32` scales and `3 · 8 · k / 32` sums. In a chunk, token u's values
-/// 16g…16g + 15 are at `128g + 16u`, its scale of block b at `8b + u`, its sum of block b at
-/// `8b + u` and then its sum of half block h at `8 · k / 32 + 8h + u`.
+/// `lumen_matmul_levels_q8`: in chunks of `LUMEN_TOKEN_CHUNK` (8) tokens, the last padded with
+/// zero tokens, each `8k` values, `8 · k / 32` scales and `3 · 8 · k / 32` sums. In a chunk,
+/// token u's values 16g…16g + 15 are at `128g + 16u`, its scale of block b at `8b + u`, its sum
+/// of block b at `8b + u` and then its sum of half block h at `8 · k / 32 + 8h + u`.
 void lumen_quantize_q8_tokens(const float *x, long tokens, long k, signed char *values, float *scales, float *sums);
 /// Bytes of workspace `lumen_matmul_levels_q8` needs for rows of `k` weights.
 long lumen_matmul_levels_workspace(long k);

@@ -12,11 +12,4 @@ struct CoreMagic: Sendable {
     let summary: String
     /// Runs the magic.
     let run: Run
-
-    /// Creates a core magic.
-    init(name: String, summary: String, run: @escaping Run) {
-        self.name = name
-        self.summary = summary
-        self.run = run
-    }
 }

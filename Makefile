@@ -8,24 +8,33 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps build release venv models synthetic-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve check-formats clean
+.PHONY: all deps test-deps llama-server build release venv models synthetic-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve check-formats clean
 
 all: build
 
 ## Installs the system packages Lumen needs (libzmq, SQLite, libedit, SIMDe for the portable
-## kernels, Python's venv, Chromium for the browser test), via apt-get when root.
-deps:
+## kernels, Python's venv), via apt-get when root. `make test` adds Chromium for the browser test
+## and cmake, for llama.cpp's llama-server (TEST_PACKAGES); `make run` never installs them.
+## Each entry: the file that shows the package is installed, then the package.
+PACKAGES := /usr/include/zmq.h:libzmq3-dev /usr/include/sqlite3.h:libsqlite3-dev /usr/include/histedit.h:libedit-dev \
+  /usr/include/simde/x86/avx2.h:libsimde-dev
+TEST_PACKAGES := /usr/bin/chromium:chromium /usr/bin/cmake:cmake
+## $(1): the entries to check; $(2): a shell command that adds to $$missing by other tests.
+define install_missing
 	@missing=""; \
-	[ -f /usr/include/zmq.h ] || missing="$$missing libzmq3-dev"; \
-	[ -f /usr/include/sqlite3.h ] || missing="$$missing libsqlite3-dev"; \
-	[ -f /usr/include/histedit.h ] || missing="$$missing libedit-dev"; \
-	[ -f /usr/include/simde/x86/avx2.h ] || missing="$$missing libsimde-dev"; \
-	[ -x /usr/bin/chromium ] || missing="$$missing chromium"; \
-	python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv"; \
+	for entry in $(1); do [ -e "$${entry%%:*}" ] || missing="$$missing $${entry##*:}"; done; \
+	$(2) \
 	if [ -n "$$missing" ]; then \
 	  if [ "$$(id -u)" = 0 ]; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing; \
 	  else echo "Missing packages:$$missing. Install them with: sudo apt-get install -y$$missing"; exit 1; fi; \
 	fi
+endef
+
+deps:
+	$(call install_missing,$(PACKAGES),python3 -c 'import ensurepip' 2>/dev/null || missing="$$missing python3-venv";)
+
+test-deps: deps
+	$(call install_missing,$(TEST_PACKAGES),)
 
 build: deps
 	swift build $(SWIFT_FLAGS)
@@ -60,8 +69,23 @@ test: test-swift test-integration e2e
 test-swift: build models synthetic-models
 	swift test $(SWIFT_FLAGS)
 
-test-integration: build venv models
+test-integration: build venv models llama-server
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration --ignore=Tests/integration/test_soak.py
+
+## llama.cpp's own llama-server, which the remote tests talk to: built from the llama.cpp that PyPI's
+## llama-cpp-python source package vendors (the version Tests/integration/requirements.txt pins),
+## in .build/llama.cpp, never committed. About 6 minutes on 2 cores, once.
+LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama-cpp-python\[server\]==//p' Tests/integration/requirements.txt)
+LLAMA_CPP := .build/llama.cpp
+export LLAMA_SERVER ?= $(abspath $(LLAMA_CPP)/build/bin/llama-server)
+llama-server: $(LLAMA_CPP)/build/bin/llama-server
+$(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-deps
+	rm -rf $(LLAMA_CPP) && mkdir -p $(LLAMA_CPP)/source
+	python3 -m pip download --quiet --no-deps --no-binary llama-cpp-python "llama-cpp-python==$(LLAMA_CPP_PYTHON)" -d $(LLAMA_CPP)
+	tar xzf $(LLAMA_CPP)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C $(LLAMA_CPP)/source --strip-components=1
+	cmake -S $(LLAMA_CPP)/source/vendor/llama.cpp -B $(LLAMA_CPP)/build -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
+	  -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF > /dev/null
+	cmake --build $(LLAMA_CPP)/build --target llama-server -j $$(nproc) > /dev/null
 
 ## The Swift tests on the portable kernels only (LUMEN_PORTABLE=1: SIMDe, as arm64 builds them),
 ## in a build folder of their own; CI runs it after make test so the portable path cannot rot.
@@ -101,7 +125,7 @@ soak: build venv
 
 ## JupyterLab in headless Chromium (Playwright, the system browser): streaming, rich output,
 ## the stop button. Screenshots in .build/e2e/.
-e2e: build venv
+e2e: build venv test-deps
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/e2e
 
 ## The main job: fetches the default model (SmolLM2-135M-Instruct, from PyPI into the model cache)

@@ -50,9 +50,12 @@ let package = Package(
         .target(name: "Evaluation"),
         .target(name: "Jinja"),
         .target(name: "Executors"),
+        // prctl (variadic, so not callable from Swift) for a kernel that ends with its launcher.
+        .target(name: "CProcessControl"),
         .target(
             name: "Kernel",
             dependencies: [
+                "CProcessControl",
                 "JupyterProtocol",
                 "ZeroMQ",
                 "Evaluation",
@@ -80,7 +83,8 @@ let package = Package(
         ),
         .target(
             name: "Serve",
-            dependencies: ["OpenAIAPI", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "Logging", package: "swift-log")]
+            dependencies: ["OpenAIAPI", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+                           .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol"]),
         // libedit (BSD editline, Debian's libedit-dev) for line editing in `lumen repl`.

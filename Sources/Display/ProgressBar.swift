@@ -22,6 +22,11 @@ public struct ProgressBar: Sendable, Equatable {
         "\(label) " + String(repeating: "█", count: percent / 5) + String(repeating: "░", count: 20 - percent / 5) + " \(percent)%"
     }
 
+    /// Shows the bar on `output` as progress indicator `id`; `finished` once the work is done.
+    public func show(on output: some OutputSink, id: String, finished: Bool = false) {
+        output.progress(mimeBundle, id: id, finished: finished)
+    }
+
     /// The bar as HTML and text.
     public var mimeBundle: MIMEBundle {
         MIMEBundle([

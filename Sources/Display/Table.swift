@@ -36,9 +36,17 @@ public struct Table: Sendable, Equatable {
     /// The narrowest a column is made to fit a width (room for two characters and `…`).
     static let narrowestColumn = 3
 
+    /// A cell on one line: line breaks shown as `⏎`, tabs as spaces, so a row stays a row.
+    static func oneLine(_ cell: String) -> String {
+        guard cell.contains(where: \.isNewline) || cell.contains("\t") else { return cell }
+        return cell.replacing("\r\n", with: "⏎").replacing(/[\n\r\u{0B}\u{0C}\u{85}\u{2028}\u{2029}]/, with: "⏎").replacing("\t", with: " ")
+    }
+
     /// The aligned text, fitted to `width` characters when given: the widest columns are
     /// narrowed in turn (to no less than `narrowestColumn`) and the cells they cut end in `…`.
+    /// Line breaks inside cells show as `⏎`.
     public func plainText(width: Int?) -> String {
+        let columns = columns.map(Self.oneLine), rows = rows.map { $0.map(Self.oneLine) }
         var widths = columns.indices.map { column in ([columns[column]] + rows.map { $0[column] }).map(\.count).max() ?? 0 }
         if let width {
             let separators = 2 * max(0, widths.count - 1)

@@ -10,14 +10,32 @@ public struct ExecutionRequest: Sendable, Equatable {
     public var silent: Bool
     /// The cell's id in its notebook, when the front end says (Jupyter's `cellId` metadata).
     public var cellID: String?
+    /// Where the code stands in a script file, so errors name the file and its line.
+    public var file: ScriptPosition?
 
     /// Creates a request.
-    public init(code: String, executionCount: Int, storeHistory: Bool = true, silent: Bool = false, cellID: String? = nil) {
+    public init(code: String, executionCount: Int, storeHistory: Bool = true, silent: Bool = false, cellID: String? = nil,
+                file: ScriptPosition? = nil) {
         self.code = code
         self.executionCount = executionCount
         self.storeHistory = storeHistory
         self.silent = silent
         self.cellID = cellID
+        self.file = file
+    }
+}
+
+/// Where a cell's code stands in a script (`lumen repl script.lumen`).
+public struct ScriptPosition: Sendable, Equatable {
+    /// The file as the user named it (`<stdin>` for a piped script).
+    public var path: String
+    /// The file's line that is the cell's first line (1 is the first).
+    public var firstLine: Int
+
+    /// Creates a position.
+    public init(path: String, firstLine: Int) {
+        self.path = path
+        self.firstLine = firstLine
     }
 }
 

@@ -16,6 +16,12 @@ public protocol OutputSink: Sendable {
     func display(_ bundle: MIMEBundle, displayID: String?)
     /// Replaces every display shown with `displayID`.
     func updateDisplay(_ bundle: MIMEBundle, displayID: String)
+    /// The state of long work's progress indicator `id` (a progress bar), `finished` once it
+    /// has reached its end. Each front end shows it as it can: redrawn in place on a terminal and
+    /// in a Jupyter front end (as `stream` text that `\r` redraws, which every front end
+    /// shows, where display updates are lost on some, jupyter console among them); in a pipe or
+    /// a log only in its finished state.
+    func progress(_ bundle: MIMEBundle, id: String, finished: Bool)
     /// Clears the cell's output, at once or (with `wait`) when new output arrives.
     func clearOutput(wait: Bool)
     /// The cell's value.

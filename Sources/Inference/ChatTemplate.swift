@@ -19,8 +19,9 @@ public struct ChatMessage: Sendable, Equatable {
 }
 
 /// How a model turns a conversation into a prompt: the Jinja chat template from the model file
-/// (`tokenizer.chat_template`), one given by the user, or ChatML when the file has none, rendered
-/// as Hugging Face transformers' `apply_chat_template` does.
+/// (`tokenizer.chat_template`), one given by the user, or, when the file has none, the built-in
+/// format of its architecture (`BuiltinChatTemplate`), rendered as Hugging Face transformers'
+/// `apply_chat_template` does.
 public struct ChatTemplate: Sendable {
     /// Where the template came from.
     public enum Origin: Sendable, Equatable {
@@ -28,15 +29,16 @@ public struct ChatTemplate: Sendable {
         case model
         /// A template the user gave (`template:` or `--template`).
         case custom
-        /// ChatML, because the model file has no template.
-        case chatMLFallback
-    }
+        /// The built-in format of this name, because the model file has no template.
+        case builtin(String)
 
-    /// ChatML, llama.cpp's fallback: `<|im_start|>role\ncontent<|im_end|>\n`.
-    public static let chatML = """
-        {%- for message in messages -%}{{ '<|im_start|>' + message['role'] + '\\n' + message['content'] + '<|im_end|>' + '\\n' }}{%- endfor -%}\
-        {%- if add_generation_prompt -%}{{ '<|im_start|>assistant\\n' }}{%- endif -%}
-        """
+        /// The note a front end shows when the template is a fallback (nil for the file's own or
+        /// the user's): which format was chosen and why.
+        public func fallbackNote(model: String, option: String) -> String? {
+            guard case .builtin(let name) = self else { return nil }
+            return "note: \(model) has no chat template; using the built-in \(name) format for its architecture (\(option) chooses another)"
+        }
+    }
 
     /// The template's Jinja source.
     public let source: String
@@ -48,11 +50,13 @@ public struct ChatTemplate: Sendable {
     public let eosToken: String
     private let template: Template
 
-    /// The template of `gguf` (or `override`, or ChatML), with BOS/EOS texts from `vocabulary`.
+    /// The template of `gguf` (or `override`, or the built-in format chosen for the file's
+    /// architecture and tokens), with BOS/EOS texts from `vocabulary`.
     public init(gguf: GGUFFile, vocabulary: Vocabulary, override: String? = nil) throws(ModelError) {
         let fileTemplate = gguf.metadata["tokenizer.chat_template"]?.stringValue
-        let source = override ?? fileTemplate ?? Self.chatML
-        let origin: Origin = override != nil ? .custom : fileTemplate != nil ? .model : .chatMLFallback
+        let builtin = BuiltinChatTemplate.chosen(for: gguf, vocabulary: vocabulary)
+        let source = override ?? fileTemplate ?? builtin.source
+        let origin: Origin = override != nil ? .custom : fileTemplate != nil ? .model : .builtin(builtin.name)
         func text(_ id: Int32?) -> String { id.map { String(decoding: vocabulary.text(of: $0), as: UTF8.self) } ?? "" }
         do {
             try self.init(source: source, origin: origin, bosToken: text(vocabulary.bos), eosToken: text(vocabulary.eos))

@@ -11,7 +11,7 @@ public struct Conversation: Sendable {
     public let system: String?
 
     /// A conversation with the model whose file and vocabulary are `gguf` and `vocabulary`,
-    /// starting with `system` (if any), rendered by `template` (default: the file's, else ChatML).
+    /// starting with `system` (if any), rendered by `template` (default: the file's, else the built-in format of its architecture).
     public init(gguf: GGUFFile, vocabulary: Vocabulary, system: String? = nil, template: String? = nil) throws(ModelError) {
         self.template = try ChatTemplate(gguf: gguf, vocabulary: vocabulary, override: template)
         self.system = system

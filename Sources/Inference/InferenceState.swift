@@ -30,6 +30,8 @@ final class InferenceState {
     private let layerStride: Int
     /// Bytes of one KV head's cached keys (or values) at one position.
     private let headBytes: Int
+    /// Layers, and KV heads per layer, in the cache.
+    private let cachedLayers, cachedHeads: Int
     /// The cache's element type and its kernels.
     let cacheType: KVCacheType
     let cacheKernels: KVCacheType.Kernels
@@ -90,6 +92,8 @@ final class InferenceState {
         localRopeSines = buffer(localPairs)
         layerStride = contextLength * kvDimension * cacheKernels.bytesPerElement
         headBytes = configuration.headDimension * cacheKernels.bytesPerElement
+        cachedLayers = configuration.blockCount
+        cachedHeads = kvDimension / max(1, configuration.headDimension)
         // Float buffers hold the cache's bytes (F16 elements take half a float each).
         keys = buffer(configuration.blockCount * layerStride / 4)
         values = buffer(configuration.blockCount * layerStride / 4)
@@ -112,6 +116,44 @@ final class InferenceState {
     /// Where KV head `kvHead` at `position` starts in a layer's keys or values, in bytes: each
     /// head's positions are contiguous, so attention streams them.
     func cacheOffset(kvHead: Int, position: Int) -> Int { (kvHead * contextLength + position) * headBytes }
+
+    /// The keys and values of the cache's first `count` positions: for each layer, its keys then
+    /// its values, each KV head's positions in turn.
+    func cacheContents(count: Int) -> [UInt8] {
+        let run = count * headBytes
+        var contents = [UInt8](repeating: 0, count: cachedLayers * 2 * cachedHeads * run)
+        contents.withUnsafeMutableBytes { destination in
+            var offset = 0
+            for layer in 0..<cachedLayers {
+                for cache in [keyCache(layer: layer), valueCache(layer: layer)] {
+                    for head in 0..<cachedHeads {
+                        destination.baseAddress!.advanced(by: offset).copyMemory(from: cache + cacheOffset(kvHead: head, position: 0), byteCount: run)
+                        offset += run
+                    }
+                }
+            }
+        }
+        return contents
+    }
+
+    /// Writes back `contents`, from `cacheContents(count:)` of a session of the same model and
+    /// cache type, as the first `count` positions; `position` becomes `count`.
+    func restoreCache(_ contents: [UInt8], count: Int) {
+        let run = count * headBytes
+        precondition(contents.count == cachedLayers * 2 * cachedHeads * run && count <= contextLength, "a cache of another shape")
+        contents.withUnsafeBytes { source in
+            var offset = 0
+            for layer in 0..<cachedLayers {
+                for cache in [keyCache(layer: layer), valueCache(layer: layer)] {
+                    for head in 0..<cachedHeads {
+                        (cache + cacheOffset(kvHead: head, position: 0)).copyMemory(from: source.baseAddress!.advanced(by: offset), byteCount: run)
+                        offset += run
+                    }
+                }
+            }
+        }
+        position = count
+    }
 
     /// Bytes allocated for the cache and buffers.
     var byteCount: Int { allocations.reduce(0) { $0 + $1.1 * 4 } }

@@ -36,10 +36,11 @@ public enum ModelLocator {
         throw ModelError(file: name, field: "path", reason: "no such model file; looked in \(searchPath.joined(separator: ", ")) (set LUMEN_MODEL_PATH, or run make models for the real models)")
     }
 
-    /// Model files in the search path, for completion.
+    /// The model files in the search path, each file name once (the first directory that has it
+    /// wins, as `resolve` finds it), sorted.
     public static func availableModels() -> [String] {
-        searchPath.flatMap { directory in
+        Set(searchPath.flatMap { directory in
             ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).filter { $0.hasSuffix(".gguf") }
-        }.sorted()
+        }).sorted()
     }
 }

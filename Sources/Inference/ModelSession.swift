@@ -50,8 +50,41 @@ public actor ModelSession {
     /// Generates text after the prompt `tokens` (already tokenized: a rendered chat, say). With
     /// `options.reusesCachedPrefix`, the longest prefix the cache already holds is reused, so a
     /// conversation's next turn processes only its new tokens; the summary says how many were.
-    public nonisolated func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
-        stream(.tokens(tokens), options: options, stop: stop)
+    /// `startingFrom` is another session's cache (a forked conversation's parent's): when it
+    /// holds a longer prefix of `tokens` than this session's cache, it is copied in first, so
+    /// that prefix is reused too.
+    public nonisolated func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal(),
+                                     startingFrom inherited: CachedPrefix? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
+        stream(.tokens(tokens), options: options, stop: stop, inherited: inherited)
+    }
+
+    /// What a session's cache holds: its tokens with their keys and values, for another session
+    /// of the same model to start from.
+    public struct CachedPrefix: Sendable {
+        /// The tokens cached, in order.
+        public let tokens: [Int32]
+        /// Their keys and values (`InferenceState.cacheContents`).
+        let contents: [UInt8]
+        /// The cache's element type.
+        let cacheType: KVCacheType
+
+        /// Bytes it holds.
+        public var byteCount: Int { contents.count }
+    }
+
+    /// A copy of what the cache holds now.
+    public func cachedPrefix() -> CachedPrefix {
+        CachedPrefix(tokens: cachedTokens, contents: state.cacheContents(count: cachedTokens.count), cacheType: state.cacheType)
+    }
+
+    /// Copies `inherited` into the cache when it shares a longer prefix with `tokens` than the
+    /// cache does.
+    private func adopt(_ inherited: CachedPrefix, for tokens: [Int32]) {
+        func common(_ cached: [Int32]) -> Int { zip(cached, tokens).prefix { $0 == $1 }.count }
+        guard inherited.cacheType == state.cacheType, inherited.tokens.count <= contextLength,
+              common(inherited.tokens) > common(cachedTokens) else { return }
+        state.restoreCache(inherited.contents, count: inherited.tokens.count)
+        cachedTokens = inherited.tokens
     }
 
     /// A prompt as text (tokenized on the session's thread) or as tokens.
@@ -60,20 +93,23 @@ public actor ModelSession {
         case tokens([Int32])
     }
 
-    private nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, stop: StopSignal) -> AsyncThrowingStream<TokenEvent, any Error> {
+    private nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, stop: StopSignal,
+                                    inherited: CachedPrefix? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
-            await self.produce(prompt, options: options, stop: stop, into: continuation)
+            await self.produce(prompt, options: options, stop: stop, inherited: inherited, into: continuation)
         }
         continuation.onTermination = { _ in producer.cancel() }
         return stream
     }
 
-    private func produce(_ prompt: Prompt, options: GenerationOptions, stop: StopSignal, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
+    private func produce(_ prompt: Prompt, options: GenerationOptions, stop: StopSignal, inherited: CachedPrefix?,
+                         into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
         let promptTokens = switch prompt {
         case .text(let text): model.tokenizer.encode(text)
         case .tokens(let tokens): tokens
         }
+        if let inherited, options.reusesCachedPrefix { adopt(inherited, for: promptTokens) }
         do {
             let summary = try run(promptTokens: promptTokens, options: options, stop: stop) { token in
                 continuation.yield(.token(token))

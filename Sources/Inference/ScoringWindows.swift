@@ -35,7 +35,8 @@ public struct ScoringWindows: Sendable, Equatable {
     public static func chunks(tokenCount: Int, context: Int, startsWithBOS: Bool) throws(ScoringError) -> ScoringWindows {
         guard context >= 4 else { throw ScoringError(reason: "a context of \(context) tokens is too short to score (at least 4)") }
         guard tokenCount >= 2 * context else {
-            throw ScoringError(reason: "the text has \(tokenCount) tokens; a context of \(context) needs at least \(2 * context) (two windows)")
+            throw ScoringError(reason: "the text has \(tokenCount) tokens; a context of \(context) needs at least \(2 * context) (two windows)",
+                               fittingContext: tokenCount / 2 >= 4 ? tokenCount / 2 : nil)
         }
         let windows = (0..<(tokenCount / context)).map { Window(start: $0 * context, count: context, firstScored: context / 2) }
         return ScoringWindows(windows: windows, startsWithBOS: startsWithBOS)

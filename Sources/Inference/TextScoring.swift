@@ -33,25 +33,22 @@ public enum TextScoring {
 
     /// The windows to score `text` with `session`'s model: llama-perplexity's chunks of
     /// `context` tokens when given, else the whole text as one window. Returns the tokens too.
-    public static func windows(for text: String, session: ModelSession, context: Int?) throws(ModelError) -> (tokens: [Int32], windows: ScoringWindows) {
+    /// Perplexity and comparisons, in cells and on the command line, all take their windows here,
+    /// so they accept and refuse the same texts.
+    public static func windows(for text: String, session: ModelSession, context: Int?) throws(ScoringError) -> (tokens: [Int32], windows: ScoringWindows) {
         let tokens = session.tokenize(text)
-        do {
-            if let context {
-                return (tokens, try .chunks(tokenCount: tokens.count, context: context, startsWithBOS: session.model.tokenizer.vocabulary.addsBOS))
-            }
-            return (tokens, try .whole(tokenCount: tokens.count))
-        } catch {
-            throw ModelError(file: session.model.gguf.path, field: "text", reason: error.reason)
+        if let context {
+            return (tokens, try .chunks(tokenCount: tokens.count, context: context, startsWithBOS: session.model.tokenizer.vocabulary.addsBOS))
         }
+        return (tokens, try .whole(tokenCount: tokens.count))
     }
 
     /// The windows to compare `model` with `base` over `text`, as `windows(for:session:context:)`
     /// gives them; both models must tokenize the text alike (formats of one model do).
-    public static func windows(for text: String, base: ModelSession, model: ModelSession, context: Int?) throws(ModelError) -> (tokens: [Int32], windows: ScoringWindows) {
+    public static func windows(for text: String, base: ModelSession, model: ModelSession, context: Int?) throws(ScoringError) -> (tokens: [Int32], windows: ScoringWindows) {
         let scored = try windows(for: text, session: base, context: context)
         guard model.tokenize(text) == scored.tokens else {
-            throw ModelError(file: model.model.gguf.path, field: "vocabulary",
-                             reason: "tokenizes the text differently from \(base.model.gguf.path): only formats of one model can be compared")
+            throw ScoringError(reason: "\(model.model.gguf.path) tokenizes the text differently from \(base.model.gguf.path): only formats of one model can be compared")
         }
         return scored
     }

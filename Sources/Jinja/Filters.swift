@@ -77,13 +77,13 @@ enum Filters {
                 if value.isUndefined { return .list([]) }
                 throw Renderer.typeError("can only get item pairs from a mapping.", at: arguments.position)
             }
-            return .list(dictionary.pairs.map { .list([.string($0.key), $0.value]) })
+            return .list(dictionary.pairs.map { .list([$0.key, $0.value]) })
         },
         "dictsort": { value, arguments, _ throws(TemplateError) in
             guard case .dictionary(let dictionary) = value else { throw Renderer.typeError("can only dictsort a mapping", at: arguments.position) }
             let byValue = arguments.argument(1, "by")?.text == "value"
             let caseSensitive = arguments.flag(0, "case_sensitive", default: false)
-            let pairs = try sorted(dictionary.pairs.map { Value.list([.string($0.key), $0.value]) }, at: arguments.position) { pair in
+            let pairs = try sorted(dictionary.pairs.map { Value.list([$0.key, $0.value]) }, at: arguments.position) { pair in
                 guard case .list(let parts) = pair else { return pair }
                 let key = parts[byValue ? 1 : 0]
                 if !caseSensitive, case .string(let text) = key { return .string(text.lowercased()) }
@@ -247,7 +247,7 @@ enum Filters {
     }
 
     /// A stable sort by key with Python's ordering.
-    private static func sorted(_ items: [Value], at position: SourcePosition, key: (Value) throws(TemplateError) -> Value) throws(TemplateError) -> [Value] {
+    static func sorted(_ items: [Value], at position: SourcePosition, key: (Value) throws(TemplateError) -> Value) throws(TemplateError) -> [Value] {
         var keyed: [(key: Value, item: Value)] = []
         for item in items { keyed.append((try key(item), item)) }
         // Insertion sort keeps equal keys in order and lets comparison errors surface.

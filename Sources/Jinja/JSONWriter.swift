@@ -34,15 +34,30 @@ enum JSONWriter {
         case .dictionary(let dictionary):
             guard dictionary.count > 0 else { output += "{}"; return }
             output += "{"
-            let pairs = sortKeys ? dictionary.pairs.sorted { Array($0.key.unicodeScalars.map(\.value)).lexicographicallyPrecedes($1.key.unicodeScalars.map(\.value)) } : dictionary.pairs
-            for (index, pair) in pairs.enumerated() {
+            // Sorted by the keys themselves (numbers as numbers), as Python sorts the items.
+            let keys = sortKeys ? try Filters.sorted(dictionary.keys, at: position) { $0 } : dictionary.keys
+            for (index, key) in keys.enumerated() {
                 if index > 0 { output += itemSeparator }
-                output += newline(level + 1) + quoted(pair.key, ensureASCII: ensureASCII) + ": "
-                try write(pair.value, indent: indent, level: level + 1, sortKeys: sortKeys, ensureASCII: ensureASCII, at: position, into: &output)
+                output += newline(level + 1) + quoted(try keyText(key, at: position), ensureASCII: ensureASCII) + ": "
+                let value = dictionary[key] ?? .none
+                try write(value, indent: indent, level: level + 1, sortKeys: sortKeys, ensureASCII: ensureASCII, at: position, into: &output)
             }
             output += newline(level) + "}"
         case .undefined, .namespace, .callable:
             throw Renderer.typeError("Object of type \(value.typeName) is not JSON serializable", at: position)
+        }
+    }
+
+    /// A key as `json.dumps` writes it: strings as they are, numbers, booleans and None as their
+    /// JSON text.
+    private static func keyText(_ key: Value, at position: SourcePosition) throws(TemplateError) -> String {
+        switch key {
+        case .string(let text): return text
+        case .none, .bool, .int, .float:
+            var text = ""
+            try write(key, indent: nil, level: 0, sortKeys: false, ensureASCII: false, at: position, into: &text)
+            return text
+        default: throw Renderer.typeError("keys must be str, int, float, bool or None, not \(key.typeName)", at: position)
         }
     }
 

@@ -36,8 +36,8 @@ enum Methods {
         case .dictionary(let dictionary):
             switch name {
             case "get": return dictionary[argument(0, "key")?.text ?? ""] ?? argument(1, "default") ?? .none
-            case "items": return .list(dictionary.pairs.map { .list([.string($0.key), $0.value]) })
-            case "keys": return .list(dictionary.keys.map { .string($0) })
+            case "items": return .list(dictionary.pairs.map { .list([$0.key, $0.value]) })
+            case "keys": return .list(dictionary.keys)
             case "values": return .list(dictionary.pairs.map(\.value))
             case "copy": return receiver
             case "cycle":

@@ -141,8 +141,8 @@ enum Operators {
             return part.isEmpty || Array(text.unicodeScalars).containsSequence(Array(part.unicodeScalars))
         case .list(let items): return items.contains { $0.equals(needle) }
         case .dictionary(let dictionary):
-            if case .string(let key) = needle { return dictionary[key] != nil }
-            return false
+            guard Value.Dictionary.isKey(needle) else { throw Renderer.typeError("unhashable type: '\(needle.typeName)'", at: position) }
+            return dictionary[needle] != nil
         case .undefined: return false
         default: throw Renderer.typeError("argument of type '\(container.typeName)' is not iterable", at: position)
         }

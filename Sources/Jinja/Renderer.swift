@@ -204,9 +204,13 @@ struct Renderer {
             var values: [Value] = []
             for item in items { values.append(try evaluate(item)) }
             return .list(values)
-        case .dictionary(let pairs):
+        case .dictionary(let pairs, let position):
             var dictionary = Value.Dictionary()
-            for pair in pairs { dictionary[try evaluate(pair.key).text] = try evaluate(pair.value) }
+            for pair in pairs {
+                let key = try evaluate(pair.key)
+                guard Value.Dictionary.isKey(key) else { throw Self.typeError("unhashable type: '\(key.typeName)'", at: position) }
+                dictionary[key] = try evaluate(pair.value)
+            }
             return .dictionary(dictionary)
         case .attribute(let base, let name, let position):
             return try attribute(name, of: try evaluate(base), at: position)
@@ -300,7 +304,7 @@ struct Renderer {
         case (.undefined, _):
             throw Self.undefinedError(value, at: position)
         case (.dictionary(let dictionary), _):
-            if let found = dictionary[key.text] { return found }
+            if let found = dictionary[key] { return found }
         case (.list(let items), .int(let index)):
             let resolved = index < 0 ? items.count + index : index
             if items.indices.contains(resolved) { return items[resolved] }
@@ -361,9 +365,9 @@ struct Renderer {
         switch value {
         case .undefined: return []
         case .list(let items): return items
-        case .dictionary(let dictionary): return dictionary.keys.map { .string($0) }
+        case .dictionary(let dictionary): return dictionary.keys
         case .string(let text): return text.unicodeScalars.map { .string(String($0)) }
-        case .namespace(let slot): return namespaces[slot].keys.map { .string($0) }
+        case .namespace(let slot): return namespaces[slot].keys
         default: throw Self.typeError("'\(value.typeName)' object is not iterable", at: position)
         }
     }

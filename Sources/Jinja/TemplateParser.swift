@@ -399,7 +399,7 @@ struct TokenStream {
                 try expect(.symbol(":"))
                 pairs.append((key, try parseExpression()))
             }
-            return .dictionary(pairs)
+            return .dictionary(pairs, at)
         default:
             index -= 1
             throw unexpected(expected: "expression")

@@ -3,7 +3,7 @@ indirect enum Expression: Sendable {
     case literal(Value)
     case name(String, SourcePosition)
     case list([Expression])
-    case dictionary([(key: Expression, value: Expression)])
+    case dictionary([(key: Expression, value: Expression)], SourcePosition)
     case attribute(Expression, String, SourcePosition)
     case `subscript`(Expression, Expression, SourcePosition)
     case slice(Expression, start: Expression?, stop: Expression?, step: Expression?, SourcePosition)

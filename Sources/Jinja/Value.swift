@@ -16,34 +16,72 @@ public indirect enum Value: Sendable {
     /// Something callable: a macro, a global function, or a method bound to its receiver.
     case callable(Callable)
 
-    /// An insertion-ordered dictionary with string keys, like a Python `dict` from JSON.
+    /// An insertion-ordered dictionary, like a Python `dict`: keys keep their types (a template's
+    /// `{0: 'a', 4096: 'b'}` has integer keys, which sort and compare as numbers), and `1`, `1.0`
+    /// and `True` are one key, as Python hashes them.
     public struct Dictionary: Sendable {
-        /// The keys, in insertion order.
-        public private(set) var keys: [String] = []
-        private var storage: [String: Value] = [:]
+        /// The keys, in insertion order (each as first inserted, as Python keeps it).
+        public private(set) var keys: [Value] = []
+        private var storage: [Key: Value] = [:]
+
+        /// A key as Python hashes and compares it: numbers by value, strings by their scalars.
+        /// Only `None`, booleans, numbers and strings are keys (lists and dicts are unhashable).
+        struct Key: Hashable {
+            private enum Storage: Hashable {
+                case none
+                case integer(Int)
+                case real(Double)
+                case string([Unicode.Scalar])
+            }
+
+            private let storage: Storage
+
+            init?(_ value: Value) {
+                switch value {
+                case .none: storage = .none
+                case .bool(let flag): storage = .integer(flag ? 1 : 0)
+                case .int(let number): storage = .integer(number)
+                case .float(let number):
+                    storage = number.rounded() == number && abs(number) < 0x1p62 ? .integer(Int(number)) : .real(number)
+                case .string(let text): storage = .string(Array(text.unicodeScalars))
+                default: return nil
+                }
+            }
+        }
 
         /// An empty dictionary.
         public init() {}
 
-        /// A dictionary of `pairs`, in their order.
+        /// A dictionary of `pairs` with string keys, in their order.
         public init(_ pairs: [(String, Value)]) {
             for (key, value) in pairs { self[key] = value }
         }
 
-        /// The value for `key`.
+        /// Whether `key` can be a key (Python's hashable types).
+        public static func isKey(_ key: Value) -> Bool { Key(key) != nil }
+
+        /// The value for the string `key`.
         public subscript(key: String) -> Value? {
-            get { storage[key] }
+            get { self[.string(key)] }
+            set { self[.string(key)] = newValue }
+        }
+
+        /// The value for `key`; nil for a key that is not in it or cannot be one (setting one
+        /// that cannot be is ignored: callers check `isKey` first).
+        public subscript(key: Value) -> Value? {
+            get { Key(key).flatMap { storage[$0] } }
             set {
+                guard let hashed = Key(key) else { return }
                 if let newValue {
-                    if storage.updateValue(newValue, forKey: key) == nil { keys.append(key) }
-                } else if storage.removeValue(forKey: key) != nil {
-                    keys.removeAll { $0 == key }
+                    if storage.updateValue(newValue, forKey: hashed) == nil { keys.append(key) }
+                } else if storage.removeValue(forKey: hashed) != nil {
+                    keys.removeAll { Key($0) == hashed }
                 }
             }
         }
 
         /// The pairs, in order.
-        public var pairs: [(key: String, value: Value)] { keys.map { ($0, storage[$0] ?? .none) } }
+        public var pairs: [(key: Value, value: Value)] { keys.map { ($0, self[$0] ?? .none) } }
         /// The number of entries.
         public var count: Int { keys.count }
     }
@@ -113,7 +151,7 @@ public indirect enum Value: Sendable {
         case .string(let value): Self.pythonStringRepr(value)
         case .list(let items): "[" + items.map(\.repr).joined(separator: ", ") + "]"
         case .dictionary(let dictionary):
-            "{" + dictionary.pairs.map { Self.pythonStringRepr($0.key) + ": " + $0.value.repr }.joined(separator: ", ") + "}"
+            "{" + dictionary.pairs.map { $0.key.repr + ": " + $0.value.repr }.joined(separator: ", ") + "}"
         case .namespace: "<Namespace>"
         case .callable: "<function>"
         }

@@ -47,6 +47,12 @@ struct JupyterOutputSink: OutputSink {
         iopub.publish("update_display_data", DisplayContent(data: Self.wireData(bundle), displayID: displayID), parent: parent)
     }
 
+    /// Streamed text, each state from the start of its line (`\r`), so jupyter console,
+    /// JupyterLab, VS Code and nbclient all show it as it moves.
+    func progress(_ bundle: MIMEBundle, id: String, finished: Bool) {
+        stream(.stdout, "\r" + (bundle.plainText ?? "") + (finished ? "\n" : ""))
+    }
+
     func clearOutput(wait: Bool) {
         iopub.publish("clear_output", ClearOutputContent(wait: wait), parent: parent)
     }

@@ -48,8 +48,21 @@ public struct KernelServer: Sendable {
             evaluator: evaluator, shell: shell, info: info, codec: codec, factory: factory,
             iopub: iopub, stdin: stdin, logger: logger, shutdownRequests: shutdownSignal
         )
-        let interrupts = SignalListener { _ in Task { await core.interrupt() } }
-        defer { interrupts.cancel() }
+        // SIGINT interrupts the cell; SIGTERM (also what the launcher's end sends) shuts down.
+        let signals = SignalListener(signals: [SIGINT, SIGTERM]) { number in
+            if number == SIGTERM {
+                shutdownSignal.yield(false)
+            } else {
+                Task { await core.interrupt() }
+            }
+        }
+        defer { signals.cancel() }
+        if let launcher = ParentWatch.launcher() {
+            ParentWatch.start(launcher: launcher) { [logger] in
+                logger.warning("the process that started this kernel has ended; shutting down")
+                shutdownSignal.yield(false)
+            }
+        }
 
         iopub.publishStatus("starting", parent: nil)
         let restart = await withTaskGroup(of: Void.self, returning: Bool.self) { group in

@@ -24,10 +24,12 @@ public struct Builtin: Sendable {
             return library
         }
 
-        /// Notes that `object` has been shown while the cell ran (a generation's live display),
-        /// so it is not shown again as the cell's result.
-        public func shownLive(_ object: any HostObject) {
-            session.shownLive.withLock { $0.append(object) }
+        /// Notes that `value` (a host object, or an array of them) has been shown while the
+        /// cell ran (a generation's live display, a batch's table), so it is not shown again as
+        /// the cell's result.
+        public func shownLive(_ value: Value) {
+            guard let objects = SessionState.hostObjects(of: value) else { return }
+            session.shownLive.withLock { $0.append(objects) }
         }
     }
 

@@ -129,11 +129,26 @@ enum DisplayLibrary {
         return .rendered(Rendered(kind: "JSON", bundle: MIMEBundle(["application/json": text, "text/plain": text])))
     }
 
-    static let help = Builtin(name: "help", signature: "help(_ value)", summary: "Shows a function's signature and documentation, or a value's type and contents, in the pager. `name?` does the same.") { arguments, context in
-        let value = try arguments.requirePositional("value").0
+    static let help = Builtin(name: "help", signature: "help(_ value = nil)", summary: "Shows a function's signature and documentation, or a value's type and contents, in the pager. `name?` does the same. Without an argument, lists the built-in functions.") { arguments, context in
+        guard let (value, _) = arguments.nextPositional() else {
+            try arguments.finish()
+            context.output.page(builtinList(context.session.builtins.values))
+            return .null
+        }
         try arguments.finish()
         context.output.page(documentation(of: value))
         return .null
+    }
+
+    /// Every built-in by name, with the first sentence of its summary.
+    static func builtinList(_ builtins: some Sequence<Builtin>) -> MIMEBundle {
+        let rows = builtins.sorted { $0.name < $1.name }.map { builtin in
+            let sentence = builtin.summary.firstRange(of: ". ").map { String(builtin.summary[..<$0.lowerBound]) + "." } ?? builtin.summary
+            return [builtin.name, sentence]
+        }
+        var bundle = Table(columns: ["built-in", "what it does"], rows: rows).mimeBundle
+        bundle.data["text/plain"] = "Built-in functions (help(name) or name? for one of them):\n\n" + (bundle.data["text/plain"] ?? "")
+        return bundle
     }
 
     /// What help shows for a value.

@@ -72,7 +72,7 @@ public actor Interpreter: Evaluator {
             if try await runSpecial(request, output: output) { return }
             try await executeStatements(request, output: output)
         } catch let error as LumenError {
-            throw error.executionError(source: request.code, cellLabel: "Cell In[\(request.executionCount)]")
+            throw error.executionError(in: SourceText(request))
         } catch is CancellationError {
             throw .interrupted
         } catch let flow as ControlFlow {
@@ -82,7 +82,7 @@ public actor Interpreter: Evaluator {
             case .returnValue: ("return", nil)
             }
             throw LumenError(.syntax, "'\(word)' outside of \(word == "return" ? "a function" : "a loop")", at: location)
-                .executionError(source: request.code, cellLabel: "Cell In[\(request.executionCount)]")
+                .executionError(in: SourceText(request))
         } catch {
             throw ExecutionError(name: "InternalError", message: "\(error)", traceback: ["InternalError: \(error)"])
         }
@@ -93,7 +93,7 @@ public actor Interpreter: Evaluator {
         let statements = try Parser.parse(request.code)
         state.shownLive.withLock { $0.removeAll() }
         var lastValue = Value.null
-        var context = RunContext(output: output, depth: 0, source: SourceText(label: "Cell In[\(request.executionCount)]", text: request.code))
+        var context = RunContext(output: output, depth: 0, source: SourceText(request))
         for statement in statements {
             try Task.checkCancellation()
             if case .expression(let expression) = statement {
@@ -105,7 +105,7 @@ public actor Interpreter: Evaluator {
         }
         // A value the cell already showed live (a generation) is not shown a second time; it is
         // still the cell's value for code.
-        if case .host(let object) = lastValue, state.shownLive.withLock({ $0.contains { $0 === object } }) { return }
+        if state.wasShownLive(lastValue) { return }
         if !request.silent, !lastValue.isNull {
             output.executeResult(lastValue.mimeBundle)
         }

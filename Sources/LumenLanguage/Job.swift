@@ -40,7 +40,7 @@ public final class Job: HostObject {
             do {
                 result = .success(try await Job.$current.withValue(self) { try await work() })
             } catch let error as LumenError {
-                result = .failure(error.executionError(source: title, cellLabel: "Job \(number)"))
+                result = .failure(error.executionError(in: SourceText(label: "Job \(number)", text: title)))
             } catch {
                 result = .failure(Task.isCancelled || error is CancellationError ? cancelledError : ExecutionError(name: "Error", message: "\(error)", traceback: ["\(error)"]))
             }

@@ -45,8 +45,7 @@ public struct LumenError: Error, Sendable, Equatable, CustomStringConvertible {
 
     /// The error as front ends show it, with a traceback quoting the line of `source` it points at
     /// and a caret under the column.
-    public func executionError(source: String, cellLabel: String) -> ExecutionError {
-        let cell = SourceText(label: cellLabel, text: source)
+    public func executionError(in cell: SourceText) -> ExecutionError {
         var traceback: [String] = []
         // Outermost call first, as Python prints it; the error's own place last. A frame's call
         // stands in the source of its caller: the next frame's function, or the cell.
@@ -62,17 +61,36 @@ public struct LumenError: Error, Sendable, Equatable, CustomStringConvertible {
     }
 }
 
-/// A cell's source and the label tracebacks give it (`Cell In[3]`).
+/// A cell's source and the label tracebacks give it (`Cell In[3]`, or `File "x.lumen"` with the
+/// file's line numbers).
 public struct SourceText: Sendable {
     /// The label, e.g. `Cell In[3]`.
     public let label: String
     /// The source.
     public let text: String
+    /// The line number its first line is shown with.
+    public let firstLine: Int
+
+    /// A source labelled `label`, its lines numbered from `firstLine`.
+    public init(label: String, text: String, firstLine: Int = 1) {
+        self.label = label
+        self.text = text
+        self.firstLine = firstLine
+    }
+
+    /// The source of a cell: `Cell In[n]`, or its place in a script file.
+    public init(_ request: ExecutionRequest) {
+        if let file = request.file {
+            self.init(label: "File \"\(file.path)\"", text: request.code, firstLine: file.firstLine)
+        } else {
+            self.init(label: "Cell In[\(request.executionCount)]", text: request.code)
+        }
+    }
 
     /// Traceback lines quoting `location`: where, the line, and a caret under the column.
     func quote(_ location: SourceLocation, in function: String?) -> [String] {
         let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
-        var quoted = ["  \(label), line \(location.line)\(function.map { ", in \($0)()" } ?? "")"]
+        var quoted = ["  \(label), line \(location.line + firstLine - 1)\(function.map { ", in \($0)()" } ?? "")"]
         if location.line >= 1, location.line <= lines.count {
             let line = lines[location.line - 1]
             quoted.append("    " + line)

@@ -12,9 +12,29 @@ final class SessionState: Sendable {
     /// Where the running cell comes from.
     let cell = Mutex(CellOrigin(executionCount: 0, cellID: nil))
 
-    /// The host objects the running cell has already shown live (a generation's streaming
-    /// display), which are not shown again as the cell's result.
-    let shownLive = Mutex<[any HostObject]>([])
+    /// What the running cell has already shown live, each a host object (a generation's
+    /// streaming display) or the host objects of an array (a batch's table), which are not shown
+    /// again as the cell's result.
+    let shownLive = Mutex<[[any HostObject]]>([])
+
+    /// Whether `value` is something the running cell has already shown live.
+    func wasShownLive(_ value: Value) -> Bool {
+        guard let objects = Self.hostObjects(of: value) else { return false }
+        return shownLive.withLock { shown in
+            shown.contains { $0.count == objects.count && zip($0, objects).allSatisfy { $0 === $1 } }
+        }
+    }
+
+    /// The host object `value` is, or the host objects an array of them holds.
+    static func hostObjects(of value: Value) -> [any HostObject]? {
+        switch value {
+        case .host(let object): [object]
+        case .array(let items) where !items.isEmpty:
+            items.allSatisfy { if case .host = $0 { true } else { false } }
+                ? items.compactMap { if case .host(let object) = $0 { object } else { nil } } : nil
+        default: nil
+        }
+    }
 
     init(libraries: [any LumenLibrary]) {
         self.libraries = libraries

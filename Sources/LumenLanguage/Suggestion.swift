@@ -3,9 +3,9 @@
 /// at most 3), adjacent transpositions counting as one edit; the closest wins, then the
 /// alphabetically first. Names shorter than three characters get no hint: any other short name
 /// would be as close.
-enum Suggestion {
+public enum Suggestion {
     /// The candidate `name` was probably meant to be, if one is close enough.
-    static func closest(to name: String, among candidates: some Sequence<String>) -> String? {
+    public static func closest(to name: String, among candidates: some Sequence<String>) -> String? {
         guard name.count >= 3 else { return nil }
         let limit = min(3, max(1, name.count / 3))
         let typed = Array(name)
@@ -19,7 +19,7 @@ enum Suggestion {
     }
 
     /// ` (did you mean 'x'?)` for the closest candidate, or nothing.
-    static func hint(for name: String, among candidates: some Sequence<String>, suffix: String = "") -> String {
+    public static func hint(for name: String, among candidates: some Sequence<String>, suffix: String = "") -> String {
         closest(to: name, among: candidates).map { " (did you mean '\($0)\(suffix)'?)" } ?? ""
     }
 

@@ -9,6 +9,7 @@ protocol ChatEngine: Sendable {
     /// prompt text the model is given when it is rendered here (nil when a server renders it).
     func reply(to conversation: Conversation, options: GenerationOptions, stop: StopSignal) throws(ModelError)
         -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>)
-    /// An engine for a copy of the conversation that goes on separately.
-    func fork() throws(ModelError) -> any ChatEngine
+    /// An engine for a copy of the conversation that goes on separately, starting from what the
+    /// original has computed.
+    func fork() async throws(ModelError) -> any ChatEngine
 }

@@ -96,7 +96,7 @@ public final class ChatSession: HostObject {
     public var summary: String {
         let conversation = self.conversation
         let origin = switch conversation.template?.origin {
-        case .chatMLFallback: ", ChatML (the model has no template)"
+        case .builtin(let name)?: ", the built-in \(name) format (the model has no template)"
         case nil: ", rendered by the server"
         default: ""
         }

@@ -16,7 +16,7 @@ final class ConversationLibrary: LumenLibrary {
     static let conversation = Builtin(
         name: "conversation",
         signature: "conversation(_ model, system: String? = nil, template: String? = nil) -> Conversation",
-        summary: "Starts a conversation with the model, rendered by its chat template (or template:, a Jinja template; ChatML when the model has none). Each say() reuses the cached earlier turns."
+        summary: "Starts a conversation with the model, rendered by its chat template (or template:, a Jinja template; the built-in format of its architecture (Gemma, Llama 3, Phi-3, else ChatML) when the model has none). Each say() reuses the cached earlier turns."
     ) { arguments, context in
         let model = try ModelLibrary.generativeModel(&arguments)
         let system = try arguments.labelledString("system")
@@ -64,11 +64,16 @@ final class ConversationLibrary: LumenLibrary {
     static let fork = Builtin(
         name: "fork",
         signature: "fork(_ conversation) -> Conversation",
-        summary: "A copy of the conversation that goes on separately (with a session of its own)."
+        summary: "A copy of the conversation that goes on separately (on the model's next session), starting from the original's cache: its first reply reuses the earlier turns."
     ) { arguments, context in
         let chat = try chat(&arguments)
         try arguments.finish()
-        let engine = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try chat.engine.fork() }
+        let engine: any ChatEngine
+        do {
+            engine = try await chat.engine.fork()
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
         return .host(ChatSession(model: chat.model, engine: engine, conversation: chat.conversation))
     }
 }

@@ -78,10 +78,17 @@ public final class Generation: HostObject {
                       stats.timeToFirstToken * 1000, stats.generationTokensPerSecond, interrupted ? "interrupted" : stats.finishReason.rawValue)
     }
 
-    /// Text with an optional footer, as plain text (the footer on its own line) and HTML.
-    static func bundle(text: String, footer: String?) -> MIMEBundle {
-        let html = "<div style=\"white-space: pre-wrap\">\(HTML.escape(text))</div>"
-            + (footer.map { "<div style=\"opacity: 0.65; font-size: smaller\">\(HTML.escape($0))</div>" } ?? "")
-        return MIMEBundle(["text/plain": footer.map { text + "\n" + $0 } ?? text, "text/html": html])
+    /// The summary line alone, shown under text that was streamed as it was generated.
+    var footerBundle: MIMEBundle { Self.footer(Self.summaryLine(stats, interrupted: interrupted)) }
+
+    /// Text with its footer, as plain text (the footer on its own line) and HTML.
+    static func bundle(text: String, footer: String) -> MIMEBundle {
+        let html = "<div style=\"white-space: pre-wrap\">\(HTML.escape(text))</div>" + (Self.footer(footer).data["text/html"] ?? "")
+        return MIMEBundle(["text/plain": text + "\n" + footer, "text/html": html])
+    }
+
+    /// A footer as plain text and HTML.
+    static func footer(_ line: String) -> MIMEBundle {
+        MIMEBundle(["text/plain": line, "text/html": "<div style=\"opacity: 0.65; font-size: smaller\">\(HTML.escape(line))</div>"])
     }
 }

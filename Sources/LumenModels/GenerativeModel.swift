@@ -9,6 +9,8 @@ import RunLog
 protocol GenerativeModel: HostObject {
     /// The name tables and the run log show.
     var name: String { get }
+    /// Where it runs, to tell apart two models of one name: `local`, or the server's host and port.
+    var place: String { get }
     /// The run log's description of the model (nil: not known any more, e.g. unloaded).
     var runModel: RunModel? { get }
     /// Starts generating after `prompt` on the next session (or endpoint) of the pool; raising

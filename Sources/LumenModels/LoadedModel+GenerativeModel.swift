@@ -3,6 +3,8 @@ import LumenLanguage
 import RunLog
 
 extension LoadedModel: GenerativeModel {
+    var place: String { "local" }
+
     var runModel: RunModel? {
         guard let loaded = try? model() else { return nil }
         return RunModel(loaded, name: name)
@@ -22,8 +24,8 @@ extension LoadedModel: GenerativeModel {
     func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession {
         let llama = try model()
         let conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: template)
-        if conversation.template?.origin == .chatMLFallback {
-            note("note: \(name) has no chat template; using ChatML (template: chooses another)\n")
+        if let fallback = conversation.template?.origin.fallbackNote(model: name, option: "template:") {
+            note(fallback + "\n")
         }
         return ChatSession(model: self, engine: LocalChat(model: self, session: try session()), conversation: conversation)
     }

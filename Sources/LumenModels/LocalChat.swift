@@ -8,6 +8,9 @@ struct LocalChat: ChatEngine {
     let model: LoadedModel
     /// The session whose cache holds the conversation.
     let session: ModelSession
+    /// For a fork, its parent's cache when it forked: copied into `session` when that holds less
+    /// of the conversation, so a fork's first turn reuses the parent's.
+    var inherited: ModelSession.CachedPrefix?
 
     func reply(to conversation: Conversation, options: GenerationOptions, stop: StopSignal) throws(ModelError)
         -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>) {
@@ -15,10 +18,10 @@ struct LocalChat: ChatEngine {
         var options = options
         options.reusesCachedPrefix = true
         let tokens = conversation.promptTokens(session.model.tokenizer, text: prompt)
-        return (prompt, session.generate(tokens: tokens, options: options, stop: stop))
+        return (prompt, session.generate(tokens: tokens, options: options, stop: stop, startingFrom: inherited))
     }
 
-    func fork() throws(ModelError) -> any ChatEngine {
-        LocalChat(model: model, session: try model.session())
+    func fork() async throws(ModelError) -> any ChatEngine {
+        LocalChat(model: model, session: try model.session(), inherited: await session.cachedPrefix())
     }
 }

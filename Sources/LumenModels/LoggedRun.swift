@@ -22,7 +22,7 @@ public final class LoggedRun: HostObject {
 
     private static func fields(of r: RunRecord) -> [(String, Value)] {
         var fields: [(String, Value)] = [
-            ("id", .integer(Int(r.id ?? 0))), ("time", .string(Self.format(r.time))), ("kind", .string(r.kind)), ("entry", .string(r.entry)),
+            ("id", .integer(Int(r.id ?? 0))), ("time", .string(Self.format(r.time))), ("kind", .string(r.kind.rawValue)), ("entry", .string(r.entry)),
             ("frontEnd", .string(r.origin.frontEnd)), ("notebook", r.origin.notebook.map(Value.string) ?? .null),
             ("cell", r.origin.cell.map(Value.string) ?? .null), ("executionCount", r.origin.executionCount.map(Value.integer) ?? .null),
             ("model", .string(r.model.name)), ("path", .string(r.model.path)), ("sha256", r.model.sha256.map(Value.string) ?? .null),

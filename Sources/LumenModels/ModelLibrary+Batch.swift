@@ -24,12 +24,12 @@ extension ModelLibrary {
     }
 
     /// Runs `jobs` through their models' session pools (or endpoints) in a task group, showing a
-    /// progress bar and a table that fills in as each finishes (and is logged, as made by
-    /// `entry`); returns the generations in order.
-    /// Cancelling stops every member; the finished rows stay in the table.
-    static func runAll(_ jobs: [BatchJob], labelColumns: [String], entry: String, context: Builtin.Context) async throws -> [Generation] {
+    /// progress bar as each finishes (and is logged, as made by `entry`), then a table of them
+    /// all; returns the generations in order, marked as shown (the cell does not show them again
+    /// as a list). Cancelling stops every member; the table shows the finished rows.
+    static func runAll(_ jobs: [BatchJob], labelColumns: [String], entry: String, context: Builtin.Context) async throws -> Value {
         let output = context.output
-        let progressID = "batch-progress-\(UUID().uuidString)", tableID = "batch-table-\(UUID().uuidString)"
+        let progressID = "batch-progress-\(UUID().uuidString)"
         var results = [Generation?](repeating: nil, count: jobs.count)
         func table() -> MIMEBundle {
             Table(columns: labelColumns + ["text", "tokens", "tok/s", "finish"], rows: jobs.indices.map { index in
@@ -40,8 +40,7 @@ extension ModelLibrary {
                                            generation?.finishReason ?? "running"]
             }).mimeBundle
         }
-        output.display(ProgressBar(label: "0/\(jobs.count)", fraction: 0).mimeBundle, displayID: progressID)
-        output.display(table(), displayID: tableID)
+        ProgressBar(label: "0/\(jobs.count)", fraction: 0).show(on: output, id: progressID)
         do {
             try await withThrowingTaskGroup(of: (Int, Generation).self) { group in
                 for (index, job) in jobs.enumerated() {
@@ -56,16 +55,33 @@ extension ModelLibrary {
                     try context.record(generation, entry: entry, model: jobs[index].model)
                     done += 1
                     Job.current?.report(progress: Double(done) / Double(jobs.count))
-                    output.updateDisplay(ProgressBar(label: "\(done)/\(jobs.count)", fraction: Double(done) / Double(jobs.count)).mimeBundle, displayID: progressID)
-                    output.updateDisplay(table(), displayID: tableID)
+                    ProgressBar(label: "\(done)/\(jobs.count)", fraction: Double(done) / Double(jobs.count))
+                        .show(on: output, id: progressID, finished: done == jobs.count)
                 }
             }
         } catch {
-            output.updateDisplay(table(), displayID: tableID)
+            output.display(table(), displayID: nil)
             if error is CancellationError || Task.isCancelled { throw CancellationError() }
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        return results.compactMap { $0 }
+        output.display(table(), displayID: nil)
+        let generations = Value.array(results.compactMap { $0 }.map { .host($0) })
+        context.shownLive(generations)
+        return generations
+    }
+
+    /// The models' names as the rows of a batch or comparison show them: a name that several
+    /// members share is followed by where each runs (`SmolLM2 (local)`, `SmolLM2 (gpu-box:8000)`),
+    /// and by its place in the list if that is still not enough (`SmolLM2 (local, 2)`).
+    static func distinctNames(_ models: [any GenerativeModel]) -> [String] {
+        func counts(_ names: [String]) -> [String: Int] { Dictionary(names.map { ($0, 1) }, uniquingKeysWith: +) }
+        let names = models.map(\.name)
+        let byName = counts(names)
+        let placed = zip(models, names).map { byName[$1, default: 0] > 1 ? "\($1) (\($0.place))" : $1 }
+        let byPlace = counts(placed)
+        return placed.enumerated().map { index, name in
+            byPlace[name, default: 0] > 1 ? String(name.dropLast()) + ", \(index + 1))" : name
+        }
     }
 
     static let batch = Builtin(
@@ -81,11 +97,12 @@ extension ModelLibrary {
         }
         let options = try generationOptions(&arguments, defaults: context.generationDefaults)
         try arguments.finish()
-        let jobs = models.flatMap { model in
-            prompts.map { BatchJob(model: model, prompt: $0, options: options, label: (models.count > 1 ? [model.name] : []) + [$0.count > 40 ? String($0.prefix(40)) + "…" : $0]) }
+        let names = distinctNames(models)
+        let jobs = zip(models, names).flatMap { model, name in
+            prompts.map { BatchJob(model: model, prompt: $0, options: options, label: (models.count > 1 ? [name] : []) + [$0.count > 40 ? String($0.prefix(40)) + "…" : $0]) }
         }
         let columns = (models.count > 1 ? ["model"] : []) + ["prompt"]
-        return .array(try await runAll(jobs, labelColumns: columns, entry: "batch", context: context).map { .host($0) })
+        return try await runAll(jobs, labelColumns: columns, entry: "batch", context: context)
     }
 
     static let compare = Builtin(
@@ -111,15 +128,15 @@ extension ModelLibrary {
             combinations = combinations.flatMap { partial in variation.values.map { partial + [(variation.label, $0)] } }
         }
         var jobs: [BatchJob] = []
-        for model in models {
+        for (model, name) in zip(models, distinctNames(models)) {
             for combination in combinations {
                 var call = Arguments(function: "compare", at: context.location, positional: [], labelled: combination.map { ($0.0, $0.1, context.location) })
                 jobs.append(BatchJob(model: model, prompt: prompt, options: try generationOptions(&call, defaults: fixed),
-                                     label: (models.count > 1 ? [model.name] : []) + combination.map { $0.1.printed }))
+                                     label: (models.count > 1 ? [name] : []) + combination.map { $0.1.printed }))
             }
         }
         let columns = (models.count > 1 ? ["model"] : []) + variations.map(\.label)
-        return .array(try await runAll(jobs, labelColumns: columns, entry: "compare", context: context).map { .host($0) })
+        return try await runAll(jobs, labelColumns: columns, entry: "compare", context: context)
     }
 
     static let bench = Builtin(

@@ -4,7 +4,7 @@ import Inference
 import LumenLanguage
 
 extension ModelLibrary {
-    /// The shortest time between two live updates of a generation's display (at most 25 a second).
+    /// The shortest time between two pieces of a generation's streamed text (at most 25 a second).
     static let updateInterval = Duration.milliseconds(40)
 
     static let generate = Builtin(
@@ -27,11 +27,12 @@ extension ModelLibrary {
 
     /// Runs the generation `start` begins (given the signal that stops it; it also returns the
     /// prompt text the model is given when that differs from `prompt`, as a rendered chat),
-    /// showing the text live in one display (updates coalesced to at most 25 a second) and then
-    /// the finished `Generation`. An
-    /// interrupt stops it within one token and keeps the partial text (the returned generation
-    /// says it was interrupted; the caller ends the cell); after `timeout` seconds it stops the
-    /// same way and is returned with finish reason `timeout`. The generation, finished or not, goes to the run log as `record`
+    /// streaming the text to stdout as it comes (pieces coalesced to at most 25 a second: every
+    /// front end shows a stream live, where display updates are lost on some, jupyter console
+    /// among them), then the summary line under it. An interrupt stops it within one token and
+    /// keeps the partial text (the returned generation says it was interrupted; the caller ends
+    /// the cell); after `timeout` seconds it stops the same way and is returned with finish
+    /// reason `timeout`. The generation, finished or not, goes to the run log as `record`
     /// describes it.
     static func streamGeneration(prompt: String, options: GenerationOptions, timeout: Double?, record: RunDraft, context: Builtin.Context,
                                  start: (StopSignal) throws(ModelError) -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>))
@@ -41,19 +42,32 @@ extension ModelLibrary {
         // an interrupt raises `stop` instead, so the stream still ends with its summary.
         let stop = StopSignal()
         let (rendered, events) = try modelCall(at: context.location) { () throws(ModelError) in try start(stop) }
-        let displayID = "generation-\(UUID().uuidString)"
-        output.display(Generation.bundle(text: "", footer: nil), displayID: displayID)
         let consumer = Task { () async throws -> GenerationCollector in
             var collected = GenerationCollector()
+            // The text's UTF-8 bytes streamed so far (the text only grows, a scalar at a time).
+            var streamed = 0
+            func streamRest() {
+                let text = collected.text.utf8
+                guard text.count > streamed else { return }
+                output.stream(.stdout, String(decoding: text.dropFirst(streamed), as: UTF8.self))
+                streamed = text.count
+            }
             let clock = ContinuousClock()
             var lastUpdate = clock.now
-            for try await event in events {
-                collected.add(event)
-                if case .token = event, clock.now - lastUpdate >= updateInterval {
-                    output.updateDisplay(Generation.bundle(text: collected.text, footer: nil), displayID: displayID)
-                    lastUpdate = clock.now
+            do {
+                for try await event in events {
+                    collected.add(event)
+                    if case .token = event, clock.now - lastUpdate >= updateInterval {
+                        streamRest()
+                        lastUpdate = clock.now
+                    }
                 }
+            } catch {
+                streamRest()
+                throw error
             }
+            streamRest()
+            if streamed > 0, !collected.text.hasSuffix("\n") { output.stream(.stdout, "\n") }
             return collected
         }
         let deadline = timeout.map { seconds in
@@ -81,8 +95,8 @@ extension ModelLibrary {
         if deadlinePassed, !interrupted, stats.finishReason == .cancelled { stats.finishReason = .timeout }
         let generation = Generation(prompt: rendered ?? prompt, text: collected.text, tokens: collected.tokens, stats: stats, options: options,
                                     interrupted: interrupted)
-        output.updateDisplay(generation.mimeBundle, displayID: displayID)
-        context.shownLive(generation)
+        output.display(generation.footerBundle, displayID: nil)
+        context.shownLive(.host(generation))
         try context.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered)
         return generation
     }

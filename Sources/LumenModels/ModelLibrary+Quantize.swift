@@ -38,7 +38,7 @@ extension ModelLibrary {
         let destination = try path ?? temporaryQuantizedPath(for: model, scheme)
         let output = context.output
         let progress = "quantize-\(UUID().uuidString)"
-        output.display(ProgressBar(label: "quantizing \(model.name) to \(scheme)", fraction: 0).mimeBundle, displayID: progress)
+        ProgressBar(label: "quantizing \(model.name) to \(scheme)", fraction: 0).show(on: output, id: progress)
         let quantizer = ModelQuantizer(scheme: scheme, threads: model.threads)
         let stop = StopSignal()
         // Quantizing is long, blocking work: it runs on a thread of its own and checks `stop`
@@ -51,7 +51,7 @@ extension ModelLibrary {
                         // One update per twentieth of the tensors keeps terminals and logs short.
                         guard (20 * step.completed) / step.total != (20 * (step.completed - 1)) / step.total else { return }
                         let label = "quantizing \(model.name) to \(scheme): \(step.tensor) → \(step.type)"
-                        output.updateDisplay(ProgressBar(label: label, fraction: Double(step.completed) / Double(step.total)).mimeBundle, displayID: progress)
+                        ProgressBar(label: label, fraction: Double(step.completed) / Double(step.total)).show(on: output, id: progress)
                     }, isCancelled: { stop.isRaised })
                 }
             } onCancel: {
@@ -74,7 +74,7 @@ extension ModelLibrary {
         }
         let line = String(format: "%@ → %@: %.2f MB → %.2f MB (%@)", model.name, scheme.rawValue,
                           Double(summary.inputBytes) / 1e6, Double(summary.outputBytes) / 1e6, summary.sizeChange)
-        output.updateDisplay(MIMEBundle.plainText(line), displayID: progress)
+        output.progress(MIMEBundle.plainText(line), id: progress, finished: true)
         return .host(quantized)
     }
 }

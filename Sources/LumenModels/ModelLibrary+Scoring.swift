@@ -26,12 +26,12 @@ extension ModelLibrary {
         let (tokens, windows) = try await request.windows(base: session)
         let output = context.output
         let progressID = "perplexity-\(UUID().uuidString)"
-        output.display(ProgressBar(label: "perplexity: 0/\(windows.windows.count) windows", fraction: 0).mimeBundle, displayID: progressID)
+        ProgressBar(label: "perplexity: 0/\(windows.windows.count) windows", fraction: 0).show(on: output, id: progressID)
         let result: (estimate: PerplexityEstimate, logProbabilities: [Float])
         do {
             result = try await TextScoring.perplexity(of: tokens, windows: windows, session: session) { done, estimate in
                 let label = String(format: "perplexity: %d/%d windows, %.4f so far", done, windows.windows.count, estimate.value)
-                output.updateDisplay(ProgressBar(label: label, fraction: Double(done) / Double(windows.windows.count)).mimeBundle, displayID: progressID)
+                ProgressBar(label: label, fraction: Double(done) / Double(windows.windows.count)).show(on: output, id: progressID, finished: done == windows.windows.count)
             }
         } catch {
             if Task.isCancelled { throw CancellationError() }
@@ -39,7 +39,7 @@ extension ModelLibrary {
         }
         let estimate = result.estimate.perplexity
         let logProbabilities = result.logProbabilities
-        try context.record(RunRecord(kind: "perplexity", entry: "perplexity", origin: try context.origin,
+        try context.record(RunRecord(kind: .perplexity, entry: "perplexity", origin: try context.origin,
                                          model: RunModel(session.model, name: model.name), prompt: request.logged, value: estimate.value,
                                          figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count),
                                                    "context": Double(request.context ?? tokens.count)]))
@@ -74,19 +74,19 @@ extension ModelLibrary {
         let (tokens, windows) = try await request.windows(base: baseSession, other: otherSession)
         let output = context.output
         let progressID = "compare-\(UUID().uuidString)"
-        output.display(ProgressBar(label: "comparing: 0/\(windows.windows.count) windows", fraction: 0).mimeBundle, displayID: progressID)
+        ProgressBar(label: "comparing: 0/\(windows.windows.count) windows", fraction: 0).show(on: output, id: progressID)
         let divergences: [TokenDivergence]
         do {
             divergences = try await TextScoring.divergences(of: tokens, windows: windows, base: baseSession, model: otherSession) { done in
-                output.updateDisplay(ProgressBar(label: "comparing: \(done)/\(windows.windows.count) windows", fraction: Double(done) / Double(windows.windows.count)).mimeBundle,
-                                     displayID: progressID)
+                ProgressBar(label: "comparing: \(done)/\(windows.windows.count) windows", fraction: Double(done) / Double(windows.windows.count))
+                    .show(on: output, id: progressID, finished: done == windows.windows.count)
             }
         } catch {
             if Task.isCancelled { throw CancellationError() }
             throw LumenError(.model, "\(error)", at: context.location)
         }
         let comparison = ModelComparison(base: base.name, other: other.name, summary: DivergenceSummary(divergences))
-        try context.record(RunRecord(kind: "comparison", entry: "compareModels", origin: try context.origin,
+        try context.record(RunRecord(kind: .comparison, entry: "compareModels", origin: try context.origin,
                                          model: RunModel(otherSession.model, name: other.name), baseModel: RunModel(baseSession.model, name: base.name),
                                          prompt: request.logged, value: comparison.summary.meanKLDivergence.value, figures: comparison.summary.figures))
         return .host(comparison.measurement)
@@ -111,7 +111,7 @@ extension ModelLibrary {
         accumulated.add(logProbabilities)
         let estimate = accumulated.perplexity
         if let runModel = model.runModel {
-            try context.record(RunRecord(kind: "perplexity", entry: "perplexity", origin: try context.origin, model: runModel,
+            try context.record(RunRecord(kind: .perplexity, entry: "perplexity", origin: try context.origin, model: runModel,
                                              prompt: text, value: estimate.value,
                                              figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count)]))
         }

@@ -28,8 +28,29 @@ final class ModelLibrary: LumenLibrary {
     func completion(before text: String) -> TextCompletion? {
         guard let open = text.range(of: "load(\"", options: .backwards), !text[open.upperBound...].contains("\"") else { return nil }
         let partial = String(text[open.upperBound...])
-        let names = ModelLocator.availableModels().flatMap { [$0, String($0.dropLast(".gguf".count))] }
+        // Each model once: its name without `.gguf` (which load takes), or the whole file name
+        // once the partial text goes past that.
+        let names = ModelLocator.availableModels().map { file in
+            let stem = String(file.dropLast(".gguf".count))
+            return partial.count > stem.count ? file : stem
+        }
         return TextCompletion(partial: partial, candidates: Array(Set(names.filter { $0.hasPrefix(partial) })).sorted())
+    }
+
+    /// ` (did you mean 'x'?)` for a model name that is not found: `x` is the start of a model
+    /// file's name (as `load` matches names) closest to it, so `smolm2` finds `smollm2`.
+    static func modelNameHint(_ name: String) -> String {
+        guard !name.contains("/") else { return "" }
+        // Starts of names, lowercased (as load matches them), and as the file writes them.
+        let typed = name.lowercased()
+        var starts: [String: String] = [:]
+        for file in ModelLocator.availableModels() {
+            let stem = file.dropLast(".gguf".count)
+            for length in max(1, typed.count - 3)...(typed.count + 3) where length <= stem.count {
+                starts[String(stem.prefix(length)).lowercased()] = String(stem.prefix(length))
+            }
+        }
+        return Suggestion.closest(to: typed, among: starts.keys).map { " (did you mean '\(starts[$0] ?? $0)'?)" } ?? ""
     }
 
     /// `%defaults temperature=0.2 maxTokens=64`: `defaults(…)` with the assignments as labels.
@@ -106,9 +127,14 @@ final class ModelLibrary: LumenLibrary {
         guard threads >= 1, instances >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
             throw LumenError(.value, "threads, instances and contextLength must be at least 1", at: context.location)
         }
-        let path = try modelCall(at: location) { () throws(ModelError) in try ModelLocator.resolve(name) }
+        let path: String
+        do {
+            path = try ModelLocator.resolve(name)
+        } catch {
+            throw LumenError(.model, "\(error)\(modelNameHint(name))", at: location)
+        }
         let progress = "load-\(UUID().uuidString)"
-        context.output.display(ProgressBar(label: "loading \(name)", fraction: 0).mimeBundle, displayID: progress)
+        ProgressBar(label: "loading \(name)", fraction: 0).show(on: context.output, id: progress)
         // Parsing the file and building the tokenizer is blocking work: it runs on a thread of its own.
         let model: LoadedModel
         do {
@@ -117,10 +143,11 @@ final class ModelLibrary: LumenLibrary {
             }
         } catch {
             // The bar does not stay at 0 %: it says what happened; the error follows.
-            context.output.updateDisplay(.plainText("loading \(name) failed"), displayID: progress)
+            context.output.progress(.plainText("loading \(name) failed"), id: progress, finished: true)
             throw LumenError(.model, "\(error)", at: location)
         }
-        context.output.updateDisplay(model.mimeBundle, displayID: progress)
+        // The model itself is shown where it is the cell's value, as any value is.
+        ProgressBar(label: "loading \(name)", fraction: 1).show(on: context.output, id: progress, finished: true)
         return .host(model)
     }
 

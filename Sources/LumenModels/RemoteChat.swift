@@ -13,5 +13,5 @@ struct RemoteChat: ChatEngine {
         (nil, model.chat(conversation.messages, options: options, stop: stop))
     }
 
-    func fork() throws(ModelError) -> any ChatEngine { self }
+    func fork() async throws(ModelError) -> any ChatEngine { self }
 }

@@ -1,4 +1,5 @@
 import Display
+import Foundation
 import Evaluation
 import Inference
 import LumenLanguage
@@ -20,6 +21,11 @@ public final class RemoteModelObject: HostObject, GenerativeModel {
     public var methodNames: [String] { ["generate", "nextTokens", "perplexity"] }
 
     var name: String { remote.name }
+
+    var place: String {
+        guard let url = URLComponents(string: remote.urls[0]), let host = url.host else { return remote.urls[0] }
+        return url.port.map { "\(host):\($0)" } ?? host
+    }
 
     var runModel: RunModel? {
         RunModel(name: remote.name, path: remote.urls.joined(separator: " "), architecture: "remote", tensorTypes: "")

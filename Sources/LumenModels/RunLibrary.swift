@@ -64,7 +64,7 @@ public final class RunLibrary: LumenLibrary {
         let model = try arguments.labelledString("model")
         let since = try arguments.labelledString("since")
         let contains = try arguments.labelledString("contains")
-        let kind = try arguments.labelledString("kind")
+        let kindName = try arguments.labelledString("kind")
         let limit = try arguments.labelledInteger("limit") ?? 20
         try arguments.finish()
         let date = try since.map { (text) throws(LumenError) in
@@ -72,6 +72,9 @@ public final class RunLibrary: LumenLibrary {
                 throw LumenError(.value, "since: needs a date like 2026-11-23 or 2026-11-23 14:00, got \(text.debugDescription)", at: context.location)
             }
             return date
+        }
+        let kind = try kindName.map { (name) throws(LumenError) in
+            do { return try RunKind(named: name) } catch { throw LumenError(.value, "kind: \(error)", at: context.location) }
         }
         let log = try log(context)
         do {
@@ -89,8 +92,8 @@ public final class RunLibrary: LumenLibrary {
         let run: LoggedRun = try ModelLibrary.hostObject(&arguments, "run", "a run (from runs())")
         try arguments.finish()
         let record = run.record
-        guard record.kind == "generation", let options = record.options else {
-            throw LumenError(.value, "only generations can be replayed; run \(record.id ?? 0) is a \(record.kind)", at: context.location)
+        guard record.kind == .generation, let options = record.options else {
+            throw LumenError(.value, "only generations can be replayed; run \(record.id ?? 0) is a \(record.kind.rawValue)", at: context.location)
         }
         let log = try log(context)
         if let logged = record.model.sha256, let now = await log.digest(of: record.model.path), logged != now {

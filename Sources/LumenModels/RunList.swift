@@ -36,10 +36,10 @@ public final class RunList: HostObject, IndexableHostObject {
     public var mimeBundle: MIMEBundle {
         let rows = runs.enumerated().map { index, run in
             let r = run.record
-            let text = r.kind == "generation" ? r.output : r.value.map { "\(r.kind) \($0)" } ?? r.kind
+            let text = r.kind == .generation ? r.output : r.value.map { "\(r.kind.rawValue) \($0)" } ?? r.kind.rawValue
             return [String(index), String(r.id ?? 0), LoggedRun.format(r.time), r.entry, r.model.name,
                     String(r.prompt.prefix(40)), String(text.prefix(60)), r.finishReason,
-                    r.kind == "generation" ? String(format: "%.1f", r.tokensPerSecond) : ""]
+                    r.kind == .generation ? String(format: "%.1f", r.tokensPerSecond) : ""]
         }
         return Table(columns: ["#", "id", "time", "entry", "model", "prompt", "output", "finish", "tok/s"], rows: rows).mimeBundle
     }

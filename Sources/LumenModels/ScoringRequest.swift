@@ -49,11 +49,12 @@ struct ScoringRequest: Sendable {
             } else {
                 text = request.inline ?? ""
             }
-            do {
+            do throws(ScoringError) {
                 if let other { return try TextScoring.windows(for: text, base: base, model: other, context: request.context) }
                 return try TextScoring.windows(for: text, session: base, context: request.context)
             } catch {
-                throw LumenError(.model, "\(error)", at: request.location)
+                let hint = error.fittingContext.map { "; context: \($0) fits it, and without context: the whole text is one window" } ?? ""
+                throw LumenError(.value, error.reason + hint, at: request.location)
             }
         }
     }

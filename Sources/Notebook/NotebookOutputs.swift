@@ -19,6 +19,7 @@ public final class NotebookOutputs: Sendable {
         public func stream(_ stream: StandardStream, _ text: String) { outputs.stream(stream, text, cell: cell) }
         public func display(_ bundle: MIMEBundle, displayID: String?) { outputs.display(bundle, displayID: displayID, cell: cell) }
         public func updateDisplay(_ bundle: MIMEBundle, displayID: String) { outputs.updateDisplay(bundle, displayID: displayID) }
+        public func progress(_ bundle: MIMEBundle, id: String, finished: Bool) { outputs.progress(bundle, id: id, finished: finished, cell: cell) }
         public func clearOutput(wait: Bool) { outputs.clearOutput(wait: wait, cell: cell) }
         public func executeResult(_ bundle: MIMEBundle) { outputs.executeResult(bundle, cell: cell) }
         public func error(_ error: ExecutionError) { outputs.error(error, cell: cell) }
@@ -41,6 +42,8 @@ public final class NotebookOutputs: Sendable {
 
     private let state: Mutex<State>
     private let echo: Bool
+    /// Whether the echo goes to a terminal, where a progress bar is redrawn in place.
+    private let echoRedraws = isatty(STDERR_FILENO) != 0
 
     /// A sink for a notebook of `cellCount` cells; with `echo`, text is also written to stderr.
     public init(cellCount: Int, echo: Bool) {
@@ -70,13 +73,17 @@ public final class NotebookOutputs: Sendable {
         }
     }
 
-    fileprivate func echoText(_ text: String, id: String? = nil) {
+    /// Echoes `text` to stderr: for display `id`, only what it adds to what that display showed
+    /// before; with `redraw`, as it is (a progress bar's `\r` redraws its own line).
+    fileprivate func echoText(_ text: String, id: String? = nil, redraw: Bool = false) {
         guard echo else { return }
         let delta: String = state.withLock { state in
-            // Output after a display other than its own update starts on a new line.
-            let lineBreak = state.lastEchoedID != nil && state.lastEchoedID != id && !state.echoAtLineStart ? "\n" : ""
+            // Output after a display other than its own update starts on a new line, and so
+            // does a progress bar after anything else.
+            let after = redraw ? state.lastEchoedID != id : state.lastEchoedID != nil && state.lastEchoedID != id
+            let lineBreak = after && !state.echoAtLineStart ? "\n" : ""
             var delta = text
-            if let id {
+            if let id, !redraw {
                 if let previous = state.echoed[id] {
                     delta = text.hasPrefix(previous) ? String(text.dropFirst(previous.count)) : "\n" + text
                 }
@@ -115,6 +122,11 @@ public final class NotebookOutputs: Sendable {
 
     fileprivate func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
         echoText(bundle.plainText ?? "", id: displayID)
+        replace(displayID, with: bundle)
+    }
+
+    /// Applies an update to every output shown under `displayID`.
+    private func replace(_ displayID: String, with bundle: MIMEBundle) {
         state.withLock { state in
             for place in state.displays[displayID] ?? [] where place.output < state.outputs[place.cell].count {
                 if case .object(var output) = state.outputs[place.cell][place.output] {
@@ -122,6 +134,24 @@ public final class NotebookOutputs: Sendable {
                     state.outputs[place.cell][place.output] = .object(output)
                 }
             }
+        }
+    }
+
+    /// A progress indicator is stored as a display in its latest state. On a terminal every
+    /// state is echoed, redrawn in place; in a log (stderr not a terminal) only the finished
+    /// one, so a CI log gets one line per bar.
+    fileprivate func progress(_ bundle: MIMEBundle, id: String, finished: Bool, cell: Int) {
+        let isNew = state.withLock { $0.displays[id] == nil }
+        if echoRedraws || finished {
+            let text = bundle.plainText ?? ""
+            // On a terminal: back to the line's start, clear it, draw the new state.
+            echoText(echoRedraws ? "\r\u{1B}[K" + text + (finished ? "\n" : "") : text + "\n", id: id, redraw: true)
+        }
+        let output: JSONValue = .object(["output_type": .string("display_data"), "data": Self.data(bundle), "metadata": .object([:])])
+        if isNew {
+            append(output, displayID: id, cell: cell)
+        } else {
+            replace(id, with: bundle)
         }
     }
 

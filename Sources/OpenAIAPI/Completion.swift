@@ -58,7 +58,10 @@ public struct CompletionChoice: Codable, Sendable, Equatable {
     }
 }
 
-/// The legacy completions' log-probabilities: parallel lists, one entry per token.
+/// The legacy completions' log-probabilities: parallel lists, one entry per token, as OpenAI and
+/// vLLM send them. llama.cpp's llama-server sends completions' log-probabilities in the chat
+/// completions' shape instead (`content`, one entry per token with its `top_logprobs`); both are
+/// read, the second into `content` with the lists filled from it.
 public struct CompletionLogprobs: Codable, Sendable, Equatable {
     /// Each token's text.
     public var tokens: [String]
@@ -68,6 +71,9 @@ public struct CompletionLogprobs: Codable, Sendable, Equatable {
     public var topLogprobs: [[String: Double]?]?
     /// Each token's offset in the text.
     public var textOffset: [Int]?
+    /// The entries in the chat completions' shape, when the server sent that shape (its
+    /// alternatives keep their order and their duplicates, which `topLogprobs` cannot).
+    public var content: [TokenLogprob]?
 
     /// Log-probabilities.
     public init(tokens: [String], tokenLogprobs: [Double?], topLogprobs: [[String: Double]?]?, textOffset: [Int]?) {
@@ -78,6 +84,31 @@ public struct CompletionLogprobs: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case tokens, tokenLogprobs = "token_logprobs", topLogprobs = "top_logprobs", textOffset = "text_offset"
+        case tokens, tokenLogprobs = "token_logprobs", topLogprobs = "top_logprobs", textOffset = "text_offset", content
+    }
+
+    /// Reads either shape.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        if !container.contains(.tokens), let content = try container.decodeIfPresent([TokenLogprob].self, forKey: .content) {
+            self.init(tokens: content.map(\.token), tokenLogprobs: content.map(\.logprob),
+                      topLogprobs: content.map { Dictionary($0.topLogprobs.map { ($0.token, $0.logprob) }, uniquingKeysWith: max) }, textOffset: nil)
+            self.content = content
+            return
+        }
+        self.init(tokens: try container.decode([String].self, forKey: .tokens),
+                  tokenLogprobs: try container.decode([Double?].self, forKey: .tokenLogprobs),
+                  topLogprobs: try container.decodeIfPresent([[String: Double]?].self, forKey: .topLogprobs),
+                  textOffset: try container.decodeIfPresent([Int].self, forKey: .textOffset))
+    }
+
+    /// Writes the legacy lists (and `content` when it was read).
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(tokens, forKey: .tokens)
+        try container.encode(tokenLogprobs, forKey: .tokenLogprobs)
+        try container.encodeIfPresent(topLogprobs, forKey: .topLogprobs)
+        try container.encodeIfPresent(textOffset, forKey: .textOffset)
+        try container.encodeIfPresent(content, forKey: .content)
     }
 }

@@ -43,6 +43,13 @@ struct RemotePiece: Sendable {
     var alternatives: [(text: String, logProbability: Double)] = []
 }
 
+extension RemotePiece {
+    /// A token as the chat completions' shape reports it.
+    init(_ entry: TokenLogprob) {
+        self.init(text: entry.token, logProbability: entry.logprob, alternatives: entry.topLogprobs.map { ($0.token, $0.logprob) })
+    }
+}
+
 extension CompletionRequest: RemoteGenerationRequest {
     typealias Response = Completion
     static var path: String { "/completions" }
@@ -59,6 +66,7 @@ extension Completion: RemoteGenerationResponse {
         guard let logprobs = choice.logprobs, !logprobs.tokens.isEmpty, logprobs.tokens.joined() == choice.text else {
             return choice.text.isEmpty ? [] : [RemotePiece(text: choice.text)]
         }
+        if let entries = logprobs.content { return entries.map(RemotePiece.init) }
         return logprobs.tokens.indices.map { index in
             let top = logprobs.topLogprobs.flatMap { index < $0.count ? $0[index] : nil } ?? [:]
             return RemotePiece(text: logprobs.tokens[index], logProbability: index < logprobs.tokenLogprobs.count ? logprobs.tokenLogprobs[index] : nil,
@@ -76,9 +84,7 @@ extension ChatCompletion: RemoteGenerationResponse {
         guard let entries = choice.logprobs?.content, !entries.isEmpty, entries.map(\.token).joined() == text else {
             return text.isEmpty ? [] : [RemotePiece(text: text)]
         }
-        return entries.map { entry in
-            RemotePiece(text: entry.token, logProbability: entry.logprob, alternatives: entry.topLogprobs.map { ($0.token, $0.logprob) })
-        }
+        return entries.map(RemotePiece.init)
     }
 
     var finishReason: String? { choices.first?.finishReason }

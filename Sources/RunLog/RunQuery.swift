@@ -9,13 +9,13 @@ public struct RunQuery: Sendable, Equatable {
     public var since: Date?
     /// Text the prompt or output contains.
     public var contains: String?
-    /// The kind of run (`generation`, `perplexity`, `comparison`).
-    public var kind: String?
+    /// The kind of run.
+    public var kind: RunKind?
     /// At most this many runs (nil: all).
     public var limit: Int?
 
     /// A query; all runs, newest first, when nothing is given.
-    public init(model: String? = nil, since: Date? = nil, contains: String? = nil, kind: String? = nil, limit: Int? = nil) {
+    public init(model: String? = nil, since: Date? = nil, contains: String? = nil, kind: RunKind? = nil, limit: Int? = nil) {
         self.model = model
         self.since = since
         self.contains = contains

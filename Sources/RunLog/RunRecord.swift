@@ -36,8 +36,8 @@ public struct RunRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
     public var id: Int64?
     /// When the run finished.
     public var time: Date
-    /// `generation`, `perplexity` or `comparison`.
-    public var kind: String
+    /// What the run did.
+    public var kind: RunKind
     /// The entry point: `generate`, `say`, `batch`, `compare`, `perplexity`, `compareModels`,
     /// `lumen generate`, `lumen chat`, `lumen perplexity`, `lumen kld`.
     public var entry: String
@@ -81,7 +81,7 @@ public struct RunRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
     public var figures: [String: Double]?
 
     /// A generation's record.
-    public init(time: Date = Date(), kind: String = "generation", entry: String, origin: RunOrigin, model: RunModel, baseModel: RunModel? = nil,
+    public init(time: Date = Date(), kind: RunKind = .generation, entry: String, origin: RunOrigin, model: RunModel, baseModel: RunModel? = nil,
                 options: RunOptions? = nil, prompt: String, messages: [RunMessage]? = nil, renderedPrompt: String? = nil, output: String = "",
                 tokenIDs: [Int32] = [], logProbabilities: [Float] = [], finishReason: String = "", promptTokens: Int = 0, generatedTokens: Int = 0,
                 promptTokensPerSecond: Double = 0, tokensPerSecond: Double = 0, timeToFirstToken: Double = 0, interrupted: Bool = false,

@@ -3,6 +3,7 @@ import Foundation
 import Hummingbird
 import Inference
 import Logging
+import NIOCore
 import OpenAIAPI
 
 /// `lumen serve`: the OpenAI-compatible API over models loaded in this process —
@@ -44,7 +45,11 @@ public struct OpenAIServer: Sendable {
                                   let shown = host.contains(":") ? "[\(host)]" : host
                                   listening("http://\(shown):\(bound)/v1")
                               }, logger: logger)
-        try await app.runService()
+        do {
+            try await app.runService()
+        } catch let error as IOError {
+            throw ListenError(errno: error.errnoCode, host: host, port: port) ?? error
+        }
     }
 
     // MARK: Requests

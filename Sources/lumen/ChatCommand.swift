@@ -35,12 +35,12 @@ struct ChatCommand: AsyncParsableCommand {
         let llama = try LanguageModel(path: ModelLocator.resolve(model))
         let templateSource = try template.map { path in
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
-                throw ValidationError("cannot read \(path): \(error.localizedDescription)")
+                throw CommandError("cannot read \(path): \(error.localizedDescription)")
             }
         }
         var conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: templateSource)
-        if conversation.template?.origin == .chatMLFallback {
-            FileHandle.standardError.write(Data("note: \(model) has no chat template; using ChatML (--template chooses another)\n".utf8))
+        if let note = conversation.template?.origin.fallbackNote(model: model, option: "--template") {
+            FileHandle.standardError.write(Data((note + "\n").utf8))
         }
         let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
         let interactive = isatty(STDIN_FILENO) != 0

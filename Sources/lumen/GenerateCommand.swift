@@ -90,7 +90,7 @@ struct GenerateCommand: AsyncParsableCommand {
                 row.withUnsafeBytes { bytes.append(contentsOf: $0) }
             }
             do { try bytes.write(to: URL(fileURLWithPath: dumpLogits)) } catch {
-                throw ValidationError("cannot write \(dumpLogits): \(error.localizedDescription)")
+                throw CommandError("cannot write \(dumpLogits): \(error.localizedDescription)")
             }
         }
         if json {

@@ -43,7 +43,7 @@ struct KLDivergenceCommand: AsyncParsableCommand {
         FileHandle.standardError.write(Data("\n".utf8))
         let summary = DivergenceSummary(divergences)
         print(summary.report)
-        log?.record(RunRecord(kind: "comparison", entry: "lumen kld", origin: RunOrigin(frontEnd: "cli"), model: RunModel(otherSession.model),
+        log?.record(RunRecord(kind: .comparison, entry: "lumen kld", origin: RunOrigin(frontEnd: "cli"), model: RunModel(otherSession.model),
                               baseModel: RunModel(baseSession.model), prompt: "file: " + scoring.file, value: summary.meanKLDivergence.value,
                               figures: summary.figures))
         await log?.flush()

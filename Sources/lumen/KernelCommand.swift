@@ -24,7 +24,7 @@ struct KernelCommand: AsyncParsableCommand {
         do {
             connection = try ConnectionInfo.load(from: connectionFile)
         } catch {
-            throw ValidationError(error.description)
+            throw CommandError(error.description)
         }
         // Jupyter's server tells a kernel its notebook's path in JPY_SESSION_NAME.
         let runLog = await global.openRunLog(logger: logger)

@@ -29,7 +29,7 @@ struct LogCommand: AsyncParsableCommand {
         @Option(help: "Only runs whose prompt or output contains this text.")
         var contains: String?
 
-        @Option(help: "Only runs of this kind: generation, perplexity or comparison.")
+        @Option(help: ArgumentHelp("Only runs of this kind: \(RunKind.allCases.map(\.rawValue).joined(separator: ", ")).", valueName: "kind"))
         var kind: String?
 
         @Option(name: [.customShort("n"), .long], help: "At most this many runs.")
@@ -42,6 +42,9 @@ struct LogCommand: AsyncParsableCommand {
             let date = try since.map { text in
                 guard let date = RunLibrary.parseDate(text) else { throw ValidationError("--since needs a date like 2026-11-23, got \(text)") }
                 return date
+            }
+            let kind = try kind.map { name in
+                do { return try RunKind(named: name) } catch { throw ValidationError("--kind: \(error)") }
             }
             let runs = try await LogCommand.open().runs(RunQuery(model: model, since: date, contains: contains, kind: kind, limit: limit))
             print(RunList(runs).mimeBundle.plainText ?? "")
@@ -61,7 +64,7 @@ struct LogCommand: AsyncParsableCommand {
 
         func run() async throws {
             _ = global.bootstrapLogging(label: "lumen.log")
-            guard let record = try await LogCommand.open().run(id: id) else { throw ValidationError("the log has no run \(id)") }
+            guard let record = try await LogCommand.open().run(id: id) else { throw CommandError("the log has no run \(id)") }
             if json {
                 print(String(decoding: try RunRecordJSON.encoder.encode(record), as: UTF8.self))
             } else {
@@ -90,7 +93,7 @@ struct LogCommand: AsyncParsableCommand {
                 text.append(0x0A)
             }
             if let output {
-                do { try text.write(to: URL(fileURLWithPath: output)) } catch { throw ValidationError("cannot write \(output): \(error.localizedDescription)") }
+                do { try text.write(to: URL(fileURLWithPath: output)) } catch { throw CommandError("cannot write \(output): \(error.localizedDescription)") }
             } else {
                 FileHandle.standardOutput.write(text)
             }
@@ -107,13 +110,13 @@ struct LogCommand: AsyncParsableCommand {
 
         func run() async throws {
             _ = global.bootstrapLogging(label: "lumen.log")
-            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+            guard let data = FileManager.default.contents(atPath: file) else { throw CommandError("cannot read \(file)") }
             var records: [RunRecord] = []
             for (number, line) in data.split(separator: 0x0A).enumerated() where !line.isEmpty {
                 do {
                     records.append(try RunRecordJSON.decoder.decode(RunRecord.self, from: Data(line)))
                 } catch {
-                    throw ValidationError("\(file):\(number + 1): not a run record: \(error)")
+                    throw CommandError("\(file):\(number + 1): not a run record: \(error)")
                 }
             }
             let log = try await LogCommand.open()

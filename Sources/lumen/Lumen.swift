@@ -19,8 +19,9 @@ struct Lumen: AsyncParsableCommand {
     static let usageErrorStatus: Int32 = 2
 
     /// Parses the command line and runs the command. Errors in parsing are reported as
-    /// ArgumentParser reports them; an error from a command's work is reported with that
-    /// command's usage hint (not the top level's). Usage errors exit `usageErrorStatus`.
+    /// ArgumentParser reports them; a usage error found while the command runs (a
+    /// `ValidationError`) with that command's usage (not the top level's); any other error from
+    /// a command's work as `Error: …` alone. Usage errors exit `usageErrorStatus`.
     static func main() async {
         var parsed: (any ParsableCommand)?
         do {
@@ -34,16 +35,26 @@ struct Lumen: AsyncParsableCommand {
         } catch {
             let status = exitCode(for: error) == .validationFailure ? usageErrorStatus : exitCode(for: error).rawValue
             // Help, an exit status and a parse error are ArgumentParser's to report.
-            guard let command = parsed.map({ type(of: $0) }), configuration.subcommands.contains(where: { $0 == command }),
+            guard let command = parsed.map({ type(of: $0) }), let path = path(to: command),
                   exitCode(for: error) != .success, !(error is ExitCode) else {
                 guard exitCode(for: error) == .validationFailure else { exit(withError: error) }
                 FileHandle.standardError.write(Data((fullMessage(for: error) + "\n").utf8))
                 Foundation.exit(usageErrorStatus)
             }
-            let name = command.configuration.commandName ?? ""
-            let text = "Error: \(message(for: error))\nUsage: \(usageString(for: command))\n  See 'lumen \(name) --help' for more information.\n"
-            FileHandle.standardError.write(Data(text.utf8))
+            let usage = exitCode(for: error) == .validationFailure
+                ? "Usage: \(usageString(for: command))\n  See 'lumen \(path.joined(separator: " ")) --help' for more information.\n" : ""
+            FileHandle.standardError.write(Data("Error: \(message(for: error))\n\(usage)".utf8))
             Foundation.exit(status)
         }
+    }
+
+    /// The names leading from `lumen` to `command` (`["log", "list"]`), if it is a subcommand.
+    static func path(to command: any ParsableCommand.Type, from root: any ParsableCommand.Type = Lumen.self) -> [String]? {
+        for subcommand in root.configuration.subcommands {
+            let name = subcommand._commandName
+            if subcommand == command { return [name] }
+            if let rest = path(to: command, from: subcommand) { return [name] + rest }
+        }
+        return nil
     }
 }

@@ -59,7 +59,8 @@ struct ModelInfo {
             ("tensor types", tensorTypes.map { "\($0.type) ×\($0.count) (\(Self.bytes($0.bytes)))" }.joined(separator: ", ")),
             ("context length", String(configuration.contextLength)),
             ("vocabulary", "\(configuration.vocabularySize) tokens (\(model.tokenizer.vocabulary.kindDescription))"),
-            ("chat template", model.gguf.metadata["tokenizer.chat_template"] == nil ? "no (ChatML is used)" : "yes"),
+            ("chat template", model.gguf.metadata["tokenizer.chat_template"] != nil ? "yes"
+                : "no (the built-in \(BuiltinChatTemplate.chosen(for: model.gguf, vocabulary: model.tokenizer.vocabulary).name) format is used)"),
             ("embedding", String(configuration.embeddingLength)),
             ("layers", String(configuration.blockCount)),
             ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value, \(configuration.headDimension) wide"),

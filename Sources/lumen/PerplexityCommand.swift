@@ -36,7 +36,7 @@ struct PerplexityCommand: AsyncParsableCommand {
             }.estimate.perplexity
         }
         print(String(format: "\nFinal estimate: PPL = %.4f +/- %.5f", result.value, result.uncertainty))
-        log?.record(RunRecord(kind: "perplexity", entry: "lumen perplexity", origin: RunOrigin(frontEnd: "cli"), model: RunModel(session.model),
+        log?.record(RunRecord(kind: .perplexity, entry: "lumen perplexity", origin: RunOrigin(frontEnd: "cli"), model: RunModel(session.model),
                               prompt: "file: " + scoring.file, value: result.value,
                               figures: ["uncertainty": result.uncertainty, "tokens": Double(windows.scoredCount), "context": Double(scoring.context)]))
         await log?.flush()

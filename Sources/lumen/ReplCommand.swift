@@ -41,14 +41,14 @@ struct ReplCommand: AsyncParsableCommand {
             do {
                 source = try String(contentsOfFile: file, encoding: .utf8)
             } catch {
-                throw ValidationError("cannot read \(file): \(error.localizedDescription)")
+                throw CommandError("cannot read \(file): \(error.localizedDescription)")
             }
             let lines = source.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             let failed = await runScript(AsyncStream { continuation in
                 for line in lines { continuation.yield(.line(line)) }
                 continuation.yield(.endOfInput)
                 continuation.finish()
-            }, interpreter: interpreter, events: nil)
+            }, path: file, interpreter: interpreter, events: nil)
             return failed
         }
         if isatty(STDIN_FILENO) != 0, let editor = LineEditor(assistant: LineEditor.Assistant(
@@ -59,34 +59,42 @@ struct ReplCommand: AsyncParsableCommand {
             return false
         }
         let events = TerminalEvents()
-        return await runScript(events.events, interpreter: interpreter, events: events)
+        return await runScript(events.events, path: "<stdin>", interpreter: interpreter, events: events)
     }
 
-    /// Runs complete statement groups as they arrive; returns whether any failed.
-    private func runScript(_ stream: AsyncStream<TerminalEvents.Event>, interpreter: Interpreter, events: TerminalEvents?) async -> Bool {
+    /// Runs complete statement groups as they arrive from the script at `path`; returns whether
+    /// any failed. Errors name the file and its line.
+    private func runScript(_ stream: AsyncStream<TerminalEvents.Event>, path: String, interpreter: Interpreter, events: TerminalEvents?) async -> Bool {
         var buffer: [String] = []
         var count = 0
         var failed = false
+        // The file's lines read so far; the buffered group starts after `consumed` of them.
+        var lineNumber = 0, consumed = 0
+        func run(_ code: String) async -> Bool {
+            count += 1
+            // Blank lines before the group's first statement are not part of it.
+            let leading = code.prefix { $0.isNewline || $0 == " " || $0 == "\t" }.filter(\.isNewline).count
+            return await runCell(code, count: count, file: ScriptPosition(path: path, firstLine: consumed + 1 + leading), interpreter: interpreter,
+                                 routing: events?.interruptRouting, editor: nil, interactive: false)
+        }
         for await event in stream {
             switch event {
             case .line(let line):
+                lineNumber += 1
                 buffer.append(line)
                 let code = buffer.joined(separator: "\n")
                 if Self.isIncomplete(await interpreter.completeness(of: code)) { continue }
                 buffer = []
+                defer { consumed = lineNumber }
                 guard !code.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty else { continue }
                 if Interpreter.isExitRequest(code) { return failed }
-                count += 1
-                if await !runCell(code, count: count, interpreter: interpreter, routing: events?.interruptRouting, editor: nil, interactive: false) {
+                if await !run(code) {
                     failed = true
                     if !keepGoing { return true }
                 }
             case .endOfInput:
                 let code = buffer.joined(separator: "\n")
-                if !code.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                    count += 1
-                    if await !runCell(code, count: count, interpreter: interpreter, routing: events?.interruptRouting, editor: nil, interactive: false) { failed = true }
-                }
+                if !code.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty, await !run(code) { failed = true }
                 return failed
             case .interrupt:
                 return true
@@ -151,11 +159,12 @@ struct ReplCommand: AsyncParsableCommand {
     }
 
     /// Runs one cell in its own task, cancelled by Ctrl-C; returns whether it succeeded.
-    private func runCell(_ code: String, count: Int, interpreter: Interpreter, routing: InterruptRouting?, editor: LineEditor?, interactive: Bool) async -> Bool {
+    private func runCell(_ code: String, count: Int, file: ScriptPosition? = nil, interpreter: Interpreter, routing: InterruptRouting?,
+                         editor: LineEditor?, interactive: Bool) async -> Bool {
         let sink = TerminalOutputSink(executionCount: count, interactive: interactive, editor: editor)
         let cell = Task(priority: .userInitiated) { () async -> ExecutionError? in
             do throws(ExecutionError) {
-                try await interpreter.execute(ExecutionRequest(code: code, executionCount: count), output: sink)
+                try await interpreter.execute(ExecutionRequest(code: code, executionCount: count, file: file), output: sink)
                 return nil
             } catch {
                 return error

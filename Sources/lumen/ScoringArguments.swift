@@ -25,10 +25,15 @@ struct ScoringArguments: ParsableArguments {
     func windows(base: ModelSession, other: ModelSession? = nil) async throws -> (tokens: [Int32], windows: ScoringWindows) {
         let (file, context) = (file, context)
         return try await DedicatedThread.run(name: "lumen-tokenize") { () throws(any Error) in
-            guard let data = FileManager.default.contents(atPath: file) else { throw ValidationError("cannot read \(file)") }
+            guard let data = FileManager.default.contents(atPath: file) else { throw CommandError("cannot read \(file)") }
             let text = String(decoding: data, as: UTF8.self)
-            if let other { return try TextScoring.windows(for: text, base: base, model: other, context: context) }
-            return try TextScoring.windows(for: text, session: base, context: context)
+            do throws(ScoringError) {
+                if let other { return try TextScoring.windows(for: text, base: base, model: other, context: context) }
+                return try TextScoring.windows(for: text, session: base, context: context)
+            } catch {
+                let hint = error.fittingContext.map { "; --ctx \($0) fits it (or score a longer text)" } ?? ""
+                throw CommandError("\(file): " + error.reason + hint)
+            }
         }
     }
 

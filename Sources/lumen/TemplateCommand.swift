@@ -15,7 +15,7 @@ struct TemplateCommand: ParsableCommand {
             """
     )
 
-    @Argument(help: "A GGUF model (its tokenizer.chat_template, or ChatML when it has none) or a Jinja template file.")
+    @Argument(help: "A GGUF model (its tokenizer.chat_template, or the built-in format of its architecture when it has none) or a Jinja template file.")
     var source: String
 
     @Option(help: "A JSON file with the messages: [{\"role\": …, \"content\": …}, …].")
@@ -55,8 +55,8 @@ struct TemplateCommand: ParsableCommand {
             let gguf = try GGUFFile(path: source)
             let vocabulary = try Vocabulary(gguf: gguf)
             let fromFile = try ChatTemplate(gguf: gguf, vocabulary: vocabulary)
-            if fromFile.origin == .chatMLFallback {
-                FileHandle.standardError.write(Data("note: \(source) has no chat template; using ChatML\n".utf8))
+            if let note = fromFile.origin.fallbackNote(model: source, option: "a Jinja file") {
+                FileHandle.standardError.write(Data((note + "\n").utf8))
             }
             template = try ChatTemplate(source: fromFile.source, origin: fromFile.origin,
                                         bosToken: bosToken ?? fromFile.bosToken, eosToken: eosToken ?? fromFile.eosToken)
@@ -65,7 +65,7 @@ struct TemplateCommand: ParsableCommand {
             do {
                 text = try String(contentsOfFile: source, encoding: .utf8)
             } catch {
-                throw ValidationError("cannot read \(source): \(error.localizedDescription)")
+                throw CommandError("cannot read \(source): \(error.localizedDescription)")
             }
             template = try ChatTemplate(source: text, bosToken: bosToken ?? "", eosToken: eosToken ?? "")
         }
@@ -91,14 +91,14 @@ struct TemplateCommand: ParsableCommand {
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
-            throw ValidationError("cannot read \(path): \(error.localizedDescription)")
+            throw CommandError("cannot read \(path): \(error.localizedDescription)")
         }
         guard let list = try? JSONSerialization.jsonObject(with: data) as? [[String: Any]] else {
-            throw ValidationError("\(path) is not a JSON array of messages ({\"role\": …, \"content\": …})")
+            throw CommandError("\(path) is not a JSON array of messages ({\"role\": …, \"content\": …})")
         }
         return try list.enumerated().map { index, message in
             guard let role = message["role"] as? String, let content = message["content"] as? String else {
-                throw ValidationError("\(path): message \(index) needs a string \"role\" and a string \"content\"")
+                throw CommandError("\(path): message \(index) needs a string \"role\" and a string \"content\"")
             }
             return ChatMessage(role: role, content: content)
         }

@@ -204,6 +204,11 @@ struct TerminalOutputSink: OutputSink {
         write(displays.show(shown(bundle), id: displayID), byDisplay: true)
     }
 
+    /// Redrawn in place on a terminal; in a pipe or file, printed once in its final state.
+    func progress(_ bundle: MIMEBundle, id: String, finished: Bool) {
+        updateDisplay(bundle, displayID: id)
+    }
+
     /// A bundle's text as the terminal shows it: a table wider than the terminal is fitted to
     /// it, its cut cells ending in `…` (in a pipe or file, whole).
     private func shown(_ bundle: MIMEBundle) -> String {

@@ -16,7 +16,7 @@ struct UninstallCommand: ParsableCommand {
         _ = global.bootstrapLogging(label: "lumen.uninstall")
         let directory = try location.directory()
         guard FileManager.default.fileExists(atPath: directory.appendingPathComponent("kernel.json").path) else {
-            throw ValidationError("no kernelspec named \(location.name) in \(directory.deletingLastPathComponent().path)")
+            throw CommandError("no kernelspec named \(location.name) in \(directory.deletingLastPathComponent().path)")
         }
         try FileManager.default.removeItem(at: directory)
         print("Removed kernelspec \(location.name) from \(directory.path)")

@@ -26,6 +26,15 @@ struct DisplayTests {
         #expect(table.plainText(width: 5).split(separator: "\n")[1] == "---  ---  --")
     }
 
+    @Test("line breaks inside cells show as ⏎ in the text, so every row stays one line")
+    func cellsWithLineBreaks() {
+        let table = Table(columns: ["prompt", "text"], rows: [["a\nb", "one\r\ntwo\n\nthree\tend"], ["c", "d"]])
+        let lines = table.plainText.split(separator: "\n", omittingEmptySubsequences: false)
+        #expect(lines.count == 4)
+        #expect(lines[2] == "a⏎b     one⏎two⏎⏎three end")
+        #expect(table.html.contains("<td>a\nb</td>"))
+    }
+
     @Test("a table read back from its aligned text equals the table; other text is not a table")
     func tableFromPlainText() {
         let table = Table(columns: ["id", "piece", "probability"], rows: [["378", "\" time\"", "0.9993"], ["", "x y", ""]])

@@ -29,11 +29,21 @@ struct ScoringTests {
 
     @Test func textsThatCannotBeScoredSaySo() async throws {
         let session = ModelSession(model: try LanguageModel(path: try TestData.path("models/stories260K.gguf")), contextLength: 64, threads: 1)
-        #expect(throws: ModelError.self) { try TextScoring.windows(for: "Once upon a time", session: session, context: 64) }
+        #expect(throws: ScoringError.self) { try TextScoring.windows(for: "Once upon a time", session: session, context: 64) }
         do {
             _ = try TextScoring.windows(for: "Once upon a time", session: session, context: 64)
         } catch {
             #expect(error.reason.contains("needs at least 128"), "\(error)")
+            // Too short for any context of two windows of at least 4 tokens: no context to suggest.
+            #expect(error.fittingContext == nil)
+        }
+        let story = String(repeating: "Once upon a time there was a girl. ", count: 3)
+        do {
+            _ = try TextScoring.windows(for: story, session: session, context: 64)
+        } catch {
+            let count = session.tokenize(story).count
+            #expect(error.fittingContext == count / 2 && count < 128)
+            #expect(try TextScoring.windows(for: story, session: session, context: count / 2).windows.windows.count == 2)
         }
         let long = String(repeating: "Once upon a time there was a girl. ", count: 40)
         let (tokens, windows) = try TextScoring.windows(for: long, session: session, context: 128)

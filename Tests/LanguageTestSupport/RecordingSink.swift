@@ -9,6 +9,7 @@ public final class RecordingSink: OutputSink {
         case stream(StandardStream, String)
         case display(MIMEBundle, String?)
         case update(MIMEBundle, String)
+        case progress(MIMEBundle, String, finished: Bool)
         case clear(Bool)
         case result(MIMEBundle)
         case error(ExecutionError)
@@ -39,6 +40,7 @@ public final class RecordingSink: OutputSink {
     public func stream(_ stream: StandardStream, _ text: String) { recorded.withLock { $0.append(.stream(stream, text)) } }
     public func display(_ bundle: MIMEBundle, displayID: String?) { recorded.withLock { $0.append(.display(bundle, displayID)) } }
     public func updateDisplay(_ bundle: MIMEBundle, displayID: String) { recorded.withLock { $0.append(.update(bundle, displayID)) } }
+    public func progress(_ bundle: MIMEBundle, id: String, finished: Bool) { recorded.withLock { $0.append(.progress(bundle, id, finished: finished)) } }
     public func clearOutput(wait: Bool) { recorded.withLock { $0.append(.clear(wait)) } }
     public func executeResult(_ bundle: MIMEBundle) { recorded.withLock { $0.append(.result(bundle)) } }
     public func error(_ error: ExecutionError) { recorded.withLock { $0.append(.error(error)) } }

@@ -22,4 +22,15 @@ public struct Session: Sendable {
             return "\(error.name): \(error.message)"
         }
     }
+
+    /// What running `code` gives as its result (not what it printed or streamed), or its error.
+    public func value(_ code: String) async -> String {
+        let sink = RecordingSink()
+        do {
+            try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+            return sink.results.last ?? ""
+        } catch {
+            return "\(error.name): \(error.message)"
+        }
+    }
 }

@@ -59,6 +59,36 @@ struct ConversationCellTests {
         #expect(secondReused > firstPrompt / 2 && secondReused < secondPrompt)
     }
 
+    @Test("a fork on a session of its own starts from its parent's cache: its first turn reuses the earlier turns and replies as a fresh session would")
+    func forkReusesTheParentsCache() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = modelInterpreter()
+        // Two sessions: the conversation takes the first, its fork the second, whose cache is empty.
+        try await run("""
+            let m = load("\(models)/stories260K.gguf", instances: 2)
+            let chat = conversation(m, system: "Tell a story.", template: "\(Self.template)")
+            let first = chat.say("Once upon a time", maxTokens: 16, temperature: 0)
+            let other = chat.fork()
+            let branch = other.say("Then what?", maxTokens: 16, temperature: 0)
+            """, on: interpreter)
+        let firstPrompt = Int(try await value("first.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let branchPrompt = Int(try await value("branch.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let branchReused = Int(try await value("branch.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
+        // At least the whole first prompt comes from the parent's cache (the reply, written back
+        // into the template, may tokenize differently from how it was generated).
+        #expect(branchReused >= firstPrompt && branchReused < branchPrompt, "\(branchReused) of \(branchPrompt); first prompt \(firstPrompt)")
+        #expect(try await value("[chat.messages.count, other.messages.count]", interpreter) == "[3, 5]")
+
+        let model = try LanguageModel(path: models + "/stories260K.gguf")
+        let firstReply = try await value("first.text", interpreter)
+        let prompt = "SYSTEM: Tell a story.\nUSER: Once upon a time\nASSISTANT: \(firstReply)\nUSER: Then what?\nASSISTANT:"
+        var freshIDs: [Int32] = []
+        for try await event in ModelSession(model: model, threads: 1).generate(tokens: model.tokenizer.encode(prompt), options: GenerationOptions(sampling: .greedy, maxTokens: 16)) {
+            if case .token(let token) = event { freshIDs.append(token.id) }
+        }
+        #expect(try await value("branch.tokens.map { $0[\"id\"] }", interpreter) == "[" + freshIDs.map(String.init).joined(separator: ", ") + "]")
+    }
+
     @Test("an interrupted reply is kept, marked partial, and the conversation goes on after it")
     func interruptedReply() async throws {
         let models = try sharedModelsDirectory()
@@ -71,7 +101,7 @@ struct ConversationCellTests {
         let cell = Task {
             try await interpreter.execute(ExecutionRequest(code: "chat.say(\"Once upon a time\", maxTokens: 1500, temperature: 0.8, seed: 1)", executionCount: 2), output: sink)
         }
-        while !sink.events.contains(where: { if case .update = $0 { true } else { false } }) { await Task.yield() }
+        while !sink.events.contains(where: { if case .stream(.stdout, _) = $0 { true } else { false } }) { await Task.yield() }
         cell.cancel()
         await #expect(throws: ExecutionError.interrupted) { try await cell.value }
         #expect(try await value("chat.messages.count", interpreter) == "2")
@@ -79,5 +109,43 @@ struct ConversationCellTests {
         #expect(try await value("chat.messages[1][\"content\"].count > 0", interpreter) == "true")
         try await run("chat.say(\"Go on\", maxTokens: 4, temperature: 0)", on: interpreter)
         #expect(try await value("chat.messages.count", interpreter) == "4")
+    }
+
+    @Test("a Gemma conversation from a file without a template: Gemma's turns as llama.cpp renders them, the same prompt tokens, and llama.cpp's greedy reply where its choice is clear")
+    func gemmaConversation() async throws {
+        let url = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("reference/builtin-chat-templates.json")
+        let reference = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: url)) as? [String: Any])
+        let gemma = try #require(reference["gemma"] as? [String: Any])
+        let cache = ProcessInfo.processInfo.environment["LUMEN_MODEL_CACHE"] ?? FileManager.default.homeDirectoryForCurrentUser.path + "/.cache/lumen/models"
+        let path = cache + "/gemma-3-270m-q4_k_m.gguf"
+        try #require(FileManager.default.fileExists(atPath: path), "run make models to fetch Gemma-3-270M")
+        let question = try #require((gemma["messages"] as? [[String: String]])?.first?["content"])
+
+        // The prompt: llama.cpp's gemma format, tokenized as llama.cpp tokenizes it.
+        let model = try LanguageModel(path: path)
+        var conversation = try Conversation(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary)
+        conversation.append(ChatMessage(role: "user", content: question))
+        let prompt = try conversation.renderedPrompt()
+        #expect(prompt == gemma["prompt"] as? String)
+        #expect(conversation.promptTokens(model.tokenizer, text: prompt).map(Int.init) == gemma["prompt_ids"] as? [Int])
+
+        // The conversation in a cell: the note names the format, the reply follows llama.cpp's
+        // greedy tokens up to the first step where its top two logits are within 0.5.
+        let interpreter = modelInterpreter()
+        let sink = RecordingSink()
+        try await run("""
+            let chat = conversation(load("\(path)"))
+            let reply = chat.say("\(question)", maxTokens: 16, temperature: 0)
+            """, on: interpreter, sink: sink)
+        let notes = sink.events.compactMap { if case .stream(.stderr, let text) = $0 { text } else { nil } }.joined()
+        #expect(notes.contains("using the built-in gemma format"))
+        let steps = try #require(gemma["steps"] as? [[String: Any]])
+        let clear = steps.prefix { ($0["margin"] as? Double ?? 0) >= 0.5 }.compactMap { $0["id"] as? Int }
+        #expect(clear.count >= 5)
+        let ids = try await value("reply.tokens.map { $0[\"id\"] }", interpreter)
+        #expect(ids.hasPrefix("[" + clear.map(String.init).joined(separator: ", ")))
+        let text = try await value("reply.text", interpreter)
+        #expect(!text.contains("<|im_end|>") && !text.contains("<|im_start|>") && !text.contains("<end_of_turn>"))
     }
 }

@@ -33,15 +33,14 @@ struct ModelCellTests {
         try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
         let sink = RecordingSink()
         try await run("generate(m, \"Once upon a time\", maxTokens: 8, temperature: 0)", on: interpreter, sink: sink)
-        let live = sink.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }.last
-        #expect(sink.results.isEmpty && live?.hasSuffix("· length]") == true)
+        let footer = sink.events.compactMap { if case .display(let bundle, nil) = $0 { bundle.plainText } else { nil } }.last
+        #expect(sink.results.isEmpty && !sink.stdout.isEmpty && footer?.hasSuffix("· length]") == true)
         let later = RecordingSink()
         try await run("let g = generate(m, \"Once upon a time\", maxTokens: 8, temperature: 0)\ng.text.count", on: interpreter, sink: later)
-        let laterLive = later.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }.last
-        #expect(later.results.count == 1 && laterLive?.hasPrefix(live?.prefix { $0 != "\n" } ?? "-") == true)
+        #expect(later.results.count == 1 && later.stdout == sink.stdout)
         let shown = RecordingSink()
         try await run("g", on: interpreter, sink: shown)
-        #expect(shown.results == [laterLive ?? ""])
+        #expect(shown.results.count == 1 && shown.results[0].hasPrefix(sink.stdout) && shown.results[0].hasSuffix("· length]"))
     }
 
     @Test("a generation's options show the decimals written (topP: 0.95), and still compare equal to them")
@@ -57,7 +56,7 @@ struct ModelCellTests {
         #expect(equal.results == ["true"])
     }
 
-    @Test("greedy generate gives llama.cpp's tokens; updates are coalesced and the last shows the full text")
+    @Test("greedy generate gives llama.cpp's tokens; the text streams in coalesced pieces, then the summary line")
     func greedyGeneration() async throws {
         let models = try sharedModelsDirectory()
         let data = try Data(contentsOf: URL(fileURLWithPath: models + "/../reference/stories260K.json"))
@@ -71,12 +70,13 @@ struct ModelCellTests {
         try await run("let g = generate(m, \"Once upon a time\", maxTokens: 64, temperature: 0)\ng.tokens.map { $0[\"id\"] }", on: interpreter, sink: sink)
         let elapsed = ContinuousClock.now - started
         #expect(sink.results.last == "[" + expected.map(String.init).joined(separator: ", ") + "]")
-        let updates = sink.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }
-        // At most one update per 40 ms, plus the final one.
-        #expect(!updates.isEmpty && updates.count <= Int(elapsed / .milliseconds(40)) + 2, "\(updates.count) updates in \(elapsed)")
+        let pieces = sink.events.compactMap { if case .stream(.stdout, let text) = $0 { text } else { nil } }
+        // At most one piece per 40 ms, plus the last one and the line break after it.
+        #expect(!pieces.isEmpty && pieces.count <= Int(elapsed / .milliseconds(40)) + 3, "\(pieces.count) pieces in \(elapsed)")
         let text = try await interpreterValue("g.text", interpreter)
-        #expect(updates.last?.hasPrefix(text) == true)
-        #expect(updates.last?.hasSuffix("· length]") == true)
+        #expect(pieces.joined() == text + "\n")
+        let footer = sink.events.compactMap { if case .display(let bundle, nil) = $0 { bundle.plainText } else { nil } }.last
+        #expect(footer?.hasSuffix("· length]") == true)
     }
 
     func interpreterValue(_ code: String, _ interpreter: Interpreter) async throws -> String {
@@ -94,12 +94,12 @@ struct ModelCellTests {
         let cell = Task {
             try await interpreter.execute(ExecutionRequest(code: "generate(m, \"Once upon a time\", maxTokens: 2000, temperature: 0.8, seed: 1)", executionCount: 2), output: sink)
         }
-        while !sink.events.contains(where: { if case .update = $0 { true } else { false } }) { await Task.yield() }
+        while !sink.events.contains(where: { if case .stream(.stdout, _) = $0 { true } else { false } }) { await Task.yield() }
         // How fast it ends is measured by `make measure`, not asserted: a test must not race a clock.
         cell.cancel()
         await #expect(throws: ExecutionError.interrupted) { try await cell.value }
-        let last = sink.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }.last ?? ""
-        #expect(last.hasSuffix("· interrupted]") && last.count > 20)
+        let footer = sink.events.compactMap { if case .display(let bundle, nil) = $0 { bundle.plainText } else { nil } }.last ?? ""
+        #expect(footer.hasSuffix("· interrupted]") && sink.stdout.count > 10)
         try await run("generate(m, \"Lily\", maxTokens: 5, temperature: 0)", on: interpreter)
     }
 
@@ -113,8 +113,9 @@ struct ModelCellTests {
         try await run("let m = load(\"\(models)/stories260K.gguf\")", on: interpreter)
         let sink = RecordingSink()
         try await run("let q = quantize(m, to: \"q8_0\", path: \"\(directory)/q.gguf\")", on: interpreter, sink: sink)
-        let updates = sink.events.compactMap { if case .update(let bundle, _) = $0 { bundle.plainText } else { nil } }
-        #expect(updates.last?.hasPrefix("stories260K → Q8_0: 1.19 MB → 0.38 MB") == true, "\(updates)")
+        let progress = sink.events.compactMap { if case .progress(let bundle, _, let finished) = $0 { (bundle.plainText ?? "", finished) } else { nil } }
+        #expect(progress.last?.0.hasPrefix("stories260K → Q8_0: 1.19 MB → 0.38 MB") == true && progress.last?.1 == true, "\(progress)")
+        #expect(progress.dropLast().allSatisfy { !$0.1 })
         #expect(try await interpreterValue("q.info[\"tensorTypes\"]", interpreter).contains("Q8_0 ×32"))
         #expect(try await interpreterValue("q.path", interpreter) == directory + "/q.gguf")
         let text = "Once upon a time, there was a little girl named Lily. She loved to play outside."
@@ -136,13 +137,17 @@ struct ModelCellTests {
         #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["q.gguf"])
     }
 
-    @Test("completion inside load(\" offers the model files of the search path")
+    @Test("completion inside load(\" offers each model file of the search path once; a misspelt name gets a did-you-mean")
     func loadCompletion() async throws {
         let models = try sharedModelsDirectory()
-        setenv("LUMEN_MODEL_PATH", models, 1)
+        // The same folder twice in the search path still lists each model once.
+        setenv("LUMEN_MODEL_PATH", models + ":" + models, 1)
         let completion = await modelInterpreter().complete("let m = load(\"stor", cursor: 18)
-        #expect(completion.matches == ["stories260K", "stories260K.gguf"])
+        #expect(completion.matches == ["stories260K"])
         #expect((completion.start, completion.end) == (14, 18))
+        #expect(await modelInterpreter().complete("let m = load(\"stories260K.g", cursor: 26).matches == ["stories260K.gguf"])
+        let session = Session(libraries: ModelHost.libraries(runLog: nil, frontEnd: "kernel"))
+        #expect(await session.run("load(\"storis260\")").hasSuffix("(did you mean 'stories260'?)"))
     }
 
     @Test("completion after a model's name offers its methods and properties, as `m.info` lists them")
@@ -172,7 +177,7 @@ struct ModelCellTests {
         _ = await session.run("unload(m)")
         #expect(await session.run("generate(m, \"hi\")").hasSuffix("was unloaded; load it again or call reload()"))
         _ = await session.run("reload(m)")
-        #expect(await session.run("m.generate(\"Once\", maxTokens: 3, temperature: 0).tokens.count") == "3")
+        #expect(await session.value("m.generate(\"Once\", maxTokens: 3, temperature: 0).tokens.count") == "3")
         #expect(await session.run("detokenize(m, [1, 403, 407])") == "\" Once upon\"")
         #expect(await session.run("perplexity(m, \"Once upon a time\") > 1") == "true")
         #expect(await session.run("perplexity(m, \"Once upon a time\").logprobs.count") == "4")
@@ -188,11 +193,41 @@ struct BatchAndJobTests {
         let session = Session(libraries: ModelHost.libraries(runLog: nil, frontEnd: "kernel"))
         _ = await session.run("let m = load(\"\(models)/stories260K.gguf\", instances: 2)")
         _ = await session.run("%defaults maxTokens=8 temperature=0")
-        let single = await session.run("[m.generate(\"Lily\").text, m.generate(\"Once upon a time\").text]")
+        let single = await session.value("[m.generate(\"Lily\").text, m.generate(\"Once upon a time\").text]")
         #expect(single.hasPrefix("[\"") && single.contains("there was"), "\(single)")
         #expect(await session.run("batch(m, [\"Lily\", \"Once upon a time\"]).map { $0.text }") == single)
         #expect(await session.run("compare(m, \"Once\", temperature: [0.0, 1.0], seed: [1, 2, 3]).count") == "6")
         #expect(await session.run("defaults()[\"maxTokens\"]") == "8")
+    }
+
+    @Test("compare shows its table once (the list it returns is not shown again); two models of one name are told apart")
+    func compareShowsOnce() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = modelInterpreter()
+        try await interpreter.execute(ExecutionRequest(code: "let a = load(\"\(models)/stories260K.gguf\")\nlet b = load(\"\(models)/stories260K.gguf\")", executionCount: 1),
+                                      output: RecordingSink())
+        let sink = RecordingSink()
+        try await interpreter.execute(ExecutionRequest(code: "compare([a, b], \"Once\", temperature: [0], maxTokens: 3)", executionCount: 2), output: sink)
+        #expect(sink.results.isEmpty)
+        let tables = sink.events.compactMap { if case .display(let bundle, nil) = $0 { bundle.plainText } else { nil } }
+        #expect(tables.count == 1)
+        let rows = tables.first?.split(separator: "\n").dropFirst(2).map(String.init) ?? []
+        #expect(rows.count == 2 && rows[0].hasPrefix("stories260K (local, 1)") && rows[1].hasPrefix("stories260K (local, 2)"), "\(rows)")
+        // As a value in a later cell, or not the cell's last value, the list shows as usual.
+        let later = RecordingSink()
+        try await interpreter.execute(ExecutionRequest(code: "let c = compare(a, \"Once\", temperature: [0], maxTokens: 2)\nc.count", executionCount: 3), output: later)
+        #expect(later.results == ["1"])
+    }
+
+    @Test("load shows a progress bar that finishes, not the model: the model shows once, as the cell's value")
+    func loadShowsTheModelOnce() async throws {
+        let models = try sharedModelsDirectory()
+        let sink = RecordingSink()
+        try await modelInterpreter().execute(ExecutionRequest(code: "let m = load(\"\(models)/stories260K.gguf\")\nm", executionCount: 1), output: sink)
+        let progress = sink.events.compactMap { if case .progress(let bundle, _, let finished) = $0 { (bundle.plainText ?? "", finished) } else { nil } }
+        #expect(progress.map(\.1) == [false, true] && progress.last?.0.hasSuffix("100%") == true)
+        #expect(sink.results.count == 1 && sink.results[0].contains("stories260K"))
+        #expect(!sink.events.contains { if case .display = $0 { true } else if case .update = $0 { true } else { false } })
     }
 
     @Test("a spawned job runs on after its cell; result waits; cancel stops it; %reset cancels all")

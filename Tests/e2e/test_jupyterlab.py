@@ -1,5 +1,6 @@
-"""JupyterLab in a real (headless) browser: a streaming generate whose text grows while the cell
-runs, a table and an SVG chart, and the toolbar's stop button interrupting a long generation.
+"""JupyterLab in a real (headless) browser: a load bar redrawn in place, a streaming generate whose
+text grows while the cell runs, a table and an SVG chart, and the toolbar's stop button
+interrupting a long generation.
 Screenshots of each step go to .build/e2e/."""
 import json
 import os
@@ -90,11 +91,14 @@ def test_streaming_rich_output_and_interrupt_in_jupyterlab(lab):
         run_cell(page, 0)
         page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".jp-OutputArea-output").first.wait_for(timeout=30000)
         wait_idle(page)
-        assert "stories260K" in output_text(page, 0)
+        # The load bar is stream text whose states start with \r: JupyterLab shows only the last.
+        expect(page.locator(".jp-Notebook .jp-Cell").nth(0).locator(".jp-OutputArea")).to_contain_text("100%", timeout=30000)
+        loaded = output_text(page, 0)
+        assert "loading stories260K" in loaded and "░" not in loaded and loaded.count("loading") == 1, loaded
 
         run_cell(page, 1)
         wait_idle(page)
-        # The browser renders the last display update on its own time, after the kernel is idle.
+        # The text streams as stdout, then the summary line; the browser renders on its own time.
         expect(page.locator(".jp-Notebook .jp-Cell").nth(1).locator(".jp-OutputArea")).to_contain_text("· length]", timeout=30000)
         page.screenshot(path=os.path.join(SHOTS, "2-generated.png"))
 

@@ -41,9 +41,10 @@ def kernelspecs(tmp_path_factory):
     return kernels
 
 
-def start_kernel(name: str):
+def start_kernel(name: str, **options):
+    """A kernel of the kernelspec `name`; `options` go to KernelManager.start_kernel (env, cwd)."""
     manager = KernelManager(kernel_name=name)
-    manager.start_kernel()
+    manager.start_kernel(**options)
     client = manager.client()
     client.start_channels()
     client.wait_for_ready(timeout=TIMEOUT)

@@ -64,14 +64,33 @@ def start_lumen_serve(*extra, env=None):
     return server
 
 
+def free_port():
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+def start_llama_cpp_server():
+    """llama.cpp's own `llama-server` (LLAMA_SERVER names the binary; `make llama-server` builds it
+    from llama-cpp-python's source package) on SmolLM2, one thread, once it is healthy."""
+    binary = os.environ.get("LLAMA_SERVER", "")
+    if not os.path.exists(binary):
+        raise AssertionError("LLAMA_SERVER must name llama.cpp's llama-server (make test builds it with make llama-server)")
+    if not SMOLLM2.exists():
+        raise AssertionError(f"{SMOLLM2} is missing (make models fetches it)")
+    port = free_port()
+    server = Server([binary, "--model", str(SMOLLM2), "--host", "127.0.0.1", "--port", str(port), "--threads", "1", "--ctx-size", "2048"])
+    server.url = f"http://127.0.0.1:{port}/v1"
+    server.wait_for(r"server is listening on")
+    return server
+
+
 def start_llama_server():
     """llama-cpp-python's OpenAI-compatible server on SmolLM2 (logprobs on, one thread; concurrent requests
     queue instead of interrupting each other), once it answers."""
     if not SMOLLM2.exists():
         raise AssertionError(f"{SMOLLM2} is missing (make models fetches it)")
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
+    port = free_port()
     server = Server([sys.executable, "-m", "llama_cpp.server", "--model", str(SMOLLM2), "--host", "127.0.0.1", "--port", str(port),
                      "--n_ctx", "2048", "--logits_all", "true", "--n_threads", "1",
                      "--interrupt_requests", "false"])

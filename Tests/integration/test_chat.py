@@ -97,6 +97,40 @@ def test_template_renders_as_jinja2_does(template, tmp_path):
         assert result.stdout == expected.encode(), f"conversation {index}"
 
 
+# Dictionaries whose keys are not strings: jinja2 keeps Python's key types, so integer keys sort,
+# compare and print as numbers, 1, 1.0 and True are one key, and tojson writes keys as JSON text.
+NON_STRING_KEYS = {
+    "dictsort": "{% for k, v in {4096: 'big', 0: 'zero', 512: 'mid'} | dictsort %}{{ k }}={{ v }};{% endfor %}",
+    "compare": "{% for k, v in {0: 'a', 4096: 'b', 100: 'c'}.items() %}{% if k > 100 %}{{ v }}{% endif %}{% endfor %}",
+    "lookup": "{% set sizes = {0: 'none', 1: 'one'} %}{{ sizes[0] }} {{ sizes[1.0] }} {{ sizes[True] }} {{ 0 in sizes }} {{ '0' in sizes }}",
+    "repr": "{{ {1: 'a', 'b': 2, 2.5: None, none: true} }}",
+    "merge": "{% set d = {1: 'int', 1.0: 'float', true: 'bool'} %}{{ d | length }} {{ d }}",
+    "keys": "{% for k in {3: 'x', 1: 'y'} %}{{ k + 1 }} {% endfor %}{{ {2: 'z'}.keys() | list }}",
+    "tojson": "{{ {2: 'b', 1: 'a', 1.5: 'c', none: 0, true: 1} | tojson }} {{ {10: 1, 9: 2} | tojson(sort_keys=true) }}",
+    "string keys stay": "{{ {'0': 'string'}[0] is defined }} {% for k, v in {'b': 1, 'a': 2} | dictsort %}{{ k }}{{ v }}{% endfor %}",
+    "unhashable": "{{ {[1]: 'x'} }}",
+    "mixed sort": "{{ {1: 'a', 'b': 2} | dictsort }}",
+}
+
+
+@pytest.mark.parametrize("name", sorted(NON_STRING_KEYS))
+def test_dictionaries_with_non_string_keys_render_as_jinja2_does(name, tmp_path):
+    source = NON_STRING_KEYS[name]
+    template = tmp_path / "template.jinja"
+    template.write_text(source)
+    messages = tmp_path / "messages.json"
+    messages.write_text(json.dumps([{"role": "user", "content": "Hi"}]))
+    result = subprocess.run([lumen_bin(), "template", str(template), "--messages", str(messages)], capture_output=True)
+    try:
+        expected = jinja2_render(source, [{"role": "user", "content": "Hi"}], True)
+    except Exception as error:  # jinja2 refuses: lumen must too, with the same kind and message
+        assert result.returncode == 1, f"jinja2 refused ({error}) but lumen printed {result.stdout!r}"
+        assert f"{type(error).__name__}: {error}" in result.stderr.decode()
+        return
+    assert result.returncode == 0, result.stderr.decode()
+    assert result.stdout.decode() == expected
+
+
 def test_template_of_a_model_uses_its_tokens(tmp_path):
     path = tmp_path / "messages.json"
     path.write_text(json.dumps([{"role": "user", "content": "Hi"}]))
@@ -117,7 +151,7 @@ def test_chat_from_a_pipe_answers_each_paragraph_and_reuses_the_cache():
                             input="Once upon a time\nthere was a cat\n\nThe end\n", capture_output=True, text=True, timeout=120, check=True)
     summaries = [line for line in result.stderr.splitlines() if line.startswith("[")]
     assert len(summaries) == 2, result.stderr
-    assert "using ChatML" in result.stderr
+    assert "using the built-in chatml format" in result.stderr
     assert "reused" not in summaries[0] and "reused" in summaries[1]
     assert len(result.stdout.strip().splitlines()) >= 2
 

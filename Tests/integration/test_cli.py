@@ -182,12 +182,38 @@ def test_a_negative_seed_of_minus_one_means_a_new_seed_as_in_llama_cpp(model):
     (["repl", "/no/such/script.lumen"], "Error: cannot read /no/such/script.lumen"),
     (["uninstall", "--name", "no-such-kernel"], "Error: no kernelspec named no-such-kernel"),
 ])
-def test_errors_after_parsing_show_the_subcommands_usage_not_the_top_level(tmp_path, arguments, message):
+def test_errors_in_a_commands_work_are_named_without_a_usage(tmp_path, arguments, message):
+    # The arguments were right; what failed is the work (a missing file, an unknown kernelspec):
+    # the error alone, exit status 1, no usage lines.
     env = dict(os.environ, JUPYTER_DATA_DIR=str(tmp_path))
     result = subprocess.run([lumen_bin(), *arguments, "--no-log"], capture_output=True, text=True, timeout=60, cwd=tmp_path, env=env)
-    assert result.returncode in (1, 2) and result.stderr.startswith(message), result.stderr
-    assert f"Usage: lumen {arguments[0]} " in result.stderr and f"See 'lumen {arguments[0]} --help'" in result.stderr, result.stderr
+    assert result.returncode == 1 and result.stderr.startswith(message), result.stderr
+    assert "Usage:" not in result.stderr and "--help" not in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["log", "list", "--kind", "foo"], 'Error: --kind: no kind of run is called "foo"; the kinds are generation, perplexity, comparison'),
+    (["generate", "x.gguf", "hi", "--force-ids", "a,b"], "Error: --force-ids must be comma-separated token ids, got a,b"),
+])
+def test_usage_errors_found_by_a_command_show_its_usage_even_nested(arguments, message):
+    result = subprocess.run([lumen_bin(), *arguments, "--no-log"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.startswith(message + "\n"), result.stderr
+    path = " ".join(arguments[:2] if arguments[0] == "log" else arguments[:1])
+    assert f"Usage: lumen {path} " in result.stderr and f"See 'lumen {path} --help'" in result.stderr, result.stderr
     assert "lumen <subcommand>" not in result.stderr
+
+
+def test_serve_on_a_port_in_use_says_so():
+    import socket
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        result = subprocess.run([lumen_bin(), "serve", os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf"),
+                                 "--port", str(port), "--no-log"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1, result.stderr
+    assert result.stderr.startswith(f"Error: port {port} is in use (127.0.0.1:{port}): stop what holds it, or choose another --port"), result.stderr
+    assert "errno" not in result.stderr and "bind(" not in result.stderr
 
 
 @pytest.mark.parametrize("arguments", [["info", "--help"], ["help", "repl"], ["quantize", "-h"]])

@@ -28,3 +28,30 @@ def test_console_runs_cells_and_interrupts(kernelspecs):
         console.expect(pexpect.EOF)
     finally:
         console.close(force=True)
+
+
+def test_console_shows_a_load_and_a_generation_as_they_happen(kernelspecs):
+    # jupyter console ignores update_display_data: the load bar and the tokens must arrive as
+    # messages it prints (streams), while the cell is still running.
+    console = pexpect.spawn(
+        sys.executable, ["-m", "jupyter_console", "--kernel", "lumen", "--simple-prompt", "--no-confirm-exit"],
+        env=dict(os.environ, TERM="dumb"), encoding="utf-8", timeout=60,
+    )
+    try:
+        console.expect(r"In \[1\]: ")
+        console.sendline('let m = load("smollm2")')
+        console.expect("loading smollm2")
+        console.expect("100%")
+        console.expect(r"In \[2\]: ")
+        # A generation far longer than the test: its first words show while it runs, then the
+        # interrupt ends it with its summary line.
+        console.sendline('generate(m, "Once upon a time", maxTokens: 100000, temperature: 0)')
+        console.expect(", the city of New Haven was a thriving metropolis")
+        console.sendintr()
+        console.expect(r"· interrupted\]")
+        console.expect("Interrupted")
+        console.expect(r"In \[\d+\]: ")
+        console.sendline("exit")
+        console.expect(pexpect.EOF)
+    finally:
+        console.close(force=True)

@@ -1,8 +1,10 @@
 """Interrupts, the control and heartbeat channels while busy, hostile input, shutdown and restart."""
 import json
 import os
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
 import zmq
@@ -224,3 +226,48 @@ def test_interrupt_stops_an_endless_loop_and_control_stays_responsive(kernel):
     assert reply["content"]["ename"] == "Interrupted"
     after, _ = run(client, "spins >= 1")
     assert after["content"]["status"] == "ok"
+
+
+LAUNCHER = """
+import sys
+import time
+from jupyter_client.manager import KernelManager
+manager = KernelManager(kernel_name="lumen")
+manager.start_kernel()
+client = manager.client()
+client.start_channels()
+client.wait_for_ready(timeout=20)
+if sys.argv[1] == "busy":
+    client.execute("sleep(300)")
+print(manager.provisioner.process.pid, flush=True)
+sys.stdin.read()
+"""
+
+
+def process_has_ended(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as stat:
+            return stat.read().rsplit(")", 1)[1].split()[0] in ("Z", "X")
+    except FileNotFoundError:
+        return True
+
+
+@pytest.mark.parametrize("state", ["idle", "busy"])
+def test_the_kernel_ends_when_its_launcher_is_killed(kernelspecs, state):
+    # jupyter_client names itself in JPY_PARENT_PID; killed with SIGKILL it cannot shut the kernel
+    # down, so the kernel must notice by itself (ipykernel does), idle or in the middle of a cell.
+    launcher = subprocess.Popen([sys.executable, "-c", LAUNCHER, state], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
+    kernel_pid = None
+    try:
+        kernel_pid = int(launcher.stdout.readline())
+        assert not process_has_ended(kernel_pid)
+        launcher.kill()
+        launcher.wait(timeout=TIMEOUT)
+        deadline = time.monotonic() + TIMEOUT
+        while not process_has_ended(kernel_pid) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert process_has_ended(kernel_pid), "the kernel outlived the process that launched it"
+    finally:
+        launcher.kill()
+        if kernel_pid is not None and not process_has_ended(kernel_pid):
+            os.kill(kernel_pid, signal.SIGKILL)

@@ -3,8 +3,10 @@
 and `lumen serve` — plus loopback endpoints that fail or stall on purpose."""
 import http.server
 import json
+import math
 import os
 import pathlib
+import re
 import subprocess
 import threading
 import urllib.request
@@ -13,7 +15,7 @@ import openai
 import pytest
 
 from conftest import collect_iopub, lumen_bin, run, shell_reply
-from servers import SMOLLM2, start_llama_server, start_lumen_serve
+from servers import SMOLLM2, start_llama_cpp_server, start_llama_server, start_lumen_serve
 
 SHARED = pathlib.Path(os.environ.get("LUMEN_TEST_DATA", ""))
 KEY = "sk-lumen-test-7c1f9e"
@@ -33,6 +35,14 @@ def served():
 def llama_server():
     """llama-cpp-python's OpenAI-compatible server (llama.cpp) on SmolLM2, with logprobs."""
     server = start_llama_server()
+    yield server
+    server.stop()
+
+
+@pytest.fixture(scope="module")
+def llama_cpp_server():
+    """llama.cpp's own llama-server on SmolLM2."""
+    server = start_llama_cpp_server()
     yield server
     server.stop()
 
@@ -155,6 +165,32 @@ print(c.messages.count, c.messages[2]["role"])
     assert " Paris true" in lines and "3 assistant" in lines
 
 
+@pytest.mark.parametrize("name", ["llama_cpp_server", "llama_server"])
+def test_next_tokens_read_the_log_probabilities_each_server_sends(name, request):
+    # llama-server sends a completion's log-probabilities in the chat shape (`content` with
+    # `top_logprobs`), llama-cpp-python's server in the legacy one (`tokens`, `top_logprobs`):
+    # nextTokens reads both and reports what the server itself answers.
+    server = request.getfixturevalue(name)
+    prompt = "The capital of France is"
+    status, direct = post(server.url + "/completions", {"prompt": prompt, "max_tokens": 1, "logprobs": 3, "temperature": 0})
+    assert status == 200
+    logprobs = direct["choices"][0]["logprobs"]
+    if "content" in logprobs:
+        expected = [(entry["token"], entry["logprob"]) for entry in logprobs["content"][0]["top_logprobs"]]
+    else:
+        expected = sorted(logprobs["top_logprobs"][0].items(), key=lambda pair: -pair[1])
+    result = lumen_script(f'''let r = connect("{server.url}", logprobs: true)
+print(nextTokens(r, {json.dumps(prompt)}, k: 3))
+let g = generate(r, {json.dumps(prompt)}, maxTokens: 4, temperature: 0)
+print(g.tokens.count, g.tokens[0]["logprob"] < 0)
+''')
+    assert result.returncode == 0, result.stderr
+    # The table: id (unknown for a server), the piece quoted, its probability, a bar.
+    rows = re.findall(r'("(?:[^"\\]|\\.)*")\s+(\d\.\d{4})', result.stdout)
+    assert [(json.loads(piece), probability) for piece, probability in rows] == [(piece, f"{math.exp(logprob):.4f}") for piece, logprob in expected], result.stdout
+    assert result.stdout.splitlines()[-1] == "4 true"
+
+
 def test_batch_spreads_over_a_pool_and_compare_mixes_local_and_remote(served):
     second = start_lumen_serve()
     try:
@@ -185,14 +221,15 @@ def test_interrupt_closes_the_remote_stream_and_keeps_the_partial_text(kernel, s
     msg_id = client.execute('generate(r, "Once upon a time", maxTokens: 100000, seed: 3)')
     while True:
         message = client.get_iopub_msg(timeout=60)
-        if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "update_display_data":
+        if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "stream":
             break
     manager.interrupt_kernel()
     reply = shell_reply(client, msg_id, timeout=20)
     assert reply["content"]["ename"] == "Interrupted"
     rest = collect_iopub(client, msg_id)
-    last = [m for m in rest if m["msg_type"] == "update_display_data"][-1]["content"]["data"]["text/plain"]
-    assert last.endswith("· interrupted]") and len(last) > len("· interrupted]") + 10
+    footer = [m for m in rest if m["msg_type"] == "display_data"][-1]["content"]["data"]["text/plain"]
+    assert footer.endswith("· interrupted]")
+    assert len(message["content"]["text"] + "".join(m["content"]["text"] for m in rest if m["msg_type"] == "stream")) > 10
     served.wait_for(r"disconnected after \d+ tokens", timeout=60, start=start)
     after, messages = run(client, 'generate(r, "Lily", maxTokens: 2, temperature: 0).tokens.count')
     assert after["content"]["status"] == "ok"

@@ -104,13 +104,35 @@ def test_scripts_print_only_what_they_print_and_take_multiline_strings(tmp_path)
     assert from_file.returncode == 0 and from_file.stdout == "two\nlines\n", from_file.stdout + from_file.stderr
 
 
-def test_examples_run(tmp_path):
+def test_examples_run_as_on_a_fresh_clone(tmp_path):
+    # Only the models `make models` fetches: no ../shared, no LUMEN_MODEL_PATH, another folder.
     examples = os.path.join(os.path.dirname(__file__), "..", "..", "examples")
-    env = dict(os.environ, LUMEN_MODEL_PATH=os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models"))
+    env = {key: value for key, value in os.environ.items() if key not in ("LUMEN_TEST_DATA", "LUMEN_MODEL_PATH")}
     for name in sorted(os.listdir(examples)):
         if name.endswith(".lumen"):
-            result = subprocess.run([lumen_bin(), "repl", os.path.join(examples, name)], capture_output=True, text=True, env=env)
+            result = subprocess.run([lumen_bin(), "repl", os.path.abspath(os.path.join(examples, name))], capture_output=True, text=True,
+                                    env=env, cwd=tmp_path)
             assert result.returncode == 0, f"{name}: {result.stderr}"
+
+
+def test_a_script_error_names_the_file_and_its_line(tmp_path):
+    script = tmp_path / "script.lumen"
+    script.write_text('let a = 1\n\n// a comment\nfor i in 0..<2 {\n  print(i)\n}\nlet b = missing + a\nprint("never")\n')
+    result = subprocess.run([lumen_bin(), "repl", str(script)], capture_output=True, text=True)
+    assert result.returncode == 1 and result.stdout == "0\n1\n"
+    assert f'  File "{script}", line 7\n    let b = missing + a\n            ^\nNameError' in result.stderr, result.stderr
+    assert "Cell In" not in result.stderr
+    piped = subprocess.run([lumen_bin(), "repl"], input="print(1)\n\nnope(\n  2)\n", capture_output=True, text=True)
+    assert piped.returncode == 1 and '  File "<stdin>", line 3' in piped.stderr, piped.stderr
+
+
+def test_help_without_an_argument_lists_the_built_ins():
+    result = subprocess.run([lumen_bin(), "repl"], input="help()\n", capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.splitlines()
+    names = [line.split()[0] for line in lines[4:] if line.strip()]
+    assert {"load", "generate", "conversation", "help", "print", "perplexity"} <= set(names), result.stdout
+    assert names == sorted(names) and len(names) == len(set(names))
 
 
 def test_input_prompts_in_the_terminal():
@@ -132,9 +154,10 @@ def test_changing_displays_redraw_in_place_on_a_terminal_and_show_their_final_st
     cells = f'let m = load("{model}")\nlet b = batch(m, ["A", "B"], maxTokens: 4, temperature: 0)\nm.generate("Once", maxTokens: 6, temperature: 0)\n'
     piped = subprocess.run([lumen_bin(), "repl"], input=cells, capture_output=True, text=True, env=dict(os.environ, LUMEN_LOG="0"))
     assert piped.returncode == 0, piped.stderr
-    # One copy of each display, in its final state; the generation still streams as text.
+    # One copy of each display, in its final state (a progress bar once, finished); the
+    # generation streams as text.
     assert piped.stdout.count("prompt  text") == 1 and piped.stdout.count("2/2") == 1, piped.stdout
-    assert "loading" not in piped.stdout and "0/2" not in piped.stdout and "running" not in piped.stdout
+    assert piped.stdout.count("loading") == 1 and "0/2" not in piped.stdout and "running" not in piped.stdout
     assert " upon a time" in piped.stdout and "\x1b[" not in piped.stdout
     repl = spawn()
     try:

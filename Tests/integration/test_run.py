@@ -119,18 +119,19 @@ def test_sigint_during_a_long_generation_exits_130_and_keeps_the_partial_text(tm
     source = notebook(tmp_path / "long.ipynb", [f'let m = load("{model}")', 'generate(m, "Once upon a time", maxTokens: 100000000, temperature: 0.8)'])
     process = subprocess.Popen([lumen_bin(), "run", str(source), "-o", str(tmp_path / "out.ipynb")], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     echoed = b""
-    while b"\n" not in echoed.split(b"instances", 1)[-1] or b"instances" not in echoed:
+    while b"100%\n" not in echoed:
         chunk = process.stderr.read1(256)
         assert chunk, "the run ended before generating"
         echoed += chunk
-    while len(echoed.split(b"instances", 1)[-1]) < 80:
+    while len(echoed.split(b"100%\n", 1)[-1]) < 80:
         echoed += process.stderr.read1(256)
     process.send_signal(signal.SIGINT)
     _, stderr = process.communicate(timeout=20)
     assert process.returncode == 130, stderr.decode()
     outputs = code_outputs(tmp_path / "out.ipynb")
-    text = "".join(outputs[1][0]["data"]["text/plain"])
-    assert text.endswith("· interrupted]") and len(text) > 40
+    text = "".join(outputs[1][0]["text"])
+    footer = "".join(outputs[1][-1]["data"]["text/plain"])
+    assert footer.endswith("· interrupted]") and len(text) > 40
 
 
 def test_output_onto_the_notebook_itself_is_refused_without_inplace(tmp_path):
@@ -150,3 +151,22 @@ def test_an_output_directory_that_does_not_exist_is_named_before_any_cell_runs(t
     assert result.returncode != 0
     assert f"directory {tmp_path / 'missing'} does not exist" in result.stderr
     assert "ran" not in result.stdout and ".tmp" not in result.stderr
+
+
+def test_without_a_terminal_each_progress_bar_is_one_line_when_it_finishes(tmp_path):
+    # A CI log: the load and quantize bars each print their finished state once, not every state.
+    model = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf")
+    source = notebook(tmp_path / "bars.ipynb", [f'let m = load("{model}")',
+                                                 f'let q = quantize(m, to: "Q8_0", path: "{tmp_path}/q.gguf")',
+                                                 'perplexity(q, "Once upon a time there was a girl. She liked to play.", context: 4)'])
+    result = run(source, "-o", tmp_path / "out.ipynb")
+    assert result.returncode == 0, result.stderr
+    lines = result.stderr.splitlines()
+    assert [line for line in lines if "loading" in line] == ["loading stories260K " + "█" * 20 + " 100%"], result.stderr
+    quantized = [line for line in lines if "Q8_0" in line]
+    assert len(quantized) == 1 and quantized[0].startswith("stories260K → Q8_0: 1.19 MB → 0.38 MB"), result.stderr
+    assert len([line for line in lines if "perplexity:" in line]) == 1, result.stderr
+    assert "\r" not in result.stderr
+    # The notebook keeps each bar in its final state, as a display.
+    outputs = code_outputs(tmp_path / "out.ipynb")
+    assert "".join(outputs[1][0]["data"]["text/plain"]).startswith("stories260K → Q8_0")

@@ -98,3 +98,29 @@ def test_kld_refuses_models_that_tokenize_differently():
     result = subprocess.run([lumen_bin(), "kld", str(SHARED / "models/stories260K.gguf"), str(CACHE / "SmolLM2-135M-Instruct.Q4_1.gguf"),
                              str(TEXT), "--ctx", "128"], capture_output=True, text=True, timeout=300)
     assert result.returncode == 1 and "tokenizes the text differently" in result.stderr and result.stdout == ""
+
+
+def test_a_text_too_short_for_its_context_is_refused_alike_everywhere_with_the_context_that_fits(tmp_path):
+    # llama-perplexity's rule (at least two windows of --ctx tokens) holds for perplexity and kld
+    # on the command line and for perplexity and compareModels in cells; each names the context
+    # that would fit, in its own option's words, and prints no usage (the arguments were valid).
+    model = str(SHARED / "models/stories260K.gguf")
+    short = tmp_path / "short.txt"
+    short.write_text("Once upon a time there was a girl. She liked to play with her dog in the park.")
+    for command in (["perplexity", model, str(short)], ["kld", model, model, str(short)]):
+        result = subprocess.run([lumen_bin(), *command, "--no-log"], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 1 and result.stdout == "", result.stderr
+        match = re.search(r"the text has (\d+) tokens; a context of 512 needs at least 1024 \(two windows\); --ctx (\d+) fits it", result.stderr)
+        assert match and int(match.group(2)) == int(match.group(1)) // 2, result.stderr
+        assert "Usage:" not in result.stderr
+        fits = subprocess.run([lumen_bin(), *command, "--ctx", match.group(2), "--no-log"], capture_output=True, text=True, timeout=120)
+        assert fits.returncode == 0, fits.stderr
+    script = f'''let m = load("{model}")
+let text = "{short.read_text()}"
+perplexity(m, text, context: 512)
+compareModels(m, m, text, context: 512)
+print(perplexity(m, text) > 1, compareModels(m, m, text) >= 0)
+'''
+    result = subprocess.run([lumen_bin(), "repl", "--keep-going", "--no-log"], input=script, capture_output=True, text=True, timeout=120)
+    assert result.stderr.count("needs at least 1024 (two windows); context: ") == 2, result.stdout + result.stderr
+    assert result.stdout.splitlines()[-1] == "true true"

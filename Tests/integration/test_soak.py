@@ -32,10 +32,10 @@ def test_a_thousand_interrupts_of_streaming_generations_under_load(kernelspecs, 
         for index in range(INTERRUPTS):
             # Generations one after another (a single one may end at its end-of-text token first).
             msg_id = client.execute(f'for seed in {index}..<1000000 {{ generate(m, "Once upon a time", maxTokens: 200, temperature: 0.8, seed: seed) }}')
-            # Interrupt once the generation is streaming: its first live update has arrived.
+            # Interrupt once the generation is streaming: its first text has arrived.
             while True:
                 message = client.get_iopub_msg(timeout=TIMEOUT)
-                if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "update_display_data":
+                if message["parent_header"].get("msg_id") == msg_id and message["msg_type"] == "stream":
                     break
             asked = time.monotonic()
             manager.interrupt_kernel()

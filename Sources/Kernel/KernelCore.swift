@@ -72,6 +72,13 @@ actor KernelCore {
         runningCell?.cancel()
     }
 
+    /// Ends the kernel without a request (SIGTERM, or its launcher's end): the running cell is
+    /// cancelled, as for `shutdown_request`, and the server stops.
+    func shutDown() {
+        runningCell?.cancel()
+        shutdownRequests.yield(false)
+    }
+
     /// Decodes and authenticates `frames`, logging (once per kind) and dropping what is invalid.
     func decode(_ frames: [[UInt8]], from channelName: String) -> Message? {
         do {

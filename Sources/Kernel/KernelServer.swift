@@ -50,17 +50,13 @@ public struct KernelServer: Sendable {
         )
         // SIGINT interrupts the cell; SIGTERM (also what the launcher's end sends) shuts down.
         let signals = SignalListener(signals: [SIGINT, SIGTERM]) { number in
-            if number == SIGTERM {
-                shutdownSignal.yield(false)
-            } else {
-                Task { await core.interrupt() }
-            }
+            Task { number == SIGTERM ? await core.shutDown() : await core.interrupt() }
         }
         defer { signals.cancel() }
         if let launcher = ParentWatch.launcher() {
             ParentWatch.start(launcher: launcher) { [logger] in
                 logger.warning("the process that started this kernel has ended; shutting down")
-                shutdownSignal.yield(false)
+                Task { await core.shutDown() }
             }
         }
 

@@ -99,6 +99,12 @@ public final class NotebookOutputs: Sendable {
 
     fileprivate func stream(_ stream: StandardStream, _ text: String, cell: Int) {
         echoText(text)
+        record(stream, text, cell: cell)
+    }
+
+    /// Adds `text` to the cell's outputs, merged into the last output if that is a stream of
+    /// the same name.
+    private func record(_ stream: StandardStream, _ text: String, cell: Int) {
         state.withLock { state in
             if state.clearPending.remove(cell) != nil { state.outputs[cell] = [] }
             if case .object(var last)? = state.outputs[cell].last, last["output_type"] == .string("stream"),
@@ -137,22 +143,17 @@ public final class NotebookOutputs: Sendable {
         }
     }
 
-    /// A progress indicator is stored as a display in its latest state. On a terminal every
-    /// state is echoed, redrawn in place; in a log (stderr not a terminal) only the finished
-    /// one, so a CI log gets one line per bar.
+    /// A progress indicator is stored as a Jupyter kernel sends it, stream text whose states
+    /// each start with `\r` (so this notebook and nbclient's agree, and front ends show the last
+    /// state). On a terminal every state is echoed, redrawn in place; in a log (stderr not a
+    /// terminal) only the finished one, so a CI log gets one line per bar.
     fileprivate func progress(_ bundle: MIMEBundle, id: String, finished: Bool, cell: Int) {
-        let isNew = state.withLock { $0.displays[id] == nil }
+        let text = bundle.plainText ?? ""
         if echoRedraws || finished {
-            let text = bundle.plainText ?? ""
             // On a terminal: back to the line's start, clear it, draw the new state.
             echoText(echoRedraws ? "\r\u{1B}[K" + text + (finished ? "\n" : "") : text + "\n", id: id, redraw: true)
         }
-        let output: JSONValue = .object(["output_type": .string("display_data"), "data": Self.data(bundle), "metadata": .object([:])])
-        if isNew {
-            append(output, displayID: id, cell: cell)
-        } else {
-            replace(id, with: bundle)
-        }
+        record(.stdout, "\r" + text + (finished ? "\n" : ""), cell: cell)
     }
 
     fileprivate func clearOutput(wait: Bool, cell: Int) {

@@ -204,9 +204,14 @@ struct TerminalOutputSink: OutputSink {
         write(displays.show(shown(bundle), id: displayID), byDisplay: true)
     }
 
-    /// Redrawn in place on a terminal; in a pipe or file, printed once in its final state.
+    /// Redrawn in place on a terminal; in a pipe or file, where stdout is the script's output,
+    /// one line on stderr when it finishes (as tqdm writes its bars to stderr).
     func progress(_ bundle: MIMEBundle, id: String, finished: Bool) {
-        updateDisplay(bundle, displayID: id)
+        if displays.redrawsInPlace {
+            updateDisplay(bundle, displayID: id)
+        } else if finished {
+            write((bundle.plainText ?? "") + "\n", to: STDERR_FILENO)
+        }
     }
 
     /// A bundle's text as the terminal shows it: a table wider than the terminal is fitted to

@@ -81,7 +81,7 @@ def start_llama_cpp_server():
     port = free_port()
     server = Server([binary, "--model", str(SMOLLM2), "--host", "127.0.0.1", "--port", str(port), "--threads", "1", "--ctx-size", "2048"])
     server.url = f"http://127.0.0.1:{port}/v1"
-    server.wait_for(r"server is listening on")
+    server.wait_for(r"listening on http")
     return server
 
 

@@ -229,7 +229,7 @@ def test_interrupt_closes_the_remote_stream_and_keeps_the_partial_text(kernel, s
     rest = collect_iopub(client, msg_id)
     footer = [m for m in rest if m["msg_type"] == "display_data"][-1]["content"]["data"]["text/plain"]
     assert footer.endswith("· interrupted]")
-    assert len(message["content"]["text"] + "".join(m["content"]["text"] for m in rest if m["msg_type"] == "stream")) > 10
+    assert (message["content"]["text"] + "".join(m["content"]["text"] for m in rest if m["msg_type"] == "stream")).strip()
     served.wait_for(r"disconnected after \d+ tokens", timeout=60, start=start)
     after, messages = run(client, 'generate(r, "Lily", maxTokens: 2, temperature: 0).tokens.count')
     assert after["content"]["status"] == "ok"

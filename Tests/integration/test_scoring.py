@@ -123,4 +123,4 @@ print(perplexity(m, text) > 1, compareModels(m, m, text) >= 0)
 '''
     result = subprocess.run([lumen_bin(), "repl", "--keep-going", "--no-log"], input=script, capture_output=True, text=True, timeout=120)
     assert result.stderr.count("needs at least 1024 (two windows); context: ") == 2, result.stdout + result.stderr
-    assert result.stdout.splitlines()[-1] == "true true"
+    assert result.stdout.splitlines() == ["true true"], result.stdout

@@ -33,10 +33,11 @@ public struct ChatTemplate: Sendable {
         case builtin(String)
 
         /// The note a front end shows when the template is a fallback (nil for the file's own or
-        /// the user's): which format was chosen and why.
-        public func fallbackNote(model: String, option: String) -> String? {
+        /// the user's): which format was chosen and why, and the `option` that chooses another.
+        public func fallbackNote(model: String, option: String?) -> String? {
             guard case .builtin(let name) = self else { return nil }
-            return "note: \(model) has no chat template; using the built-in \(name) format for its architecture (\(option) chooses another)"
+            return "note: \(model) has no chat template; using the built-in \(name) format for its architecture"
+                + (option.map { " (\($0) chooses another)" } ?? "")
         }
     }
 

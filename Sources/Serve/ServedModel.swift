@@ -30,4 +30,10 @@ public final class ServedModel: Sendable {
 
     /// The context length of its sessions.
     var contextLength: Int { sessions[0].contextLength }
+
+    /// When the file has no chat template: the note saying which built-in format its chats use.
+    public var chatFormatNote: String? {
+        guard case .success(let template) = chatTemplate else { return nil }
+        return template.origin.fallbackNote(model: name, option: nil)
+    }
 }

@@ -83,6 +83,10 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let names = served.map(\.name)
         guard Set(names).count == names.count else { throw ValidationError("two models have the same name: \(names.joined(separator: ", "))") }
+        // A model without a chat template gets its architecture's built-in format: say which.
+        for note in served.compactMap(\.chatFormatNote) {
+            FileHandle.standardError.write(Data((note + "\n").utf8))
+        }
         try await OpenAIServer(models: served, apiKey: key, record: log.map(Self.recorder)).run(host: host, port: port, logger: logger) { url in
             FileHandle.standardError.write(Data("lumen serve: \(names.joined(separator: ", ")) at \(url)\n".utf8))
         }

@@ -57,9 +57,14 @@ class Server:
 
 def start_lumen_serve(*extra, env=None):
     """`lumen serve` on SmolLM2 on a free port; `.url` is its base URL, read from its stderr."""
-    if not SMOLLM2.exists():
-        raise AssertionError(f"{SMOLLM2} is missing (make models fetches it)")
-    server = Server([lumen_bin(), "serve", str(SMOLLM2), "--port", "0", "--log-level", "info", *extra], env=env)
+    return start_lumen_serve_of(SMOLLM2, *extra, env=env)
+
+
+def start_lumen_serve_of(model, *extra, env=None):
+    """`lumen serve` on `model` (from the model cache) on a free port; `.url` is its base URL."""
+    if not model.exists():
+        raise AssertionError(f"{model} is missing (make models fetches it)")
+    server = Server([lumen_bin(), "serve", str(model), "--port", "0", "--log-level", "info", *extra], env=env)
     server.url = server.wait_for(r"at (http://\S+/v1)").group(1)
     return server
 

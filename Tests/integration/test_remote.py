@@ -15,7 +15,7 @@ import openai
 import pytest
 
 from conftest import collect_iopub, lumen_bin, run, shell_reply
-from servers import SMOLLM2, start_llama_cpp_server, start_llama_server, start_lumen_serve
+from servers import CACHE, SMOLLM2, start_llama_cpp_server, start_llama_server, start_lumen_serve, start_lumen_serve_of
 
 SHARED = pathlib.Path(os.environ.get("LUMEN_TEST_DATA", ""))
 KEY = "sk-lumen-test-7c1f9e"
@@ -104,6 +104,22 @@ def test_openai_client_chat_streams_with_logprobs_and_usage(served):
     assert chunks[0].choices[0].delta.role == "assistant"
     assert "".join(c.choices[0].delta.content or "" for c in chunks if c.choices) == text
     assert chunks[-1].choices == [] and chunks[-1].usage.completion_tokens == whole.usage.completion_tokens
+
+
+def test_serve_says_which_chat_format_a_model_without_a_template_gets_and_renders_it(tmp_path):
+    gemma = CACHE / "gemma-3-270m-q4_k_m.gguf"
+    reference = json.loads((pathlib.Path(__file__).resolve().parent.parent / "reference" / "builtin-chat-templates.json").read_text())["gemma"]
+    server = start_lumen_serve_of(gemma)
+    try:
+        server.wait_for(r"using the built-in gemma format for its architecture")
+        status, reply = post(server.url + "/chat/completions", {"model": "gemma-3-270m-q4_k_m", "messages": reference["messages"],
+                                                                 "max_tokens": 4, "temperature": 0})
+        assert status == 200, reply
+        # The prompt llama.cpp renders with its gemma format has this many tokens, BOS included.
+        assert reply["usage"]["prompt_tokens"] == len(reference["prompt_ids"])
+        assert "<|im_end|>" not in reply["choices"][0]["message"]["content"]
+    finally:
+        server.stop()
 
 
 def test_key_bad_json_unknown_fields_and_unknown_models_are_refused(served):

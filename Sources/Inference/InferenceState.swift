@@ -117,20 +117,13 @@ final class InferenceState {
     /// head's positions are contiguous, so attention streams them.
     func cacheOffset(kvHead: Int, position: Int) -> Int { (kvHead * contextLength + position) * headBytes }
 
-    /// The keys and values of the cache's first `count` positions: for each layer, its keys then
-    /// its values, each KV head's positions in turn.
+    /// The keys and values of the cache's first `count` positions, in the order `cachedRuns`
+    /// visits them.
     func cacheContents(count: Int) -> [UInt8] {
-        let run = count * headBytes
-        var contents = [UInt8](repeating: 0, count: cachedLayers * 2 * cachedHeads * run)
+        var contents = [UInt8](repeating: 0, count: cachedLayers * 2 * cachedHeads * count * headBytes)
         contents.withUnsafeMutableBytes { destination in
-            var offset = 0
-            for layer in 0..<cachedLayers {
-                for cache in [keyCache(layer: layer), valueCache(layer: layer)] {
-                    for head in 0..<cachedHeads {
-                        destination.baseAddress!.advanced(by: offset).copyMemory(from: cache + cacheOffset(kvHead: head, position: 0), byteCount: run)
-                        offset += run
-                    }
-                }
+            cachedRuns(count: count) { run, offset, bytes in
+                (destination.baseAddress! + offset).copyMemory(from: run, byteCount: bytes)
             }
         }
         return contents
@@ -139,20 +132,29 @@ final class InferenceState {
     /// Writes back `contents`, from `cacheContents(count:)` of a session of the same model and
     /// cache type, as the first `count` positions; `position` becomes `count`.
     func restoreCache(_ contents: [UInt8], count: Int) {
-        let run = count * headBytes
-        precondition(contents.count == cachedLayers * 2 * cachedHeads * run && count <= contextLength, "a cache of another shape")
+        precondition(contents.count == cachedLayers * 2 * cachedHeads * count * headBytes && count <= contextLength, "a cache of another shape")
         contents.withUnsafeBytes { source in
-            var offset = 0
-            for layer in 0..<cachedLayers {
-                for cache in [keyCache(layer: layer), valueCache(layer: layer)] {
-                    for head in 0..<cachedHeads {
-                        (cache + cacheOffset(kvHead: head, position: 0)).copyMemory(from: source.baseAddress!.advanced(by: offset), byteCount: run)
-                        offset += run
-                    }
-                }
+            cachedRuns(count: count) { run, offset, bytes in
+                run.copyMemory(from: source.baseAddress! + offset, byteCount: bytes)
             }
         }
         position = count
+    }
+
+    /// Calls `body` for each contiguous run of the cache's first `count` positions — for each
+    /// layer its keys then its values, each KV head in turn — with the run's start, its offset in
+    /// that order, and its length in bytes.
+    private func cachedRuns(count: Int, _ body: (UnsafeMutableRawPointer, Int, Int) -> Void) {
+        let bytes = count * headBytes
+        var offset = 0
+        for layer in 0..<cachedLayers {
+            for cache in [keyCache(layer: layer), valueCache(layer: layer)] {
+                for head in 0..<cachedHeads {
+                    body(cache + cacheOffset(kvHead: head, position: 0), offset, bytes)
+                    offset += bytes
+                }
+            }
+        }
     }
 
     /// Bytes allocated for the cache and buffers.

@@ -67,9 +67,6 @@ public actor ModelSession {
         let contents: [UInt8]
         /// The cache's element type.
         let cacheType: KVCacheType
-
-        /// Bytes it holds.
-        public var byteCount: Int { contents.count }
     }
 
     /// A copy of what the cache holds now.

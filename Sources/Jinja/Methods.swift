@@ -35,7 +35,7 @@ enum Methods {
             return try stringMethod(name, text, argument, arguments, keywords, renderer: &renderer, at: position)
         case .dictionary(let dictionary):
             switch name {
-            case "get": return dictionary[argument(0, "key")?.text ?? ""] ?? argument(1, "default") ?? .none
+            case "get": return argument(0, "key").flatMap { dictionary[$0] } ?? argument(1, "default") ?? .none
             case "items": return .list(dictionary.pairs.map { .list([$0.key, $0.value]) })
             case "keys": return .list(dictionary.keys)
             case "values": return .list(dictionary.pairs.map(\.value))

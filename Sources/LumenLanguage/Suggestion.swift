@@ -19,7 +19,7 @@ public enum Suggestion {
     }
 
     /// ` (did you mean 'x'?)` for the closest candidate, or nothing.
-    public static func hint(for name: String, among candidates: some Sequence<String>, suffix: String = "") -> String {
+    static func hint(for name: String, among candidates: some Sequence<String>, suffix: String = "") -> String {
         closest(to: name, among: candidates).map { " (did you mean '\($0)\(suffix)'?)" } ?? ""
     }
 

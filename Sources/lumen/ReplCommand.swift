@@ -68,13 +68,11 @@ struct ReplCommand: AsyncParsableCommand {
         var buffer: [String] = []
         var count = 0
         var failed = false
-        // The file's lines read so far; the buffered group starts after `consumed` of them.
+        // The file's lines read so far; the buffered group is the lines after `consumed` of them.
         var lineNumber = 0, consumed = 0
         func run(_ code: String) async -> Bool {
             count += 1
-            // Blank lines before the group's first statement are not part of it.
-            let leading = code.prefix { $0.isNewline || $0 == " " || $0 == "\t" }.filter(\.isNewline).count
-            return await runCell(code, count: count, file: ScriptPosition(path: path, firstLine: consumed + 1 + leading), interpreter: interpreter,
+            return await runCell(code, count: count, file: ScriptPosition(path: path, firstLine: consumed + 1), interpreter: interpreter,
                                  routing: events?.interruptRouting, editor: nil, interactive: false)
         }
         for await event in stream {

@@ -108,6 +108,7 @@ NON_STRING_KEYS = {
     "keys": "{% for k in {3: 'x', 1: 'y'} %}{{ k + 1 }} {% endfor %}{{ {2: 'z'}.keys() | list }}",
     "tojson": "{{ {2: 'b', 1: 'a', 1.5: 'c', none: 0, true: 1} | tojson }} {{ {10: 1, 9: 2} | tojson(sort_keys=true) }}",
     "string keys stay": "{{ {'0': 'string'}[0] is defined }} {% for k, v in {'b': 1, 'a': 2} | dictsort %}{{ k }}{{ v }}{% endfor %}",
+    "get": "{{ {0: 'zero'}.get(0) }} {{ {0: 'zero'}.get('0', 'none') }} {{ {'a': 1}.get('a') }}",
     "unhashable": "{{ {[1]: 'x'} }}",
     "mixed sort": "{{ {1: 'a', 'b': 2} | dictsort }}",
 }

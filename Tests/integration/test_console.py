@@ -5,11 +5,16 @@ import sys
 import pexpect
 
 
-def test_console_runs_cells_and_interrupts(kernelspecs):
-    console = pexpect.spawn(
+def spawn_console(timeout):
+    """jupyter console with the Lumen kernel on a pseudo-terminal."""
+    return pexpect.spawn(
         sys.executable, ["-m", "jupyter_console", "--kernel", "lumen", "--simple-prompt", "--no-confirm-exit"],
-        env=dict(os.environ, TERM="dumb"), encoding="utf-8", timeout=30,
+        env=dict(os.environ, TERM="dumb"), encoding="utf-8", timeout=timeout,
     )
+
+
+def test_console_runs_cells_and_interrupts(kernelspecs):
+    console = spawn_console(timeout=30)
     try:
         console.expect(r"In \[1\]: ")
         console.sendline('print("hello")')
@@ -33,10 +38,7 @@ def test_console_runs_cells_and_interrupts(kernelspecs):
 def test_console_shows_a_load_and_a_generation_as_they_happen(kernelspecs):
     # jupyter console ignores update_display_data: the load bar and the tokens must arrive as
     # messages it prints (streams), while the cell is still running.
-    console = pexpect.spawn(
-        sys.executable, ["-m", "jupyter_console", "--kernel", "lumen", "--simple-prompt", "--no-confirm-exit"],
-        env=dict(os.environ, TERM="dumb"), encoding="utf-8", timeout=60,
-    )
+    console = spawn_console(timeout=60)
     try:
         console.expect(r"In \[1\]: ")
         console.sendline('let m = load("smollm2")')

@@ -212,7 +212,7 @@ def test_serve_on_a_port_in_use_says_so():
         result = subprocess.run([lumen_bin(), "serve", os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf"),
                                  "--port", str(port), "--no-log"], capture_output=True, text=True, timeout=120)
     assert result.returncode == 1, result.stderr
-    assert result.stderr.startswith(f"Error: port {port} is in use (127.0.0.1:{port}): stop what holds it, or choose another --port"), result.stderr
+    assert f"\nError: port {port} is in use (127.0.0.1:{port}): stop what holds it, or choose another --port" in result.stderr, result.stderr
     assert "errno" not in result.stderr and "bind(" not in result.stderr
 
 

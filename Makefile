@@ -74,7 +74,7 @@ test-integration: build venv models llama-server
 
 ## llama.cpp's own llama-server, which the remote tests talk to: built from the llama.cpp that PyPI's
 ## llama-cpp-python source package vendors (the version Tests/integration/requirements.txt pins),
-## in .build/llama.cpp, never committed. About 6 minutes on 2 cores, once.
+## in .build/llama.cpp, never committed. 5 to 10 minutes on 2 cores, once.
 LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama-cpp-python\[server\]==//p' Tests/integration/requirements.txt)
 LLAMA_CPP := .build/llama.cpp
 export LLAMA_SERVER ?= $(abspath $(LLAMA_CPP)/build/bin/llama-server)

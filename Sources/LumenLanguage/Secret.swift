@@ -3,7 +3,7 @@ import Evaluation
 
 /// A secret read from the environment (`env("OPENAI_API_KEY")`): passed to `connect(apiKey:)`,
 /// shown everywhere as `••••`, so it never reaches an output, a notebook or the history.
-public final class Secret: HostObject {
+public final class Secret: PropertyTableHostObject {
     /// The variable it came from.
     let variable: String
     /// The value; read only by `connect`.
@@ -15,12 +15,8 @@ public final class Secret: HostObject {
     }
 
     public var typeName: String { "Secret" }
-    public var propertyNames: [String] { ["variable"] }
+    public static let properties = PropertyTable<Secret>([("variable", { .string($0.variable) })])
     public var methodNames: [String] { [] }
-
-    public func property(_ name: String) throws -> Value? {
-        name == "variable" ? .string(variable) : nil
-    }
 
     public var summary: String { "Secret(\(variable): ••••)" }
     public var mimeBundle: MIMEBundle { .plainText(summary) }

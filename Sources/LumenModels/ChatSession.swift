@@ -8,7 +8,7 @@ import Synchronization
 /// A conversation in a cell (`conversation(m, system:)`): the messages, and what answers them —
 /// for a loaded model its chat template and one session kept for it, so each turn reuses the
 /// cached earlier turns and processes only its new tokens; for a remote model its server.
-public final class ChatSession: HostObject {
+public final class ChatSession: PropertyTableHostObject {
     /// The model it talks to.
     let model: any GenerativeModel
     /// What produces the replies.
@@ -39,37 +39,30 @@ public final class ChatSession: HostObject {
     }
 
     public var typeName: String { "Conversation" }
-    public var propertyNames: [String] { ["messages", "model", "prompt", "template", "tokens"] }
-    public var methodNames: [String] { ["say", "reset", "fork"] }
-
-    public func property(_ name: String) throws -> Value? {
-        let conversation = self.conversation
-        switch name {
-        case "messages":
-            return .array(conversation.messages.map { message in
+    public static let properties = PropertyTable<ChatSession>([
+        ("messages", { chat in
+            .array(chat.conversation.messages.map { message in
                 var entry = LumenDictionary()
                 entry[.string("role")] = .string(message.role)
                 entry[.string("content")] = .string(message.content)
                 if message.isPartial { entry[.string("partial")] = .bool(true) }
                 return .dictionary(entry)
             })
-        case "model":
-            return .host(model)
-        case "template":
-            return conversation.template.map { .string($0.source) } ?? .null
-        case "prompt":
-            return .rendered(Rendered(kind: "Prompt", bundle: try promptBundle(conversation)))
-        case "tokens":
-            let tokenizer = try localSession(name).model.tokenizer
+        }),
+        ("model", { .host($0.model) }),
+        ("prompt", { .rendered(Rendered(kind: "Prompt", bundle: try $0.promptBundle($0.conversation))) }),
+        ("template", { $0.conversation.template.map { .string($0.source) } ?? .null }),
+        ("tokens", { chat in
+            let conversation = chat.conversation
+            let tokenizer = try chat.localSession("tokens").model.tokenizer
             let ids = conversation.promptTokens(tokenizer, text: try conversation.renderedPrompt())
             let rows = ids.enumerated().map { index, id in
                 [String(index), String(id), tokenizer.visiblePiece(id), tokenizer.vocabulary.attributes[Int(id)].isDisjoint(with: [.control, .userDefined]) ? "" : "special"]
             }
             return .rendered(Rendered(kind: "Tokens", bundle: Table(columns: ["index", "id", "piece", "kind"], rows: rows).mimeBundle))
-        default:
-            return nil
-        }
-    }
+        }),
+    ])
+    public var methodNames: [String] { ["say", "reset", "fork"] }
 
     /// The rendered prompt of the next reply, each special token marked: `⟨<|im_start|>⟩` in
     /// text, highlighted in HTML.

@@ -7,7 +7,7 @@ import RunLog
 
 /// The result of `generate`: the text, each token with its log-probability, figures, and how
 /// it ended.
-public final class Generation: HostObject {
+public final class Generation: PropertyTableHostObject {
     /// The prompt.
     public let prompt: String
     /// The generated text.
@@ -31,23 +31,14 @@ public final class Generation: HostObject {
     }
 
     public var typeName: String { "Generation" }
-    public var propertyNames: [String] { ["finishReason", "options", "prompt", "stats", "text", "tokens"] }
-    public var methodNames: [String] { [] }
-
-    public func property(_ name: String) throws -> Value? {
-        switch name {
-        case "text": return .string(text)
-        case "prompt": return .string(prompt)
-        case "finishReason": return .string(finishReason)
-        case "tokens":
-            return .array(tokens.map { token in
-                var entry = LumenDictionary()
-                entry[.string("id")] = .integer(Int(token.id))
-                entry[.string("piece")] = .string(token.text)
-                entry[.string("logprob")] = .double(Double(token.logProbability))
-                return .dictionary(entry)
-            })
-        case "stats":
+    public static let properties = PropertyTable<Generation>([
+        ("finishReason", { .string($0.finishReason) }),
+        // Through the run log's form: each option as the decimal the user wrote (0.95, not the
+        // Float's 0.949999988).
+        ("options", { RunOptions($0.options).value }),
+        ("prompt", { .string($0.prompt) }),
+        ("stats", { generation in
+            let stats = generation.stats
             var entry = LumenDictionary()
             entry[.string("promptTokens")] = .integer(stats.promptTokens)
             entry[.string("reusedPromptTokens")] = .integer(stats.reusedPromptTokens)
@@ -56,13 +47,19 @@ public final class Generation: HostObject {
             entry[.string("promptTokensPerSecond")] = .double(stats.promptTokensPerSecond)
             entry[.string("tokensPerSecond")] = .double(stats.generationTokensPerSecond)
             return .dictionary(entry)
-        case "options":
-            // Through the run log's form: each option as the decimal the user wrote (0.95, not
-            // the Float's 0.949999988).
-            return RunOptions(options).value
-        default: return nil
-        }
-    }
+        }),
+        ("text", { .string($0.text) }),
+        ("tokens", { generation in
+            .array(generation.tokens.map { token in
+                var entry = LumenDictionary()
+                entry[.string("id")] = .integer(Int(token.id))
+                entry[.string("piece")] = .string(token.text)
+                entry[.string("logprob")] = .double(Double(token.logProbability))
+                return .dictionary(entry)
+            })
+        }),
+    ])
+    public var methodNames: [String] { [] }
 
     /// `length`, `eos`, `stop`, `cancelled` or `interrupted`.
     var finishReason: String { interrupted ? "interrupted" : stats.finishReason.rawValue }

@@ -7,7 +7,7 @@ import Synchronization
 
 /// A model loaded in a session: its weights (shared with every other load of the same file) and a
 /// pool of `ModelSession` actors that serialise the work on each KV cache.
-public final class LoadedModel: HostObject {
+public final class LoadedModel: PropertyTableHostObject {
     private struct State {
         var model: LanguageModel?
         var sessions: [ModelSession] = []
@@ -72,19 +72,14 @@ public final class LoadedModel: HostObject {
     }
 
     public var typeName: String { "Model" }
-    public var propertyNames: [String] { ["info", "name", "path"] }
+    public static let properties = PropertyTable<LoadedModel>([
+        ("info", { .dictionary(try $0.infoDictionary()) }),
+        ("name", { .string($0.name) }),
+        ("path", { .string($0.path) }),
+    ])
     public var methodNames: [String] { ["generate", "tokenize", "detokenize", "nextTokens", "perplexity"] }
 
     var name: String { URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent }
-
-    public func property(_ name: String) throws -> Value? {
-        switch name {
-        case "info": .dictionary(try infoDictionary())
-        case "name": .string(self.name)
-        case "path": .string(path)
-        default: nil
-        }
-    }
 
     /// What the card shows, as name–value pairs.
     func infoPairs() throws(ModelError) -> [(String, Value)] {

@@ -8,7 +8,7 @@ import RunLog
 
 /// A model served over the OpenAI-compatible API, as a cell value (`connect(url, model:)`): the
 /// same cells that generate with a loaded model generate with it.
-public final class RemoteModelObject: HostObject, GenerativeModel {
+public final class RemoteModelObject: PropertyTableHostObject, GenerativeModel {
     /// The connection.
     let remote: RemoteModel
 
@@ -17,7 +17,11 @@ public final class RemoteModelObject: HostObject, GenerativeModel {
     }
 
     public var typeName: String { "RemoteModel" }
-    public var propertyNames: [String] { ["info", "name", "url"] }
+    public static let properties = PropertyTable<RemoteModelObject>([
+        ("info", { .dictionary(LumenDictionary($0.infoPairs)) }),
+        ("name", { .string($0.remote.name) }),
+        ("url", { .string($0.remote.urls[0]) }),
+    ])
     public var methodNames: [String] { ["generate", "nextTokens", "perplexity"] }
 
     var name: String { remote.name }
@@ -44,15 +48,6 @@ public final class RemoteModelObject: HostObject, GenerativeModel {
             throw ModelError(file: remote.name, field: "template", reason: "a served model's conversations are rendered by the server's own template")
         }
         return ChatSession(model: self, engine: RemoteChat(model: remote), conversation: Conversation(system: system))
-    }
-
-    public func property(_ name: String) throws -> Value? {
-        switch name {
-        case "info": .dictionary(LumenDictionary(infoPairs))
-        case "name": .string(remote.name)
-        case "url": .string(remote.urls[0])
-        default: nil
-        }
     }
 
     private var infoPairs: [(String, Value)] {

@@ -5,7 +5,7 @@ import RunLog
 
 /// The runs a query found, newest first: shown as a table; `list[i]` is one run as a value with
 /// everything the log keeps; `.count`, `.ids`.
-public final class RunList: HostObject, IndexableHostObject {
+public final class RunList: PropertyTableHostObject, IndexableHostObject {
     /// The runs.
     let runs: [LoggedRun]
 
@@ -14,16 +14,11 @@ public final class RunList: HostObject, IndexableHostObject {
     }
 
     public var typeName: String { "Runs" }
-    public var propertyNames: [String] { ["count", "ids"] }
+    public static let properties = PropertyTable<RunList>([
+        ("count", { .integer($0.runs.count) }),
+        ("ids", { .array($0.runs.map { .integer(Int($0.record.id ?? 0)) }) }),
+    ])
     public var methodNames: [String] { [] }
-
-    public func property(_ name: String) throws -> Value? {
-        switch name {
-        case "count": .integer(runs.count)
-        case "ids": .array(runs.map { .integer(Int($0.record.id ?? 0)) })
-        default: nil
-        }
-    }
 
     public func element(at index: Int) -> Value? {
         runs.indices.contains(index) ? .host(runs[index]) : nil

@@ -1,0 +1,37 @@
+import Evaluation
+import Inference
+import Testing
+@testable import LumenLanguage
+@testable import LumenModels
+
+/// What each host object says it has — properties and methods, which completion lists and the
+/// unknown-member error names — against what it answers.
+@Suite("Host objects' declared names")
+struct HostObjectNameTests {
+    @Test("every host object answers each property it lists (and no other), and each of its methods is a built-in")
+    func declaredNamesAreAnswered() async throws {
+        let models = try sharedModelsDirectory()
+        let model = try LoadedModel(path: models + "/stories260K.gguf", contextLength: 64, threads: 1, instances: 1)
+        let generation = Generation(prompt: "Once", text: " upon", tokens: [GeneratedToken(id: 403, text: " upon", logProbability: -0.5)],
+                                    stats: GenerationSummary(promptTokens: 2, generatedTokens: 1, timeToFirstToken: 0.01, promptTokensPerSecond: 100,
+                                                             generationTokensPerSecond: 50, finishReason: .length),
+                                    options: GenerationOptions(), interrupted: false)
+        let chat = try model.conversation(system: "Tell a story.", template: "{% for m in messages %}{{ m.content }}{% endfor %}") { _ in }
+        let job = Job(number: 1, title: "1")
+        job.start(priority: .utility) { .integer(1) }
+        let measurement = Measurement(typeName: "Perplexity", number: 2, properties: ["value": .double(2)], bundle: .plainText("2"))
+        let objects: [any HostObject] = [model, generation, chat, RunList([]), Secret(variable: "A_KEY", value: "x"), job, measurement]
+        let builtins = Set((StandardLibrary.all + ModelHost.libraries(runLog: nil, frontEnd: "kernel").flatMap(\.builtins)).map(\.name))
+        for object in objects {
+            for name in object.propertyNames {
+                let answered = try object.property(name) != nil
+                let awaited = answered ? true : try await object.awaitedProperty(name, at: SourceLocation(line: 1, column: 1)) != nil
+                #expect(awaited, "\(object.typeName).\(name) is listed but not answered")
+            }
+            #expect(try object.property("noSuchProperty") == nil)
+            for method in object.methodNames {
+                #expect(builtins.contains(method), "\(object.typeName).\(method) is listed as a method but is no built-in")
+            }
+        }
+    }
+}

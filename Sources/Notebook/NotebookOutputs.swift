@@ -128,11 +128,6 @@ public final class NotebookOutputs: Sendable {
 
     fileprivate func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
         echoText(bundle.plainText ?? "", id: displayID)
-        replace(displayID, with: bundle)
-    }
-
-    /// Applies an update to every output shown under `displayID`.
-    private func replace(_ displayID: String, with bundle: MIMEBundle) {
         state.withLock { state in
             for place in state.displays[displayID] ?? [] where place.output < state.outputs[place.cell].count {
                 if case .object(var output) = state.outputs[place.cell][place.output] {

@@ -21,6 +21,23 @@ struct ConversationCellTests {
         return sink.results.last ?? ""
     }
 
+    /// The reference for a second turn "Then what?" after `firstReply`: the whole prompt, written
+    /// out by hand, into a brand-new session with no cache to reuse; its greedy ids and how many
+    /// prompt tokens it reused.
+    static func freshSecondTurn(after firstReply: String, models: String) async throws -> (ids: [Int32], reused: Int) {
+        let model = try LanguageModel(path: models + "/stories260K.gguf")
+        let prompt = "SYSTEM: Tell a story.\nUSER: Once upon a time\nASSISTANT: \(firstReply)\nUSER: Then what?\nASSISTANT:"
+        var ids: [Int32] = []
+        var reused = -1
+        for try await event in ModelSession(model: model, threads: 1).generate(tokens: model.tokenizer.encode(prompt), options: GenerationOptions(sampling: .greedy, maxTokens: 16)) {
+            switch event {
+            case .token(let token): ids.append(token.id)
+            case .finished(let summary): reused = summary.reusedPromptTokens
+            }
+        }
+        return (ids, reused)
+    }
+
     @Test("a second turn reuses the cached first turn and replies exactly as a fresh session given the whole prompt")
     func turnsReuseTheCache() async throws {
         let models = try sharedModelsDirectory()
@@ -37,21 +54,7 @@ struct ConversationCellTests {
         #expect(firstPrompt > 0 && secondPrompt > firstPrompt + firstGenerated)
         #expect(try await value("chat.messages.count", interpreter) == "5")
 
-        // The reference: the same prompt, written out by hand, into a brand-new session with no
-        // cache to reuse.
-        let path = models + "/stories260K.gguf"
-        let model = try LanguageModel(path: path)
-        let firstReply = try await value("first.text", interpreter)
-        let prompt = "SYSTEM: Tell a story.\nUSER: Once upon a time\nASSISTANT: \(firstReply)\nUSER: Then what?\nASSISTANT:"
-        let fresh = ModelSession(model: model, threads: 1)
-        var freshIDs: [Int32] = []
-        var reused = -1
-        for try await event in fresh.generate(tokens: model.tokenizer.encode(prompt), options: GenerationOptions(sampling: .greedy, maxTokens: 16)) {
-            switch event {
-            case .token(let token): freshIDs.append(token.id)
-            case .finished(let summary): reused = summary.reusedPromptTokens
-            }
-        }
+        let (freshIDs, reused) = try await Self.freshSecondTurn(after: try await value("first.text", interpreter), models: models)
         #expect(reused == 0)
         let secondIDs = try await value("second.tokens.map { $0[\"id\"] }", interpreter)
         #expect(secondIDs == "[" + freshIDs.map(String.init).joined(separator: ", ") + "]")
@@ -79,13 +82,7 @@ struct ConversationCellTests {
         #expect(branchReused >= firstPrompt && branchReused < branchPrompt, "\(branchReused) of \(branchPrompt); first prompt \(firstPrompt)")
         #expect(try await value("[chat.messages.count, other.messages.count]", interpreter) == "[3, 5]")
 
-        let model = try LanguageModel(path: models + "/stories260K.gguf")
-        let firstReply = try await value("first.text", interpreter)
-        let prompt = "SYSTEM: Tell a story.\nUSER: Once upon a time\nASSISTANT: \(firstReply)\nUSER: Then what?\nASSISTANT:"
-        var freshIDs: [Int32] = []
-        for try await event in ModelSession(model: model, threads: 1).generate(tokens: model.tokenizer.encode(prompt), options: GenerationOptions(sampling: .greedy, maxTokens: 16)) {
-            if case .token(let token) = event { freshIDs.append(token.id) }
-        }
+        let (freshIDs, _) = try await Self.freshSecondTurn(after: try await value("first.text", interpreter), models: models)
         #expect(try await value("branch.tokens.map { $0[\"id\"] }", interpreter) == "[" + freshIDs.map(String.init).joined(separator: ", ") + "]")
     }
 

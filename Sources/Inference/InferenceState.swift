@@ -13,6 +13,8 @@ final class InferenceState {
     var position = 0
     /// Splits matrix products across threads.
     let pool: MatrixPool
+    /// What looks into the forward passes of the generation running now (`visit`).
+    var hooks: [any ForwardHook] = []
 
     let residual, normed, query, key, value, attended, gate, up, logits: UnsafeMutablePointer<Float>
     /// Per-product working memory.

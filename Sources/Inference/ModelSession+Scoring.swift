@@ -56,6 +56,7 @@ extension ModelSession {
         let vocabulary = model.configuration.vocabularySize
         state.position = 0
         cachedTokens = []
+        cacheHooked = false
         var next = 0
         // The last token is only ever a target: no prediction is made from it.
         while next < window.count - 1 {

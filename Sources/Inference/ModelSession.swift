@@ -15,6 +15,10 @@ public actor ModelSession {
     public nonisolated let stateByteCount: Int
     /// The tokens whose keys and values are in the cache, in order.
     var cachedTokens: [Int32] = []
+    /// Whether hooks may have changed what the cache holds: such a cache is never reused, and a
+    /// generation with hooks reuses none, so every prefix reused was computed as a plain run
+    /// would.
+    var cacheHooked = false
 
     /// The dedicated thread's executor.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -43,8 +47,12 @@ public actor ModelSession {
     /// (or prompt batch); the stream then ends with finish reason `cancelled`, and the session
     /// stays usable.
     /// Raising `stop` also stops it, but lets the stream finish with its summary.
-    public nonisolated func generate(_ prompt: String, options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
-        stream(.text(prompt), options: options, stop: stop)
+    ///
+    /// `pipeline` replaces the processors, sampler and stop conditions `options` describe, and
+    /// adds hooks into the forward passes (see `GenerationPipeline`).
+    public nonisolated func generate(_ prompt: String, options: GenerationOptions = GenerationOptions(), pipeline: GenerationPipeline? = nil,
+                                     stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
+        stream(.text(prompt), options: options, pipeline: pipeline, stop: stop)
     }
 
     /// Generates text after the prompt `tokens` (already tokenized: a rendered chat, say). With
@@ -52,10 +60,10 @@ public actor ModelSession {
     /// conversation's next turn processes only its new tokens; the summary says how many were.
     /// `startingFrom` is another session's cache (a forked conversation's parent's): when it
     /// holds a longer prefix of `tokens` than this session's cache, it is copied in first, so
-    /// that prefix is reused too.
-    public nonisolated func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), stop: StopSignal = StopSignal(),
-                                     startingFrom inherited: CachedPrefix? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
-        stream(.tokens(tokens), options: options, stop: stop, inherited: inherited)
+    /// that prefix is reused too. `pipeline` is as for `generate(_:options:pipeline:stop:)`.
+    public nonisolated func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), pipeline: GenerationPipeline? = nil,
+                                     stop: StopSignal = StopSignal(), startingFrom inherited: CachedPrefix? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
+        stream(.tokens(tokens), options: options, pipeline: pipeline, stop: stop, inherited: inherited)
     }
 
     /// What a session's cache holds: its tokens with their keys and values, for another session
@@ -71,7 +79,8 @@ public actor ModelSession {
 
     /// A copy of what the cache holds now.
     public func cachedPrefix() -> CachedPrefix {
-        CachedPrefix(tokens: cachedTokens, contents: state.cacheContents(count: cachedTokens.count), cacheType: state.cacheType)
+        let tokens = cacheHooked ? [] : cachedTokens
+        return CachedPrefix(tokens: tokens, contents: state.cacheContents(count: tokens.count), cacheType: state.cacheType)
     }
 
     /// Copies `inherited` into the cache when it shares a longer prefix with `tokens` than the
@@ -79,9 +88,10 @@ public actor ModelSession {
     private func adopt(_ inherited: CachedPrefix, for tokens: [Int32]) {
         func common(_ cached: [Int32]) -> Int { zip(cached, tokens).prefix { $0 == $1 }.count }
         guard inherited.cacheType == state.cacheType, inherited.tokens.count <= contextLength,
-              common(inherited.tokens) > common(cachedTokens) else { return }
+              common(inherited.tokens) > (cacheHooked ? 0 : common(cachedTokens)) else { return }
         state.restoreCache(inherited.contents, count: inherited.tokens.count)
         cachedTokens = inherited.tokens
+        cacheHooked = false
     }
 
     /// A prompt as text (tokenized on the session's thread) or as tokens.
@@ -90,17 +100,18 @@ public actor ModelSession {
         case tokens([Int32])
     }
 
-    private nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, stop: StopSignal,
+    private nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, pipeline: GenerationPipeline?, stop: StopSignal,
                                     inherited: CachedPrefix? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
+        let pipeline = pipeline ?? GenerationPipeline(options: options, tokenizer: model.tokenizer)
         let producer = Task {
-            await self.produce(prompt, options: options, stop: stop, inherited: inherited, into: continuation)
+            await self.produce(prompt, options: options, pipeline: pipeline, stop: stop, inherited: inherited, into: continuation)
         }
         continuation.onTermination = { _ in producer.cancel() }
         return stream
     }
 
-    private func produce(_ prompt: Prompt, options: GenerationOptions, stop: StopSignal, inherited: CachedPrefix?,
+    private func produce(_ prompt: Prompt, options: GenerationOptions, pipeline: GenerationPipeline, stop: StopSignal, inherited: CachedPrefix?,
                          into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
         let promptTokens = switch prompt {
         case .text(let text): model.tokenizer.encode(text)
@@ -108,7 +119,7 @@ public actor ModelSession {
         }
         if let inherited, options.reusesCachedPrefix { adopt(inherited, for: promptTokens) }
         do {
-            let summary = try run(promptTokens: promptTokens, options: options, stop: stop) { token in
+            let summary = try run(promptTokens: promptTokens, options: options, pipeline: pipeline, stop: stop) { token in
                 continuation.yield(.token(token))
             }
             continuation.yield(.finished(summary))
@@ -118,8 +129,10 @@ public actor ModelSession {
         }
     }
 
-    /// Runs a generation on this actor's thread, handing each token to `emit`.
-    func run(promptTokens: [Int32], options: GenerationOptions, stop: StopSignal, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
+    /// Runs a generation on this actor's thread, handing each token to `emit`. The pipeline's
+    /// hooks look into every forward pass of it, the prompt's included.
+    func run(promptTokens: [Int32], options: GenerationOptions, pipeline: GenerationPipeline, stop: StopSignal,
+             emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
         func shouldStop() -> Bool { Task.isCancelled || stop.isRaised }
         let clock = ContinuousClock()
         let started = clock.now
@@ -129,17 +142,20 @@ public actor ModelSession {
         guard promptTokens.count <= state.contextLength else {
             throw ModelError(file: model.gguf.path, field: "prompt", reason: "\(promptTokens.count) tokens do not fit in the context of \(state.contextLength)")
         }
+        state.hooks = pipeline.hooks
+        defer { state.hooks = [] }
         var summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
                                         promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .length)
-        summary.reusedPromptTokens = options.reusesCachedPrefix ? min(zip(cachedTokens, promptTokens).prefix { $0 == $1 }.count, promptTokens.count - 1) : 0
-        guard try ingest(promptTokens, reusingPrefix: options.reusesCachedPrefix, stop: stop) else {
+        let reusing = options.reusesCachedPrefix && pipeline.hooks.isEmpty && !cacheHooked
+        summary.reusedPromptTokens = reusing ? min(zip(cachedTokens, promptTokens).prefix { $0 == $1 }.count, promptTokens.count - 1) : 0
+        guard try ingest(promptTokens, reusingPrefix: reusing, stop: stop) else {
             summary.finishReason = .cancelled
             return summary
         }
         let promptDone = clock.now
         summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
 
-        var sampler = TokenSampler(options: options, prompt: promptTokens)
+        var steps = TokenSteps(pipeline: pipeline, prompt: promptTokens, forcedTokens: options.forcedTokens)
         var textStream = TextStream(stopStrings: options.stopStrings)
         var firstTokenTime: ContinuousClock.Instant?
         while summary.generatedTokens < options.maxTokens {
@@ -150,12 +166,12 @@ public actor ModelSession {
             let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
             let step = summary.generatedTokens
             let recorded = step < options.recordedLogits ? Array(logits) : nil
-            let (token, logProbability) = sampler.draw(from: logits)
+            let (token, logProbability) = steps.draw(from: logits)
             summary.generatedTokens += 1
             if firstTokenTime == nil { firstTokenTime = clock.now }
-            if options.stopAtEndOfSequence && model.tokenizer.isEndOfGeneration(token) {
+            if let reason = steps.finishReason(at: token) {
                 emit(GeneratedToken(id: token, text: textStream.finish().text, logProbability: logProbability, logits: recorded))
-                summary.finishReason = .eos
+                summary.finishReason = reason
                 break
             }
             var (text, stopped) = textStream.append(model.tokenizer.piece(token))
@@ -173,7 +189,7 @@ public actor ModelSession {
                 summary.finishReason = stopped ? .stop : cancelled ? .cancelled : contextFull ? .context : .length
                 break
             }
-            try forward([sampler.next(after: token)])
+            try forward([steps.next(after: token)])
         }
         let finished = clock.now
         let first = firstTokenTime ?? finished
@@ -197,6 +213,7 @@ public actor ModelSession {
         let reused = min(common, tokens.count - 1)
         state.position = reused
         cachedTokens.removeLast(cachedTokens.count - reused)
+        cacheHooked = !state.hooks.isEmpty
         var next = reused
         while next < tokens.count {
             if Task.isCancelled || stop?.isRaised == true { return false }

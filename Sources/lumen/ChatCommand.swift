@@ -27,6 +27,8 @@ struct ChatCommand: AsyncParsableCommand {
 
     @OptionGroup var sampling: SamplingArguments
 
+    @OptionGroup(title: "Control vectors") var controlVectors: ControlVectorArguments
+
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -43,6 +45,7 @@ struct ChatCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data((note + "\n").utf8))
         }
         let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
+        let hooks = try controlVectors.hooks(for: llama)
         let interactive = isatty(STDIN_FILENO) != 0
         let events = TerminalEvents()
         var lines: [String] = []
@@ -71,7 +74,7 @@ struct ChatCommand: AsyncParsableCommand {
                     continue
                 }
             case .endOfInput:
-                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, session: session, llama: llama, events: events, log: log) }
+                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, session: session, hooks: hooks, llama: llama, events: events, log: log) }
                 prompt("\n")
                 await log?.flush()
                 return
@@ -81,7 +84,7 @@ struct ChatCommand: AsyncParsableCommand {
                 continue
             }
             if let message, !message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                try await reply(to: message, in: &conversation, session: session, llama: llama, events: events, log: log)
+                try await reply(to: message, in: &conversation, session: session, hooks: hooks, llama: llama, events: events, log: log)
             }
             prompt("> ")
         }
@@ -90,8 +93,8 @@ struct ChatCommand: AsyncParsableCommand {
 
     /// Sends `message`, streams the reply to stdout and adds both to the conversation (and the
     /// turn to the run log); Ctrl-C stops the reply and keeps it, marked as partial.
-    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, llama: LanguageModel, events: TerminalEvents,
-                       log: RunLog?) async throws {
+    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, hooks: [any ForwardHook],
+                       llama: LanguageModel, events: TerminalEvents, log: RunLog?) async throws {
         conversation.append(ChatMessage(role: "user", content: message))
         let rendered = try conversation.renderedPrompt()
         let tokens = conversation.promptTokens(llama.tokenizer, text: rendered)
@@ -100,7 +103,8 @@ struct ChatCommand: AsyncParsableCommand {
         defer { events.interruptRouting.set(nil) }
         var options = sampling.options
         options.reusesCachedPrefix = true
-        let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, stop: stop)) { token in
+        let pipeline = GenerationPipeline(options: options, tokenizer: llama.tokenizer, hooks: hooks)
+        let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)) { token in
             FileHandle.standardOutput.write(Data(token.text.utf8))
         }
         let (text, generated, summary) = (collected.text, collected.tokens, collected.summary)

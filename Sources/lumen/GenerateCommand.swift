@@ -20,6 +20,8 @@ struct GenerateCommand: AsyncParsableCommand {
 
     @OptionGroup var sampling: SamplingArguments
 
+    @OptionGroup(title: "Control vectors") var controlVectors: ControlVectorArguments
+
     @Flag(help: "Print one JSON object at the end (prompt_ids, ids, text, finish_reason) instead of streaming text.")
     var json = false
 
@@ -71,10 +73,11 @@ struct GenerateCommand: AsyncParsableCommand {
         options.forcedTokens = forced
         options.stopAtEndOfSequence = forced.isEmpty
         options.recordedLogits = dumpLogits == nil ? 0 : Int.max
+        let pipeline = GenerationPipeline(options: options, tokenizer: llama.tokenizer, hooks: try controlVectors.hooks(for: llama))
         let promptTokens = llama.tokenizer.encode(prompt)
         let streaming = !json
         let generation = Task {
-            try await GenerationCollector.collect(session.generate(tokens: promptTokens, options: options, stop: stop)) { token in
+            try await GenerationCollector.collect(session.generate(tokens: promptTokens, options: options, pipeline: pipeline, stop: stop)) { token in
                 if streaming { FileHandle.standardOutput.write(Data(token.text.utf8)) }
             }
         }

@@ -39,6 +39,60 @@ struct GenerationTests {
         }
     }
 
+    /// Bans one token.
+    struct Ban: LogitProcessor {
+        let token: Int32
+        func process(_ logits: UnsafeMutableBufferPointer<Float>) { logits[Int(token)] = -.infinity }
+    }
+
+    /// Picks the tokens of a script in turn.
+    struct Scripted: TokenSampler {
+        var script: [Int32]
+        mutating func sample(_ logits: UnsafeBufferPointer<Float>) -> Int32 { script.removeFirst() }
+    }
+
+    /// Stops at one token.
+    struct StopAt: StopCondition {
+        let token: Int32
+        func finish(at token: Int32) -> FinishReason? { token == self.token ? .stop : nil }
+    }
+
+    @Test("a pipeline's processors, sampler and stop conditions are values passed in, each checked against llama.cpp's logits")
+    func pipelineParts() async throws {
+        let session = ModelSession(model: try LanguageModel(path: try TestData.path("models/stories260K.gguf")), threads: 1)
+        let reference = try ReferenceCase.load("stories260K")[0]
+        func logSoftmax(_ row: [Float], _ token: Int32) -> Float {
+            let maximum = row.max() ?? 0
+            return row[Int(token)] - maximum - log(row.reduce(0) { $0 + exp($1 - maximum) })
+        }
+        // A processor that bans llama.cpp's first greedy token: the runner-up of its logits comes
+        // instead, reported with its log-probability under the model, not under the processed logits.
+        let banned = try await GenerationCollector.collect(session.generate("Once upon a time", options: greedy(1),
+                                                                             pipeline: GenerationPipeline(processors: [Ban(token: reference.greedyIDs[0])])))
+        var row = reference.logits[0]
+        row[Int(reference.greedyIDs[0])] = -.infinity
+        let runnerUp = GreedySampler.argmax(row)
+        let first = try #require(banned.tokens.first)
+        #expect(first.id == runnerUp)
+        #expect(abs(first.logProbability - logSoftmax(reference.logits[0], runnerUp)) < 0.01)
+        // A sampler keeps its state from step to step; each token's log-probability is llama.cpp's.
+        let script = Array(reference.greedyIDs.prefix(reference.logits.count))
+        let scripted = try await GenerationCollector.collect(session.generate("Once upon a time", options: greedy(script.count),
+                                                                               pipeline: GenerationPipeline(sampler: Scripted(script: script))))
+        #expect(scripted.tokens.map(\.id) == script)
+        for (step, token) in scripted.tokens.enumerated() {
+            #expect(abs(token.logProbability - logSoftmax(reference.logits[step], token.id)) < 0.01, "step \(step)")
+        }
+        // A stop condition ends the generation at its token, whose text is not shown.
+        let stopIndex = try #require(reference.greedyIDs.indices.first { $0 >= 3 && !reference.greedyIDs[..<$0].contains(reference.greedyIDs[$0]) })
+        let stopped = try await GenerationCollector.collect(session.generate("Once upon a time", options: greedy(64),
+                                                                              pipeline: GenerationPipeline(stopConditions: [StopAt(token: reference.greedyIDs[stopIndex])])))
+        #expect(stopped.tokens.map(\.id) == Array(reference.greedyIDs[...stopIndex]))
+        #expect(stopped.summary?.finishReason == .stop)
+        let before = try await GenerationCollector.collect(session.generate("Once upon a time", options: greedy(stopIndex)))
+        #expect(stopped.text == before.text)
+    }
+
     @Test("a generation that fills the context ends with finish reason context, every slot used")
     func contextFull() async throws {
         let session = ModelSession(model: try LanguageModel(path: try TestData.path("models/stories260K.gguf")), contextLength: 16, threads: 1)
@@ -149,29 +203,35 @@ struct SamplingPieceTests {
         #expect(filter.append("yyEND zzz") == ("yy", true))
     }
 
-    @Test("argmax picks the lowest index on ties; greedy sampling is argmax")
+    @Test("argmax picks the lowest index on ties; greedy sampling is argmax, reported with the model's log-probability")
     func argmax() {
-        #expect(Sampler.argmax([1, 3, 3, 2]) == 1)
-        var sampler = Sampler(options: .greedy)
+        #expect(GreedySampler.argmax([1, 3, 3, 2]) == 1)
+        var steps = TokenSteps(pipeline: GenerationPipeline(), prompt: [], forcedTokens: [])
         let logits: [Float] = [0.5, 2, -1]
-        let (token, logProbability) = logits.withUnsafeBufferPointer { sampler.sample($0, recent: []) }
+        let (token, logProbability) = logits.withUnsafeBufferPointer { steps.draw(from: $0) }
         #expect(token == 1)
         #expect(abs(logProbability - (2 - log(exp(0.5) + exp(2) + exp(-1)))) < 1e-5)
     }
 
-    @Test("repetition penalty lowers recent tokens")
+    @Test("the repetition penalty divides positive and multiplies negative logits of the window's tokens, prompt included")
     func repetitionPenalty() {
-        var sampler = Sampler(options: SamplingOptions(temperature: 0, repeatPenalty: 4))
-        let logits: [Float] = [2, 1.5, 0]
-        #expect(logits.withUnsafeBufferPointer { sampler.sample($0, recent: [0]) }.token == 1)
+        var penalty = RepetitionPenalty(penalty: 4, window: 2)
+        penalty.start(prompt: [3, 0, 2])
+        var logits: [Float] = [2, 1.5, -1, 8]
+        logits.withUnsafeMutableBufferPointer { penalty.process($0) }
+        #expect(logits == [0.5, 1.5, -4, 8])
+        penalty.didAppend(1)
+        logits = [2, 1.5, -1, 8]
+        logits.withUnsafeMutableBufferPointer { penalty.process($0) }
+        #expect(logits == [2, 0.375, -4, 8])
     }
 }
 
 @Suite("Sampler filters")
 struct SamplerFilterTests {
     func draws(_ options: SamplingOptions, _ logits: [Float], count: Int = 400) -> Set<Int32> {
-        var sampler = Sampler(options: options)
-        return Set((0..<count).map { _ in logits.withUnsafeBufferPointer { sampler.sample($0, recent: []) }.token })
+        var sampler = TemperatureSampler(options: options)
+        return Set((0..<count).map { _ in logits.withUnsafeBufferPointer { sampler.sample($0) } })
     }
 
     @Test("top-k, top-p and min-p keep only the tokens they should")

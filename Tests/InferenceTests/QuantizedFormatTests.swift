@@ -42,7 +42,7 @@ struct QuantizedFormatTests {
         #expect(oursRMS <= 1.1 * theirsRMS, "rms from the exact logits: Lumen \(oursRMS), llama.cpp \(theirsRMS)")
         let forced = try teacherForcedLogits(model, reference, steps: reference.greedyIDs.count, activations: .quantized)
         for (step, margin) in reference.topMargins.enumerated() where margin > 3 {
-            #expect(Sampler.argmax(forced[step]) == reference.greedyIDs[step], "step \(step)")
+            #expect(GreedySampler.argmax(forced[step]) == reference.greedyIDs[step], "step \(step)")
         }
     }
 }

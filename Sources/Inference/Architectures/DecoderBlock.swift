@@ -69,13 +69,16 @@ struct DecoderBlock: Sendable {
             Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
             Operations.attention(state: state, layer: layer, count: count, configuration: c)
             multiply(block.attentionOutput, state.attended, normed)
+            state.visit(.attentionOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
             Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
             multiply(block.gate, normed, state.gate)
             multiply(block.up, normed, state.up)
             Operations.swiGLU(state.gate, state.up, count: count * c.feedForwardLength, pool: state.pool)
             multiply(block.down, state.gate, normed)
+            state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
+            state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
         let first = allLogits ? 0 : count - 1
         Operations.rmsNorm(x + first * dimension, weights: outputNorm, epsilon: c.rmsEpsilon, into: normed, count: count - first, width: dimension)

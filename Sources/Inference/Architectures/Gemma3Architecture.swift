@@ -87,6 +87,7 @@ struct Gemma3Architecture: ModelArchitecture {
             Operations.attention(state: state, layer: layer, count: count, configuration: c, window: slides ? c.slidingWindow : nil)
             multiply(block.attentionOutput, state.attended, normed)
             Operations.rmsNorm(normed, weights: block.attentionPostNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            state.visit(.attentionOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
             // Feed-forward: x += PostNorm(Wdown · (gelu(Wgate·n) ⊙ Wup·n)), n = RMSNorm(x).
             Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
@@ -95,7 +96,9 @@ struct Gemma3Architecture: ModelArchitecture {
             Operations.geGLU(state.gate, state.up, count: count * c.feedForwardLength, pool: state.pool)
             multiply(block.down, state.gate, normed)
             Operations.rmsNorm(normed, weights: block.feedForwardPostNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
+            state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
         let first = allLogits ? 0 : count - 1
         Operations.rmsNorm(x + first * dimension, weights: outputNorm, epsilon: c.rmsEpsilon, into: normed, count: count - first, width: dimension)

@@ -1,0 +1,58 @@
+/// The token side of one generation, step by step, with its own copy of the pipeline's
+/// processors, sampler and stop conditions: draws each token from the logits, says whether it
+/// ends the generation, and which token to run next (the drawn one, or the forced one when
+/// teacher-forcing). The session runs the forward passes; `TextStream` turns tokens into text.
+struct TokenSteps {
+    private var processors: [any LogitProcessor]
+    private var sampler: any TokenSampler
+    private var stopConditions: [any StopCondition]
+    private let forcedTokens: [Int32]
+    /// Tokens drawn so far.
+    private var drawn = 0
+    /// The logits the processors change, reused from step to step.
+    private var processed: [Float] = []
+
+    /// The steps of a generation after `prompt`, feeding `forcedTokens` in turn after each step.
+    init(pipeline: GenerationPipeline, prompt: [Int32], forcedTokens: [Int32]) {
+        processors = pipeline.processors
+        for index in processors.indices { processors[index].start(prompt: prompt) }
+        sampler = pipeline.sampler
+        stopConditions = pipeline.stopConditions
+        self.forcedTokens = forcedTokens
+    }
+
+    /// Draws the next token from `logits`, with its log-probability under the model (the
+    /// logits before the processors).
+    mutating func draw(from logits: UnsafeBufferPointer<Float>) -> (token: Int32, logProbability: Float) {
+        drawn += 1
+        let token: Int32
+        if processors.isEmpty {
+            token = sampler.sample(logits)
+        } else {
+            processed.removeAll(keepingCapacity: true)
+            processed.append(contentsOf: logits)
+            token = processed.withUnsafeMutableBufferPointer { buffer in
+                for index in processors.indices { processors[index].process(buffer) }
+                return sampler.sample(UnsafeBufferPointer(buffer))
+            }
+        }
+        return (token, logits[Int(token)] - LogSoftmax.logNormalizer(logits))
+    }
+
+    /// Why the generation ends with `token`: the first stop condition's answer.
+    mutating func finishReason(at token: Int32) -> FinishReason? {
+        for index in stopConditions.indices {
+            if let reason = stopConditions[index].finish(at: token) { return reason }
+        }
+        return nil
+    }
+
+    /// The token to run after drawing `token`: the forced one at this step when teacher-forcing,
+    /// else `token`; the processors see it join the sequence.
+    mutating func next(after token: Int32) -> Int32 {
+        let step = drawn - 1
+        let fed = step < forcedTokens.count ? forcedTokens[step] : token
+        for index in processors.indices { processors[index].didAppend(fed) }
+        return fed
+    }
+}

@@ -1,0 +1,80 @@
+/// A direction in the residual stream for each of a model's blocks, as llama.cpp's control
+/// vectors hold (`llama-cvector-generator` writes them, `--control-vector` reads them): adding a
+/// multiple of block N's direction to the residual stream after block N steers what the model
+/// writes. Vectors add and scale, as llama.cpp sums the files it is given, each with its scale.
+public struct ControlVector: Sendable, Equatable {
+    /// The residual stream's width.
+    public let width: Int
+    /// Each block's direction, by block index; blocks without one are left alone.
+    public private(set) var directions: [Int: [Float]]
+
+    /// A vector of `width`-wide `directions`.
+    public init(width: Int, directions: [Int: [Float]]) {
+        self.width = width
+        self.directions = directions
+    }
+
+    /// Reads the control-vector GGUF at `path`: `general.architecture` `controlvector`, one F32
+    /// (or F16) tensor `direction.N` per block N.
+    public init(contentsOf path: String) throws(ModelError) {
+        let gguf = try GGUFFile(path: path)
+        let architecture = gguf.metadata["general.architecture"]?.stringValue
+        guard architecture == "controlvector" else {
+            throw ModelError(file: path, field: "general.architecture", reason: "is \(architecture.map { "\"\($0)\"" } ?? "missing"), not \"controlvector\": not a control vector")
+        }
+        var directions: [Int: [Float]] = [:]
+        var width: Int?
+        for tensor in gguf.tensors {
+            guard tensor.name.hasPrefix("direction."), let block = Int(tensor.name.dropFirst("direction.".count)), block >= 0 else {
+                throw ModelError(file: path, field: "tensor \(tensor.name)", reason: "is not named direction.N, N a block index")
+            }
+            guard tensor.shape.count == 1, tensor.shape[0] == (width ?? tensor.shape[0]) else {
+                throw ModelError(file: path, field: "tensor \(tensor.name)", reason: "has shape \(tensor.shape), expected [\(width ?? tensor.shape[0])] like the others")
+            }
+            width = tensor.shape[0]
+            let values = try Matrix(tensor, in: gguf, interleaving: false)
+            directions[block] = [Float](unsafeUninitializedCapacity: tensor.shape[0]) { buffer, count in
+                if let base = buffer.baseAddress { values.dequantize(row: 0, into: base) }
+                count = tensor.shape[0]
+            }
+        }
+        guard let width else { throw ModelError(file: path, field: "tensors", reason: "there are none: a control vector has a direction.N per block") }
+        self.init(width: width, directions: directions)
+    }
+
+    /// Every direction times `factor`.
+    public func scaled(by factor: Float) -> ControlVector {
+        ControlVector(width: width, directions: directions.mapValues { $0.map { $0 * factor } })
+    }
+
+    /// The sum of two vectors of one width, block by block (a block missing from one counts as zero).
+    public static func + (left: ControlVector, right: ControlVector) -> ControlVector {
+        precondition(left.width == right.width, "control vectors of widths \(left.width) and \(right.width)")
+        return ControlVector(width: left.width, directions: left.directions.merging(right.directions) { zip($0, $1).map { $0 + $1 } })
+    }
+
+    /// The hook that adds this vector after each block in `blocks` (every block when nil), at
+    /// every position, as llama.cpp's `--control-vector-layer-range` does.
+    public func steering(blocks: ClosedRange<Int>? = nil) -> Steering {
+        Steering(vector: self, blocks: blocks)
+    }
+
+    /// Adds a control vector to the residual stream after the blocks it steers.
+    public struct Steering: ForwardHook {
+        /// The vector added.
+        public let vector: ControlVector
+        /// The blocks after which it is added (nil: all it has directions for).
+        public let blocks: ClosedRange<Int>?
+
+        public func visits(_ point: ActivationPoint, layer: Int) -> Bool {
+            point == .blockOutput && blocks?.contains(layer) != false && vector.directions[layer] != nil
+        }
+
+        public func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int) {
+            guard let direction = vector.directions[layer], direction.count == width else { return }
+            for row in 0..<positions.count {
+                for column in 0..<width { rows[row * width + column] += direction[column] }
+            }
+        }
+    }
+}

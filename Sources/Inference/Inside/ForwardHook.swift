@@ -1,0 +1,39 @@
+/// A place in every architecture's forward pass where a `ForwardHook` reads or changes the
+/// activations: the same points in each block, whatever the architecture.
+public enum ActivationPoint: Sendable, Hashable, CaseIterable {
+    /// A block's attention output after its output projection (and Gemma's post-attention
+    /// norm), before it joins the residual stream.
+    case attentionOutput
+    /// A block's feed-forward output (after Gemma's post-feed-forward norm), before it joins the
+    /// residual stream.
+    case feedForwardOutput
+    /// The residual stream after a block, its input plus both outputs (llama.cpp's `l_out`): the
+    /// next block's input, or, for the last block, what the final norm and output matrix turn
+    /// into logits.
+    case blockOutput
+}
+
+/// Looks into forward passes, or changes them: captures activations, adds a steering vector,
+/// patches in another run's activations, ablates a block's output. A hook runs on the session's
+/// thread, inside the forward pass, so it must not block; one that keeps what it sees stores it
+/// behind a lock (it is `Sendable`).
+public protocol ForwardHook: Sendable {
+    /// Whether the hook visits `point` of block `layer`; the forward pass does nothing at the
+    /// others, so a pass with no hook there costs what one without hooks does.
+    func visits(_ point: ActivationPoint, layer: Int) -> Bool
+    /// Reads or changes the activations at `point` of block `layer` for a batch of tokens:
+    /// `rows` holds one row of `width` floats per token, for the positions `positions`, in order.
+    func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int)
+}
+
+extension InferenceState {
+    /// Hands `count` rows of `width` floats at `rows`, the activations at `point` of block
+    /// `layer` for the tokens at positions `position...`, to the hooks that visit there.
+    func visit(_ point: ActivationPoint, layer: Int, rows: UnsafeMutablePointer<Float>, count: Int, width: Int) {
+        guard !hooks.isEmpty else { return }
+        for hook in hooks where hook.visits(point, layer: layer) {
+            hook.visit(point, layer: layer, positions: position..<(position + count),
+                       rows: UnsafeMutableBufferPointer(start: rows, count: count * width), width: width)
+        }
+    }
+}

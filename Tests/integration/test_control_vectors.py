@@ -1,0 +1,74 @@
+"""`lumen generate --control-vector…`, llama.cpp's flags, against llama.cpp's own steered logits
+(`reference/inside/`: a contrastive vector in the control-vector GGUF format, and the logits
+llama.cpp gives with it)."""
+import json
+import os
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import lumen_bin
+from servers import CACHE
+
+MODELS = {"smollm2": CACHE / "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma3": CACHE / "gemma-3-270m-q4_k_m.gguf"}
+
+
+def inside(name):
+    shared = os.environ.get("LUMEN_TEST_DATA")
+    if not shared:
+        pytest.fail("LUMEN_TEST_DATA must name the shared folder (make test sets it)")
+    return pathlib.Path(shared) / "reference" / "inside" / name
+
+
+def kl(p_logits, q_logits):
+    p = p_logits.astype(np.float64) - np.logaddexp.reduce(p_logits.astype(np.float64))
+    q = q_logits.astype(np.float64) - np.logaddexp.reduce(q_logits.astype(np.float64))
+    return float(np.sum(np.exp(p) * (p - q)))
+
+
+def first_logits(model, prompt, tmp_path, *flags):
+    dump = tmp_path / "logits.bin"
+    result = subprocess.run([lumen_bin(), "generate", str(model), prompt, "--temp", "0", "-n", "1", "--no-log", "--json",
+                             "--dump-logits", str(dump), *flags], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return np.fromfile(dump, dtype=np.float32)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_scaled_control_vector_on_a_layer_range_steers_as_llama_cpp(name, tmp_path):
+    case = json.loads(inside(f"{name}-steer.json").read_text())
+    vector = str(inside(f"{name}-steer.cvec.gguf"))
+    expected = np.fromfile(inside(f"{name}-steer.logits.bin"), dtype=np.float32)
+    steered = first_logits(MODELS[name], case["target"], tmp_path, "--control-vector-scaled", vector, str(case["scale"]),
+                           "--control-vector-layer-range", str(case["il_start"]), str(case["il_end"]))
+    plain = first_logits(MODELS[name], case["target"], tmp_path)
+    assert kl(expected, steered) <= 0.02
+    assert kl(expected, steered) < kl(expected, plain)
+    # Twice the vector unscaled at half the scale each is the same vector.
+    half = str(case["scale"] / 2)
+    summed = first_logits(MODELS[name], case["target"], tmp_path, "--control-vector-scaled", vector, half, "--control-vector-scaled", vector, half,
+                          "--control-vector-layer-range", str(case["il_start"]), str(case["il_end"]))
+    assert np.allclose(summed, steered, atol=1e-3)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--control-vector", "{gemma}"], "its directions have 640 values, but the model's residual stream has 576"),
+    (["--control-vector", "{smollm2}", "--control-vector-layer-range", "3", "30"], "--control-vector-layer-range: block 30 is past the model's last block, 29"),
+    (["--control-vector", "/no/such.gguf"], "/no/such.gguf"),
+])
+def test_a_vector_that_does_not_fit_the_model_is_named(flags, message):
+    flags = [flag.format(gemma=inside("gemma3-steer.cvec.gguf"), smollm2=inside("smollm2-steer.cvec.gguf")) for flag in flags]
+    result = subprocess.run([lumen_bin(), "generate", str(MODELS["smollm2"]), "Hi", "-n", "1", "--no-log", *flags], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and result.stderr.startswith("Error: ") and message in result.stderr, result.stderr
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--control-vector-scaled", "v.gguf"], "--control-vector-scaled takes a file and a scale each time, got v.gguf"),
+    (["--control-vector-scaled", "v.gguf", "big"], "--control-vector-scaled takes a file and a scale each time, got v.gguf big"),
+    (["--control-vector-layer-range", "5", "2"], "--control-vector-layer-range takes a first and a last block, 0 ≤ first ≤ last, got 5 2"),
+])
+def test_malformed_control_vector_flags_are_usage_errors(flags, message):
+    result = subprocess.run([lumen_bin(), "generate", "x.gguf", "Hi", "--no-log", *flags], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.startswith(f"Error: {message}\n"), result.stderr

@@ -5,7 +5,8 @@ struct GGUFWriter {
     /// The header so far.
     private(set) var bytes: [UInt8] = []
     private static let magic: UInt32 = 0x4655_4747
-    private static let uint32Type: UInt32 = 4
+    /// GGUF's metadata value types.
+    private static let uint32Type: UInt32 = 4, int32Type: UInt32 = 5, stringType: UInt32 = 8
 
     /// Starts a header announcing `tensorCount` tensors and `metadataCount` metadata entries.
     init(tensorCount: Int, metadataCount: Int) {
@@ -34,6 +35,20 @@ struct GGUFWriter {
         append(string: key)
         append(Self.uint32Type)
         append(value)
+    }
+
+    /// Appends an `int32` metadata entry.
+    mutating func appendMetadata(_ key: String, int32 value: Int32) {
+        append(string: key)
+        append(Self.int32Type)
+        append(value)
+    }
+
+    /// Appends a `string` metadata entry.
+    mutating func appendMetadata(_ key: String, string value: String) {
+        append(string: key)
+        append(Self.stringType)
+        append(string: value)
     }
 
     /// Appends a tensor description whose data starts `offset` bytes into the data section.

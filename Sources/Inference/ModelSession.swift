@@ -277,6 +277,21 @@ public actor ModelSession {
         model.tokenizer.decode(ids)
     }
 
+    /// Runs `tokens` through the model from an empty cache, in batches, with `hooks` looking into
+    /// (or changing) every forward pass, and returns the last token's logits.
+    ///
+    /// - Throws: `ModelError` when the tokens are empty or do not fit, or the task is cancelled
+    ///   (checked between batches).
+    public func evaluate(_ tokens: [Int32], hooks: [any ForwardHook] = []) throws(ModelError) -> [Float] {
+        guard !tokens.isEmpty, tokens.count <= contextLength else {
+            throw ModelError(file: model.gguf.path, field: "prompt", reason: tokens.isEmpty ? "is empty" : "\(tokens.count) tokens do not fit in the context of \(contextLength)")
+        }
+        state.hooks = hooks
+        defer { state.hooks = [] }
+        guard try ingest(tokens) else { throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled") }
+        return Array(UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize))
+    }
+
     /// The `k` most likely next tokens after `prompt`, with their log-probabilities.
     public func nextTokenLogProbabilities(_ prompt: String, k: Int) throws(ModelError) -> [(id: Int32, logProbability: Float)] {
         guard try ingest(model.tokenizer.encode(prompt)) else { return [] }

@@ -111,6 +111,7 @@ enum Operations {
                 }
             }
         }
+        state.visitAttentionProbabilities(layer: layer, count: count, configuration: configuration, window: window)
     }
 
     /// `gate = gelu(gate) * up`, elementwise, with GELU's tanh approximation (as ggml), split

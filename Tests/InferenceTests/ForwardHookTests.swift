@@ -77,6 +77,45 @@ struct ForwardHookTests {
         #expect(generated.tokens.first.map { Int($0.id) } == (root["greedy"] as? [Int])?.first)
     }
 
+    /// llama.cpp's probabilities come from queries and keys made with 8-bit activations (Lumen's
+    /// fast path rounds them differently, its F32 path not at all); a score off by 0.08 moves a
+    /// probability near 0.5 by 0.02. So the bound is on the mean difference (0.0015–0.0024 here),
+    /// with a looser one on the largest (0.035–0.075 on either path).
+    static let attentionBounds = (mean: 0.005, largest: Float(0.1))
+
+    @Test("each head's attention probabilities match llama.cpp's kq_soft_max, causal rows summing to 1", arguments: models)
+    func attentionProbabilities(model: (name: String, file: String)) async throws {
+        let llama = try LanguageModel(path: try TestData.realModel(model.file))
+        let root = try Self.reference("\(model.name)-acts")
+        let tokens = try #require(root["tokens"] as? [Int]).map(Int32.init)
+        let (layers, heads) = (try #require(root["n_layer"] as? Int), try #require(root["n_head"] as? Int))
+        let expected = try Self.floats("\(model.name)-acts.attn.bin")
+        let n = tokens.count
+        #expect(expected.count == layers * heads * n * n)
+        // A context as long as the prompt, so a token's row is [head][position] with n positions.
+        let session = ModelSession(model: llama, contextLength: n, threads: 2)
+        let capture = ActivationCapture([.attentionProbabilities])
+        _ = try await session.evaluate(tokens, hooks: [capture])
+        var largest: Float = 0, total = 0.0
+        for layer in 0..<layers {
+            let rows = capture.rows(.attentionProbabilities, block: layer)
+            try #require(rows.count == n * heads * n, "block \(layer)")
+            for head in 0..<heads {
+                for query in 0..<n {
+                    let row = rows[((query * heads + head) * n)..<((query * heads + head) * n + n)]
+                    #expect(abs(row.reduce(0, +) - 1) < 1e-5 && row.dropFirst(query + 1).allSatisfy { $0 == 0 }, "block \(layer) head \(head) query \(query)")
+                    for key in 0..<n {
+                        let difference = abs(rows[(query * heads + head) * n + key] - expected[((layer * heads + head) * n + query) * n + key])
+                        largest = max(largest, difference)
+                        total += Double(difference)
+                    }
+                }
+            }
+        }
+        let mean = total / Double(layers * heads * n * n)
+        #expect(mean <= Self.attentionBounds.mean && largest <= Self.attentionBounds.largest, "mean difference \(mean), largest \(largest)")
+    }
+
     @Test("a control vector steers as llama.cpp's does: its steered logits (KL ≤ 0.02, its argmax) and greedy tokens",
           arguments: models, [ActivationPrecision.float32, .quantized])
     func steering(model: (name: String, file: String), activations: ActivationPrecision) async throws {
@@ -159,5 +198,51 @@ struct ForwardHookTests {
     static func margin(_ logits: [Float]) -> Float {
         let best = top(logits, 2)
         return logits[best[0]] - logits[best[1]]
+    }
+}
+
+@Suite("Control vectors")
+struct ControlVectorTests {
+    /// The least cosine similarity of a block's direction with llama.cpp's. A direction is the
+    /// difference of two nearly equal residual streams, so it magnifies the streams' rounding
+    /// differences (cosine ≥ 0.997 with llama.cpp's, see `ForwardHookTests.residualCosine`) by
+    /// their ratio to it: Gemma 3's blocks 7 and 8 reach 0.967 on the 8-bit path.
+    static let directionCosine = ["smollm2": 0.998, "gemma3": 0.96]
+
+    @Test("a contrastive vector from llama.cpp's prompt pair matches its control vector, and steers to its logits", arguments: ForwardHookTests.models)
+    func contrastive(model: (name: String, file: String)) async throws {
+        let llama = try LanguageModel(path: try TestData.realModel(model.file))
+        let root = try ForwardHookTests.reference("\(model.name)-steer")
+        let expected = try ControlVector(contentsOf: try TestData.path("reference/inside/\(model.name)-steer.cvec.gguf"))
+        let session = ModelSession(model: llama, contextLength: 64, threads: 2)
+        let vector = try await ControlVector.contrastive(session: session, positive: [try #require(root["positive"] as? String)],
+                                                         negative: [try #require(root["negative"] as? String)])
+        #expect(vector.directions.keys.sorted() == expected.directions.keys.sorted())
+        for block in expected.directions.keys.sorted() {
+            let similarity = ForwardHookTests.cosine(vector.directions[block]![...], expected.directions[block]![...])
+            #expect(similarity >= Self.directionCosine[model.name, default: 0.999], "block \(block): cosine \(similarity)")
+        }
+        // Steering with it gives llama.cpp's steered logits, as its own vector does.
+        let scale = Float(try #require(root["scale"] as? Double))
+        let blocks = try #require(root["il_start"] as? Int)...(try #require(root["il_end"] as? Int))
+        let tokens = try #require(root["target_tokens"] as? [Int]).map(Int32.init)
+        let steered = try await session.evaluate(tokens, hooks: [vector.scaled(by: scale).steering(blocks: blocks)])
+        let plain = try await session.evaluate(tokens)
+        let reference = try ForwardHookTests.floats("\(model.name)-steer.logits.bin")
+        let divergence = RealModelTests.klDivergence(reference, steered)
+        #expect(divergence <= 0.02 && divergence < RealModelTests.klDivergence(reference, plain), "KL \(divergence)")
+    }
+
+    @Test("a written control vector reads back the same, with llama.cpp's metadata")
+    func roundTrip() throws {
+        let vector = ControlVector(width: 3, directions: [1: [1, -2, 0.5], 2: [0, 3, -1]])
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-cvec-\(UUID().uuidString).gguf").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try vector.write(to: path, modelHint: "llama")
+        #expect(try ControlVector(contentsOf: path) == vector)
+        let gguf = try GGUFFile(path: path)
+        #expect(gguf.metadata["controlvector.model_hint"]?.stringValue == "llama")
+        #expect(gguf.metadata["controlvector.layer_count"]?.intValue == 2)
+        #expect(try ControlVector(contentsOf: path).scaled(by: 2) + vector == vector.scaled(by: 3))
     }
 }

@@ -140,7 +140,8 @@ def test_every_subcommand_takes_the_global_options(model, tmp_path):
     invocations = [["info", model], ["bench", model, "-p", "0", "-n", "1", "-r", "1"], ["quantize", model, str(tmp_path / "q.gguf"), "F16"],
                    ["install", "--prefix", str(tmp_path / "prefix")], ["uninstall", "--prefix", str(tmp_path / "prefix")],
                    ["tokenize", model, "Once"], ["generate", model, "Once", "-n", "2"], ["perplexity", model, text, "--ctx", "128"],
-                   ["log", "list"], ["log", "stats"], ["log", "export"]]
+                   ["log", "list"], ["log", "stats"], ["log", "export"], ["trace", model, "Once", "-o", str(tmp_path / "trace")],
+                   ["steering", model, "--positive", "happy", "--negative", "sad", "-o", str(tmp_path / "v.gguf")]]
     for invocation in invocations:
         result = subprocess.run([lumen_bin(), *invocation, "--log-level", "error", "--no-log"], capture_output=True, text=True, timeout=120)
         assert result.returncode == 0, (invocation, result.stderr)

@@ -72,3 +72,54 @@ def test_a_vector_that_does_not_fit_the_model_is_named(flags, message):
 def test_malformed_control_vector_flags_are_usage_errors(flags, message):
     result = subprocess.run([lumen_bin(), "generate", "x.gguf", "Hi", "--no-log", *flags], capture_output=True, text=True, timeout=60)
     assert result.returncode == 2 and result.stderr.startswith(f"Error: {message}\n"), result.stderr
+
+
+def test_steering_writes_a_control_vector_that_llama_cpps_reader_takes(tmp_path):
+    case = json.loads(inside("smollm2-steer.json").read_text())
+    output = tmp_path / "sentiment.gguf"
+    result = subprocess.run([lumen_bin(), "steering", str(MODELS["smollm2"]), "--positive", case["positive"], "--negative", case["negative"],
+                             "-o", str(output), "--no-log"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    assert f"wrote {output}: 29 directions of 576 values (blocks 1…29)" in result.stderr
+    import gguf
+    ours, theirs = gguf.GGUFReader(output), gguf.GGUFReader(inside("smollm2-steer.cvec.gguf"))
+    assert bytes(ours.fields["general.architecture"].parts[-1]).decode() == "controlvector"
+    assert bytes(ours.fields["controlvector.model_hint"].parts[-1]).decode() == "llama"
+    assert int(ours.fields["controlvector.layer_count"].parts[-1][0]) == 29
+    expected = {tensor.name: np.array(tensor.data) for tensor in theirs.tensors}
+    assert [tensor.name for tensor in ours.tensors] == sorted(expected, key=lambda name: int(name.split(".")[1]))
+    for tensor in ours.tensors:
+        got, want = np.array(tensor.data), expected[tensor.name]
+        assert got.dtype == np.float32 and got.shape == want.shape
+        assert float(got @ want / np.linalg.norm(got) / np.linalg.norm(want)) >= 0.998, tensor.name
+
+
+@pytest.mark.parametrize("arguments, message", [
+    (["--positive", "good"], "give at least one --positive and one --negative prompt"),
+    (["--positive", "good", "--negative", "bad", "-o", "/no/such/dir/v.gguf"], "-o /no/such/dir/v.gguf: directory /no/such/dir does not exist"),
+])
+def test_steering_needs_both_sides_and_a_place_to_write(arguments, message):
+    if "-o" not in arguments:
+        arguments = [*arguments, "-o", "v.gguf"]
+    result = subprocess.run([lumen_bin(), "steering", "x.gguf", *arguments, "--no-log"], capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2 and result.stderr.startswith(f"Error: {message}\n"), result.stderr
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_trace_writes_llama_cpps_residual_stream_and_attention_as_numpy(name, tmp_path):
+    case = json.loads(inside(f"{name}-acts.json").read_text())
+    result = subprocess.run([lumen_bin(), "trace", str(MODELS[name]), case["prompt"], "-o", str(tmp_path / "trace"), "--no-log"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    tokens = json.loads((tmp_path / "trace" / "tokens.json").read_text())
+    assert tokens["tokens"] == case["tokens"] and len(tokens["pieces"]) == len(case["tokens"])
+    n, layers, width, heads = len(case["tokens"]), case["n_layer"], case["n_embd"], case["n_head"]
+    resid, attn = np.load(tmp_path / "trace" / "resid.npy"), np.load(tmp_path / "trace" / "attn.npy")
+    assert resid.dtype == np.float32 and resid.shape == (layers, n, width)
+    assert attn.dtype == np.float32 and attn.shape == (layers, heads, n, n)
+    expected_resid = np.fromfile(inside(f"{name}-acts.l_out.bin"), dtype=np.float32).reshape(layers, n, width)
+    cosine = np.sum(resid * expected_resid, axis=2) / np.linalg.norm(resid, axis=2) / np.linalg.norm(expected_resid, axis=2)
+    assert cosine.min() >= (0.995 if name == "gemma3" else 0.999), cosine.min()
+    expected_attn = np.fromfile(inside(f"{name}-acts.attn.bin"), dtype=np.float32).reshape(layers, heads, n, n)
+    assert np.allclose(attn.sum(axis=3), 1, atol=1e-5) and np.all(np.triu(attn, 1) == 0)
+    assert np.abs(attn - expected_attn).mean() <= 0.005 and np.abs(attn - expected_attn).max() <= 0.1

@@ -11,6 +11,11 @@ public enum ActivationPoint: Sendable, Hashable, CaseIterable {
     /// next block's input, or, for the last block, what the final norm and output matrix turn
     /// into logits.
     case blockOutput
+    /// Each head's attention probabilities (llama.cpp's `kq_soft_max`): a row per token of
+    /// heads × context length floats, head h's weight on position p at h × context length + p,
+    /// zero outside the causal (or sliding) window. Recomputed only when a hook visits, and
+    /// read-only: the forward pass does not use what a hook writes there.
+    case attentionProbabilities
 }
 
 /// Looks into forward passes, or changes them: captures activations, adds a steering vector,
@@ -34,6 +39,34 @@ extension InferenceState {
         for hook in hooks where hook.visits(point, layer: layer) {
             hook.visit(point, layer: layer, positions: position..<(position + count),
                        rows: UnsafeMutableBufferPointer(start: rows, count: count * width), width: width)
+        }
+    }
+}
+
+extension InferenceState {
+    /// Hands each head's attention probabilities at block `layer` for the batch's `count` tokens
+    /// (`ActivationPoint.attentionProbabilities`) to the hooks that visit them, recomputing them
+    /// with the cache's own attention kernel after the batch's keys are cached.
+    func visitAttentionProbabilities(layer: Int, count: Int, configuration c: ModelConfiguration, window: Int?) {
+        guard hooks.contains(where: { $0.visits(.attentionProbabilities, layer: layer) }) else { return }
+        let width = c.headCount * contextLength, group = c.headCount / c.headCountKV
+        var rows = [Float](repeating: 0, count: count * width)
+        var scores = [Float](repeating: 0, count: contextLength), output = [Float](repeating: 0, count: c.headDimension)
+        for token in 0..<count {
+            let length = position + token + 1
+            let first = window.map { max(0, length - $0) } ?? 0
+            for head in 0..<c.headCount {
+                let kvOffset = cacheOffset(kvHead: head / group, position: 0)
+                // The kernel leaves each position's exp(score − max) in `scores`.
+                cacheKernels.attend(keyCache(layer: layer) + kvOffset, valueCache(layer: layer) + kvOffset, c.headDimension,
+                                    query + token * c.queryDimension + head * c.headDimension, c.headDimension, first, length,
+                                    c.attentionScale, &scores, &output)
+                let total = scores[first..<length].reduce(0, +)
+                for key in first..<length { rows[token * width + head * contextLength + key] = scores[key] / total }
+            }
+        }
+        rows.withUnsafeMutableBufferPointer { buffer in
+            if let base = buffer.baseAddress { visit(.attentionProbabilities, layer: layer, rows: base, count: count, width: width) }
         }
     }
 }

@@ -1,0 +1,51 @@
+import ArgumentParser
+import Foundation
+import Inference
+
+/// `lumen steering MODEL --positive TEXT… --negative TEXT… -o FILE.gguf`: a contrastive steering
+/// vector in llama.cpp's control-vector format, for `--control-vector` (Lumen's or llama.cpp's).
+struct SteeringCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "steering",
+        abstract: "Write a contrastive steering vector (llama.cpp's control-vector GGUF) from positive and negative prompts.",
+        discussion: """
+            For each block after the first: the mean over the positive prompts of the residual \
+            stream after the block at the prompt's last token, minus the same over the negative \
+            ones. Use it with --control-vector-scaled FILE SCALE.
+            """
+    )
+
+    @ArgumentParser.Argument(help: "A GGUF model: a path, or a name found as load() finds it (LUMEN_MODEL_PATH, the model cache).")
+    var model: String
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Prompts showing the behaviour to steer toward.", valueName: "text"))
+    var positive: [String] = []
+
+    @Option(parsing: .upToNextOption, help: ArgumentHelp("Prompts showing its opposite.", valueName: "text"))
+    var negative: [String] = []
+
+    @Option(name: .customShort("o"), help: ArgumentHelp("The control-vector GGUF to write.", valueName: "file"))
+    var output: String
+
+    @Option(name: .customShort("t"), parsing: .unconditional, help: "Threads for matrix products.")
+    var threads = ProcessInfo.processInfo.activeProcessorCount
+
+    @OptionGroup var global: GlobalOptions
+
+    func validate() throws {
+        if positive.isEmpty || negative.isEmpty { throw ValidationError("give at least one --positive and one --negative prompt") }
+        if let directory = OutputPath.missingDirectory(of: output) { throw ValidationError("-o \(output): directory \(directory) does not exist") }
+        if threads < 1 { throw ValidationError("-t must be at least 1, got \(threads)") }
+    }
+
+    func run() async throws {
+        _ = global.bootstrapLogging(label: "lumen.steering")
+        let llama = try LanguageModel(path: ModelLocator.resolve(model))
+        // A cache as long as the longest prompt, not the model's whole context.
+        let longest = (positive + negative).map { llama.tokenizer.encode($0).count }.max() ?? 1
+        let session = ModelSession(model: llama, contextLength: max(1, longest), threads: threads)
+        let vector = try await ControlVector.contrastive(session: session, positive: positive, negative: negative)
+        do { try vector.write(to: output, modelHint: llama.configuration.architecture) } catch { throw CommandError(error.description) }
+        FileHandle.standardError.write(Data("wrote \(output): \(vector.directions.count) directions of \(vector.width) values (blocks 1…\(llama.configuration.blockCount - 1))\n".utf8))
+    }
+}

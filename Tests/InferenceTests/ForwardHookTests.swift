@@ -1,5 +1,4 @@
 import Foundation
-import Synchronization
 import Testing
 @testable import Inference
 
@@ -9,20 +8,6 @@ import Testing
 @Suite("Forward hooks against llama.cpp")
 struct ForwardHookTests {
     static let models = [("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), ("gemma3", "gemma-3-270m-q4_k_m.gguf")]
-
-    /// Keeps a copy of every row it visits at one point, by block.
-    final class Capture: ForwardHook {
-        let point: ActivationPoint
-        let rows = Mutex<[Int: [Float]]>([:])
-
-        init(_ point: ActivationPoint) { self.point = point }
-
-        func visits(_ point: ActivationPoint, layer: Int) -> Bool { point == self.point }
-
-        func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int) {
-            self.rows.withLock { $0[layer, default: []] += rows }
-        }
-    }
 
     static func reference(_ name: String) throws -> [String: Any] {
         try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try TestData.path("reference/inside/\(name).json")))) as? [String: Any])
@@ -56,14 +41,13 @@ struct ForwardHookTests {
         let tokens = try #require(root["tokens"] as? [Int]).map(Int32.init)
         let (layers, width) = (try #require(root["n_layer"] as? Int), try #require(root["n_embd"] as? Int))
         let expected = try Self.floats("\(model.name)-acts.l_out.bin")
-        let capture = Capture(.blockOutput)
+        let capture = ActivationCapture([.blockOutput])
         let session = ModelSession(model: llama, contextLength: 64, threads: 2, activations: activations)
         let pipeline = GenerationPipeline(hooks: [capture])
         let generated = try await GenerationCollector.collect(session.generate(tokens: tokens, options: greedy(1), pipeline: pipeline))
-        let captured = capture.rows.withLock { $0 }
-        #expect(captured.keys.sorted() == Array(0..<layers))
+        #expect(capture.rows(.blockOutput, block: layers).isEmpty)
         for layer in 0..<layers {
-            let rows = try #require(captured[layer])
+            let rows = capture.rows(.blockOutput, block: layer)
             #expect(rows.count == tokens.count * width, "block \(layer): one row per prompt token")
             for position in tokens.indices {
                 let start = (layer * tokens.count + position) * width

@@ -97,7 +97,8 @@ extension ModelLibrary {
                                     interrupted: interrupted)
         output.display(generation.footerBundle, displayID: nil)
         context.shownLive(.host(generation))
-        try context.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered)
+        try context.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered,
+                                   steering: record.steering)
         return generation
     }
 

@@ -87,7 +87,7 @@ public final class RunLibrary: LumenLibrary {
     static let replay = Builtin(
         name: "replay",
         signature: "replay(_ run) -> Replay",
-        summary: "Runs a logged generation again with the same model file, prompt and options (seed included) and tells whether the output is identical: a reproducibility check (.identical, .text, .original, .firstDifference)."
+        summary: "Runs a logged generation again with the same model file, prompt and options (seed and control vectors included) and tells whether the output is identical: a reproducibility check (.identical, .text, .original, .firstDifference)."
     ) { arguments, context in
         let run: LoggedRun = try ModelLibrary.hostObject(&arguments, "run", "a run (from runs())")
         try arguments.finish()
@@ -114,9 +114,14 @@ public final class RunLibrary: LumenLibrary {
         let session = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try model.session() }
         let text = record.renderedPrompt ?? record.prompt
         let tokens = record.renderedPrompt == nil ? session.tokenize(text) : Conversation.promptTokens(session.model.tokenizer, text: text)
+        // A steered run is steered again by the same vector files.
+        let hooks = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try options.steering?.hooks(for: session.model) ?? [] }
+        let pipeline = GenerationPipeline(options: options.generationOptions, tokenizer: session.model.tokenizer, hooks: hooks)
+        var draft = RunDraft(entry: "replay", model: model)
+        draft.steering = options.steering
         let generation = try await ModelLibrary.streamGeneration(prompt: text, options: options.generationOptions, timeout: nil,
-                                                                 record: RunDraft(entry: "replay", model: model), context: context) { stop in
-            (nil, session.generate(tokens: tokens, options: options.generationOptions, stop: stop))
+                                                                 record: draft, context: context) { stop in
+            (nil, session.generate(tokens: tokens, options: options.generationOptions, pipeline: pipeline, stop: stop))
         }
         if generation.interrupted { throw CancellationError() }
         let replayed = generation.tokens.map(\.id)

@@ -47,6 +47,14 @@ extension RunOptions {
     }
 }
 
+extension RunSteering {
+    /// The hook that steers `model` as the logged run was steered (none without vectors).
+    func hooks(for model: LanguageModel) throws(ModelError) -> [any ForwardHook] {
+        guard let vector = try ControlVector.sum(of: vectors.map { (path: $0.path, scale: Float($0.scale)) }, for: model) else { return [] }
+        return [vector.steering(blocks: blocks.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil })]
+    }
+}
+
 extension RunRecord {
     /// The record of a finished (or interrupted) generation. `renderedPrompt` is the text the
     /// model was given when it differs from `prompt` (a chat template's rendering).
@@ -64,19 +72,23 @@ extension RunRecord {
 extension Builtin.Context {
     /// Records `generation`, made by `entry` with `model`, in the run log: `prompt` as the cell
     /// gave it, and `rendered` when the model was given another text (a chat template's).
+    /// `steering` is the control vectors it was steered with.
     func record(_ generation: Generation, entry: String, model: any GenerativeModel, messages: [ChatMessage]? = nil, prompt: String? = nil,
-                rendered: String? = nil) throws(LumenError) {
+                rendered: String? = nil, steering: RunSteering? = nil) throws(LumenError) {
         guard try models.recorder.runLog != nil, let runModel = model.runModel else { return }
-        try record(RunRecord(generationAt: entry, origin: try origin, model: runModel,
-                         prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
-                         summary: generation.stats, options: generation.options, interrupted: generation.interrupted))
+        var run = RunRecord(generationAt: entry, origin: try origin, model: runModel,
+                            prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
+                            summary: generation.stats, options: generation.options, interrupted: generation.interrupted)
+        run.options?.steering = steering
+        try record(run)
     }
 }
 
 /// What the run log needs to know about a generation besides its result: the entry point, the
-/// model, and for a conversation turn its messages.
+/// model, for a conversation turn its messages, and for a steered generation its vectors.
 struct RunDraft {
     let entry: String
     let model: any GenerativeModel
     var messages: [ChatMessage]? = nil
+    var steering: RunSteering? = nil
 }

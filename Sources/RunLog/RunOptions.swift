@@ -16,9 +16,12 @@ public struct RunOptions: Codable, Sendable, Equatable {
     public var seed: UInt64
     /// Stop strings.
     public var stop: [String]
+    /// The control vectors the generation was steered with, if any.
+    public var steering: RunSteering?
 
     /// Options.
-    public init(maxTokens: Int, temperature: Double, topK: Int, topP: Double, minP: Double, repeatPenalty: Double, seed: UInt64, stop: [String]) {
+    public init(maxTokens: Int, temperature: Double, topK: Int, topP: Double, minP: Double, repeatPenalty: Double, seed: UInt64, stop: [String],
+                steering: RunSteering? = nil) {
         self.maxTokens = maxTokens
         self.temperature = temperature
         self.topK = topK
@@ -27,5 +30,6 @@ public struct RunOptions: Codable, Sendable, Equatable {
         self.repeatPenalty = repeatPenalty
         self.seed = seed
         self.stop = stop
+        self.steering = steering
     }
 }

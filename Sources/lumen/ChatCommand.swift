@@ -111,9 +111,11 @@ struct ChatCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data("\n".utf8))
         let interrupted = stop.isRaised
         if let summary {
-            log?.record(RunRecord(generationAt: "lumen chat", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
-                                  prompt: message, messages: conversation.messages, renderedPrompt: rendered, tokens: generated, summary: summary,
-                                  options: options, interrupted: interrupted))
+            var record = RunRecord(generationAt: "lumen chat", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
+                                   prompt: message, messages: conversation.messages, renderedPrompt: rendered, tokens: generated, summary: summary,
+                                   options: options, interrupted: interrupted)
+            record.options?.steering = controlVectors.logged
+            log?.record(record)
         }
         conversation.append(ChatMessage(role: "assistant", content: text, isPartial: interrupted))
         if let summary {

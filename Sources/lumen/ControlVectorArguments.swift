@@ -1,5 +1,6 @@
 import ArgumentParser
 import Inference
+import RunLog
 
 /// llama.cpp's control-vector options, shared by `lumen generate` and `lumen chat`: the vectors
 /// given are summed, each with its scale, and added to the residual stream after each block of
@@ -36,26 +37,24 @@ struct ControlVectorArguments: ParsableArguments {
         }
     }
 
+    /// The files with their scales, in the order given.
+    private var files: [(path: String, scale: Float)] {
+        unscaled.map { (path: $0, scale: Float(1)) } + (scaledFiles ?? []).map { (path: $0.file, scale: $0.scale) }
+    }
+
+    /// What the run log keeps of these options (nil when no vector is given).
+    var logged: RunSteering? {
+        files.isEmpty ? nil : RunSteering(vectors: files.map { RunSteering.Vector(path: $0.path, scale: Double($0.scale)) },
+                                          blocks: layerRange.isEmpty ? nil : layerRange)
+    }
+
     /// The hook adding the vectors to `model`'s forward passes; none when no vector is given.
     func hooks(for model: LanguageModel) throws -> [any ForwardHook] {
-        let files = unscaled.map { (file: $0, scale: Float(1)) } + (scaledFiles ?? [])
-        guard !files.isEmpty else { return [] }
-        let blocks = model.configuration.blockCount, width = model.configuration.embeddingLength
-        var sum: ControlVector?
-        for (file, scale) in files {
-            let vector: ControlVector
-            do { vector = try ControlVector(contentsOf: file) } catch { throw CommandError(error.description) }
-            guard vector.width == width else {
-                throw CommandError("\(file): its directions have \(vector.width) values, but the model's residual stream has \(width)")
-            }
-            if let beyond = vector.directions.keys.filter({ $0 >= blocks }).min() {
-                throw CommandError("\(file): it has a direction for block \(beyond), but the model has \(blocks) blocks (0…\(blocks - 1))")
-            }
-            sum = sum.map { $0 + vector.scaled(by: scale) } ?? vector.scaled(by: scale)
+        if layerRange.count == 2, layerRange[1] >= model.configuration.blockCount {
+            throw CommandError("--control-vector-layer-range: block \(layerRange[1]) is past the model's last block, \(model.configuration.blockCount - 1)")
         }
-        if layerRange.count == 2, layerRange[1] >= blocks {
-            throw CommandError("--control-vector-layer-range: block \(layerRange[1]) is past the model's last block, \(blocks - 1)")
-        }
-        return sum.map { [$0.steering(blocks: layerRange.count == 2 ? layerRange[0]...layerRange[1] : nil)] } ?? []
+        let vector: ControlVector?
+        do { vector = try ControlVector.sum(of: files, for: model) } catch { throw CommandError(error.description) }
+        return vector.map { [$0.steering(blocks: layerRange.count == 2 ? layerRange[0]...layerRange[1] : nil)] } ?? []
     }
 }

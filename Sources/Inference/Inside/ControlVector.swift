@@ -53,6 +53,25 @@ public struct ControlVector: Sendable, Equatable {
         return ControlVector(width: left.width, directions: left.directions.merging(right.directions) { zip($0, $1).map { $0 + $1 } })
     }
 
+    /// The sum of the control-vector files `files`, each times its scale, as llama.cpp sums the
+    /// `--control-vector` files it is given: refused, naming the file, when one does not fit
+    /// `model` (another width, or a direction for a block it does not have).
+    public static func sum(of files: [(path: String, scale: Float)], for model: LanguageModel) throws(ModelError) -> ControlVector? {
+        let blocks = model.configuration.blockCount, width = model.configuration.embeddingLength
+        var sum: ControlVector?
+        for (path, scale) in files {
+            let vector = try ControlVector(contentsOf: path)
+            guard vector.width == width else {
+                throw ModelError(file: path, field: "directions", reason: "have \(vector.width) values, but the model's residual stream has \(width)")
+            }
+            if let beyond = vector.directions.keys.filter({ $0 >= blocks }).min() {
+                throw ModelError(file: path, field: "direction.\(beyond)", reason: "is for a block the model does not have (it has \(blocks): 0…\(blocks - 1))")
+            }
+            sum = sum.map { $0 + vector.scaled(by: scale) } ?? vector.scaled(by: scale)
+        }
+        return sum
+    }
+
     /// The hook that adds this vector after each block in `blocks` (every block when nil), at
     /// every position, as llama.cpp's `--control-vector-layer-range` does.
     public func steering(blocks: ClosedRange<Int>? = nil) -> Steering {

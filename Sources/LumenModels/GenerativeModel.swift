@@ -13,9 +13,11 @@ protocol GenerativeModel: HostObject {
     var place: String { get }
     /// The run log's description of the model (nil: not known any more, e.g. unloaded).
     var runModel: RunModel? { get }
-    /// Starts generating after `prompt` on the next session (or endpoint) of the pool; raising
-    /// `stop` ends the stream early with finish reason `cancelled`.
-    func generate(_ prompt: String, options: GenerationOptions, stop: StopSignal) throws(ModelError) -> AsyncThrowingStream<TokenEvent, any Error>
+    /// Starts generating after `prompt` on the next session (or endpoint) of the pool, with
+    /// `hooks` in its forward passes (a served model refuses any: it does not expose its
+    /// activations); raising `stop` ends the stream early with finish reason `cancelled`.
+    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) throws(ModelError)
+        -> AsyncThrowingStream<TokenEvent, any Error>
     /// The `k` most likely next tokens after `prompt`, most likely first: id (nil when a server
     /// does not say), piece and log-probability.
     func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)]

@@ -10,8 +10,11 @@ extension LoadedModel: GenerativeModel {
         return RunModel(loaded, name: name)
     }
 
-    func generate(_ prompt: String, options: GenerationOptions, stop: StopSignal) throws(ModelError) -> AsyncThrowingStream<TokenEvent, any Error> {
-        try session().generate(prompt, options: options, stop: stop)
+    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) throws(ModelError)
+        -> AsyncThrowingStream<TokenEvent, any Error> {
+        let session = try session()
+        let pipeline = hooks.isEmpty ? nil : GenerationPipeline(options: options, tokenizer: session.model.tokenizer, hooks: hooks)
+        return session.generate(prompt, options: options, pipeline: pipeline, stop: stop)
     }
 
     func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {

@@ -16,7 +16,7 @@ extension ModelLibrary {
 
     /// Runs one generation to the end without showing it.
     static func collect(_ model: any GenerativeModel, prompt: String, options: GenerationOptions) async throws -> Generation {
-        let collected = try await GenerationCollector.collect(try model.generate(prompt, options: options, stop: StopSignal()))
+        let collected = try await GenerationCollector.collect(try model.generate(prompt, options: options, hooks: [], stop: StopSignal()))
         try Task.checkCancellation()
         let stats = collected.summary ?? GenerationSummary(promptTokens: 0, generatedTokens: collected.tokens.count, timeToFirstToken: 0,
                                                            promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)

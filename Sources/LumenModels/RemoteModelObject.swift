@@ -35,8 +35,12 @@ public final class RemoteModelObject: PropertyTableHostObject, GenerativeModel {
         RunModel(name: remote.name, path: remote.urls.joined(separator: " "), architecture: "remote", tensorTypes: "")
     }
 
-    func generate(_ prompt: String, options: GenerationOptions, stop: StopSignal) throws(ModelError) -> AsyncThrowingStream<TokenEvent, any Error> {
-        remote.generate(prompt, options: options, stop: stop)
+    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) throws(ModelError)
+        -> AsyncThrowingStream<TokenEvent, any Error> {
+        guard hooks.isEmpty else {
+            throw ModelError(file: remote.name, field: "steer", reason: "a served model does not expose its activations: steer a model loaded with load()")
+        }
+        return remote.generate(prompt, options: options, stop: stop)
     }
 
     func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {

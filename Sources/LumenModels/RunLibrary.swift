@@ -115,7 +115,8 @@ public final class RunLibrary: LumenLibrary {
         let text = record.renderedPrompt ?? record.prompt
         let tokens = record.renderedPrompt == nil ? session.tokenize(text) : Conversation.promptTokens(session.model.tokenizer, text: text)
         // A steered run is steered again by the same vector files.
-        let hooks = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try options.steering?.hooks(for: session.model) ?? [] }
+        let hooks: [any ForwardHook]
+        do { hooks = try await options.steering?.hooks(on: session) ?? [] } catch { throw LumenError(.model, "\(error)", at: context.location) }
         let pipeline = GenerationPipeline(options: options.generationOptions, tokenizer: session.model.tokenizer, hooks: hooks)
         var draft = RunDraft(entry: "replay", model: model)
         draft.steering = options.steering

@@ -48,10 +48,22 @@ extension RunOptions {
 }
 
 extension RunSteering {
-    /// The hook that steers `model` as the logged run was steered (none without vectors).
-    func hooks(for model: LanguageModel) throws(ModelError) -> [any ForwardHook] {
-        guard let vector = try ControlVector.sum(of: vectors.map { (path: $0.path, scale: Float($0.scale)) }, for: model) else { return [] }
-        return [vector.steering(blocks: blocks.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil })]
+    /// The hook that steers `session`'s model as the logged run was steered: each vector read
+    /// from its file (checked against the model) or built again from its prompts, scaled and
+    /// summed.
+    func hooks(on session: ModelSession) async throws(ModelError) -> [any ForwardHook] {
+        var sum: ControlVector?
+        for vector in vectors {
+            let scaled: ControlVector?
+            if let path = vector.path {
+                scaled = try ControlVector.sum(of: [(path: path, scale: Float(vector.scale))], for: session.model)
+            } else {
+                scaled = try await ControlVector.contrastive(session: session, positive: vector.positive ?? [], negative: vector.negative ?? [])
+                    .scaled(by: Float(vector.scale))
+            }
+            if let scaled { sum = sum.map { $0 + scaled } ?? scaled }
+        }
+        return sum.map { [$0.steering(blocks: blocks.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil })] } ?? []
     }
 }
 

@@ -1,16 +1,25 @@
 /// The control vectors a generation was steered with (llama.cpp's `--control-vector` options),
 /// so the run log keeps them and `replay` applies them again.
 public struct RunSteering: Codable, Sendable, Equatable {
-    /// One control-vector file and the scale it was added with.
+    /// One control vector, from a file or built from prompt pairs, and the scale it was added with.
     public struct Vector: Codable, Sendable, Equatable {
-        /// The file's path.
-        public var path: String
+        /// The control-vector file it was read from.
+        public var path: String?
+        /// The prompts a contrastive vector was built from (`steeringVector`).
+        public var positive, negative: [String]?
         /// Its scale.
         public var scale: Double
 
         /// A vector file with its scale.
         public init(path: String, scale: Double) {
             self.path = path
+            self.scale = scale
+        }
+
+        /// A vector built from prompt pairs, with its scale.
+        public init(positive: [String], negative: [String], scale: Double) {
+            self.positive = positive
+            self.negative = negative
             self.scale = scale
         }
     }

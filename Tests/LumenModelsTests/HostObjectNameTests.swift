@@ -3,6 +3,7 @@ import Inference
 import Testing
 @testable import LumenLanguage
 @testable import LumenModels
+import RunLog
 
 /// What each host object says it has — properties and methods, which completion lists and the
 /// unknown-member error names — against what it answers.
@@ -20,7 +21,8 @@ struct HostObjectNameTests {
         let job = Job(number: 1, title: "1")
         job.start(priority: .utility) { .integer(1) }
         let measurement = Measurement(typeName: "Perplexity", number: 2, properties: ["value": .double(2)], bundle: .plainText("2"))
-        let objects: [any HostObject] = [model, generation, chat, RunList([]), Secret(variable: "A_KEY", value: "x"), job, measurement]
+        let vector = ControlVectorObject(vector: ControlVector(width: 2, directions: [1: [3, 4]]), source: RunSteering.Vector(path: "/v.gguf", scale: 1))
+        let objects: [any HostObject] = [model, generation, chat, RunList([]), Secret(variable: "A_KEY", value: "x"), job, measurement, vector]
         let builtins = Set((StandardLibrary.all + ModelHost.libraries(runLog: nil, frontEnd: "kernel").flatMap(\.builtins)).map(\.name))
         for object in objects {
             for name in object.propertyNames {

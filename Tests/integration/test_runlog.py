@@ -200,3 +200,16 @@ def test_a_steered_generation_is_logged_with_its_vectors_and_replays_identically
                               capture_output=True, text=True, check=True)
     assert replayed.stdout.splitlines()[-1] == "identical: true", replayed.stdout
     assert json.loads(records(log_path)[1]["options"])["steering"] == options["steering"]
+
+
+def test_a_generation_steered_in_a_cell_is_logged_with_its_prompts_and_replays_identically(log_path):
+    script = (f'let m = load("{STORIES}")\n'
+              'let v = steeringVector(m, positive: ["Lily was happy"], negative: ["Lily was sad"])\n'
+              'let plain = m.generate("Once upon a time", maxTokens: 12, temperature: 0)\n'
+              'let steered = m.generate("Once upon a time", maxTokens: 12, temperature: 0, steer: v, steerScale: 8, steerBlocks: 1...3)\n'
+              'let r = replay(runs()[0])\nprint("differs:", plain.text != steered.text, "identical:", r.identical)\n')
+    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "differs: true identical: true", result.stdout
+    steered = records(log_path)[1]
+    assert json.loads(steered["options"])["steering"] == {
+        "vectors": [{"positive": ["Lily was happy"], "negative": ["Lily was sad"], "scale": 8.0}], "blocks": [1, 3]}

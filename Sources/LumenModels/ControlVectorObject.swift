@@ -1,0 +1,46 @@
+import Evaluation
+import Foundation
+import Inference
+import LumenLanguage
+import RunLog
+
+/// A control vector in cells (`controlVector(path)`, `steeringVector(m, positive:, negative:)`):
+/// a direction per block, which `generate(…, steer:)` adds to the residual stream.
+final class ControlVectorObject: PropertyTableHostObject {
+    /// The directions.
+    let vector: ControlVector
+    /// Where it came from, as the run log keeps it so `replay` can make it again.
+    let source: RunSteering.Vector
+
+    init(vector: ControlVector, source: RunSteering.Vector) {
+        self.vector = vector
+        self.source = source
+    }
+
+    var typeName: String { "ControlVector" }
+    static let properties = PropertyTable<ControlVectorObject>([
+        ("blocks", { .array($0.vector.directions.keys.sorted().map(Value.integer)) }),
+        ("width", { .integer($0.vector.width) }),
+        ("norms", { object in
+            .array(object.vector.directions.keys.sorted().map { block in
+                .double(Double((object.vector.directions[block] ?? []).reduce(0) { $0 + $1 * $1 }.squareRoot()))
+            })
+        }),
+    ])
+    var methodNames: [String] { [] }
+
+    var summary: String {
+        let blocks = vector.directions.keys.sorted()
+        let span = blocks.first.map { first in "blocks \(first)…\(blocks.last ?? first)" } ?? "no blocks"
+        return "ControlVector(\(blocks.count) directions of \(vector.width), \(span), from \(source.description))"
+    }
+    var mimeBundle: MIMEBundle { .plainText(summary) }
+}
+
+extension RunSteering.Vector {
+    /// Where the vector came from, in words.
+    var description: String {
+        if let path { return (path as NSString).lastPathComponent }
+        return "\(positive?.count ?? 0) positive and \(negative?.count ?? 0) negative prompts"
+    }
+}

@@ -1,0 +1,78 @@
+import Executors
+import Foundation
+import Inference
+import LumenLanguage
+import RunLog
+
+extension ModelLibrary {
+    static let controlVector = Builtin(
+        name: "controlVector",
+        signature: "controlVector(_ path: String) -> ControlVector",
+        summary: "Reads a control vector (llama.cpp's control-vector GGUF, as llama-cvector-generator and lumen steering write it): a direction per block, for generate(…, steer:)."
+    ) { arguments, context in
+        let path = try arguments.string(try arguments.requirePositional("path"), "path")
+        try arguments.finish()
+        let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+        // Reading the file is blocking work: it runs on a thread of its own.
+        let vector: ControlVector
+        do {
+            vector = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in try ControlVector(contentsOf: absolute) }
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        return .host(ControlVectorObject(vector: vector, source: RunSteering.Vector(path: absolute, scale: 1)))
+    }
+
+    static let steeringVector = Builtin(
+        name: "steeringVector",
+        signature: "steeringVector(_ model, positive: [String], negative: [String]) -> ControlVector",
+        summary: "A contrastive steering vector: for each block after the first, the mean residual stream at the positive prompts' last token minus the negatives'. Steer with generate(…, steer:, steerScale:, steerBlocks:)."
+    ) { arguments, context in
+        let model: LoadedModel = try hostObject(&arguments, "model", "a model loaded with load() (a served model does not expose its activations)")
+        func prompts(_ label: String) throws(LumenError) -> [String] {
+            let (value, location) = try arguments.requireLabelled(label)
+            let elements = try? Operators.elements(of: value, at: location)
+            guard let elements, !elements.isEmpty else {
+                throw LumenError(.type, "\(label): needs a non-empty array of Strings, got \(value.typeName)", at: location)
+            }
+            return try elements.map { element throws(LumenError) in
+                guard case .string(let text) = element else { throw LumenError(.type, "\(label): needs Strings, got \(element.typeName)", at: location) }
+                return text
+            }
+        }
+        let (positive, negative) = (try prompts("positive"), try prompts("negative"))
+        try arguments.finish()
+        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let vector: ControlVector
+        do { vector = try await ControlVector.contrastive(session: session, positive: positive, negative: negative) } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        return .host(ControlVectorObject(vector: vector, source: RunSteering.Vector(positive: positive, negative: negative, scale: 1)))
+    }
+
+    /// The steering `generate` is asked for (`steer:`, `steerScale:`, `steerBlocks:`): the hook that
+    /// applies it and what the run log keeps of it; none without `steer:`.
+    static func steering(_ arguments: inout Arguments) throws(LumenError) -> (hooks: [any ForwardHook], logged: RunSteering?) {
+        let scale = try arguments.labelledNumber("steerScale") ?? 1
+        let blocks = arguments.labelled("steerBlocks")
+        guard let (value, location) = arguments.labelled("steer") else {
+            if let (_, location) = blocks { throw LumenError(.value, "steerBlocks: needs steer: (a control vector)", at: location) }
+            return ([], nil)
+        }
+        guard case .host(let object) = value, let vector = object as? ControlVectorObject else {
+            throw LumenError(.type, "steer: needs a ControlVector (from controlVector or steeringVector), got \(value.typeName)", at: location)
+        }
+        var range: ClosedRange<Int>?
+        if let (value, location) = blocks {
+            guard case .range(let lower, let upper) = value, lower >= 0, upper > lower else {
+                throw LumenError(.type, "steerBlocks: needs a range of blocks such as 6...9, got \(value.printed)", at: location)
+            }
+            range = lower...(upper - 1)
+        }
+        var source = vector.source
+        source.scale = scale
+        return ([vector.vector.scaled(by: Float(scale)).steering(blocks: range)],
+                RunSteering(vectors: [source], blocks: range.map { [$0.lowerBound, $0.upperBound] }))
+    }
+}

@@ -1,0 +1,74 @@
+import Evaluation
+import Foundation
+import LanguageTestSupport
+import Testing
+@testable import LumenLanguage
+@testable import LumenModels
+
+/// Control vectors in cells against llama.cpp's (`reference/inside/`): `steeringVector` builds
+/// llama.cpp's contrastive vector, and `generate(…, steer:)` gives llama.cpp's steered greedy tokens.
+@Suite("Steering in cells")
+struct SteeringCellTests {
+    static func model(_ file: String) throws -> String {
+        let cache = ProcessInfo.processInfo.environment["LUMEN_MODEL_CACHE"] ?? FileManager.default.homeDirectoryForCurrentUser.path + "/.cache/lumen/models"
+        try #require(FileManager.default.fileExists(atPath: cache + "/" + file), "run make models to fetch \(file)")
+        return cache + "/" + file
+    }
+
+    static func reference(_ name: String) throws -> (json: [String: Any], vector: String) {
+        let inside = try sharedModelsDirectory() + "/../reference/inside/"
+        let json = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: inside + name + ".json"))) as? [String: Any])
+        return (json, inside + name + ".cvec.gguf")
+    }
+
+    func results(_ code: String, _ interpreter: Interpreter) async throws -> [String] {
+        let sink = RecordingSink()
+        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+        return sink.results
+    }
+
+    @Test("steeringVector from llama.cpp's prompt pair has its vector's blocks and norms (within 2 %)")
+    func steeringVector() async throws {
+        let (json, file) = try Self.reference("smollm2-steer")
+        let interpreter = modelInterpreter()
+        let positive = try #require(json["positive"] as? String), negative = try #require(json["negative"] as? String)
+        _ = try await results("let m = load(\"\(try Self.model("SmolLM2-135M-Instruct.Q4_1.gguf"))\")", interpreter)
+        let shown = try await results("""
+            let v = steeringVector(m, positive: ["\(positive)"], negative: ["\(negative)"])
+            let w = controlVector("\(file)")
+            [v.blocks == w.blocks, v.width == w.width, range(v.norms.count).filter { abs(v.norms[$0] / w.norms[$0] - 1) >= 0.02 }]
+            """, interpreter)
+        #expect(shown == ["[true, true, []]"])
+    }
+
+    @Test("generate with steer:, steerScale: and steerBlocks: gives llama.cpp's steered greedy tokens")
+    func steeredGeneration() async throws {
+        let (json, file) = try Self.reference("gemma3-steer")
+        let interpreter = modelInterpreter()
+        let target = try #require(json["target"] as? String)
+        let (scale, first, last) = (try #require(json["scale"] as? Double), try #require(json["il_start"] as? Int), try #require(json["il_end"] as? Int))
+        _ = try await results("let m = load(\"\(try Self.model("gemma-3-270m-q4_k_m.gguf"))\")\nlet v = controlVector(\"\(file)\")", interpreter)
+        let steered = try await results("m.generate(\"\(target)\", maxTokens: 3, temperature: 0, steer: v, steerScale: \(scale), steerBlocks: \(first)...\(last)).tokens.map { $0[\"id\"] }", interpreter)
+        let plain = try await results("m.generate(\"\(target)\", maxTokens: 3, temperature: 0).tokens.map { $0[\"id\"] }", interpreter)
+        let expected = try #require(json["greedy_steered"] as? [Int])
+        #expect(steered == ["\(Array(expected.prefix(3)))"])
+        #expect(plain != steered)
+    }
+
+    @Test("steer: needs a control vector, steerBlocks: a range and steer:")
+    func steeringArguments() async throws {
+        let interpreter = modelInterpreter()
+        let models = try sharedModelsDirectory()
+        _ = try await results("let m = load(\"\(models)/stories260K.gguf\")", interpreter)
+        for (code, message) in [("m.generate(\"x\", steer: 3)", "steer: needs a ControlVector (from controlVector or steeringVector), got Int"),
+                                ("m.generate(\"x\", steerBlocks: 1...2)", "steerBlocks: needs steer: (a control vector)"),
+                                ("steeringVector(m, positive: [], negative: [\"b\"])", "positive: needs a non-empty array of Strings, got Array")] {
+            await #expect(throws: ExecutionError.self, "\(code)") {
+                try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: RecordingSink())
+            }
+            do { try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: RecordingSink()) } catch {
+                #expect((error as? ExecutionError)?.message.contains(message) == true, "\(code): \(error)")
+            }
+        }
+    }
+}

@@ -392,3 +392,17 @@ def test_a_server_without_logprobs_or_not_there_is_a_clear_error(scripted):
     assert "the server sent no log-probabilities" in result.stderr
     result = lumen_script('connect("http://127.0.0.1:9/v1")\n')
     assert "http://127.0.0.1:9/v1: connection failed: Connection refused" in result.stderr
+
+
+def test_steering_a_served_model_is_refused_saying_why(served):
+    result = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
+let m = load("{SMOLLM2}")
+let v = steeringVector(m, positive: ["I love this"], negative: ["I hate this"])
+generate(r, "Hello", maxTokens: 2, steer: v)
+''', LUMEN_TEST_KEY=KEY)
+    assert result.returncode == 1
+    assert "steer: a served model does not expose its activations: steer a model loaded with load()" in result.stderr, result.stderr
+    refused = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
+steeringVector(r, positive: ["a"], negative: ["b"])
+''', LUMEN_TEST_KEY=KEY)
+    assert "expected a model loaded with load() (a served model does not expose its activations)" in refused.stderr, refused.stderr

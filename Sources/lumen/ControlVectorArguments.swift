@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Inference
 import RunLog
 
@@ -42,10 +43,13 @@ struct ControlVectorArguments: ParsableArguments {
         unscaled.map { (path: $0, scale: Float(1)) } + (scaledFiles ?? []).map { (path: $0.file, scale: $0.scale) }
     }
 
-    /// What the run log keeps of these options (nil when no vector is given).
+    /// What the run log keeps of these options (nil when no vector is given): each file's
+    /// absolute path, so `replay` finds it from anywhere, and its scale as written (0.1, not
+    /// 0.100000001).
     var logged: RunSteering? {
-        files.isEmpty ? nil : RunSteering(vectors: files.map { RunSteering.Vector(path: $0.path, scale: Double($0.scale)) },
-                                          blocks: layerRange.isEmpty ? nil : layerRange)
+        files.isEmpty ? nil : RunSteering(vectors: files.map { file in
+            RunSteering.Vector(path: URL(fileURLWithPath: file.path).standardizedFileURL.path, scale: Double("\(file.scale)") ?? Double(file.scale))
+        }, blocks: layerRange.isEmpty ? nil : layerRange)
     }
 
     /// The hook adding the vectors to `model`'s forward passes; none when no vector is given.

@@ -187,15 +187,16 @@ def test_export_round_trips_and_replay_is_identical_for_a_greedy_run(log_path, t
 def test_a_steered_generation_is_logged_with_its_vectors_and_replays_identically(log_path):
     vector = SHARED / "reference/inside/smollm2-steer.cvec.gguf"
     model = pathlib.Path(os.environ.get("LUMEN_MODEL_CACHE", pathlib.Path.home() / ".cache/lumen/models")) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    # The file given by a relative path is logged by its absolute one, and 0.3 as 0.3.
     steered = subprocess.run([lumen_bin(), "generate", str(model), "My opinion of the movie:", "-n", "12", "--temp", "0", "--json",
-                              "--control-vector-scaled", str(vector), "0.5", "--control-vector-layer-range", "8", "12"],
+                              "--control-vector-scaled", os.path.relpath(vector), "0.3", "--control-vector-layer-range", "8", "12"],
                              capture_output=True, text=True, check=True)
     plain = subprocess.run([lumen_bin(), "generate", str(model), "My opinion of the movie:", "-n", "12", "--temp", "0", "--json", "--no-log"],
                            capture_output=True, text=True, check=True)
     assert json.loads(steered.stdout)["ids"] != json.loads(plain.stdout)["ids"]
     [record] = records(log_path)
     options = json.loads(record["options"])
-    assert options["steering"] == {"vectors": [{"path": str(vector), "scale": 0.5}], "blocks": [8, 12]}
+    assert options["steering"] == {"vectors": [{"path": str(vector.resolve()), "scale": 0.3}], "blocks": [8, 12]}
     replayed = subprocess.run([lumen_bin(), "repl"], input='let r = replay(runs()[0])\nprint("identical:", r.identical)\n',
                               capture_output=True, text=True, check=True)
     assert replayed.stdout.splitlines()[-1] == "identical: true", replayed.stdout

@@ -35,6 +35,9 @@ struct TraceCommand: AsyncParsableCommand {
         if let directory = OutputPath.missingDirectory(of: output) { throw ValidationError("-o \(output): directory \(directory) does not exist") }
     }
 
+    /// The most bytes a trace may hold (residual stream and attention together).
+    static let largestTrace = 2 << 30
+
     /// What `tokens.json` holds.
     private struct Tokens: Encodable {
         let prompt: String
@@ -49,6 +52,12 @@ struct TraceCommand: AsyncParsableCommand {
         let tokens = llama.tokenizer.encode(prompt)
         guard !tokens.isEmpty else { throw CommandError("the prompt has no tokens") }
         let (layers, heads, width, count) = (configuration.blockCount, configuration.headCount, configuration.embeddingLength, tokens.count)
+        // What the trace holds, told before any work (the attention grows with the square of the prompt).
+        let bytes = 4 * layers * count * (width + heads * count)
+        guard bytes <= Self.largestTrace else {
+            throw CommandError(String(format: "a trace of %d tokens takes %.1f GiB (the attention probabilities grow with the square of the prompt's length), more than the %.0f GiB allowed: use a shorter prompt",
+                                      count, Double(bytes) / Double(1 << 30), Double(Self.largestTrace) / Double(1 << 30)))
+        }
         // A context as long as the prompt: each token's attention row is [head][position].
         let session = ModelSession(model: llama, contextLength: count, threads: threads)
         guard session.contextLength == count else {
@@ -84,6 +93,7 @@ struct TraceCommand: AsyncParsableCommand {
         } catch {
             throw CommandError("cannot write \(output): \(error.localizedDescription)")
         }
-        FileHandle.standardError.write(Data("wrote \(output): \(count) tokens, \(layers) blocks, \(heads) heads\n".utf8))
+        FileHandle.standardError.write(Data(String(format: "wrote %@: %d tokens, %d blocks, %d heads (%.1f MiB)\n", output, count, layers, heads,
+                                                   Double(bytes) / Double(1 << 20)).utf8))
     }
 }

@@ -123,3 +123,11 @@ def test_trace_writes_llama_cpps_residual_stream_and_attention_as_numpy(name, tm
     expected_attn = np.fromfile(inside(f"{name}-acts.attn.bin"), dtype=np.float32).reshape(layers, heads, n, n)
     assert np.allclose(attn.sum(axis=3), 1, atol=1e-5) and np.all(np.triu(attn, 1) == 0)
     assert np.abs(attn - expected_attn).mean() <= 0.005 and np.abs(attn - expected_attn).max() <= 0.1
+
+
+def test_a_trace_too_large_is_refused_naming_its_size(tmp_path):
+    # 1,600 tokens: 30 blocks × 9 heads × 1,600² attention probabilities alone are 2.6 GiB.
+    result = subprocess.run([lumen_bin(), "trace", str(MODELS["smollm2"]), "word " * 1600, "-o", str(tmp_path / "trace"), "--no-log"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and not (tmp_path / "trace").exists()
+    assert "a trace of 1601 tokens takes 2.7 GiB" in result.stderr and "more than the 2 GiB allowed: use a shorter prompt" in result.stderr, result.stderr

@@ -190,8 +190,9 @@ struct ControlVectorTests {
     /// The least cosine similarity of a block's direction with llama.cpp's. A direction is the
     /// difference of two nearly equal residual streams, so it magnifies the streams' rounding
     /// differences (cosine ≥ 0.997 with llama.cpp's, see `ForwardHookTests.residualCosine`) by
-    /// their ratio to it: Gemma 3's blocks 7 and 8 reach 0.967 on the 8-bit path.
-    static let directionCosine = ["smollm2": 0.998, "gemma3": 0.96]
+    /// their ratio to it: SmolLM2's last block reaches 0.9982 with the AVX2 kernels and 0.9977
+    /// with the portable ones, Gemma 3's blocks 7 and 8 reach 0.967 on the 8-bit path.
+    static let directionCosine = ["smollm2": 0.995, "gemma3": 0.96]
 
     @Test("a contrastive vector from llama.cpp's prompt pair matches its control vector, and steers to its logits", arguments: ForwardHookTests.models)
     func contrastive(model: (name: String, file: String)) async throws {

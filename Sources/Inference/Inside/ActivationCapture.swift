@@ -35,9 +35,4 @@ public final class ActivationCapture: ForwardHook {
     public func rows(_ point: ActivationPoint, block: Int) -> [Float] {
         captured.withLock { $0[Site(point: point, block: block)] ?? [] }
     }
-
-    /// Forgets what was kept.
-    public func clear() {
-        captured.withLock { $0 = [:] }
-    }
 }

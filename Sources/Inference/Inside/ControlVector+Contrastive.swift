@@ -32,7 +32,7 @@ extension ControlVector {
     /// Writes the vector as a control-vector GGUF, as `llama-cvector-generator` does:
     /// `general.architecture` `controlvector`, `controlvector.model_hint` (the model's
     /// architecture), `controlvector.layer_count`, and an F32 tensor `direction.N` per block.
-    /// The file is written under a temporary name and renamed, so it is whole or absent.
+    /// The file is written atomically (under a temporary name, then renamed), so it is whole or absent.
     public func write(to path: String, modelHint: String) throws(ModelError) {
         let alignment = 32
         let blocks = directions.keys.sorted()
@@ -50,12 +50,7 @@ extension ControlVector {
             directions[block]?.withUnsafeBytes { data.append(contentsOf: $0) }
             data.append(Data(count: stride - tensorBytes))
         }
-        let temporary = path + ".partial"
-        do {
-            try data.write(to: URL(fileURLWithPath: temporary))
-            guard rename(temporary, path) == 0 else { throw CocoaError(.fileWriteUnknown) }
-        } catch {
-            try? FileManager.default.removeItem(atPath: temporary)
+        do { try data.write(to: URL(fileURLWithPath: path), options: .atomic) } catch {
             throw ModelError(file: path, field: "write", reason: error.localizedDescription)
         }
     }

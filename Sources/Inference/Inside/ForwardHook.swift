@@ -41,9 +41,7 @@ extension InferenceState {
                        rows: UnsafeMutableBufferPointer(start: rows, count: count * width), width: width)
         }
     }
-}
 
-extension InferenceState {
     /// Hands each head's attention probabilities at block `layer` for the batch's `count` tokens
     /// (`ActivationPoint.attentionProbabilities`) to the hooks that visit them, recomputing them
     /// with the cache's own attention kernel after the batch's keys are cached.

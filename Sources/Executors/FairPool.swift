@@ -2,8 +2,17 @@ import Synchronization
 
 /// Places on `count` interchangeable resources (model sessions, a model's endpoints), each
 /// taking at most `limit` users at once: a request gets the least busy resource with room, or
-/// waits until one has; waiters are served first come, first served. Waiting is cancellable.
+/// waits until one has; waiters are served first come, first served. Waiting is cancellable and
+/// can be bounded, in queue length and in time.
 public final class FairPool: Sendable {
+    /// Why `acquire` gave up instead of waiting.
+    public enum Refusal: Error, Equatable, Sendable {
+        /// `waiting` requests were already queued, the most allowed.
+        case queueFull(waiting: Int)
+        /// No place came free within this time.
+        case waitedTooLong(Duration)
+    }
+
     /// The number of resources.
     public let count: Int
     /// Users at once per resource.
@@ -30,32 +39,63 @@ public final class FairPool: Sendable {
     }
 
     /// Takes a place on a resource, waiting for one if all are full; returns its index, to
-    /// give back with `release`.
-    public func acquire() async throws -> Int {
+    /// give back with `release`. With `queueLimit`, refuses at once (`Refusal.queueFull`) when
+    /// that many are already waiting; with `waitLimit`, gives up (`Refusal.waitedTooLong`) when
+    /// no place came free in that time. `queued` hears how many were ahead when it has to wait.
+    public func acquire(queueLimit: Int = .max, waitLimit: Duration? = nil, queued: (@Sendable (Int) -> Void)? = nil) async throws -> Int {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
         }
+        let deadline = waitLimit.map { ContinuousClock.now.advanced(by: $0) }
+        // Wakes the waiter at its deadline; the waiter list, under the lock, decides who resumes it.
+        let timer = deadline.map { deadline in
+            Task { [self] in
+                try await Task.sleep(until: deadline, clock: .continuous)
+                remove(id, failing: Refusal.waitedTooLong(waitLimit ?? .zero))
+            }
+        }
+        defer { timer?.cancel() }
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
-                let outcome: Result<Int, any Error>? = state.withLock { state in
-                    if Task.isCancelled { return .failure(CancellationError()) }
+                let admission: Admission = state.withLock { state in
+                    if Task.isCancelled { return .refused(CancellationError()) }
                     if state.waiters.isEmpty, let index = state.busy.indices.filter({ state.busy[$0] < limit }).min(by: { state.busy[$0] < state.busy[$1] }) {
                         state.busy[index] += 1
-                        return .success(index)
+                        return .granted(index)
                     }
+                    if state.waiters.count >= queueLimit { return .refused(Refusal.queueFull(waiting: state.waiters.count)) }
+                    // The timer removes waiters after their deadline: one that arrives later fails here.
+                    if let deadline, ContinuousClock.now >= deadline { return .refused(Refusal.waitedTooLong(waitLimit ?? .zero)) }
                     state.waiters.append(Waiter(id: id, continuation: continuation))
-                    return nil
+                    return .queued(ahead: state.waiters.count - 1)
                 }
-                if let outcome { continuation.resume(with: outcome) }
+                switch admission {
+                case .granted(let index): continuation.resume(returning: index)
+                case .refused(let error): continuation.resume(throwing: error)
+                case .queued(let ahead): queued?(ahead)
+                }
             }
         } onCancel: {
-            let waiter: Waiter? = state.withLock { state in
-                guard let position = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
-                return state.waiters.remove(at: position)
-            }
-            waiter?.continuation.resume(throwing: CancellationError())
+            remove(id, failing: CancellationError())
         }
+    }
+
+    /// What `acquire` decided under the lock.
+    private enum Admission {
+        case granted(Int)
+        case refused(any Error)
+        /// Waiting behind `ahead` others; `release`, the timer or cancellation resumes it.
+        case queued(ahead: Int)
+    }
+
+    /// Takes waiter `id` out of the queue, if it is still there, and fails it with `error`.
+    private func remove(_ id: UInt64, failing error: any Error) {
+        let waiter: Waiter? = state.withLock { state in
+            guard let position = state.waiters.firstIndex(where: { $0.id == id }) else { return nil }
+            return state.waiters.remove(at: position)
+        }
+        waiter?.continuation.resume(throwing: error)
     }
 
     /// How many requests are waiting for a place.

@@ -36,7 +36,7 @@ public enum MemoryBandwidth {
             }
             best = min(best, elapsed)
         }
-        let seconds = Double(best.components.seconds) + Double(best.components.attoseconds) * 1e-18
+        let seconds = best.seconds
         return Double(size) / seconds
     }
 }

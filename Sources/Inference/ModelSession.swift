@@ -299,14 +299,6 @@ public actor ModelSession {
     }
 }
 
-extension Duration {
-    /// The duration in seconds.
-    var seconds: Double {
-        let (seconds, attoseconds) = components
-        return Double(seconds) + Double(attoseconds) * 1e-18
-    }
-}
-
 extension Task where Success == Never, Failure == Never {
     /// Throws a `ModelError` saying the work was cancelled, when the current task is cancelled.
     static func checkCancellation(orThrow file: String) throws(ModelError) {

@@ -1,3 +1,5 @@
+import Foundation
+
 /// Why a JSON body could not be read, in a sentence naming the field: for a server's 400 and a
 /// client's complaint about an answer alike.
 public enum DecodingFailure {
@@ -15,5 +17,29 @@ public enum DecodingFailure {
         case .dataCorrupted(let context): return context.codingPath.isEmpty ? "not valid JSON" : "field '\(path(context))': \(context.debugDescription)"
         @unknown default: return "\(error)"
         }
+    }
+
+    /// Why `data`, a JSON object, does not decode as `T`, naming the field: as `describe`, and
+    /// where Foundation names none (a number that does not fit an integer field, such as 3.5 or
+    /// 2^63), found by setting each top-level number that is not a 64-bit integer to 0 in turn.
+    public static func describe<T: Decodable>(_ error: any Error, decoding type: T.Type, from data: Data) -> (message: String, field: String?) {
+        guard case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty,
+              let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
+            return (describe(error), nil)
+        }
+        for (key, value) in object.sorted(by: { $0.key < $1.key }) {
+            guard let number = value as? NSNumber, !(number is Bool), Int64(exactly: number.doubleValue) == nil || "\(number)".contains(".") else { continue }
+            var fixed = object
+            fixed[key] = 0
+            guard let changed = try? JSONSerialization.data(withJSONObject: fixed) else { continue }
+            do {
+                _ = try JSONDecoder().decode(T.self, from: changed)
+            } catch DecodingError.dataCorrupted(let context) where context.codingPath.isEmpty {
+                continue
+            } catch {}
+            let rule = number.doubleValue.rounded() == number.doubleValue ? "an integer of magnitude below 2^63" : "an integer"
+            return ("field '\(key)' must be \(rule), got \(number)", key)
+        }
+        return (describe(error), nil)
     }
 }

@@ -56,10 +56,9 @@ struct ChunkReader<Response: RemoteGenerationResponse> {
 
     /// Figures from the stream: counts from the server's usage when sent, times as seen here.
     func summary(start: ContinuousClock.Instant, clock: ContinuousClock) -> GenerationSummary {
-        func seconds(_ duration: Duration) -> Double { Double(duration.components.seconds) + Double(duration.components.attoseconds) * 1e-18 }
-        let timeToFirst = firstToken.map { seconds($0 - start) } ?? 0
+        let timeToFirst = firstToken.map { ($0 - start).seconds } ?? 0
         let generated = usage?.completionTokens ?? count
-        let span = if let firstToken, let lastToken { seconds(lastToken - firstToken) } else { 0.0 }
+        let span = if let firstToken, let lastToken { (lastToken - firstToken).seconds } else { 0.0 }
         let promptTokens = usage?.promptTokens ?? 0
         let reason = finishReason.map { FinishReason(apiName: $0, requestHadStopStrings: hasStopStrings) } ?? .cancelled
         return GenerationSummary(promptTokens: promptTokens, generatedTokens: generated, timeToFirstToken: timeToFirst,

@@ -3,9 +3,11 @@ import Inference
 import Logging
 import OpenAIAPI
 
-/// One generation the server runs for a request: it waits for a session of the model's pool,
-/// generates, and hands out the answer whole or chunk by chunk. When the consumer stops reading
-/// (the client went away), the stream is dropped and the session stops within one token.
+/// One generation the server runs for a request: it waits for a session of the model's pool
+/// (within the server's queue limits), generates, and hands out the answer whole or chunk by
+/// chunk. When the consumer stops reading or the task is cancelled (the client went away, or the
+/// shutdown's grace period ended), the session stops within one token and the run is recorded
+/// as interrupted; a request cancelled while it waits leaves the queue without running.
 struct GenerationJob: Sendable {
     let model: ServedModel
     let promptTokens: [Int32]
@@ -24,16 +26,20 @@ struct GenerationJob: Sendable {
     let messages: [ChatMessage]?
     /// Receives the finished (or abandoned) generation.
     let record: (@Sendable (ServedGeneration) -> Void)?
+    /// How long and behind how many others it may wait for a session.
+    let limits: ServerLimits
+    /// Tells a shutdown from a client that went away.
+    let shutdown: ServerShutdown
 
     /// Streams the answer as JSON chunks to `send`; a failing `send` (a closed connection) stops
     /// the generation.
-    func stream<R: ServedGenerationRequest>(_ type: R.Type, includeUsage: Bool, send: (String) async throws -> Void) async throws {
+    func stream<R: ServedGenerationRequest>(_ type: R.Type, on lease: SessionLease, includeUsage: Bool, send: (String) async throws -> Void) async throws {
         let encoder = JSONEncoder()
         func emit(_ answer: R.Answer) async throws {
             try await send(String(decoding: try encoder.encode(answer), as: UTF8.self))
         }
         var first = true
-        let summary = try await run { token in
+        let summary = try await run(on: lease) { token in
             let entries = wantsLogprobs ? [logprob(token)] : nil
             guard !token.text.isEmpty || entries != nil else { return }
             try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: token.text, logprobs: entries,
@@ -49,10 +55,10 @@ struct GenerationJob: Sendable {
     }
 
     /// The whole answer.
-    func whole<R: ServedGenerationRequest>(_ type: R.Type) async throws -> R.Answer {
+    func whole<R: ServedGenerationRequest>(_ type: R.Type, on lease: SessionLease) async throws -> R.Answer {
         var text = echo ? prompt : ""
-        var entries: [TokenLogprob] = echo && wantsLogprobs ? try await promptLogprobs() : []
-        let summary = try await run { token in
+        var entries: [TokenLogprob] = echo && wantsLogprobs ? try await promptLogprobs(on: lease) : []
+        let summary = try await run(on: lease) { token in
             text += token.text
             if wantsLogprobs { entries.append(logprob(token)) }
         }
@@ -60,47 +66,69 @@ struct GenerationJob: Sendable {
                         finishReason: summary.finishReason.apiName, usage: Usage(promptTokens: promptTokens.count, completionTokens: summary.generatedTokens))
     }
 
-    /// Generates on a session of the pool, handing each token to `consume`.
-    /// Each request is logged at level info when it ends: its id, session, tokens and how it
-    /// ended (a client that went away shows as `disconnected`).
-    private func run(_ consume: (GeneratedToken) async throws -> Void) async throws -> GenerationSummary {
-        let index = try await model.pool.acquire()
-        defer { model.pool.release(index) }
+    /// Generates on the leased session, handing each token to `consume`. Each request is logged
+    /// at level info when it starts and when it ends: its id, session, tokens and how it ended (a
+    /// run cut short shows as `disconnected`, and why). A run cut short is recorded as
+    /// interrupted; one the model failed is not recorded (the server logs the error).
+    private func run(on lease: SessionLease, _ consume: (GeneratedToken) async throws -> Void) async throws -> GenerationSummary {
+        let index = lease.index
+        logger.info("\(id) session \(index): started, \(promptTokens.count) prompt tokens")
         var collected = GenerationCollector()
         let started = ContinuousClock.now
+        var failure: (any Error)?
         do {
             for try await event in model.sessions[index].generate(tokens: promptTokens, options: options) {
                 collected.add(event)
-                if case .token(let token) = event { try await consume(token) }
+                if case .token(let token) = event {
+                    do {
+                        try await consume(token)
+                    } catch {
+                        failure = error
+                        break
+                    }
+                }
             }
-        } catch {
-            let tokens = collected.tokens
-            logger.info("\(id) session \(index): disconnected after \(tokens.count) tokens (\(error))")
-            let elapsed = (ContinuousClock.now - started).components
-            let seconds = Double(elapsed.seconds) + Double(elapsed.attoseconds) * 1e-18
+        } catch is CancellationError {
+            // Cut short below; any other error is the model's, answered 500 and not recorded.
+        }
+        let tokens = collected.tokens
+        guard let summary = collected.summary, failure == nil else {
+            // Cut short: the consumer failed (a closed connection) or the task was cancelled.
+            logger.info("\(id) session \(index): disconnected after \(tokens.count) tokens (\(shutdown.interruption))")
+            let seconds = (ContinuousClock.now - started).seconds
             record?(ServedGeneration(model: model, prompt: prompt, messages: messages, tokens: tokens,
                                      summary: GenerationSummary(promptTokens: promptTokens.count, generatedTokens: tokens.count, timeToFirstToken: 0,
                                                                 promptTokensPerSecond: 0, generationTokensPerSecond: seconds > 0 ? Double(tokens.count) / seconds : 0,
                                                                 finishReason: .cancelled),
                                      options: options, disconnected: true))
-            throw error
+            throw failure ?? CancellationError()
         }
-        let tokens = collected.tokens
-        guard let summary = collected.summary else { throw CancellationError() }
         logger.info("\(id) session \(index): \(promptTokens.count) prompt tokens, \(summary.generatedTokens) generated, \(summary.finishReason.rawValue)")
         record?(ServedGeneration(model: model, prompt: prompt, messages: messages, tokens: tokens, summary: summary, options: options, disconnected: false))
         return summary
     }
 
-    /// The prompt's tokens with their log-probabilities, scored on a session of the pool (the
-    /// first has none: NaN).
-    private func promptLogprobs() async throws -> [TokenLogprob] {
-        let index = try await model.pool.acquire()
-        defer { model.pool.release(index) }
+    /// A session of the pool, waiting within the server's limits; a request cancelled while it
+    /// waits (its client went away) leaves the queue, logged.
+    func lease() async throws -> SessionLease {
+        do {
+            let index = try await model.pool.acquire(queueLimit: limits.maximumQueued, waitLimit: limits.maximumWait) { [logger, id] ahead in
+                logger.info("\(id) queued for a session, \(ahead) ahead")
+            }
+            return SessionLease(index: index, pool: model.pool)
+        } catch is CancellationError {
+            logger.info("\(id) left the queue without running (\(shutdown.interruption))")
+            throw CancellationError()
+        }
+    }
+
+    /// The prompt's tokens with their log-probabilities, scored on the leased session (the first
+    /// has none: NaN).
+    private func promptLogprobs(on lease: SessionLease) async throws -> [TokenLogprob] {
         var logProbabilities: [Float] = []
         if promptTokens.count >= 2 {
             let windows = try ScoringWindows.whole(tokenCount: promptTokens.count)
-            logProbabilities = try await model.sessions[index].scores(of: promptTokens, window: windows.windows[0], startsWithBOS: false).logProbabilities
+            logProbabilities = try await model.sessions[lease.index].scores(of: promptTokens, window: windows.windows[0], startsWithBOS: false).logProbabilities
         }
         let tokenizer = model.model.tokenizer
         return promptTokens.enumerated().map { position, id in

@@ -1,17 +1,24 @@
 import Executors
 import Foundation
 import Hummingbird
+import HummingbirdCore
 import Inference
 import Logging
 import NIOCore
 import OpenAIAPI
+import ServiceLifecycle
 
 /// `lumen serve`: the OpenAI-compatible API over models loaded in this process —
 /// `/v1/models`, `/v1/completions` and `/v1/chat/completions` (the model's chat template),
 /// streamed as Server-Sent Events or whole. Requests for a model share its session pool, one
-/// request per session, waiting their turn in order. A client that disconnects stops its
-/// generation within one token. With a key, requests without it get 401; bodies and token
-/// counts are bounded; bad requests get a 400 in OpenAI's error shape.
+/// request per session, waiting their turn in order. With a key, requests without it get 401;
+/// bodies and token counts are bounded; bad requests get a 400 in OpenAI's error shape.
+///
+/// Under faults (`ServerLimits`): a client that disconnects stops its generation within one
+/// token, or leaves the queue if it was waiting; connections idle (or slow to send a request)
+/// past the timeout are closed; connections, queue length and queue time are bounded, and past
+/// them clients get 503 with `Retry-After`. The first SIGTERM or SIGINT stops new connections
+/// and gives running requests a grace period before cancelling them; a second exits at once.
 public struct OpenAIServer: Sendable {
     /// The models served; the first is the default.
     let models: [ServedModel]
@@ -19,16 +26,21 @@ public struct OpenAIServer: Sendable {
     let apiKey: String?
     /// Receives every generation run, finished or abandoned.
     let record: (@Sendable (ServedGeneration) -> Void)?
+    /// Timeouts and bounds.
+    let limits: ServerLimits
+    /// Set by the first signal.
+    private let shutdown = ServerShutdown()
     /// The largest request body accepted, in bytes.
     static let maximumBodyBytes = 4 << 20
     /// The most alternatives per token a request may ask for.
     static let maximumAlternatives = 20
 
-    /// A server of `models` (at least one), requiring `apiKey` when given, handing each
-    /// generation to `record`.
-    public init(models: [ServedModel], apiKey: String?, record: (@Sendable (ServedGeneration) -> Void)? = nil) {
+    /// A server of `models` (at least one), requiring `apiKey` when given, within `limits`,
+    /// handing each generation to `record`.
+    public init(models: [ServedModel], apiKey: String?, limits: ServerLimits = ServerLimits(), record: (@Sendable (ServedGeneration) -> Void)? = nil) {
         self.models = models
         self.apiKey = apiKey
+        self.limits = limits
         self.record = record
     }
 
@@ -39,14 +51,30 @@ public struct OpenAIServer: Sendable {
         router.get("/v1/models") { request, _ in self.respond(request) { () throws(ServerError) in try self.modelList() } }
         router.post("/v1/completions") { request, _ in await self.generate(CompletionRequest.self, request, logger: logger) }
         router.post("/v1/chat/completions") { request, _ in await self.generate(ChatCompletionRequest.self, request, logger: logger) }
-        let app = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "lumen"),
+        let connections = ConnectionLimit(configured: limits.maximumConnections, logger: logger)
+        let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionLimitHandler(limit: connections)],
+                                              idleTimeout: TimeAmount(limits.idleTimeout))
+        let app = Application(router: router, server: .http1(configuration: http), configuration: .init(address: .hostname(host, port: port), serverName: "lumen"),
                               onServerRunning: { channel in
                                   let bound = channel.localAddress?.port ?? port
                                   let shown = host.contains(":") ? "[\(host)]" : host
                                   listening("http://\(shown):\(bound)/v1")
                               }, logger: logger)
+        var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
+        configuration.maximumGracefulShutdownDuration = limits.shutdownGrace
+        let group = ServiceGroup(configuration: configuration)
+        let (shutdown, grace) = (self.shutdown, limits.shutdownGrace)
+        let signals = SignalListener(signals: [SIGINT, SIGTERM]) { number in
+            guard shutdown.begin() else {
+                logger.notice("second signal: exiting now")
+                exit(128 + number)
+            }
+            logger.notice("shutting down: no new connections; running requests are cancelled in \(grace) (a second signal exits at once)")
+            Task { await group.triggerGracefulShutdown() }
+        }
+        defer { signals.cancel() }
         do {
-            try await app.runService()
+            try await group.run()
         } catch let error as IOError {
             throw ListenError(errno: error.errnoCode, host: host, port: port) ?? error
         }
@@ -68,45 +96,63 @@ public struct OpenAIServer: Sendable {
         }
     }
 
-    /// Answers a generation request of type `R`.
+    /// Answers a generation request of type `R`. From reading its body to its whole answer (or
+    /// the start of its stream), the request is cancelled if its client closes the connection;
+    /// a stream's generation then stops when a write fails. The connection closes after the answer.
     private func generate<R: ServedGenerationRequest>(_ type: R.Type, _ request: Request, logger: Logger) async -> Response {
         do {
             try authorize(request)
-            let parsed = try await read(R.self, request)
-            let model = try servedModel(parsed.model)
-            // Tokenizing (and rendering a chat) takes long for a big prompt: not on the cooperative pool.
-            let promptTokens = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) in try parsed.promptTokens(for: model) }
-            let options = try generationOptions(parsed, promptTokens: promptTokens.count, model: model)
-            let job = GenerationJob(model: model, promptTokens: promptTokens, options: options, alternatives: parsed.alternatives ?? 0,
-                                    wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
-                                    created: Int(Date().timeIntervalSince1970), logger: logger, prompt: parsed.loggedPrompt,
-                                    messages: parsed.loggedMessages, record: record)
-            if parsed.stream == true {
-                let includeUsage = parsed.streamOptions?.includeUsage == true
-                return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"], body: ResponseBody { writer in
-                    try await job.stream(R.self, includeUsage: includeUsage) { data in
-                        try await writer.write(ByteBuffer(string: "data: " + data + "\n\n"))
-                    }
-                    try await writer.write(ByteBuffer(string: "data: [DONE]\n\n"))
-                    try await writer.finish(nil)
-                })
+            return try await request.body.consumeWithCancellationOnInboundClose { body in
+                try await answer(R.self, body: body, logger: logger)
             }
-            return try json(try await job.whole(R.self))
         } catch {
-            if let refused = error as? ServerError { logger.info("refused (\(refused.status.code)): \(refused.body.error.message)") }
-            return errorResponse(error)
+            let refusal = failure(error)
+            if refusal.status == .internalServerError {
+                logger.error("failed: \(error)")
+            } else if !(error is CancellationError) {
+                // A cancelled request is logged by its job.
+                logger.info("refused (\(refusal.status.code)): \(refusal.body.error.message)")
+            }
+            return errorResponse(refusal, closing: true)
         }
     }
 
-    /// The request's body as an `R`, refusing unknown fields, and `n` other than 1.
-    private func read<R: ServedGenerationRequest>(_ type: R.Type, _ request: Request) async throws(ServerError) -> R {
-        let body: ByteBuffer
-        do {
-            body = try await request.body.collect(upTo: Self.maximumBodyBytes)
-        } catch {
-            throw .tooLarge(Self.maximumBodyBytes)
+    /// The answer to a generation request of type `R` whose body is `body`: whole, or a stream.
+    private func answer<R: ServedGenerationRequest>(_ type: R.Type, body: RequestBody, logger: Logger) async throws -> Response {
+        let parsed = try await read(R.self, body)
+        let model = try servedModel(parsed.model)
+        // Tokenizing (and rendering a chat) takes long for a big prompt: not on the cooperative pool.
+        let promptTokens = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) in try parsed.promptTokens(for: model) }
+        guard !promptTokens.isEmpty else {
+            throw ServerError.invalid("the prompt is empty, and this model adds no BOS token: give at least one token", param: R.promptField)
         }
-        let data = Data(body.readableBytesView)
+        let options = try generationOptions(parsed, promptTokens: promptTokens.count, model: model)
+        let job = GenerationJob(model: model, promptTokens: promptTokens, options: options, alternatives: parsed.alternatives ?? 0,
+                                wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
+                                created: Int(Date().timeIntervalSince1970), logger: logger, prompt: parsed.loggedPrompt,
+                                messages: parsed.loggedMessages, record: record, limits: limits, shutdown: shutdown)
+        let lease = try await job.lease()
+        guard parsed.stream == true else { return try json(try await job.whole(R.self, on: lease), closing: true) }
+        let includeUsage = parsed.streamOptions?.includeUsage == true
+        return Response(status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache", .connection: "close"], body: ResponseBody { writer in
+            defer { lease.release() }
+            do {
+                try await job.stream(R.self, on: lease, includeUsage: includeUsage) { data in
+                    try await writer.write(ByteBuffer(string: "data: " + data + "\n\n"))
+                }
+                try await writer.write(ByteBuffer(string: "data: [DONE]\n\n"))
+            } catch {
+                // Cut short: a last event says why, if the connection still takes it.
+                let event = (try? JSONEncoder().encode(failure(error).body)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+                try? await writer.write(ByteBuffer(string: "data: " + event + "\n\n"))
+            }
+            try await writer.finish(nil)
+        })
+    }
+
+    /// The request's body as an `R`, refusing unknown fields, and `n` other than 1.
+    private func read<R: ServedGenerationRequest>(_ type: R.Type, _ body: RequestBody) async throws(ServerError) -> R {
+        let data = Data(try await collect(body).readableBytesView)
         let names: Set<String>
         do {
             names = try JSONDecoder().decode(FieldNames.self, from: data).names
@@ -120,11 +166,35 @@ public struct OpenAIServer: Sendable {
         do {
             parsed = try JSONDecoder().decode(R.self, from: data)
         } catch {
-            throw .invalid("malformed request: \(DecodingFailure.describe(error))")
+            let failure = DecodingFailure.describe(error, decoding: R.self, from: data)
+            throw .invalid("malformed request: \(failure.message)", param: failure.field)
         }
         if let n = parsed.n, n != 1 { throw .invalid("only n = 1 is supported, got \(n)", param: "n") }
         if parsed.echoesPrompt, parsed.stream == true { throw .invalid("echo is supported for whole answers, not streams", param: "echo") }
         return parsed
+    }
+
+    /// The request's body, refused when larger than the server accepts or when it has not all
+    /// arrived within the idle timeout (a client trickling it byte by byte).
+    private func collect(_ body: RequestBody) async throws(ServerError) -> ByteBuffer {
+        let timeout = limits.idleTimeout
+        let outcome = await withTaskGroup(of: Result<ByteBuffer, ServerError>.self) { group in
+            group.addTask {
+                do {
+                    return .success(try await body.collect(upTo: Self.maximumBodyBytes))
+                } catch {
+                    return .failure(.tooLarge(Self.maximumBodyBytes))
+                }
+            }
+            group.addTask {
+                // Cancelled when the body arrives first: then this result is never read.
+                try? await Task.sleep(for: timeout)
+                return .failure(.timedOut(timeout))
+            }
+            defer { group.cancelAll() }
+            return await group.next() ?? .failure(.timedOut(timeout))
+        }
+        return try outcome.get()
     }
 
     /// The served model named `name` (nil: the first).
@@ -183,19 +253,45 @@ public struct OpenAIServer: Sendable {
 
     // MARK: Responses
 
-    private func json(_ value: some Encodable) throws(ServerError) -> Response {
+    /// `value` as JSON; `closing`: telling the client the connection closes after it.
+    private func json(_ value: some Encodable, closing: Bool = false) throws(ServerError) -> Response {
         do {
-            return Response(status: .ok, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(data: try JSONEncoder().encode(value))))
+            var headers: HTTPFields = [.contentType: "application/json"]
+            if closing { headers[.connection] = "close" }
+            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: try JSONEncoder().encode(value))))
         } catch {
             throw .failed("cannot encode the answer: \(error)")
         }
     }
 
-    private func errorResponse(_ error: any Error) -> Response {
-        let failure = error as? ServerError ?? .failed("\(error)")
+    /// `error` as the server answers it: its own refusals as they are; a cancellation as 503; a
+    /// full queue or a wait too long as 503 with `Retry-After`; any other failure as 500, with
+    /// the served models' paths replaced by their names (no server path reaches a client).
+    private func failure(_ error: any Error) -> ServerError {
+        switch error {
+        case let refusal as ServerError:
+            return refusal
+        case is CancellationError:
+            return .unavailable("the request was cancelled: \(shutdown.interruption)")
+        case FairPool.Refusal.queueFull(let waiting):
+            return .unavailable("\(waiting) requests are already waiting for a session, the most this server queues; retry shortly", retry: true)
+        case FairPool.Refusal.waitedTooLong(let limit):
+            return .unavailable("no session came free within \(limit); retry shortly", retry: true)
+        default:
+            var message = "\(error)"
+            for model in models { message = message.replacingOccurrences(of: model.model.gguf.path, with: model.name) }
+            return .failed(message)
+        }
+    }
+
+    /// The error's response; `closing`: telling the client the connection closes after it.
+    private func errorResponse(_ error: any Error, closing: Bool = false) -> Response {
+        let failure = failure(error)
         let body = (try? JSONEncoder().encode(failure.body)) ?? Data()
         var headers: HTTPFields = [.contentType: "application/json"]
         if failure.status == .unauthorized { headers[.wwwAuthenticate] = "Bearer" }
+        if failure.retries { headers[.retryAfter] = "\(ServerLimits.retryAfterSeconds)" }
+        if closing { headers[.connection] = "close" }
         return Response(status: failure.status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: body)))
     }
 }

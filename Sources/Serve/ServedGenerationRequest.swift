@@ -28,6 +28,8 @@ protocol ServedGenerationRequest: Decodable, Sendable {
     var loggedPrompt: String { get }
     /// A chat's messages, for the run log.
     var loggedMessages: [ChatMessage]? { get }
+    /// The field that holds the prompt, named in errors about it.
+    static var promptField: String { get }
     /// The prompt's tokens for `model`.
     func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32]
     /// An answer (`chunk`: one piece of a stream, the first when `first`) with `text`, the
@@ -39,6 +41,7 @@ protocol ServedGenerationRequest: Decodable, Sendable {
 }
 
 extension CompletionRequest: ServedGenerationRequest {
+    static let promptField = "prompt"
     var tokenLimit: Int? { sampling.maxTokens }
     var alternatives: Int? { logprobs }
     var loggedPrompt: String { prompt }
@@ -73,6 +76,7 @@ extension CompletionRequest: ServedGenerationRequest {
 }
 
 extension ChatCompletionRequest: ServedGenerationRequest {
+    static let promptField = "messages"
     var alternatives: Int? { logprobs == true ? (topLogprobs ?? 0) : nil }
     var loggedPrompt: String { messages.last?.content ?? "" }
     var echoesPrompt: Bool { false }

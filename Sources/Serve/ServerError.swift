@@ -7,6 +7,8 @@ struct ServerError: Error {
     let status: HTTPResponse.Status
     /// The body.
     let body: APIErrorResponse
+    /// Whether the client should retry later: the answer carries `Retry-After`.
+    var retries = false
 
     /// 400: the request is malformed or asks for something unsupported (`param` names the field).
     static func invalid(_ message: String, param: String? = nil) -> ServerError {
@@ -26,6 +28,16 @@ struct ServerError: Error {
     /// 413: the body is larger than the server accepts.
     static func tooLarge(_ limit: Int) -> ServerError {
         ServerError(status: .contentTooLarge, body: APIErrorResponse(message: "the request body is larger than \(limit) bytes", type: "invalid_request_error"))
+    }
+
+    /// 408: the request's body did not all arrive in time.
+    static func timedOut(_ limit: Duration) -> ServerError {
+        ServerError(status: .requestTimeout, body: APIErrorResponse(message: "the request body did not arrive within \(limit)", type: "invalid_request_error"))
+    }
+
+    /// 503: the server cannot take the request now; `retry`: later it may.
+    static func unavailable(_ message: String, retry: Bool = false) -> ServerError {
+        ServerError(status: .serviceUnavailable, body: APIErrorResponse(message: message, type: "server_error", code: retry ? "server_overloaded" : nil), retries: retry)
     }
 
     /// 500: the model failed.

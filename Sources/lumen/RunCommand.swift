@@ -167,7 +167,6 @@ struct RunCommand: AsyncParsableCommand {
     }
 
     static func seconds(_ duration: Duration) -> String {
-        let (seconds, attoseconds) = duration.components
-        return String(format: "%.1f s", Double(seconds) + Double(attoseconds) * 1e-18)
+        String(format: "%.1f s", duration.seconds)
     }
 }

@@ -19,7 +19,12 @@ struct ServeCommand: AsyncParsableCommand {
         in whole answers). Concurrent requests share \
         --instances sessions per model and wait their turn in order. Listens on loopback unless \
         --host says otherwise; with --api-key-env VAR, requests must send that variable's value \
-        as a bearer token. Stops on SIGINT or SIGTERM.
+        as a bearer token. \
+        Under faults: a client that disconnects stops its generation within one token (or leaves \
+        the queue); connections idle or slow to send a request for --timeout-idle are closed; \
+        past --max-connections, --max-queue waiting requests or --max-queue-wait, clients get 503 \
+        with Retry-After. SIGINT or SIGTERM stops new connections and cancels running requests \
+        after --shutdown-grace; a second signal exits at once.
         """
     )
 
@@ -44,7 +49,33 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("api-key-env"), help: "An environment variable holding the key clients must send (never printed).")
     var apiKeyVariable: String?
 
+    @Option(name: .customLong("timeout-idle"), parsing: .unconditional, help: "Seconds a connection may be idle, or slow to send its request, before it is closed.")
+    var idleTimeout = ServerLimits().idleTimeout.seconds
+
+    @Option(name: .customLong("max-connections"), parsing: .unconditional, help: "Connections open at once; more get 503 (lowered to what the descriptor limit allows).")
+    var maximumConnections = ServerLimits().maximumConnections
+
+    @Option(name: .customLong("max-queue"), parsing: .unconditional, help: "Requests waiting for a session of one model; more get 503 with Retry-After.")
+    var maximumQueued = ServerLimits().maximumQueued
+
+    @Option(name: .customLong("max-queue-wait"), parsing: .unconditional, help: "Seconds a request may wait for a session before it gets 503 with Retry-After.")
+    var maximumWait = ServerLimits().maximumWait.seconds
+
+    @Option(name: .customLong("shutdown-grace"), parsing: .unconditional, help: "Seconds running requests may go on after SIGINT or SIGTERM before they are cancelled.")
+    var shutdownGrace = ServerLimits().shutdownGrace.seconds
+
     @OptionGroup var global: GlobalOptions
+
+    /// The limits the options set.
+    var limits: ServerLimits {
+        var limits = ServerLimits()
+        limits.idleTimeout = .milliseconds(Int64(idleTimeout * 1000))
+        limits.maximumConnections = maximumConnections
+        limits.maximumQueued = maximumQueued
+        limits.maximumWait = .milliseconds(Int64(maximumWait * 1000))
+        limits.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
+        return limits
+    }
 
     /// Writes each served generation to `log` as a run of `lumen serve`.
     static func recorder(_ log: RunLog) -> @Sendable (ServedGeneration) -> Void {
@@ -62,6 +93,12 @@ struct ServeCommand: AsyncParsableCommand {
         guard instances >= 1 else { throw ValidationError("--instances must be at least 1, got \(instances)") }
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1, got \(threads)") }
         if let contextLength, contextLength < 1 { throw ValidationError("--ctx must be at least 1, got \(contextLength)") }
+        for (name, seconds) in [("--timeout-idle", idleTimeout), ("--max-queue-wait", maximumWait)] where !(seconds > 0 && seconds <= 86_400) {
+            throw ValidationError("\(name) must be more than 0 and at most 86400 seconds, got \(seconds)")
+        }
+        guard shutdownGrace >= 0, shutdownGrace <= 86_400 else { throw ValidationError("--shutdown-grace must be in 0…86400 seconds, got \(shutdownGrace)") }
+        guard maximumConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, got \(maximumConnections)") }
+        guard maximumQueued >= 0 else { throw ValidationError("--max-queue must be 0 or more, got \(maximumQueued)") }
     }
 
     func run() async throws {
@@ -87,7 +124,7 @@ struct ServeCommand: AsyncParsableCommand {
         for note in served.compactMap(\.chatFormatNote) {
             FileHandle.standardError.write(Data((note + "\n").utf8))
         }
-        try await OpenAIServer(models: served, apiKey: key, record: log.map(Self.recorder)).run(host: host, port: port, logger: logger) { url in
+        try await OpenAIServer(models: served, apiKey: key, limits: limits, record: log.map(Self.recorder)).run(host: host, port: port, logger: logger) { url in
             FileHandle.standardError.write(Data("lumen serve: \(names.joined(separator: ", ")) at \(url)\n".utf8))
         }
         await log?.flush()

@@ -42,4 +42,26 @@ struct FairPoolTests {
         pool.release(held)
         #expect(try await pool.acquire() == 0)
     }
+
+    @Test func aFullQueueRefusesAtOnceAndTheRestStillGetTheirTurn() async throws {
+        let pool = FairPool(count: 1, limit: 1)
+        let held = try await pool.acquire()
+        let first = Task { try await pool.acquire(queueLimit: 1) }
+        while pool.waiting < 1 { await Task.yield() }
+        await #expect(throws: FairPool.Refusal.queueFull(waiting: 1)) { try await pool.acquire(queueLimit: 1) }
+        pool.release(held)
+        #expect(try await first.value == 0)
+    }
+
+    @Test func aWaiterGivesUpAfterItsWaitLimitAndLeavesTheQueue() async throws {
+        let pool = FairPool(count: 1, limit: 1)
+        let held = try await pool.acquire()
+        await #expect(throws: FairPool.Refusal.waitedTooLong(.milliseconds(50))) { try await pool.acquire(waitLimit: .milliseconds(50)) }
+        #expect(pool.waiting == 0)
+        // A place that comes free in time is taken, and the timer then does nothing.
+        let waiter = Task { try await pool.acquire(waitLimit: .seconds(600)) }
+        while pool.waiting < 1 { await Task.yield() }
+        pool.release(held)
+        #expect(try await waiter.value == 0)
+    }
 }

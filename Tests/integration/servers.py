@@ -47,6 +47,16 @@ class Server:
                     raise AssertionError(f"no line matching {pattern!r}; stderr: {''.join(self.lines)[-3000:]}")
                 self.changed.wait(remaining)
 
+    def wait_for_count(self, pattern, count, timeout=STARTUP, start=0):
+        """Waits until `count` lines from index `start` on match `pattern`."""
+        deadline = time.monotonic() + timeout
+        with self.changed:
+            while sum(1 for line in self.lines[start:] if re.search(pattern, line)) < count:
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or self.process.poll() is not None:
+                    raise AssertionError(f"fewer than {count} lines matching {pattern!r}; stderr: {''.join(self.lines)[-3000:]}")
+                self.changed.wait(remaining)
+
     def stop(self):
         self.process.terminate()
         try:

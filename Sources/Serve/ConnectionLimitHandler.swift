@@ -1,0 +1,47 @@
+import HTTPTypes
+import NIOCore
+import NIOHTTPTypes
+import OpenAIAPI
+import Foundation
+
+/// In each connection's pipeline: counts the connection against the server's `ConnectionLimit`
+/// while it is open, and when it is one too many answers its first request 503 (with
+/// `Retry-After`, in OpenAI's error shape) and closes it, passing nothing on.
+final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
+    typealias InboundIn = HTTPRequestPart
+    typealias InboundOut = HTTPRequestPart
+    typealias OutboundOut = HTTPResponsePart
+
+    private let limit: ConnectionLimit
+    /// Whether this connection is counted (until the handler leaves the pipeline).
+    private var counted = false
+    /// Whether this connection is over the limit.
+    private var refused = false
+
+    init(limit: ConnectionLimit) {
+        self.limit = limit
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        counted = true
+        refused = !limit.admit()
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        if counted { limit.leave() }
+        counted = false
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard refused else { return context.fireChannelRead(data) }
+        guard case .head = unwrapInboundIn(data) else { return }
+        let error = APIErrorResponse(message: "the server has \(limit.limit) connections open, the most it takes; try again shortly",
+                                     type: "server_error", code: "too_many_connections")
+        let body = ByteBuffer(data: (try? JSONEncoder().encode(error)) ?? Data())
+        let fields: HTTPFields = [.contentType: "application/json", .contentLength: "\(body.readableBytes)", .connection: "close",
+                                  .retryAfter: "\(ServerLimits.retryAfterSeconds)"]
+        context.write(wrapOutboundOut(.head(HTTPResponse(status: .serviceUnavailable, headerFields: fields))), promise: nil)
+        context.write(wrapOutboundOut(.body(body)), promise: nil)
+        context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+    }
+}

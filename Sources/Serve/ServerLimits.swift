@@ -1,0 +1,22 @@
+/// How much `lumen serve` takes on and how long it waits, so that abandoned, slow and excess
+/// clients cannot tie it up: the bounds behind `--timeout-idle`, `--max-connections`,
+/// `--max-queue`, `--max-queue-wait` and `--shutdown-grace`.
+public struct ServerLimits: Sendable {
+    /// How long a connection may stay idle (no request, or a request whose headers or body have
+    /// not all arrived) before it is closed.
+    public var idleTimeout: Duration = .seconds(30)
+    /// The most connections open at once; more are answered 503 and closed. Lowered to what
+    /// the process's descriptor limit allows.
+    public var maximumConnections = 1024
+    /// The most requests waiting for a session of one model; more are answered 503 with `Retry-After`.
+    public var maximumQueued = 64
+    /// The longest a request waits for a session before it is answered 503 with `Retry-After`.
+    public var maximumWait: Duration = .seconds(120)
+    /// After SIGTERM or SIGINT: how long running requests may go on before they are cancelled.
+    public var shutdownGrace: Duration = .seconds(5)
+    /// What `Retry-After` asks a refused client to wait, in seconds.
+    static let retryAfterSeconds = 1
+
+    /// The defaults.
+    public init() {}
+}

@@ -136,12 +136,7 @@ public actor ModelSession {
         func shouldStop() -> Bool { Task.isCancelled || stop.isRaised }
         let clock = ContinuousClock()
         let started = clock.now
-        guard !promptTokens.isEmpty else {
-            throw ModelError(file: model.gguf.path, field: "prompt", reason: "is empty and the vocabulary adds no BOS token")
-        }
-        guard promptTokens.count <= state.contextLength else {
-            throw ModelError(file: model.gguf.path, field: "prompt", reason: "\(promptTokens.count) tokens do not fit in the context of \(state.contextLength)")
-        }
+        try check(promptTokens, hooks: pipeline.hooks)
         state.hooks = pipeline.hooks
         defer { state.hooks = [] }
         var summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
@@ -283,13 +278,23 @@ public actor ModelSession {
     /// - Throws: `ModelError` when the tokens are empty or do not fit, or the task is cancelled
     ///   (checked between batches).
     public func evaluate(_ tokens: [Int32], hooks: [any ForwardHook] = []) throws(ModelError) -> [Float] {
-        guard !tokens.isEmpty, tokens.count <= contextLength else {
-            throw ModelError(file: model.gguf.path, field: "prompt", reason: tokens.isEmpty ? "is empty" : "\(tokens.count) tokens do not fit in the context of \(contextLength)")
-        }
+        try check(tokens, hooks: hooks)
         state.hooks = hooks
         defer { state.hooks = [] }
         guard try ingest(tokens) else { throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled") }
         return Array(UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize))
+    }
+
+    /// Refuses, before any pass runs, tokens that are empty or do not fit the context, and hooks
+    /// that do not fit the model.
+    private func check(_ tokens: [Int32], hooks: [any ForwardHook]) throws(ModelError) {
+        guard !tokens.isEmpty else {
+            throw ModelError(file: model.gguf.path, field: "prompt", reason: "is empty and the vocabulary adds no BOS token")
+        }
+        guard tokens.count <= contextLength else {
+            throw ModelError(file: model.gguf.path, field: "prompt", reason: "\(tokens.count) tokens do not fit in the context of \(contextLength)")
+        }
+        for hook in hooks { try hook.check(model) }
     }
 
     /// The `k` most likely next tokens after `prompt`, with their log-probabilities.

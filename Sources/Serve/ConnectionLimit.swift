@@ -2,27 +2,43 @@ import Foundation
 import Logging
 import Synchronization
 
-/// The server's count of open connections against its limit: the configured maximum, lowered to
-/// what the process's descriptor limit leaves room for (raised to its hard limit first), so the
-/// server refuses connections with a 503 before it could run out of descriptors. Reaching the
-/// limit is logged once each time, at warning level.
+/// The server's count of open connections against its limits, so that it refuses connections
+/// before it could run out of descriptors: at most the configured number are served, and at most
+/// half the descriptors left after a reserve (the soft limit raised to the hard limit first);
+/// beyond that, connections get a 503, and once refused connections would fill the descriptors
+/// too, new ones are closed at once. Reaching either limit is logged once each time, at warning
+/// level.
 final class ConnectionLimit: Sendable {
-    /// The most connections open at once.
+    /// What becomes of a new connection.
+    enum Admission {
+        /// Served.
+        case admitted
+        /// Answered 503 and closed.
+        case refused
+        /// Closed at once: no descriptors to spare for an answer.
+        case dropped
+    }
+
+    /// The most connections served at once.
     let limit: Int
-    /// What set the limit, for the log: the option or the descriptor limit.
+    /// What set `limit`, for the log: the option or the descriptor limit.
     let origin: String
+    /// The most connections open at once, served or being refused.
+    private let descriptors: Int
     private let open = Atomic<Int>(0)
     private let full = Atomic<Bool>(false)
+    private let exhausted = Atomic<Bool>(false)
     private let logger: Logger
     /// Descriptors kept for everything but connections: model files, the run log, the event loops.
     static let reservedDescriptors = 64
 
     /// A limit of `configured` connections, or fewer if the descriptor limit demands it.
     init(configured: Int, logger: Logger) {
-        let room = Self.raiseDescriptorLimit() - Self.reservedDescriptors
-        if room < configured {
-            limit = max(1, room)
-            origin = "the descriptor limit, \(room + Self.reservedDescriptors)"
+        let soft = Self.raiseDescriptorLimit()
+        descriptors = max(2, soft - Self.reservedDescriptors)
+        if descriptors / 2 < configured {
+            limit = descriptors / 2
+            origin = "half of the descriptor limit \(soft) after \(Self.reservedDescriptors) reserved"
         } else {
             limit = configured
             origin = "--max-connections \(configured)"
@@ -30,20 +46,26 @@ final class ConnectionLimit: Sendable {
         self.logger = logger
     }
 
-    /// Counts a new connection; false when it is one too many (it is then refused).
-    func admit() -> Bool {
+    /// Counts a new connection and says what becomes of it; each is counted until `leave`.
+    func admit() -> Admission {
         let count = open.wrappingAdd(1, ordering: .relaxed).newValue
-        guard count > limit else { return true }
+        if count <= limit { return .admitted }
         if !full.exchange(true, ordering: .relaxed) {
             logger.warning("\(limit) connections are open, the most allowed (\(origin)): new ones get 503 until some close")
         }
-        return false
+        if count <= descriptors { return .refused }
+        if !exhausted.exchange(true, ordering: .relaxed) {
+            logger.warning("\(count) connections fill the descriptors this server may use (\(descriptors)): new ones are closed at once")
+        }
+        return .dropped
     }
 
     /// Counts a connection closed.
     func leave() {
         let count = open.wrappingSubtract(1, ordering: .relaxed).newValue
-        if count < limit, full.exchange(false, ordering: .relaxed) {
+        guard count < limit else { return }
+        exhausted.store(false, ordering: .relaxed)
+        if full.exchange(false, ordering: .relaxed) {
             logger.info("\(count) connections are open, below the limit again")
         }
     }

@@ -6,7 +6,10 @@ import Foundation
 
 /// In each connection's pipeline: counts the connection against the server's `ConnectionLimit`
 /// while it is open, and when it is one too many answers its first request 503 (with
-/// `Retry-After`, in OpenAI's error shape) and closes it, passing nothing on.
+/// `Retry-After`, in OpenAI's error shape) and closes it, passing nothing on. A refused
+/// connection that sends no request within a second is closed without an answer, so refused
+/// connections cannot hold descriptors for the idle timeout; when even refusing would take
+/// descriptors the server cannot spare, the connection is closed at once.
 final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
@@ -17,6 +20,8 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
     private var counted = false
     /// Whether this connection is over the limit.
     private var refused = false
+    /// A refused connection's close, if it sends no request in time.
+    private var closing: Scheduled<Void>?
 
     init(limit: ConnectionLimit) {
         self.limit = limit
@@ -24,12 +29,26 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
 
     func handlerAdded(context: ChannelHandlerContext) {
         counted = true
-        refused = !limit.admit()
+        switch limit.admit() {
+        case .admitted:
+            break
+        case .refused:
+            refused = true
+            closing = context.eventLoop.assumeIsolated().scheduleTask(in: Self.refusalWait) { context.close(promise: nil) }
+        case .dropped:
+            refused = true
+            context.close(promise: nil)
+        }
     }
+
+    /// How long a refused connection may take to send the request its 503 answers.
+    static let refusalWait = TimeAmount.seconds(1)
 
     func handlerRemoved(context: ChannelHandlerContext) {
         if counted { limit.leave() }
         counted = false
+        closing?.cancel()
+        closing = nil
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {

@@ -55,14 +55,19 @@ struct SteeringCellTests {
         #expect(plain != steered)
     }
 
-    @Test("steer: needs a control vector, steerBlocks: a range and steer:")
+    @Test("steer: needs a control vector that fits the model, steerBlocks: a range of its blocks and steer:")
     func steeringArguments() async throws {
         let interpreter = modelInterpreter()
         let models = try sharedModelsDirectory()
         _ = try await results("let m = load(\"\(models)/stories260K.gguf\")", interpreter)
+        _ = try await results("let v = steeringVector(m, positive: [\"happy\"], negative: [\"sad\"])", interpreter)
+        _ = try await results("let wide = controlVector(\"\(try Self.reference("smollm2-steer").vector)\")", interpreter)
         for (code, message) in [("m.generate(\"x\", steer: 3)", "steer: needs a ControlVector (from controlVector or steeringVector), got Int"),
                                 ("m.generate(\"x\", steerBlocks: 1...2)", "steerBlocks: needs steer: (a control vector)"),
-                                ("steeringVector(m, positive: [], negative: [\"b\"])", "positive: needs a non-empty array of Strings, got Array")] {
+                                ("steeringVector(m, positive: [], negative: [\"b\"])", "positive: needs a non-empty array of Strings, got Array"),
+                                // Checked when the run starts, for every way in: nothing runs silently unsteered.
+                                ("m.generate(\"x\", steer: wide)", "steering: the control vector has 576 values per block, but the model's residual stream has 64"),
+                                ("m.generate(\"x\", steer: v, steerBlocks: 3...9)", "steering: blocks 3…9 are not all in the model's 5 blocks (0…4)")] {
             await #expect("\(code)") {
                 try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: RecordingSink())
             } throws: { error in

@@ -20,9 +20,9 @@ STARTUP = 120
 class Server:
     """A server process whose stderr is collected on a thread, so tests can wait for lines."""
 
-    def __init__(self, arguments, env=None):
+    def __init__(self, arguments, env=None, preexec_fn=None):
         self.process = subprocess.Popen(arguments, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                        text=True, env=env)
+                                        text=True, env=env, preexec_fn=preexec_fn)
         self.lines = []
         self.changed = threading.Condition()
         threading.Thread(target=self._read, daemon=True).start()
@@ -65,16 +65,16 @@ class Server:
             self.process.kill()
 
 
-def start_lumen_serve(*extra, env=None):
+def start_lumen_serve(*extra, env=None, preexec_fn=None):
     """`lumen serve` on SmolLM2 on a free port; `.url` is its base URL, read from its stderr."""
-    return start_lumen_serve_of(SMOLLM2, *extra, env=env)
+    return start_lumen_serve_of(SMOLLM2, *extra, env=env, preexec_fn=preexec_fn)
 
 
-def start_lumen_serve_of(model, *extra, env=None):
+def start_lumen_serve_of(model, *extra, env=None, preexec_fn=None):
     """`lumen serve` on `model` (from the model cache) on a free port; `.url` is its base URL."""
     if not model.exists():
         raise AssertionError(f"{model} is missing (make models fetches it)")
-    server = Server([lumen_bin(), "serve", str(model), "--port", "0", "--log-level", "info", *extra], env=env)
+    server = Server([lumen_bin(), "serve", str(model), "--port", "0", "--log-level", "info", *extra], env=env, preexec_fn=preexec_fn)
     server.url = server.wait_for(r"at (http://\S+/v1)").group(1)
     return server
 

@@ -54,7 +54,7 @@ def test_a_scaled_control_vector_on_a_layer_range_steers_as_llama_cpp(name, tmp_
 
 
 @pytest.mark.parametrize("flags, message", [
-    (["--control-vector", "{gemma}"], "gemma3-steer.cvec.gguf: directions: have 640 values, but the model's residual stream has 576"),
+    (["--control-vector", "{gemma}"], "gemma3-steer.cvec.gguf: directions: the control vector has 640 values per block, but the model's residual stream has 576"),
     (["--control-vector", "{smollm2}", "--control-vector-layer-range", "3", "30"], "--control-vector-layer-range: block 30 is past the model's last block, 29"),
     (["--control-vector", "/no/such.gguf"], "/no/such.gguf"),
 ])

@@ -5,6 +5,7 @@ is bounded, and waits for the server's own log lines rather than for time to pas
 import http.client
 import json
 import os
+import resource
 import signal
 import socket
 import subprocess
@@ -23,10 +24,10 @@ MODEL = "SmolLM2-135M-Instruct.Q4_1"
 ENDLESS = {"prompt": "1, 2, 3, 4, 5,", "max_tokens": 100000, "temperature": 0}
 
 
-def serve(tmp_path, *extra):
+def serve(tmp_path, *extra, preexec_fn=None):
     """`lumen serve` on SmolLM2 with a run log of its own and a 2048-token context."""
     env = dict(os.environ, LUMEN_LOG_PATH=str(tmp_path / "runs.sqlite"))
-    server = start_lumen_serve("--ctx", "2048", *extra, env=env)
+    server = start_lumen_serve("--ctx", "2048", *extra, env=env, preexec_fn=preexec_fn)
     server.env = env
     host, port = server.url.removeprefix("http://").removesuffix("/v1").rsplit(":", 1)
     server.address = (host, int(port))
@@ -191,6 +192,38 @@ def test_connections_beyond_the_limit_get_503_and_the_limit_is_logged(tmp_path):
             connection.close()
         server.wait_for(r"below the limit again", timeout=30, start=start)
         assert post(server, {"prompt": "x", "max_tokens": 1})[0] == 200
+    finally:
+        server.stop()
+
+
+def test_a_flood_of_connections_never_exhausts_the_descriptors(tmp_path):
+    # 200 descriptors: 64 kept for the server, 68 connections served, as many more refused with 503.
+    server = serve(tmp_path, "--timeout-idle", "600", preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200)))
+    try:
+        start = len(server.lines)
+        flood = []
+        for _ in range(400):
+            try:
+                flood.append(socket.create_connection(server.address, timeout=30))
+            except OSError:
+                pass
+        server.wait_for(r"68 connections are open, the most allowed \(half of the descriptor limit 200 after 64 reserved\)", timeout=30, start=start)
+        server.wait_for(r"connections fill the descriptors this server may use \(136\): new ones are closed at once", timeout=30, start=start)
+        # Once the refused connections of the flood are closed (a second after each), a new client
+        # gets a clear 503 while the 68 served ones are held.
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                status, headers, body = post(server, {"prompt": "x", "max_tokens": 1})
+                break
+            except (ConnectionResetError, urllib.error.URLError):
+                assert time.monotonic() < deadline, "new connections are still closed at once"
+        assert status == 503 and "68 connections open" in body["error"]["message"]
+        for connection in flood:
+            connection.close()
+        server.wait_for(r"below the limit again", timeout=30, start=start)
+        with urllib.request.urlopen(server.url + "/models", timeout=30) as response:
+            assert response.status == 200
     finally:
         server.stop()
 

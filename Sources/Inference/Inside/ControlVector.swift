@@ -57,19 +57,24 @@ public struct ControlVector: Sendable, Equatable {
     /// `--control-vector` files it is given: refused, naming the file, when one does not fit
     /// `model` (another width, or a direction for a block it does not have).
     public static func sum(of files: [(path: String, scale: Float)], for model: LanguageModel) throws(ModelError) -> ControlVector? {
-        let blocks = model.configuration.blockCount, width = model.configuration.embeddingLength
         var sum: ControlVector?
         for (path, scale) in files {
             let vector = try ControlVector(contentsOf: path)
-            guard vector.width == width else {
-                throw ModelError(file: path, field: "directions", reason: "have \(vector.width) values, but the model's residual stream has \(width)")
-            }
-            if let beyond = vector.directions.keys.filter({ $0 >= blocks }).min() {
-                throw ModelError(file: path, field: "direction.\(beyond)", reason: "is for a block the model does not have (it has \(blocks): 0…\(blocks - 1))")
-            }
+            if let misfit = vector.misfit(model) { throw ModelError(file: path, field: "directions", reason: misfit) }
             sum = sum.map { $0 + vector.scaled(by: scale) } ?? vector.scaled(by: scale)
         }
         return sum
+    }
+
+    /// Why this vector does not fit `model` (another width, a direction for a block it does not
+    /// have), or nil when it fits.
+    public func misfit(_ model: LanguageModel) -> String? {
+        let blockCount = model.configuration.blockCount, modelWidth = model.configuration.embeddingLength
+        if width != modelWidth { return "the control vector has \(width) values per block, but the model's residual stream has \(modelWidth)" }
+        if let beyond = directions.keys.filter({ $0 >= blockCount }).min() {
+            return "the control vector has a direction for block \(beyond), but the model has \(blockCount) blocks (0…\(blockCount - 1))"
+        }
+        return nil
     }
 
     /// The hook that adds this vector after each block in `blocks` (every block when nil), at
@@ -87,6 +92,19 @@ public struct ControlVector: Sendable, Equatable {
 
         public func visits(_ point: ActivationPoint, layer: Int) -> Bool {
             point == .blockOutput && blocks?.contains(layer) != false && vector.directions[layer] != nil
+        }
+
+        public func check(_ model: LanguageModel) throws(ModelError) {
+            let blockCount = model.configuration.blockCount
+            func refuse(_ reason: String) -> ModelError { ModelError(file: model.gguf.path, field: "steering", reason: reason) }
+            if let misfit = vector.misfit(model) { throw refuse(misfit) }
+            guard let blocks else { return }
+            guard blocks.lowerBound >= 0, blocks.upperBound < blockCount else {
+                throw refuse("blocks \(blocks.lowerBound)…\(blocks.upperBound) are not all in the model's \(blockCount) blocks (0…\(blockCount - 1))")
+            }
+            guard vector.directions.keys.contains(where: blocks.contains) else {
+                throw refuse("the control vector has no direction for blocks \(blocks.lowerBound)…\(blocks.upperBound): it would change nothing")
+            }
         }
 
         public func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int) {

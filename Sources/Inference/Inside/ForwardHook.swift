@@ -29,6 +29,14 @@ public protocol ForwardHook: Sendable {
     /// Reads or changes the activations at `point` of block `layer` for a batch of tokens:
     /// `rows` holds one row of `width` floats per token, for the positions `positions`, in order.
     func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int)
+    /// Refuses, before any pass runs, a hook that does not fit `model` (a vector of another
+    /// width, blocks the model does not have), so a run is never silently left unchanged.
+    func check(_ model: LanguageModel) throws(ModelError)
+}
+
+extension ForwardHook {
+    /// Fits every model.
+    public func check(_ model: LanguageModel) throws(ModelError) {}
 }
 
 extension InferenceState {

@@ -195,6 +195,8 @@ def test_errors_in_a_commands_work_are_named_without_a_usage(tmp_path, arguments
 @pytest.mark.parametrize("arguments, message", [
     (["log", "list", "--kind", "foo"], 'Error: --kind: no kind of run is called "foo"; the kinds are generation, perplexity, comparison'),
     (["generate", "x.gguf", "hi", "--force-ids", "a,b"], "Error: --force-ids must be comma-separated token ids, got a,b"),
+    (["serve", "x.gguf", "--timeout-idle", "0"], "Error: --timeout-idle must be more than 0 and at most 86400 seconds, got 0.0"),
+    (["serve", "x.gguf", "--shutdown-grace", "-1"], "Error: --shutdown-grace must be in 0…86400 seconds, got -1.0"),
 ])
 def test_usage_errors_found_by_a_command_show_its_usage_even_nested(arguments, message):
     result = subprocess.run([lumen_bin(), *arguments, "--no-log"], capture_output=True, text=True, timeout=60)

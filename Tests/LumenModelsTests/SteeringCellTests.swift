@@ -55,6 +55,29 @@ struct SteeringCellTests {
         #expect(plain != steered)
     }
 
+    @Test("logitLens shows llama.cpp's greedy token at the last block's last position, and follows a token across blocks")
+    func logitLens() async throws {
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try sharedModelsDirectory() + "/../reference/inside/smollm2-acts.json"))) as? [String: Any])
+        let prompt = try #require(root["prompt"] as? String), greedy = try #require((root["greedy"] as? [Int])?.first)
+        let interpreter = modelInterpreter()
+        _ = try await results("let m = load(\"\(try Self.model("SmolLM2-135M-Instruct.Q4_1.gguf"))\")", interpreter)
+        let shown = try await results("""
+            let l = logitLens(m, "\(prompt)", token: " Paris")
+            [l.top.count, l.tokens.count, l.ids[29][4], l.followed.count, l.followed.filter { $0 < 0 || $0 > 1 }.count, l.followed[29] == l.probabilities[29][4]]
+            """, interpreter)
+        #expect(shown == ["[30, 5, \(greedy), 30, 0, true]"])
+        let sink = RecordingSink()
+        try await interpreter.execute(ExecutionRequest(code: "l", executionCount: 2), output: sink)
+        let bundle = try #require(sink.events.compactMap { if case .result(let bundle) = $0 { bundle } else { nil } }.last)
+        let text = try #require(bundle.data["text/plain"]), html = try #require(bundle.data["text/html"])
+        #expect(text.hasPrefix("block  ") && text.contains("\n29 ") && html.contains("<svg") && html.contains("background: rgba("))
+        await #expect {
+            try await interpreter.execute(ExecutionRequest(code: "logitLens(m, \"x\", token: \" Parisian capital\")", executionCount: 3), output: RecordingSink())
+        } throws: { error in
+            (error as? ExecutionError)?.message.contains("token: \" Parisian capital\" is 3 tokens, not one") == true
+        }
+    }
+
     @Test("steer: needs a control vector that fits the model, steerBlocks: a range of its blocks and steer:")
     func steeringArguments() async throws {
         let interpreter = modelInterpreter()

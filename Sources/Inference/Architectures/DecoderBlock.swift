@@ -81,8 +81,7 @@ struct DecoderBlock: Sendable {
             state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
         let first = allLogits ? 0 : count - 1
-        Operations.rmsNorm(x + first * dimension, weights: outputNorm, epsilon: c.rmsEpsilon, into: normed, count: count - first, width: dimension)
-        state.pool.multiply(output, normed, into: state.logits, count: count - first, scratch: state.scratch)
+        Unembedding(norm: outputNorm, output: output).apply(x + first * dimension, count: count - first, configuration: c, state: state)
     }
 }
 
@@ -120,6 +119,7 @@ protocol DecoderArchitecture: ModelArchitecture {
 extension DecoderArchitecture {
     var matrices: [Matrix] { decoder.blocks.flatMap(\.matrices) + [decoder.output] }
     var tokenEmbedding: Matrix { decoder.tokenEmbedding }
+    var unembedding: Unembedding { Unembedding(norm: decoder.outputNorm, output: decoder.output) }
 
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
         DecoderBlock.forward(decoder.blocks, embedding: decoder.tokenEmbedding, outputNorm: decoder.outputNorm, output: decoder.output,

@@ -25,6 +25,7 @@ struct Gemma3Architecture: ModelArchitecture {
     let blocks: [Block]
     let outputNorm: [Float]
     let output: Matrix
+    var unembedding: Unembedding { Unembedding(norm: outputNorm, output: output) }
 
     init(weights: WeightLoader) throws(ModelError) {
         let c = weights.configuration
@@ -101,7 +102,6 @@ struct Gemma3Architecture: ModelArchitecture {
             state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
         let first = allLogits ? 0 : count - 1
-        Operations.rmsNorm(x + first * dimension, weights: outputNorm, epsilon: c.rmsEpsilon, into: normed, count: count - first, width: dimension)
-        state.pool.multiply(output, normed, into: state.logits, count: count - first, scratch: state.scratch)
+        unembedding.apply(x + first * dimension, count: count - first, configuration: c, state: state)
     }
 }

@@ -13,6 +13,8 @@ protocol ModelArchitecture: Sendable {
     var matrices: [Matrix] { get }
     /// The token embedding (one row read per token).
     var tokenEmbedding: Matrix { get }
+    /// The final norm and output matrix: residual-stream rows to logits.
+    var unembedding: Unembedding { get }
     /// Runs `tokens` at positions `state.position...`, appending them to the KV cache, and writes
     /// the logits of the last token (or of every token, with `allLogits`) into `state.logits`.
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool)

@@ -1,0 +1,15 @@
+/// The last step of every architecture's forward pass: the final RMS norm and the output matrix,
+/// residual-stream rows to logits. The logit lens applies it to every block's residual stream.
+struct Unembedding: Sendable {
+    /// The final norm's weights.
+    let norm: [Float]
+    /// The output matrix (the token embedding when the file ties them).
+    let output: Matrix
+
+    /// Writes the logits of the `count` residual rows at `rows` into `state.logits`, row after
+    /// row (`count` at most the batch capacity), through `state.normed`.
+    func apply(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, state: InferenceState) {
+        Operations.rmsNorm(rows, weights: norm, epsilon: c.rmsEpsilon, into: state.normed, count: count, width: c.embeddingLength)
+        state.pool.multiply(output, state.normed, into: state.logits, count: count, scratch: state.scratch)
+    }
+}

@@ -78,6 +78,44 @@ struct SteeringCellTests {
         }
     }
 
+    @Test("attentionPatterns gives each head's weights as llama.cpp's kq_soft_max has them, and refuses a block or heads the model lacks")
+    func attentionPatterns() async throws {
+        let inside = try sharedModelsDirectory() + "/../reference/inside/"
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: inside + "smollm2-acts.json"))) as? [String: Any])
+        let prompt = try #require(root["prompt"] as? String), tokens = try #require(root["tokens"] as? [Int]).count
+        let heads = try #require(root["n_head"] as? Int), block = 3
+        let expected = try Data(contentsOf: URL(fileURLWithPath: inside + "smollm2-acts.attn.bin")).withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
+        let interpreter = modelInterpreter()
+        _ = try await results("let m = load(\"\(try Self.model("SmolLM2-135M-Instruct.Q4_1.gguf"))\")", interpreter)
+        let shown = try await results("let a = attentionPatterns(m, \"\(prompt)\", block: \(block))\n[a.heads.count, a.tokens.count, a.weights]", interpreter)
+        let values = try #require(shown.first?.dropFirst().dropLast().split(separator: ",", maxSplits: 2))
+        #expect(values.count == 3 && Int(values[0].trimmingCharacters(in: .whitespaces)) == heads && Int(values[1].trimmingCharacters(in: .whitespaces)) == tokens)
+        // The weights, read back from the value: [head][query][key ≤ query].
+        let weights = try await results("a.weights.map { $0.map { $0.map { \"\\($0)\" }.joined(separator: \",\") }.joined(separator: \";\") }.joined(separator: \"|\")", interpreter)
+        let parsed = try #require(weights.first).trimmingCharacters(in: CharacterSet(charactersIn: "\"")).split(separator: "|").map { $0.split(separator: ";").map { $0.split(separator: ",").compactMap { Float($0) } } }
+        #expect(parsed.count == heads)
+        var largest: Float = 0, total: Float = 0, count = 0
+        for head in 0..<heads {
+            for query in 0..<tokens {
+                #expect(parsed[head][query].count == query + 1)
+                for key in 0...query {
+                    let difference = abs(parsed[head][query][key] - expected[((block * heads + head) * tokens + query) * tokens + key])
+                    (largest, total, count) = (max(largest, difference), total + difference, count + 1)
+                }
+            }
+        }
+        // The tolerance of the attention hook's own test against the same file (8-bit activations).
+        #expect(largest <= 0.1 && total / Float(count) <= 0.005, "largest \(largest), mean \(total / Float(count))")
+        for (code, message) in [("attentionPatterns(m, \"x\", block: 30)", "block: 30 is not one of the model's 30 blocks (0…29)"),
+                                ("attentionPatterns(m, \"x\", block: 1, heads: 0..<10)", "heads: needs a range of the model's 9 heads such as 0..<2, got 0..<10")] {
+            await #expect("\(code)") {
+                try await interpreter.execute(ExecutionRequest(code: code, executionCount: 3), output: RecordingSink())
+            } throws: { error in
+                (error as? ExecutionError)?.message.contains(message) == true
+            }
+        }
+    }
+
     @Test("steer: needs a control vector that fits the model, steerBlocks: a range of its blocks and steer:")
     func steeringArguments() async throws {
         let interpreter = modelInterpreter()

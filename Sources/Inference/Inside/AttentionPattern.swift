@@ -1,0 +1,36 @@
+/// Each head's attention probabilities in one block for a prompt (llama.cpp's `kq_soft_max`):
+/// `weights[head][query][key]`, each query's row over the keys before it (itself included),
+/// summing to 1.
+public struct AttentionPattern: Sendable {
+    /// The tokens read, one position each.
+    public let tokens: [Int32]
+    /// The block.
+    public let block: Int
+    /// By head, then query position, then key position (`key ≤ query`).
+    public let weights: [[[Float]]]
+}
+
+extension ModelSession {
+    /// The attention pattern of block `block` over `tokens` (read from an empty cache, as
+    /// `evaluate` does).
+    ///
+    /// - Throws: `ModelError` when the block is not one of the model's, the tokens are empty or
+    ///   do not fit, or the task is cancelled.
+    public func attentionPattern(_ tokens: [Int32], block: Int) throws(ModelError) -> AttentionPattern {
+        let c = model.configuration
+        guard (0..<c.blockCount).contains(block) else {
+            throw ModelError(file: model.gguf.path, field: "block", reason: "\(block) is not one of the model's \(c.blockCount) blocks (0…\(c.blockCount - 1))")
+        }
+        let capture = ActivationCapture([.attentionProbabilities], blocks: [block])
+        _ = try evaluate(tokens, hooks: [capture])
+        // A row per token of heads × context length floats (see `ActivationPoint.attentionProbabilities`).
+        let rows = capture.rows(.attentionProbabilities, block: block), width = c.headCount * contextLength
+        let weights = (0..<c.headCount).map { head in
+            tokens.indices.map { query in
+                let start = query * width + head * contextLength
+                return Array(rows[start...(start + query)])
+            }
+        }
+        return AttentionPattern(tokens: tokens, block: block, weights: weights)
+    }
+}

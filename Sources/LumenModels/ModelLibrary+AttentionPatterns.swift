@@ -7,15 +7,15 @@ extension ModelLibrary {
         signature: "attentionPatterns(_ model, _ prompt: String, block: Int, heads: Range? = nil) -> AttentionPattern",
         summary: "Each head's attention probabilities in one block over the prompt: a query × key heatmap per head, labelled with the tokens (heads: a range chooses some); .weights[head][query][key]."
     ) { arguments, context in
-        let model: LoadedModel = try hostObject(&arguments, "model", "a model loaded with load() (a served model does not expose its activations)")
+        let model = try insideModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         guard let block = try arguments.labelledInteger("block") else {
             throw LumenError(.value, "block: is needed (the block whose attention to show)", at: context.location)
         }
         let heads = arguments.labelled("heads")
         try arguments.finish()
-        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
-        let headCount = session.model.configuration.headCount
+        let loaded = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
+        let headCount = loaded.configuration.headCount
         var chosen = Array(0..<headCount)
         if let (value, location) = heads {
             guard case .range(let lower, let upper) = value, lower >= 0, upper > lower, upper <= headCount else {
@@ -23,13 +23,9 @@ extension ModelLibrary {
             }
             chosen = Array(lower..<upper)
         }
-        let pattern: AttentionPattern
-        do {
-            pattern = try await session.attentionPattern(session.tokenize(prompt), block: block)
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw LumenError(.model, "\(error)", at: context.location)
+        let pattern = try await onSession(of: model, at: context.location) { session throws(ModelError) in
+            try await session.attentionPattern(session.tokenize(prompt), block: block)
         }
-        return .host(AttentionPatternObject(pattern: pattern, heads: chosen, tokenizer: session.model.tokenizer))
+        return .host(AttentionPatternObject(pattern: pattern, heads: chosen, tokenizer: loaded.tokenizer))
     }
 }

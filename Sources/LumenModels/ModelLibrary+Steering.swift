@@ -28,7 +28,7 @@ extension ModelLibrary {
         signature: "steeringVector(_ model, positive: [String], negative: [String]) -> ControlVector",
         summary: "A contrastive steering vector: for each block after the first, the mean residual stream at the positive prompts' last token minus the negatives'. Steer with generate(…, steer:, steerScale:, steerBlocks:)."
     ) { arguments, context in
-        let model: LoadedModel = try hostObject(&arguments, "model", "a model loaded with load() (a served model does not expose its activations)")
+        let model = try insideModel(&arguments)
         func prompts(_ label: String) throws(LumenError) -> [String] {
             let (value, location) = try arguments.requireLabelled(label)
             let elements = try? Operators.elements(of: value, at: location)
@@ -42,11 +42,8 @@ extension ModelLibrary {
         }
         let (positive, negative) = (try prompts("positive"), try prompts("negative"))
         try arguments.finish()
-        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
-        let vector: ControlVector
-        do { vector = try await ControlVector.contrastive(session: session, positive: positive, negative: negative) } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw LumenError(.model, "\(error)", at: context.location)
+        let vector = try await onSession(of: model, at: context.location) { session throws(ModelError) in
+            try await ControlVector.contrastive(session: session, positive: positive, negative: negative)
         }
         return .host(ControlVectorObject(vector: vector, source: RunSteering.Vector(positive: positive, negative: negative, scale: 1)))
     }

@@ -71,6 +71,25 @@ final class ModelLibrary: LumenLibrary {
         }
     }
 
+    /// The positional `model` of a built-in that looks inside the forward pass: a loaded model
+    /// (a served one does not expose its activations).
+    static func insideModel(_ arguments: inout Arguments) throws(LumenError) -> LoadedModel {
+        try hostObject(&arguments, "model", "a model loaded with load() (a served model does not expose its activations)")
+    }
+
+    /// Runs `body` on a session of `model`, turning its `ModelError` into Lumen's at `location`;
+    /// a cancelled cell stays cancelled.
+    static func onSession<Result: Sendable>(of model: LoadedModel, at location: SourceLocation,
+                                            _ body: (ModelSession) async throws(ModelError) -> Result) async throws -> Result {
+        let session = try modelCall(at: location) { () throws(ModelError) in try model.session() }
+        do {
+            return try await body(session)
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw LumenError(.model, "\(error)", at: location)
+        }
+    }
+
     /// The positional argument `label`, which must be a host object of type `T` (`what` says
     /// which, in the error).
     static func hostObject<T: HostObject>(_ arguments: inout Arguments, _ label: String, _ what: String) throws(LumenError) -> T {

@@ -15,9 +15,8 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
     typealias InboundOut = HTTPRequestPart
     typealias OutboundOut = HTTPResponsePart
 
+    /// Counts the connection from `handlerAdded` to `handlerRemoved`, which NIO calls once each.
     private let limit: ConnectionLimit
-    /// Whether this connection is counted (until the handler leaves the pipeline).
-    private var counted = false
     /// Whether this connection is over the limit.
     private var refused = false
     /// A refused connection's close, if it sends no request in time.
@@ -28,7 +27,6 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
-        counted = true
         switch limit.admit() {
         case .admitted:
             break
@@ -45,8 +43,7 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
     static let refusalWait = TimeAmount.seconds(1)
 
     func handlerRemoved(context: ChannelHandlerContext) {
-        if counted { limit.leave() }
-        counted = false
+        limit.leave()
         closing?.cancel()
         closing = nil
     }

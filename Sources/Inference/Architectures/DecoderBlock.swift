@@ -42,7 +42,7 @@ struct DecoderBlock: Sendable {
     /// The whole model's forward pass over these blocks: embedding rows → per block
     /// x += Wo · attention(RoPE(Wq·n), RoPE(Wk·n), Wv·n) with n = RMSNorm(x), then
     /// x += Wdown · (silu(Wgate·n) ⊙ Wup·n) with n = RMSNorm(x) → final norm → logits.
-    static func forward(_ blocks: [DecoderBlock], embedding: Matrix, outputNorm: [Float], output: Matrix, ropeFactors: [Float]?,
+    static func forward(_ blocks: [DecoderBlock], embedding: Matrix, unembedding: Unembedding, ropeFactors: [Float]?,
                         configuration c: ModelConfiguration, tokens: [Int32], state: InferenceState, allLogits: Bool) {
         let count = tokens.count, dimension = c.embeddingLength
         let x = state.residual, normed = state.normed
@@ -81,7 +81,7 @@ struct DecoderBlock: Sendable {
             state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
         let first = allLogits ? 0 : count - 1
-        Unembedding(norm: outputNorm, output: output).apply(x + first * dimension, count: count - first, configuration: c, state: state)
+        unembedding.apply(x + first * dimension, count: count - first, configuration: c, state: state)
     }
 }
 
@@ -122,7 +122,7 @@ extension DecoderArchitecture {
     var unembedding: Unembedding { Unembedding(norm: decoder.outputNorm, output: decoder.output) }
 
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
-        DecoderBlock.forward(decoder.blocks, embedding: decoder.tokenEmbedding, outputNorm: decoder.outputNorm, output: decoder.output,
+        DecoderBlock.forward(decoder.blocks, embedding: decoder.tokenEmbedding, unembedding: unembedding,
                              ropeFactors: decoder.ropeFactors, configuration: decoder.configuration, tokens: tokens, state: state, allLogits: allLogits)
     }
 }

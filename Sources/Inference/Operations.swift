@@ -111,6 +111,7 @@ enum Operations {
                 }
             }
         }
+        state.visit(.headOutputs, layer: layer, rows: state.attended, count: count, width: queryDimension)
         state.visitAttentionProbabilities(layer: layer, count: count, configuration: configuration, window: window)
     }
 

@@ -34,7 +34,8 @@ enum Methods {
             let property: Value?
             do {
                 property = try object.property(name)
-            } catch let error as LumenError {
+            } catch var error as LumenError {
+                error.location = error.location ?? location
                 throw error
             } catch {
                 throw LumenError(.model, "\(error)", at: location)

@@ -9,12 +9,18 @@ package enum Operators {
             return .integer(negated)
         case ("-", .double(let number)): return .double(-number)
         case ("!", .bool(let flag)): return .bool(!flag)
+        case ("-", .host(let array as any ArrayHostObject)): return try array.combined("*", with: .integer(-1), reversed: false, at: location)
         default:
             throw LumenError(.type, "'\(operation)' cannot be applied to \(value.typeName)", at: location)
         }
     }
 
     package static func binary(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> Value {
+        // Arrays of numbers combine elementwise.
+        if ["+", "-", "*", "/"].contains(operation) {
+            if case .host(let array as any ArrayHostObject) = left { return try array.combined(operation, with: right, reversed: false, at: location) }
+            if case .host(let array as any ArrayHostObject) = right { return try array.combined(operation, with: left, reversed: true, at: location) }
+        }
         // Host objects that stand for a number (a perplexity) take part as that number.
         if case .host(let object) = left, let number = object.numericValue { return try binary(operation, .double(number), right, at: location) }
         if case .host(let object) = right, let number = object.numericValue { return try binary(operation, left, .double(number), at: location) }
@@ -129,6 +135,8 @@ package enum Operators {
                 throw LumenError(.index, "index \(position) is out of range for a string of \(text.count) characters", at: location)
             }
             return .string(String(text[text.index(text.startIndex, offsetBy: position)]))
+        case (.host(let array as any ArrayHostObject), _):
+            return try array.subscripted(by: index, at: location)
         case (.host(let object as any IndexableHostObject), .integer(let position)):
             guard let element = object.element(at: position) else {
                 throw LumenError(.index, "index \(position) is out of range for \(object.typeName) of \(object.count)", at: location)

@@ -115,6 +115,16 @@ enum StandardLibrary {
 
     /// The numbers of a call's arguments (one array or range, or several numbers), and whether
     /// all of them are Ints, so that results of Int inputs stay Ints.
+    /// `reduction` of an array host object given as the only positional argument (over `axis:`
+    /// when given), or nil when the argument is not one.
+    private static func reducedArray(_ arguments: inout Arguments, _ reduction: ArrayReduction, at location: SourceLocation) throws -> Value? {
+        guard case .host(let array as any ArrayHostObject) = arguments.peekPositional() else { return nil }
+        _ = arguments.nextPositional()
+        let axis = try arguments.labelledInteger("axis")
+        try arguments.finish()
+        return try array.reduced(reduction, axis: axis, at: location)
+    }
+
     private static func numbers(_ arguments: inout Arguments, _ function: String) throws -> (values: [Double], integers: Bool) {
         let given = arguments.remainingPositional()
         try arguments.finish()
@@ -134,24 +144,28 @@ enum StandardLibrary {
         integer && Swift.abs(value) < 9e18 ? .integer(Int(value)) : .double(value)
     }
 
-    static let minimum = Builtin(name: "min", signature: "min(_ numbers...) -> Number", summary: "The smallest of the numbers (or of one array's).") { arguments, context in
+    static let minimum = Builtin(name: "min", signature: "min(_ numbers...) -> Number", summary: "The smallest of the numbers (or of one array's; of a Tensor's, over axis: when given).") { arguments, context in
+        if let reduced = try reducedArray(&arguments, .min, at: context.location) { return reduced }
         let (values, integers) = try numbers(&arguments, "min")
         guard let smallest = values.min() else { throw LumenError(.value, "min() of nothing", at: context.location) }
         return number(smallest, integer: integers)
     }
 
-    static let maximum = Builtin(name: "max", signature: "max(_ numbers...) -> Number", summary: "The largest of the numbers (or of one array's).") { arguments, context in
+    static let maximum = Builtin(name: "max", signature: "max(_ numbers...) -> Number", summary: "The largest of the numbers (or of one array's; of a Tensor's, over axis: when given).") { arguments, context in
+        if let reduced = try reducedArray(&arguments, .max, at: context.location) { return reduced }
         let (values, integers) = try numbers(&arguments, "max")
         guard let largest = values.max() else { throw LumenError(.value, "max() of nothing", at: context.location) }
         return number(largest, integer: integers)
     }
 
-    static let sum = Builtin(name: "sum", signature: "sum(_ numbers) -> Number", summary: "The sum of an array's numbers.") { arguments, _ in
+    static let sum = Builtin(name: "sum", signature: "sum(_ numbers) -> Number", summary: "The sum of an array's numbers (of a Tensor's, over axis: when given).") { arguments, context in
+        if let reduced = try reducedArray(&arguments, .sum, at: context.location) { return reduced }
         let (values, integers) = try numbers(&arguments, "sum")
         return number(values.reduce(0, +), integer: integers)
     }
 
-    static let mean = Builtin(name: "mean", signature: "mean(_ numbers) -> Double", summary: "The arithmetic mean of an array's numbers.") { arguments, context in
+    static let mean = Builtin(name: "mean", signature: "mean(_ numbers) -> Double", summary: "The arithmetic mean of an array's numbers (of a Tensor's, over axis: when given).") { arguments, context in
+        if let reduced = try reducedArray(&arguments, .mean, at: context.location) { return reduced }
         let values = try numbers(&arguments, "mean").values
         guard !values.isEmpty else { throw LumenError(.value, "mean() of nothing", at: context.location) }
         return .double(values.reduce(0, +) / Double(values.count))

@@ -9,20 +9,22 @@ extension ModelLibrary {
 
     static let generate = Builtin(
         name: "generate",
-        signature: "generate(_ model, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil) -> Generation",
-        summary: "Generates text after the prompt, showing it live as tokens arrive. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given)."
+        signature: "generate(_ model, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: []) -> Generation",
+        summary: "Generates text after the prompt, showing it live as tokens arrive. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass."
     ) { arguments, context in
         let model = try generativeModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         let options = try generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
         let steering = try steering(&arguments)
+        let changes = try interventions(&arguments, model: model, at: context.location)
         try arguments.finish()
         var draft = RunDraft(entry: "generate", model: model)
         draft.steering = steering.logged
+        draft.interventions = changes.logged
         let generation = try await streamGeneration(prompt: prompt, options: options, timeout: timeout, record: draft,
                                                     context: context) { stop throws(ModelError) in
-            (nil, try model.generate(prompt, options: options, hooks: steering.hooks, stop: stop))
+            (nil, try model.generate(prompt, options: options, hooks: steering.hooks + changes.hooks, stop: stop))
         }
         if generation.interrupted { throw CancellationError() }
         return .host(generation)
@@ -101,7 +103,7 @@ extension ModelLibrary {
         output.display(generation.footerBundle, displayID: nil)
         context.shownLive(.host(generation))
         try context.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered,
-                                   steering: record.steering)
+                                   steering: record.steering, interventions: record.interventions)
         return generation
     }
 

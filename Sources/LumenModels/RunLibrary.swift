@@ -114,12 +114,19 @@ public final class RunLibrary: LumenLibrary {
         let session = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try model.session() }
         let text = record.renderedPrompt ?? record.prompt
         let tokens = record.renderedPrompt == nil ? session.tokenize(text) : Conversation.promptTokens(session.model.tokenizer, text: text)
-        // A steered run is steered again by the same vector files.
-        let hooks: [any ForwardHook]
-        do { hooks = try await options.steering?.hooks(on: session) ?? [] } catch { throw LumenError(.model, "\(error)", at: context.location) }
+        // A steered run is steered again by the same vector files; its ablations and patches are
+        // made again (a patch's source run again).
+        var hooks: [any ForwardHook] = []
+        do {
+            hooks = try await options.steering?.hooks(on: session) ?? []
+            for intervention in options.interventions ?? [] { hooks.append(try await intervention.hook(on: session)) }
+        } catch {
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
         let pipeline = GenerationPipeline(options: options.generationOptions, tokenizer: session.model.tokenizer, hooks: hooks)
         var draft = RunDraft(entry: "replay", model: model)
         draft.steering = options.steering
+        draft.interventions = options.interventions ?? []
         let generation = try await ModelLibrary.streamGeneration(prompt: text, options: options.generationOptions, timeout: nil,
                                                                  record: draft, context: context) { stop in
             (nil, session.generate(tokens: tokens, options: options.generationOptions, pipeline: pipeline, stop: stop))

@@ -84,23 +84,27 @@ extension RunRecord {
 extension Builtin.Context {
     /// Records `generation`, made by `entry` with `model`, in the run log: `prompt` as the cell
     /// gave it, and `rendered` when the model was given another text (a chat template's).
-    /// `steering` is the control vectors it was steered with.
+    /// `steering` is the control vectors it was steered with, `interventions` the ablations and
+    /// patches made inside it.
     func record(_ generation: Generation, entry: String, model: any GenerativeModel, messages: [ChatMessage]? = nil, prompt: String? = nil,
-                rendered: String? = nil, steering: RunSteering? = nil) throws(LumenError) {
+                rendered: String? = nil, steering: RunSteering? = nil, interventions: [RunIntervention] = []) throws(LumenError) {
         guard try models.recorder.runLog != nil, let runModel = model.runModel else { return }
         var run = RunRecord(generationAt: entry, origin: try origin, model: runModel,
                             prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
                             summary: generation.stats, options: generation.options, interrupted: generation.interrupted)
         run.options?.steering = steering
+        run.options?.interventions = interventions.isEmpty ? nil : interventions
         try record(run)
     }
 }
 
 /// What the run log needs to know about a generation besides its result: the entry point, the
-/// model, for a conversation turn its messages, and for a steered generation its vectors.
+/// model, for a conversation turn its messages, for a steered generation its vectors, and the
+/// ablations and patches made inside it.
 struct RunDraft {
     let entry: String
     let model: any GenerativeModel
     var messages: [ChatMessage]? = nil
     var steering: RunSteering? = nil
+    var interventions: [RunIntervention] = []
 }

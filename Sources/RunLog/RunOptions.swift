@@ -18,10 +18,12 @@ public struct RunOptions: Codable, Sendable, Equatable {
     public var stop: [String]
     /// The control vectors the generation was steered with, if any.
     public var steering: RunSteering?
+    /// The ablations and patches made inside its forward passes, if any.
+    public var interventions: [RunIntervention]?
 
     /// Options.
     public init(maxTokens: Int, temperature: Double, topK: Int, topP: Double, minP: Double, repeatPenalty: Double, seed: UInt64, stop: [String],
-                steering: RunSteering? = nil) {
+                steering: RunSteering? = nil, interventions: [RunIntervention]? = nil) {
         self.maxTokens = maxTokens
         self.temperature = temperature
         self.topK = topK
@@ -31,5 +33,6 @@ public struct RunOptions: Codable, Sendable, Equatable {
         self.seed = seed
         self.stop = stop
         self.steering = steering
+        self.interventions = interventions
     }
 }

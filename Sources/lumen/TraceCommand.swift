@@ -51,40 +51,27 @@ struct TraceCommand: AsyncParsableCommand {
         let configuration = llama.configuration
         let tokens = llama.tokenizer.encode(prompt)
         guard !tokens.isEmpty else { throw CommandError("the prompt has no tokens") }
-        let (layers, heads, width, count) = (configuration.blockCount, configuration.headCount, configuration.embeddingLength, tokens.count)
+        let count = tokens.count
+        let trace = ActivationTrace(points: [.blockOutput, .attentionProbabilities], blocks: Array(0..<configuration.blockCount), configuration: configuration)
         // What the trace holds, told before any work (the attention grows with the square of the prompt).
-        let bytes = 4 * layers * count * (width + heads * count)
+        let bytes = trace.bytes(tokens: count)
         guard bytes <= Self.largestTrace else {
-            throw CommandError(String(format: "a trace of %d tokens takes %.1f GiB (the attention probabilities grow with the square of the prompt's length), more than the %.0f GiB allowed: use a shorter prompt",
-                                      count, Double(bytes) / Double(1 << 30), Double(Self.largestTrace) / Double(1 << 30)))
+            throw CommandError("a trace of \(count) tokens takes \(ActivationTrace.size(bytes)) (\(trace.cost(tokens: count))), more than the \(ActivationTrace.size(Self.largestTrace)) allowed: use a shorter prompt")
         }
-        // A context as long as the prompt: each token's attention row is [head][position].
         let session = ModelSession(model: llama, contextLength: count, threads: threads)
         guard session.contextLength == count else {
             throw CommandError("the prompt's \(count) tokens do not fit in the model's context of \(configuration.contextLength)")
         }
-        let capture = ActivationCapture([.blockOutput, .attentionProbabilities])
+        let capture = trace.capture(tokens: count)
         _ = try await session.evaluate(tokens, hooks: [capture])
-        var residual: [Float] = []
-        residual.reserveCapacity(layers * count * width)
-        var attention = [Float](repeating: 0, count: layers * heads * count * count)
-        for layer in 0..<layers {
-            residual += capture.rows(.blockOutput, block: layer)
-            let rows = capture.rows(.attentionProbabilities, block: layer)
-            for query in 0..<count {
-                for head in 0..<heads {
-                    for key in 0...query {
-                        attention[((layer * heads + head) * count + query) * count + key] = rows[(query * heads + head) * count + key]
-                    }
-                }
-            }
-        }
+        let tensors = trace.tensors(from: capture, labels: [])
+        guard let residual = tensors[.blockOutput], let attention = tensors[.attentionProbabilities] else { return }
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         let files: [(String, Data)] = [
             ("tokens.json", try encoder.encode(Tokens(prompt: prompt, tokens: tokens, pieces: tokens.map { llama.tokenizer.decode([$0]) })) + Data("\n".utf8)),
-            ("resid.npy", NumPyFile.encode(residual, shape: [layers, count, width])),
-            ("attn.npy", NumPyFile.encode(attention, shape: [layers, heads, count, count])),
+            ("resid.npy", NumPyFile.encode(residual.values, shape: residual.shape)),
+            ("attn.npy", NumPyFile.encode(attention.values, shape: attention.shape)),
         ]
         let directory = URL(fileURLWithPath: output)
         do {
@@ -93,7 +80,6 @@ struct TraceCommand: AsyncParsableCommand {
         } catch {
             throw CommandError("cannot write \(output): \(error.localizedDescription)")
         }
-        FileHandle.standardError.write(Data(String(format: "wrote %@: %d tokens, %d blocks, %d heads (%.1f MiB)\n", output, count, layers, heads,
-                                                   Double(bytes) / Double(1 << 20)).utf8))
+        FileHandle.standardError.write(Data("wrote \(output): \(count) tokens, \(configuration.blockCount) blocks, \(configuration.headCount) heads (\(ActivationTrace.size(bytes)))\n".utf8))
     }
 }

@@ -131,4 +131,4 @@ def test_a_trace_too_large_is_refused_naming_its_size(tmp_path):
     result = subprocess.run([lumen_bin(), "trace", str(MODELS["smollm2"]), "word " * 1600, "-o", str(tmp_path / "trace"), "--no-log"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and not (tmp_path / "trace").exists()
-    assert "a trace of 1601 tokens takes 2.7 GiB" in result.stderr and "more than the 2 GiB allowed: use a shorter prompt" in result.stderr, result.stderr
+    assert "a trace of 1601 tokens takes 2.7 GiB (resid 30 blocks × 1601 × 576 floats" in result.stderr and "attn 30 blocks × 9 heads × 1601 × 1601 floats" in result.stderr and "more than the 2.0 GiB allowed: use a shorter prompt" in result.stderr, result.stderr

@@ -15,12 +15,18 @@ public final class ActivationCapture: ForwardHook {
     public let points: Set<ActivationPoint>
     /// The blocks kept (nil: all).
     public let blocks: Set<Int>?
+    /// For attention probabilities, the model's head count and the keys kept of each head's
+    /// row (nil: the whole context).
+    public let attentionKeys: (heads: Int, kept: Int)?
     private let captured = Mutex<[Site: [Float]]>([:])
 
-    /// A capture of `points` in `blocks` (every block when nil).
-    public init(_ points: Set<ActivationPoint>, blocks: Set<Int>? = nil) {
+    /// A capture of `points` in `blocks` (every block when nil); with `attentionKeys`, each of
+    /// the `heads` heads' attention rows is cut to its first `kept` keys, so a capture over a
+    /// large context keeps `heads × kept` floats a token, not `heads × context length`.
+    public init(_ points: Set<ActivationPoint>, blocks: Set<Int>? = nil, attentionKeys: (heads: Int, kept: Int)? = nil) {
         self.points = points
         self.blocks = blocks
+        self.attentionKeys = attentionKeys
     }
 
     public func visits(_ point: ActivationPoint, layer: Int) -> Bool {
@@ -28,7 +34,16 @@ public final class ActivationCapture: ForwardHook {
     }
 
     public func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int) {
-        captured.withLock { $0[Site(point: point, block: layer), default: []] += rows }
+        guard point == .attentionProbabilities, let (heads, kept) = attentionKeys else {
+            captured.withLock { $0[Site(point: point, block: layer), default: []] += rows }
+            return
+        }
+        let stride = width / heads, keys = min(kept, stride)
+        var cut = [Float](repeating: 0, count: positions.count * heads * keys)
+        for row in 0..<positions.count * heads {
+            for key in 0..<keys { cut[row * keys + key] = rows[row * stride + key] }
+        }
+        captured.withLock { $0[Site(point: point, block: layer), default: []] += cut }
     }
 
     /// The rows kept at `point` of `block`, one after another (empty when none were).

@@ -1,21 +1,39 @@
 /// A place in every architecture's forward pass where a `ForwardHook` reads or changes the
-/// activations: the same points in each block, whatever the architecture.
-public enum ActivationPoint: Sendable, Hashable, CaseIterable {
-    /// A block's attention output after its output projection (and Gemma's post-attention
-    /// norm), before it joins the residual stream.
-    case attentionOutput
-    /// A block's feed-forward output (after Gemma's post-feed-forward norm), before it joins the
-    /// residual stream.
-    case feedForwardOutput
+/// activations: the same points in each block, whatever the architecture. The raw value is the
+/// name users meet in cells and file names.
+public enum ActivationPoint: String, Sendable, Hashable, CaseIterable {
     /// The residual stream after a block, its input plus both outputs (llama.cpp's `l_out`): the
     /// next block's input, or, for the last block, what the final norm and output matrix turn
     /// into logits.
-    case blockOutput
+    case blockOutput = "resid"
+    /// A block's attention output after its output projection (and Gemma's post-attention
+    /// norm), before it joins the residual stream.
+    case attentionOutput = "attn_out"
+    /// A block's feed-forward output (after Gemma's post-feed-forward norm), before it joins the
+    /// residual stream.
+    case feedForwardOutput = "ffn_out"
+    /// Each head's attention output before the output projection mixes them (llama.cpp's
+    /// `kqv_out`, TransformerLens's `z`): a row per token of heads × head dimension floats,
+    /// head h's values at h × head dimension.
+    case headOutputs = "heads"
     /// Each head's attention probabilities (llama.cpp's `kq_soft_max`): a row per token of
     /// heads × context length floats, head h's weight on position p at h × context length + p,
     /// zero outside the causal (or sliding) window. Recomputed only when a hook visits, and
     /// read-only: the forward pass does not use what a hook writes there.
-    case attentionProbabilities
+    case attentionProbabilities = "attn"
+
+    /// The point called `name` in cells ("resid", "attn_out", "ffn_out", "heads", "attn").
+    public init?(name: String) { self.init(rawValue: name) }
+
+    /// The floats of one token's row at this point in `model`, whose cache holds
+    /// `contextLength` positions.
+    public func width(in c: ModelConfiguration, contextLength: Int) -> Int {
+        switch self {
+        case .blockOutput, .attentionOutput, .feedForwardOutput: c.embeddingLength
+        case .headOutputs: c.queryDimension
+        case .attentionProbabilities: c.headCount * contextLength
+        }
+    }
 }
 
 /// Looks into forward passes, or changes them: captures activations, adds a steering vector,

@@ -1,0 +1,65 @@
+import Evaluation
+import Inference
+import LumenLanguage
+import RunLog
+
+/// An intervention in cells (`ablate(…)`, `patch(…)`): a change inside the forward pass that
+/// `trace(…, interventions:)` and `generate(…, interventions:)` make, as the run log keeps it.
+final class InterventionObject: HostObject {
+    /// The change, as the run log keeps it.
+    let logged: RunIntervention
+    /// For a patch: the source run's rows at the point and block, one per position, so the cell
+    /// need not run the source again.
+    let sourceRows: [Float]?
+
+    init(_ logged: RunIntervention, sourceRows: [Float]? = nil) {
+        self.logged = logged
+        self.sourceRows = sourceRows
+    }
+
+    var typeName: String { "Intervention" }
+    var propertyNames: [String] { [] }
+    var methodNames: [String] { [] }
+    func property(_ name: String) throws -> Value? { nil }
+
+    var summary: String {
+        switch logged.kind {
+        case .ablate:
+            let heads = logged.heads.map { " heads \($0.map(String.init).joined(separator: ", "))" } ?? ""
+            return "Intervention(ablate \(logged.point) of block \(logged.block)\(heads))"
+        case .patch:
+            let positions = (logged.positions ?? []).map(String.init).joined(separator: ", ")
+            return "Intervention(patch \(logged.point) of block \(logged.block) at positions \(positions) from a run of \(logged.source?.count ?? 0) tokens)"
+        }
+    }
+    var mimeBundle: MIMEBundle { .plainText(summary) }
+}
+
+extension RunIntervention {
+    /// The hook that makes this change in a model of configuration `c`; a patch patches in
+    /// `sourceRows` (the source run's rows at its point and block).
+    func hook(_ c: ModelConfiguration, sourceRows: [Float]?, file: String) throws(ModelError) -> any ForwardHook {
+        guard let point = ActivationPoint(name: self.point) else {
+            throw ModelError(file: file, field: "intervention", reason: "no point is called \(self.point.debugDescription); the points are \(ActivationPoint.allCases.map(\.rawValue).joined(separator: ", "))")
+        }
+        switch kind {
+        case .ablate:
+            return point == .headOutputs ? Ablation(heads: heads ?? [], block: block, headDimension: c.headDimension) : Ablation(point, block: block)
+        case .patch:
+            return ActivationPatch(point, block: block, source: sourceRows ?? [], width: point.width(in: c, contextLength: 0),
+                                   positions: Set(positions ?? []))
+        }
+    }
+
+    /// The hook that makes this change on `session`'s model as the logged run did: a patch runs
+    /// its source tokens again to capture what it patches in.
+    func hook(on session: ModelSession) async throws(ModelError) -> any ForwardHook {
+        var rows: [Float]?
+        if kind == .patch, let source, let point = ActivationPoint(name: point) {
+            let capture = ActivationCapture([point], blocks: [block])
+            _ = try await session.evaluate(source, hooks: [capture])
+            rows = capture.rows(point, block: block)
+        }
+        return try hook(session.model.configuration, sourceRows: rows, file: session.model.gguf.path)
+    }
+}

@@ -1,0 +1,80 @@
+import Executors
+import Inference
+import LumenLanguage
+
+extension ModelLibrary {
+    /// The most bytes a trace keeps unless `limit:` says otherwise.
+    static let traceLimit = 2 << 30
+
+    static let trace = Builtin(
+        name: "trace",
+        signature: "trace(_ model, _ prompt: String, keep: [\"resid\"], blocks: all, generate: 0, interventions: [], limit: 2 GiB) -> Trace",
+        summary: "Runs the prompt (and with generate: n, n greedy tokens after it) and keeps activations as tensors: keep: names the points (\"resid\" after each block, \"attn_out\", \"ffn_out\", \"heads\" before the output projection, \"attn\" probabilities), blocks: a range or array chooses blocks. Says what it will keep and refuses more than limit: bytes. interventions: ablate(…) and patch(…) values change the run."
+    ) { arguments, context in
+        let model = try insideModel(&arguments)
+        let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
+        let loaded = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
+        let c = loaded.configuration
+        var points = [ActivationPoint.blockOutput]
+        if let (value, location) = arguments.labelled("keep") {
+            let names = (try? Operators.elements(of: value, at: location)) ?? [value]
+            points = try names.map { name throws(LumenError) in
+                guard case .string(let text) = name, let point = ActivationPoint(name: text) else {
+                    throw LumenError(.value, "keep: \(name.printed) is not a point; the points are \(ActivationPoint.allCases.map(\.rawValue).joined(separator: ", "))", at: location)
+                }
+                return point
+            }
+            guard !points.isEmpty else { throw LumenError(.value, "keep: names no point", at: location) }
+        }
+        var blocks = Array(0..<c.blockCount)
+        if let (value, location) = arguments.labelled("blocks") {
+            let elements = (try? Operators.elements(of: value, at: location)) ?? [value]
+            blocks = try elements.map { element throws(LumenError) in
+                guard case .integer(let block) = element, (0..<c.blockCount).contains(block) else {
+                    throw LumenError(.value, "blocks: \(element.printed) is not one of the model's \(c.blockCount) blocks (0…\(c.blockCount - 1))", at: location)
+                }
+                return block
+            }
+            blocks = Array(Set(blocks)).sorted()
+        }
+        let generated = try arguments.labelledInteger("generate") ?? 0
+        let limit = try arguments.labelledNumber("limit").map(Int.init) ?? traceLimit
+        let (interventionHooks, logged) = try interventions(&arguments, model: model, at: context.location)
+        try arguments.finish()
+        guard generated >= 0 else { throw LumenError(.value, "generate: must not be negative, got \(generated)", at: context.location) }
+
+        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let tokens = session.tokenize(prompt)
+        let plan = ActivationTrace(points: points, blocks: blocks, configuration: c)
+        let most = min(tokens.count + generated, session.contextLength)
+        let bytes = plan.bytes(tokens: most)
+        guard bytes <= limit else {
+            throw LumenError(.value, "this trace would keep \(ActivationTrace.size(bytes)) for \(most) tokens (\(plan.cost(tokens: most))), over the limit of \(ActivationTrace.size(limit)): keep fewer points or blocks, or raise limit:", at: context.location)
+        }
+        let capture = plan.capture(tokens: most)
+        let hooks: [any ForwardHook] = interventionHooks + [capture]
+        var ids = tokens, logits: [Float]?, text: String?
+        do {
+            if generated == 0 {
+                logits = try await session.evaluate(tokens, hooks: hooks)
+            } else {
+                let options = GenerationOptions(sampling: SamplingOptions(temperature: 0), maxTokens: generated, stopAtEndOfSequence: false)
+                let pipeline = GenerationPipeline(options: options, tokenizer: loaded.tokenizer, hooks: hooks)
+                let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: StopSignal()))
+                // The last token drawn never ran through the model: its activations do not exist.
+                ids += collected.tokens.map(\.id)
+                text = collected.text
+            }
+        } catch {
+            if Task.isCancelled { throw CancellationError() }
+            throw LumenError(.model, "\(error)", at: context.location)
+        }
+        func piece(_ id: Int32) -> String { String(decoding: loaded.tokenizer.piece(id), as: UTF8.self) }
+        let pieces = ids.map(piece)
+        let tensors = plan.tensors(from: capture, labels: pieces)
+        let lastLogits = logits.map { values in
+            Tensor(values, shape: [values.count], axes: ["token"], labels: [(0..<values.count).map { piece(Int32($0)) }])
+        }
+        return .host(TraceObject(trace: plan, ids: ids, pieces: pieces, tensors: tensors, logits: lastLogits, generated: text, interventions: logged))
+    }
+}

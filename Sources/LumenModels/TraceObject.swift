@@ -1,0 +1,79 @@
+import Display
+import Evaluation
+import Inference
+import LumenLanguage
+import RunLog
+
+/// A trace in cells (`trace(m, prompt, keep:)`): the run's tokens, the activations kept, as
+/// tensors named by their points (`t.resid`, `t.attn_out`, `t.ffn_out`, `t.heads`, `t.attn`),
+/// and the logits after the last position.
+final class TraceObject: HostObject {
+    /// What was kept.
+    let trace: ActivationTrace
+    /// The run's tokens: the prompt's, then those generated.
+    let ids: [Int32]
+    /// Each token's text.
+    let pieces: [String]
+    /// The kept activations, by point.
+    let tensors: [ActivationPoint: Tensor]
+    /// The logits after the last position (a prompt-only trace), labelled by token.
+    let logits: Tensor?
+    /// The text generated, for a trace of a generation.
+    let generated: String?
+    /// The changes made inside the run.
+    let interventions: [RunIntervention]
+
+    init(trace: ActivationTrace, ids: [Int32], pieces: [String], tensors: [ActivationPoint: Tensor], logits: Tensor?, generated: String?,
+         interventions: [RunIntervention]) {
+        self.trace = trace
+        self.ids = ids
+        self.pieces = pieces
+        self.tensors = tensors
+        self.logits = logits
+        self.generated = generated
+        self.interventions = interventions
+    }
+
+    var typeName: String { "Trace" }
+    var propertyNames: [String] { ["tokens", "ids", "blocks", "logits", "text", "bytes"] + ActivationPoint.allCases.map(\.rawValue) }
+    var methodNames: [String] { ["save"] }
+
+    func property(_ name: String) throws -> Value? {
+        if let point = ActivationPoint(name: name) {
+            guard let tensor = tensors[point] else {
+                throw LumenError(.value, "this trace kept \(trace.points.map(\.rawValue).joined(separator: ", ")), not \(name): trace(…, keep: [\"\(name)\"]) keeps it")
+            }
+            return .host(TensorObject(tensor))
+        }
+        switch name {
+        case "tokens": return .array(pieces.map(Value.string))
+        case "ids": return .array(ids.map { .integer(Int($0)) })
+        case "blocks": return .array(trace.blocks.map(Value.integer))
+        case "logits": return logits.map { .host(TensorObject($0)) } ?? .null
+        case "text": return generated.map(Value.string) ?? .null
+        case "bytes": return .integer(bytes)
+        default: return nil
+        }
+    }
+
+    /// The bytes the kept activations take.
+    var bytes: Int { tensors.values.reduce(0) { $0 + 4 * $1.values.count } }
+
+    /// The index of `block` among the kept ones, or nil.
+    func index(ofBlock block: Int) -> Int? {
+        trace.blocks.firstIndex(of: block)
+    }
+
+    var summary: String {
+        "Trace(\(ids.count) tokens; \(trace.points.map(\.rawValue).joined(separator: ", ")) at \(trace.blocks.count) blocks; \(ActivationTrace.size(bytes)))"
+    }
+
+    var mimeBundle: MIMEBundle {
+        let table = Table(columns: ["point", "shape", "axes"], rows: trace.points.compactMap { point in
+            tensors[point].map { [point.rawValue, TensorObject.shapeText($0), $0.axes.joined(separator: " × ")] }
+        })
+        let tokens = "tokens: " + pieces.map(\.debugDescription).joined(separator: " ")
+        return MIMEBundle(["text/html": "<p>\(HTML.escape(summary))</p>\n<p>\(HTML.escape(tokens))</p>\n" + table.html,
+                           "text/plain": summary + "\n" + tokens + "\n" + table.plainText])
+    }
+}

@@ -1,0 +1,119 @@
+import Foundation
+import Testing
+@testable import Inference
+
+/// Ablations and activation patching against llama.cpp changing the same tensors in its own
+/// graph (`Tests/reference/inside/interventions.json`, made by
+/// scripts/make_intervention_references.py through its eval callback): zeroing heads' outputs
+/// (`kqv_out`), a block's attention or feed-forward output, and patching the residual stream
+/// (`l_out`) of one prompt into another, on both real models.
+@Suite("Interventions against llama.cpp")
+struct InterventionTests {
+    static func reference() throws -> [String: Any] {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("reference/inside/interventions.json")
+        return try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: path)) as? [String: Any])
+    }
+
+    static let models = ["SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"]
+
+    static func logSoftmax(_ logits: [Float]) -> [Double] {
+        let largest = Double(logits.max() ?? 0)
+        let total = logits.reduce(0.0) { $0 + exp(Double($1) - largest) }
+        return logits.map { Double($0) - largest - log(total) }
+    }
+
+    /// Lumen's logits after the case's prompt with its intervention, made from the case as the
+    /// reference describes it.
+    static func changedLogits(_ session: ModelSession, _ c: [String: Any]) async throws -> [Float] {
+        let configuration = session.model.configuration
+        let tokens = try #require(c["tokens"] as? [Int]).map(Int32.init)
+        let hook: any ForwardHook
+        if let ablate = c["ablate"] as? [String: Any] {
+            let name = try #require(ablate["point"] as? String)
+            let point = try #require(ActivationPoint(name: name))
+            let block = try #require(ablate["block"] as? Int)
+            hook = point == .headOutputs
+                ? Ablation(heads: ablate["heads"] as? [Int] ?? [], block: block, headDimension: configuration.headDimension)
+                : Ablation(point, block: block)
+        } else {
+            let patch = try #require(c["patch"] as? [String: Any])
+            let name = try #require(patch["point"] as? String)
+            let point = try #require(ActivationPoint(name: name))
+            let block = try #require(patch["block"] as? Int)
+            let text = try #require(c["source"] as? String)
+            let source = session.tokenize(text)
+            let capture = ActivationCapture([point], blocks: [block])
+            _ = try await session.evaluate(source, hooks: [capture])
+            hook = ActivationPatch(point, block: block, source: capture.rows(point, block: block),
+                                   width: point.width(in: configuration, contextLength: 0), positions: Set(patch["positions"] as? [Int] ?? []))
+        }
+        return try await session.evaluate(tokens, hooks: [hook])
+    }
+
+    @Test("an ablation or a patch moves the next-token distribution as it moves llama.cpp's",
+          arguments: models, [ActivationPrecision.float32, .quantized])
+    func matchesLlamaCpp(file: String, activations: ActivationPrecision) async throws {
+        let llama = try LanguageModel(path: try TestData.realModel(file))
+        let session = ModelSession(model: llama, contextLength: 64, threads: 2, activations: activations)
+        let models = try #require(try Self.reference()["models"] as? [String: Any])
+        let cases = try #require((models[file] as? [String: Any])?["cases"] as? [[String: Any]])
+        #expect(cases.count == 4)
+        for c in cases {
+            let name = try #require(c["name"] as? String)
+            let changed = try #require(c["changed"] as? [String: Any]), plain = try #require(c["plain"] as? [String: Any])
+            let ids = try #require(changed["ids"] as? [Int]), expected = try #require(changed["logprobs"] as? [Double])
+            let plainIDs = try #require(plain["ids"] as? [Int]), plainExpected = try #require(plain["logprobs"] as? [Double])
+            let tokens = try #require(c["tokens"] as? [Int]).map(Int32.init)
+            let prompt = try #require(c["prompt"] as? String)
+            #expect(session.tokenize(prompt) == tokens, "\(name): llama.cpp's tokens")
+            let ours = Self.logSoftmax(try await Self.changedLogits(session, c))
+            let ourPlain = Self.logSoftmax(try await session.evaluate(tokens))
+            // Over llama.cpp's 20 likeliest tokens after the change, Lumen's distribution (both
+            // renormalized to those tokens) is within KL 0.02 of llama.cpp's, and its first
+            // token is Lumen's first where its margin is clear.
+            let divergence = Self.divergence(expected, ids.map { ours[$0] })
+            #expect(divergence <= 0.02, "\(name): KL \(divergence) from llama.cpp's changed distribution")
+            if expected[0] - expected[1] > 0.1 {
+                #expect(ours.indices.max { ours[$0] < ours[$1] } == ids[0], "\(name): llama.cpp's top token \(ids[0])")
+            }
+            // The change is real: over llama.cpp's 20 likeliest tokens without it, it moves
+            // Lumen's distribution far more than the two engines differ.
+            let shift = Self.divergence(plainIDs.map { ourPlain[$0] }, plainIDs.map { ours[$0] })
+            #expect(shift > 5 * max(divergence, 0.01), "\(name): the intervention moved the distribution by KL \(shift), the engines differ by \(divergence)")
+        }
+    }
+
+    /// KL(p‖q) of two distributions given as log-probabilities of the same tokens, each
+    /// renormalized to them.
+    static func divergence(_ p: [Double], _ q: [Double]) -> Double {
+        func normalized(_ values: [Double]) -> [Double] {
+            let largest = values.max() ?? 0
+            let total = log(values.reduce(0) { $0 + exp($1 - largest) }) + largest
+            return values.map { $0 - total }
+        }
+        return zip(normalized(p), normalized(q)).reduce(0) { $0 + exp($1.0) * ($1.0 - $1.1) }
+    }
+
+    @Test("an ablation or a patch that does not fit the model is refused before the pass runs")
+    func misfitsAreRefused() async throws {
+        let llama = try LanguageModel(path: try TestData.realModel(Self.models[0]))
+        let session = ModelSession(model: llama, contextLength: 64, threads: 2)
+        let tokens = session.tokenize("The capital of France is")
+        let c = llama.configuration
+        let misfits: [(any ForwardHook, String)] = [
+            (Ablation(heads: [c.headCount], block: 0, headDimension: c.headDimension), "head \(c.headCount) is not one of the model's \(c.headCount) heads"),
+            (Ablation(.attentionOutput, block: c.blockCount), "block \(c.blockCount) is not one of the model's \(c.blockCount) blocks"),
+            (Ablation(.blockOutput, block: 0), "resid cannot be ablated"),
+            (ActivationPatch(.blockOutput, block: 0, source: [Float](repeating: 0, count: 3 * 8), width: 8, positions: [0]),
+             "the patched rows have 8 floats, but the model's resid rows have \(c.embeddingLength)"),
+            (ActivationPatch(.blockOutput, block: 0, source: [Float](repeating: 0, count: c.embeddingLength), width: c.embeddingLength, positions: [2]),
+             "position 2 is not one of the source's 1 positions"),
+        ]
+        for (hook, reason) in misfits {
+            await #expect { _ = try await session.evaluate(tokens, hooks: [hook]) } throws: { error in
+                "\(error)".contains(reason)
+            }
+        }
+    }
+}

@@ -77,6 +77,7 @@ struct InterventionTests {
             if expected[0] - expected[1] > 0.1 {
                 #expect(ours.indices.max { ours[$0] < ours[$1] } == ids[0], "\(name): llama.cpp's top token \(ids[0])")
             }
+            #expect(Self.divergence(plainExpected, plainIDs.map { ourPlain[$0] }) <= 0.02, "\(name): the unchanged distribution is llama.cpp's")
             // The change is real: over llama.cpp's 20 likeliest tokens without it, it moves
             // Lumen's distribution far more than the two engines differ.
             let shift = Self.divergence(plainIDs.map { ourPlain[$0] }, plainIDs.map { ours[$0] })

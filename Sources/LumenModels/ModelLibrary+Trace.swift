@@ -20,7 +20,7 @@ extension ModelLibrary {
             let names = (try? Operators.elements(of: value, at: location)) ?? [value]
             points = try names.map { name throws(LumenError) in
                 guard case .string(let text) = name, let point = ActivationPoint(name: text) else {
-                    throw LumenError(.value, "keep: \(name.printed) is not a point; the points are \(ActivationPoint.allCases.map(\.rawValue).joined(separator: ", "))", at: location)
+                    throw LumenError(.value, "keep: \(name.description) is not a point; the points are \(ActivationPoint.allCases.map(\.rawValue).joined(separator: ", "))", at: location)
                 }
                 return point
             }

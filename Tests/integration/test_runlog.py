@@ -203,6 +203,23 @@ def test_a_steered_generation_is_logged_with_its_vectors_and_replays_identically
     assert json.loads(records(log_path)[1]["options"])["steering"] == options["steering"]
 
 
+def test_a_generation_with_an_ablation_and_a_patch_is_logged_with_them_and_replays_identically(log_path):
+    script = (f'let m = load("{STORIES}")\n'
+              'let clean = trace(m, "Once upon a time there was a cat", keep: ["resid"], blocks: [2])\n'
+              'let plain = m.generate("Once upon a time there was a dog", maxTokens: 12, temperature: 0)\n'
+              'let changed = m.generate("Once upon a time there was a dog", maxTokens: 12, temperature: 0, '
+              'interventions: [ablate(block: 1, heads: [0, 3]), ablate(block: 0, point: "ffn_out"), patch(clean, block: 2, positions: [-1])])\n'
+              'let r = replay(runs()[0])\nprint("differs:", plain.text != changed.text, "identical:", r.identical)\n')
+    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "differs: true identical: true", result.stdout
+    changed, replayed = records(log_path)[1], records(log_path)[2]
+    interventions = json.loads(changed["options"])["interventions"]
+    assert interventions[0] == {"kind": "ablate", "point": "heads", "block": 1, "heads": [0, 3]}
+    assert interventions[1] == {"kind": "ablate", "point": "ffn_out", "block": 0}
+    assert interventions[2]["kind"] == "patch" and interventions[2]["positions"] == [len(interventions[2]["source"]) - 1]
+    assert json.loads(replayed["options"])["interventions"] == interventions
+
+
 def test_a_generation_steered_in_a_cell_is_logged_with_its_prompts_and_replays_identically(log_path):
     script = (f'let m = load("{STORIES}")\n'
               'let v = steeringVector(m, positive: ["Lily was happy"], negative: ["Lily was sad"])\n'

@@ -42,9 +42,11 @@ public struct ActivationTrace: Sendable {
         }.joined(separator: ", ")
     }
 
-    /// `bytes` in MiB or GiB.
+    /// `bytes` in bytes, KiB, MiB or GiB.
     public static func size(_ bytes: Int) -> String {
-        bytes >= 1 << 30 ? String(format: "%.1f GiB", Double(bytes) / Double(1 << 30)) : String(format: "%.1f MiB", Double(bytes) / Double(1 << 20))
+        guard bytes >= 1 << 10 else { return "\(bytes) bytes" }
+        let (unit, name) = [(1 << 30, "GiB"), (1 << 20, "MiB"), (1 << 10, "KiB")].first { bytes >= $0.0 } ?? (1 << 10, "KiB")
+        return String(format: "%.1f %@", Double(bytes) / Double(unit), name)
     }
 
     /// The hook that captures what the trace keeps, for a run of at most `tokens` tokens.

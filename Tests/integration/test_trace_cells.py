@@ -1,0 +1,123 @@
+"""`trace(…)` in cells: the activations it keeps are llama.cpp's (`reference/inside/`), what Lumen
+computes on them as Tensors is what NumPy computes on the file it saves, and `ablate`/`patch`
+change a run as llama.cpp's graph changed by its eval callback
+(`Tests/reference/inside/interventions.json`)."""
+import json
+import pathlib
+import subprocess
+
+import numpy as np
+import pytest
+
+from conftest import lumen_bin
+from test_control_vectors import MODELS, inside
+
+INTERVENTIONS = json.loads((pathlib.Path(__file__).parent.parent / "reference/inside/interventions.json").read_text())
+
+
+def run_cells(script):
+    result = subprocess.run([lumen_bin(), "repl", "--no-log"], input=script, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_trace_keeps_llama_cpps_activations_and_its_tensor_arithmetic_is_numpys(name, tmp_path):
+    case = json.loads(inside(f"{name}-acts.json").read_text())
+    n, layers, width, heads = len(case["tokens"]), case["n_layer"], case["n_embd"], case["n_head"]
+    archive = tmp_path / "trace.npz"
+    out = run_cells(f'let m = load("{MODELS[name]}")\n'
+                    f'let t = trace(m, {json.dumps(case["prompt"])}, keep: ["resid", "attn", "heads", "attn_out", "ffn_out"])\n'
+                    f'save(t, "{archive}")\n'
+                    f'save(t.resid[3], "{tmp_path / "block3.npy"}")\n'
+                    'let last = t.resid[-1]\n'
+                    'print(json(["ids": t.ids, "shape": t.resid.shape, "norms": norm(last).values, '
+                    '"cosine": cosine(t.resid[10], t.resid[11]).values, "mean": mean(t.resid, axis: 1).values[2], '
+                    '"dot": dot(last[-1], last[0]), "difference": (t.resid[5][-1] - t.resid[4][-1] * 0.5).values, '
+                    '"sum": sum(t.attn[2], axis: -1).values, "top": topk(t.logits, 5), "max": max(t.heads), "bytes": t.bytes]))\n')
+    shown = json.loads(out[out.index("{"):])
+    saved = np.load(archive)
+    assert sorted(saved.files) == ["attn", "attn_out", "ffn_out", "heads", "ids", "logits", "resid"]
+    resid, attn = saved["resid"], saved["attn"]
+    assert resid.dtype == np.float32 and resid.shape == (layers, n, width) and shown["shape"] == [layers, n, width]
+    assert attn.shape == (layers, heads, n, n) and saved["heads"].shape[:3] == (layers, n, heads)
+    assert saved["ids"].tolist() == case["tokens"] == shown["ids"]
+    assert np.array_equal(np.load(tmp_path / "block3.npy"), resid[3])
+    # llama.cpp's residual stream and attention probabilities, as lumen trace's own test holds them.
+    expected = np.fromfile(inside(f"{name}-acts.l_out.bin"), dtype=np.float32).reshape(layers, n, width)
+    cosine = np.sum(resid * expected, axis=2) / np.linalg.norm(resid, axis=2) / np.linalg.norm(expected, axis=2)
+    assert cosine.min() >= (0.995 if name == "gemma3" else 0.999), cosine.min()
+    expected_attn = np.fromfile(inside(f"{name}-acts.attn.bin"), dtype=np.float32).reshape(layers, heads, n, n)
+    assert np.abs(attn - expected_attn).mean() <= 0.005
+    # A block's output is its input plus its attention and feed-forward outputs.
+    assert np.allclose(resid[1] - resid[0], saved["attn_out"][1] + saved["ffn_out"][1], rtol=1e-3, atol=1e-2 * np.abs(resid[1]).max())
+    # Lumen's Tensor arithmetic is NumPy's on the same saved values.
+    last = resid[-1].astype(np.float64)
+    assert np.allclose(shown["norms"], np.linalg.norm(last, axis=-1), rtol=1e-4)
+    a, b = resid[10].astype(np.float64), resid[11].astype(np.float64)
+    assert np.allclose(shown["cosine"], np.sum(a * b, -1) / np.linalg.norm(a, axis=-1) / np.linalg.norm(b, axis=-1), rtol=1e-4)
+    assert np.allclose(shown["mean"], resid.mean(axis=1)[2], rtol=1e-4, atol=1e-4)
+    assert np.isclose(shown["dot"], last[-1] @ last[0], rtol=1e-4)
+    assert np.allclose(shown["difference"], resid[5][-1] - resid[4][-1] * 0.5, rtol=1e-5, atol=1e-5)
+    assert np.allclose(shown["sum"], attn[2].sum(axis=-1), atol=1e-5)
+    assert shown["top"]["indices"] == np.argsort(-saved["logits"], kind="stable")[:5].tolist()
+    assert np.isclose(shown["max"], saved["heads"].max())
+    assert shown["bytes"] == sum(saved[k].nbytes for k in ["resid", "attn", "heads", "attn_out", "ffn_out"])
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_ablate_and_patch_in_cells_change_the_run_as_llama_cpp_changed_its_graph(name):
+    cases = INTERVENTIONS["models"][MODELS[name].name]["cases"]
+    lines = [f'let m = load("{MODELS[name]}")']
+    for index, case in enumerate(cases):
+        if "ablate" in case:
+            spec = case["ablate"]
+            change = (f'ablate(block: {spec["block"]}, heads: {spec["heads"]})' if spec["point"] == "heads"
+                      else f'ablate(block: {spec["block"]}, point: "{spec["point"]}")')
+        else:
+            spec = case["patch"]
+            lines.append(f'let source{index} = trace(m, {json.dumps(case["source"])}, keep: ["{spec["point"]}"], blocks: [{spec["block"]}])')
+            change = f'patch(source{index}, block: {spec["block"]}, positions: {spec["positions"]}, point: "{spec["point"]}")'
+        lines.append(f'print(json(topk(trace(m, {json.dumps(case["prompt"])}, interventions: [{change}]).logits, 1)["indices"]))')
+    out = run_cells("\n".join(lines) + "\n")
+    tops = [json.loads(line) for line in out.splitlines() if line.startswith("[")]
+    assert len(tops) == len(cases)
+    for case, top in zip(cases, tops):
+        changed = case["changed"]
+        if changed["logprobs"][0] - changed["logprobs"][1] > 0.1:
+            assert top == changed["ids"][:1], case["name"]
+
+
+@pytest.mark.parametrize("code, message", [
+    ('trace(m, "Hello", keep: ["attn"], limit: 1000)', "this trace would keep 2.5 KiB for 4 tokens (attn 5 blocks × 8 heads × 4 × 4 floats (2.5 KiB)), over the limit of 1000 bytes"),
+    ('trace(m, "Hello", keep: ["mlp"])', 'keep: "mlp" is not a point; the points are resid, attn_out, ffn_out, heads, attn'),
+    ('trace(m, "Hello", blocks: [7])', "blocks: 7 is not one of the model's 5 blocks (0…4)"),
+    ('trace(m, "Hello").attn', 'this trace kept resid, not attn: trace(…, keep: ["attn"]) keeps it'),
+    ('trace(m, "Hello").resid[0][5]', "index 5 is out of range for the 4 positions of a Tensor [4 × 64]"),
+    ('trace(m, "Hello").resid + tensor([1, 2])', "shapes [5 × 4 × 64] and [2] do not broadcast"),
+    ('ablate(block: 1)', 'ablate needs heads: (some heads) or point: ("attn_out" or "ffn_out"), one of the two'),
+    ('trace(m, "Hello", interventions: [ablate(block: 1, heads: [8])])', "head 8 is not one of the model's 8 heads (0…7)"),
+    ('patch(trace(m, "Hello"), block: 2, point: "attn_out")', 'the source trace did not keep attn_out at block 2'),
+    ('save(trace(m, "Hello"), "/tmp/x.txt")', 'must end in .npy (one Tensor) or .npz (several)'),
+])
+def test_bad_trace_arguments_are_refused_naming_the_problem(code, message):
+    stories = inside("").parent.parent / "models" / "stories260K.gguf"
+    result = subprocess.run([lumen_bin(), "repl", "--no-log"], input=f'let m = load("{stories}")\n{code}\n', capture_output=True, text=True, timeout=60)
+    assert message in result.stdout + result.stderr, result.stdout + result.stderr
+
+
+def test_a_trace_of_a_generation_keeps_the_generated_tokens_activations(tmp_path):
+    out = run_cells(f'let m = load("{MODELS["smollm2"]}")\n'
+                    'let plain = m.generate("The capital of France is", maxTokens: 6, temperature: 0)\n'
+                    'let g = trace(m, "The capital of France is", generate: 6, keep: ["resid", "attn"])\n'
+                    'let p = trace(m, "The capital of France is")\n'
+                    f'save(g, "{tmp_path / "g.npz"}")\nsave(p, "{tmp_path / "p.npz"}")\n'
+                    'print(json(["same": g.text == plain.text, "ids": g.ids, "plain": p.ids, "text": g.text]))\n')
+    shown = json.loads(out[out.index("{"):])
+    assert shown["same"] and shown["text"], shown
+    generated, prompt = np.load(tmp_path / "g.npz"), np.load(tmp_path / "p.npz")
+    n = len(shown["plain"])
+    # Every token but the last drawn ran through the model; the prompt's rows are a prompt-only trace's.
+    assert len(shown["ids"]) == n + 6 and generated["resid"].shape == (30, n + 5, 576) and generated["attn"].shape == (30, 9, n + 5, n + 5)
+    assert np.array_equal(generated["resid"][:, :n], prompt["resid"])
+    assert np.allclose(generated["attn"].sum(axis=3), 1, atol=1e-5)

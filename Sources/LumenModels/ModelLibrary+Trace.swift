@@ -69,12 +69,9 @@ extension ModelLibrary {
             if Task.isCancelled { throw CancellationError() }
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        func piece(_ id: Int32) -> String { String(decoding: loaded.tokenizer.piece(id), as: UTF8.self) }
-        let pieces = ids.map(piece)
+        let pieces = ids.map { String(decoding: loaded.tokenizer.piece($0), as: UTF8.self) }
         let tensors = plan.tensors(from: capture, labels: pieces)
-        let lastLogits = logits.map { values in
-            Tensor(values, shape: [values.count], axes: ["token"], labels: [(0..<values.count).map { piece(Int32($0)) }])
-        }
-        return .host(TraceObject(trace: plan, ids: ids, pieces: pieces, tensors: tensors, logits: lastLogits, generated: text, interventions: logged))
+        return .host(TraceObject(trace: plan, ids: ids, pieces: pieces, tensors: tensors, logits: logits, tokenizer: loaded.tokenizer,
+                                 generated: text, interventions: logged))
     }
 }

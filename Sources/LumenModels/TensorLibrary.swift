@@ -92,7 +92,7 @@ final class TensorLibrary: LumenLibrary {
             guard archive else { throw LumenError(.value, "a Trace holds several tensors: save it as .npz", at: context.location) }
             arrays = trace.trace.points.compactMap { point in trace.tensors[point].map { (point.rawValue, $0.values, $0.shape) } }
             arrays.append(("ids", trace.ids.map(Float.init), [trace.ids.count]))
-            if let logits = trace.logits { arrays.append(("logits", logits.values, logits.shape)) }
+            if let logits = trace.logits { arrays.append(("logits", logits, [logits.count])) }
         case .dictionary(let dictionary) where archive:
             arrays = try dictionary.pairs.map { pair throws(LumenError) in
                 guard case .string(let name) = pair.key else { throw LumenError(.type, "an .npz's names are Strings, got \(pair.key.typeName)", at: location) }

@@ -16,20 +16,23 @@ final class TraceObject: HostObject {
     let pieces: [String]
     /// The kept activations, by point.
     let tensors: [ActivationPoint: Tensor]
-    /// The logits after the last position (a prompt-only trace), labelled by token.
-    let logits: Tensor?
+    /// The logits after the last position (a prompt-only trace).
+    let logits: [Float]?
+    /// The model's tokenizer, which labels the logits with their tokens when they are read.
+    let tokenizer: Tokenizer
     /// The text generated, for a trace of a generation.
     let generated: String?
     /// The changes made inside the run.
     let interventions: [RunIntervention]
 
-    init(trace: ActivationTrace, ids: [Int32], pieces: [String], tensors: [ActivationPoint: Tensor], logits: Tensor?, generated: String?,
-         interventions: [RunIntervention]) {
+    init(trace: ActivationTrace, ids: [Int32], pieces: [String], tensors: [ActivationPoint: Tensor], logits: [Float]?, tokenizer: Tokenizer,
+         generated: String?, interventions: [RunIntervention]) {
         self.trace = trace
         self.ids = ids
         self.pieces = pieces
         self.tensors = tensors
         self.logits = logits
+        self.tokenizer = tokenizer
         self.generated = generated
         self.interventions = interventions
     }
@@ -49,10 +52,19 @@ final class TraceObject: HostObject {
         case "tokens": return .array(pieces.map(Value.string))
         case "ids": return .array(ids.map { .integer(Int($0)) })
         case "blocks": return .array(trace.blocks.map(Value.integer))
-        case "logits": return logits.map { .host(TensorObject($0)) } ?? .null
+        case "logits": return labelledLogits.map { .host(TensorObject($0)) } ?? .null
         case "text": return generated.map(Value.string) ?? .null
         case "bytes": return .integer(bytes)
         default: return nil
+        }
+    }
+
+    /// The logits as a tensor labelled with each token's text (made when read: a vocabulary
+    /// has up to hundreds of thousands of tokens).
+    var labelledLogits: Tensor? {
+        logits.map { values in
+            Tensor(values, shape: [values.count], axes: ["token"],
+                   labels: [(0..<values.count).map { String(decoding: tokenizer.piece(Int32($0)), as: UTF8.self) }])
         }
     }
 

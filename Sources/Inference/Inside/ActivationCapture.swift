@@ -50,4 +50,10 @@ public final class ActivationCapture: ForwardHook {
     public func rows(_ point: ActivationPoint, block: Int) -> [Float] {
         captured.withLock { $0[Site(point: point, block: block)] ?? [] }
     }
+
+    /// The rows kept at `point` of `block`, handed over without a copy: the capture keeps them
+    /// no longer.
+    public func take(_ point: ActivationPoint, block: Int) -> [Float] {
+        captured.withLock { $0.removeValue(forKey: Site(point: point, block: block)) ?? [] }
+    }
 }

@@ -54,17 +54,18 @@ public struct ActivationTrace: Sendable {
         ActivationCapture(Set(points), blocks: Set(blocks), attentionKeys: (configuration.headCount, tokens))
     }
 
-    /// The captured rows as one tensor per point, `labels` naming the run's positions:
+    /// The captured rows as one tensor per point (taken from `capture`, which keeps them no
+    /// longer), `labels` naming the run's positions:
     /// `resid`, `attn_out`, `ffn_out` `[block][position][width]`, `heads`
     /// `[block][position][head][head dimension]`, `attn` `[block][head][query][key]`.
     public func tensors(from capture: ActivationCapture, labels: [String]) -> [ActivationPoint: Tensor] {
         let c = configuration, blockLabels = blocks.map(String.init)
         var tensors: [ActivationPoint: Tensor] = [:]
         for point in points {
-            let perBlock = blocks.map { capture.rows(point, block: $0) }
             switch point {
             case .attentionProbabilities:
                 // Captured as [position][head][key], each row cut to the run's longest length.
+                let perBlock = blocks.map { capture.take(point, block: $0) }
                 let heads = c.headCount, kept = capture.attentionKeys?.kept ?? 0
                 let count = (perBlock.first?.count ?? 0) / max(1, heads * kept)
                 var values = [Float](repeating: 0, count: blocks.count * heads * count * count)
@@ -81,15 +82,26 @@ public struct ActivationTrace: Sendable {
                 tensors[point] = Tensor(values, shape: [blocks.count, heads, count, count], axes: ["block", "head", "query", "key"],
                                         labels: [blockLabels, nil, names, names])
             case .headOutputs:
-                let count = (perBlock.first?.count ?? 0) / c.queryDimension
-                tensors[point] = Tensor(perBlock.flatMap { $0 }, shape: [blocks.count, count, c.headCount, c.headDimension],
+                let values = Self.joined(blocks.map { capture.take(point, block: $0) })
+                let count = values.count / max(1, blocks.count * c.queryDimension)
+                tensors[point] = Tensor(values, shape: [blocks.count, count, c.headCount, c.headDimension],
                                         axes: ["block", "position", "head", "width"], labels: [blockLabels, Array(labels.prefix(count)), nil, nil])
             case .blockOutput, .attentionOutput, .feedForwardOutput:
-                let count = (perBlock.first?.count ?? 0) / c.embeddingLength
-                tensors[point] = Tensor(perBlock.flatMap { $0 }, shape: [blocks.count, count, c.embeddingLength],
+                let values = Self.joined(blocks.map { capture.take(point, block: $0) })
+                let count = values.count / max(1, blocks.count * c.embeddingLength)
+                tensors[point] = Tensor(values, shape: [blocks.count, count, c.embeddingLength],
                                         axes: ["block", "position", "width"], labels: [blockLabels, Array(labels.prefix(count)), nil])
             }
         }
         return tensors
+    }
+
+    /// `parts` one after another, the first handed on without a copy when it is the only one.
+    private static func joined(_ parts: [[Float]]) -> [Float] {
+        guard parts.count > 1 else { return parts.first ?? [] }
+        var values = [Float]()
+        values.reserveCapacity(parts.reduce(0) { $0 + $1.count })
+        for part in parts { values += part }
+        return values
     }
 }

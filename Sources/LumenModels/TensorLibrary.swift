@@ -30,26 +30,23 @@ final class TensorLibrary: LumenLibrary {
         return TensorObject.value(x.norms())
     }
 
-    static let dot = Builtin(
-        name: "dot",
-        signature: "dot(_ a: Tensor, _ b: Tensor) -> Tensor or Double",
-        summary: "The dot product over the last axis; a shape that ends the other's repeats along its leading axes (NumPy's broadcasting)."
-    ) { arguments, context in
-        let (a, b) = (try tensorArgument(&arguments, "a"), try tensorArgument(&arguments, "b"))
-        try arguments.finish()
-        guard let product = Tensor.dot(a, b) else { throw mismatch(a, b, at: context.location) }
-        return TensorObject.value(product)
-    }
+    static let dot = overLastAxis(
+        name: "dot", of: "The dot product over the last axis; a shape that ends the other's repeats along its leading axes (NumPy's broadcasting).",
+        Tensor.dot)
 
-    static let cosine = Builtin(
-        name: "cosine",
-        signature: "cosine(_ a: Tensor, _ b: Tensor) -> Tensor or Double",
-        summary: "The cosine similarity over the last axis, broadcast as dot."
-    ) { arguments, context in
-        let (a, b) = (try tensorArgument(&arguments, "a"), try tensorArgument(&arguments, "b"))
-        try arguments.finish()
-        guard let similarity = Tensor.cosine(a, b) else { throw mismatch(a, b, at: context.location) }
-        return TensorObject.value(similarity)
+    static let cosine = overLastAxis(name: "cosine", of: "The cosine similarity over the last axis, broadcast as dot.", Tensor.cosine)
+
+    /// A built-in `name(_ a: Tensor, _ b: Tensor)` giving `combine(a, b)`, or an error naming
+    /// both shapes when they do not broadcast.
+    private static func overLastAxis(name: String, of summary: String, _ combine: @escaping @Sendable (Tensor, Tensor) -> Tensor?) -> Builtin {
+        Builtin(name: name, signature: "\(name)(_ a: Tensor, _ b: Tensor) -> Tensor or Double", summary: summary) { arguments, context in
+            let (a, b) = (try tensorArgument(&arguments, "a"), try tensorArgument(&arguments, "b"))
+            try arguments.finish()
+            guard let result = combine(a, b) else {
+                throw LumenError(.value, "shapes \(TensorObject.shapeText(a)) and \(TensorObject.shapeText(b)) do not broadcast: one must end the other, over their last axis", at: context.location)
+            }
+            return TensorObject.value(result)
+        }
     }
 
     static let topk = Builtin(
@@ -122,9 +119,5 @@ final class TensorLibrary: LumenLibrary {
     private static func tensorArgument(_ arguments: inout Arguments, _ name: String) throws(LumenError) -> Tensor {
         let (value, location) = try arguments.requirePositional(name)
         return try TensorObject.tensor(value, at: location)
-    }
-
-    private static func mismatch(_ a: Tensor, _ b: Tensor, at location: SourceLocation) -> LumenError {
-        LumenError(.value, "shapes \(TensorObject.shapeText(a)) and \(TensorObject.shapeText(b)) do not broadcast: one must end the other, over their last axis", at: location)
     }
 }

@@ -106,7 +106,7 @@ struct SteeringCellTests {
         }
         // The tolerance of the attention hook's own test against the same file (8-bit activations).
         #expect(largest <= 0.1 && total / Float(count) <= 0.005, "largest \(largest), mean \(total / Float(count))")
-        for (code, message) in [("attentionPatterns(m, \"x\", block: 30)", "block: 30 is not one of the model's 30 blocks (0…29)"),
+        for (code, message) in [("attentionPatterns(m, \"x\", block: 30)", "attention: block 30 is not one of the model's 30 blocks (0…29)"),
                                 ("attentionPatterns(m, \"x\", block: 1, heads: 0..<10)", "heads: needs a range of the model's 9 heads such as 0..<2, got 0..<10")] {
             await #expect("\(code)") {
                 try await interpreter.execute(ExecutionRequest(code: code, executionCount: 3), output: RecordingSink())

@@ -35,9 +35,7 @@ public struct Ablation: ForwardHook, Equatable {
     public func check(_ model: LanguageModel) throws(ModelError) {
         let c = model.configuration
         func refuse(_ reason: String) -> ModelError { ModelError(file: model.gguf.path, field: "ablation", reason: reason) }
-        guard (0..<c.blockCount).contains(block) else {
-            throw refuse("block \(block) is not one of the model's \(c.blockCount) blocks (0…\(c.blockCount - 1))")
-        }
+        if let misfit = c.blockMisfit(block) { throw refuse(misfit) }
         switch point {
         case .headOutputs:
             guard !heads.isEmpty else { throw refuse("no heads to ablate") }

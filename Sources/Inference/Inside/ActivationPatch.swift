@@ -30,9 +30,7 @@ public struct ActivationPatch: ForwardHook {
     public func check(_ model: LanguageModel) throws(ModelError) {
         let c = model.configuration
         func refuse(_ reason: String) -> ModelError { ModelError(file: model.gguf.path, field: "patch", reason: reason) }
-        guard (0..<c.blockCount).contains(block) else {
-            throw refuse("block \(block) is not one of the model's \(c.blockCount) blocks (0…\(c.blockCount - 1))")
-        }
+        if let misfit = c.blockMisfit(block) { throw refuse(misfit) }
         guard point != .attentionProbabilities else { throw refuse("attention probabilities cannot be patched: the pass does not read them back") }
         let expected = point.width(in: c, contextLength: 0)
         guard width == expected else {

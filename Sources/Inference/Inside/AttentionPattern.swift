@@ -18,9 +18,7 @@ extension ModelSession {
     ///   do not fit, or the task is cancelled.
     public func attentionPattern(_ tokens: [Int32], block: Int) throws(ModelError) -> AttentionPattern {
         let c = model.configuration
-        guard (0..<c.blockCount).contains(block) else {
-            throw ModelError(file: model.gguf.path, field: "block", reason: "\(block) is not one of the model's \(c.blockCount) blocks (0…\(c.blockCount - 1))")
-        }
+        if let misfit = c.blockMisfit(block) { throw ModelError(file: model.gguf.path, field: "attention", reason: misfit) }
         let capture = ActivationCapture([.attentionProbabilities], blocks: [block])
         _ = try evaluate(tokens, hooks: [capture])
         // A row per token of heads × context length floats (see `ActivationPoint.attentionProbabilities`).

@@ -52,6 +52,14 @@ public protocol ForwardHook: Sendable {
     func check(_ model: LanguageModel) throws(ModelError)
 }
 
+extension ModelConfiguration {
+    /// Why `block` is not one of this model's blocks ("block 30 is not one of the model's 30
+    /// blocks (0…29)"), or nil when it is.
+    public func blockMisfit(_ block: Int) -> String? {
+        (0..<blockCount).contains(block) ? nil : "block \(block) is not one of the model's \(blockCount) blocks (0…\(blockCount - 1))"
+    }
+}
+
 extension ForwardHook {
     /// Fits every model.
     public func check(_ model: LanguageModel) throws(ModelError) {}

@@ -12,7 +12,7 @@ import Synchronization
 /// recorder.
 final class ModelLibrary: LumenLibrary {
     let builtins: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens,
-                               perplexity, compareModels, controlVector, steeringVector, logitLens, attentionPatterns, trace, ablate, patch]
+                               perplexity, compareModels, controlVector, steeringVector, logitLens, attentionPatterns, trace, ablate, patch, embed]
     let magics: [Magic] = [defaultsMagic]
     /// Where the session's generations and measurements are recorded.
     let recorder: RunRecorder

@@ -25,7 +25,7 @@ public enum DecodingFailure {
     public static func describe<T: Decodable>(_ error: any Error, decoding type: T.Type, from data: Data) -> (message: String, field: String?) {
         guard case DecodingError.dataCorrupted(let context) = error, context.codingPath.isEmpty,
               let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else {
-            return (describe(error), nil)
+            return (describe(error), topField(of: error))
         }
         for (key, value) in object.sorted(by: { $0.key < $1.key }) {
             guard let number = value as? NSNumber, !(number is Bool), Int64(exactly: number.doubleValue) == nil || "\(number)".contains(".") else { continue }
@@ -41,5 +41,15 @@ public enum DecodingFailure {
             return ("field '\(key)' must be \(rule), got \(number)", key)
         }
         return (describe(error), nil)
+    }
+
+    /// The top-level field a decoding error is in, if it names one.
+    private static func topField(of error: any Error) -> String? {
+        let context: DecodingError.Context? = switch error as? DecodingError {
+        case .typeMismatch(_, let context), .valueNotFound(_, let context), .dataCorrupted(let context): context
+        case .keyNotFound(let key, let context): context.codingPath.isEmpty ? DecodingError.Context(codingPath: [key], debugDescription: "") : context
+        default: nil
+        }
+        return context?.codingPath.first?.stringValue
     }
 }

@@ -111,15 +111,7 @@ struct GenerationJob: Sendable {
     /// A session of the pool, waiting within the server's limits; a request cancelled while it
     /// waits (its client went away) leaves the queue, logged.
     func lease() async throws -> SessionLease {
-        do {
-            let index = try await model.pool.acquire(queueLimit: limits.maximumQueued, waitLimit: limits.maximumWait) { [logger, id] ahead in
-                logger.info("\(id) queued for a session, \(ahead) ahead")
-            }
-            return SessionLease(index: index, pool: model.pool)
-        } catch is CancellationError {
-            logger.info("\(id) left the queue without running (\(shutdown.interruption))")
-            throw CancellationError()
-        }
+        try await SessionLease.acquire(model, limits: limits, logger: logger, id: id, shutdown: shutdown)
     }
 
     /// The prompt's tokens with their log-probabilities, scored on the leased session (the first

@@ -10,7 +10,7 @@ import ServiceLifecycle
 
 /// `lumen serve`: the OpenAI-compatible API over models loaded in this process —
 /// `/v1/models`, `/v1/completions` and `/v1/chat/completions` (the model's chat template),
-/// streamed as Server-Sent Events or whole. Requests for a model share its session pool, one
+/// streamed as Server-Sent Events or whole, and `/v1/embeddings` (each model's pooling). Requests for a model share its session pool, one
 /// request per session, waiting their turn in order. With a key, requests without it get 401;
 /// bodies and token counts are bounded; bad requests get a 400 in OpenAI's error shape.
 ///
@@ -34,6 +34,8 @@ public struct OpenAIServer: Sendable {
     static let maximumBodyBytes = 4 << 20
     /// The most alternatives per token a request may ask for.
     static let maximumAlternatives = 20
+    /// The most inputs one embeddings request may give.
+    static let maximumEmbeddingInputs = 256
 
     /// A server of `models` (at least one), requiring `apiKey` when given, within `limits`,
     /// handing each generation to `record`.
@@ -51,6 +53,7 @@ public struct OpenAIServer: Sendable {
         router.get("/v1/models") { request, _ in self.respond(request) { () throws(ServerError) in try self.modelList() } }
         router.post("/v1/completions") { request, _ in await self.generate(CompletionRequest.self, request, logger: logger) }
         router.post("/v1/chat/completions") { request, _ in await self.generate(ChatCompletionRequest.self, request, logger: logger) }
+        router.post("/v1/embeddings") { request, _ in await self.cancellable(request, logger: logger) { body in try await embed(body, logger: logger) } }
         let connections = ConnectionLimit(configured: limits.maximumConnections, logger: logger)
         let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionLimitHandler(limit: connections)],
                                               idleTimeout: TimeAmount(limits.idleTimeout))
@@ -100,10 +103,17 @@ public struct OpenAIServer: Sendable {
     /// the start of its stream), the request is cancelled if its client closes the connection;
     /// a stream's generation then stops when a write fails. The connection closes after the answer.
     private func generate<R: ServedGenerationRequest>(_ type: R.Type, _ request: Request, logger: Logger) async -> Response {
+        await cancellable(request, logger: logger) { body in try await answer(R.self, body: body, logger: logger) }
+    }
+
+    /// Checks the key, then runs `answer` on the request's body, cancelled if the client closes
+    /// the connection first; a failure becomes its error response, logged. The connection
+    /// closes after the answer.
+    private func cancellable(_ request: Request, logger: Logger, _ answer: @escaping @Sendable (RequestBody) async throws -> Response) async -> Response {
         do {
             try authorize(request)
             return try await request.body.consumeWithCancellationOnInboundClose { body in
-                try await answer(R.self, body: body, logger: logger)
+                try await answer(body)
             }
         } catch {
             let refusal = failure(error)
@@ -152,6 +162,14 @@ public struct OpenAIServer: Sendable {
 
     /// The request's body as an `R`, refusing unknown fields, and `n` other than 1.
     private func read<R: ServedGenerationRequest>(_ type: R.Type, _ body: RequestBody) async throws(ServerError) -> R {
+        let parsed = try await decode(R.self, knowing: R.fieldNames, from: body)
+        if let n = parsed.n, n != 1 { throw .invalid("only n = 1 is supported, got \(n)", param: "n") }
+        if parsed.echoesPrompt, parsed.stream == true { throw .invalid("echo is supported for whole answers, not streams", param: "echo") }
+        return parsed
+    }
+
+    /// The request's body as a `T`, refusing fields not in `fieldNames`.
+    private func decode<T: Decodable>(_ type: T.Type, knowing fieldNames: Set<String>, from body: RequestBody) async throws(ServerError) -> T {
         let data = Data(try await collect(body).readableBytesView)
         let names: Set<String>
         do {
@@ -159,19 +177,80 @@ public struct OpenAIServer: Sendable {
         } catch {
             throw .invalid("the body is not a JSON object")
         }
-        if let unknown = names.subtracting(R.fieldNames).sorted().first {
+        if let unknown = names.subtracting(fieldNames).sorted().first {
             throw .invalid("unknown field '\(unknown)'", param: unknown)
         }
-        let parsed: R
         do {
-            parsed = try JSONDecoder().decode(R.self, from: data)
+            return try JSONDecoder().decode(T.self, from: data)
         } catch {
-            let failure = DecodingFailure.describe(error, decoding: R.self, from: data)
+            let failure = DecodingFailure.describe(error, decoding: T.self, from: data)
             throw .invalid("malformed request: \(failure.message)", param: failure.field)
         }
-        if let n = parsed.n, n != 1 { throw .invalid("only n = 1 is supported, got \(n)", param: "n") }
-        if parsed.echoesPrompt, parsed.stream == true { throw .invalid("echo is supported for whole answers, not streams", param: "echo") }
-        return parsed
+    }
+
+    /// The answer to an embeddings request whose body is `body`: each input's embedding, pooled
+    /// as the model is served (`--pooling`) and normalized, computed on one leased session.
+    private func embed(_ body: RequestBody, logger: Logger) async throws -> Response {
+        let request = try await decode(EmbeddingRequest.self, knowing: EmbeddingRequest.fieldNames, from: body)
+        let model = try servedModel(request.model)
+        let width = model.model.configuration.embeddingLength
+        let format = request.encodingFormat ?? "float"
+        guard format == "float" || format == "base64" else {
+            throw ServerError.invalid("encoding_format must be \"float\" or \"base64\", got \(format.debugDescription)", param: "encoding_format")
+        }
+        if let dimensions = request.dimensions, dimensions != width {
+            throw ServerError.invalid("dimensions must be the model's \(width): vectors are not shortened", param: "dimensions")
+        }
+        guard (1...Self.maximumEmbeddingInputs).contains(request.input.count) else {
+            throw ServerError.invalid("input must hold 1 to \(Self.maximumEmbeddingInputs) items, got \(request.input.count)", param: "input")
+        }
+        // Tokenizing takes long for big inputs: not on the cooperative pool.
+        let input = request.input
+        let inputs = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) -> [[Int32]] in
+            try Self.tokens(of: input, for: model.model)
+        }
+        for (index, tokens) in inputs.enumerated() {
+            if tokens.isEmpty { throw ServerError.invalid("input \(index) is empty, and this model adds no BOS token", param: "input") }
+            if tokens.count > model.contextLength {
+                throw ServerError.invalid("input \(index) is \(tokens.count) tokens; the context holds \(model.contextLength)", param: "input")
+            }
+        }
+        let id = "embd-" + UUID().uuidString
+        logger.info("\(id) started: \(inputs.count) inputs, \(inputs.reduce(0) { $0 + $1.count }) tokens")
+        let lease = try await SessionLease.acquire(model, limits: limits, logger: logger, id: id, shutdown: shutdown)
+        defer { lease.release() }
+        var data: [EmbeddingList.Embedding] = []
+        for (index, tokens) in inputs.enumerated() {
+            let vector: [Float]
+            do {
+                vector = try await model.sessions[lease.index].embedding(tokens, pooling: model.pooling)
+            } catch {
+                guard Task.isCancelled else { throw error }
+                logger.info("\(id) stopped after \(index) of \(inputs.count) inputs (\(shutdown.interruption))")
+                throw CancellationError()
+            }
+            data.append(EmbeddingList.Embedding(index: index, embedding: .init(vector, base64: format == "base64")))
+        }
+        return try json(EmbeddingList(data: data, model: model.name, usage: .init(tokens: inputs.reduce(0) { $0 + $1.count })), closing: true)
+    }
+
+    /// The token ids of each of an embeddings request's inputs for `model`, refusing ids outside
+    /// its vocabulary.
+    private static func tokens(of input: EmbeddingRequest.Input, for model: LanguageModel) throws(ServerError) -> [[Int32]] {
+        let vocabulary = model.configuration.vocabularySize
+        switch input {
+        case .texts(let texts):
+            return texts.map { model.tokenizer.encode($0) }
+        case .tokens(let lists):
+            var result: [[Int32]] = []
+            for list in lists {
+                if let outside = list.first(where: { !(0..<vocabulary).contains($0) }) {
+                    throw .invalid("token id \(outside) is outside the vocabulary of \(vocabulary)", param: "input")
+                }
+                result.append(list.map(Int32.init))
+            }
+            return result
+        }
     }
 
     /// The request's body, refused when larger than the server accepts or when it has not all

@@ -16,15 +16,19 @@ public final class ServedModel: Sendable {
     let created: Int
     /// The model's chat template, parsed once (or why it cannot be used).
     let chatTemplate: Result<ChatTemplate, ModelError>
+    /// How `/v1/embeddings` pools a text's hidden states.
+    public let pooling: Pooling
 
     /// Serves `model` as `name` with `instances` sessions of `contextLength` (nil: the model's)
-    /// and `threads` threads each.
-    public init(name: String, model: LanguageModel, instances: Int, contextLength: Int?, threads: Int, created: Int) {
+    /// and `threads` threads each; embeddings pooled by `pooling` (nil: as the file declares,
+    /// else the mean).
+    public init(name: String, model: LanguageModel, instances: Int, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil) {
         self.name = name
         self.model = model
         sessions = (0..<max(1, instances)).map { _ in ModelSession(model: model, contextLength: contextLength, threads: threads) }
         pool = FairPool(count: sessions.count, limit: 1)
         self.created = created
+        self.pooling = pooling ?? Pooling.declared(by: model) ?? .mean
         chatTemplate = Result { () throws(ModelError) in try ChatTemplate(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary) }
     }
 

@@ -11,12 +11,13 @@ import Serve
 struct ServeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "serve",
-        abstract: "Serve models over the OpenAI-compatible API (/v1/models, /v1/completions, /v1/chat/completions).",
+        abstract: "Serve models over the OpenAI-compatible API (/v1/models, /v1/completions, /v1/chat/completions, /v1/embeddings).",
         discussion: """
         Each MODEL is served under its file name without .gguf (the first is the default). \
         Streaming (Server-Sent Events) and whole answers, logprobs/top_logprobs, max_tokens, \
         temperature, top_p, top_k, min_p, repeat_penalty, seed, stop and echo (the prompt scored, \
-        in whole answers). Concurrent requests share \
+        in whole answers). /v1/embeddings pools each input as --pooling says and normalizes it, \
+        as llama-server --embeddings does. Concurrent requests share \
         --instances sessions per model and wait their turn in order. Listens on loopback unless \
         --host says otherwise; with --api-key-env VAR, requests must send that variable's value \
         as a bearer token. \
@@ -63,6 +64,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: .customLong("shutdown-grace"), parsing: .unconditional, help: "Seconds running requests may go on after SIGINT or SIGTERM before they are cancelled.")
     var shutdownGrace = ServerLimits().shutdownGrace.seconds
+
+    @Option(help: ArgumentHelp("How /v1/embeddings pools a text's hidden states (default: as the file declares, else mean).", valueName: "mean|cls|last"))
+    var pooling: Pooling?
 
     @OptionGroup var global: GlobalOptions
 
@@ -111,11 +115,12 @@ struct ServeCommand: AsyncParsableCommand {
             return value
         }
         let paths = try models.map { try ModelLocator.resolve($0) }
-        let (instances, contextLength, threads) = (self.instances, self.contextLength, self.threads)
+        let (instances, contextLength, threads, pooling) = (self.instances, self.contextLength, self.threads, self.pooling)
         let served = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
             try paths.map { path throws(ModelError) in
                 ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: try LanguageModel(path: path),
-                            instances: instances, contextLength: contextLength, threads: threads, created: Int(Date().timeIntervalSince1970))
+                            instances: instances, contextLength: contextLength, threads: threads, created: Int(Date().timeIntervalSince1970),
+                            pooling: pooling)
             }
         }
         let names = served.map(\.name)
@@ -130,3 +135,5 @@ struct ServeCommand: AsyncParsableCommand {
         await log?.flush()
     }
 }
+
+extension Pooling: ExpressibleByArgument {}

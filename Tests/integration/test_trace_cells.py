@@ -121,3 +121,14 @@ def test_a_trace_of_a_generation_keeps_the_generated_tokens_activations(tmp_path
     assert len(shown["ids"]) == n + 6 and generated["resid"].shape == (30, n + 5, 576) and generated["attn"].shape == (30, 9, n + 5, n + 5)
     assert np.array_equal(generated["resid"][:, :n], prompt["resid"])
     assert np.allclose(generated["attn"].sum(axis=3), 1, atol=1e-5)
+
+
+@pytest.mark.parametrize("pooling", ["mean", "cls", "last"])
+def test_embed_in_cells_is_llama_cpps_embedding(pooling, tmp_path):
+    reference = json.loads((pathlib.Path(__file__).parent.parent / "reference/inside/embeddings.json").read_text())
+    expected = np.array([case["normalized"] for case in reference["models"][MODELS["smollm2"].name]["pooling"][pooling]])
+    run_cells(f'let m = load("{MODELS["smollm2"]}")\n'
+              f'save(embed(m, {json.dumps(reference["texts"])}, pooling: "{pooling}"), "{tmp_path / "e.npy"}")\n')
+    ours = np.load(tmp_path / "e.npy")
+    assert ours.shape == expected.shape and np.allclose(np.linalg.norm(ours, axis=1), 1, atol=1e-5)
+    assert np.min(np.sum(ours * expected, axis=1)) >= 0.999

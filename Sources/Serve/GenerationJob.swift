@@ -77,7 +77,8 @@ struct GenerationJob: Sendable {
         let started = ContinuousClock.now
         var failure: (any Error)?
         do {
-            for try await event in model.sessions[index].generate(tokens: promptTokens, options: options) {
+            let pipeline = model.hooks.isEmpty ? nil : GenerationPipeline(options: options, tokenizer: model.model.tokenizer, hooks: model.hooks)
+            for try await event in model.sessions[index].generate(tokens: promptTokens, options: options, pipeline: pipeline) {
                 collected.add(event)
                 if case .token(let token) = event {
                     do {

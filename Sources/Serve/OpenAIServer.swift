@@ -223,7 +223,7 @@ public struct OpenAIServer: Sendable {
         for (index, tokens) in inputs.enumerated() {
             let vector: [Float]
             do {
-                vector = try await model.sessions[lease.index].embedding(tokens, pooling: model.pooling)
+                vector = try await model.sessions[lease.index].embedding(tokens, pooling: model.pooling, hooks: model.hooks)
             } catch {
                 guard Task.isCancelled else { throw error }
                 logger.info("\(id) stopped after \(index) of \(inputs.count) inputs (\(shutdown.interruption))")

@@ -18,11 +18,19 @@ public final class ServedModel: Sendable {
     let chatTemplate: Result<ChatTemplate, ModelError>
     /// How `/v1/embeddings` pools a text's hidden states.
     public let pooling: Pooling
+    /// What changes every forward pass of its requests (control vectors), checked against the
+    /// model when the server starts.
+    public let hooks: [any ForwardHook]
 
     /// Serves `model` as `name` with `instances` sessions of `contextLength` (nil: the model's)
     /// and `threads` threads each; embeddings pooled by `pooling` (nil: as the file declares,
-    /// else the mean).
-    public init(name: String, model: LanguageModel, instances: Int, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil) {
+    /// else the mean); every forward pass changed by `hooks`.
+    ///
+    /// - Throws: `ModelError` when a hook does not fit the model.
+    public init(name: String, model: LanguageModel, instances: Int, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil,
+                hooks: [any ForwardHook] = []) throws(ModelError) {
+        for hook in hooks { try hook.check(model) }
+        self.hooks = hooks
         self.name = name
         self.model = model
         sessions = (0..<max(1, instances)).map { _ in ModelSession(model: model, contextLength: contextLength, threads: threads) }

@@ -17,7 +17,9 @@ struct ServeCommand: AsyncParsableCommand {
         Streaming (Server-Sent Events) and whole answers, logprobs/top_logprobs, max_tokens, \
         temperature, top_p, top_k, min_p, repeat_penalty, seed, stop and echo (the prompt scored, \
         in whole answers). /v1/embeddings pools each input as --pooling says and normalizes it, \
-        as llama-server --embeddings does. Concurrent requests share \
+        as llama-server --embeddings does. --control-vector… (llama.cpp's flags) steer every \
+        request to every served model, each vector checked against each model at start. \
+        Concurrent requests share \
         --instances sessions per model and wait their turn in order. Listens on loopback unless \
         --host says otherwise; with --api-key-env VAR, requests must send that variable's value \
         as a bearer token. \
@@ -68,6 +70,8 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("How /v1/embeddings pools a text's hidden states (default: as the file declares, else mean).", valueName: "mean|cls|last"))
     var pooling: Pooling?
 
+    @OptionGroup(title: "Control vectors (added to every served model's forward passes, each checked against it)") var controlVectors: ControlVectorArguments
+
     @OptionGroup var global: GlobalOptions
 
     /// The limits the options set.
@@ -81,13 +85,16 @@ struct ServeCommand: AsyncParsableCommand {
         return limits
     }
 
-    /// Writes each served generation to `log` as a run of `lumen serve`.
-    static func recorder(_ log: RunLog) -> @Sendable (ServedGeneration) -> Void {
+    /// Writes each served generation to `log` as a run of `lumen serve`,
+    /// its options keeping the control vectors it was steered with, `steering`.
+    static func recorder(_ log: RunLog, steering: RunSteering?) -> @Sendable (ServedGeneration) -> Void {
         { served in
             let model = RunModel(served.model.model, name: served.model.name)
-            log.record(RunRecord(generationAt: "lumen serve", origin: RunOrigin(frontEnd: "serve"), model: model, prompt: served.prompt,
-                                 messages: served.messages, tokens: served.tokens, summary: served.summary, options: served.options,
-                                 interrupted: served.disconnected))
+            var record = RunRecord(generationAt: "lumen serve", origin: RunOrigin(frontEnd: "serve"), model: model, prompt: served.prompt,
+                                   messages: served.messages, tokens: served.tokens, summary: served.summary, options: served.options,
+                                   interrupted: served.disconnected)
+            record.options?.steering = steering
+            log.record(record)
         }
     }
 
@@ -116,11 +123,14 @@ struct ServeCommand: AsyncParsableCommand {
         }
         let paths = try models.map { try ModelLocator.resolve($0) }
         let (instances, contextLength, threads, pooling) = (self.instances, self.contextLength, self.threads, self.pooling)
-        let served = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-            try paths.map { path throws(ModelError) in
-                ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: try LanguageModel(path: path),
-                            instances: instances, contextLength: contextLength, threads: threads, created: Int(Date().timeIntervalSince1970),
-                            pooling: pooling)
+        let controlVectors = self.controlVectors
+        // Loading the models and reading the vector files is blocking work: on a thread of its own.
+        let served = try await DedicatedThread.run(name: "lumen-load") { () throws -> [ServedModel] in
+            try paths.map { path in
+                let model = try LanguageModel(path: path)
+                return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
+                                       instances: instances, contextLength: contextLength, threads: threads, created: Int(Date().timeIntervalSince1970),
+                                       pooling: pooling, hooks: try controlVectors.hooks(for: model))
             }
         }
         let names = served.map(\.name)
@@ -129,7 +139,7 @@ struct ServeCommand: AsyncParsableCommand {
         for note in served.compactMap(\.chatFormatNote) {
             FileHandle.standardError.write(Data((note + "\n").utf8))
         }
-        try await OpenAIServer(models: served, apiKey: key, limits: limits, record: log.map(Self.recorder)).run(host: host, port: port, logger: logger) { url in
+        try await OpenAIServer(models: served, apiKey: key, limits: limits, record: log.map { Self.recorder($0, steering: controlVectors.logged) }).run(host: host, port: port, logger: logger) { url in
             FileHandle.standardError.write(Data("lumen serve: \(names.joined(separator: ", ")) at \(url)\n".utf8))
         }
         await log?.flush()

@@ -132,3 +132,35 @@ def test_a_trace_too_large_is_refused_naming_its_size(tmp_path):
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and not (tmp_path / "trace").exists()
     assert "a trace of 1601 tokens takes 2.7 GiB (resid 30 blocks × 1601 × 576 floats" in result.stderr and "attn 30 blocks × 9 heads × 1601 × 1601 floats" in result.stderr and "more than the 2.0 GiB allowed: use a shorter prompt" in result.stderr, result.stderr
+
+
+def test_lumen_serve_steers_every_request_as_lumen_generate_does(tmp_path):
+    """The served model's first-token distribution is `lumen generate`'s with the same flags,
+    which the test above holds to llama.cpp's steered logits; a vector that does not fit refuses
+    the start."""
+    from servers import start_lumen_serve
+    from test_remote import post
+    case = json.loads(inside("smollm2-steer.json").read_text())
+    flags = ["--control-vector-scaled", str(inside("smollm2-steer.cvec.gguf")), str(case["scale"]),
+             "--control-vector-layer-range", str(case["il_start"]), str(case["il_end"])]
+    expected = first_logits(MODELS["smollm2"], case["target"], tmp_path, *flags)
+    expected = expected.astype(np.float64) - np.logaddexp.reduce(expected.astype(np.float64))
+    steered, plain = start_lumen_serve(*flags), start_lumen_serve()
+    try:
+        answers = []
+        for server in (steered, plain):
+            status, answer = post(server.url + "/completions", {"prompt": case["target"], "max_tokens": 12, "temperature": 0, "logprobs": 5})
+            assert status == 200, answer
+            answers.append(answer["choices"][0])
+        served = sorted(answers[0]["logprobs"]["top_logprobs"][0].values(), reverse=True)
+        assert np.allclose(served, np.sort(expected)[::-1][:5], atol=2e-3), (served, np.sort(expected)[::-1][:5])
+        assert answers[0]["text"] != answers[1]["text"]
+        generated = subprocess.run([lumen_bin(), "generate", str(MODELS["smollm2"]), case["target"], "--temp", "0", "-n", "12", "--no-log", "--json", *flags],
+                                   capture_output=True, text=True, check=True)
+        assert answers[0]["text"] == json.loads(generated.stdout)["text"]
+    finally:
+        steered.stop()
+        plain.stop()
+    refused = subprocess.run([lumen_bin(), "serve", str(MODELS["smollm2"]), "--port", "0", "--control-vector", str(inside("gemma3-steer.cvec.gguf"))],
+                             capture_output=True, text=True, timeout=120)
+    assert refused.returncode == 1 and "the control vector has 640 values per block, but the model's residual stream has 576" in refused.stderr, refused.stderr

@@ -29,13 +29,15 @@ public enum Pooling: String, Sendable, CaseIterable {
 extension ModelSession {
     /// The embedding of `tokens` (read from an empty cache, as `evaluate` does), as llama.cpp's
     /// `llama-embedding` computes it: each position's hidden state after the final norm,
-    /// pooled, then scaled to unit Euclidean length when `normalized`.
+    /// pooled, then scaled to unit Euclidean length when `normalized`; `hooks` change the
+    /// forward pass first (a control vector).
     ///
-    /// - Throws: `ModelError` when the tokens are empty or do not fit, or the task is cancelled.
-    public func embedding(_ tokens: [Int32], pooling: Pooling, normalized: Bool = true) throws(ModelError) -> [Float] {
+    /// - Throws: `ModelError` when the tokens are empty or do not fit, a hook does not fit the
+    ///   model, or the task is cancelled.
+    public func embedding(_ tokens: [Int32], pooling: Pooling, normalized: Bool = true, hooks: [any ForwardHook] = []) throws(ModelError) -> [Float] {
         let c = model.configuration, width = c.embeddingLength, last = c.blockCount - 1
         let capture = ActivationCapture([.blockOutput], blocks: [last])
-        _ = try evaluate(tokens, hooks: [capture])
+        _ = try evaluate(tokens, hooks: hooks + [capture])
         var rows = capture.take(.blockOutput, block: last)
         let chosen = switch pooling {
         case .mean: 0..<tokens.count

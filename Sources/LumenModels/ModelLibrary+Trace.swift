@@ -61,6 +61,8 @@ extension ModelLibrary {
                 let options = GenerationOptions(sampling: SamplingOptions(temperature: 0), maxTokens: generated, stopAtEndOfSequence: false)
                 let pipeline = GenerationPipeline(options: options, tokenizer: loaded.tokenizer, hooks: hooks)
                 let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: StopSignal()))
+                // An interrupt ends the stream early without an error: the cell is interrupted, not given a partial trace.
+                if Task.isCancelled { throw CancellationError() }
                 // The last token drawn never ran through the model: its activations do not exist.
                 ids += collected.tokens.map(\.id)
                 text = collected.text

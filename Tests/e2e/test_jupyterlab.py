@@ -1,6 +1,6 @@
 """JupyterLab in a real (headless) browser: a load bar redrawn in place, a streaming generate whose
-text grows while the cell runs, a table and an SVG chart, and the toolbar's stop button
-interrupting a long generation.
+text grows while the cell runs, a table and an SVG chart, the toolbar's stop button
+interrupting a long generation, and the look-inside heatmaps (logit lens, attention, a tensor).
 Screenshots of each step go to .build/e2e/."""
 import json
 import os
@@ -39,6 +39,9 @@ def lab():
         # Many long generations: the cell streams for as long as the test needs, at any engine speed.
         'for _ in 0..<1000 { generate(m, "Lily and Ben were", maxTokens: 2000, temperature: 0.8) }',
         '6 * 7',
+        'logitLens(m, "Once upon a time")',
+        'attentionPatterns(m, "Once upon a time", block: 1, heads: 0..<2)',
+        'trace(m, "Once upon a time", keep: ["attn"]).attn[1][0]',
     ]
     notebook = {"cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None, "outputs": [], "source": c}
                           for i, c in enumerate(cells)],
@@ -130,4 +133,16 @@ def test_streaming_rich_output_and_interrupt_in_jupyterlab(lab):
         wait_idle(page)
         assert "42" in output_text(page, 5)
         page.screenshot(path=os.path.join(SHOTS, "6-alive.png"))
+
+        # The look-inside views are tables whose cells are shaded by value: heatmaps.
+        for index, shot in [(6, "7-logit-lens.png"), (7, "8-attention.png"), (8, "9-tensor.png")]:
+            run_cell(page, index)
+            wait_idle(page)
+            cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
+            cell.locator("table").first.wait_for(timeout=30000)
+            shaded = cell.locator("td[style*='background: rgba(']")
+            assert shaded.count() >= 4, cell.inner_html()[:2000]
+            cell.scroll_into_view_if_needed()
+            page.screenshot(path=os.path.join(SHOTS, shot))
+        assert page.locator(".jp-Notebook .jp-Cell").nth(7).locator("table").count() == 2
         browser.close()

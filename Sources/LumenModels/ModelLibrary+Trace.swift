@@ -1,6 +1,7 @@
 import Executors
 import Inference
 import LumenLanguage
+import RunLog
 
 extension ModelLibrary {
     /// The most bytes a trace keeps unless `limit:` says otherwise.
@@ -9,7 +10,7 @@ extension ModelLibrary {
     static let trace = Builtin(
         name: "trace",
         signature: "trace(_ model, _ prompt: String, keep: [\"resid\"], blocks: all, generate: 0, interventions: [], limit: 2 GiB) -> Trace",
-        summary: "Runs the prompt (and with generate: n, n greedy tokens after it) and keeps activations as tensors: keep: names the points (\"resid\" after each block, \"attn_out\", \"ffn_out\", \"heads\" before the output projection, \"attn\" probabilities), blocks: a range or array chooses blocks. Says what it will keep and refuses more than limit: bytes. interventions: ablate(…) and patch(…) values change the run."
+        summary: "Runs the prompt (and with generate: n, up to n greedy tokens after it, a generation the run log keeps) and keeps activations as tensors: keep: names the points (\"resid\" after each block, \"attn_out\", \"ffn_out\", \"heads\" before the output projection, \"attn\" probabilities), blocks: a range or array chooses blocks. Says what it will keep and refuses more than limit: bytes. interventions: ablate(…) and patch(…) values change the run."
     ) { arguments, context in
         let model = try insideModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
@@ -53,12 +54,12 @@ extension ModelLibrary {
         }
         let capture = plan.capture(tokens: most)
         let hooks: [any ForwardHook] = interventionHooks + [capture]
-        var ids = tokens, logits: [Float]?, text: String?
+        var ids = tokens, logits: [Float]?, text: String?, generation: GenerationCollector?, recordedOptions = GenerationOptions()
         do {
             if generated == 0 {
                 logits = try await session.evaluate(tokens, hooks: hooks)
             } else {
-                let options = GenerationOptions(sampling: SamplingOptions(temperature: 0), maxTokens: generated, stopAtEndOfSequence: false)
+                let options = GenerationOptions(sampling: SamplingOptions(temperature: 0), maxTokens: generated)
                 let pipeline = GenerationPipeline(options: options, tokenizer: loaded.tokenizer, hooks: hooks)
                 let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: StopSignal()))
                 // An interrupt ends the stream early without an error: the cell is interrupted, not given a partial trace.
@@ -66,10 +67,20 @@ extension ModelLibrary {
                 // The last token drawn never ran through the model: its activations do not exist.
                 ids += collected.tokens.map(\.id)
                 text = collected.text
+                generation = collected
+                recordedOptions = options
             }
         } catch {
             if Task.isCancelled { throw CancellationError() }
             throw LumenError(.model, "\(error)", at: context.location)
+        }
+        // A traced generation is a generation: the run log keeps it with its interventions, and
+        // replay generates it again with them.
+        if let generation, let summary = generation.summary, let runModel = model.runModel {
+            var run = RunRecord(generationAt: "trace", origin: try context.origin, model: runModel, prompt: prompt, tokens: generation.tokens,
+                                summary: summary, options: recordedOptions, interrupted: false)
+            run.options?.interventions = logged.isEmpty ? nil : logged
+            try context.record(run)
         }
         let pieces = ids.map { String(decoding: loaded.tokenizer.piece($0), as: UTF8.self) }
         let tensors = plan.tensors(from: capture, labels: pieces)

@@ -220,6 +220,16 @@ def test_a_generation_with_an_ablation_and_a_patch_is_logged_with_them_and_repla
     assert json.loads(replayed["options"])["interventions"] == interventions
 
 
+def test_a_traced_generation_is_logged_with_its_interventions_and_replays_identically(log_path):
+    script = (f'let m = load("{STORIES}")\n'
+              'let t = trace(m, "Once upon a time", generate: 10, interventions: [ablate(block: 0, point: "ffn_out")])\n'
+              'let r = replay(runs()[0])\nprint("identical:", r.identical, r.text == t.text)\n')
+    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "identical: true true", result.stdout
+    traced = records(log_path)[0]
+    assert traced["entry"] == "trace" and json.loads(traced["options"])["interventions"] == [{"kind": "ablate", "point": "ffn_out", "block": 0}]
+
+
 def test_a_generation_steered_in_a_cell_is_logged_with_its_prompts_and_replays_identically(log_path):
     script = (f'let m = load("{STORIES}")\n'
               'let v = steeringVector(m, positive: ["Lily was happy"], negative: ["Lily was sad"])\n'

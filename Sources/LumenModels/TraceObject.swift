@@ -7,7 +7,7 @@ import RunLog
 /// A trace in cells (`trace(m, prompt, keep:)`): the run's tokens, the activations kept, as
 /// tensors named by their points (`t.resid`, `t.attn_out`, `t.ffn_out`, `t.heads`, `t.attn`),
 /// and the logits after the last position.
-final class TraceObject: HostObject {
+final class TraceObject: PropertyTableHostObject {
     /// What was kept.
     let trace: ActivationTrace
     /// The run's tokens: the prompt's, then those generated.
@@ -38,25 +38,27 @@ final class TraceObject: HostObject {
     }
 
     var typeName: String { "Trace" }
-    var propertyNames: [String] { ["tokens", "ids", "blocks", "logits", "text", "bytes"] + ActivationPoint.allCases.map(\.rawValue) }
+    /// The properties besides the points'.
+    private static let general: [(String, PropertyTable<TraceObject>.Getter)] = [
+        ("tokens", { .array($0.pieces.map(Value.string)) }),
+        ("ids", { .array($0.ids.map { .integer(Int($0)) }) }),
+        ("blocks", { .array($0.trace.blocks.map(Value.integer)) }),
+        ("logits", { $0.labelledLogits.map { .host(TensorObject($0)) } ?? .null }),
+        ("text", { $0.generated.map(Value.string) ?? .null }),
+        ("bytes", { .integer($0.bytes) }),
+    ]
+    static let properties = PropertyTable<TraceObject>(general + ActivationPoint.allCases.map { point in
+        let read: PropertyTable<TraceObject>.Getter = { object in try object.tensor(at: point) }
+        return (point.rawValue, read)
+    })
     var methodNames: [String] { ["save"] }
 
-    func property(_ name: String) throws -> Value? {
-        if let point = ActivationPoint(name: name) {
-            guard let tensor = tensors[point] else {
-                throw LumenError(.value, "this trace kept \(trace.points.map(\.rawValue).joined(separator: ", ")), not \(name): trace(…, keep: [\"\(name)\"]) keeps it")
-            }
-            return .host(TensorObject(tensor))
+    /// The tensor kept at `point`, or an error saying how to keep it.
+    private func tensor(at point: ActivationPoint) throws -> Value {
+        guard let tensor = tensors[point] else {
+            throw LumenError(.value, "this trace kept \(trace.points.map(\.rawValue).joined(separator: ", ")), not \(point.rawValue): trace(…, keep: [\"\(point.rawValue)\"]) keeps it")
         }
-        switch name {
-        case "tokens": return .array(pieces.map(Value.string))
-        case "ids": return .array(ids.map { .integer(Int($0)) })
-        case "blocks": return .array(trace.blocks.map(Value.integer))
-        case "logits": return labelledLogits.map { .host(TensorObject($0)) } ?? .null
-        case "text": return generated.map(Value.string) ?? .null
-        case "bytes": return .integer(bytes)
-        default: return nil
-        }
+        return .host(TensorObject(tensor))
     }
 
     /// The logits as a tensor labelled with each token's text (made when read: a vocabulary

@@ -22,7 +22,14 @@ struct HostObjectNameTests {
         job.start(priority: .utility) { .integer(1) }
         let measurement = Measurement(typeName: "Perplexity", number: 2, properties: ["value": .double(2)], bundle: .plainText("2"))
         let vector = ControlVectorObject(vector: ControlVector(width: 2, directions: [1: [3, 4]]), source: RunSteering.Vector(path: "/v.gguf", scale: 1))
-        let objects: [any HostObject] = [model, generation, chat, RunList([]), Secret(variable: "A_KEY", value: "x"), job, measurement, vector]
+        let tensor = TensorObject(Tensor([1, 2, 3, 4], shape: [2, 2], axes: ["position", "width"]))
+        let configuration = try model.model().configuration
+        let plan = ActivationTrace(points: ActivationPoint.allCases, blocks: [0], configuration: configuration)
+        let trace = TraceObject(trace: plan, ids: [1], pieces: [""], tensors: Dictionary(uniqueKeysWithValues: ActivationPoint.allCases.map { ($0, Tensor([0], shape: [1])) }),
+                                logits: [0, 1], tokenizer: try model.model().tokenizer, generated: nil, interventions: [])
+        let intervention = InterventionObject(RunIntervention(ablating: "attn_out", block: 0))
+        let objects: [any HostObject] = [model, generation, chat, RunList([]), Secret(variable: "A_KEY", value: "x"), job, measurement, vector,
+                                         tensor, trace, intervention]
         let builtins = Set((StandardLibrary.all + ModelHost.libraries(runLog: nil, frontEnd: "kernel").flatMap(\.builtins)).map(\.name))
         for object in objects {
             for name in object.propertyNames {

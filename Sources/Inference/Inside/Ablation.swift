@@ -1,7 +1,7 @@
 /// Zeroes activations in the forward pass, at every position: a block's attention or
 /// feed-forward output (the block then adds nothing through it), or some heads' outputs before
 /// the output projection mixes them (`ActivationPoint.headOutputs`).
-public struct Ablation: ForwardHook, Equatable {
+public struct Ablation: SiteHook, Equatable {
     /// Where: `.attentionOutput`, `.feedForwardOutput` or `.headOutputs`.
     public let point: ActivationPoint
     /// The block.
@@ -26,10 +26,6 @@ public struct Ablation: ForwardHook, Equatable {
         self.block = block
         self.heads = heads
         self.headDimension = headDimension
-    }
-
-    public func visits(_ point: ActivationPoint, layer: Int) -> Bool {
-        point == self.point && layer == block
     }
 
     public func check(_ model: LanguageModel) throws(ModelError) {

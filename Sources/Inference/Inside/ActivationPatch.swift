@@ -1,7 +1,7 @@
 /// Activation patching: replaces the activations at one point of one block, at chosen
 /// positions, with those another run captured there (a clean prompt's, patched into a corrupted
 /// one's pass).
-public struct ActivationPatch: ForwardHook {
+public struct ActivationPatch: SiteHook {
     /// Where: any point but `.attentionProbabilities` (which the pass does not read back).
     public let point: ActivationPoint
     /// The block.
@@ -21,10 +21,6 @@ public struct ActivationPatch: ForwardHook {
         self.source = source
         self.width = width
         self.positions = positions
-    }
-
-    public func visits(_ point: ActivationPoint, layer: Int) -> Bool {
-        point == self.point && layer == block
     }
 
     public func check(_ model: LanguageModel) throws(ModelError) {

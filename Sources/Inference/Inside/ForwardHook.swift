@@ -60,6 +60,20 @@ extension ModelConfiguration {
     }
 }
 
+/// A hook at one point of one block (an ablation, a patch): it visits there only.
+public protocol SiteHook: ForwardHook {
+    /// The point.
+    var point: ActivationPoint { get }
+    /// The block.
+    var block: Int { get }
+}
+
+extension SiteHook {
+    public func visits(_ point: ActivationPoint, layer: Int) -> Bool {
+        point == self.point && layer == block
+    }
+}
+
 extension ForwardHook {
     /// Fits every model.
     public func check(_ model: LanguageModel) throws(ModelError) {}

@@ -113,8 +113,6 @@ enum StandardLibrary {
         return .double(number)
     }
 
-    /// The numbers of a call's arguments (one array or range, or several numbers), and whether
-    /// all of them are Ints, so that results of Int inputs stay Ints.
     /// `reduction` of an array host object given as the only positional argument (over `axis:`
     /// when given), or nil when the argument is not one.
     private static func reducedArray(_ arguments: inout Arguments, _ reduction: ArrayReduction, at location: SourceLocation) throws -> Value? {
@@ -125,6 +123,8 @@ enum StandardLibrary {
         return try array.reduced(reduction, axis: axis, at: location)
     }
 
+    /// The numbers of a call's arguments (one array or range, or several numbers), and whether
+    /// all of them are Ints, so that results of Int inputs stay Ints.
     private static func numbers(_ arguments: inout Arguments, _ function: String) throws -> (values: [Double], integers: Bool) {
         let given = arguments.remainingPositional()
         try arguments.finish()

@@ -1,4 +1,3 @@
-import Executors
 import Inference
 import LumenLanguage
 import RunLog
@@ -18,7 +17,8 @@ extension ModelLibrary {
         let c = loaded.configuration
         var points = [ActivationPoint.blockOutput]
         if let (value, location) = arguments.labelled("keep") {
-            let names = (try? Operators.elements(of: value, at: location)) ?? [value]
+            // One name, or an array of names (a String is not read as its characters).
+            let names = if case .string = value { [value] } else { (try? Operators.elements(of: value, at: location)) ?? [value] }
             points = try names.map { name throws(LumenError) in
                 guard case .string(let text) = name, let point = ActivationPoint(name: text) else {
                     throw LumenError(.value, "keep: \(name.description) is not a point; the points are \(ActivationPoint.allCases.map(\.rawValue).joined(separator: ", "))", at: location)
@@ -39,15 +39,19 @@ extension ModelLibrary {
             blocks = Array(Set(blocks)).sorted()
         }
         let generated = try arguments.labelledInteger("generate") ?? 0
-        let limit = try arguments.labelledNumber("limit").map(Int.init) ?? traceLimit
+        let limitBytes = try arguments.labelledNumber("limit") ?? Double(traceLimit)
         let (interventionHooks, logged) = try interventions(&arguments, model: model, at: context.location)
         try arguments.finish()
         guard generated >= 0 else { throw LumenError(.value, "generate: must not be negative, got \(generated)", at: context.location) }
+        guard limitBytes > 0, limitBytes <= 0x1p50 else {
+            throw LumenError(.value, "limit: must be a number of bytes above 0 and at most 2^50, got \(limitBytes)", at: context.location)
+        }
+        let limit = Int(limitBytes)
 
         let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
         let tokens = session.tokenize(prompt)
         let plan = ActivationTrace(points: points, blocks: blocks, configuration: c)
-        let most = min(tokens.count + generated, session.contextLength)
+        let most = min(tokens.count + min(generated, session.contextLength), session.contextLength)
         let bytes = plan.bytes(tokens: most)
         guard bytes <= limit else {
             throw LumenError(.value, "this trace would keep \(ActivationTrace.size(bytes)) for \(most) tokens (\(plan.cost(tokens: most))), over the limit of \(ActivationTrace.size(limit)): keep fewer points or blocks, or raise limit:", at: context.location)

@@ -103,6 +103,16 @@ final class TensorObject: PropertyTableHostObject, ArrayHostObject {
         "Tensor \(Self.shapeText(tensor)) (\(tensor.axes.joined(separator: " × ")))"
     }
 
+    /// The axes whose labels are text (tokens, texts): shown quoted, so a space or an empty
+    /// token shows.
+    private static let textAxes: Set<String> = ["position", "query", "key", "token", "text"]
+
+    /// How the index along `axis` is shown: its label, quoted on a text axis.
+    private func shownLabel(axis: Int, index: Int) -> String {
+        let label = tensor.label(axis: axis, index: index)
+        return tensor.labels[axis] != nil && Self.textAxes.contains(tensor.axes[axis]) ? label.debugDescription : label
+    }
+
     private static func format(_ value: Float) -> String {
         String(format: "%.4g", Double(value))
     }
@@ -123,7 +133,7 @@ final class TensorObject: PropertyTableHostObject, ArrayHostObject {
         case 2:
             let width = tensor.shape[1]
             let lines = Self.shown(tensor.shape[0], limit: 12).map { index in
-                index.map { "\(tensor.label(axis: 0, index: $0).debugDescription): " + row(tensor.values[($0 * width)..<(($0 + 1) * width)]) } ?? "…"
+                index.map { "\(shownLabel(axis: 0, index: $0)): " + row(tensor.values[($0 * width)..<(($0 + 1) * width)]) } ?? "…"
             }
             return summary + "\n" + lines.joined(separator: "\n")
         default:
@@ -139,10 +149,10 @@ final class TensorObject: PropertyTableHostObject, ArrayHostObject {
         let (rows, columns) = (tensor.shape[0], tensor.shape[1])
         let largest = max(tensor.values.map(abs).max() ?? 1, .leastNormalMagnitude)
         let shownColumns = Self.shown(columns, limit: 64), shownRows = Self.shown(rows, limit: 64)
-        let head = "<th></th>" + shownColumns.map { "<th>\(HTML.escape($0.map { tensor.label(axis: 1, index: $0) } ?? "…"))</th>" }.joined()
+        let head = "<th></th>" + shownColumns.map { "<th>\(HTML.escape($0.map { shownLabel(axis: 1, index: $0) } ?? "…"))</th>" }.joined()
         let body = shownRows.map { row in
             guard let row else { return "<tr><th>…</th></tr>" }
-            return "<tr><th>\(HTML.escape(tensor.label(axis: 0, index: row)))</th>" + shownColumns.map { column in
+            return "<tr><th>\(HTML.escape(shownLabel(axis: 0, index: row)))</th>" + shownColumns.map { column in
                 guard let column else { return "<td>…</td>" }
                 let value = tensor.values[row * columns + column]
                 let color = value >= 0 ? "78, 121, 167" : "225, 87, 89"
@@ -157,7 +167,7 @@ final class TensorObject: PropertyTableHostObject, ArrayHostObject {
         case 1:
             let table = Table(columns: [tensor.axes[0], "value"],
                               rows: Self.shown(tensor.shape[0], limit: 40).map { index in
-                                  index.map { [tensor.label(axis: 0, index: $0), Self.format(tensor.values[$0])] } ?? ["…", "…"]
+                                  index.map { [shownLabel(axis: 0, index: $0), Self.format(tensor.values[$0])] } ?? ["…", "…"]
                               })
             return MIMEBundle(["text/html": "<p>\(HTML.escape(summary))</p>\n" + table.html, "text/plain": text])
         case 2: return MIMEBundle(["text/html": heatmap, "text/plain": text])

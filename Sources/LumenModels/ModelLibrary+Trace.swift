@@ -8,8 +8,8 @@ extension ModelLibrary {
 
     static let trace = Builtin(
         name: "trace",
-        signature: "trace(_ model, _ prompt: String, keep: [\"resid\"], blocks: all, generate: 0, interventions: [], limit: 2 GiB) -> Trace",
-        summary: "Runs the prompt (and with generate: n, up to n greedy tokens after it, a generation the run log keeps) and keeps activations as tensors: keep: names the points (\"resid\" after each block, \"attn_out\", \"ffn_out\", \"heads\" before the output projection, \"attn\" probabilities), blocks: a range or array chooses blocks. Says what it will keep and refuses more than limit: bytes. interventions: ablate(…) and patch(…) values change the run."
+        signature: "trace(_ model, _ prompt: String, keep: [\"resid\"], blocks: all, generate: 0, interventions: [], steer: nil, steerScale: 1.0, steerBlocks: nil, limit: 2 GiB) -> Trace",
+        summary: "Runs the prompt (and with generate: n, up to n greedy tokens after it, a generation the run log keeps) and keeps activations as tensors: keep: names the points (\"resid\" after each block, \"attn_out\", \"ffn_out\", \"heads\" before the output projection, \"attn\" probabilities), blocks: a range or array chooses blocks. Says what it will keep and refuses more than limit: bytes. interventions: ablate(…) and patch(…) values change the run, and steer: a control vector as generate's does."
     ) { arguments, context in
         let model = try insideModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
@@ -41,6 +41,7 @@ extension ModelLibrary {
         let generated = try arguments.labelledInteger("generate") ?? 0
         let limitBytes = try arguments.labelledNumber("limit") ?? Double(traceLimit)
         let (interventionHooks, logged) = try interventions(&arguments, model: model, at: context.location)
+        let steering = try steering(&arguments)
         try arguments.finish()
         guard generated >= 0 else { throw LumenError(.value, "generate: must not be negative, got \(generated)", at: context.location) }
         guard limitBytes > 0, limitBytes <= 0x1p50 else {
@@ -57,7 +58,7 @@ extension ModelLibrary {
             throw LumenError(.value, "this trace would keep \(ActivationTrace.size(bytes)) for \(most) tokens (\(plan.cost(tokens: most))), over the limit of \(ActivationTrace.size(limit)): keep fewer points or blocks, or raise limit:", at: context.location)
         }
         let capture = plan.capture(tokens: most)
-        let hooks: [any ForwardHook] = interventionHooks + [capture]
+        let hooks: [any ForwardHook] = steering.hooks + interventionHooks + [capture]
         var ids = tokens, logits: [Float]?, text: String?, generation: GenerationCollector?, recordedOptions = GenerationOptions()
         do {
             if generated == 0 {
@@ -84,6 +85,7 @@ extension ModelLibrary {
             var run = RunRecord(generationAt: "trace", origin: try context.origin, model: runModel, prompt: prompt, tokens: generation.tokens,
                                 summary: summary, options: recordedOptions, interrupted: false)
             run.options?.interventions = logged.isEmpty ? nil : logged
+            run.options?.steering = steering.logged
             try context.record(run)
         }
         let pieces = ids.map { String(decoding: loaded.tokenizer.piece($0), as: UTF8.self) }

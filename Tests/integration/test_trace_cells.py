@@ -132,3 +132,17 @@ def test_embed_in_cells_is_llama_cpps_embedding(pooling, tmp_path):
     ours = np.load(tmp_path / "e.npy")
     assert ours.shape == expected.shape and np.allclose(np.linalg.norm(ours, axis=1), 1, atol=1e-5)
     assert np.min(np.sum(ours * expected, axis=1)) >= 0.999
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_a_steered_trace_gives_llama_cpps_steered_logits(name, tmp_path):
+    from test_control_vectors import kl
+    case = json.loads(inside(f"{name}-steer.json").read_text())
+    expected = np.fromfile(inside(f"{name}-steer.logits.bin"), dtype=np.float32)
+    run_cells(f'let m = load("{MODELS[name]}")\n'
+              f'let v = controlVector("{inside(f"{name}-steer.cvec.gguf")}")\n'
+              f'save(trace(m, {json.dumps(case["target"])}, blocks: [], steer: v, steerScale: {case["scale"]}, '
+              f'steerBlocks: {case["il_start"]}...{case["il_end"]}), "{tmp_path / "steered.npz"}")\n'
+              f'save(trace(m, {json.dumps(case["target"])}, blocks: []), "{tmp_path / "plain.npz"}")\n')
+    steered, plain = np.load(tmp_path / "steered.npz")["logits"], np.load(tmp_path / "plain.npz")["logits"]
+    assert kl(expected, steered) <= 0.02 and kl(expected, steered) < kl(expected, plain)

@@ -146,3 +146,7 @@ def test_a_steered_trace_gives_llama_cpps_steered_logits(name, tmp_path):
               f'save(trace(m, {json.dumps(case["target"])}, blocks: []), "{tmp_path / "plain.npz"}")\n')
     steered, plain = np.load(tmp_path / "steered.npz")["logits"], np.load(tmp_path / "plain.npz")["logits"]
     assert kl(expected, steered) <= 0.02 and kl(expected, steered) < kl(expected, plain)
+
+
+def test_norm_of_a_number_is_its_magnitude():
+    assert run_cells('print(norm(-3), norm(tensor([3, 4])))\n').split() == ["3.0", "5.0"]

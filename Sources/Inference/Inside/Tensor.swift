@@ -115,8 +115,9 @@ public struct Tensor: Sendable, Equatable {
         Tensor(values.map { scalarFirst ? operation.apply(scalar, $0) : operation.apply($0, scalar) }, shape: shape, axes: axes, labels: labels)
     }
 
-    /// The Euclidean norm over the last axis.
+    /// The Euclidean norm over the last axis (a number's magnitude, for a tensor of no axes).
     public func norms() -> Tensor {
+        guard rank > 0 else { return Tensor(values.map(abs), shape: []) }
         let squares = combined(.multiply, self) ?? self
         let sums = squares.reduced(.sum, axis: rank - 1)
         return Tensor(sums.values.map { $0.squareRoot() }, shape: sums.shape, axes: sums.axes, labels: sums.labels)

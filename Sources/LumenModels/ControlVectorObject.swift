@@ -41,6 +41,7 @@ extension RunSteering.Vector {
     /// Where the vector came from, in words.
     var description: String {
         if let path { return (path as NSString).lastPathComponent }
+        if let values { return "a direction of \(values.count) values" }
         return "\(positive?.count ?? 0) positive and \(negative?.count ?? 0) negative prompts"
     }
 }

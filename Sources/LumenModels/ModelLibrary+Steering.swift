@@ -57,9 +57,6 @@ extension ModelLibrary {
             if let (_, location) = blocks { throw LumenError(.value, "steerBlocks: needs steer: (a control vector)", at: location) }
             return ([], nil)
         }
-        guard case .host(let object) = value, let vector = object as? ControlVectorObject else {
-            throw LumenError(.type, "steer: needs a ControlVector (from controlVector or steeringVector), got \(value.typeName)", at: location)
-        }
         var range: ClosedRange<Int>?
         if let (value, location) = blocks {
             guard case .range(let lower, let upper) = value, lower >= 0, upper > lower else {
@@ -67,9 +64,31 @@ extension ModelLibrary {
             }
             range = lower...(upper - 1)
         }
-        var source = vector.source
-        source.scale = scale
-        return ([vector.vector.scaled(by: Float(scale)).steering(blocks: range)],
-                RunSteering(vectors: [source], blocks: range.map { [$0.lowerBound, $0.upperBound] }))
+        let (vector, source) = try steeringVector(value, blocks: range, at: location)
+        var scaled = source
+        scaled.scale = scale
+        return ([vector.scaled(by: Float(scale)).steering(blocks: range)],
+                RunSteering(vectors: [scaled], blocks: range.map { [$0.lowerBound, $0.upperBound] }))
+    }
+
+    /// The control vector `steer:` gives, with where it came from: a ControlVector, or a Tensor of
+    /// one axis (a direction made in cells, such as a difference of two traces' residual
+    /// streams), added after each block of `blocks`, which it needs.
+    private static func steeringVector(_ value: Value, blocks: ClosedRange<Int>?, at location: SourceLocation) throws(LumenError)
+        -> (ControlVector, RunSteering.Vector) {
+        switch value {
+        case .host(let object as ControlVectorObject):
+            return (object.vector, object.source)
+        case .host(let object as TensorObject):
+            guard object.tensor.rank == 1 else {
+                throw LumenError(.value, "steer: needs a Tensor of one axis (a direction of the residual stream's width), got \(TensorObject.shapeText(object.tensor))", at: location)
+            }
+            guard let blocks else { throw LumenError(.value, "steer: with a Tensor needs steerBlocks: (the blocks to add it after)", at: location) }
+            let values = object.tensor.values
+            return (ControlVector(width: values.count, directions: Dictionary(uniqueKeysWithValues: blocks.map { ($0, values) })),
+                    RunSteering.Vector(values: values, scale: 1))
+        default:
+            throw LumenError(.type, "steer: needs a ControlVector (from controlVector or steeringVector) or a Tensor, got \(value.typeName)", at: location)
+        }
     }
 }

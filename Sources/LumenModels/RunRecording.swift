@@ -57,6 +57,9 @@ extension RunSteering {
             let scaled: ControlVector?
             if let path = vector.path {
                 scaled = try ControlVector.sum(of: [(path: path, scale: Float(vector.scale))], for: session.model)
+            } else if let values = vector.values, let blocks, blocks.count == 2, blocks[0] <= blocks[1] {
+                scaled = ControlVector(width: values.count, directions: Dictionary(uniqueKeysWithValues: (blocks[0]...blocks[1]).map { ($0, values) }))
+                    .scaled(by: Float(vector.scale))
             } else {
                 scaled = try await ControlVector.contrastive(session: session, positive: vector.positive ?? [], negative: vector.negative ?? [])
                     .scaled(by: Float(vector.scale))

@@ -7,12 +7,21 @@ public struct RunSteering: Codable, Sendable, Equatable {
         public var path: String?
         /// The prompts a contrastive vector was built from (`steeringVector`).
         public var positive, negative: [String]?
+        /// The direction itself, for a vector made in a cell (a Tensor), added after each block
+        /// steered.
+        public var values: [Float]?
         /// Its scale.
         public var scale: Double
 
         /// A vector file with its scale.
         public init(path: String, scale: Double) {
             self.path = path
+            self.scale = scale
+        }
+
+        /// A direction given by its values, with its scale.
+        public init(values: [Float], scale: Double) {
+            self.values = values
             self.scale = scale
         }
 

@@ -123,8 +123,11 @@ struct SteeringCellTests {
         _ = try await results("let m = load(\"\(models)/stories260K.gguf\")", interpreter)
         _ = try await results("let v = steeringVector(m, positive: [\"happy\"], negative: [\"sad\"])", interpreter)
         _ = try await results("let wide = controlVector(\"\(try Self.reference("smollm2-steer").vector)\")", interpreter)
-        for (code, message) in [("m.generate(\"x\", steer: 3)", "steer: needs a ControlVector (from controlVector or steeringVector), got Int"),
+        for (code, message) in [("m.generate(\"x\", steer: 3)", "steer: needs a ControlVector (from controlVector or steeringVector) or a Tensor, got Int"),
                                 ("m.generate(\"x\", steerBlocks: 1...2)", "steerBlocks: needs steer: (a control vector)"),
+                                ("m.generate(\"x\", steer: tensor([1, 2]))", "steer: with a Tensor needs steerBlocks: (the blocks to add it after)"),
+                                ("m.generate(\"x\", steer: tensor([[1, 2]]), steerBlocks: 1...2)", "steer: needs a Tensor of one axis (a direction of the residual stream's width), got [1 × 2]"),
+                                ("m.generate(\"x\", steer: tensor([1, 2]), steerBlocks: 1...2)", "the control vector has 2 values per block, but the model's residual stream has 64"),
                                 ("steeringVector(m, positive: [], negative: [\"b\"])", "positive: needs a non-empty array of Strings, got Array"),
                                 // Checked when the run starts, for every way in: nothing runs silently unsteered.
                                 ("m.generate(\"x\", steer: wide)", "steering: the control vector has 576 values per block, but the model's residual stream has 64"),

@@ -230,6 +230,18 @@ def test_a_traced_generation_is_logged_with_its_interventions_and_replays_identi
     assert traced["entry"] == "trace" and json.loads(traced["options"])["interventions"] == [{"kind": "ablate", "point": "ffn_out", "block": 0}]
 
 
+def test_a_generation_steered_by_a_tensor_direction_is_logged_with_its_values_and_replays_identically(log_path):
+    script = (f'let m = load("{STORIES}")\n'
+              'let d = trace(m, "Lily was happy", blocks: [2]).resid[0][-1] - trace(m, "Lily was sad", blocks: [2]).resid[0][-1]\n'
+              'let plain = m.generate("Once upon a time", maxTokens: 12, temperature: 0)\n'
+              'let steered = m.generate("Once upon a time", maxTokens: 12, temperature: 0, steer: d, steerScale: 8, steerBlocks: 1...3)\n'
+              'let r = replay(runs()[0])\nprint("differs:", plain.text != steered.text, "identical:", r.identical, "width:", d.shape)\n')
+    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
+    assert result.stdout.splitlines()[-1] == "differs: true identical: true width: [64]", result.stdout
+    steering = json.loads(records(log_path)[1]["options"])["steering"]
+    assert steering["blocks"] == [1, 3] and steering["vectors"][0]["scale"] == 8 and len(steering["vectors"][0]["values"]) == 64
+
+
 def test_a_generation_steered_in_a_cell_is_logged_with_its_prompts_and_replays_identically(log_path):
     script = (f'let m = load("{STORIES}")\n'
               'let v = steeringVector(m, positive: ["Lily was happy"], negative: ["Lily was sad"])\n'

@@ -58,7 +58,7 @@ extension RunIntervention {
         if kind == .patch, let source, let point = ActivationPoint(name: point) {
             let capture = ActivationCapture([point], blocks: [block])
             _ = try await session.evaluate(source, hooks: [capture])
-            rows = capture.rows(point, block: block)
+            rows = capture.take(point, block: block)
         }
         return try hook(session.model.configuration, sourceRows: rows, file: session.model.gguf.path)
     }

@@ -85,8 +85,7 @@ extension ModelLibrary {
             }
             guard let blocks else { throw LumenError(.value, "steer: with a Tensor needs steerBlocks: (the blocks to add it after)", at: location) }
             let values = object.tensor.values
-            return (ControlVector(width: values.count, directions: Dictionary(uniqueKeysWithValues: blocks.map { ($0, values) })),
-                    RunSteering.Vector(values: values, scale: 1))
+            return (ControlVector(direction: values, blocks: blocks), RunSteering.Vector(values: values, scale: 1))
         default:
             throw LumenError(.type, "steer: needs a ControlVector (from controlVector or steeringVector) or a Tensor, got \(value.typeName)", at: location)
         }

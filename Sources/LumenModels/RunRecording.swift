@@ -58,8 +58,7 @@ extension RunSteering {
             if let path = vector.path {
                 scaled = try ControlVector.sum(of: [(path: path, scale: Float(vector.scale))], for: session.model)
             } else if let values = vector.values, let blocks, blocks.count == 2, blocks[0] <= blocks[1] {
-                scaled = ControlVector(width: values.count, directions: Dictionary(uniqueKeysWithValues: (blocks[0]...blocks[1]).map { ($0, values) }))
-                    .scaled(by: Float(vector.scale))
+                scaled = ControlVector(direction: values, blocks: blocks[0]...blocks[1]).scaled(by: Float(vector.scale))
             } else {
                 scaled = try await ControlVector.contrastive(session: session, positive: vector.positive ?? [], negative: vector.negative ?? [])
                     .scaled(by: Float(vector.scale))

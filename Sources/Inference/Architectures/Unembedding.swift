@@ -9,7 +9,13 @@ struct Unembedding: Sendable {
     /// Writes the logits of the `count` residual rows at `rows` into `state.logits`, row after
     /// row (`count` at most the batch capacity), through `state.normed`.
     func apply(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, state: InferenceState) {
-        Operations.rmsNorm(rows, weights: norm, epsilon: c.rmsEpsilon, into: state.normed, count: count, width: c.embeddingLength)
+        normalize(rows, count: count, configuration: c, into: state.normed)
         state.pool.multiply(output, state.normed, into: state.logits, count: count, scratch: state.scratch)
+    }
+
+    /// Writes the final norm of the `count` residual rows at `rows` into `output`: the hidden
+    /// states the output matrix reads (and that text embeddings pool).
+    func normalize(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, into output: UnsafeMutablePointer<Float>) {
+        Operations.rmsNorm(rows, weights: norm, epsilon: c.rmsEpsilon, into: output, count: count, width: c.embeddingLength)
     }
 }

@@ -19,14 +19,16 @@ extension ModelSession {
     public func attentionPattern(_ tokens: [Int32], block: Int) throws(ModelError) -> AttentionPattern {
         let c = model.configuration
         if let misfit = c.blockMisfit(block) { throw ModelError(file: model.gguf.path, field: "attention", reason: misfit) }
-        let capture = ActivationCapture([.attentionProbabilities], blocks: [block])
+        let plan = ActivationTrace(points: [.attentionProbabilities], blocks: [block], configuration: c)
+        let capture = plan.capture(tokens: tokens.count)
         _ = try evaluate(tokens, hooks: [capture])
-        // A row per token of heads × context length floats (see `ActivationPoint.attentionProbabilities`).
-        let rows = capture.rows(.attentionProbabilities, block: block), width = c.headCount * contextLength
+        // [1][head][query][key], the keys after each query zero.
+        let values = plan.tensors(from: capture, labels: [])[.attentionProbabilities]?.values ?? []
+        let count = tokens.count
         let weights = (0..<c.headCount).map { head in
             tokens.indices.map { query in
-                let start = query * width + head * contextLength
-                return Array(rows[start...(start + query)])
+                let start = (head * count + query) * count
+                return Array(values[start...(start + query)])
             }
         }
         return AttentionPattern(tokens: tokens, block: block, weights: weights)

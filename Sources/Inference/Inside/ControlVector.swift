@@ -14,6 +14,12 @@ public struct ControlVector: Sendable, Equatable {
         self.directions = directions
     }
 
+    /// The same `direction` for every block of `blocks`: a direction made by hand (a difference
+    /// of two runs' residual streams) added after each of those blocks.
+    public init(direction: [Float], blocks: ClosedRange<Int>) {
+        self.init(width: direction.count, directions: Dictionary(uniqueKeysWithValues: blocks.map { ($0, direction) }))
+    }
+
     /// Reads the control-vector GGUF at `path`: `general.architecture` `controlvector`, one F32
     /// (or F16) tensor `direction.N` per block N.
     public init(contentsOf path: String) throws(ModelError) {

@@ -38,7 +38,7 @@ extension ModelSession {
         var trackedByBlock = Dictionary(uniqueKeysWithValues: tracked.map { ($0, [[Float]]()) })
         for block in 0..<c.blockCount {
             if Task.isCancelled { throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled") }
-            var rows = capture.rows(.blockOutput, block: block)
+            var rows = capture.take(.blockOutput, block: block)
             var blockTop: [[LogitLens.Prediction]] = []
             var blockTracked = Dictionary(uniqueKeysWithValues: tracked.map { ($0, [Float]()) })
             for start in stride(from: 0, to: tokens.count, by: state.batchCapacity) {

@@ -48,8 +48,7 @@ extension ModelSession {
         rows.withUnsafeMutableBufferPointer { source in
             hidden.withUnsafeMutableBufferPointer { target in
                 guard let source = source.baseAddress, let target = target.baseAddress else { return }
-                Operations.rmsNorm(source + chosen.lowerBound * width, weights: model.architecture.unembedding.norm, epsilon: c.rmsEpsilon,
-                                   into: target, count: chosen.count, width: width)
+                model.architecture.unembedding.normalize(source + chosen.lowerBound * width, count: chosen.count, configuration: c, into: target)
             }
         }
         var pooled = [Float](repeating: 0, count: width)

@@ -27,17 +27,49 @@ struct ForwardHookTests {
         return dot / (aa.squareRoot() * bb.squareRoot())
     }
 
-    /// The least cosine similarity with llama.cpp's residual stream: 0.999, except Gemma 3, whose
-    /// last two positions drift to 0.997 from block 11 on, gradually, on both activation paths,
-    /// while its logits stay within KL 0.02: llama.cpp rounds GELU through an FP16 table and
-    /// quantizes activations to 8 bits, and Gemma's residual stream grows to a norm of 30,000.
-    static let residualCosine = ["gemma3": 0.995]
+    /// How far llama.cpp's own activations move when every input and residual value moves one
+    /// unit in the last place (`Tests/reference/inside/sensitivity.json`, made by
+    /// scripts/make_sensitivity_references.py over 16 runs): its 8-bit activation rounding turns
+    /// such a change into a flip to the next level now and then, which later blocks magnify. An
+    /// implementation that does not add in llama.cpp's exact order meets the same flips, so this
+    /// is as close as llama.cpp stays to itself.
+    struct Sensitivity {
+        /// The least cosine with the unmoved residual stream, `[layer][position]`.
+        let residualCosine: [[Double]]
+        /// The largest change of an attention probability, per layer.
+        let attentionDifference: [Double]
+        /// The least cosine of the contrastive direction with the unmoved one, per block.
+        let directionCosine: [Int: Double]
 
-    @Test("the residual stream after each block matches llama.cpp's l_out at every position",
+        init(_ name: String) throws {
+            let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .appendingPathComponent("reference/inside/sensitivity.json")
+            let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: path)) as? [String: Any])
+            let model = try #require((root["models"] as? [String: Any])?[name] as? [String: Any])
+            residualCosine = try #require(model["residual_cosine"] as? [[Double]])
+            attentionDifference = try #require(model["attention_difference"] as? [Double])
+            directionCosine = Dictionary(uniqueKeysWithValues: try #require(model["direction_cosine"] as? [String: Double]).compactMap { key, value in
+                Int(key).map { ($0, value) }
+            })
+        }
+    }
+
+    /// The 8-bit path rounds activations as llama.cpp does (Q8_0, Q8_1 or Q8_K by weight format),
+    /// so its residual stream is within cosine 0.999 of llama.cpp's, or, where a one-ulp change
+    /// moves llama.cpp itself further (from SmolLM2's block 12 and Gemma 3's block 11 on, down to
+    /// 0.9987 and 0.9933), within llama.cpp's own distance. The F32 path does not round
+    /// activations: each product is closer to the exact one than llama.cpp's by 1–4 %, so its
+    /// stream is held to a fixed 0.995.
+    static func residualBound(_ sensitivity: Sensitivity, layer: Int, position: Int, activations: ActivationPrecision) -> Double {
+        activations == .quantized ? min(0.999, sensitivity.residualCosine[layer][position]) : 0.995
+    }
+
+    @Test("the residual stream after each block matches llama.cpp's l_out at every position, within llama.cpp's own sensitivity",
           arguments: models, [ActivationPrecision.float32, .quantized])
     func residualStream(model: (name: String, file: String), activations: ActivationPrecision) async throws {
         let llama = try LanguageModel(path: try TestData.realModel(model.file))
         let root = try Self.reference("\(model.name)-acts")
+        let sensitivity = try Sensitivity(model.name)
         let tokens = try #require(root["tokens"] as? [Int]).map(Int32.init)
         let (layers, width) = (try #require(root["n_layer"] as? Int), try #require(root["n_embd"] as? Int))
         let expected = try Self.floats("\(model.name)-acts.l_out.bin")
@@ -52,7 +84,8 @@ struct ForwardHookTests {
             for position in tokens.indices {
                 let start = (layer * tokens.count + position) * width
                 let similarity = Self.cosine(rows[(position * width)..<((position + 1) * width)], expected[start..<(start + width)])
-                #expect(similarity >= Self.residualCosine[model.name, default: 0.999], "block \(layer) position \(position): cosine \(similarity)")
+                let bound = Self.residualBound(sensitivity, layer: layer, position: position, activations: activations)
+                #expect(similarity >= bound, "block \(layer) position \(position): cosine \(similarity), bound \(bound)")
             }
         }
         // The hooks only looked: the generation is the one without them.
@@ -61,16 +94,12 @@ struct ForwardHookTests {
         #expect(generated.tokens.first.map { Int($0.id) } == (root["greedy"] as? [Int])?.first)
     }
 
-    /// llama.cpp's probabilities come from queries and keys made with 8-bit activations (Lumen's
-    /// fast path rounds them differently, its F32 path not at all); a score off by 0.08 moves a
-    /// probability near 0.5 by 0.02. So the bound is on the mean difference (0.0015–0.0024 here),
-    /// with a looser one on the largest (0.035–0.075 on either path).
-    static let attentionBounds = (mean: 0.005, largest: Float(0.1))
-
-    @Test("each head's attention probabilities match llama.cpp's kq_soft_max, causal rows summing to 1", arguments: models)
+    @Test("each head's attention probabilities match llama.cpp's kq_soft_max within 0.01, or llama.cpp's own sensitivity; causal rows sum to 1",
+          arguments: models)
     func attentionProbabilities(model: (name: String, file: String)) async throws {
         let llama = try LanguageModel(path: try TestData.realModel(model.file))
         let root = try Self.reference("\(model.name)-acts")
+        let sensitivity = try Sensitivity(model.name)
         let tokens = try #require(root["tokens"] as? [Int]).map(Int32.init)
         let (layers, heads) = (try #require(root["n_layer"] as? Int), try #require(root["n_head"] as? Int))
         let expected = try Self.floats("\(model.name)-acts.attn.bin")
@@ -80,24 +109,22 @@ struct ForwardHookTests {
         let session = ModelSession(model: llama, contextLength: n, threads: 2)
         let capture = ActivationCapture([.attentionProbabilities])
         _ = try await session.evaluate(tokens, hooks: [capture])
-        var largest: Float = 0, total = 0.0
         for layer in 0..<layers {
             let rows = capture.rows(.attentionProbabilities, block: layer)
             try #require(rows.count == n * heads * n, "block \(layer)")
+            var largest: Float = 0
             for head in 0..<heads {
                 for query in 0..<n {
                     let row = rows[((query * heads + head) * n)..<((query * heads + head) * n + n)]
                     #expect(abs(row.reduce(0, +) - 1) < 1e-5 && row.dropFirst(query + 1).allSatisfy { $0 == 0 }, "block \(layer) head \(head) query \(query)")
                     for key in 0..<n {
-                        let difference = abs(rows[(query * heads + head) * n + key] - expected[((layer * heads + head) * n + query) * n + key])
-                        largest = max(largest, difference)
-                        total += Double(difference)
+                        largest = max(largest, abs(rows[(query * heads + head) * n + key] - expected[((layer * heads + head) * n + query) * n + key]))
                     }
                 }
             }
+            let bound = max(0.01, sensitivity.attentionDifference[layer])
+            #expect(Double(largest) <= bound, "block \(layer): largest difference \(largest), bound \(bound)")
         }
-        let mean = total / Double(layers * heads * n * n)
-        #expect(mean <= Self.attentionBounds.mean && largest <= Self.attentionBounds.largest, "mean difference \(mean), largest \(largest)")
     }
 
     @Test("a control vector steers as llama.cpp's does: its steered logits (KL ≤ 0.02, its argmax) and greedy tokens",
@@ -187,12 +214,13 @@ struct ForwardHookTests {
 
 @Suite("Control vectors")
 struct ControlVectorTests {
-    /// The least cosine similarity of a block's direction with llama.cpp's. A direction is the
-    /// difference of two nearly equal residual streams, so it magnifies the streams' rounding
-    /// differences (cosine ≥ 0.997 with llama.cpp's, see `ForwardHookTests.residualCosine`) by
-    /// their ratio to it: SmolLM2's last block reaches 0.9982 with the AVX2 kernels and 0.9977
-    /// with the portable ones, Gemma 3's blocks 7 and 8 reach 0.967 on the 8-bit path.
-    static let directionCosine = ["smollm2": 0.995, "gemma3": 0.96]
+    /// A direction is the difference of two nearly equal residual streams, so it magnifies their
+    /// differences: it is held to cosine 0.999 with llama.cpp's, or, where a one-ulp change moves
+    /// llama.cpp's own direction further (SmolLM2's blocks 19 on, Gemma 3's every block, down to
+    /// 0.9975 and 0.978), to llama.cpp's own distance (`ForwardHookTests.Sensitivity`).
+    static func directionBound(_ sensitivity: ForwardHookTests.Sensitivity, block: Int) -> Double {
+        min(0.999, sensitivity.directionCosine[block] ?? 0.999)
+    }
 
     @Test("a contrastive vector from llama.cpp's prompt pair matches its control vector, and steers to its logits", arguments: ForwardHookTests.models)
     func contrastive(model: (name: String, file: String)) async throws {
@@ -203,9 +231,11 @@ struct ControlVectorTests {
         let vector = try await ControlVector.contrastive(session: session, positive: [try #require(root["positive"] as? String)],
                                                          negative: [try #require(root["negative"] as? String)])
         #expect(vector.directions.keys.sorted() == expected.directions.keys.sorted())
+        let sensitivity = try ForwardHookTests.Sensitivity(model.name)
         for block in expected.directions.keys.sorted() {
             let similarity = ForwardHookTests.cosine(vector.directions[block]![...], expected.directions[block]![...])
-            #expect(similarity >= Self.directionCosine[model.name, default: 0.999], "block \(block): cosine \(similarity)")
+            let bound = Self.directionBound(sensitivity, block: block)
+            #expect(similarity >= bound, "block \(block): cosine \(similarity), bound \(bound)")
         }
         // Steering with it gives llama.cpp's steered logits, as its own vector does.
         let scale = Float(try #require(root["scale"] as? Double))

@@ -1,0 +1,138 @@
+#!/usr/bin/env python3
+"""Measures how far llama.cpp's own activations move when its arithmetic moves by one rounding
+step, on the two real models, so that tests can hold Lumen to llama.cpp exactly as closely as
+llama.cpp holds to itself.
+
+llama.cpp quantizes activations to 8 bits before each quantized product (Q8_0, Q8_1, Q8_K). That
+rounding is a step function: a value computed with its additions in another order, one unit in
+the last place away, can round to the next 8-bit level, and later blocks magnify the change (most
+in Gemma 3, whose residual stream grows to a norm of 100,000 and whose Q8_K blocks share one scale
+over 256 values). Any implementation that does not add in llama.cpp's exact order meets such flips.
+
+With an installed llama-cpp-python's low-level C API and the settings of ../shared/reference/
+(1 thread, F32 KV cache, no flash attention, BOS added, special tokens parsed, the prompt decoded
+in one batch, every position an output), each run moves every value that every F32 node of the
+graph computes (the KV cache's views aside) one unit in the last place up or down at random, as
+the graph computes — what adding in another order does to each operation — and compares with
+the unmoved run:
+- `residual_cosine[layer][position]`: the least cosine of the moved residual stream with the unmoved;
+- `attention_difference[layer]`: the largest difference of an attention probability (`kq_soft_max`);
+- `direction_cosine[block]`: the least cosine of the contrastive direction (../shared/reference/
+  inside/<model>-steer.json's pair, the last positions' residual streams' difference) with the unmoved.
+Writes OUT_DIR/sensitivity.json. Usage: make_sensitivity_references.py MODELS_DIR REFERENCE_DIR OUT_DIR"""
+import ctypes
+import json
+import pathlib
+import sys
+
+import llama_cpp
+import numpy
+
+models, reference, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
+RUNS = 64
+MODELS = {"smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma3": "gemma-3-270m-q4_k_m.gguf"}
+
+
+class Tensor(ctypes.Structure):
+    """ggml.h's struct ggml_tensor (GGML_MAX_DIMS 4, GGML_MAX_OP_PARAMS 64, GGML_MAX_SRC 10, GGML_MAX_NAME 64)."""
+    _fields_ = [("type", ctypes.c_int), ("buffer", ctypes.c_void_p), ("ne", ctypes.c_int64 * 4), ("nb", ctypes.c_size_t * 4),
+                ("op", ctypes.c_int), ("op_params", ctypes.c_int32 * 16), ("flags", ctypes.c_int32),
+                ("src", ctypes.c_void_p * 10), ("view_src", ctypes.c_void_p), ("view_offs", ctypes.c_size_t),
+                ("data", ctypes.c_void_p), ("name", ctypes.c_char * 64), ("extra", ctypes.c_void_p), ("padding", ctypes.c_char * 8)]
+
+
+def run(model, prompt, seed=None):
+    """`prompt`'s residual stream [layer][position][width] and attention probabilities
+    [layer][head][query][key]; with `seed`, every value each node computes moved one ulp."""
+    random = numpy.random.default_rng(seed) if seed is not None else None
+    residual, attention = {}, {}
+
+    @llama_cpp.ggml_backend_sched_eval_callback
+    def callback(pointer, ask, _):
+        tensor = Tensor.from_address(pointer)
+        name = tensor.name.decode()
+        if ask:
+            return True
+        if tensor.type != 0 or name.startswith("cache_"):
+            return True
+        shape = [tensor.ne[i] for i in range(4)]
+        count = shape[0] * shape[1] * shape[2] * shape[3]
+        if tensor.nb[0] != 4 or tensor.nb[1] != 4 * shape[0] or tensor.nb[2] != tensor.nb[1] * shape[1] or tensor.nb[3] != tensor.nb[2] * shape[2]:
+            return True  # a strided view: its values are its source's
+        array = numpy.ctypeslib.as_array(ctypes.cast(tensor.data, ctypes.POINTER(ctypes.c_float)), shape=(count,))
+        if name.startswith("kq_soft_max-") and name not in attention:
+            # [head][query][key over the whole cache]; the prompt's keys come first.
+            attention[name] = array.reshape(shape[2], shape[1], shape[0]).copy()
+        if random is not None:
+            up = random.random(count) < 0.5
+            array[:] = numpy.where(up, numpy.nextafter(array, numpy.float32(numpy.inf)), numpy.nextafter(array, numpy.float32(-numpy.inf)))
+        if name.startswith("l_out-"):
+            residual[name] = array.reshape(-1, shape[0]).copy()
+        return True
+
+    params = llama_cpp.llama_context_default_params()
+    params.n_ctx = 512
+    params.n_batch = 512
+    params.n_threads = 1
+    params.n_threads_batch = 1
+    params.type_k = llama_cpp.GGML_TYPE_F32
+    params.type_v = llama_cpp.GGML_TYPE_F32
+    params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+    params.cb_eval = callback
+    context = llama_cpp.llama_init_from_model(model, params)
+    vocab = llama_cpp.llama_model_get_vocab(model)
+    text = prompt.encode()
+    buffer = (llama_cpp.llama_token * 512)()
+    count = llama_cpp.llama_tokenize(vocab, text, len(text), buffer, 512, True, True)
+    batch = llama_cpp.llama_batch_init(count, 0, 1)
+    for position in range(count):
+        batch.token[position] = buffer[position]
+        batch.pos[position] = position
+        batch.n_seq_id[position] = 1
+        batch.seq_id[position][0] = 0
+        batch.logits[position] = True
+    batch.n_tokens = count
+    assert llama_cpp.llama_decode(context, batch) == 0
+    llama_cpp.llama_batch_free(batch)
+    llama_cpp.llama_free(context)
+    layers = len(residual)
+    return (numpy.stack([residual[f"l_out-{layer}"] for layer in range(layers)]),
+            numpy.stack([attention[f"kq_soft_max-{layer}"][:, :, :count] for layer in range(layers)]))
+
+
+def cosine(a, b):
+    a, b = a.astype(numpy.float64), b.astype(numpy.float64)
+    return (a * b).sum(-1) / (numpy.linalg.norm(a, axis=-1) * numpy.linalg.norm(b, axis=-1))
+
+
+llama_cpp.llama_backend_init()
+result = {"reference": f"llama-cpp-python {llama_cpp.__version__}", "runs": RUNS, "models": {}}
+for name, file in MODELS.items():
+    model = llama_cpp.llama_model_load_from_file(str(models / file).encode(), llama_cpp.llama_model_default_params())
+    acts = json.loads((reference / f"{name}-acts.json").read_text())
+    steer = json.loads((reference / f"{name}-steer.json").read_text())
+    residual, attention = run(model, acts["prompt"])
+    expected = numpy.fromfile(reference / f"{name}-acts.l_out.bin", dtype=numpy.float32).reshape(residual.shape)
+    assert numpy.array_equal(residual, expected), "the unmoved run is not the shared reference's"
+    positive, negative = run(model, steer["positive"])[0][:, -1], run(model, steer["negative"])[0][:, -1]
+    least_residual = numpy.ones(residual.shape[:2])
+    largest_attention = numpy.zeros(residual.shape[0])
+    least_direction = numpy.ones(residual.shape[0])
+    for seed in range(RUNS):
+        moved, moved_attention = run(model, acts["prompt"], seed)
+        least_residual = numpy.minimum(least_residual, cosine(moved, residual))
+        largest_attention = numpy.maximum(largest_attention, numpy.abs(moved_attention - attention).max(axis=(1, 2, 3)))
+        direction = run(model, steer["positive"], 2 * RUNS + seed)[0][:, -1] - run(model, steer["negative"], 3 * RUNS + seed)[0][:, -1]
+        least_direction = numpy.minimum(least_direction, cosine(direction, positive - negative))
+    result["models"][name] = {
+        "file": file,
+        "residual_cosine": [[round(float(c), 6) for c in layer] for layer in least_residual],
+        "attention_difference": [round(float(d), 6) for d in largest_attention],
+        # Block 0 has no direction (llama.cpp's control vectors start at block 1).
+        "direction_cosine": {str(block): round(float(least_direction[block]), 6) for block in range(1, len(least_direction))},
+    }
+    llama_cpp.llama_model_free(model)
+    print(name, "least residual cosine", least_residual.min(), "largest attention difference", largest_attention.max(),
+          "least direction cosine", least_direction[1:].min())
+out.mkdir(parents=True, exist_ok=True)
+(out / "sensitivity.json").write_text(json.dumps(result, indent=1) + "\n")

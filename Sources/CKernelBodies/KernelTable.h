@@ -7,8 +7,6 @@
 // call through the table the process chose (Dispatch.c). A kernel added to `CKernels.h` is added
 // here too; the compiler checks that the two agree.
 
-#include "../CKernels/include/KernelLayout.h"
-
 /// Decodes `count` weights of a quantized row as levels (see `CKernels.h`).
 typedef void (*lumen_levels_fn)(const void *row, unsigned char *levels, float *scales, float *mins, long count);
 
@@ -19,7 +17,7 @@ typedef void (*lumen_levels_fn)(const void *row, unsigned char *levels, float *s
     X(float, dot_q4_0, (const void *row, const float *x, long count), (row, x, count)) \
     X(float, dot_q4_1, (const void *row, const float *x, long count), (row, x, count)) \
     X(float, dot_f16, (const void *row, const float *x, long count), (row, x, count)) \
-    X(void, quantize_q8, (const float *x, long count, lumen_activation_format format, signed char *values, float *scales, float *sums), (x, count, format, values, scales, sums)) \
+    X(void, quantize_q8, (const float *x, long count, signed char *values, float *scales, float *sums), (x, count, values, scales, sums)) \
     X(float, dot_q8_0_q8, (const void *row, const signed char *values, const float *scales, long count), (row, values, scales, count)) \
     X(float, dot_q4_0_q8, (const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni), (row, values, scales, sums, count, without_vnni)) \
     X(float, dot_q4_1_q8, (const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni), (row, values, scales, sums, count, without_vnni)) \
@@ -62,7 +60,7 @@ typedef void (*lumen_levels_fn)(const void *row, unsigned char *levels, float *s
     X(void, levels_q6_k, (const void *row, unsigned char *levels, float *scales, float *mins, long count), (row, levels, scales, mins, count)) \
     X(void, levels_iq4_nl, (const void *row, unsigned char *levels, float *scales, float *mins, long count), (row, levels, scales, mins, count)) \
     X(void, levels_iq4_xs, (const void *row, unsigned char *levels, float *scales, float *mins, long count), (row, levels, scales, mins, count)) \
-    X(void, quantize_q8_tokens, (const float *x, long tokens, long k, lumen_activation_format format, signed char *values, float *scales, float *sums), (x, tokens, k, format, values, scales, sums)) \
+    X(void, quantize_q8_tokens, (const float *x, long tokens, long k, signed char *values, float *scales, float *sums), (x, tokens, k, values, scales, sums)) \
     X(long, matmul_levels_workspace, (long k), (k)) \
     X(void, interleave_rows, (const void *rows, long row_bytes, long groups, long blocks, long block_bytes, long halves, void *out), (rows, row_bytes, groups, blocks, block_bytes, halves, out)) \
     X(void, restore_rows, (const void *groups, long group_count, long blocks, long block_bytes, long halves, void *rows), (groups, group_count, blocks, block_bytes, halves, rows)) \

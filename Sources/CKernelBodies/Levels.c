@@ -1,4 +1,5 @@
 #include "Shared.h"
+#include "../CKernels/include/KernelLayout.h"
 
 // MARK: - Rows as levels
 
@@ -209,28 +210,22 @@ static void lumen_levels_iq4_xs(const void *row, unsigned char *levels, float *s
 /// Tokens a chunk of the product's activations holds (see `lumen_quantize_q8_tokens`).
 enum { TOKEN_CHUNK = LUMEN_TOKEN_CHUNK };
 
-static void lumen_quantize_q8_tokens(const float *x, long tokens, long k, lumen_activation_format format, signed char *values, float *scales, float *sums) {
+static void lumen_quantize_q8_tokens(const float *x, long tokens, long k, signed char *values, float *scales, float *sums) {
     const long blocks = k / 32;
-    // Blocks quantized together: Q8_K's share a scale across eight.
-    const long span = format == LUMEN_ACTIVATIONS_Q8_K ? 8 : 1;
     for (long t = 0; t < (tokens + TOKEN_CHUNK - 1) / TOKEN_CHUNK * TOKEN_CHUNK; t++) {
         const long u = t % TOKEN_CHUNK;
         signed char *chunk_values = values + TOKEN_CHUNK * k * (t / TOKEN_CHUNK);
         float *chunk_scales = scales + TOKEN_CHUNK * blocks * (t / TOKEN_CHUNK), *chunk_sums = sums + 3 * TOKEN_CHUNK * blocks * (t / TOKEN_CHUNK);
-        for (long first = 0; first < blocks; first += span) {
-            // One span's values, scales, block sums and half-block sums, as `lumen_quantize_q8` lays them out.
-            signed char span_values[256] = {0};
-            float span_scales[8] = {0.0f}, span_sums[24] = {0.0f};
-            if (t < tokens) lumen_quantize_q8(x + t * k + 32 * first, 32 * span, format, span_values, span_scales, span_sums);
-            for (long s = 0; s < span; s++) {
-                const long b = first + s;
-                memcpy(chunk_values + TOKEN_CHUNK * 16 * (2 * b) + 16 * u, span_values + 32 * s, 16);
-                memcpy(chunk_values + TOKEN_CHUNK * 16 * (2 * b + 1) + 16 * u, span_values + 32 * s + 16, 16);
-                chunk_scales[TOKEN_CHUNK * b + u] = span_scales[s];
-                chunk_sums[TOKEN_CHUNK * b + u] = span_sums[s];
-                chunk_sums[TOKEN_CHUNK * (blocks + 2 * b) + u] = span_sums[span + 2 * s];
-                chunk_sums[TOKEN_CHUNK * (blocks + 2 * b + 1) + u] = span_sums[span + 2 * s + 1];
-            }
+        for (long b = 0; b < blocks; b++) {
+            signed char block[32] = {0};
+            float block_scale = 0.0f, block_sums[3] = {0.0f, 0.0f, 0.0f};
+            if (t < tokens) lumen_quantize_q8(x + t * k + 32 * b, 32, block, &block_scale, block_sums);
+            memcpy(chunk_values + TOKEN_CHUNK * 16 * (2 * b) + 16 * u, block, 16);
+            memcpy(chunk_values + TOKEN_CHUNK * 16 * (2 * b + 1) + 16 * u, block + 16, 16);
+            chunk_scales[TOKEN_CHUNK * b + u] = block_scale;
+            chunk_sums[TOKEN_CHUNK * b + u] = block_sums[0];
+            chunk_sums[TOKEN_CHUNK * (blocks + 2 * b) + u] = block_sums[1];
+            chunk_sums[TOKEN_CHUNK * (blocks + 2 * b + 1) + u] = block_sums[2];
         }
     }
 }

@@ -88,67 +88,41 @@ static float lumen_dot_f16(const void *row, const float *x, long count) {
     return sum;
 }
 
-/// The largest |x| of 32 floats.
-static inline float max_abs_32(const float *x) {
+static void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums) {
     const __m256 sign_mask = _mm256_set1_ps(-0.0f);
-    __m256 amax = _mm256_setzero_ps();
-    for (int i = 0; i < 4; i++) amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, _mm256_loadu_ps(x + 8 * i)));
-    __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-    m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-    m = _mm_max_ss(m, _mm_movehdup_ps(m));
-    return _mm_cvtss_f32(m);
-}
-
-/// Stores round(x · multiplier) of 32 floats (to nearest, ties to even, saturated to int8) as
-/// `values`; `first` and `second` get the sums of values 0–15 and 16–31.
-static inline void round_block_q8(const float *x, float multiplier, signed char *values, int *first, int *second) {
-    const __m256 scale = _mm256_set1_ps(multiplier);
-    __m256i q[4];
-    for (int i = 0; i < 4; i++) {
-        q[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(_mm256_loadu_ps(x + 8 * i), scale), _MM_ROUND_NEAREST | _MM_FROUND_NO_EXC));
-    }
-    __m256i packed16a = _mm256_packs_epi32(q[0], q[1]);
-    __m256i packed16b = _mm256_packs_epi32(q[2], q[3]);
-    __m256i packed8 = _mm256_packs_epi16(packed16a, packed16b);
-    // The packs interleave 128-bit lanes; this permutation restores element order.
-    packed8 = _mm256_permutevar8x32_epi32(packed8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
-    _mm256_storeu_si256((__m256i *)values, packed8);
-    // Int32 lanes of four values: the low 128 bits hold values 0-15, the high 128 bits 16-31.
-    const __m256i total = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), packed8), _mm256_set1_epi16(1));
-    __m256i halves = _mm256_hadd_epi32(total, total);
-    halves = _mm256_hadd_epi32(halves, halves);
-    *first = _mm256_cvtsi256_si32(halves);
-    *second = _mm_cvtsi128_si32(_mm256_extracti128_si256(halves, 1));
-}
-
-/// `x` rounded to the nearest F16, as a float.
-static inline float round_to_half(float x) {
-    return half_bits_to_float(float_to_half_bits(x));
-}
-
-static void lumen_quantize_q8(const float *x, long count, lumen_activation_format format, signed char *values, float *scales, float *sums) {
     float *half_sums = sums + count / 32;
-    // Blocks of 32 share a scale, or Q8_K's spans of 8 blocks.
-    const long span = format == LUMEN_ACTIVATIONS_Q8_K ? 8 : 1;
-    for (long b = 0; b < count / 32; b += span) {
-        float max_abs = 0.0f;
-        for (long s = b; s < b + span; s++) {
-            const float block_max = max_abs_32(x + 32 * s);
-            max_abs = block_max > max_abs ? block_max : max_abs;
+    for (long b = 0; b < count / 32; b++, x += 32, values += 32) {
+        __m256 v[4];
+        __m256 amax = _mm256_setzero_ps();
+        for (int i = 0; i < 4; i++) {
+            v[i] = _mm256_loadu_ps(x + 8 * i);
+            amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[i]));
         }
-        const float multiplier = max_abs != 0.0f ? 127.0f / max_abs : 0.0f;
-        // llama.cpp's Q8_K keeps the inverse of its multiplier in F32; Q8_0 and Q8_1 keep
-        // max / 127 in F16.
-        const float exact_scale = format == LUMEN_ACTIVATIONS_Q8_K ? (multiplier != 0.0f ? 1.0f / multiplier : 0.0f) : max_abs / 127.0f;
-        const float scale = format == LUMEN_ACTIVATIONS_Q8_K ? exact_scale : round_to_half(exact_scale);
-        for (long s = b; s < b + span; s++) {
-            int first, second;
-            round_block_q8(x + 32 * s, multiplier, values + 32 * s, &first, &second);
-            scales[s] = scale;
-            sums[s] = format == LUMEN_ACTIVATIONS_Q8_1 ? round_to_half(exact_scale * (float)(first + second)) : scale * (float)(first + second);
-            half_sums[2 * s] = scale * (float)first;
-            half_sums[2 * s + 1] = scale * (float)second;
+        __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
+        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
+        m = _mm_max_ss(m, _mm_movehdup_ps(m));
+        const float max_abs = _mm_cvtss_f32(m);
+        const float scale = max_abs / 127.0f;
+        scales[b] = scale;
+        const __m256 inverse = _mm256_set1_ps(scale != 0.0f ? 1.0f / scale : 0.0f);
+        __m256i q[4];
+        for (int i = 0; i < 4; i++) {
+            q[i] = _mm256_cvtps_epi32(_mm256_round_ps(_mm256_mul_ps(v[i], inverse), _MM_ROUND_NEAREST | _MM_FROUND_NO_EXC));
         }
+        __m256i packed16a = _mm256_packs_epi32(q[0], q[1]);
+        __m256i packed16b = _mm256_packs_epi32(q[2], q[3]);
+        __m256i packed8 = _mm256_packs_epi16(packed16a, packed16b);
+        // The packs interleave 128-bit lanes; this permutation restores element order.
+        packed8 = _mm256_permutevar8x32_epi32(packed8, _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7));
+        _mm256_storeu_si256((__m256i *)values, packed8);
+        // Int32 lanes of four values: the low 128 bits hold values 0-15, the high 128 bits 16-31.
+        const __m256i total = _mm256_madd_epi16(_mm256_maddubs_epi16(_mm256_set1_epi8(1), packed8), _mm256_set1_epi16(1));
+        __m256i halves = _mm256_hadd_epi32(total, total);
+        halves = _mm256_hadd_epi32(halves, halves);
+        const int first = _mm256_cvtsi256_si32(halves), second = _mm_cvtsi128_si32(_mm256_extracti128_si256(halves, 1));
+        sums[b] = scale * (float)(first + second);
+        half_sums[2 * b] = scale * (float)first;
+        half_sums[2 * b + 1] = scale * (float)second;
     }
 }
 

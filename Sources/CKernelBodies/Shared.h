@@ -13,8 +13,6 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "../CKernels/include/KernelLayout.h"
-
 #if defined(__AVX2__) && defined(__FMA__) && defined(__F16C__)
 #include <immintrin.h>
 /// Whether the kernels are compiled to native AVX2 instructions (else through SIMDe).

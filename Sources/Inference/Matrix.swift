@@ -25,8 +25,6 @@ public struct Matrix: @unchecked Sendable {
     /// The row decoder for the integer matrix–matrix product of prompt batches, when the format
     /// has one.
     let levelsKernel: TensorFormat.Levels?
-    /// How activations are quantized for `quantizedDotKernel` and `levelsKernel`.
-    let activations: lumen_activation_format
     /// The rows in the format's eight-row layout for generation, when it has one (`InterleavedRows`).
     private var interleaved: InterleavedRows?
     /// The group of `interleaved` this matrix's first row is in (a part of a fused tensor starts
@@ -45,7 +43,6 @@ public struct Matrix: @unchecked Sendable {
         dequantizeKernel = dequantize
         quantizedDotKernel = format.quantizedDot
         levelsKernel = format.levels
-        activations = format.activations
         type = tensor.type
         columns = tensor.shape[0]
         rows = tensor.rowCount

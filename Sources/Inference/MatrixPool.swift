@@ -25,9 +25,8 @@ struct MatrixPool {
         let restored: UnsafeMutableRawPointer
         /// Bytes of `restored` per thread.
         let restoredBytes: Int
-        /// The input vectors quantized to 8 bits as the matrix's format has them
-        /// (`TensorFormat.activations`): one vector's (`lumen_quantize_q8`), or a batch's in
-        /// chunks of eight tokens (`lumen_quantize_q8_tokens`).
+        /// The input vectors quantized to 8 bits (Q8_0 blocks' values): one vector's
+        /// (`lumen_quantize_q8`), or a batch's in chunks of eight tokens (`lumen_quantize_q8_tokens`).
         let quantizedValues: UnsafeMutablePointer<Int8>
         /// The scale of each block of 32 quantized values.
         let quantizedScales: UnsafeMutablePointer<Float>
@@ -87,12 +86,12 @@ struct MatrixPool {
     /// Quantizes `count` input vectors of `columns` into `scratch` for `lumen_matmul_levels_q8`,
     /// the chunks of `LUMEN_TOKEN_CHUNK` tokens split across the threads (each chunk is `chunk`
     /// tokens' values, scales and sums: see `lumen_quantize_q8_tokens`).
-    private func quantizeBatch(_ input: UnsafeMutablePointer<Float>, count: Int, columns: Int, format: lumen_activation_format, scratch: Scratch) {
+    private func quantizeBatch(_ input: UnsafeMutablePointer<Float>, count: Int, columns: Int, scratch: Scratch) {
         let chunk = Int(LUMEN_TOKEN_CHUNK), blocks = columns / 32
         parallelChunks((count + chunk - 1) / chunk, chunk: 1, work: count * columns) { _, range in
             for index in range {
                 let first = index * chunk
-                lumen_quantize_q8_tokens(input + first * columns, min(chunk, count - first), columns, format, scratch.quantizedValues + first * columns,
+                lumen_quantize_q8_tokens(input + first * columns, min(chunk, count - first), columns, scratch.quantizedValues + first * columns,
                                          scratch.quantizedScales + first * blocks, scratch.quantizedSums + 3 * first * blocks)
             }
         }
@@ -103,7 +102,7 @@ struct MatrixPool {
                   count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
         if count == 1 && scratch.activations == .quantized, let groups = matrix.interleavedGroups(from: 0) {
-            lumen_quantize_q8(input, columns, matrix.activations, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
+            lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns) { _, range in
                 groups.rows.layout.dot(groups.start + range.lowerBound * groups.rows.groupBytes, range.count, scratch.quantizedValues,
                                        scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound)
@@ -111,7 +110,7 @@ struct MatrixPool {
             return
         }
         if count == 1 && scratch.activations == .quantized, let kernel = matrix.quantizedDotKernel {
-            lumen_quantize_q8(input, columns, matrix.activations, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
+            lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns) { _, range in
                 for row in range {
                     output[row] = matrix.dot(row: row, quantized: scratch, kernel: kernel)
@@ -120,7 +119,7 @@ struct MatrixPool {
             return
         }
         if scratch.activations == .quantized, let levels = matrix.levelsKernel {
-            quantizeBatch(input, count: count, columns: columns, format: matrix.activations, scratch: scratch)
+            quantizeBatch(input, count: count, columns: columns, scratch: scratch)
             parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns * count) { part, range in
                 let workspace = scratch.rows + part * scratch.rowBuffer
                 guard let groups = matrix.interleavedGroups(from: range.lowerBound / 8) else {

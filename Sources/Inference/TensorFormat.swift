@@ -3,7 +3,7 @@ import CKernels
 /// How Lumen stores and computes with one tensor type, as ggml's `type_traits` describes it: the
 /// block layout, the kernels (dequantize a row, dot a row with F32 activations, dot it with 8-bit
 /// activations, decode a row as levels for the integer matrix–matrix product every quantized
-/// format shares), how the 8-bit activations it meets are rounded, how to quantize a row into it,
+/// format shares), how to quantize a row into it,
 /// and the type a quantizer falls back to when a row is not a whole number of blocks.
 ///
 /// This table is the one place a format is described: `TensorType`, `Matrix`, `MatrixPool`,
@@ -34,13 +34,10 @@ struct TensorFormat: Sendable {
     let quantizeRow: QuantizeRow?
     /// The type used instead for rows that are not a whole number of blocks.
     let fallback: TensorType?
-    /// How activations meeting this format in `quantizedDot` and `levels` are quantized: llama.cpp's
-    /// `vec_dot_type` for it, so that 8-bit products round as llama.cpp's do.
-    let activations: lumen_activation_format
 
     init(_ name: String, blockSize: Int, blockBytes: Int, dequantize: Dequantize? = nil, dot: Dot? = nil,
          quantizedDot: QuantizedDot? = nil, levels: Levels? = nil, interleaving: RowInterleaving? = nil,
-         quantizeRow: QuantizeRow? = nil, fallback: TensorType? = nil, activations: lumen_activation_format = LUMEN_ACTIVATIONS_Q8_0) {
+         quantizeRow: QuantizeRow? = nil, fallback: TensorType? = nil) {
         self.name = name
         self.blockSize = blockSize
         self.blockBytes = blockBytes
@@ -51,7 +48,6 @@ struct TensorFormat: Sendable {
         self.interleaving = interleaving
         self.quantizeRow = quantizeRow
         self.fallback = fallback
-        self.activations = activations
     }
 
     /// Whether matrices of this type can be computed with.
@@ -90,7 +86,7 @@ struct TensorFormat: Sendable {
                             dequantize: { lumen_dequantize_q4_1($0, $1, $2) }, dot: { lumen_dot_q4_1($0, $1, $2) },
                             quantizedDot: { lumen_dot_q4_1_q8($0, $1, $2, $3, $4, 0) },
                             levels: lumen_levels_q4_1,
-                            quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 20, BlockQuantizer.q4_1), fallback: .f16, activations: LUMEN_ACTIVATIONS_Q8_1),
+                            quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 20, BlockQuantizer.q4_1), fallback: .f16),
         .q5_0: TensorFormat("Q5_0", blockSize: 32, blockBytes: 22,
                             dequantize: { lumen_dequantize_q5_0($0, $1, $2) }, dot: { lumen_dot_q5_0($0, $1, $2) },
                             quantizedDot: { lumen_dot_q5_0_q8($0, $1, $2, $3, $4, 0) },
@@ -100,33 +96,33 @@ struct TensorFormat: Sendable {
                             dot: { lumen_dot_by_dequantizing(lumen_dequantize_q5_1, 32, 24, $0, $1, $2) },
                             quantizedDot: { lumen_dot_q5_1_q8($0, $1, $2, $3, $4, 0) },
                             levels: lumen_levels_q5_1,
-                            quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 24, BlockQuantizer.q5_1), fallback: .f16, activations: LUMEN_ACTIVATIONS_Q8_1),
+                            quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 24, BlockQuantizer.q5_1), fallback: .f16),
         .q8_1: TensorFormat("Q8_1", blockSize: 32, blockBytes: 36),
         .q2_K: TensorFormat("Q2_K", blockSize: 256, blockBytes: 84, dequantize: { lumen_dequantize_q2_k($0, $1, $2) },
                             dot: { lumen_dot_by_dequantizing(lumen_dequantize_q2_k, 256, 84, $0, $1, $2) },
                             quantizedDot: { lumen_dot_q2_k_q8($0, $1, $2, $3, $4, 0) },
                             levels: lumen_levels_q2_k,
-                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 84, BlockQuantizer.q2_K), fallback: .q4_0, activations: LUMEN_ACTIVATIONS_Q8_K),
+                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 84, BlockQuantizer.q2_K), fallback: .q4_0),
         .q3_K: TensorFormat("Q3_K", blockSize: 256, blockBytes: 110, dequantize: { lumen_dequantize_q3_k($0, $1, $2) },
                             dot: { lumen_dot_by_dequantizing(lumen_dequantize_q3_k, 256, 110, $0, $1, $2) },
                             quantizedDot: { lumen_dot_q3_k_q8($0, $1, $2, $3, $4, 0) },
                             levels: lumen_levels_q3_k,
-                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 110, BlockQuantizer.q3_K), fallback: .q4_0, activations: LUMEN_ACTIVATIONS_Q8_K),
+                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 110, BlockQuantizer.q3_K), fallback: .q4_0),
         .q4_K: TensorFormat("Q4_K", blockSize: 256, blockBytes: 144,
                             dequantize: { lumen_dequantize_q4_k($0, $1, $2) }, dot: { lumen_dot_q4_k($0, $1, $2) },
                             quantizedDot: { lumen_dot_q4_k_q8($0, $1, $2, $3, $4, 0) },
                             levels: lumen_levels_q4_k, interleaving: .q4_K,
-                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 144) { BlockQuantizer.kQuant($0, $1, levels: 15) }, fallback: .q5_0, activations: LUMEN_ACTIVATIONS_Q8_K),
+                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 144) { BlockQuantizer.kQuant($0, $1, levels: 15) }, fallback: .q5_0),
         .q5_K: TensorFormat("Q5_K", blockSize: 256, blockBytes: 176,
                             dequantize: { lumen_dequantize_q5_k($0, $1, $2) }, dot: { lumen_dot_q5_k($0, $1, $2) },
                             quantizedDot: { lumen_dot_q5_k_q8($0, $1, $2, $3, $4, 0) },
                             levels: lumen_levels_q5_k,
-                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 176) { BlockQuantizer.kQuant($0, $1, levels: 31) }, fallback: .q5_1, activations: LUMEN_ACTIVATIONS_Q8_K),
+                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 176) { BlockQuantizer.kQuant($0, $1, levels: 31) }, fallback: .q5_1),
         .q6_K: TensorFormat("Q6_K", blockSize: 256, blockBytes: 210,
                             dequantize: { lumen_dequantize_q6_k($0, $1, $2) }, dot: { lumen_dot_q6_k($0, $1, $2) },
                             quantizedDot: { row, values, scales, sums, count in lumen_dot_q6_k_q8(row, values, scales, sums, count, 0) },
                             levels: lumen_levels_q6_k,
-                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 210, BlockQuantizer.q6_K), fallback: .q8_0, activations: LUMEN_ACTIVATIONS_Q8_K),
+                            quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 210, BlockQuantizer.q6_K), fallback: .q8_0),
         .q8_K: TensorFormat("Q8_K", blockSize: 256, blockBytes: 292),
         .iq4_nl: TensorFormat("IQ4_NL", blockSize: 32, blockBytes: 18, dequantize: { lumen_dequantize_iq4_nl($0, $1, $2) },
                               dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_nl, 32, 18, $0, $1, $2) },
@@ -136,7 +132,7 @@ struct TensorFormat: Sendable {
         .iq4_xs: TensorFormat("IQ4_XS", blockSize: 256, blockBytes: 136, dequantize: { lumen_dequantize_iq4_xs($0, $1, $2) },
                               dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_xs, 256, 136, $0, $1, $2) },
                               quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_xs_q8(row, values, scales, count, 0) },
-                              levels: lumen_levels_iq4_xs, activations: LUMEN_ACTIVATIONS_Q8_K),
+                              levels: lumen_levels_iq4_xs),
 
         .iq2_xxs: TensorFormat("IQ2_XXS", blockSize: 256, blockBytes: 66),
         .iq2_xs: TensorFormat("IQ2_XS", blockSize: 256, blockBytes: 74),

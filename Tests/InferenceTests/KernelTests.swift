@@ -147,38 +147,25 @@ struct KernelFixture {
         return (value, magnitude)
     }
 
-    /// Activations quantized as llama.cpp's `quantize_row_q8_0`, `_q8_1` and `_q8_K` define it
-    /// (AVX2's rounding: to nearest, ties to even), in Lumen's layout: a scale per block of 32,
-    /// then each block's sum, then each half block's (`lumen_quantize_q8`).
-    static func referenceQuantize(_ x: [Float], format: lumen_activation_format = LUMEN_ACTIVATIONS_Q8_0) -> (values: [Int8], scales: [Float], sums: [Float]) {
+    /// Q8_0 quantization of activations with round-to-nearest-even, as the AVX2 path rounds;
+    /// `sums` holds each block's scale × the sum of its values, then the same for each half block.
+    static func referenceQuantize(_ x: [Float]) -> (values: [Int8], scales: [Float], sums: [Float]) {
         var values: [Int8] = []
         var scales: [Float] = []
         var sums: [Float] = []
         var halfSums: [Float] = []
-        let span = format == LUMEN_ACTIVATIONS_Q8_K ? 256 : 32
-        for start in stride(from: 0, to: x.count, by: span) {
-            let maximum = x[start..<(start + span)].map { abs($0) }.max() ?? 0
-            let multiplier: Float = maximum != 0 ? 127 / maximum : 0
-            // Q8_K keeps 1 / multiplier as a float; Q8_0 and Q8_1 keep maximum / 127 as an F16.
-            let exactScale = format == LUMEN_ACTIVATIONS_Q8_K ? (multiplier != 0 ? 1 / multiplier : 0) : maximum / 127
-            let scale = format == LUMEN_ACTIVATIONS_Q8_K ? exactScale : Float(Float16(exactScale))
-            for block in stride(from: start, to: start + span, by: 32) {
-                let quantized = x[block..<(block + 32)].map { Int8(($0 * multiplier).rounded(.toNearestOrEven)) }
-                values += quantized
-                scales.append(scale)
-                let first = quantized[..<16].reduce(0) { $0 + Int($1) }, second = quantized[16...].reduce(0) { $0 + Int($1) }
-                sums.append(format == LUMEN_ACTIVATIONS_Q8_1 ? Float(Float16(exactScale * Float(first + second))) : scale * Float(first + second))
-                halfSums += [scale * Float(first), scale * Float(second)]
-            }
+        for start in stride(from: 0, to: x.count, by: 32) {
+            let block = x[start..<(start + 32)]
+            let scale = (block.map { abs($0) }.max() ?? 0) / 127
+            scales.append(scale)
+            let inverse: Float = scale != 0 ? 1 / scale : 0
+            let quantized = block.map { Int8(($0 * inverse).rounded(.toNearestOrEven)) }
+            values += quantized
+            let first = quantized[..<16].reduce(0) { $0 + Int($1) }, second = quantized[16...].reduce(0) { $0 + Int($1) }
+            sums.append(scale * Float(first + second))
+            halfSums += [scale * Float(first), scale * Float(second)]
         }
         return (values, scales, sums + halfSums)
-    }
-
-    /// The activations a product with `type` is checked with: its own format's (llama.cpp's), but
-    /// Q8_1's sums are rounded to F16, which the reference product (of dequantized weights and
-    /// values) does not model, so its formats take Q8_0's values and scales, which are Q8_1's.
-    static func referenceQuantize(_ x: [Float], for type: TensorType) -> (values: [Int8], scales: [Float], sums: [Float]) {
-        referenceQuantize(x, format: type.format.activations == LUMEN_ACTIVATIONS_Q8_1 ? LUMEN_ACTIVATIONS_Q8_0 : type.format.activations)
     }
 
     /// Tokens quantized one by one (`referenceQuantize`) in the chunked layout
@@ -278,7 +265,7 @@ struct KernelTests {
         #expect(KernelFixture.referenceWeights(row, type: type).allSatisfy { $0 == 0 })
         #expect(Self.fastDot(type, row, x) == 0)
         if type.hasQuantizedDot {
-            #expect(Self.fastQuantizedDot(type, row, KernelFixture.referenceQuantize(x, for: type), withoutVNNI: 0) == 0)
+            #expect(Self.fastQuantizedDot(type, row, KernelFixture.referenceQuantize(x), withoutVNNI: 0) == 0)
         }
     }
 
@@ -297,34 +284,28 @@ struct KernelTests {
     @Test("activation quantization matches the scalar definition, zeros and extremes included")
     func quantization() {
         var fixture = KernelFixture()
-        // F16 scales hold Q8_0's and Q8_1's inputs within ±65,504 · 127 (beyond, llama.cpp's scales
-        // are infinite too); Q8_K's F32 scales hold any.
-        let inputs = [fixture.floats(512), [Float](repeating: 0, count: 256), fixture.floats(256, scale: 1e4), fixture.floats(256, scale: 1e-5)]
-        let extremes = [fixture.floats(256, scale: 1e30), fixture.floats(256, scale: 1e-30)]
-        for format in [LUMEN_ACTIVATIONS_Q8_0, LUMEN_ACTIVATIONS_Q8_1, LUMEN_ACTIVATIONS_Q8_K] {
-            for x in inputs + (format == LUMEN_ACTIVATIONS_Q8_K ? extremes : []) {
-                var values = [Int8](repeating: 0, count: x.count)
-                var scales = [Float](repeating: 0, count: x.count / 32)
-                var sums = [Float](repeating: 0, count: 3 * x.count / 32)
-                lumen_quantize_q8(x, x.count, format, &values, &scales, &sums)
-                let expected = KernelFixture.referenceQuantize(x, format: format)
-                #expect(values == expected.values, "\(format)")
-                #expect(scales == expected.scales, "\(format)")
-                #expect(sums == expected.sums, "\(format)")
-            }
+        let inputs = [fixture.floats(256), [Float](repeating: 0, count: 64), fixture.floats(64, scale: 1e30), fixture.floats(32, scale: 1e-30)]
+        for x in inputs {
+            var values = [Int8](repeating: 0, count: x.count)
+            var scales = [Float](repeating: 0, count: x.count / 32)
+            var sums = [Float](repeating: 0, count: 3 * x.count / 32)
+            lumen_quantize_q8(x, x.count, &values, &scales, &sums)
+            let expected = KernelFixture.referenceQuantize(x)
+            #expect(values == expected.values)
+            #expect(scales == expected.scales)
+            #expect(sums == expected.sums)
         }
     }
 
     @Test("a batch's activations are quantized token by token into chunks of eight, the last padded with zeros")
     func tokenChunks() {
         var fixture = KernelFixture()
-        for (tokens, k, format) in [(1, 32, LUMEN_ACTIVATIONS_Q8_0), (8, 64, LUMEN_ACTIVATIONS_Q8_1), (11, 96, LUMEN_ACTIVATIONS_Q8_0),
-                                    (17, 256, LUMEN_ACTIVATIONS_Q8_0), (9, 512, LUMEN_ACTIVATIONS_Q8_K)] {
+        for (tokens, k) in [(1, 32), (8, 64), (11, 96), (17, 256)] {
             let inputs = (0..<tokens).map { _ in fixture.floats(k) }
-            let expected = KernelFixture.chunked(inputs.map { KernelFixture.referenceQuantize($0, format: format) }, k: k)
+            let expected = KernelFixture.chunked(inputs.map(KernelFixture.referenceQuantize), k: k)
             var values = [Int8](repeating: 1, count: expected.values.count)
             var scales = [Float](repeating: .nan, count: expected.scales.count), sums = [Float](repeating: .nan, count: expected.sums.count)
-            lumen_quantize_q8_tokens(inputs.flatMap { $0 }, tokens, k, format, &values, &scales, &sums)
+            lumen_quantize_q8_tokens(inputs.flatMap { $0 }, tokens, k, &values, &scales, &sums)
             #expect(values == expected.values, "\(tokens) tokens of \(k)")
             #expect(scales == expected.scales, "\(tokens) tokens of \(k)")
             #expect(sums == expected.sums, "\(tokens) tokens of \(k)")
@@ -338,7 +319,7 @@ struct KernelTests {
             for blocks in Self.blockCounts(type) {
                 let row = fixture.row(type, blocks: blocks, scale: scale)
                 let x = fixture.floats(blocks * type.layout.blockSize)
-                let quantized = KernelFixture.referenceQuantize(x, for: type)
+                let quantized = KernelFixture.referenceQuantize(x)
                 let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(row, type: type), quantized)
                 let fast = Self.fastQuantizedDot(type, row, quantized, withoutVNNI: 0)
                 let withoutVNNI = Self.fastQuantizedDot(type, row, quantized, withoutVNNI: 1)
@@ -369,7 +350,7 @@ struct KernelTests {
                         let count = format.blockSize * blocks
                         let rows = (0..<8 * groups).map { _ in fixture.row(type, blocks: blocks, scale: scale) }
                         let source = rows.flatMap { $0 }
-                        let quantized = KernelFixture.referenceQuantize(fixture.floats(count), for: type)
+                        let quantized = KernelFixture.referenceQuantize(fixture.floats(count))
                         var interleaved = [UInt8](repeating: 0, count: source.count)
                         lumen_interleave_rows(source, format.blockBytes * blocks, groups, blocks, format.blockBytes, layout.leadingHalves,
                                               &interleaved)
@@ -483,7 +464,7 @@ struct KernelTests {
                 let k = blockSize * blocks
                 let matrix = (0..<rows).map { _ in fixture.row(type, blocks: blocks, scale: 0.02) }
                 let inputs = (0..<tokens).map { _ in fixture.floats(k) }
-                let quantized = inputs.map { KernelFixture.referenceQuantize($0, for: type) }, chunks = KernelFixture.chunked(quantized, k: k)
+                let quantized = inputs.map(KernelFixture.referenceQuantize), chunks = KernelFixture.chunked(quantized, k: k)
                 var output = [Float](repeating: .nan, count: tokens * rows)
                 var workspace = [UInt8](repeating: 0, count: lumen_matmul_levels_workspace(k))
                 lumen_matmul_levels_q8(decode, matrix.flatMap { $0 }, blockBytes * blocks, rows, chunks.values, chunks.scales, chunks.sums,

@@ -122,17 +122,11 @@ static void quantized_formats(void) {
     static signed char values[TOKENS * K], chunk_values[LUMEN_TOKEN_CHUNK * K];
     char name[64];
     fill_floats(x, TOKENS * K);
-    // Each activation format in turn (indices continue from one to the next); the products below
-    // take Q8_0's, which every kernel reads alike.
-    const lumen_activation_format activation_formats[] = {LUMEN_ACTIVATIONS_Q8_K, LUMEN_ACTIVATIONS_Q8_1, LUMEN_ACTIVATIONS_Q8_0};
-    for (long f = 0; f < 3; f++) {
-        for (long t = 0; t < TOKENS; t++)
-            lumen_quantize_q8(x + t * K, K, activation_formats[f], values + t * K, scales + t * K / 32, sums + t * 3 * K / 32);
-        for (long i = 0; i < TOKENS * K; i++) printf("quantize_q8.values %ld %d\n", f * TOKENS * K + i, values[i]);
-        for (long i = 0; i < TOKENS * K / 32; i++) printf("quantize_q8.scales %ld %.9g\n", f * TOKENS * K / 32 + i, scales[i]);
-        for (long i = 0; i < TOKENS * 3 * K / 32; i++) printf("quantize_q8.sums %ld %.9g\n", f * TOKENS * 3 * K / 32 + i, sums[i]);
-    }
-    lumen_quantize_q8_tokens(x, TOKENS, K, LUMEN_ACTIVATIONS_Q8_0, chunk_values, chunk_scales, chunk_sums);
+    for (long t = 0; t < TOKENS; t++) lumen_quantize_q8(x + t * K, K, values + t * K, scales + t * K / 32, sums + t * 3 * K / 32);
+    for (long i = 0; i < TOKENS * K; i++) printf("quantize_q8.values %ld %d\n", i, values[i]);
+    print_floats("quantize_q8.scales", scales, TOKENS * K / 32);
+    print_floats("quantize_q8.sums", sums, TOKENS * 3 * K / 32);
+    lumen_quantize_q8_tokens(x, TOKENS, K, chunk_values, chunk_scales, chunk_sums);
     for (long i = 0; i < LUMEN_TOKEN_CHUNK * K; i++) printf("quantize_q8_tokens.values %ld %d\n", i, chunk_values[i]);
     print_floats("quantize_q8_tokens.scales", chunk_scales, LUMEN_TOKEN_CHUNK * K / 32);
     print_floats("quantize_q8_tokens.sums", chunk_sums, LUMEN_TOKEN_CHUNK * 3 * K / 32);
@@ -170,7 +164,7 @@ static void interleaved(const char *name, long halves, interleaved_dot_fn dot) {
     static float x[K], scales[K / 32], sums[3 * K / 32], out[8 * GROUPS];
     static signed char values[K];
     fill_floats(x, K);
-    lumen_quantize_q8(x, K, LUMEN_ACTIVATIONS_Q8_0, values, scales, sums);
+    lumen_quantize_q8(x, K, values, scales, sums);
     uint8_t *row = malloc((size_t)(8 * GROUPS * row_bytes)), *restored = malloc((size_t)(8 * GROUPS * row_bytes));
     void *groups = malloc((size_t)(8 * GROUPS * row_bytes));
     fill_row(format, row, 8 * GROUPS * blocks);

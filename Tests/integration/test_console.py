@@ -46,9 +46,10 @@ def test_console_shows_a_load_and_a_generation_as_they_happen(kernelspecs):
         console.expect("100%")
         console.expect(r"In \[2\]: ")
         # A generation far longer than the test: its first words show while it runs, then the
-        # interrupt ends it with its summary line.
+        # interrupt ends it with its summary line. (llama.cpp's greedy words, each ahead of the
+        # next likeliest by 0.38 or more; its next, " New" over " Nova", by only 0.06.)
         console.sendline('generate(m, "Once upon a time", maxTokens: 100000, temperature: 0)')
-        console.expect(", the city of New Haven was a thriving metropolis")
+        console.expect(", the city of")
         console.sendintr()
         console.expect(r"· interrupted\]")
         console.expect("Interrupted")

@@ -25,12 +25,11 @@ float lumen_dot_q4_1(const void *row, const float *x, long count);
 /// F16 row · x (any count).
 float lumen_dot_f16(const void *row, const float *x, long count);
 
-/// Quantizes `count` floats (a multiple of 32; of 256 for Q8_K) to 8 bits as llama.cpp does for
-/// weights whose activations are `format` (see `lumen_activation_format`): rounded int8 values
-/// and a float scale per block of 32; `sums` (room for 3 · count / 32 floats) gets each block's
-/// scale times the sum of its values (what Q4_0's offset of 8 and Q4_1's min cost), then the same
-/// for each half block of 16 (what Q2_K's and Q3_K's sub-blocks need).
-void lumen_quantize_q8(const float *x, long count, lumen_activation_format format, signed char *values, float *scales, float *sums);
+/// Quantizes `count` floats (a multiple of 32) to 8 bits in blocks of 32, as llama.cpp's Q8_0:
+/// one float scale per block (max |x| / 127) and rounded int8 values; `sums` (room for
+/// 3 · count / 32 floats) gets each block's scale times the sum of its values (what Q4_0's offset
+/// of 8 costs), then the same for each half block of 16 (what Q2_K's and Q3_K's sub-blocks need).
+void lumen_quantize_q8(const float *x, long count, signed char *values, float *scales, float *sums);
 /// Q8_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products.
 float lumen_dot_q8_0_q8(const void *row, const signed char *values, const float *scales, long count);
 /// Q4_0 row · 8-bit activations from `lumen_quantize_q8`, with integer products (AVX-512 VNNI
@@ -113,7 +112,7 @@ void lumen_levels_iq4_xs(const void *row, unsigned char *levels, float *scales, 
 /// zero tokens, each `8k` values, `8 · k / 32` scales and `3 · 8 · k / 32` sums. In a chunk,
 /// token u's values 16g…16g + 15 are at `128g + 16u`, its scale of block b at `8b + u`, its sum
 /// of block b at `8b + u` and then its sum of half block h at `8 · k / 32 + 8h + u`.
-void lumen_quantize_q8_tokens(const float *x, long tokens, long k, lumen_activation_format format, signed char *values, float *scales, float *sums);
+void lumen_quantize_q8_tokens(const float *x, long tokens, long k, signed char *values, float *scales, float *sums);
 /// Bytes of workspace `lumen_matmul_levels_q8` needs for rows of `k` weights.
 long lumen_matmul_levels_workspace(long k);
 /// `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows of any format with a levels

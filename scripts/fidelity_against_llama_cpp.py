@@ -24,6 +24,8 @@ import tempfile
 import llama_cpp
 import numpy
 
+from llama_reference import context_parameters
+
 cache, shared, builds = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3:]
 FORMATS = ["f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m"]
 STEPS = 32
@@ -36,15 +38,7 @@ PROMPTS = ["The capital of France is", "Once upon a time, in a small village,", 
 
 def llama_greedy(model, prompt):
     """llama.cpp's STEPS greedy tokens after `prompt` and its logits before each."""
-    params = llama_cpp.llama_context_default_params()
-    params.n_ctx = 512
-    params.n_batch = 512
-    params.n_threads = 1
-    params.n_threads_batch = 1
-    params.type_k = llama_cpp.GGML_TYPE_F32
-    params.type_v = llama_cpp.GGML_TYPE_F32
-    params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
-    context = llama_cpp.llama_init_from_model(model, params)
+    context = llama_cpp.llama_init_from_model(model, context_parameters())
     vocab = llama_cpp.llama_model_get_vocab(model)
     n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
     text = prompt.encode()

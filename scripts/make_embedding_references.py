@@ -15,6 +15,8 @@ import sys
 import llama_cpp
 import numpy
 
+from llama_reference import context_parameters
+
 models, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)
 MODELS = ["SmolLM2-135M-Instruct.Q4_1.gguf", "gemma-3-270m-q4_k_m.gguf"]
@@ -30,17 +32,10 @@ for file in MODELS:
     width = llama_cpp.llama_model_n_embd(model)
     entry = {"sha256": hashlib.sha256(path.read_bytes()).hexdigest(), "n_embd": width, "pooling": {}}
     for name, pooling in POOLING.items():
-        params = llama_cpp.llama_context_default_params()
-        params.n_ctx = 512
-        params.n_batch = 512
+        params = context_parameters()
         params.n_ubatch = 512
-        params.n_threads = 1
-        params.n_threads_batch = 1
-        params.type_k = llama_cpp.GGML_TYPE_F32
-        params.type_v = llama_cpp.GGML_TYPE_F32
         params.embeddings = True
         params.pooling_type = pooling
-        params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
         vectors = []
         for text in TEXTS:
             context = llama_cpp.llama_init_from_model(model, params)

@@ -16,17 +16,11 @@ import sys
 import llama_cpp
 import numpy
 
+from llama_reference import Tensor, context_parameters
+
 models, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)
 TOP = 20
-
-
-class Tensor(ctypes.Structure):
-    """ggml.h's struct ggml_tensor (GGML_MAX_DIMS 4, GGML_MAX_OP_PARAMS 64, GGML_MAX_SRC 10, GGML_MAX_NAME 64)."""
-    _fields_ = [("type", ctypes.c_int), ("buffer", ctypes.c_void_p), ("ne", ctypes.c_int64 * 4), ("nb", ctypes.c_size_t * 4),
-                ("op", ctypes.c_int), ("op_params", ctypes.c_int32 * 16), ("flags", ctypes.c_int32),
-                ("src", ctypes.c_void_p * 10), ("view_src", ctypes.c_void_p), ("view_offs", ctypes.c_size_t),
-                ("data", ctypes.c_void_p), ("name", ctypes.c_char * 64), ("extra", ctypes.c_void_p), ("padding", ctypes.c_char * 8)]
 
 
 # Each model's tensor names for the points Lumen exposes: a block's attention output (after the
@@ -71,16 +65,7 @@ def run(model, prompt, edit=None, capture=None):
             edit(name, rows)
         return True
 
-    params = llama_cpp.llama_context_default_params()
-    params.n_ctx = 512
-    params.n_batch = 512
-    params.n_threads = 1
-    params.n_threads_batch = 1
-    params.type_k = llama_cpp.GGML_TYPE_F32
-    params.type_v = llama_cpp.GGML_TYPE_F32
-    params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
-    params.cb_eval = callback
-    context = llama_cpp.llama_init_from_model(model, params)
+    context = llama_cpp.llama_init_from_model(model, context_parameters(512, callback))
     vocab = llama_cpp.llama_model_get_vocab(model)
     text = prompt.encode()
     buffer = (llama_cpp.llama_token * 512)()

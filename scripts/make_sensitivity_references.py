@@ -32,20 +32,14 @@ import sys
 import llama_cpp
 import numpy
 
+from llama_reference import Tensor, context_parameters
+
 models, reference, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 RUNS = 64
 PERPLEXITY_RUNS = 16
 PERPLEXITY_CONTEXT = 256
 TEXT = pathlib.Path(__file__).resolve().parent.parent / "Tests/reference/perplexity/story.txt"
 MODELS = {"smollm2": "SmolLM2-135M-Instruct.Q4_1.gguf", "gemma3": "gemma-3-270m-q4_k_m.gguf"}
-
-
-class Tensor(ctypes.Structure):
-    """ggml.h's struct ggml_tensor (GGML_MAX_DIMS 4, GGML_MAX_OP_PARAMS 64, GGML_MAX_SRC 10, GGML_MAX_NAME 64)."""
-    _fields_ = [("type", ctypes.c_int), ("buffer", ctypes.c_void_p), ("ne", ctypes.c_int64 * 4), ("nb", ctypes.c_size_t * 4),
-                ("op", ctypes.c_int), ("op_params", ctypes.c_int32 * 16), ("flags", ctypes.c_int32),
-                ("src", ctypes.c_void_p * 10), ("view_src", ctypes.c_void_p), ("view_offs", ctypes.c_size_t),
-                ("data", ctypes.c_void_p), ("name", ctypes.c_char * 64), ("extra", ctypes.c_void_p), ("padding", ctypes.c_char * 8)]
 
 
 def move(tensor, random):
@@ -62,19 +56,6 @@ def move(tensor, random):
         up = random.random(count) < 0.5
         array[:] = numpy.where(up, numpy.nextafter(array, numpy.float32(numpy.inf)), numpy.nextafter(array, numpy.float32(-numpy.inf)))
     return array
-
-
-def context_parameters(callback, size):
-    params = llama_cpp.llama_context_default_params()
-    params.n_ctx = size
-    params.n_batch = size
-    params.n_threads = 1
-    params.n_threads_batch = 1
-    params.type_k = llama_cpp.GGML_TYPE_F32
-    params.type_v = llama_cpp.GGML_TYPE_F32
-    params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
-    params.cb_eval = callback
-    return params
 
 
 def decode_all(context, tokens):
@@ -110,7 +91,7 @@ def perplexity(model, seed=None):
     total, count, running = 0.0, 0, []
     for start in range(0, len(tokens) - PERPLEXITY_CONTEXT + 1, PERPLEXITY_CONTEXT):
         window = tokens[start:start + PERPLEXITY_CONTEXT]
-        context = llama_cpp.llama_init_from_model(model, context_parameters(callback, PERPLEXITY_CONTEXT))
+        context = llama_cpp.llama_init_from_model(model, context_parameters(PERPLEXITY_CONTEXT, callback))
         decode_all(context, [llama_cpp.llama_vocab_bos(vocab)] + window[1:])
         for position in range(PERPLEXITY_CONTEXT // 2, PERPLEXITY_CONTEXT - 1):
             logits = numpy.ctypeslib.as_array(ctypes.cast(llama_cpp.llama_get_logits_ith(context, position), ctypes.POINTER(ctypes.c_float)),
@@ -145,7 +126,7 @@ def run(model, prompt, seed=None):
             residual[name] = array.reshape(-1, tensor.ne[0]).copy()
         return True
 
-    context = llama_cpp.llama_init_from_model(model, context_parameters(callback, 512))
+    context = llama_cpp.llama_init_from_model(model, context_parameters(512, callback))
     vocab = llama_cpp.llama_model_get_vocab(model)
     text = prompt.encode()
     buffer = (llama_cpp.llama_token * 512)()

@@ -15,6 +15,8 @@ import sys
 import llama_cpp
 import numpy
 
+from llama_reference import context_parameters
+
 models, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)
 PROMPTS = {
@@ -30,15 +32,7 @@ for name, prompt in PROMPTS.items():
     path = models / f"{name}.gguf"
     model_params = llama_cpp.llama_model_default_params()
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), model_params)
-    context_params = llama_cpp.llama_context_default_params()
-    context_params.n_ctx = 512
-    context_params.n_batch = 512
-    context_params.n_threads = 1
-    context_params.n_threads_batch = 1
-    context_params.type_k = llama_cpp.GGML_TYPE_F32
-    context_params.type_v = llama_cpp.GGML_TYPE_F32
-    context_params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
-    context = llama_cpp.llama_init_from_model(model, context_params)
+    context = llama_cpp.llama_init_from_model(model, context_parameters())
     vocab = llama_cpp.llama_model_get_vocab(model)
     n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
     text = prompt.encode()

@@ -24,7 +24,7 @@ import tempfile
 import llama_cpp
 import numpy
 
-from llama_reference import context_parameters
+from llama_reference import context_parameters, tokenize
 
 cache, shared, builds = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), sys.argv[3:]
 FORMATS = ["f32", "f16", "q8_0", "q4_0", "q4_k", "q6_k", "q4_k_m"]
@@ -39,13 +39,11 @@ PROMPTS = ["The capital of France is", "Once upon a time, in a small village,", 
 def llama_greedy(model, prompt):
     """llama.cpp's STEPS greedy tokens after `prompt` and its logits before each."""
     context = llama_cpp.llama_init_from_model(model, context_parameters())
-    vocab = llama_cpp.llama_model_get_vocab(model)
-    n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
-    text = prompt.encode()
-    buffer = (llama_cpp.llama_token * 512)()
-    count = llama_cpp.llama_tokenize(vocab, text, len(text), buffer, 512, True, True)
+    n_vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(model))
+    ids = tokenize(model, prompt)
+    count = len(ids)
     # A batch points into its token array: keep the array alive until the decode is done.
-    tokens = (llama_cpp.llama_token * count)(*buffer[:count])
+    tokens = (llama_cpp.llama_token * count)(*ids)
     assert llama_cpp.llama_decode(context, llama_cpp.llama_batch_get_one(tokens, count)) == 0
     rows, ids = [], []
     for _ in range(STEPS):

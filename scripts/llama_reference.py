@@ -28,3 +28,12 @@ def context_parameters(size=512, callback=None):
     if callback is not None:
         params.cb_eval = callback
     return params
+
+
+def tokenize(model, text, capacity=512):
+    """`text`'s token ids as the references tokenize: BOS added, special tokens parsed."""
+    vocab = llama_cpp.llama_model_get_vocab(model)
+    data = text.encode()
+    buffer = (llama_cpp.llama_token * capacity)()
+    count = llama_cpp.llama_tokenize(vocab, data, len(data), buffer, capacity, True, True)
+    return list(buffer[:count])

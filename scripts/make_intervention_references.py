@@ -16,7 +16,7 @@ import sys
 import llama_cpp
 import numpy
 
-from llama_reference import Tensor, context_parameters
+from llama_reference import Tensor, context_parameters, tokenize
 
 models, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)
@@ -67,10 +67,8 @@ def run(model, prompt, edit=None, capture=None):
 
     context = llama_cpp.llama_init_from_model(model, context_parameters(512, callback))
     vocab = llama_cpp.llama_model_get_vocab(model)
-    text = prompt.encode()
-    buffer = (llama_cpp.llama_token * 512)()
-    count = llama_cpp.llama_tokenize(vocab, text, len(text), buffer, 512, True, True)
-    ids = list(buffer[:count])
+    ids = tokenize(model, prompt)
+    count = len(ids)
     array = (llama_cpp.llama_token * count)(*ids)
     assert llama_cpp.llama_decode(context, llama_cpp.llama_batch_get_one(array, count)) == 0
     n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)

@@ -32,7 +32,7 @@ import sys
 import llama_cpp
 import numpy
 
-from llama_reference import Tensor, context_parameters
+from llama_reference import Tensor, context_parameters, tokenize
 
 models, reference, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2]), pathlib.Path(sys.argv[3])
 RUNS = 64
@@ -127,11 +127,9 @@ def run(model, prompt, seed=None):
         return True
 
     context = llama_cpp.llama_init_from_model(model, context_parameters(512, callback))
-    vocab = llama_cpp.llama_model_get_vocab(model)
-    text = prompt.encode()
-    buffer = (llama_cpp.llama_token * 512)()
-    count = llama_cpp.llama_tokenize(vocab, text, len(text), buffer, 512, True, True)
-    decode_all(context, list(buffer[:count]))
+    tokens = tokenize(model, prompt)
+    count = len(tokens)
+    decode_all(context, tokens)
     llama_cpp.llama_free(context)
     layers = len(residual)
     return (numpy.stack([residual[f"l_out-{layer}"] for layer in range(layers)]),

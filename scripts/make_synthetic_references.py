@@ -15,7 +15,7 @@ import sys
 import llama_cpp
 import numpy
 
-from llama_reference import context_parameters
+from llama_reference import context_parameters, tokenize
 
 models, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)
@@ -35,10 +35,7 @@ for name, prompt in PROMPTS.items():
     context = llama_cpp.llama_init_from_model(model, context_parameters())
     vocab = llama_cpp.llama_model_get_vocab(model)
     n_vocab = llama_cpp.llama_vocab_n_tokens(vocab)
-    text = prompt.encode()
-    buffer = (llama_cpp.llama_token * 1024)()
-    count = llama_cpp.llama_tokenize(vocab, text, len(text), buffer, 1024, True, True)
-    prompt_ids = list(buffer[:count])
+    prompt_ids = tokenize(model, prompt, capacity=1024)
 
     def decode(ids):
         array = (llama_cpp.llama_token * len(ids))(*ids)

@@ -27,9 +27,9 @@ struct ForwardHookTests {
         return dot / (aa.squareRoot() * bb.squareRoot())
     }
 
-    /// How far llama.cpp's own activations move when every input and residual value moves one
-    /// unit in the last place (`Tests/reference/inside/sensitivity.json`, made by
-    /// scripts/make_sensitivity_references.py over 16 runs): its 8-bit activation rounding turns
+    /// How far llama.cpp's own activations move when every value each graph node computes moves
+    /// one unit in the last place (`Tests/reference/inside/sensitivity.json`, made by
+    /// scripts/make_sensitivity_references.py over 64 runs): its 8-bit activation rounding turns
     /// such a change into a flip to the next level now and then, which later blocks magnify. An
     /// implementation that does not add in llama.cpp's exact order meets the same flips, so this
     /// is as close as llama.cpp stays to itself.
@@ -55,8 +55,8 @@ struct ForwardHookTests {
     }
 
     /// On the 8-bit path the residual stream is within cosine 0.999 of llama.cpp's, or, where a
-    /// one-ulp change moves llama.cpp itself further (from SmolLM2's block 12 and Gemma 3's block
-    /// 11 on, down to 0.9986 and 0.9929), within llama.cpp's own distance. The F32 path does not
+    /// one-ulp change moves llama.cpp itself further (SmolLM2's last block, Gemma 3's from block 11
+    /// on, down to 0.9986 and 0.9929), within llama.cpp's own distance. The F32 path does not
     /// round activations, which moves each of llama.cpp's products 1–4 % from the exact one; its
     /// stream is held to a fixed 0.995.
     static func residualBound(_ sensitivity: Sensitivity, layer: Int, position: Int, activations: ActivationPrecision) -> Double {
@@ -221,7 +221,7 @@ struct ControlVectorTests {
     /// A direction is the difference of two nearly equal residual streams, so it magnifies their
     /// differences: it is held to cosine 0.999 with llama.cpp's, or, where a one-ulp change moves
     /// llama.cpp's own direction further (SmolLM2's blocks 19 on, Gemma 3's every block, down to
-    /// 0.9975 and 0.978), to llama.cpp's own distance (`ForwardHookTests.Sensitivity`).
+    /// 0.9970 and 0.9644), to llama.cpp's own distance (`ForwardHookTests.Sensitivity`).
     static func directionBound(_ sensitivity: ForwardHookTests.Sensitivity, block: Int) -> Double {
         min(0.999, sensitivity.directionCosine[block] ?? 0.999)
     }

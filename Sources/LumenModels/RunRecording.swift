@@ -52,20 +52,22 @@ extension RunSteering {
     /// from its file (checked against the model) or built again from its prompts, scaled and
     /// summed.
     func hooks(on session: ModelSession) async throws(ModelError) -> [any ForwardHook] {
+        // The logged `[first, last]`, when it is one.
+        let range = blocks.flatMap { $0.count == 2 && $0[0] <= $0[1] ? $0[0]...$0[1] : nil }
         var sum: ControlVector?
         for vector in vectors {
             let scaled: ControlVector?
             if let path = vector.path {
                 scaled = try ControlVector.sum(of: [(path: path, scale: Float(vector.scale))], for: session.model)
-            } else if let values = vector.values, let blocks, blocks.count == 2, blocks[0] <= blocks[1] {
-                scaled = ControlVector(direction: values, blocks: blocks[0]...blocks[1]).scaled(by: Float(vector.scale))
+            } else if let values = vector.values, let range {
+                scaled = ControlVector(direction: values, blocks: range).scaled(by: Float(vector.scale))
             } else {
                 scaled = try await ControlVector.contrastive(session: session, positive: vector.positive ?? [], negative: vector.negative ?? [])
                     .scaled(by: Float(vector.scale))
             }
             if let scaled { sum = sum.map { $0 + scaled } ?? scaled }
         }
-        return sum.map { [$0.steering(blocks: blocks.flatMap { $0.count == 2 ? $0[0]...$0[1] : nil })] } ?? []
+        return sum.map { [$0.steering(blocks: range)] } ?? []
     }
 }
 

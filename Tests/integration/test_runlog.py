@@ -37,6 +37,11 @@ def records(path):
         connection.close()
 
 
+def repl(script):
+    """What `lumen repl` prints fed `script` on its input, its last line last."""
+    return subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True).stdout
+
+
 def run_cell(client, code, cell_id):
     """Executes `code` as JupyterLab does, with the cell's id in the request's metadata."""
     content = {"code": code, "silent": False, "store_history": True, "user_expressions": {}, "allow_stdin": False, "stop_on_error": True}
@@ -160,8 +165,7 @@ def test_the_log_can_be_turned_off(log_path):
     subprocess.run([lumen_bin(), "generate", str(STORIES), "x", "-n", "2"], capture_output=True, check=True,
                    env=dict(os.environ, LUMEN_LOG="0"))
     assert not log_path.exists()
-    subprocess.run([lumen_bin(), "repl"], input=f'let m = load("{STORIES}")\n%log off\nm.generate("x", maxTokens: 2)\n',
-                   capture_output=True, text=True, check=True)
+    repl(f'let m = load("{STORIES}")\n%log off\nm.generate("x", maxTokens: 2)\n')
     assert records(log_path) == []
 
 
@@ -169,8 +173,8 @@ def test_export_round_trips_and_replay_is_identical_for_a_greedy_run(log_path, t
     script = (f'let m = load("{STORIES}")\nm.generate("Once upon a time", maxTokens: 16, temperature: 0)\n'
               'm.generate("The dog", maxTokens: 8, temperature: 0.9, seed: 3)\nlet r = replay(runs()[1])\nlet s = replay(runs()[1])\n'
               'print("identical:", r.identical, s.identical, r.original == r.text)\n')
-    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "identical: true true true", result.stdout
+    output = repl(script)
+    assert output.splitlines()[-1] == "identical: true true true", output
     exported = tmp_path / "runs.jsonl"
     subprocess.run([lumen_bin(), "log", "export", "--jsonl", "-o", str(exported)], check=True)
     lines = exported.read_text().splitlines()
@@ -197,9 +201,8 @@ def test_a_steered_generation_is_logged_with_its_vectors_and_replays_identically
     [record] = records(log_path)
     options = json.loads(record["options"])
     assert options["steering"] == {"vectors": [{"path": str(vector.resolve()), "scale": 0.3}], "blocks": [8, 12]}
-    replayed = subprocess.run([lumen_bin(), "repl"], input='let r = replay(runs()[0])\nprint("identical:", r.identical)\n',
-                              capture_output=True, text=True, check=True)
-    assert replayed.stdout.splitlines()[-1] == "identical: true", replayed.stdout
+    replayed = repl('let r = replay(runs()[0])\nprint("identical:", r.identical)\n')
+    assert replayed.splitlines()[-1] == "identical: true", replayed
     assert json.loads(records(log_path)[1]["options"])["steering"] == options["steering"]
 
 
@@ -210,8 +213,8 @@ def test_a_generation_with_an_ablation_and_a_patch_is_logged_with_them_and_repla
               'let changed = m.generate("Once upon a time there was a dog", maxTokens: 12, temperature: 0, '
               'interventions: [ablate(block: 1, heads: [0, 3]), ablate(block: 0, point: "ffn_out"), patch(clean, block: 2, positions: [-1])])\n'
               'let r = replay(runs()[0])\nprint("differs:", plain.text != changed.text, "identical:", r.identical)\n')
-    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "differs: true identical: true", result.stdout
+    output = repl(script)
+    assert output.splitlines()[-1] == "differs: true identical: true", output
     changed, replayed = records(log_path)[1], records(log_path)[2]
     interventions = json.loads(changed["options"])["interventions"]
     assert interventions[0] == {"kind": "ablate", "point": "heads", "block": 1, "heads": [0, 3]}
@@ -224,8 +227,8 @@ def test_a_traced_generation_is_logged_with_its_interventions_and_replays_identi
     script = (f'let m = load("{STORIES}")\n'
               'let t = trace(m, "Once upon a time", generate: 10, interventions: [ablate(block: 0, point: "ffn_out")])\n'
               'let r = replay(runs()[0])\nprint("identical:", r.identical, r.text == t.text)\n')
-    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "identical: true true", result.stdout
+    output = repl(script)
+    assert output.splitlines()[-1] == "identical: true true", output
     traced = records(log_path)[0]
     assert traced["entry"] == "trace" and json.loads(traced["options"])["interventions"] == [{"kind": "ablate", "point": "ffn_out", "block": 0}]
 
@@ -236,8 +239,8 @@ def test_a_generation_steered_by_a_tensor_direction_is_logged_with_its_values_an
               'let plain = m.generate("Once upon a time", maxTokens: 12, temperature: 0)\n'
               'let steered = m.generate("Once upon a time", maxTokens: 12, temperature: 0, steer: d, steerScale: 8, steerBlocks: 1...3)\n'
               'let r = replay(runs()[0])\nprint("differs:", plain.text != steered.text, "identical:", r.identical, "width:", d.shape)\n')
-    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "differs: true identical: true width: [64]", result.stdout
+    output = repl(script)
+    assert output.splitlines()[-1] == "differs: true identical: true width: [64]", output
     steering = json.loads(records(log_path)[1]["options"])["steering"]
     assert steering["blocks"] == [1, 3] and steering["vectors"][0]["scale"] == 8 and len(steering["vectors"][0]["values"]) == 64
 
@@ -248,8 +251,8 @@ def test_a_generation_steered_in_a_cell_is_logged_with_its_prompts_and_replays_i
               'let plain = m.generate("Once upon a time", maxTokens: 12, temperature: 0)\n'
               'let steered = m.generate("Once upon a time", maxTokens: 12, temperature: 0, steer: v, steerScale: 8, steerBlocks: 1...3)\n'
               'let r = replay(runs()[0])\nprint("differs:", plain.text != steered.text, "identical:", r.identical)\n')
-    result = subprocess.run([lumen_bin(), "repl"], input=script, capture_output=True, text=True, check=True)
-    assert result.stdout.splitlines()[-1] == "differs: true identical: true", result.stdout
+    output = repl(script)
+    assert output.splitlines()[-1] == "differs: true identical: true", output
     steered = records(log_path)[1]
     assert json.loads(steered["options"])["steering"] == {
         "vectors": [{"positive": ["Lily was happy"], "negative": ["Lily was sad"], "scale": 8.0}], "blocks": [1, 3]}

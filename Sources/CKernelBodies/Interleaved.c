@@ -142,8 +142,10 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
 DEFINE_Q4_K_X8_KERNEL(dot_q4_k_x8_q8_avx2, , ACCUMULATE_AVX2)
 VNNI_VARIANT(DEFINE_Q4_K_X8_KERNEL(dot_q4_k_x8_q8_vnni, VNNI_TARGET, ACCUMULATE_VNNI))
 
-static void lumen_dot_q4_k_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
-                                 const float *sums, long count, float *out, int without_vnni) {
+/// Eight interleaved Q4_K rows at a time · one vector from `lumen_quantize_q8` (the format row's
+/// `dot_x8_q8`).
+static void dot_q4_k_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
+                           const float *sums, long count, float *out, int without_vnni) {
     CHOOSE_VNNI(without_vnni, dot_q4_k_x8_q8_vnni(groups, group_count, values, scales, sums, count, out),
                 dot_q4_k_x8_q8_avx2(groups, group_count, values, scales, sums, count, out));
 }
@@ -177,8 +179,10 @@ static void lumen_dot_q4_k_x8_q8(const void *groups, long group_count, const sig
 DEFINE_Q4_0_X8_KERNEL(dot_q4_0_x8_q8_avx2, , ACCUMULATE_AVX2)
 VNNI_VARIANT(DEFINE_Q4_0_X8_KERNEL(dot_q4_0_x8_q8_vnni, VNNI_TARGET, ACCUMULATE_VNNI))
 
-static void lumen_dot_q4_0_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
-                                 const float *sums, long count, float *out, int without_vnni) {
+/// Eight interleaved Q4_0 rows at a time · one vector from `lumen_quantize_q8` (the format row's
+/// `dot_x8_q8`).
+static void dot_q4_0_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
+                           const float *sums, long count, float *out, int without_vnni) {
     CHOOSE_VNNI(without_vnni, dot_q4_0_x8_q8_vnni(groups, group_count, values, scales, sums, count, out),
                 dot_q4_0_x8_q8_avx2(groups, group_count, values, scales, sums, count, out));
 }

@@ -25,7 +25,7 @@ final class InterleavedRows: @unchecked Sendable {
     /// apart), or nil when the format has no eight-row layout, `rows` is not a multiple of eight
     /// or the memory cannot be had.
     init?(_ format: TensorFormat, rows source: UnsafeRawPointer, rowBytes: Int, rows: Int, columns: Int) {
-        guard let layout = format.interleaving, rows > 0, rows % 8 == 0 else { return nil }
+        guard let layout = format.kernels?.interleaving, rows > 0, rows % 8 == 0 else { return nil }
         blocks = columns / format.blockSize
         blockBytes = format.blockBytes
         groupBytes = 8 * blocks * blockBytes

@@ -1,7 +1,7 @@
 import CKernels
 
-/// Dequantization through `TensorFormat.table`; the inner loops themselves are the `CKernels` C
-/// target's, compiled for AVX2 and portably and chosen at load time. Each block layout is
+/// Dequantization through `TensorFormat.table`; the inner loops themselves are the C format
+/// table's (`FormatKernels`), compiled for AVX2 and portably and chosen at load time. Each block layout is
 /// llama.cpp's (`ggml-common.h`):
 ///
 /// - Q8_0: 32 weights per 34-byte block: an F16 scale `d`, then 32 `Int8` values; w = d·q.
@@ -16,15 +16,10 @@ import CKernels
 /// - Q6_K: 256 weights per 210-byte block: 128 bytes of low nibbles, 64 of high bit pairs, 16
 ///   int8 scales (one per 16 weights), then `d`; w = d·scale·(q − 32).
 enum Kernels {
-    @inline(__always)
-    static func half(_ pointer: UnsafeRawPointer, _ byteOffset: Int = 0) -> Float {
-        Float(Float16(bitPattern: pointer.loadUnaligned(fromByteOffset: byteOffset, as: UInt16.self)))
-    }
-
     /// Writes `count` weights of `type` starting at `source` as floats (NaN for a type without a
     /// dequantization kernel; `Matrix` and the quantizer refuse such types before they get here).
     static func dequantize(_ type: TensorType, _ source: UnsafeRawPointer, into output: UnsafeMutablePointer<Float>, count: Int) {
-        guard let kernel = type.format.dequantize else {
+        guard let kernel = type.format.kernels?.dequantize else {
             output.update(repeating: .nan, count: count)
             return
         }

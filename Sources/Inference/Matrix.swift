@@ -18,13 +18,8 @@ public struct Matrix: @unchecked Sendable {
     public let rowBytes: Int
     private(set) var base: UnsafeRawPointer
     private let owner: MappedFile
-    private let dotKernel: TensorFormat.Dot
-    private let dequantizeKernel: TensorFormat.Dequantize
-    /// The integer dot with 8-bit activations, when the format has one.
-    let quantizedDotKernel: TensorFormat.QuantizedDot?
-    /// The row decoder for the integer matrix–matrix product of prompt batches, when the format
-    /// has one.
-    let levelsKernel: TensorFormat.Levels?
+    /// The format's compute kernels.
+    let kernels: FormatKernels
     /// The rows in the format's eight-row layout for generation, when it has one (`InterleavedRows`).
     private var interleaved: InterleavedRows?
     /// The group of `interleaved` this matrix's first row is in (a part of a fused tensor starts
@@ -36,13 +31,10 @@ public struct Matrix: @unchecked Sendable {
     /// matrix that multiplies vectors, not one that is only looked up by row).
     init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile, interleaving: Bool) throws(ModelError) {
         let format = tensor.type.format
-        guard let dot = format.dot, let dequantize = format.dequantize else {
+        guard let kernels = format.kernels else {
             throw ModelError(file: gguf.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) is not supported (\(TensorType.supportedNames) are)")
         }
-        dotKernel = dot
-        dequantizeKernel = dequantize
-        quantizedDotKernel = format.quantizedDot
-        levelsKernel = format.levels
+        self.kernels = kernels
         type = tensor.type
         columns = tensor.shape[0]
         rows = tensor.rowCount
@@ -85,18 +77,18 @@ public struct Matrix: @unchecked Sendable {
     /// The dot product of row `row` with `x` (`columns` floats).
     @inline(__always)
     func dot(row: Int, _ x: UnsafePointer<Float>) -> Float {
-        dotKernel(base + row * rowBytes, x, columns)
+        kernels.dot(base + row * rowBytes, x, columns)
     }
 
     /// The dot product of row `row` with the 8-bit activations in `activations` (see
-    /// `lumen_quantize_q8`); only for formats with `quantizedDotKernel`.
+    /// `lumen_quantize_q8`) by `kernel`, the format's `quantizedDot`.
     @inline(__always)
-    func dot(row: Int, quantized activations: MatrixPool.Scratch, kernel: TensorFormat.QuantizedDot) -> Float {
-        kernel(base + row * rowBytes, activations.quantizedValues, activations.quantizedScales, activations.quantizedSums, columns)
+    func dot(row: Int, quantized activations: MatrixPool.Scratch, kernel: FormatKernels.QuantizedDot) -> Float {
+        kernel(base + row * rowBytes, activations.quantizedValues, activations.quantizedScales, activations.quantizedSums, columns, 0)
     }
 
     /// Writes row `row` as floats into `output` (`columns` floats).
     func dequantize(row: Int, into output: UnsafeMutablePointer<Float>) {
-        dequantizeKernel(base + row * rowBytes, output, columns)
+        kernels.dequantize(base + row * rowBytes, output, columns)
     }
 }

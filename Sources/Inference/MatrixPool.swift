@@ -21,7 +21,7 @@ struct MatrixPool {
         /// Floats of `rows` per thread.
         let rowBuffer: Int
         /// Per thread, `restoredBytes` bytes: room for eight rows of the widest matrix restored
-        /// from the eight-row layout (`RowInterleaving.restore`) for a prompt batch.
+        /// from the eight-row layout (`InterleavedRows.restore`) for a prompt batch.
         let restored: UnsafeMutableRawPointer
         /// Bytes of `restored` per thread.
         let restoredBytes: Int
@@ -105,11 +105,11 @@ struct MatrixPool {
             lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns) { _, range in
                 groups.rows.layout.dot(groups.start + range.lowerBound * groups.rows.groupBytes, range.count, scratch.quantizedValues,
-                                       scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound)
+                                       scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound, 0)
             }
             return
         }
-        if count == 1 && scratch.activations == .quantized, let kernel = matrix.quantizedDotKernel {
+        if count == 1 && scratch.activations == .quantized, let kernel = matrix.kernels.quantizedDot {
             lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
             parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns) { _, range in
                 for row in range {
@@ -118,7 +118,7 @@ struct MatrixPool {
             }
             return
         }
-        if scratch.activations == .quantized, let levels = matrix.levelsKernel {
+        if scratch.activations == .quantized, let levels = matrix.kernels.levels {
             quantizeBatch(input, count: count, columns: columns, scratch: scratch)
             parallelChunks(rows, chunk: Self.rowChunk, work: rows * columns * count) { part, range in
                 let workspace = scratch.rows + part * scratch.rowBuffer

@@ -1,22 +1,14 @@
 import CKernels
 
 /// How Lumen stores and computes with one tensor type, as ggml's `type_traits` describes it: the
-/// block layout, the kernels (dequantize a row, dot a row with F32 activations, dot it with 8-bit
-/// activations, decode a row as levels for the integer matrix–matrix product every quantized
-/// format shares), how to quantize a row into it,
-/// and the type a quantizer falls back to when a row is not a whole number of blocks.
+/// block layout, the compute kernels (`FormatKernels`: the C format table's row of the same
+/// name), how to quantize a row into it, and the type a quantizer falls back to when a row is not
+/// a whole number of blocks.
 ///
 /// This table is the one place a format is described: `TensorType`, `Matrix`, `MatrixPool`,
-/// `BlockQuantizer` and the quantizer all dispatch through it. A missing kernel means the
-/// operation is not supported, and callers turn that into an error naming the type.
+/// `BlockQuantizer` and the quantizer all dispatch through it. Missing kernels mean the format
+/// cannot be computed with, and callers turn that into an error naming the type.
 struct TensorFormat: Sendable {
-    typealias Dequantize = @Sendable (_ row: UnsafeRawPointer, _ output: UnsafeMutablePointer<Float>, _ count: Int) -> Void
-    typealias Dot = @Sendable (_ row: UnsafeRawPointer, _ x: UnsafePointer<Float>, _ count: Int) -> Float
-    typealias QuantizedDot = @Sendable (_ row: UnsafeRawPointer, _ values: UnsafePointer<Int8>, _ scales: UnsafePointer<Float>,
-                                        _ sums: UnsafePointer<Float>, _ count: Int) -> Float
-    /// Decodes a row as levels, scales and mins (see `lumen_levels_fn`), for the integer
-    /// matrix–matrix product every quantized format shares.
-    typealias Levels = lumen_levels_fn
     typealias QuantizeRow = @Sendable (_ row: UnsafePointer<Float>, _ count: Int, _ output: UnsafeMutableRawPointer) -> Void
 
     /// llama.cpp's name, e.g. `Q4_K`.
@@ -25,115 +17,57 @@ struct TensorFormat: Sendable {
     let blockSize: Int
     /// Bytes per block.
     let blockBytes: Int
-    let dequantize: Dequantize?
-    let dot: Dot?
-    let quantizedDot: QuantizedDot?
-    let levels: Levels?
-    /// The eight-row layout for generation, when the format has one.
-    let interleaving: RowInterleaving?
+    /// The compute kernels, when the format has them.
+    let kernels: FormatKernels?
     let quantizeRow: QuantizeRow?
     /// The type used instead for rows that are not a whole number of blocks.
     let fallback: TensorType?
 
-    init(_ name: String, blockSize: Int, blockBytes: Int, dequantize: Dequantize? = nil, dot: Dot? = nil,
-         quantizedDot: QuantizedDot? = nil, levels: Levels? = nil, interleaving: RowInterleaving? = nil,
-         quantizeRow: QuantizeRow? = nil, fallback: TensorType? = nil) {
+    init(_ name: String, blockSize: Int, blockBytes: Int, quantizeRow: QuantizeRow? = nil, fallback: TensorType? = nil) {
         self.name = name
         self.blockSize = blockSize
         self.blockBytes = blockBytes
-        self.dequantize = dequantize
-        self.dot = dot
-        self.quantizedDot = quantizedDot
-        self.levels = levels
-        self.interleaving = interleaving
+        kernels = FormatKernels.byName[name]
         self.quantizeRow = quantizeRow
         self.fallback = fallback
     }
 
     /// Whether matrices of this type can be computed with.
-    var isComputable: Bool { dequantize != nil && dot != nil }
+    var isComputable: Bool { kernels != nil }
 
     /// Every type GGUF numbers, by type; the types Lumen only describes have a layout and no kernels.
     static let table: [TensorType: TensorFormat] = [
         .f32: TensorFormat("F32", blockSize: 1, blockBytes: 4,
-                           dequantize: { row, output, count in UnsafeMutableRawPointer(output).copyMemory(from: row, byteCount: count * 4) },
-                           dot: { lumen_dot_f32($0, $1, $2) },
                            quantizeRow: { row, count, output in output.copyMemory(from: row, byteCount: count * 4) }),
         .f16: TensorFormat("F16", blockSize: 1, blockBytes: 2,
-                           dequantize: { row, output, count in for index in 0..<count { output[index] = Kernels.half(row, index * 2) } },
-                           dot: { row, x, count in lumen_dot_f16(row, x, count) },
                            quantizeRow: { row, count, output in
                                for index in 0..<count { output.storeBytes(of: Float16(row[index]).bitPattern, toByteOffset: 2 * index, as: UInt16.self) }
                            }),
-        .bf16: TensorFormat("BF16", blockSize: 1, blockBytes: 2,
-                            dequantize: { row, output, count in
-                                for index in 0..<count {
-                                    output[index] = Float(bitPattern: UInt32(row.loadUnaligned(fromByteOffset: index * 2, as: UInt16.self)) << 16)
-                                }
-                            },
-                            dot: { lumen_dot_bf16($0, $1, $2) }),
+        .bf16: TensorFormat("BF16", blockSize: 1, blockBytes: 2),
         .q8_0: TensorFormat("Q8_0", blockSize: 32, blockBytes: 34,
-                            dequantize: { lumen_dequantize_q8_0($0, $1, $2) }, dot: { lumen_dot_q8_0($0, $1, $2) },
-                            quantizedDot: { row, values, scales, _, count in lumen_dot_q8_0_q8(row, values, scales, count) },
-                            levels: lumen_levels_q8_0,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 34, BlockQuantizer.q8_0), fallback: .f16),
         .q4_0: TensorFormat("Q4_0", blockSize: 32, blockBytes: 18,
-                            dequantize: { lumen_dequantize_q4_0($0, $1, $2) }, dot: { lumen_dot_q4_0($0, $1, $2) },
-                            quantizedDot: { lumen_dot_q4_0_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q4_0, interleaving: .q4_0,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 18) { BlockQuantizer.symmetric($0, $1, levels: 16) }, fallback: .f16),
         .q4_1: TensorFormat("Q4_1", blockSize: 32, blockBytes: 20,
-                            dequantize: { lumen_dequantize_q4_1($0, $1, $2) }, dot: { lumen_dot_q4_1($0, $1, $2) },
-                            quantizedDot: { lumen_dot_q4_1_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q4_1,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 20, BlockQuantizer.q4_1), fallback: .f16),
         .q5_0: TensorFormat("Q5_0", blockSize: 32, blockBytes: 22,
-                            dequantize: { lumen_dequantize_q5_0($0, $1, $2) }, dot: { lumen_dot_q5_0($0, $1, $2) },
-                            quantizedDot: { lumen_dot_q5_0_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q5_0,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 22) { BlockQuantizer.symmetric($0, $1, levels: 32) }, fallback: .f16),
-        .q5_1: TensorFormat("Q5_1", blockSize: 32, blockBytes: 24, dequantize: { lumen_dequantize_q5_1($0, $1, $2) },
-                            dot: { lumen_dot_by_dequantizing(lumen_dequantize_q5_1, 32, 24, $0, $1, $2) },
-                            quantizedDot: { lumen_dot_q5_1_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q5_1,
+        .q5_1: TensorFormat("Q5_1", blockSize: 32, blockBytes: 24,
                             quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 24, BlockQuantizer.q5_1), fallback: .f16),
         .q8_1: TensorFormat("Q8_1", blockSize: 32, blockBytes: 36),
-        .q2_K: TensorFormat("Q2_K", blockSize: 256, blockBytes: 84, dequantize: { lumen_dequantize_q2_k($0, $1, $2) },
-                            dot: { lumen_dot_by_dequantizing(lumen_dequantize_q2_k, 256, 84, $0, $1, $2) },
-                            quantizedDot: { lumen_dot_q2_k_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q2_k,
+        .q2_K: TensorFormat("Q2_K", blockSize: 256, blockBytes: 84,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 84, BlockQuantizer.q2_K), fallback: .q4_0),
-        .q3_K: TensorFormat("Q3_K", blockSize: 256, blockBytes: 110, dequantize: { lumen_dequantize_q3_k($0, $1, $2) },
-                            dot: { lumen_dot_by_dequantizing(lumen_dequantize_q3_k, 256, 110, $0, $1, $2) },
-                            quantizedDot: { lumen_dot_q3_k_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q3_k,
+        .q3_K: TensorFormat("Q3_K", blockSize: 256, blockBytes: 110,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 110, BlockQuantizer.q3_K), fallback: .q4_0),
         .q4_K: TensorFormat("Q4_K", blockSize: 256, blockBytes: 144,
-                            dequantize: { lumen_dequantize_q4_k($0, $1, $2) }, dot: { lumen_dot_q4_k($0, $1, $2) },
-                            quantizedDot: { lumen_dot_q4_k_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q4_k, interleaving: .q4_K,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 144) { BlockQuantizer.kQuant($0, $1, levels: 15) }, fallback: .q5_0),
         .q5_K: TensorFormat("Q5_K", blockSize: 256, blockBytes: 176,
-                            dequantize: { lumen_dequantize_q5_k($0, $1, $2) }, dot: { lumen_dot_q5_k($0, $1, $2) },
-                            quantizedDot: { lumen_dot_q5_k_q8($0, $1, $2, $3, $4, 0) },
-                            levels: lumen_levels_q5_k,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 176) { BlockQuantizer.kQuant($0, $1, levels: 31) }, fallback: .q5_1),
         .q6_K: TensorFormat("Q6_K", blockSize: 256, blockBytes: 210,
-                            dequantize: { lumen_dequantize_q6_k($0, $1, $2) }, dot: { lumen_dot_q6_k($0, $1, $2) },
-                            quantizedDot: { row, values, scales, sums, count in lumen_dot_q6_k_q8(row, values, scales, sums, count, 0) },
-                            levels: lumen_levels_q6_k,
                             quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 210, BlockQuantizer.q6_K), fallback: .q8_0),
         .q8_K: TensorFormat("Q8_K", blockSize: 256, blockBytes: 292),
-        .iq4_nl: TensorFormat("IQ4_NL", blockSize: 32, blockBytes: 18, dequantize: { lumen_dequantize_iq4_nl($0, $1, $2) },
-                              dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_nl, 32, 18, $0, $1, $2) },
-                              quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_nl_q8(row, values, scales, count, 0) },
-                              levels: lumen_levels_iq4_nl),
-
-        .iq4_xs: TensorFormat("IQ4_XS", blockSize: 256, blockBytes: 136, dequantize: { lumen_dequantize_iq4_xs($0, $1, $2) },
-                              dot: { lumen_dot_by_dequantizing(lumen_dequantize_iq4_xs, 256, 136, $0, $1, $2) },
-                              quantizedDot: { row, values, scales, _, count in lumen_dot_iq4_xs_q8(row, values, scales, count, 0) },
-                              levels: lumen_levels_iq4_xs),
-
+        .iq4_nl: TensorFormat("IQ4_NL", blockSize: 32, blockBytes: 18),
+        .iq4_xs: TensorFormat("IQ4_XS", blockSize: 256, blockBytes: 136),
         .iq2_xxs: TensorFormat("IQ2_XXS", blockSize: 256, blockBytes: 66),
         .iq2_xs: TensorFormat("IQ2_XS", blockSize: 256, blockBytes: 74),
         .iq3_xxs: TensorFormat("IQ3_XXS", blockSize: 256, blockBytes: 98),

@@ -50,7 +50,7 @@ public enum TensorType: UInt32, Sendable, CaseIterable, CustomStringConvertible 
     public var isSupported: Bool { format.isComputable }
 
     /// Whether the type has an integer dot product with 8-bit quantized activations.
-    public var hasQuantizedDot: Bool { format.quantizedDot != nil }
+    public var hasQuantizedDot: Bool { format.kernels?.quantizedDot != nil }
 
     /// The name llama.cpp uses, e.g. `Q4_0`.
     public var description: String { format.name }

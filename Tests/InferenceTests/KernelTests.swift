@@ -198,7 +198,7 @@ struct KernelTests {
 
     static func fastDot(_ type: TensorType, _ row: [UInt8], _ x: [Float]) -> Float {
         row.withUnsafeBytes { bytes in
-            guard let dot = type.format.dot, let pointer = bytes.baseAddress else { return .nan }
+            guard let dot = type.format.kernels?.dot, let pointer = bytes.baseAddress else { return .nan }
             return dot(pointer, x, x.count)
         }
     }
@@ -206,22 +206,8 @@ struct KernelTests {
     /// The 8-bit-activation kernel for `type`; `withoutVNNI` picks the AVX2 kernel over the VNNI one.
     static func fastQuantizedDot(_ type: TensorType, _ row: [UInt8], _ q: (values: [Int8], scales: [Float], sums: [Float]), withoutVNNI: Int32) -> Float {
         row.withUnsafeBytes { bytes in
-            let pointer = bytes.baseAddress, count = q.values.count
-            return switch type {
-            case .q8_0: lumen_dot_q8_0_q8(pointer, q.values, q.scales, count)
-            case .q4_0: lumen_dot_q4_0_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            case .q4_1: lumen_dot_q4_1_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            case .q5_0: lumen_dot_q5_0_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            case .q4_K: lumen_dot_q4_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            case .q5_K: lumen_dot_q5_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            case .q5_1: lumen_dot_q5_1_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            case .q2_K: lumen_dot_q2_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            case .q3_K: lumen_dot_q3_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            case .iq4_nl: lumen_dot_iq4_nl_q8(pointer, q.values, q.scales, count, withoutVNNI)
-            case .iq4_xs: lumen_dot_iq4_xs_q8(pointer, q.values, q.scales, count, withoutVNNI)
-            case .q6_K: lumen_dot_q6_k_q8(pointer, q.values, q.scales, q.sums, count, withoutVNNI)
-            default: .nan
-            }
+            guard let dot = type.format.kernels?.quantizedDot else { return .nan }
+            return dot(bytes.baseAddress, q.values, q.scales, q.sums, q.values.count, withoutVNNI)
         }
     }
 
@@ -231,9 +217,15 @@ struct KernelTests {
             let format = type.format
             #expect(TensorFormat.table[type] != nil, "\(type) has no entry")
             #expect(format.name == type.description && format.blockBytes > 0)
-            // A format with a fast dot has the F32 path the exact checks use.
-            if format.quantizedDot != nil { #expect(format.isComputable, "\(type)") }
             if let fallback = format.fallback { #expect(fallback.isSupported && fallback != type) }
+        }
+        // Every row of the C format table names a GGUF type and has the two kernels every
+        // computable format has, so no row is silently left out by a misspelt name.
+        let names = FormatKernels.tableNames
+        #expect(names.count == Set(names).count && names.count >= 15)
+        for name in names {
+            #expect(TensorType.allCases.contains { $0.description == name }, "C row \(name) names no GGUF type")
+            #expect(FormatKernels.byName[name] != nil, "C row \(name) lacks a dequantization or dot kernel")
         }
     }
 
@@ -269,15 +261,19 @@ struct KernelTests {
         }
     }
 
-    @Test("F16 dot product, including lengths that are not a multiple of 16")
-    func halfPrecision() {
+    @Test("F16 dot product and widening, including lengths that are not a multiple of 16")
+    func halfPrecision() throws {
         var fixture = KernelFixture()
         for count in [1, 15, 16, 33, 288] {
             let weights = fixture.floats(count).map { Float16($0) }
             let x = fixture.floats(count)
             let expected = zip(weights, x).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
-            let fast = weights.withUnsafeBytes { lumen_dot_f16($0.baseAddress, x, count) }
+            let kernels = try #require(TensorType.f16.format.kernels)
+            let fast = weights.withUnsafeBytes { kernels.dot($0.baseAddress, x, count) }
             #expect(abs(Double(fast) - expected) < 1e-4, "count \(count)")
+            var widened = [Float](repeating: .nan, count: count)
+            weights.withUnsafeBytes { kernels.dequantize($0.baseAddress, &widened, count) }
+            #expect(widened == weights.map { Float($0) }, "count \(count)")
         }
     }
 
@@ -329,21 +325,14 @@ struct KernelTests {
         }
     }
 
-    /// The eight-row products, with their AVX2 choice, of the formats the table gives an
-    /// eight-row layout.
-    static let interleavedDots: [TensorType: @Sendable (UnsafeRawPointer, Int, UnsafePointer<Int8>, UnsafePointer<Float>,
-                                                         UnsafePointer<Float>, Int, UnsafeMutablePointer<Float>, Int32) -> Void] = [
-        .q4_0: { lumen_dot_q4_0_x8_q8($0, $1, $2, $3, $4, $5, $6, $7) },
-        .q4_K: { lumen_dot_q4_k_x8_q8($0, $1, $2, $3, $4, $5, $6, $7) },
-    ]
-
     @Test("Rows interleaved eight at a time (Q4_0, Q4_K): the eight-row product matches each row's reference, and the rows restore byte for byte")
     func interleavedRows() throws {
-        #expect(Set(Self.interleavedDots.keys) == Set(TensorType.allCases.filter { $0.format.interleaving != nil }))
+        let types = TensorType.allCases.filter { $0.format.kernels?.interleaving != nil }
+        #expect(types == [.q4_0, .q4_K])
         var fixture = KernelFixture()
-        for (type, dot) in Self.interleavedDots.sorted(by: { $0.key.rawValue < $1.key.rawValue }) {
+        for type in types {
             let format = type.format
-            let layout = try #require(format.interleaving)
+            let layout = try #require(format.kernels?.interleaving)
             for (name, scale) in Self.scales {
                 for blocks in Self.blockCounts(type) {
                     for groups in [1, 3] {
@@ -356,7 +345,7 @@ struct KernelTests {
                                               &interleaved)
                         for withoutVNNI: Int32 in [0, 1] {
                             var products = [Float](repeating: .nan, count: 8 * groups)
-                            dot(interleaved, groups, quantized.values, quantized.scales, quantized.sums, count, &products, withoutVNNI)
+                            layout.dot(interleaved, groups, quantized.values, quantized.scales, quantized.sums, count, &products, withoutVNNI)
                             for (index, row) in rows.enumerated() {
                                 let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(row, type: type), quantized)
                                 #expect(abs(Double(products[index]) - expected) <= 1e-5 * magnitude + 1e-30,
@@ -399,15 +388,19 @@ struct KernelTests {
         #endif
     }
 
-    @Test("BF16 dot product matches widening each weight")
-    func brainFloat() {
+    @Test("BF16 dot product and widening match widening each weight")
+    func brainFloat() throws {
         var fixture = KernelFixture()
         for count in [1, 16, 40, 288] {
             let bits = fixture.floats(count).map { UInt16($0.bitPattern >> 16) }
             let x = fixture.floats(count)
             let expected = zip(bits, x).reduce(0.0) { $0 + Double(Float(bitPattern: UInt32($1.0) << 16)) * Double($1.1) }
-            let fast = bits.withUnsafeBytes { bytes in bytes.baseAddress.map { lumen_dot_bf16($0, x, count) } ?? .nan }
+            let kernels = try #require(TensorType.bf16.format.kernels)
+            let fast = bits.withUnsafeBytes { kernels.dot($0.baseAddress, x, count) }
             #expect(abs(Double(fast) - expected) < 1e-4, "count \(count)")
+            var widened = [Float](repeating: .nan, count: count)
+            bits.withUnsafeBytes { kernels.dequantize($0.baseAddress, &widened, count) }
+            #expect(widened == bits.map { Float(bitPattern: UInt32($0) << 16) }, "count \(count)")
         }
     }
 
@@ -432,7 +425,7 @@ struct KernelTests {
 
     @Test("every quantized format decodes a row as levels, scales and mins that give the block definitions' weights", arguments: quantizedTypes)
     func levels(type: TensorType) throws {
-        let decode = try #require(type.format.levels, "\(type) has no levels decoder, so its prompt batches would widen to F32")
+        let decode = try #require(type.format.kernels?.levels, "\(type) has no levels decoder, so its prompt batches would widen to F32")
         var fixture = KernelFixture()
         for (name, scale) in Self.scales {
             let row = fixture.row(type, blocks: 3, scale: scale)
@@ -456,7 +449,7 @@ struct KernelTests {
     @Test("the integer matrix–matrix product on levels matches the scalar definition, any format, rows, tokens and block count",
           arguments: quantizedTypes, [0, 1] as [Int32])
     func levelsMatrixProduct(type: TensorType, withoutVNNI: Int32) throws {
-        let decode = try #require(type.format.levels)
+        let decode = try #require(type.format.kernels?.levels)
         var fixture = KernelFixture()
         let blockSize = type.layout.blockSize, blockBytes = type.layout.blockBytes
         for blocks in blockSize == 32 ? [2, 3, 8] : [1, 2] {

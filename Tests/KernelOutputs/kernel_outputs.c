@@ -32,75 +32,29 @@ static void print_floats(const char *name, const float *x, long count) {
     for (long i = 0; i < count; i++) printf("%s %ld %.9g\n", name, i, x[i]);
 }
 
-/// An 8-bit-activation product in one shape: row, values, scales, block sums, count.
-typedef float (*quantized_dot_fn)(const void *, const signed char *, const float *, const float *, long);
-
-/// `lumen_dot_<NAME>_q8` in that shape: with the block sums and the VNNI variant allowed.
-#define WITH_SUMS(NAME)                                                                                       \
-    static float NAME##_q8(const void *row, const signed char *values, const float *scales, const float *sums, \
-                           long count) {                                                                      \
-        return lumen_dot_##NAME##_q8(row, values, scales, sums, count, 0);                                    \
-    }
-/// The same for kernels that take no block sums.
-#define WITHOUT_SUMS(NAME)                                                                                    \
-    static float NAME##_q8(const void *row, const signed char *values, const float *scales, const float *sums, \
-                           long count) {                                                                      \
-        (void)sums;                                                                                           \
-        return lumen_dot_##NAME##_q8(row, values, scales, count, 0);                                          \
-    }
-
-static float q8_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count) {
-    (void)sums;
-    return lumen_dot_q8_0_q8(row, values, scales, count);
-}
-WITH_SUMS(q4_0)
-WITH_SUMS(q4_1)
-WITH_SUMS(q5_0)
-WITH_SUMS(q5_1)
-WITH_SUMS(q2_k)
-WITH_SUMS(q3_k)
-WITH_SUMS(q4_k)
-WITH_SUMS(q5_k)
-WITH_SUMS(q6_k)
-WITHOUT_SUMS(iq4_nl)
-WITHOUT_SUMS(iq4_xs)
-
-/// F32-activation dots of the formats that have no kernel of their own, by widening blocks.
-#define BY_DEQUANTIZING(NAME, BLOCK, BYTES)                                                    \
-    static float dot_##NAME(const void *row, const float *x, long count) {                     \
-        return lumen_dot_by_dequantizing(lumen_dequantize_##NAME, BLOCK, BYTES, row, x, count); \
-    }
-BY_DEQUANTIZING(q2_k, 256, 84)
-BY_DEQUANTIZING(q3_k, 256, 110)
-BY_DEQUANTIZING(q5_1, 32, 24)
-BY_DEQUANTIZING(iq4_nl, 32, 18)
-BY_DEQUANTIZING(iq4_xs, 256, 136)
-
-/// A quantized format: its block shape, where its F16 scales sit, and its kernels.
+/// Where a quantized format's F16 scales sit in its block, so that `fill_row` can make them
+/// 1/32; its kernels come from the format table (`lumen_format_kernels_at`).
 struct format {
     const char *name;
     long block_size, block_bytes;
     int scale_offsets[2], scale_count;
-    float (*dot)(const void *, const float *, long);
-    quantized_dot_fn dot_q8;
-    void (*dequantize)(const void *, float *, long);
-    lumen_levels_fn levels;
+    const struct lumen_format_kernels *kernels;
 };
 
-static const struct format formats[] = {
-    {"q8_0", 32, 34, {0}, 1, lumen_dot_q8_0, q8_0_q8, lumen_dequantize_q8_0, lumen_levels_q8_0},
-    {"q4_0", 32, 18, {0}, 1, lumen_dot_q4_0, q4_0_q8, lumen_dequantize_q4_0, lumen_levels_q4_0},
-    {"q4_1", 32, 20, {0, 2}, 2, lumen_dot_q4_1, q4_1_q8, lumen_dequantize_q4_1, lumen_levels_q4_1},
-    {"q5_0", 32, 22, {0}, 1, lumen_dot_q5_0, q5_0_q8, lumen_dequantize_q5_0, lumen_levels_q5_0},
-    {"q5_1", 32, 24, {0, 2}, 2, dot_q5_1, q5_1_q8, lumen_dequantize_q5_1, lumen_levels_q5_1},
-    {"q2_k", 256, 84, {80, 82}, 2, dot_q2_k, q2_k_q8, lumen_dequantize_q2_k, lumen_levels_q2_k},
-    {"q3_k", 256, 110, {108}, 1, dot_q3_k, q3_k_q8, lumen_dequantize_q3_k, lumen_levels_q3_k},
-    {"q4_k", 256, 144, {0, 2}, 2, lumen_dot_q4_k, q4_k_q8, lumen_dequantize_q4_k, lumen_levels_q4_k},
-    {"q5_k", 256, 176, {0, 2}, 2, lumen_dot_q5_k, q5_k_q8, lumen_dequantize_q5_k, lumen_levels_q5_k},
-    {"q6_k", 256, 210, {208}, 1, lumen_dot_q6_k, q6_k_q8, lumen_dequantize_q6_k, lumen_levels_q6_k},
-    {"iq4_nl", 32, 18, {0}, 1, dot_iq4_nl, iq4_nl_q8, lumen_dequantize_iq4_nl, lumen_levels_iq4_nl},
-    {"iq4_xs", 256, 136, {0}, 1, dot_iq4_xs, iq4_xs_q8, lumen_dequantize_iq4_xs, lumen_levels_iq4_xs},
+static struct format formats[] = {
+    {"Q8_0", 32, 34, {0}, 1, 0},   {"Q4_0", 32, 18, {0}, 1, 0},       {"Q4_1", 32, 20, {0, 2}, 2, 0},
+    {"Q5_0", 32, 22, {0}, 1, 0},   {"Q5_1", 32, 24, {0, 2}, 2, 0},    {"Q2_K", 256, 84, {80, 82}, 2, 0},
+    {"Q3_K", 256, 110, {108}, 1, 0}, {"Q4_K", 256, 144, {0, 2}, 2, 0}, {"Q5_K", 256, 176, {0, 2}, 2, 0},
+    {"Q6_K", 256, 210, {208}, 1, 0}, {"IQ4_NL", 32, 18, {0}, 1, 0},   {"IQ4_XS", 256, 136, {0}, 1, 0},
 };
+
+/// The format table's row named `name`; exits when there is none.
+static const struct lumen_format_kernels *kernels_named(const char *name) {
+    for (long index = 0; lumen_format_kernels_at(index); index++)
+        if (strcmp(lumen_format_kernels_at(index)->name, name) == 0) return lumen_format_kernels_at(index);
+    fprintf(stderr, "the format table has no row %s\n", name);
+    exit(1);
+}
 
 /// `blocks` random blocks of `format` whose F16 scales are 1/32 (0x2800).
 static void fill_row(const struct format *format, uint8_t *row, long blocks) {
@@ -132,34 +86,32 @@ static void quantized_formats(void) {
     print_floats("quantize_q8_tokens.sums", chunk_sums, LUMEN_TOKEN_CHUNK * 3 * K / 32);
     void *workspace = malloc((size_t)lumen_matmul_levels_workspace(K));
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++) {
-        const struct format *format = &formats[f];
+        struct format *format = &formats[f];
+        const struct lumen_format_kernels *kernels = format->kernels = kernels_named(format->name);
         const long row_bytes = K / format->block_size * format->block_bytes;
         fill_row(format, row, ROWS * K / format->block_size);
-        format->dequantize(row, widened, K);
+        kernels->dequantize(row, widened, K);
         snprintf(name, sizeof name, "%s.dequantize", format->name);
         print_floats(name, widened, K);
-        float dot = format->dot(row, x, K);
+        float dot = kernels->dot(row, x, K);
         snprintf(name, sizeof name, "%s.dot", format->name);
         print_floats(name, &dot, 1);
-        float product = format->dot_q8(row, values, scales, sums, K);
+        float product = kernels->dot_q8(row, values, scales, sums, K, 0);
         snprintf(name, sizeof name, "%s.dot_q8", format->name);
         print_floats(name, &product, 1);
-        lumen_matmul_levels_q8(format->levels, row, row_bytes, ROWS, chunk_values, chunk_scales, chunk_sums, TOKENS, K, out, ROWS, workspace, 0);
+        lumen_matmul_levels_q8(kernels->levels, row, row_bytes, ROWS, chunk_values, chunk_scales, chunk_sums, TOKENS, K, out, ROWS, workspace, 0);
         snprintf(name, sizeof name, "%s.matmul_levels_q8", format->name);
         print_floats(name, out, TOKENS * ROWS);
     }
     free(workspace);
 }
 
-typedef void (*interleaved_dot_fn)(const void *, long, const signed char *, const float *, const float *, long, float *, int);
-
-/// Sixteen rows of `name`'s format interleaved eight at a time (`halves` leading 2-byte fields):
-/// the eight-row product, and the rows restored.
-static void interleaved(const char *name, long halves, interleaved_dot_fn dot) {
+/// Sixteen rows of `format` interleaved eight at a time: the eight-row product, and the rows
+/// restored.
+static void interleaved(const struct format *format) {
     enum { GROUPS = 2 };
-    const struct format *format = NULL;
-    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
-        if (strcmp(formats[f].name, name) == 0) format = &formats[f];
+    const char *name = format->name;
+    const long halves = format->kernels->x8_leading_halves;
     const long blocks = K / format->block_size, row_bytes = blocks * format->block_bytes;
     static float x[K], scales[K / 32], sums[3 * K / 32], out[8 * GROUPS];
     static signed char values[K];
@@ -169,7 +121,7 @@ static void interleaved(const char *name, long halves, interleaved_dot_fn dot) {
     void *groups = malloc((size_t)(8 * GROUPS * row_bytes));
     fill_row(format, row, 8 * GROUPS * blocks);
     lumen_interleave_rows(row, row_bytes, GROUPS, blocks, format->block_bytes, halves, groups);
-    dot(groups, GROUPS, values, scales, sums, K, out, 0);
+    format->kernels->dot_x8_q8(groups, GROUPS, values, scales, sums, K, out, 0);
     char label[64];
     snprintf(label, sizeof label, "%s.dot_x8_q8", name);
     print_floats(label, out, 8 * GROUPS);
@@ -191,10 +143,14 @@ static void float_kernels(void) {
     }
     lumen_store_f16(w, halves, K);
     for (long i = 0; i < K; i++) printf("store_f16 %ld %u\n", i, halves[i]);
-    float dot = lumen_dot_f16(halves, x, K - 3);
+    float dot = kernels_named("F16")->dot(halves, x, K - 3), widened[K];
     print_floats("dot_f16", &dot, 1);
-    dot = lumen_dot_bf16(halves, x, K - 5);
+    kernels_named("F16")->dequantize(halves, widened, K - 3);
+    print_floats("dequantize_f16", widened, K - 3);
+    dot = kernels_named("BF16")->dot(halves, x, K - 5);
     print_floats("dot_bf16", &dot, 1);
+    kernels_named("BF16")->dequantize(halves, widened, K - 5);
+    print_floats("dequantize_bf16", widened, K - 5);
     lumen_matmul_f32(w, K, ROWS, x, TOKENS, K - 8, out, ROWS);
     print_floats("matmul_f32", out, TOKENS * ROWS);
     float weights[32], offset = 0;
@@ -229,8 +185,8 @@ static void attention(void) {
 int main(void) {
     printf("variant 0 %s\n", lumen_kernel_variant());
     quantized_formats();
-    interleaved("q4_0", 1, lumen_dot_q4_0_x8_q8);
-    interleaved("q4_k", 2, lumen_dot_q4_k_x8_q8);
+    for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)
+        if (formats[f].kernels->dot_x8_q8) interleaved(&formats[f]);
     float_kernels();
     attention();
     return 0;

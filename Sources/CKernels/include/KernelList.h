@@ -1,0 +1,124 @@
+#ifndef LUMEN_KERNEL_LIST_H
+#define LUMEN_KERNEL_LIST_H
+
+// The one declaration of the kernels `CKernels` exports and of the format table's row. From the
+// list come the exported prototypes (CKernels.h), each variant's table of entry points (each
+// variant compiles the kernel bodies and fills one: Variant.c) and the exported functions that
+// call through the table the process chose (Dispatch.c). Bodies include this header, not
+// `CKernels.h`, whose prototypes would clash with their static definitions.
+
+/// Decodes `count` weights of a quantized row as levels: `w[i] = scales[i / 16] · levels[i] +
+/// mins[i / 16]`, exactly (each format's offset folded into `mins`).
+typedef void (*lumen_levels_fn)(const void *row, unsigned char *levels, float *scales, float *mins, long count);
+
+/// One tensor format's kernels, as ggml's `type_traits_cpu` (the rows: Formats.c). `count` is a
+/// multiple of the format's block size; a null kernel is an operation the format does not have.
+struct lumen_format_kernels {
+    /// llama.cpp's name of the format ("Q4_K"), which Swift's `TensorFormat` looks it up by.
+    const char *name;
+    /// Writes `count` weights of a row as floats.
+    void (*dequantize)(const void *row, float *out, long count);
+    /// Row · `x`, exactly (F32 activations).
+    float (*dot)(const void *row, const float *x, long count);
+    /// Row · 8-bit activations from `lumen_quantize_q8`, with integer products: AVX-512 VNNI when
+    /// the CPU has it and `without_vnni` is 0, else AVX2. Formats whose weights have no offset
+    /// ignore `sums`.
+    float (*dot_q8)(const void *row, const signed char *values, const float *scales, const float *sums, long count,
+                    int without_vnni);
+    /// The row decoder for `lumen_matmul_levels_q8` (prompt batches).
+    lumen_levels_fn levels;
+    /// With an eight-row layout for generation (`lumen_interleave_rows`): the leading 2-byte
+    /// fields of a block, laid out field by field before its 4-byte pieces; 0 without one.
+    long x8_leading_halves;
+    /// `out[r]` = row r · one vector from `lumen_quantize_q8`, for the `8 * group_count` rows
+    /// interleaved at `groups`, each group's eight rows at once, one per lane.
+    void (*dot_x8_q8)(const void *groups, long group_count, const signed char *values, const float *scales,
+                      const float *sums, long count, float *out, int without_vnni);
+};
+
+/// The kernels: `X(return type, name without lumen_, parameters, arguments)`, each after its
+/// documentation.
+#define LUMEN_KERNELS(X)                                                                                              \
+    /* Row `index` of the format table (Formats.c), or null past its end. */                                          \
+    X(const struct lumen_format_kernels *, format_kernels_at, (long index), (index))                                  \
+    /* F32 `row` · `x` (any count). */                                                                                \
+    X(float, dot_f32, (const void *row, const float *x, long count), (row, x, count))                                 \
+    /* Quantizes `count` floats (a multiple of 32) to 8 bits in blocks of 32, as llama.cpp's Q8_0: one float scale    \
+       per block (max |x| / 127) and rounded int8 values; `sums` (room for 3 · count / 32 floats) gets each block's    \
+       scale times the sum of its values (what Q4_0's offset of 8 costs), then the same for each half block of 16     \
+       (what Q2_K's and Q3_K's sub-blocks need). */                                                                   \
+    X(void, quantize_q8, (const float *x, long count, signed char *values, float *scales, float *sums),               \
+      (x, count, values, scales, sums))                                                                               \
+    /* Quantizes `tokens` vectors of `k` floats as `lumen_quantize_q8` does, for `lumen_matmul_levels_q8`: in chunks  \
+       of `LUMEN_TOKEN_CHUNK` (8) tokens, the last padded with zero tokens, each `8k` values, `8 · k / 32` scales and \
+       `3 · 8 · k / 32` sums. In a chunk, token u's values 16g…16g + 15 are at `128g + 16u`, its scale of block b at  \
+       `8b + u`, its sum of block b at `8b + u` and then its sum of half block h at `8 · k / 32 + 8h + u`. */          \
+    X(void, quantize_q8_tokens, (const float *x, long tokens, long k, signed char *values, float *scales, float *sums), \
+      (x, tokens, k, values, scales, sums))                                                                           \
+    /* `out[t * out_stride + r] = w[r] · x[t]` for `rows` F32 weight rows (`row_stride` floats apart) and `tokens`    \
+       input vectors of `k` floats (`k` floats apart): tiled as 3 rows × 4 tokens in registers, so each loaded weight \
+       meets four inputs, over blocks of tokens whose inputs stay in L2. */                                           \
+    X(void, matmul_f32, (const float *w, long row_stride, long rows, const float *x, long tokens, long k, float *out,  \
+                         long out_stride),                                                                            \
+      (w, row_stride, rows, x, tokens, k, out, out_stride))                                                           \
+    /* Bytes of workspace `lumen_matmul_levels_q8` needs for rows of `k` weights. */                                  \
+    X(long, matmul_levels_workspace, (long k), (k))                                                                   \
+    /* `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows of any format with a levels decoder and         \
+       `tokens` vectors quantized by `lumen_quantize_q8_tokens`: rows decoded eight at a time into `workspace` and    \
+       multiplied in integers (AVX-512 VNNI when the CPU has it and `without_vnni` is 0, else AVX2). */               \
+    X(void, matmul_levels_q8, (lumen_levels_fn decode, const void *w, long row_bytes, long rows,                      \
+                               const signed char *values, const float *scales, const float *sums, long tokens, long k, \
+                               float *out, long out_stride, void *workspace, int without_vnni),                       \
+      (decode, w, row_bytes, rows, values, scales, sums, tokens, k, out, out_stride, workspace, without_vnni))        \
+    /* Writes the `8 * groups` rows of `blocks` blocks of `block_bytes` bytes at `rows` (`row_bytes` apart) to `out`  \
+       eight at a time, group after group, block column after block column: in each, the eight rows' `halves`        \
+       leading 2-byte fields side by side, field after field, then their 4-byte pieces likewise (Interleaved.c draws \
+       Q4_0's and Q4_K's columns). Takes exactly the rows' bytes. */                                                  \
+    X(void, interleave_rows, (const void *rows, long row_bytes, long groups, long blocks, long block_bytes,            \
+                              long halves, void *out),                                                                \
+      (rows, row_bytes, groups, blocks, block_bytes, halves, out))                                                    \
+    /* Writes the `8 * group_count` rows interleaved at `groups` by `lumen_interleave_rows` back one after another,   \
+       byte for byte as it read them. */                                                                              \
+    X(void, restore_rows, (const void *groups, long group_count, long blocks, long block_bytes, long halves,          \
+                           void *rows),                                                                               \
+      (groups, group_count, blocks, block_bytes, halves, rows))                                                       \
+    /* One query head's attention over cached positions `[first, length)` of an F32 (or F16) cache laid out           \
+       `[position][stride]`, `keys` and `values` pointing at the head's `dim` values of position 0: `scores[p]` =     \
+       key · query · scale, softmax over them, and `out` = the softmax-weighted sum of the values. `scores` needs     \
+       room for `length` floats. */                                                                                   \
+    X(void, attend_f32, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
+                         long length, float scale, float *scores, float *out),                                        \
+      (keys, values, stride, query, dim, first, length, scale, scores, out))                                          \
+    X(void, attend_f16, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
+                         long length, float scale, float *scores, float *out),                                        \
+      (keys, values, stride, query, dim, first, length, scale, scores, out))                                          \
+    /* Four consecutive tokens' queries of one head at once (query j at `query + j * query_stride`, attending to      \
+       positions `[0, length + j)`, its output at `out + j * out_stride`), each cached key and value read once for    \
+       the four; otherwise as `lumen_attend_f32`. `dim` must be a multiple of 8, and `scores` needs room for          \
+       `3 * scores_stride + length + 3` floats. */                                                                    \
+    X(void, attend4_f32, (const void *keys, const void *values, long stride, const float *query, long query_stride,   \
+                          long dim, long length, float scale, float *scores, long scores_stride, float *out,          \
+                          long out_stride),                                                                           \
+      (keys, values, stride, query, query_stride, dim, length, scale, scores, scores_stride, out, out_stride))        \
+    X(void, attend4_f16, (const void *keys, const void *values, long stride, const float *query, long query_stride,   \
+                          long dim, long length, float scale, float *scores, long scores_stride, float *out,          \
+                          long out_stride),                                                                           \
+      (keys, values, stride, query, query_stride, dim, length, scale, scores, scores_stride, out, out_stride))        \
+    /* Writes `count` floats into a cache of that type (F16: rounded to nearest). */                                  \
+    X(void, store_f32, (const float *x, void *out, long count), (x, out, count))                                      \
+    X(void, store_f16, (const float *x, void *out, long count), (x, out, count))                                      \
+    /* Reads `bytes` (a multiple of 128) from `p` with 256-bit loads and returns their XOR folded to 64 bits, so the  \
+       reads cannot be optimised away: the memory-bandwidth probe. */                                                 \
+    X(unsigned long long, read_bytes, (const void *p, long bytes), (p, bytes))                                        \
+    /* The K-quant scale search for one sub-block of `count` values (a multiple of 8): `value ≈ scale · level +       \
+       offset` with `level` in `0...levels` and `offset ≤ 0`, fitted by least squares weighted by `weights` for 21    \
+       candidate scales; returns the scale of the fit with the smallest weighted squared error and stores its offset  \
+       (0 and the block's minimum when all values are equal). */                                                     \
+    X(float, fit_affine, (const float *x, const float *weights, int count, int levels, float *offset),                \
+      (x, weights, count, levels, offset))                                                                            \
+    /* The symmetric scale search for one sub-block of `count` values (a multiple of 8): `value ≈ scale · level`      \
+       with `level` in `-max_level..<max_level`, weighting each value by its square, over 19 candidate scales;        \
+       returns 0 for an all-zero block. */                                                                            \
+    X(float, fit_symmetric, (const float *x, int count, int max_level), (x, count, max_level))
+
+#endif

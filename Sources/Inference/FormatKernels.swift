@@ -1,0 +1,51 @@
+import CKernels
+
+/// One format's compute kernels: its row of the C format table (`Formats.c`, ggml's
+/// `type_traits_cpu`), found by llama.cpp's name of the format, from the kernel variant this
+/// process runs. Every kernel of every format has one signature, so the callers dispatch without
+/// knowing the format.
+struct FormatKernels: Sendable {
+    /// Writes `count` weights of a row as floats.
+    typealias Dequantize = @convention(c) (_ row: UnsafeRawPointer?, _ output: UnsafeMutablePointer<Float>?, _ count: Int) -> Void
+    /// Row · F32 activations, exactly.
+    typealias Dot = @convention(c) (_ row: UnsafeRawPointer?, _ x: UnsafePointer<Float>?, _ count: Int) -> Float
+    /// Row · 8-bit activations from `lumen_quantize_q8`; `withoutVNNI` non-zero picks the AVX2
+    /// kernel on a CPU with AVX-512 VNNI (the tests compare the two).
+    typealias QuantizedDot = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
+                                             _ sums: UnsafePointer<Float>?, _ count: Int, _ withoutVNNI: Int32) -> Float
+    /// Decodes a row as levels, scales and mins (see `lumen_levels_fn`), for the integer
+    /// matrix–matrix product every quantized format shares.
+    typealias Levels = lumen_levels_fn
+
+    let dequantize: Dequantize
+    let dot: Dot
+    /// The integer dot with 8-bit activations, when the format has one.
+    let quantizedDot: QuantizedDot?
+    /// The row decoder for prompt batches, when the format has one.
+    let levels: Levels?
+    /// The eight-row layout for generation, when the format has one.
+    let interleaving: RowInterleaving?
+
+    /// The rows of the C table, by name; a row without the two kernels every computable format
+    /// has is left out (a test checks there is none).
+    static let byName: [String: FormatKernels] = {
+        var rows: [String: FormatKernels] = [:]
+        var index = 0
+        while let row = lumen_format_kernels_at(index)?.pointee {
+            index += 1
+            guard let name = row.name, let dequantize = row.dequantize, let dot = row.dot else { continue }
+            rows[String(cString: name)] = FormatKernels(
+                dequantize: dequantize, dot: dot, quantizedDot: row.dot_q8, levels: row.levels,
+                interleaving: row.dot_x8_q8.map { RowInterleaving(leadingHalves: row.x8_leading_halves, dot: $0) })
+        }
+        return rows
+    }()
+
+    /// The names of the C table's rows, in order, complete or not (for the test that every row
+    /// names a GGUF type and has its kernels).
+    static var tableNames: [String] {
+        var names: [String] = []
+        while let row = lumen_format_kernels_at(names.count)?.pointee { names.append(row.name.map { String(cString: $0) } ?? "") }
+        return names
+    }
+}

@@ -16,7 +16,23 @@ final class InferenceState {
     /// What looks into the forward passes of the generation running now (`visit`).
     var hooks: [any ForwardHook] = []
 
-    let residual, normed, query, key, value, attended, gate, up, logits: UnsafeMutablePointer<Float>
+    // The forward pass's buffers, row-major, one row per token of the batch (`batch` is at most
+    // `batchCapacity`; dim = embedding length, q = query dimension, kv = key/value dimension,
+    // ff = feed-forward length, vocab = vocabulary size):
+    /// The residual stream, `[batch][dim]`.
+    let residual: UnsafeMutablePointer<Float>
+    /// A normed copy of the residual stream, or a block's output before it is added, `[batch][dim]`.
+    let normed: UnsafeMutablePointer<Float>
+    /// Queries, `[batch][q]` (heads side by side, `headDimension` each).
+    let query: UnsafeMutablePointer<Float>
+    /// Keys and values before they enter the cache, `[batch][kv]`.
+    let key, value: UnsafeMutablePointer<Float>
+    /// Attention's output per head, `[batch][q]`.
+    let attended: UnsafeMutablePointer<Float>
+    /// The feed-forward's gate (then the gated product) and up projections, `[batch][ff]`.
+    let gate, up: UnsafeMutablePointer<Float>
+    /// Logits, `[batch][vocab]` (only the last row unless every token's are asked for).
+    let logits: UnsafeMutablePointer<Float>
     /// Per-product working memory.
     let scratch: MatrixPool.Scratch
     /// Attention scores: `scoresPerThread` floats per thread.
@@ -25,8 +41,9 @@ final class InferenceState {
     let scoresPerThread: Int
     /// RoPE's cosines and sines for each token of the batch: `[batch][pairs]`.
     let ropeCosines, ropeSines: UnsafeMutablePointer<Float>
-    /// The same for sliding-window layers, whose RoPE base differs (Gemma 3).
-    let localRopeCosines, localRopeSines: UnsafeMutablePointer<Float>
+    /// The same for sliding-window layers when their RoPE base differs
+    /// (`ModelConfiguration.slidingRopeFrequencyBase`); empty otherwise.
+    let slidingRopeCosines, slidingRopeSines: UnsafeMutablePointer<Float>
     private let keys, values: UnsafeMutablePointer<Float>
     /// Bytes of one layer's keys (or values).
     private let layerStride: Int
@@ -89,9 +106,9 @@ final class InferenceState {
         scores = buffer(threads * scoresPerThread)
         ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
         ropeSines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
-        let localPairs = configuration.localRopeFrequencyBase == nil ? 0 : batchCapacity * configuration.ropeDimensionCount / 2
-        localRopeCosines = buffer(localPairs)
-        localRopeSines = buffer(localPairs)
+        let slidingPairs = configuration.slidingRopeFrequencyBase == nil ? 0 : batchCapacity * configuration.ropeDimensionCount / 2
+        slidingRopeCosines = buffer(slidingPairs)
+        slidingRopeSines = buffer(slidingPairs)
         layerStride = contextLength * kvDimension * cacheKernels.bytesPerElement
         headBytes = configuration.headDimension * cacheKernels.bytesPerElement
         cachedLayers = configuration.blockCount

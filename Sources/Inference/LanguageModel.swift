@@ -39,10 +39,11 @@ public final class LanguageModel: Sendable {
     }
 
     /// Bytes of weights one generated token reads: every matrix once, but only one row of the
-    /// token embedding (unless it doubles as the output matrix), plus the norm vectors.
+    /// token embedding (unless it doubles as the output matrix), plus the vectors (norms, biases,
+    /// RoPE factors: every one-dimensional tensor of the file, widened to F32 at load).
     public var bytesReadPerToken: Int {
-        let norms = (2 * configuration.blockCount + 1) * configuration.embeddingLength * 4
-        return architecture.matrices.reduce(0) { $0 + $1.byteCount } + architecture.tokenEmbedding.rowBytes + norms
+        let vectors = gguf.tensors.filter { $0.shape.count == 1 }.reduce(0) { $0 + $1.elementCount * 4 }
+        return architecture.matrices.reduce(0) { $0 + $1.byteCount } + architecture.tokenEmbedding.rowBytes + vectors
     }
 
     /// The number of weights.

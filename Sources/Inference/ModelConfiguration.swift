@@ -37,12 +37,14 @@ public struct ModelConfiguration: Sendable, Equatable {
     public var vocabularySize: Int
     /// What attention scores are multiplied by.
     public var attentionScale: Float
-    /// Sliding-window layers see only the last `slidingWindow` positions.
+    /// Sliding-window layers see only the last `slidingWindow` positions (llama.cpp's `n_swa`).
     public var slidingWindow: Int?
-    /// Every `globalLayerPeriod`-th layer (the last of each period) attends globally; the others slide.
-    public var globalLayerPeriod: Int?
-    /// The RoPE base of sliding-window layers.
-    public var localRopeFrequencyBase: Float?
+    /// Which layers attend over the sliding window (llama.cpp's `swa_layers`); none unless the
+    /// architecture says (`setSlidingWindowPattern`).
+    public var slidingLayers: [Bool] = []
+    /// The RoPE base of sliding-window layers, when it differs (llama.cpp's
+    /// `rope_freq_base_train_swa`).
+    public var slidingRopeFrequencyBase: Float?
 
     /// Width of all query heads together.
     public var queryDimension: Int { headDimension * headCount }
@@ -51,8 +53,13 @@ public struct ModelConfiguration: Sendable, Equatable {
 
     /// Whether `layer` attends over a sliding window.
     public func slides(layer: Int) -> Bool {
-        guard slidingWindow != nil, let period = globalLayerPeriod else { return false }
-        return layer % period < period - 1
+        slidingWindow != nil && slidingLayers.indices.contains(layer) && slidingLayers[layer]
+    }
+
+    /// Makes every `period`-th layer (the last of each period) attend globally and the others
+    /// slide, as llama.cpp's `set_swa_pattern`.
+    mutating func setSlidingWindowPattern(period: Int) {
+        slidingLayers = (0..<blockCount).map { $0 % period < period - 1 }
     }
 
     /// Reads the configuration of a GGUF file whose architecture Lumen runs; any other is refused

@@ -62,8 +62,8 @@ public struct ModelQuantizer: Sendable {
     public func plan(for model: GGUFFile) throws(ModelError) -> [(tensor: GGUFFile.Tensor, type: TensorType)] {
         let architecture = model.metadata["general.architecture"]?.stringValue ?? "llama"
         let layers = model.metadata["\(architecture).block_count"]?.intValue
-            ?? Set(model.tensors.compactMap { $0.name.hasPrefix("blk.") ? $0.name.split(separator: ".").dropFirst().first : nil }).count
-        let tiedOutput = model.tensorsByName["output.weight"] == nil
+            ?? Set(model.tensors.compactMap { TensorName.blockWeight($0.name)?.layer }).count
+        let tiedOutput = model.tensorsByName[TensorName.output.weight()] == nil
         try model.requireKnownTypes()
         return try model.tensors.map { tensor throws(ModelError) in
             guard tensor.type.isSupported else {

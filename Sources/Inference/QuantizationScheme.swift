@@ -26,10 +26,10 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// The name, e.g. `Q4_K_M`.
     public var description: String { rawValue }
 
-    /// A mix's departure from its base type for one matrix: given the tensor's name without its
-    /// `blk.N.` prefix (e.g. `attn_v.weight`), its layer and the model's layer count, the type it
-    /// gets instead, or nil for the base type. Every mix also gives the output matrix Q6_K.
-    private typealias Mix = @Sendable (_ role: String, _ layer: Int, _ layers: Int) -> TensorType?
+    /// A mix's departure from its base type for one matrix: given a block weight's role (e.g.
+    /// `.value`, `blk.N.attn_v.weight`), its layer and the model's layer count, the type it gets
+    /// instead, or nil for the base type. Every mix also gives the output matrix Q6_K.
+    private typealias Mix = @Sendable (_ role: TensorName, _ layer: Int, _ layers: Int) -> TensorType?
 
     /// What each scheme is: the type most matrices get, llama.cpp's `general.file_type`
     /// (`llama_ftype`) for it, and for llama.cpp's mixes the rules of its `llama_tensor_get_type`.
@@ -39,24 +39,24 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         .q4_K: (.q4_K, 14, nil), .q5_K: (.q5_K, 16, nil), .q6_K: (.q6_K, 18, nil),
         .q3_K_M: (.q3_K, 12, { role, layer, layers in
             switch role {
-            case "attn_v.weight": layer < 2 ? .q5_K : .q4_K
-            case "ffn_down.weight": layer < layers / 16 ? .q5_K : .q4_K
-            case "attn_output.weight", "attn_qkv.weight": .q4_K
+            case .value: layer < 2 ? .q5_K : .q4_K
+            case .down: layer < layers / 16 ? .q5_K : .q4_K
+            case .attentionOutput, .queryKeyValue: .q4_K
             default: nil
             }
         }),
         .q4_K_M: (.q4_K, 15, { role, layer, layers in
             switch role {
-            case "attn_v.weight", "ffn_down.weight": usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
-            case "attn_qkv.weight": .q5_K
+            case .value, .down: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
+            case .queryKeyValue: .q5_K
             default: nil
             }
         }),
         .q5_K_S: (.q5_K, 16, { _, _, _ in nil }),
         .q5_K_M: (.q5_K, 17, { role, layer, layers in
             switch role {
-            case "attn_v.weight", "ffn_down.weight": usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
-            case "attn_qkv.weight": .q6_K
+            case .value, .down: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
+            case .queryKeyValue: .q6_K
             default: nil
             }
         }),
@@ -80,9 +80,9 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         guard shape.count >= 2, name.hasSuffix(".weight") else { return .f32 }
         var type = baseType
         if let mix = Self.table[self]?.mix {
-            if name == "output.weight" || (tiedOutput && name == "token_embd.weight") {
+            if name == TensorName.output.weight() || (tiedOutput && name == TensorName.tokenEmbedding.weight()) {
                 type = .q6_K
-            } else if let layer = Self.layer(of: name), let chosen = mix(name.split(separator: ".").dropFirst(2).joined(separator: "."), layer, layers) {
+            } else if let block = TensorName.blockWeight(name), let role = block.role, let chosen = mix(role, block.layer, layers) {
                 type = chosen
             }
         }
@@ -94,13 +94,6 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         if rowLength % type.layout.blockSize == 0 { return type }
         let fallback = type.format.fallback ?? .f16
         return rowLength % fallback.layout.blockSize == 0 ? fallback : .f16
-    }
-
-    /// The block index in a name such as `blk.12.ffn_down.weight`.
-    private static func layer(of name: String) -> Int? {
-        let parts = name.split(separator: ".")
-        guard parts.count > 2, parts[0] == "blk" else { return nil }
-        return Int(parts[1])
     }
 
     /// llama.cpp's `use_more_bits`: the first and last eighth of the layers, and every third

@@ -13,25 +13,25 @@ struct DecoderBlock: Sendable {
 
     /// The block of layer `index` with separate Q/K/V and gate/up tensors under llama.cpp's names.
     static func load(layer index: Int, from weights: WeightLoader, biases: Bool = false, queryKeyNorms: Bool = false) throws(ModelError) -> DecoderBlock {
-        let c = weights.configuration, prefix = "blk.\(index)."
+        let c = weights.configuration
         var block = DecoderBlock(
-            attentionNorm: try weights.vector(prefix + "attn_norm.weight"),
-            query: try weights.matrix(prefix + "attn_q.weight", columns: c.embeddingLength, rows: c.queryDimension),
-            key: try weights.matrix(prefix + "attn_k.weight", columns: c.embeddingLength, rows: c.kvDimension),
-            value: try weights.matrix(prefix + "attn_v.weight", columns: c.embeddingLength, rows: c.kvDimension),
-            attentionOutput: try weights.matrix(prefix + "attn_output.weight", columns: c.queryDimension, rows: c.embeddingLength),
-            feedForwardNorm: try weights.vector(prefix + "ffn_norm.weight"),
-            gate: try weights.matrix(prefix + "ffn_gate.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
-            up: try weights.matrix(prefix + "ffn_up.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
-            down: try weights.matrix(prefix + "ffn_down.weight", columns: c.feedForwardLength, rows: c.embeddingLength))
+            attentionNorm: try weights.vector(.attentionNorm, layer: index),
+            query: try weights.matrix(.query, layer: index, columns: c.embeddingLength, rows: c.queryDimension),
+            key: try weights.matrix(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
+            value: try weights.matrix(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
+            attentionOutput: try weights.matrix(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
+            feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
+            gate: try weights.matrix(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength),
+            up: try weights.matrix(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength),
+            down: try weights.matrix(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength))
         if biases {
-            block.queryBias = try weights.vector(prefix + "attn_q.bias", length: c.queryDimension)
-            block.keyBias = try weights.vector(prefix + "attn_k.bias", length: c.kvDimension)
-            block.valueBias = try weights.vector(prefix + "attn_v.bias", length: c.kvDimension)
+            block.queryBias = try weights.bias(.query, layer: index, length: c.queryDimension)
+            block.keyBias = try weights.bias(.key, layer: index, length: c.kvDimension)
+            block.valueBias = try weights.bias(.value, layer: index, length: c.kvDimension)
         }
         if queryKeyNorms {
-            block.queryNorm = try weights.vector(prefix + "attn_q_norm.weight", length: c.headDimension)
-            block.keyNorm = try weights.vector(prefix + "attn_k_norm.weight", length: c.headDimension)
+            block.queryNorm = try weights.vector(.queryNorm, layer: index, length: c.headDimension)
+            block.keyNorm = try weights.vector(.keyNorm, layer: index, length: c.headDimension)
         }
         return block
     }
@@ -96,13 +96,13 @@ struct DecoderModel: Sendable {
     let ropeFactors: [Float]?
 
     /// Reads the embedding, output and final norm, and `block(layer)` for each layer.
-    init(weights: WeightLoader, ropeFactors: String? = nil, block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
+    init(weights: WeightLoader, ropeFactors: TensorName? = nil, block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
         configuration = weights.configuration
         (tokenEmbedding, output) = try weights.embeddingAndOutput()
         var blocks: [DecoderBlock] = []
         for index in 0..<configuration.blockCount { blocks.append(try block(index)) }
         self.blocks = blocks
-        outputNorm = try weights.vector("output_norm.weight")
+        outputNorm = try weights.vector(.outputNorm)
         if let name = ropeFactors, weights.has(name) {
             self.ropeFactors = try weights.vector(name, length: weights.configuration.ropeDimensionCount / 2)
         } else {

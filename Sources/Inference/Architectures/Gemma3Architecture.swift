@@ -6,8 +6,8 @@ struct Gemma3Architecture: ModelArchitecture {
 
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         configuration.ropeStyle = .halves
-        configuration.globalLayerPeriod = 6
-        configuration.localRopeFrequencyBase = 10_000
+        configuration.setSlidingWindowPattern(period: 6)
+        configuration.slidingRopeFrequencyBase = 10_000
         if let type = gguf.metadata["gemma3.rope.scaling.type"]?.stringValue, type != "none" {
             throw ModelError(file: gguf.path, field: "gemma3.rope.scaling.type", reason: "RoPE scaling \"\(type)\" is not supported yet")
         }
@@ -33,25 +33,24 @@ struct Gemma3Architecture: ModelArchitecture {
         (tokenEmbedding, output) = try weights.embeddingAndOutput()
         var blocks: [Block] = []
         for index in 0..<c.blockCount {
-            let prefix = "blk.\(index)."
             blocks.append(Block(
-                attentionNorm: try weights.vector(prefix + "attn_norm.weight"),
-                queryNorm: try weights.vector(prefix + "attn_q_norm.weight", length: c.headDimension),
-                keyNorm: try weights.vector(prefix + "attn_k_norm.weight", length: c.headDimension),
-                attentionPostNorm: try weights.vector(prefix + "post_attention_norm.weight"),
-                query: try weights.matrix(prefix + "attn_q.weight", columns: c.embeddingLength, rows: c.queryDimension),
-                key: try weights.matrix(prefix + "attn_k.weight", columns: c.embeddingLength, rows: c.kvDimension),
-                value: try weights.matrix(prefix + "attn_v.weight", columns: c.embeddingLength, rows: c.kvDimension),
-                attentionOutput: try weights.matrix(prefix + "attn_output.weight", columns: c.queryDimension, rows: c.embeddingLength),
-                feedForwardNorm: try weights.vector(prefix + "ffn_norm.weight"),
-                feedForwardPostNorm: try weights.vector(prefix + "post_ffw_norm.weight"),
-                gate: try weights.matrix(prefix + "ffn_gate.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
-                up: try weights.matrix(prefix + "ffn_up.weight", columns: c.embeddingLength, rows: c.feedForwardLength),
-                down: try weights.matrix(prefix + "ffn_down.weight", columns: c.feedForwardLength, rows: c.embeddingLength)
+                attentionNorm: try weights.vector(.attentionNorm, layer: index),
+                queryNorm: try weights.vector(.queryNorm, layer: index, length: c.headDimension),
+                keyNorm: try weights.vector(.keyNorm, layer: index, length: c.headDimension),
+                attentionPostNorm: try weights.vector(.attentionPostNorm, layer: index),
+                query: try weights.matrix(.query, layer: index, columns: c.embeddingLength, rows: c.queryDimension),
+                key: try weights.matrix(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
+                value: try weights.matrix(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
+                attentionOutput: try weights.matrix(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
+                feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
+                feedForwardPostNorm: try weights.vector(.feedForwardPostNorm, layer: index),
+                gate: try weights.matrix(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength),
+                up: try weights.matrix(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength),
+                down: try weights.matrix(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength)
             ))
         }
         self.blocks = blocks
-        outputNorm = try weights.vector("output_norm.weight")
+        outputNorm = try weights.vector(.outputNorm)
     }
 
     var matrices: [Matrix] {
@@ -69,8 +68,8 @@ struct Gemma3Architecture: ModelArchitecture {
         Operations.scale(x, by: Float(dimension).squareRoot(), count: count * dimension)
         Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.ropeFrequencyBase,
                                cosines: state.ropeCosines, sines: state.ropeSines)
-        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.localRopeFrequencyBase ?? c.ropeFrequencyBase,
-                               cosines: state.localRopeCosines, sines: state.localRopeSines)
+        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase,
+                               cosines: state.slidingRopeCosines, sines: state.slidingRopeSines)
         for (layer, block) in blocks.enumerated() {
             let slides = c.slides(layer: layer)
             // Attention: x += PostNorm(Wo · attention(RoPE(QNorm(Wq·n)), RoPE(KNorm(Wk·n)), Wv·n)), n = RMSNorm(x).
@@ -83,8 +82,8 @@ struct Gemma3Architecture: ModelArchitecture {
             Operations.rmsNorm(state.key, weights: block.keyNorm, epsilon: c.rmsEpsilon, into: state.key,
                                count: count * c.headCountKV, width: c.headDimension)
             Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c,
-                                    cosines: slides ? state.localRopeCosines : state.ropeCosines,
-                                    sines: slides ? state.localRopeSines : state.ropeSines)
+                                    cosines: slides ? state.slidingRopeCosines : state.ropeCosines,
+                                    sines: slides ? state.slidingRopeSines : state.ropeSines)
             Operations.attention(state: state, layer: layer, count: count, configuration: c, window: slides ? c.slidingWindow : nil)
             multiply(block.attentionOutput, state.attended, normed)
             Operations.rmsNorm(normed, weights: block.attentionPostNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)

@@ -11,7 +11,7 @@ struct LlamaArchitecture: DecoderArchitecture {
     let decoder: DecoderModel
 
     init(weights: WeightLoader) throws(ModelError) {
-        decoder = try DecoderModel(weights: weights, ropeFactors: "rope_freqs.weight") { (layer: Int) throws(ModelError) in
+        decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFrequencies) { (layer: Int) throws(ModelError) in
             try DecoderBlock.load(layer: layer, from: weights)
         }
     }

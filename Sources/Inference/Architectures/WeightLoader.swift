@@ -4,19 +4,20 @@ struct WeightLoader {
     let gguf: GGUFFile
     let configuration: ModelConfiguration
 
-    func tensor(_ name: String) throws(ModelError) -> GGUFFile.Tensor {
+    private func tensor(_ name: String) throws(ModelError) -> GGUFFile.Tensor {
         guard let tensor = gguf.tensorsByName[name] else {
             throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "is missing")
         }
         return tensor
     }
 
-    /// Whether the file has tensor `name`.
-    func has(_ name: String) -> Bool { gguf.tensorsByName[name] != nil }
+    /// Whether the file has weight `name` (of block `layer`, or of the model).
+    func has(_ name: TensorName, layer: Int? = nil) -> Bool { gguf.tensorsByName[name.weight(layer: layer)] != nil }
 
-    /// Matrix `name` of `rows` rows of `columns`; `multiplied` unless it is only looked up by row
-    /// (see `Matrix.init`).
-    func matrix(_ name: String, columns: Int, rows: Int, multiplied: Bool = true) throws(ModelError) -> Matrix {
+    /// Weight `role` (of block `layer`, or of the model) as a matrix of `rows` rows of `columns`;
+    /// `multiplied` unless it is only looked up by row (see `Matrix.init`).
+    func matrix(_ role: TensorName, layer: Int? = nil, columns: Int, rows: Int, multiplied: Bool = true) throws(ModelError) -> Matrix {
+        let name = role.weight(layer: layer)
         let found = try tensor(name)
         guard found.shape == [columns, rows] else {
             throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "has shape \(found.shape), expected [\(columns), \(rows)]")
@@ -24,8 +25,18 @@ struct WeightLoader {
         return try Matrix(found, in: gguf, interleaving: multiplied)
     }
 
-    /// Vector `name` of `length` (default: the embedding length), widened to F32.
-    func vector(_ name: String, length: Int? = nil) throws(ModelError) -> [Float] {
+    /// Weight `role` (of block `layer`, or of the model) as a vector of `length` (default: the
+    /// embedding length), widened to F32.
+    func vector(_ role: TensorName, layer: Int? = nil, length: Int? = nil) throws(ModelError) -> [Float] {
+        try vector(named: role.weight(layer: layer), length: length)
+    }
+
+    /// Bias `role` of block `layer`, of `length`, widened to F32.
+    func bias(_ role: TensorName, layer: Int, length: Int) throws(ModelError) -> [Float] {
+        try vector(named: role.bias(layer: layer), length: length)
+    }
+
+    private func vector(named name: String, length: Int?) throws(ModelError) -> [Float] {
         let length = length ?? configuration.embeddingLength
         let found = try tensor(name)
         guard found.shape == [length] else {
@@ -40,10 +51,10 @@ struct WeightLoader {
 
     /// The token embedding, and the output matrix (the embedding itself when the file ties them).
     func embeddingAndOutput() throws(ModelError) -> (embedding: Matrix, output: Matrix) {
-        let embedding = try matrix("token_embd.weight", columns: configuration.embeddingLength, rows: configuration.vocabularySize,
-                                   multiplied: !has("output.weight"))
-        let output = has("output.weight")
-            ? try matrix("output.weight", columns: configuration.embeddingLength, rows: configuration.vocabularySize)
+        let embedding = try matrix(.tokenEmbedding, columns: configuration.embeddingLength, rows: configuration.vocabularySize,
+                                   multiplied: !has(.output))
+        let output = has(.output)
+            ? try matrix(.output, columns: configuration.embeddingLength, rows: configuration.vocabularySize)
             : embedding
         return (embedding, output)
     }

@@ -55,7 +55,7 @@ let package = Package(
         // prctl (variadic, so not callable from Swift) for a kernel that ends with its launcher.
         .target(name: "CProcessControl"),
         .target(
-            name: "Kernel",
+            name: "JupyterKernel",
             dependencies: [
                 "CProcessControl",
                 "JupyterProtocol",
@@ -107,7 +107,7 @@ let package = Package(
         .executableTarget(
             name: "lumen",
             dependencies: [
-                "Kernel",
+                "JupyterKernel",
                 "LumenLanguage",
                 "LumenModels",
                 "CLineEditing",
@@ -132,7 +132,7 @@ let package = Package(
         .testTarget(name: "RunLogTests", dependencies: ["RunLog"]),
         .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "Inference", "Executors"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol", "FuzzSupport"]),
-        .testTarget(name: "KernelTests", dependencies: ["Kernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "FuzzSupport", "LanguageTestSupport"]),
         .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "Inference", "RunLog", "LanguageTestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),

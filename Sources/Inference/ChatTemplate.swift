@@ -79,8 +79,8 @@ public struct ChatTemplate: Sendable {
     /// starts. `now` is what `strftime_now` formats.
     public func render(_ messages: [ChatMessage], addGenerationPrompt: Bool = true,
                        now: TemplateEnvironment.DateComponents = .utc(secondsSince1970: Int(Date().timeIntervalSince1970))) throws(TemplateError) -> String {
-        let variables: [String: Value] = [
-            "messages": .list(messages.map { .dictionary(Value.Dictionary([("role", .string($0.role)), ("content", .string($0.content))])) }),
+        let variables: [String: TemplateValue] = [
+            "messages": .list(messages.map { .dictionary(TemplateValue.Dictionary([("role", .string($0.role)), ("content", .string($0.content))])) }),
             "add_generation_prompt": .bool(addGenerationPrompt),
             "bos_token": .string(bosToken),
             "eos_token": .string(eosToken),

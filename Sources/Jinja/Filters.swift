@@ -1,15 +1,15 @@
 /// jinja2's filters and the `tojson` that transformers adds, one table.
 enum Filters {
-    private typealias Filter = @Sendable (_ value: Value, _ arguments: FilterArguments, _ renderer: inout Renderer) throws(TemplateError) -> Value
+    private typealias Filter = @Sendable (_ value: TemplateValue, _ arguments: FilterArguments, _ renderer: inout Renderer) throws(TemplateError) -> TemplateValue
 
     /// A filter's arguments by position or keyword, as Python binds them.
     struct FilterArguments {
-        let positional: [Value]
-        let keywords: [String: Value]
+        let positional: [TemplateValue]
+        let keywords: [String: TemplateValue]
         let position: SourcePosition
 
         /// Argument `index` (after the filtered value), or keyword `name`.
-        func argument(_ index: Int, _ name: String) -> Value? {
+        func argument(_ index: Int, _ name: String) -> TemplateValue? {
             keywords[name] ?? (index < positional.count ? positional[index] : nil)
         }
 
@@ -44,18 +44,18 @@ enum Filters {
         },
         "trim": { value, arguments, _ in
             let characters: Set<Unicode.Scalar>? = arguments.argument(0, "chars").map { Set($0.text.unicodeScalars) }
-            return .string(Methods.strip(value.text, characters, leading: true, trailing: true))
+            return .string(TemplateMethods.strip(value.text, characters, leading: true, trailing: true))
         },
         "string": { value, _, _ in .string(value.text) },
         "safe": { value, _, _ in value },
         "upper": { value, _, _ in .string(value.text.uppercased()) },
         "lower": { value, _, _ in .string(value.text.lowercased()) },
-        "capitalize": { value, _, _ in .string(Methods.capitalize(value.text)) },
-        "title": { value, _, _ in .string(Methods.title(value.text)) },
+        "capitalize": { value, _, _ in .string(TemplateMethods.capitalize(value.text)) },
+        "title": { value, _, _ in .string(TemplateMethods.title(value.text)) },
         "join": { value, arguments, renderer throws(TemplateError) in
             var items = try renderer.iterate(value, at: arguments.position)
             if let attribute = arguments.argument(1, "attribute") {
-                var mapped: [Value] = []
+                var mapped: [TemplateValue] = []
                 for item in items { mapped.append(try renderer.item(attribute, of: item, at: arguments.position)) }
                 items = mapped
             }
@@ -83,7 +83,7 @@ enum Filters {
             guard case .dictionary(let dictionary) = value else { throw Renderer.typeError("can only dictsort a mapping", at: arguments.position) }
             let byValue = arguments.argument(1, "by")?.text == "value"
             let caseSensitive = arguments.flag(0, "case_sensitive", default: false)
-            let pairs = try sorted(dictionary.pairs.map { Value.list([$0.key, $0.value]) }, at: arguments.position) { pair in
+            let pairs = try sorted(dictionary.pairs.map { TemplateValue.list([$0.key, $0.value]) }, at: arguments.position) { pair in
                 guard case .list(let parts) = pair else { return pair }
                 let key = parts[byValue ? 1 : 0]
                 if !caseSensitive, case .string(let text) = key { return .string(text.lowercased()) }
@@ -105,7 +105,7 @@ enum Filters {
             return .list(result)
         },
         "unique": { value, arguments, renderer throws(TemplateError) in
-            var seen: [Value] = []
+            var seen: [TemplateValue] = []
             for item in try renderer.iterate(value, at: arguments.position) where !seen.contains(where: { $0.equals(item) }) { seen.append(item) }
             return .list(seen)
         },
@@ -123,7 +123,7 @@ enum Filters {
         },
         "map": { value, arguments, renderer throws(TemplateError) in
             let items = value.isTruthy ? try renderer.iterate(value, at: arguments.position) : []
-            var result: [Value] = []
+            var result: [TemplateValue] = []
             if let attribute = arguments.keywords["attribute"] {
                 for item in items {
                     var mapped = try renderer.item(attribute, of: item, at: arguments.position)
@@ -139,7 +139,7 @@ enum Filters {
         "replace": { value, arguments, _ in
             let old = arguments.argument(0, "old")?.text ?? "", new = arguments.argument(1, "new")?.text ?? ""
             let count: Int? = if case .int(let number)? = arguments.argument(2, "count") { number } else { nil }
-            return .string(Methods.replace(value.text, old, new, count: count))
+            return .string(TemplateMethods.replace(value.text, old, new, count: count))
         },
         "int": { value, arguments, _ in
             switch value {
@@ -179,7 +179,7 @@ enum Filters {
             var total = arguments.argument(1, "start") ?? .int(0)
             for item in try renderer.iterate(value, at: arguments.position) {
                 let addend = try arguments.argument(0, "attribute").map { a throws(TemplateError) in try renderer.item(a, of: item, at: arguments.position) } ?? item
-                total = try Operators.binary("+", total, addend, at: arguments.position)
+                total = try TemplateOperators.binary("+", total, addend, at: arguments.position)
             }
             return total
         },
@@ -214,12 +214,12 @@ enum Filters {
     private static let aliases = ["d": "default", "e": "escape"]
 
     /// Applies filter `name`.
-    static func apply(_ name: String, to value: Value, _ positional: [Value], _ keywords: [String: Value],
-                      renderer: inout Renderer, at position: SourcePosition) throws(TemplateError) -> Value {
+    static func apply(_ name: String, to value: TemplateValue, _ positional: [TemplateValue], _ keywords: [String: TemplateValue],
+                      renderer: inout Renderer, at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         try apply(name, to: value, FilterArguments(positional: positional, keywords: keywords, position: position), renderer: &renderer)
     }
 
-    private static func apply(_ name: String, to value: Value, _ arguments: FilterArguments, renderer: inout Renderer) throws(TemplateError) -> Value {
+    private static func apply(_ name: String, to value: TemplateValue, _ arguments: FilterArguments, renderer: inout Renderer) throws(TemplateError) -> TemplateValue {
         guard let filter = table[aliases[name] ?? name] else {
             throw TemplateError(kind: "TemplateRuntimeError", message: "No filter named '\(name)'.", line: arguments.position.line, column: arguments.position.column)
         }
@@ -231,13 +231,13 @@ enum Filters {
     }
 
     /// `selectattr`/`rejectattr`/`select`/`reject`: items whose attribute (or self) passes a test.
-    private static func select(_ value: Value, _ arguments: FilterArguments, _ renderer: inout Renderer, byAttribute: Bool, keep: Bool) throws(TemplateError) -> Value {
+    private static func select(_ value: TemplateValue, _ arguments: FilterArguments, _ renderer: inout Renderer, byAttribute: Bool, keep: Bool) throws(TemplateError) -> TemplateValue {
         // jinja2 walks the sequence only when it is truthy, so `none | selectattr(…)` is empty.
         guard value.isTruthy else { return .list([]) }
         var remaining = arguments.positional
         let attribute = byAttribute && !remaining.isEmpty ? remaining.removeFirst() : nil
         let testName = remaining.isEmpty ? nil : remaining.removeFirst().text
-        var result: [Value] = []
+        var result: [TemplateValue] = []
         for item in try renderer.iterate(value, at: arguments.position) {
             let subject = try attribute.map { a throws(TemplateError) in try renderer.item(a, of: item, at: arguments.position) } ?? item
             let passes = try testName.map { t throws(TemplateError) in try Tests.apply(t, to: subject, remaining, at: arguments.position) } ?? subject.isTruthy
@@ -247,14 +247,14 @@ enum Filters {
     }
 
     /// A stable sort by key with Python's ordering.
-    static func sorted(_ items: [Value], at position: SourcePosition, key: (Value) throws(TemplateError) -> Value) throws(TemplateError) -> [Value] {
-        var keyed: [(key: Value, item: Value)] = []
+    static func sorted(_ items: [TemplateValue], at position: SourcePosition, key: (TemplateValue) throws(TemplateError) -> TemplateValue) throws(TemplateError) -> [TemplateValue] {
+        var keyed: [(key: TemplateValue, item: TemplateValue)] = []
         for item in items { keyed.append((try key(item), item)) }
         // Insertion sort keeps equal keys in order and lets comparison errors surface.
-        var result: [(key: Value, item: Value)] = []
+        var result: [(key: TemplateValue, item: TemplateValue)] = []
         for entry in keyed {
             var index = result.count
-            while index > 0, try Operators.compare("<", entry.key, result[index - 1].key, at: position) { index -= 1 }
+            while index > 0, try TemplateOperators.compare("<", entry.key, result[index - 1].key, at: position) { index -= 1 }
             result.insert(entry, at: index)
         }
         return result.map(\.item)
@@ -279,6 +279,6 @@ enum Filters {
 extension String {
     /// The string without leading and trailing whitespace (Python's `str.strip()`).
     func trimmingWhitespace() -> String {
-        Methods.strip(self, nil, leading: true, trailing: true)
+        TemplateMethods.strip(self, nil, leading: true, trailing: true)
     }
 }

@@ -2,13 +2,13 @@
 /// `", "` and `": "` separators (`","` with an indent), non-ASCII kept unless `ensure_ascii`,
 /// floats in Python's shortest form.
 enum JSONWriter {
-    static func write(_ value: Value, indent: Int?, sortKeys: Bool, ensureASCII: Bool, at position: SourcePosition) throws(TemplateError) -> String {
+    static func write(_ value: TemplateValue, indent: Int?, sortKeys: Bool, ensureASCII: Bool, at position: SourcePosition) throws(TemplateError) -> String {
         var output = ""
         try write(value, indent: indent, level: 0, sortKeys: sortKeys, ensureASCII: ensureASCII, at: position, into: &output)
         return output
     }
 
-    private static func write(_ value: Value, indent: Int?, level: Int, sortKeys: Bool, ensureASCII: Bool,
+    private static func write(_ value: TemplateValue, indent: Int?, level: Int, sortKeys: Bool, ensureASCII: Bool,
                               at position: SourcePosition, into output: inout String) throws(TemplateError) {
         let itemSeparator = indent == nil ? ", " : ","
         func newline(_ depth: Int) -> String {
@@ -20,7 +20,7 @@ enum JSONWriter {
         case .bool(let flag): output += flag ? "true" : "false"
         case .int(let number): output += String(number)
         case .float(let number):
-            output += number.isNaN ? "NaN" : number.isInfinite ? (number < 0 ? "-Infinity" : "Infinity") : Value.pythonFloat(number)
+            output += number.isNaN ? "NaN" : number.isInfinite ? (number < 0 ? "-Infinity" : "Infinity") : TemplateValue.pythonFloat(number)
         case .string(let text): output += quoted(text, ensureASCII: ensureASCII)
         case .list(let items):
             guard !items.isEmpty else { output += "[]"; return }
@@ -50,7 +50,7 @@ enum JSONWriter {
 
     /// A key as `json.dumps` writes it: strings as they are, numbers, booleans and None as their
     /// JSON text.
-    private static func keyText(_ key: Value, at position: SourcePosition) throws(TemplateError) -> String {
+    private static func keyText(_ key: TemplateValue, at position: SourcePosition) throws(TemplateError) -> String {
         switch key {
         case .string(let text): return text
         case .none, .bool, .int, .float:

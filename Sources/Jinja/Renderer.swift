@@ -4,8 +4,8 @@
 struct Renderer {
     /// The globals and filters a render sees beyond jinja2's own.
     let environment: TemplateEnvironment
-    private var scopes: [[String: Value]]
-    private(set) var namespaces: [Value.Dictionary] = []
+    private var scopes: [[String: TemplateValue]]
+    private(set) var namespaces: [TemplateValue.Dictionary] = []
     private var macros: [Macro] = []
 
     struct Macro {
@@ -25,7 +25,7 @@ struct Renderer {
         case continueLoop
     }
 
-    init(environment: TemplateEnvironment, variables: [String: Value]) {
+    init(environment: TemplateEnvironment, variables: [String: TemplateValue]) {
         self.environment = environment
         scopes = [variables]
     }
@@ -65,7 +65,7 @@ struct Renderer {
             case .assign(let target, let expression, let position):
                 try assign(try evaluate(expression), to: target, at: position)
             case .assignBlock(let name, let filters, let body):
-                var value = Value.string(try capture(body))
+                var value = TemplateValue.string(try capture(body))
                 for filter in filters {
                     value = try applyFilter(filter.name, to: value, filter.arguments, at: filter.position)
                 }
@@ -88,7 +88,7 @@ struct Renderer {
                 let (positional, keywords) = try evaluateArguments(arguments)
                 output += try callMacro(macros.count - 1, positional, keywords, at: position).text
             case .filterBlock(let filters, let body):
-                var value = Value.string(try capture(body))
+                var value = TemplateValue.string(try capture(body))
                 for filter in filters {
                     value = try applyFilter(filter.name, to: value, filter.arguments, at: filter.position)
                 }
@@ -114,7 +114,7 @@ struct Renderer {
         let sequence = try evaluate(iterable)
         var items = try iterate(sequence, at: position)
         if let filter {
-            var kept: [Value] = []
+            var kept: [TemplateValue] = []
             for item in items {
                 scopes.append([:])
                 try bind(targets, to: item, at: position)
@@ -129,7 +129,7 @@ struct Renderer {
             return
         }
         for (index, item) in items.enumerated() {
-            let loop: [(String, Value)] = [
+            let loop: [(String, TemplateValue)] = [
                 ("index", .int(index + 1)), ("index0", .int(index)),
                 ("revindex", .int(items.count - index)), ("revindex0", .int(items.count - index - 1)),
                 ("first", .bool(index == 0)), ("last", .bool(index == items.count - 1)),
@@ -137,7 +137,7 @@ struct Renderer {
                 ("previtem", index > 0 ? items[index - 1] : .undefined("'loop' has no previous item")),
                 ("nextitem", index + 1 < items.count ? items[index + 1] : .undefined("'loop' has no next item")),
             ]
-            scopes.append(["loop": .dictionary(Value.Dictionary(loop))])
+            scopes.append(["loop": .dictionary(TemplateValue.Dictionary(loop))])
             try bind(targets, to: item, at: position)
             let flow = try run(body, into: &output)
             scopes.removeLast()
@@ -145,7 +145,7 @@ struct Renderer {
         }
     }
 
-    private mutating func bind(_ targets: [String], to item: Value, at position: SourcePosition) throws(TemplateError) {
+    private mutating func bind(_ targets: [String], to item: TemplateValue, at position: SourcePosition) throws(TemplateError) {
         if targets.count == 1 {
             scopes[scopes.count - 1][targets[0]] = item
             return
@@ -160,7 +160,7 @@ struct Renderer {
         for (name, value) in zip(targets, parts) { scopes[scopes.count - 1][name] = value }
     }
 
-    private mutating func assign(_ value: Value, to target: AssignmentTarget, at position: SourcePosition) throws(TemplateError) {
+    private mutating func assign(_ value: TemplateValue, to target: AssignmentTarget, at position: SourcePosition) throws(TemplateError) {
         switch target {
         case .names(let names):
             try bind(names, to: value, at: position)
@@ -174,7 +174,7 @@ struct Renderer {
 
     // MARK: - Names
 
-    private func lookup(_ name: String) -> Value {
+    private func lookup(_ name: String) -> TemplateValue {
         for scope in scopes.reversed() {
             if let value = scope[name] { return value }
         }
@@ -183,7 +183,7 @@ struct Renderer {
     }
 
     /// An error for using an undefined value in a way jinja2 rejects.
-    static func undefinedError(_ value: Value, at position: SourcePosition) -> TemplateError {
+    static func undefinedError(_ value: TemplateValue, at position: SourcePosition) -> TemplateError {
         guard case .undefined(let message) = value else { return TemplateError(kind: "UndefinedError", message: "undefined") }
         return TemplateError(kind: "UndefinedError", message: message, line: position.line, column: position.column)
     }
@@ -194,21 +194,21 @@ struct Renderer {
 
     // MARK: - Expressions
 
-    mutating func evaluate(_ expression: Expression) throws(TemplateError) -> Value {
+    mutating func evaluate(_ expression: Expression) throws(TemplateError) -> TemplateValue {
         switch expression {
         case .literal(let value):
             return value
         case .name(let name, _):
             return lookup(name)
         case .list(let items):
-            var values: [Value] = []
+            var values: [TemplateValue] = []
             for item in items { values.append(try evaluate(item)) }
             return .list(values)
         case .dictionary(let pairs, let position):
-            var dictionary = Value.Dictionary()
+            var dictionary = TemplateValue.Dictionary()
             for pair in pairs {
                 let key = try evaluate(pair.key)
-                guard Value.Dictionary.isKey(key) else { throw Self.typeError("unhashable type: '\(key.typeName)'", at: position) }
+                guard TemplateValue.Dictionary.isKey(key) else { throw Self.typeError("unhashable type: '\(key.typeName)'", at: position) }
                 dictionary[key] = try evaluate(pair.value)
             }
             return .dictionary(dictionary)
@@ -252,54 +252,54 @@ struct Renderer {
             if try evaluate(condition).isTruthy { return try evaluate(then) }
             return try otherwise.map { e throws(TemplateError) in try evaluate(e) } ?? .undefined("the inline if-expression on line evaluated to false and no else section was defined.")
         case .binary(let symbol, let left, let right, let position):
-            return try Operators.binary(symbol, try evaluate(left), try evaluate(right), at: position)
+            return try TemplateOperators.binary(symbol, try evaluate(left), try evaluate(right), at: position)
         case .compare(let first, let operations, let position):
             var left = try evaluate(first)
             for operation in operations {
                 let right = try evaluate(operation.operand)
-                guard try Operators.compare(operation.symbol, left, right, at: position) else { return .bool(false) }
+                guard try TemplateOperators.compare(operation.symbol, left, right, at: position) else { return .bool(false) }
                 left = right
             }
             return .bool(true)
         }
     }
 
-    private mutating func evaluateArguments(_ arguments: Arguments) throws(TemplateError) -> ([Value], [String: Value]) {
-        var positional: [Value] = []
+    private mutating func evaluateArguments(_ arguments: Arguments) throws(TemplateError) -> ([TemplateValue], [String: TemplateValue]) {
+        var positional: [TemplateValue] = []
         for argument in arguments.positional { positional.append(try evaluate(argument)) }
-        var keywords: [String: Value] = [:]
+        var keywords: [String: TemplateValue] = [:]
         for keyword in arguments.keywords { keywords[keyword.name] = try evaluate(keyword.value) }
         return (positional, keywords)
     }
 
     /// jinja2's `getattr`: an attribute (a method or a namespace member) first, then an item.
-    func attribute(_ name: String, of value: Value, at position: SourcePosition) throws(TemplateError) -> Value {
+    func attribute(_ name: String, of value: TemplateValue, at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         switch value {
         case .undefined:
             throw Self.undefinedError(value, at: position)
         case .namespace(let slot):
             return namespaces[slot][name] ?? .undefined("'Namespace' object has no attribute '\(name)'")
         case .dictionary(let dictionary):
-            if Methods.has(name, on: value) { return .callable(.method(value, name)) }
+            if TemplateMethods.has(name, on: value) { return .callable(.method(value, name)) }
             return dictionary[name] ?? .undefined("'dict object' has no attribute '\(name)'")
         default:
-            if Methods.has(name, on: value) { return .callable(.method(value, name)) }
+            if TemplateMethods.has(name, on: value) { return .callable(.method(value, name)) }
             return .undefined("'\(Self.objectName(value))' has no attribute '\(name)'")
         }
     }
 
     /// How jinja2 names an object in "has no attribute" messages.
-    static func objectName(_ value: Value) -> String {
+    static func objectName(_ value: TemplateValue) -> String {
         switch value {
         case .none: "None"
-        case .string(let text): Value.pythonStringRepr(text)
+        case .string(let text): TemplateValue.pythonStringRepr(text)
         case .int, .float, .bool: value.repr
         default: "\(value.typeName) object"
         }
     }
 
     /// jinja2's `getitem`: an item first, then an attribute.
-    func item(_ key: Value, of value: Value, at position: SourcePosition) throws(TemplateError) -> Value {
+    func item(_ key: TemplateValue, of value: TemplateValue, at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         switch (value, key) {
         case (.undefined, _):
             throw Self.undefinedError(value, at: position)
@@ -320,14 +320,14 @@ struct Renderer {
             break
         }
         if case .string(let name) = key {
-            if Methods.has(name, on: value) { return .callable(.method(value, name)) }
+            if TemplateMethods.has(name, on: value) { return .callable(.method(value, name)) }
             return .undefined("'\(Self.objectName(value))' has no attribute '\(name)'")
         }
         return .undefined("'\(Self.objectName(value))' has no element \(key.repr)")
     }
 
-    private func slice(_ value: Value, start: Value?, stop: Value?, step: Value?, at position: SourcePosition) throws(TemplateError) -> Value {
-        func integer(_ bound: Value?) throws(TemplateError) -> Int? {
+    private func slice(_ value: TemplateValue, start: TemplateValue?, stop: TemplateValue?, step: TemplateValue?, at position: SourcePosition) throws(TemplateError) -> TemplateValue {
+        func integer(_ bound: TemplateValue?) throws(TemplateError) -> Int? {
             guard let bound, !(bound.isUndefined) else { return nil }
             if case .none = bound { return nil }
             guard case .int(let number) = bound else { throw Self.typeError("slice indices must be integers or None", at: position) }
@@ -361,7 +361,7 @@ struct Renderer {
     }
 
     /// The items of a value a `for` loop or filter walks over.
-    func iterate(_ value: Value, at position: SourcePosition) throws(TemplateError) -> [Value] {
+    func iterate(_ value: TemplateValue, at position: SourcePosition) throws(TemplateError) -> [TemplateValue] {
         switch value {
         case .undefined: return []
         case .list(let items): return items
@@ -374,14 +374,14 @@ struct Renderer {
 
     // MARK: - Calls
 
-    mutating func call(_ function: Value, _ positional: [Value], _ keywords: [String: Value], at position: SourcePosition) throws(TemplateError) -> Value {
+    mutating func call(_ function: TemplateValue, _ positional: [TemplateValue], _ keywords: [String: TemplateValue], at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         switch function {
         case .callable(.macro(let slot)):
             return try callMacro(slot, positional, keywords, at: position)
         case .callable(.global(let name)):
             return try callGlobal(name, positional, keywords, at: position)
         case .callable(.method(let receiver, let name)):
-            return try Methods.call(name, on: receiver, positional, keywords, renderer: &self, at: position)
+            return try TemplateMethods.call(name, on: receiver, positional, keywords, renderer: &self, at: position)
         case .undefined:
             throw Self.undefinedError(function, at: position)
         default:
@@ -389,18 +389,18 @@ struct Renderer {
         }
     }
 
-    private mutating func callMacro(_ slot: Int, _ positional: [Value], _ keywords: [String: Value], at position: SourcePosition) throws(TemplateError) -> Value {
+    private mutating func callMacro(_ slot: Int, _ positional: [TemplateValue], _ keywords: [String: TemplateValue], at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         // A macro that calls itself without end fails as Python does, instead of overflowing the stack.
         guard scopes.count < Self.maximumDepth else {
             throw TemplateError(kind: "RecursionError", message: "maximum recursion depth exceeded", line: position.line, column: position.column)
         }
         let macro = macros[slot]
-        var scope: [String: Value] = [:]
-        var extra: [Value] = []
+        var scope: [String: TemplateValue] = [:]
+        var extra: [TemplateValue] = []
         for (index, value) in positional.enumerated() {
             if index < macro.parameters.count { scope[macro.parameters[index].name] = value } else { extra.append(value) }
         }
-        var extraKeywords = Value.Dictionary()
+        var extraKeywords = TemplateValue.Dictionary()
         for (name, value) in keywords.sorted(by: { $0.key < $1.key }) {
             if macro.parameters.contains(where: { $0.name == name }) { scope[name] = value } else { extraKeywords[name] = value }
         }
@@ -416,16 +416,16 @@ struct Renderer {
         return .string(try capture(macro.body))
     }
 
-    private mutating func callGlobal(_ name: String, _ positional: [Value], _ keywords: [String: Value], at position: SourcePosition) throws(TemplateError) -> Value {
+    private mutating func callGlobal(_ name: String, _ positional: [TemplateValue], _ keywords: [String: TemplateValue], at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         switch name {
         case "namespace":
-            var dictionary = Value.Dictionary()
+            var dictionary = TemplateValue.Dictionary()
             if case .dictionary(let initial)? = positional.first { dictionary = initial }
             for (key, value) in keywords.sorted(by: { $0.key < $1.key }) { dictionary[key] = value }
             namespaces.append(dictionary)
             return .namespace(namespaces.count - 1)
         case "dict":
-            var dictionary = Value.Dictionary()
+            var dictionary = TemplateValue.Dictionary()
             for (key, value) in keywords.sorted(by: { $0.key < $1.key }) { dictionary[key] = value }
             return .dictionary(dictionary)
         case "range":
@@ -449,7 +449,7 @@ struct Renderer {
 
     // MARK: - Filters
 
-    private mutating func applyFilter(_ name: String, to value: Value, _ arguments: Arguments, at position: SourcePosition) throws(TemplateError) -> Value {
+    private mutating func applyFilter(_ name: String, to value: TemplateValue, _ arguments: Arguments, at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         let (positional, keywords) = try evaluateArguments(arguments)
         return try Filters.apply(name, to: value, positional, keywords, renderer: &self, at: position)
     }

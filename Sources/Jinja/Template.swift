@@ -12,7 +12,7 @@ public struct Template: Sendable {
     }
 
     /// Renders the template with `variables` in `environment`.
-    public func render(_ variables: [String: Value], environment: TemplateEnvironment) throws(TemplateError) -> String {
+    public func render(_ variables: [String: TemplateValue], environment: TemplateEnvironment) throws(TemplateError) -> String {
         var renderer = Renderer(environment: environment, variables: variables)
         return try renderer.render(nodes)
     }

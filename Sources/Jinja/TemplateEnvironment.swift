@@ -22,7 +22,7 @@ public struct TemplateEnvironment: Sendable {
     /// The names of the globals, jinja2's and these.
     var globals: Set<String> { ["range", "namespace", "dict", "raise_exception", "strftime_now"] }
 
-    func callGlobal(_ name: String, _ positional: [Value], _ keywords: [String: Value], at position: SourcePosition) throws(TemplateError) -> Value {
+    func callGlobal(_ name: String, _ positional: [TemplateValue], _ keywords: [String: TemplateValue], at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         switch name {
         case "raise_exception":
             throw TemplateError(kind: "TemplateError", message: positional.first?.text ?? "", line: position.line, column: position.column)

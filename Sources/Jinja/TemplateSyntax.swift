@@ -1,6 +1,6 @@
 /// An expression inside a tag.
 indirect enum Expression: Sendable {
-    case literal(Value)
+    case literal(TemplateValue)
     case name(String, SourcePosition)
     case list([Expression])
     case dictionary([(key: Expression, value: Expression)], SourcePosition)

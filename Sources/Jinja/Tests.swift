@@ -1,6 +1,6 @@
 /// jinja2's tests (`is defined`, `is string`, `is divisibleby 3`, …), one table.
 enum Tests {
-    private typealias Test = @Sendable (_ value: Value, _ arguments: [Value], _ position: SourcePosition) throws(TemplateError) -> Bool
+    private typealias Test = @Sendable (_ value: TemplateValue, _ arguments: [TemplateValue], _ position: SourcePosition) throws(TemplateError) -> Bool
 
     private static let table: [String: Test] = [
         "defined": { value, _, _ in !value.isUndefined },
@@ -41,11 +41,11 @@ enum Tests {
         },
         "eq": { value, arguments, _ in value.equals(arguments.first ?? .none) },
         "ne": { value, arguments, _ in !value.equals(arguments.first ?? .none) },
-        "lt": { value, arguments, position throws(TemplateError) in try Operators.compare("<", value, arguments.first ?? .none, at: position) },
-        "le": { value, arguments, position throws(TemplateError) in try Operators.compare("<=", value, arguments.first ?? .none, at: position) },
-        "gt": { value, arguments, position throws(TemplateError) in try Operators.compare(">", value, arguments.first ?? .none, at: position) },
-        "ge": { value, arguments, position throws(TemplateError) in try Operators.compare(">=", value, arguments.first ?? .none, at: position) },
-        "in": { value, arguments, position throws(TemplateError) in try Operators.contains(arguments.first ?? .none, value, at: position) },
+        "lt": { value, arguments, position throws(TemplateError) in try TemplateOperators.compare("<", value, arguments.first ?? .none, at: position) },
+        "le": { value, arguments, position throws(TemplateError) in try TemplateOperators.compare("<=", value, arguments.first ?? .none, at: position) },
+        "gt": { value, arguments, position throws(TemplateError) in try TemplateOperators.compare(">", value, arguments.first ?? .none, at: position) },
+        "ge": { value, arguments, position throws(TemplateError) in try TemplateOperators.compare(">=", value, arguments.first ?? .none, at: position) },
+        "in": { value, arguments, position throws(TemplateError) in try TemplateOperators.contains(arguments.first ?? .none, value, at: position) },
         "sameas": { value, arguments, _ in
             switch (value, arguments.first ?? .none) {
             case (.none, .none), (.undefined, .undefined): true
@@ -60,7 +60,7 @@ enum Tests {
     private static let aliases = ["equalto": "eq", "==": "eq", "!=": "ne", "<": "lt", "<=": "le", ">": "gt", ">=": "ge",
                                   "greaterthan": "gt", "lessthan": "lt"]
 
-    private static func integer(_ value: Value, _ position: SourcePosition) throws(TemplateError) -> Int {
+    private static func integer(_ value: TemplateValue, _ position: SourcePosition) throws(TemplateError) -> Int {
         switch value {
         case .int(let number): return number
         case .bool(let flag): return flag ? 1 : 0
@@ -70,7 +70,7 @@ enum Tests {
     }
 
     /// Whether `value` passes test `name`.
-    static func apply(_ name: String, to value: Value, _ arguments: [Value], at position: SourcePosition) throws(TemplateError) -> Bool {
+    static func apply(_ name: String, to value: TemplateValue, _ arguments: [TemplateValue], at position: SourcePosition) throws(TemplateError) -> Bool {
         guard let test = table[aliases[name] ?? name] else {
             throw TemplateError(kind: "TemplateRuntimeError", message: "No test named '\(name)'.", line: position.line, column: position.column)
         }

@@ -2,7 +2,7 @@ import ArgumentParser
 import Executors
 import Foundation
 import JupyterProtocol
-import Kernel
+import JupyterKernel
 import LumenLanguage
 import LumenModels
 

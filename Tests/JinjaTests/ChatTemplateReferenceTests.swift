@@ -14,12 +14,12 @@ struct ChatTemplateReferenceTests {
     static let environment = TemplateEnvironment(now: .init(year: 2026, month: 1, day: 2, hour: 3, minute: 4, second: 5))
 
     /// A JSON value as a template value.
-    static func value(_ json: Any) -> Value {
+    static func value(_ json: Any) -> TemplateValue {
         switch json {
         case let text as String: .string(text)
         case let number as NSNumber: number.doubleValue == number.doubleValue.rounded() ? .int(number.intValue) : .float(number.doubleValue)
         case let array as [Any]: .list(array.map(value))
-        case let object as [String: Any]: .dictionary(Value.Dictionary(object.keys.sorted().map { ($0, value(object[$0] as Any)) }))
+        case let object as [String: Any]: .dictionary(TemplateValue.Dictionary(object.keys.sorted().map { ($0, value(object[$0] as Any)) }))
         default: .none
         }
     }
@@ -39,9 +39,9 @@ struct ChatTemplateReferenceTests {
                 let reference = try #require(templates[name]?[index])
                 // Messages keep their keys in the order the conversation lists them.
                 let messages = (conversation["messages"] as? [[String: Any]] ?? []).map { message in
-                    Value.dictionary(Value.Dictionary(["role", "content"].compactMap { key in message[key].map { (key, Self.value($0)) } }))
+                    TemplateValue.dictionary(TemplateValue.Dictionary(["role", "content"].compactMap { key in message[key].map { (key, Self.value($0)) } }))
                 }
-                let variables: [String: Value] = [
+                let variables: [String: TemplateValue] = [
                     "messages": .list(messages),
                     "add_generation_prompt": .bool(conversation["add_generation_prompt"] as? Bool ?? false),
                     "bos_token": "<BOS>", "eos_token": "<EOS>", "tools": .none,

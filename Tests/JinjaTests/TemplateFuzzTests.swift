@@ -11,8 +11,8 @@ struct TemplateFuzzTests {
         let names = try FileManager.default.contentsOfDirectory(atPath: folder).filter { $0.hasSuffix(".jinja") }.sorted()
         let seeds = try names.map { Array(try String(contentsOfFile: folder + "/" + $0, encoding: .utf8).utf8) }
         var mutator = SeededMutator(seeds: seeds, dictionary: ["{%", "%}", "{{", "}}", "{#", "#}", "endfor", "endif", "loop.index", "|tojson", "|length", "raise_exception(", "namespace(", "[::-1]", "~"])
-        let message: (String, String) -> Value = { role, content in .dictionary(Value.Dictionary([("role", .string(role)), ("content", .string(content))])) }
-        let variables: [String: Value] = [
+        let message: (String, String) -> TemplateValue = { role, content in .dictionary(TemplateValue.Dictionary([("role", .string(role)), ("content", .string(content))])) }
+        let variables: [String: TemplateValue] = [
             "messages": .list([message("system", "Be brief."), message("user", "Hi"), message("assistant", "Hello"), message("user", "2+2?")]),
             "add_generation_prompt": .bool(true), "bos_token": "<BOS>", "eos_token": "<EOS>", "tools": .none,
         ]

@@ -1,6 +1,6 @@
 /// A value in a template, with Python's semantics as jinja2 gives them: truthiness, `str()`,
 /// `repr()`, equality and ordering.
-public indirect enum Value: Sendable {
+public indirect enum TemplateValue: Sendable {
     /// A name or attribute that does not exist (jinja2's `Undefined`); carries what was looked up
     /// for the error message when it is used in a way jinja2 rejects.
     case undefined(String)
@@ -9,7 +9,7 @@ public indirect enum Value: Sendable {
     case int(Int)
     case float(Double)
     case string(String)
-    case list([Value])
+    case list([TemplateValue])
     case dictionary(Dictionary)
     /// A `namespace()` object, by its slot in the renderer.
     case namespace(Int)
@@ -21,8 +21,8 @@ public indirect enum Value: Sendable {
     /// and `True` are one key, as Python hashes them.
     public struct Dictionary: Sendable {
         /// The keys, in insertion order (each as first inserted, as Python keeps it).
-        public private(set) var keys: [Value] = []
-        private var storage: [Key: Value] = [:]
+        public private(set) var keys: [TemplateValue] = []
+        private var storage: [Key: TemplateValue] = [:]
 
         /// A key as Python hashes and compares it: numbers by value, strings by their scalars.
         /// Only `None`, booleans, numbers and strings are keys (lists and dicts are unhashable).
@@ -36,7 +36,7 @@ public indirect enum Value: Sendable {
 
             private let storage: Storage
 
-            init?(_ value: Value) {
+            init?(_ value: TemplateValue) {
                 switch value {
                 case .none: storage = .none
                 case .bool(let flag): storage = .integer(flag ? 1 : 0)
@@ -53,22 +53,22 @@ public indirect enum Value: Sendable {
         public init() {}
 
         /// A dictionary of `pairs` with string keys, in their order.
-        public init(_ pairs: [(String, Value)]) {
+        public init(_ pairs: [(String, TemplateValue)]) {
             for (key, value) in pairs { self[key] = value }
         }
 
         /// Whether `key` can be a key (Python's hashable types).
-        public static func isKey(_ key: Value) -> Bool { Key(key) != nil }
+        public static func isKey(_ key: TemplateValue) -> Bool { Key(key) != nil }
 
         /// The value for the string `key`.
-        public subscript(key: String) -> Value? {
+        public subscript(key: String) -> TemplateValue? {
             get { self[.string(key)] }
             set { self[.string(key)] = newValue }
         }
 
         /// The value for `key`; nil for a key that is not in it or cannot be one (setting one
         /// that cannot be is ignored: callers check `isKey` first).
-        public subscript(key: Value) -> Value? {
+        public subscript(key: TemplateValue) -> TemplateValue? {
             get { Key(key).flatMap { storage[$0] } }
             set {
                 guard let hashed = Key(key) else { return }
@@ -81,7 +81,7 @@ public indirect enum Value: Sendable {
         }
 
         /// The pairs, in order.
-        public var pairs: [(key: Value, value: Value)] { keys.map { ($0, self[$0] ?? .none) } }
+        public var pairs: [(key: TemplateValue, value: TemplateValue)] { keys.map { ($0, self[$0] ?? .none) } }
         /// The number of entries.
         public var count: Int { keys.count }
     }
@@ -93,7 +93,7 @@ public indirect enum Value: Sendable {
         /// A global function (`range`, `namespace`, `raise_exception`, …).
         case global(String)
         /// A method of a value (`text.strip`, `message.get`).
-        case method(Value, String)
+        case method(TemplateValue, String)
     }
 
     /// Python's truthiness.
@@ -195,7 +195,7 @@ public indirect enum Value: Sendable {
     }
 
     /// Python's `==`.
-    public func equals(_ other: Value) -> Bool {
+    public func equals(_ other: TemplateValue) -> Bool {
         switch (self, other) {
         case (.undefined, .undefined), (.none, .none): return true
         case (.string(let a), .string(let b)): return Array(a.unicodeScalars) == Array(b.unicodeScalars)
@@ -220,7 +220,7 @@ public indirect enum Value: Sendable {
     }
 }
 
-extension Value: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {
+extension TemplateValue: ExpressibleByStringLiteral, ExpressibleByIntegerLiteral, ExpressibleByBooleanLiteral {
     /// A string value.
     public init(stringLiteral value: String) { self = .string(value) }
     /// An integer value.

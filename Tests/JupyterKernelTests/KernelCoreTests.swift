@@ -4,7 +4,7 @@ import JupyterProtocol
 import Logging
 import Synchronization
 import Testing
-@testable import Kernel
+@testable import JupyterKernel
 
 /// A transport that keeps what the core sends, in order, and counts the marks it asks for.
 final class MemoryTransport: MessageTransport {

@@ -3,7 +3,7 @@ import Foundation
 import JupyterProtocol
 import Testing
 import ZeroMQ
-@testable import Kernel
+@testable import JupyterKernel
 
 @Suite("Socket channels")
 struct SocketChannelTests {

@@ -1,6 +1,6 @@
 /// The Python methods templates call on strings, dictionaries and lists, as jinja2's immutable
 /// sandbox allows them: reading methods work, modifying ones raise `SecurityError`.
-enum Methods {
+enum TemplateMethods {
     private static let stringMethods: Set<String> = [
         "strip", "lstrip", "rstrip", "split", "rsplit", "splitlines", "startswith", "endswith", "replace", "upper", "lower",
         "title", "capitalize", "format", "join", "find", "rfind", "index", "count", "isdigit", "isalpha", "isalnum",
@@ -11,7 +11,7 @@ enum Methods {
     private static let modifying: Set<String> = ["pop", "update", "setdefault", "clear", "append", "extend", "insert", "remove", "sort", "reverse"]
 
     /// Whether `value` has a method called `name`.
-    static func has(_ name: String, on value: Value) -> Bool {
+    static func has(_ name: String, on value: TemplateValue) -> Bool {
         switch value {
         case .string: stringMethods.contains(name)
         case .dictionary: dictionaryMethods.contains(name)
@@ -21,9 +21,9 @@ enum Methods {
     }
 
     /// Calls method `name` of `receiver`.
-    static func call(_ name: String, on receiver: Value, _ arguments: [Value], _ keywords: [String: Value],
-                     renderer: inout Renderer, at position: SourcePosition) throws(TemplateError) -> Value {
-        func argument(_ index: Int, _ keyword: String) -> Value? {
+    static func call(_ name: String, on receiver: TemplateValue, _ arguments: [TemplateValue], _ keywords: [String: TemplateValue],
+                     renderer: inout Renderer, at position: SourcePosition) throws(TemplateError) -> TemplateValue {
+        func argument(_ index: Int, _ keyword: String) -> TemplateValue? {
             keywords[keyword] ?? (index < arguments.count ? arguments[index] : nil)
         }
         if modifying.contains(name) {
@@ -63,13 +63,13 @@ enum Methods {
         throw Renderer.typeError("'\(receiver.typeName)' object has no method '\(name)'", at: position)
     }
 
-    private static func stringMethod(_ name: String, _ text: String, _ argument: (Int, String) -> Value?, _ arguments: [Value],
-                                     _ keywords: [String: Value], renderer: inout Renderer, at position: SourcePosition) throws(TemplateError) -> Value {
+    private static func stringMethod(_ name: String, _ text: String, _ argument: (Int, String) -> TemplateValue?, _ arguments: [TemplateValue],
+                                     _ keywords: [String: TemplateValue], renderer: inout Renderer, at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         func characters(_ index: Int) -> Set<Unicode.Scalar>? {
             guard let value = argument(index, "chars"), value.isString else { return nil }
             return Set(value.text.unicodeScalars)
         }
-        func prefixes(_ value: Value?) -> [String] {
+        func prefixes(_ value: TemplateValue?) -> [String] {
             switch value {
             case .list(let items)?: items.map(\.text)
             case let value?: [value.text]
@@ -240,7 +240,7 @@ enum Methods {
     }
 
     /// Python's `str.format` with `{}`, `{0}`, `{name}`, `{name.attr}` and `{{`/`}}`.
-    private static func format(_ text: String, _ arguments: [Value], _ keywords: [String: Value], at position: SourcePosition) throws(TemplateError) -> String {
+    private static func format(_ text: String, _ arguments: [TemplateValue], _ keywords: [String: TemplateValue], at position: SourcePosition) throws(TemplateError) -> String {
         var result = ""
         var automatic = 0
         var characters = Array(text)[...]
@@ -255,7 +255,7 @@ enum Methods {
                 var field = ""
                 while let next = characters.popFirst(), next != "}" { field.append(next) }
                 let name = String(field.split(separator: ":", maxSplits: 1).first ?? "")
-                let value: Value?
+                let value: TemplateValue?
                 if name.isEmpty {
                     value = automatic < arguments.count ? arguments[automatic] : nil
                     automatic += 1

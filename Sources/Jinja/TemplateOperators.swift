@@ -1,6 +1,6 @@
 /// Arithmetic, concatenation and comparison with Python's rules.
-enum Operators {
-    static func binary(_ symbol: String, _ left: Value, _ right: Value, at position: SourcePosition) throws(TemplateError) -> Value {
+enum TemplateOperators {
+    static func binary(_ symbol: String, _ left: TemplateValue, _ right: TemplateValue, at position: SourcePosition) throws(TemplateError) -> TemplateValue {
         if symbol == "~" { return .string(left.text + right.text) }
         for operand in [left, right] where operand.isUndefined { throw Renderer.undefinedError(operand, at: position) }
         func unsupported() -> TemplateError {
@@ -68,8 +68,8 @@ enum Operators {
     }
 
     /// `format % values` with `%s`, `%r`, `%d`, `%i` and `%%`.
-    private static func percentFormat(_ format: String, _ values: Value, at position: SourcePosition) throws(TemplateError) -> String {
-        var arguments: [Value]
+    private static func percentFormat(_ format: String, _ values: TemplateValue, at position: SourcePosition) throws(TemplateError) -> String {
+        var arguments: [TemplateValue]
         if case .list(let items) = values { arguments = items } else { arguments = [values] }
         var result = ""
         var iterator = format.makeIterator()
@@ -95,7 +95,7 @@ enum Operators {
     }
 
     /// `==`, `!=`, `<`, `<=`, `>`, `>=`, `in` and `not in`.
-    static func compare(_ symbol: String, _ left: Value, _ right: Value, at position: SourcePosition) throws(TemplateError) -> Bool {
+    static func compare(_ symbol: String, _ left: TemplateValue, _ right: TemplateValue, at position: SourcePosition) throws(TemplateError) -> Bool {
         switch symbol {
         case "==": return left.equals(right)
         case "!=": return !left.equals(right)
@@ -124,7 +124,7 @@ enum Operators {
         }
     }
 
-    private static func compareSequences(_ a: [Value], _ b: [Value], at position: SourcePosition) throws(TemplateError) -> Int {
+    private static func compareSequences(_ a: [TemplateValue], _ b: [TemplateValue], at position: SourcePosition) throws(TemplateError) -> Int {
         for (x, y) in zip(a, b) where !x.equals(y) {
             return try compare("<", x, y, at: position) ? -1 : 1
         }
@@ -132,7 +132,7 @@ enum Operators {
     }
 
     /// Python's `needle in container`.
-    static func contains(_ container: Value, _ needle: Value, at position: SourcePosition) throws(TemplateError) -> Bool {
+    static func contains(_ container: TemplateValue, _ needle: TemplateValue, at position: SourcePosition) throws(TemplateError) -> Bool {
         switch container {
         case .string(let text):
             guard case .string(let part) = needle else {
@@ -141,7 +141,7 @@ enum Operators {
             return part.isEmpty || Array(text.unicodeScalars).containsSequence(Array(part.unicodeScalars))
         case .list(let items): return items.contains { $0.equals(needle) }
         case .dictionary(let dictionary):
-            guard Value.Dictionary.isKey(needle) else { throw Renderer.typeError("unhashable type: '\(needle.typeName)'", at: position) }
+            guard TemplateValue.Dictionary.isKey(needle) else { throw Renderer.typeError("unhashable type: '\(needle.typeName)'", at: position) }
             return dictionary[needle] != nil
         case .undefined: return false
         default: throw Renderer.typeError("argument of type '\(container.typeName)' is not iterable", at: position)
@@ -149,7 +149,7 @@ enum Operators {
     }
 }
 
-extension Value {
+extension TemplateValue {
     var isString: Bool {
         if case .string = self { return true }
         return false

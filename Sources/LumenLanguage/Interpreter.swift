@@ -151,7 +151,7 @@ public actor Interpreter: Evaluator {
             if case .host(let object)? = value {
                 candidates = Set(object.methodNames + object.propertyNames)
             } else {
-                candidates = Set(typeName.flatMap { Methods.names[$0] } ?? [])
+                candidates = Set(typeName.flatMap { Methods.members[$0]?.names } ?? [])
             }
         }
         return Completion(matches: candidates.filter { $0.hasPrefix(prefix) }.sorted(), start: start, end: end)

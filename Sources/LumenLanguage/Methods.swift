@@ -6,31 +6,44 @@ enum Methods {
     /// variable, so collections keep Swift's value semantics.
     static let mutating: Set<String> = ["append", "insert", "remove", "removeLast", "removeAll"]
 
-    /// The methods of each type, for completion and error messages.
-    static let names: [String: [String]] = [
-        "Array": ["append", "contains", "count", "enumerated", "filter", "first", "firstIndex", "insert", "isEmpty", "joined",
-                  "last", "map", "max", "min", "reduce", "remove", "removeAll", "removeLast", "reversed", "sorted", "zip"],
-        "Range": ["contains", "count", "filter", "isEmpty", "map", "reduce", "reversed"],
-        "String": ["contains", "count", "hasPrefix", "hasSuffix", "isEmpty", "lowercased", "replacing", "split", "trimmed", "uppercased"],
-        "Dictionary": ["count", "isEmpty", "keys", "values"],
+    /// A property: its value, from the receiver.
+    typealias Property = @Sendable (_ receiver: Value) -> Value
+    /// A method: its result, from the receiver and the call's arguments.
+    typealias Method = @Sendable (_ receiver: Value, _ arguments: inout Arguments, _ context: Builtin.Context) async throws -> Value
+
+    /// One value type's properties and methods, by name.
+    struct Members: Sendable {
+        let properties: [String: Property]
+        let methods: [String: Method]
+
+        /// Every member's name, sorted: what completion offers and error messages list.
+        var names: [String] { (Array(properties.keys) + Array(methods.keys)).sorted() }
+    }
+
+    /// The members of each value type, by type name: the one list of them, which member access,
+    /// calls, completion and error messages all read.
+    static let members: [String: Members] = [
+        "Array": Members(properties: collectionProperties.merging(["first": { $0.arrayElements.first ?? .null },
+                                                                   "last": { $0.arrayElements.last ?? .null }]) { old, _ in old },
+                         methods: arrayMethods),
+        // A range's methods are its elements' (as an array).
+        "Range": Members(properties: collectionProperties,
+                         methods: arrayMethods.filter { ["contains", "filter", "map", "reduce", "reversed"].contains($0.key) }),
+        "String": Members(properties: collectionProperties, methods: stringMethods),
+        "Dictionary": Members(properties: collectionProperties.merging(["keys": { .array($0.dictionaryPairs.map(\.key)) },
+                                                                        "values": { .array($0.dictionaryPairs.map(\.value)) }]) { old, _ in old },
+                              methods: [:]),
+    ]
+
+    /// `count` and `isEmpty`, which every collection has.
+    private static let collectionProperties: [String: Property] = [
+        "count": { .integer($0.collectionCount) },
+        "isEmpty": { .bool($0.collectionCount == 0) },
     ]
 
     /// `value.name`: a property's value, or a method waiting for its call.
     static func member(_ name: String, of value: Value, at location: SourceLocation) throws -> Value {
-        switch (value, name) {
-        case (.array(let elements), "count"): return .integer(elements.count)
-        case (.array(let elements), "isEmpty"): return .bool(elements.isEmpty)
-        case (.array(let elements), "first"): return elements.first ?? .null
-        case (.array(let elements), "last"): return elements.last ?? .null
-        case (.string(let text), "count"): return .integer(text.count)
-        case (.string(let text), "isEmpty"): return .bool(text.isEmpty)
-        case (.dictionary(let dictionary), "count"): return .integer(dictionary.count)
-        case (.dictionary(let dictionary), "isEmpty"): return .bool(dictionary.isEmpty)
-        case (.dictionary(let dictionary), "keys"): return .array(dictionary.pairs.map(\.key))
-        case (.dictionary(let dictionary), "values"): return .array(dictionary.pairs.map(\.value))
-        case (.range(let lower, let upper), "count"): return .integer(upper - lower)
-        case (.range(let lower, let upper), "isEmpty"): return .bool(upper == lower)
-        case (.host(let object), _):
+        if case .host(let object) = value {
             let property: Value?
             do {
                 property = try object.property(name)
@@ -46,145 +59,187 @@ enum Methods {
                 throw LumenError(.type, "a \(object.typeName) has no member '\(name)': it has \(known)", at: location)
             }
             return .method(value, name)
-        default:
-            guard names[value.typeName]?.contains(name) == true else {
-                let known = names[value.typeName].map { ": it has " + $0.joined(separator: ", ") } ?? ""
-                throw LumenError(.type, "a \(value.typeName) has no member '\(name)'\(known)", at: location)
-            }
-            return .method(value, name)
         }
+        let found = members[value.typeName]
+        if let property = found?.properties[name] { return property(value) }
+        guard found?.methods[name] != nil else {
+            let known = found.map { ": it has " + $0.names.joined(separator: ", ") } ?? ""
+            throw LumenError(.type, "a \(value.typeName) has no member '\(name)'\(known)", at: location)
+        }
+        return .method(value, name)
     }
 
     /// Calls method `name` on `receiver`.
     static func call(_ name: String, on receiver: Value, arguments: inout Arguments, context: Builtin.Context) async throws -> Value {
-        let location = context.location
-        if case .range = receiver { return try await call(name, on: .array(try Operators.elements(of: receiver, at: location)), arguments: &arguments, context: context) }
         if case .host = receiver, let builtin = context.session.builtins[name] {
-            var withReceiver = arguments.prepending(receiver, at: location, knownLabels: builtin.labels)
+            var withReceiver = arguments.prepending(receiver, at: context.location, knownLabels: builtin.labels)
             return try await builtin.body(&withReceiver, context)
         }
-        switch (receiver, name) {
-        case (.array(let elements), "map"):
+        guard let method = members[receiver.typeName]?.methods[name] else {
+            throw LumenError(.type, "a \(receiver.typeName) has no method '\(name)'", at: context.location)
+        }
+        let elements: Value = if case .range = receiver { .array(try Operators.elements(of: receiver, at: context.location)) } else { receiver }
+        return try await method(elements, &arguments, context)
+    }
+
+    /// The array methods, each given the receiver as an array.
+    private static let arrayMethods: [String: Method] = [
+        "map": { receiver, arguments, context in
             let function = try arguments.requirePositional("transform").0
             try arguments.finish()
             var results: [Value] = []
-            for element in elements {
+            for element in receiver.arrayElements {
                 try Task.checkCancellation()
                 results.append(try await context.call(function, [element]))
             }
             return .array(results)
-        case (.array(let elements), "filter"):
+        },
+        "filter": { receiver, arguments, context in
             let function = try arguments.requirePositional("isIncluded").0
             try arguments.finish()
             var results: [Value] = []
-            for element in elements {
+            for element in receiver.arrayElements {
                 try Task.checkCancellation()
                 let keep = try await context.call(function, [element])
                 guard case .bool(let flag) = keep else {
-                    throw LumenError(.type, "filter's closure must return a Bool, not \(keep.typeName)", at: location)
+                    throw LumenError(.type, "filter's closure must return a Bool, not \(keep.typeName)", at: context.location)
                 }
                 if flag { results.append(element) }
             }
             return .array(results)
-        case (.array(let elements), "reduce"):
+        },
+        "reduce": { receiver, arguments, context in
             var accumulator = try arguments.requirePositional("initial").0
             let function = try arguments.requirePositional("combine").0
             try arguments.finish()
-            for element in elements {
+            for element in receiver.arrayElements {
                 try Task.checkCancellation()
                 accumulator = try await context.call(function, [accumulator, element])
             }
             return accumulator
-        case (.array(let elements), "sorted"):
+        },
+        "sorted": { receiver, arguments, context in
             let order = arguments.nextPositional()?.0 ?? arguments.labelled("by")?.0
             try arguments.finish()
-            return .array(try await sort(elements, by: order, context: context))
-        case (.array(let elements), "enumerated"):
+            return .array(try await sort(receiver.arrayElements, by: order, context: context))
+        },
+        "enumerated": { receiver, arguments, _ in
             try arguments.finish()
-            return .array(elements.enumerated().map { .array([.integer($0.offset), $0.element]) })
-        case (.array(let elements), "reversed"):
+            return .array(receiver.arrayElements.enumerated().map { .array([.integer($0.offset), $0.element]) })
+        },
+        "reversed": { receiver, arguments, _ in
             try arguments.finish()
-            return .array(elements.reversed())
-        case (.array(let elements), "contains"):
+            return .array(receiver.arrayElements.reversed())
+        },
+        "contains": { receiver, arguments, _ in
             let element = try arguments.requirePositional("element").0
             try arguments.finish()
-            return .bool(elements.contains { $0.equals(element) })
-        case (.array(let elements), "firstIndex"):
+            return .bool(receiver.arrayElements.contains { $0.equals(element) })
+        },
+        "firstIndex": { receiver, arguments, _ in
             let element = try arguments.requireLabelled("of").0
             try arguments.finish()
-            return elements.firstIndex { $0.equals(element) }.map { .integer($0) } ?? .null
-        case (.array(let elements), "joined"):
+            return receiver.arrayElements.firstIndex { $0.equals(element) }.map { .integer($0) } ?? .null
+        },
+        "joined": { receiver, arguments, _ in
             let separator = try arguments.labelledString("separator") ?? ""
             try arguments.finish()
-            return .string(elements.map(\.printed).joined(separator: separator))
-        case (.array(let elements), "zip"):
+            return .string(receiver.arrayElements.map(\.printed).joined(separator: separator))
+        },
+        "zip": { receiver, arguments, _ in
             let other = try arguments.requirePositional("other")
             try arguments.finish()
-            return .array(zip(elements, try Operators.elements(of: other.0, at: other.1)).map { .array([$0, $1]) })
-        case (.array(let elements), "min"), (.array(let elements), "max"):
+            return .array(zip(receiver.arrayElements, try Operators.elements(of: other.0, at: other.1)).map { .array([$0, $1]) })
+        },
+        "min": { receiver, arguments, context in
             try arguments.finish()
-            let sorted = try await sort(elements, by: nil, context: context)
-            return (name == "min" ? sorted.first : sorted.last) ?? .null
-        case (.array(let elements), "append"):
+            return try await sort(receiver.arrayElements, by: nil, context: context).first ?? .null
+        },
+        "max": { receiver, arguments, context in
+            try arguments.finish()
+            return try await sort(receiver.arrayElements, by: nil, context: context).last ?? .null
+        },
+        "append": { receiver, arguments, _ in
             let element = try arguments.requirePositional("element").0
             try arguments.finish()
-            return .array(elements + [element])
-        case (.array(var elements), "insert"):
+            return .array(receiver.arrayElements + [element])
+        },
+        "insert": { receiver, arguments, context in
+            var elements = receiver.arrayElements
             let element = try arguments.requirePositional("element").0
             let position = try arguments.integer(try arguments.requireLabelled("at"), "at")
             try arguments.finish()
             guard (0...elements.count).contains(position) else {
-                throw LumenError(.index, "cannot insert at \(position) in an array of \(elements.count)", at: location)
+                throw LumenError(.index, "cannot insert at \(position) in an array of \(elements.count)", at: context.location)
             }
             elements.insert(element, at: position)
             return .array(elements)
-        case (.array(var elements), "remove"):
+        },
+        "remove": { receiver, arguments, context in
+            var elements = receiver.arrayElements
             let position = try arguments.integer(try arguments.requireLabelled("at"), "at")
             try arguments.finish()
             guard elements.indices.contains(position) else {
-                throw LumenError(.index, "index \(position) is out of range for an array of \(elements.count)", at: location)
+                throw LumenError(.index, "index \(position) is out of range for an array of \(elements.count)", at: context.location)
             }
             elements.remove(at: position)
             return .array(elements)
-        case (.array(let elements), "removeLast"):
+        },
+        "removeLast": { receiver, arguments, context in
             try arguments.finish()
-            guard !elements.isEmpty else { throw LumenError(.index, "removeLast() on an empty array", at: location) }
-            return .array(Array(elements.dropLast()))
-        case (.array, "removeAll"):
+            guard !receiver.arrayElements.isEmpty else { throw LumenError(.index, "removeLast() on an empty array", at: context.location) }
+            return .array(Array(receiver.arrayElements.dropLast()))
+        },
+        "removeAll": { _, arguments, _ in
             try arguments.finish()
             return .array([])
-        case (.string(let text), _):
-            return try stringMethod(name, on: text, arguments: &arguments)
-        default:
-            throw LumenError(.type, "a \(receiver.typeName) has no method '\(name)'", at: location)
-        }
-    }
+        },
+    ]
 
-    private static func stringMethod(_ name: String, on text: String, arguments: inout Arguments) throws -> Value {
-        switch name {
-        case "uppercased", "lowercased", "trimmed":
+    /// The string methods.
+    private static let stringMethods: [String: Method] = [
+        "uppercased": { receiver, arguments, _ in
             try arguments.finish()
-            return .string(name == "uppercased" ? text.uppercased() : name == "lowercased" ? text.lowercased()
-                           : text.trimmingCharacters(in: .whitespacesAndNewlines))
-        case "contains", "hasPrefix", "hasSuffix":
+            return .string(receiver.stringText.uppercased())
+        },
+        "lowercased": { receiver, arguments, _ in
+            try arguments.finish()
+            return .string(receiver.stringText.lowercased())
+        },
+        "trimmed": { receiver, arguments, _ in
+            try arguments.finish()
+            return .string(receiver.stringText.trimmingCharacters(in: .whitespacesAndNewlines))
+        },
+        "contains": { receiver, arguments, _ in
             let other = try arguments.string(try arguments.requirePositional("other"), "other")
             try arguments.finish()
-            return .bool(name == "contains" ? text.contains(other) : name == "hasPrefix" ? text.hasPrefix(other) : text.hasSuffix(other))
-        case "split":
+            return .bool(receiver.stringText.contains(other))
+        },
+        "hasPrefix": { receiver, arguments, _ in
+            let other = try arguments.string(try arguments.requirePositional("other"), "other")
+            try arguments.finish()
+            return .bool(receiver.stringText.hasPrefix(other))
+        },
+        "hasSuffix": { receiver, arguments, _ in
+            let other = try arguments.string(try arguments.requirePositional("other"), "other")
+            try arguments.finish()
+            return .bool(receiver.stringText.hasSuffix(other))
+        },
+        "split": { receiver, arguments, _ in
+            let text = receiver.stringText
             let separator = try arguments.nextPositional().map { argument throws(LumenError) in try arguments.string(argument, "separator") }
             try arguments.finish()
             let parts = separator.map { text.components(separatedBy: $0).filter { !$0.isEmpty } }
                 ?? text.split(whereSeparator: \.isWhitespace).map(String.init)
             return .array(parts.map { .string($0) })
-        case "replacing":
+        },
+        "replacing": { receiver, arguments, _ in
             let target = try arguments.string(try arguments.requirePositional("target"), "target")
             let replacement = try arguments.string(try arguments.requireLabelled("with"), "with")
             try arguments.finish()
-            return .string(text.replacingOccurrences(of: target, with: replacement))
-        default:
-            throw LumenError(.type, "a String has no method '\(name)'", at: arguments.callLocation)
-        }
-    }
+            return .string(receiver.stringText.replacingOccurrences(of: target, with: replacement))
+        },
+    ]
 
     /// `elements` in ascending order, or by `order(a, b)` (true when a comes first). Merge sort,
     /// since the comparison may call back into Lumen code.
@@ -211,5 +266,29 @@ enum Methods {
             if rightFirst { merged.append(right[j]); j += 1 } else { merged.append(left[i]); i += 1 }
         }
         return merged + left[i...] + right[j...]
+    }
+}
+
+/// The parts of a receiver the member table's entries read; each entry is only called on a value
+/// of its own type, so the fallbacks are never taken.
+private extension Value {
+    var arrayElements: [Value] {
+        if case .array(let elements) = self { elements } else { [] }
+    }
+    var stringText: String {
+        if case .string(let text) = self { text } else { "" }
+    }
+    var dictionaryPairs: [(key: Value, value: Value)] {
+        if case .dictionary(let dictionary) = self { dictionary.pairs.map { (key: $0.key, value: $0.value) } } else { [] }
+    }
+    /// Elements, characters, pairs or integers in the range.
+    var collectionCount: Int {
+        switch self {
+        case .array(let elements): elements.count
+        case .string(let text): text.count
+        case .dictionary(let dictionary): dictionary.count
+        case .range(let lower, let upper): upper - lower
+        default: 0
+        }
     }
 }

@@ -76,16 +76,16 @@ let package = Package(
         ),
         .target(
             name: "LumenModels",
-            dependencies: ["LumenLanguage", "Evaluation", "Display", "Executors", "Inference", "RunLog", "Remote"]
+            dependencies: ["LumenLanguage", "Evaluation", "Display", "Executors", "GenerationTypes", "Inference", "RunLog", "Remote"]
         ),
         .target(name: "OpenAIAPI"),
         .target(
             name: "Remote",
-            dependencies: ["OpenAIAPI", "Inference", "Executors", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: ["OpenAIAPI", "GenerationTypes", "Executors", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOPosix", package: "swift-nio")]
         ),
         .target(
             name: "Serve",
-            dependencies: ["OpenAIAPI", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["OpenAIAPI", "GenerationTypes", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")]
         ),
@@ -97,9 +97,12 @@ let package = Package(
             dependencies: kernelVariants.map { .target(name: $0.name) },
             cSettings: portable ? [] : [.define("LUMEN_HAS_AVX2_VARIANT", to: "1")]
         ),
+        // What a generation is asked for and what it gives, shared by the engine, the client of
+        // served models and every front end.
+        .target(name: "GenerationTypes"),
         .target(
             name: "Inference",
-            dependencies: ["CKernels", "Executors", "Jinja"],
+            dependencies: ["CKernels", "Executors", "GenerationTypes", "Jinja"],
             // Debug builds optimise this module too: unoptimised, the forward pass and the
             // quantizer are too slow to test real models.
             swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
@@ -113,6 +116,7 @@ let package = Package(
                 "CLineEditing",
                 "Display",
                 "JupyterProtocol",
+                "GenerationTypes",
                 "Inference",
                 "Notebook",
                 "Executors",
@@ -130,12 +134,12 @@ let package = Package(
         .testTarget(name: "ZeroMQTests", dependencies: ["ZeroMQ"]),
         .testTarget(name: "ExecutorsTests", dependencies: ["Executors"]),
         .testTarget(name: "RunLogTests", dependencies: ["RunLog"]),
-        .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "Inference", "Executors"]),
+        .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "GenerationTypes", "Executors"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol", "FuzzSupport"]),
         .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "FuzzSupport", "LanguageTestSupport"]),
-        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "Inference", "RunLog", "LanguageTestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "GenerationTypes", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "JinjaTests", dependencies: ["Jinja", "FuzzSupport"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),

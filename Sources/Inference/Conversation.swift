@@ -1,3 +1,4 @@
+import GenerationTypes
 /// A conversation with a model: its messages and the chat template that turns them into the
 /// prompt of the next reply (none when a server renders them). Values, so a conversation can be
 /// copied (forked) freely; the `ModelSession` that answers keeps the earlier turns in its cache,

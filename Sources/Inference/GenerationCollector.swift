@@ -1,3 +1,4 @@
+import GenerationTypes
 /// What a generation's event stream adds up to: its tokens, their text and its summary. The one
 /// consumer of `TokenEvent` streams: `lumen generate` and `lumen chat`, `generate`/`say` and
 /// `batch` in cells, and `lumen serve`'s jobs all collect through it.

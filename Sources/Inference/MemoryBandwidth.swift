@@ -1,4 +1,5 @@
 import CKernels
+import GenerationTypes
 import Synchronization
 
 /// Measures how fast the machine streams memory into the cores, the ceiling for generating with

@@ -1,5 +1,6 @@
 import Executors
 import Foundation
+import GenerationTypes
 
 /// One conversation with a model: owns a KV cache and sampler state, so a model's session is never
 /// used from two threads at once. Its compute runs on a dedicated thread (its own executor), so

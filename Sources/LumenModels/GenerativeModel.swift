@@ -1,4 +1,5 @@
 import Evaluation
+import GenerationTypes
 import Inference
 import LumenLanguage
 import RunLog

@@ -1,3 +1,4 @@
+import GenerationTypes
 import Inference
 import LumenLanguage
 import RunLog

@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Executors
 import Foundation
+import GenerationTypes
 import Inference
 import LumenLanguage
 

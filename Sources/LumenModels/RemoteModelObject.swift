@@ -1,6 +1,7 @@
 import Display
 import Foundation
 import Evaluation
+import GenerationTypes
 import Inference
 import LumenLanguage
 import Remote

@@ -1,4 +1,5 @@
 import Foundation
+import GenerationTypes
 import Inference
 import LumenLanguage
 import RunLog

@@ -1,5 +1,5 @@
 import Foundation
-import Inference
+import GenerationTypes
 import OpenAIAPI
 
 /// Reads a streamed generation: Server-Sent Events of JSON chunks, then `[DONE]`. Turns the

@@ -1,6 +1,6 @@
 import Executors
 import Foundation
-import Inference
+import GenerationTypes
 import NIOHTTP1
 import OpenAIAPI
 

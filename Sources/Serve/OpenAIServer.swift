@@ -1,5 +1,6 @@
 import Executors
 import Foundation
+import GenerationTypes
 import Hummingbird
 import HummingbirdCore
 import Inference

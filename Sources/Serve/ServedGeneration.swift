@@ -1,3 +1,4 @@
+import GenerationTypes
 import Inference
 
 /// A generation the server ran, finished or cut short by the client, for the caller to record

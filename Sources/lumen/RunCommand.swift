@@ -1,6 +1,7 @@
 import ArgumentParser
 import Executors
 import Foundation
+import GenerationTypes
 import Inference
 import LumenLanguage
 import LumenModels

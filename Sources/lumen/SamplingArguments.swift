@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GenerationTypes
 import Inference
 
 /// The sampling and length options `lumen generate` and `lumen chat` share. Numbers are read

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import GenerationTypes
 import Inference
 import Jinja
 

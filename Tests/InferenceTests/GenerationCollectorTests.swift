@@ -1,3 +1,4 @@
+import GenerationTypes
 import Testing
 @testable import Inference
 

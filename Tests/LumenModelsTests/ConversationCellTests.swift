@@ -1,4 +1,5 @@
 import Evaluation
+import GenerationTypes
 import LanguageTestSupport
 import Foundation
 import Inference

@@ -1,4 +1,5 @@
 import Evaluation
+import GenerationTypes
 import Inference
 import Testing
 @testable import LumenLanguage

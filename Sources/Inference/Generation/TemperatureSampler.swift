@@ -1,4 +1,5 @@
 import Foundation
+import GenerationTypes
 
 /// llama.cpp's default sampler chain after the penalties: top-k, top-p and min-p filtering,
 /// then temperature and a seeded draw. Greedy when the temperature is 0.

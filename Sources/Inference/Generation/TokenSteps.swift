@@ -1,3 +1,4 @@
+import GenerationTypes
 /// The token side of one generation, step by step, with its own copy of the pipeline's
 /// processors, sampler and stop conditions: draws each token from the logits, says whether it
 /// ends the generation, and which token to run next (the drawn one, or the forced one when

@@ -107,9 +107,13 @@ let package = Package(
             // quantizer are too slow to test real models.
             swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
         ),
+        // The terminal front end of `lumen repl` and the commands that print as they go: line
+        // editing, output, progress bars, interrupt routing.
+        .target(name: "Terminal", dependencies: ["CLineEditing", "Display", "Evaluation", "Executors"]),
         .executableTarget(
             name: "lumen",
             dependencies: [
+                "Terminal",
                 "JupyterKernel",
                 "LumenLanguage",
                 "LumenModels",
@@ -141,6 +145,7 @@ let package = Package(
         .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "GenerationTypes", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
+        .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "JinjaTests", dependencies: ["Jinja", "FuzzSupport"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),
     ] + kernelVariants,

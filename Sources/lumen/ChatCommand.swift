@@ -4,6 +4,7 @@ import GenerationTypes
 import Inference
 import LumenModels
 import RunLog
+import Terminal
 
 /// `lumen chat MODEL`: a conversation in the terminal, replies streaming as they are generated.
 struct ChatCommand: AsyncParsableCommand {

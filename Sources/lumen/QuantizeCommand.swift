@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Inference
+import Terminal
 
 /// `lumen quantize IN OUT TYPE`: converts a GGUF model's matrices to another format.
 struct QuantizeCommand: ParsableCommand {

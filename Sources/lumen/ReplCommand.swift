@@ -4,6 +4,7 @@ import Executors
 import Foundation
 import LumenLanguage
 import LumenModels
+import Terminal
 
 /// `lumen repl [FILE]`: cells from a terminal, a pipe or a file, run by the Lumen evaluator.
 struct ReplCommand: AsyncParsableCommand {

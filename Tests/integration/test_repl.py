@@ -177,8 +177,11 @@ def test_changing_displays_redraw_in_place_on_a_terminal_and_show_their_final_st
 
 def test_a_generation_timeout_returns_the_partial_text_marked_timeout():
     from servers import SMOLLM2
+    # Greedy: SmolLM2 then writes over a thousand tokens without its end token, so only the
+    # timeout can end the generation (a sampled one sometimes ended within the half second).
     result = subprocess.run([lumen_bin(), "repl"], capture_output=True, text=True, timeout=300,
-                            input=f'let m = load("{SMOLLM2}")\nlet g = generate(m, "Once upon a time", maxTokens: 100000, timeout: 0.5)\n'
+                            input=f'let m = load("{SMOLLM2}")\n'
+                                  'let g = generate(m, "Once upon a time", maxTokens: 100000, temperature: 0, timeout: 0.5)\n'
                                   'print(g.finishReason, g.tokens.count > 0, g.text.count > 0)\n')
     assert result.returncode == 0, result.stderr
     assert result.stdout.splitlines()[-1] == "timeout true true"

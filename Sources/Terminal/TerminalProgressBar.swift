@@ -3,11 +3,14 @@ import Foundation
 
 /// A `ProgressBar` on stderr for the commands: redrawn in place when stderr is a terminal, and
 /// printed every tenth of the way otherwise (so logs stay short).
-struct TerminalProgressBar {
+public struct TerminalProgressBar {
     private let interactive = isatty(STDERR_FILENO) == 1
 
+    /// A bar on stderr.
+    public init() {}
+
     /// Shows `done` of `total` with a label such as the item just finished.
-    func show(done: Int, of total: Int, label: String) {
+    public func show(done: Int, of total: Int, label: String) {
         let line = ProgressBar(label: "\(done)/\(total) \(label)", fraction: total == 0 ? 1 : Double(done) / Double(total)).plainText
         if interactive {
             FileHandle.standardError.write(Data(("\r\u{1B}[K" + line).utf8))
@@ -17,7 +20,7 @@ struct TerminalProgressBar {
     }
 
     /// Ends the bar's line.
-    func finish() {
+    public func finish() {
         if interactive { FileHandle.standardError.write(Data("\n".utf8)) }
     }
 }

@@ -8,7 +8,7 @@ import Synchronization
 /// that change otherwise (a progress bar, a table filling in) are redrawn in place on a terminal,
 /// together with the displays printed after them while nothing else was; in a pipe or file each
 /// is printed once, in its final state, when the cell ends.
-final class TerminalDisplays: Sendable {
+public final class TerminalDisplays: Sendable {
     /// A display held back in a pipe.
     private struct Held {
         /// The order of first appearance.
@@ -38,13 +38,13 @@ final class TerminalDisplays: Sendable {
     private static let lastWriteWasDisplay = Mutex(false)
     private static let region = Mutex(Region())
 
-    init(redrawsInPlace: Bool = isatty(STDOUT_FILENO) != 0) {
+    public init(redrawsInPlace: Bool = isatty(STDOUT_FILENO) != 0) {
         self.redrawsInPlace = redrawsInPlace
     }
 
     /// The cursor is at the start of a new line below anything displayed (the user typed a line,
     /// or output was cleared): the displays above can no longer be redrawn in place.
-    static func cursorMovedToNewLine() {
+    public static func cursorMovedToNewLine() {
         lastWriteEndedLine.withLock { $0 = true }
         lastWriteWasDisplay.withLock { $0 = false }
         region.withLock { $0 = Region() }
@@ -145,7 +145,7 @@ final class TerminalDisplays: Sendable {
     }
 
     /// The final states of the displays a pipe has not shown yet, in order of first appearance.
-    func pendingFinalStates() -> [String] {
+    public func pendingFinalStates() -> [String] {
         held.withLock { held in
             defer { for id in held.keys { held[id]?.pending = false } }
             return held.values.filter(\.pending).sorted { $0.order < $1.order }.map(\.latest)
@@ -155,13 +155,21 @@ final class TerminalDisplays: Sendable {
 
 /// Shows a cell's output in a terminal: streams as they are, rich values as their plain text,
 /// errors with their traceback on stderr, the cell's value after `Out[n]:` when interactive (never in a script).
-struct TerminalOutputSink: OutputSink {
+public struct TerminalOutputSink: OutputSink {
     let executionCount: Int
     let interactive: Bool
     /// Where `input()` reads from, in the interactive REPL.
     let editor: LineEditor?
     /// What this cell's displays show.
     let displays = TerminalDisplays()
+
+    /// The sink of cell `executionCount`; `interactive` in the REPL on a terminal (then the
+    /// cell's value is shown after `Out[n]:`), reading `input()` through `editor` when given.
+    public init(executionCount: Int, interactive: Bool, editor: LineEditor?) {
+        self.executionCount = executionCount
+        self.interactive = interactive
+        self.editor = editor
+    }
 
     private func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO, byDisplay: Bool = false) {
         TerminalScreen.shared.write(text, to: descriptor)
@@ -170,7 +178,7 @@ struct TerminalOutputSink: OutputSink {
 
     /// Prints what a pipe has held back (displays in their final state) and ends the cell's
     /// output on a line of its own.
-    func finishCell() {
+    public func finishCell() {
         for text in displays.pendingFinalStates() { write(line(text)) }
         if !displays.atLineStart { write("\n") }
     }
@@ -184,13 +192,13 @@ struct TerminalOutputSink: OutputSink {
         if displays.takePendingClear() { clearNow() }
     }
 
-    func stream(_ stream: StandardStream, _ text: String) {
+    public func stream(_ stream: StandardStream, _ text: String) {
         clearIfWaiting()
         if stream == .stdout, displays.displayLineIsOpen { write("\n") }
         write(text, to: stream == .stdout ? STDOUT_FILENO : STDERR_FILENO)
     }
 
-    func display(_ bundle: MIMEBundle, displayID: String?) {
+    public func display(_ bundle: MIMEBundle, displayID: String?) {
         clearIfWaiting()
         guard let displayID else {
             write(line(shown(bundle)))
@@ -199,14 +207,14 @@ struct TerminalOutputSink: OutputSink {
         write(displays.show(shown(bundle), id: displayID), byDisplay: true)
     }
 
-    func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
+    public func updateDisplay(_ bundle: MIMEBundle, displayID: String) {
         clearIfWaiting()
         write(displays.show(shown(bundle), id: displayID), byDisplay: true)
     }
 
     /// Redrawn in place on a terminal; in a pipe or file, where stdout is the script's output,
     /// one line on stderr when it finishes (as tqdm writes its bars to stderr).
-    func progress(_ bundle: MIMEBundle, id: String, finished: Bool) {
+    public func progress(_ bundle: MIMEBundle, id: String, finished: Bool) {
         if displays.redrawsInPlace {
             updateDisplay(bundle, displayID: id)
         } else if finished {
@@ -226,7 +234,7 @@ struct TerminalOutputSink: OutputSink {
 
     /// On a terminal, erases what this cell has written (at once, or with `wait` when its next
     /// output arrives, so a redraw does not flicker); in a pipe or file nothing can be taken back.
-    func clearOutput(wait: Bool) {
+    public func clearOutput(wait: Bool) {
         guard displays.redrawsInPlace else { return }
         if wait { displays.clearWhenOutputArrives() } else { clearNow() }
     }
@@ -240,25 +248,25 @@ struct TerminalOutputSink: OutputSink {
     /// it prints, as `python script.py` does.
     /// A multi-line value starts on the line after `Out[n]:`, so its columns line up (as IPython
     /// shows a DataFrame).
-    func executeResult(_ bundle: MIMEBundle) {
+    public func executeResult(_ bundle: MIMEBundle) {
         guard interactive else { return }
         clearIfWaiting()
         let text = shown(bundle)
         write(line("Out[\(executionCount)]:" + (text.contains("\n") ? "\n" : " ") + text))
     }
 
-    func error(_ error: ExecutionError) {
+    public func error(_ error: ExecutionError) {
         clearIfWaiting()
         write(line(error.traceback.joined(separator: "\n")), to: STDERR_FILENO)
     }
 
-    func page(_ bundle: MIMEBundle) {
+    public func page(_ bundle: MIMEBundle) {
         clearIfWaiting()
         write(line(bundle.plainText ?? ""))
     }
 
     /// Reads a line typed at the terminal, not echoed for a password; an interrupt cancels it.
-    func requestInput(prompt: String, password: Bool) async throws -> String {
+    public func requestInput(prompt: String, password: Bool) async throws -> String {
         guard interactive, let editor else {
             throw InputUnavailableError(reason: "a script's cells come from stdin or a file, so input() is only available in the interactive REPL")
         }

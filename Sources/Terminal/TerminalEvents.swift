@@ -5,22 +5,22 @@ import Synchronization
 /// What the REPL reacts to when stdin is a pipe or a file: lines (read on a dedicated thread, so
 /// waiting for input never occupies Swift's cooperative pool), the end of input, and Ctrl-C
 /// (SIGINT, through a `SignalListener`). A terminal is read by `LineEditor` instead.
-final class TerminalEvents: Sendable {
-    enum Event: Sendable {
+public final class TerminalEvents: Sendable {
+    public enum Event: Sendable {
         case line(String)
         case endOfInput
         case interrupt
     }
 
     /// The events, in order.
-    let events: AsyncStream<Event>
+    public let events: AsyncStream<Event>
     private let continuation: AsyncStream<Event>.Continuation
     private let interrupts: SignalListener
     /// Where Ctrl-C goes while a cell runs; otherwise it becomes an `.interrupt` event.
-    let interruptRouting = InterruptRouting()
+    public let interruptRouting = InterruptRouting()
 
     /// Starts reading stdin and listening for SIGINT.
-    init() {
+    public init() {
         (events, continuation) = AsyncStream.makeStream(of: Event.self)
         let continuation = self.continuation
         interrupts = SignalListener { [interruptRouting] _ in

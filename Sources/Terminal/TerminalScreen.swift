@@ -5,9 +5,9 @@ import Synchronization
 /// editor. While a prompt is being edited, output (a job's tokens or progress) is not written
 /// over the line being typed: it is queued and the editor prints it above the prompt, then
 /// redraws the prompt and the line as they were. Otherwise it is written at once.
-final class TerminalScreen: Sendable {
+public final class TerminalScreen: Sendable {
     /// The one terminal.
-    static let shared = TerminalScreen()
+    public static let shared = TerminalScreen()
 
     private struct State {
         /// Whether a line editor is showing a prompt.
@@ -26,7 +26,7 @@ final class TerminalScreen: Sendable {
     private let state = Mutex(State())
 
     /// Writes `text` to `descriptor` (stdout or stderr), or queues it while a prompt is edited.
-    func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
+    public func write(_ text: String, to descriptor: Int32 = STDOUT_FILENO) {
         guard !text.isEmpty else { return }
         let wake: (@Sendable () -> Void)? = state.withLock { state in
             if state.prompting {
@@ -100,7 +100,7 @@ final class TerminalScreen: Sendable {
 
     /// Something other than output (a completion listing) was written below the prompt, so
     /// output no longer continues the line above it.
-    func endOpenLine() {
+    public func endOpenLine() {
         state.withLock { state in
             state.column = 0
             state.promptBelowOpenLine = false
@@ -108,7 +108,7 @@ final class TerminalScreen: Sendable {
     }
 
     /// The terminal's width in columns (80 when it cannot be asked).
-    static var width: Int {
+    public static var width: Int {
         var size = winsize()
         guard ioctl(STDOUT_FILENO, UInt(TIOCGWINSZ), &size) == 0, size.ws_col > 0 else { return 80 }
         return Int(size.ws_col)
@@ -138,12 +138,34 @@ final class TerminalScreen: Sendable {
                 if (0x40...0x7E).contains(scalar.value), scalar != "[" { inEscape = false }
             } else if scalar == "\u{1B}" {
                 inEscape = true
-            } else if scalar.value >= 0x20, scalar.properties.generalCategory != .nonspacingMark {
-                width += scalar.properties.isEmojiPresentation || scalar.properties.isIdeographic ? 2 : 1
+            } else if scalar.value >= 0x20 {
+                width += columns(of: scalar)
             }
         }
         return width
     }
+
+    /// The columns one printable scalar takes: none for combining marks and format characters,
+    /// two for East Asian wide and fullwidth characters and emoji shown as emoji, else one
+    /// (as `wcwidth` counts them).
+    private static func columns(of scalar: Unicode.Scalar) -> Int {
+        switch scalar.properties.generalCategory {
+        case .nonspacingMark, .enclosingMark, .format: return 0
+        default: break
+        }
+        if scalar.properties.isEmojiPresentation { return 2 }
+        return wideRanges.contains { $0.contains(scalar.value) } ? 2 : 1
+    }
+
+    /// The East Asian wide and fullwidth blocks (Unicode's `EastAsianWidth.txt` W and F, by
+    /// block): Hangul Jamo, CJK radicals to CJK compatibility, Hangul syllables, CJK compatibility
+    /// ideographs, vertical and compatibility forms, fullwidth forms, and the supplementary
+    /// ideograph planes.
+    private static let wideRanges: [ClosedRange<UInt32>] = [
+        0x1100...0x115F, 0x2E80...0x303E, 0x3041...0x33FF, 0x3400...0x4DBF, 0x4E00...0x9FFF, 0xA000...0xA4CF,
+        0xA960...0xA97F, 0xAC00...0xD7A3, 0xF900...0xFAFF, 0xFE10...0xFE19, 0xFE30...0xFE6F, 0xFF00...0xFF60,
+        0xFFE0...0xFFE6, 0x20000...0x2FFFD, 0x30000...0x3FFFD,
+    ]
 
     private static func column(after text: String, from column: Int) -> Int {
         guard let lineStart = text.lastIndex(where: { $0 == "\n" || $0 == "\r" || $0 == "\r\n" }) else {

@@ -13,9 +13,9 @@ import Synchronization
 /// characters itself (`poll` on stdin and a wake-up pipe), which lets Ctrl-C at the prompt clear
 /// the line, a terminal resize take effect, and output from background jobs be printed above the
 /// prompt (through `TerminalScreen`) while a line is being typed, without touching that line.
-actor LineEditor {
+public actor LineEditor {
     /// What reading a cell gave.
-    enum Reading: Sendable, Equatable {
+    public enum Reading: Sendable, Equatable {
         /// The text typed, without its final new line.
         case cell(String)
         /// Ctrl-C: the line was abandoned (it may have been empty).
@@ -25,21 +25,28 @@ actor LineEditor {
     }
 
     /// Questions the editor asks about the code being typed.
-    struct Assistant: Sendable {
+    public struct Assistant: Sendable {
         /// Whether the code is ready to run, or the indentation its next line needs.
         let completeness: @Sendable (String) async -> Completeness
         /// Completion candidates for the code with the cursor at a Unicode scalar offset.
         let complete: @Sendable (String, Int) async -> Completion
+
+        /// An assistant answering with `completeness` and `complete`.
+        public init(completeness: @escaping @Sendable (String) async -> Completeness,
+                    complete: @escaping @Sendable (String, Int) async -> Completion) {
+            self.completeness = completeness
+            self.complete = complete
+        }
     }
 
     /// Standard input ended while a cell waited for input.
-    struct EndOfInput: Error, CustomStringConvertible {
-        var description: String { "standard input ended" }
+    public struct EndOfInput: Error, CustomStringConvertible {
+        public var description: String { "standard input ended" }
     }
 
     private let executor = ThreadExecutor(name: "lumen-line-editor")
     /// The editor's own thread: libedit blocks on it while it reads.
-    nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
+    public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     private let editLine: OpaquePointer
     private let history: OpaquePointer
@@ -56,7 +63,7 @@ actor LineEditor {
     private var interruptedLineWasEmpty: Bool?
 
     /// Sets up libedit on the terminal; nil when stdin is not one or libedit cannot start.
-    init?(assistant: Assistant) {
+    public init?(assistant: Assistant) {
         guard isatty(STDIN_FILENO) != 0 else { return nil }
         Self.useUTF8Characters()
         var ends: [Int32] = [0, 0]
@@ -130,7 +137,7 @@ actor LineEditor {
 
     /// Reads a cell at `prompt`, with history and completion; output arriving meanwhile is
     /// printed above the prompt.
-    func readCell(prompt text: String) -> Reading {
+    public func readCell(prompt text: String) -> Reading {
         setPrompt(text)
         interruptRequested.store(false, ordering: .sequentiallyConsistent)
         interruptedLineWasEmpty = nil
@@ -150,7 +157,7 @@ actor LineEditor {
 
     /// Reads one line for a cell's `input()`, echoed or (for a password) not; an interrupt
     /// ends the wait with `CancellationError`.
-    func readLine(prompt text: String, echo: Bool) throws -> String {
+    public func readLine(prompt text: String, echo: Bool) throws -> String {
         TerminalScreen.shared.write(text)
         var saved = termios()
         let restoreEcho = !echo && tcgetattr(STDIN_FILENO, &saved) == 0
@@ -184,18 +191,18 @@ actor LineEditor {
     }
 
     /// Adds cells, oldest first, to the history the arrows and Ctrl-R go through.
-    func remember(_ cells: [String]) {
+    public func remember(_ cells: [String]) {
         for cell in cells { lumen_history_enter(history, cell) }
     }
 
     /// Ends the line being read as Ctrl-C does (or the wait of `readLine`); from any thread.
-    nonisolated func interrupt() {
+    public nonisolated func interrupt() {
         interruptRequested.store(true, ordering: .sequentiallyConsistent)
         Self.wake(wakeWrite)
     }
 
     /// The terminal changed size; from any thread.
-    nonisolated func resized() {
+    public nonisolated func resized() {
         resizeRequested.store(true, ordering: .sequentiallyConsistent)
         Self.wake(wakeWrite)
     }

@@ -12,6 +12,19 @@
 #define PRODUCTS_AVX2(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1))
 #define PRODUCTS_VNNI(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (s))
 
+/// Defines `NAME`, a format's 8-bit dot product (its row's `dot_q8`), from `DEFINE(NAME,
+/// ATTRIBUTES, PRODUCTS)`, a macro that defines the format's kernel for one way of multiplying
+/// bytes: the AVX2 kernel, the AVX-512 VNNI one where the build has it, and the choice between them
+/// at each call.
+#define DEFINE_Q8_DOT(NAME, DEFINE)                                                                              \
+    DEFINE(NAME##_avx2, , PRODUCTS_AVX2)                                                                         \
+    VNNI_VARIANT(DEFINE(NAME##_vnni, VNNI_TARGET, PRODUCTS_VNNI))                                                \
+    static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count, \
+                      int without_vnni) {                                                                        \
+        return CHOOSE_VNNI(without_vnni, NAME##_vnni(row, values, scales, sums, count),                          \
+                           NAME##_avx2(row, values, scales, sums, count));                                       \
+    }
+
 /// 16 bytes of packed nibbles (a Q4_0 or Q5_0 block's) as 32 unsigned bytes in weight order: low
 /// nibbles are weights 0-15, high nibbles weights 16-31.
 static inline __m256i unpack_nibbles(const uint8_t *packed, __m256i low_mask) {

@@ -46,7 +46,8 @@ DEFINE_WIDENING_DOT(dot_iq4_nl, dequantize_iq4_nl, 32, 18)
 /// nibbles), so four blocks per step have their scales converted and multiplied together, as in
 /// the Q4_0 kernel, and each block's products go to an accumulator of their own.
 #define DEFINE_IQ4_NL_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                   \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, long count) { \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count) { \
+        (void)sums; /* IQ4 values are signed: no offset to take off. */ \
         const uint8_t *blocks = (const uint8_t *)row;                                                        \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_iq4_values));     \
@@ -64,13 +65,7 @@ DEFINE_WIDENING_DOT(dot_iq4_nl, dequantize_iq4_nl, 32, 18)
         return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));          \
     }
 
-DEFINE_IQ4_NL_Q8_KERNEL(dot_iq4_nl_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_IQ4_NL_Q8_KERNEL(dot_iq4_nl_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_iq4_nl_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    (void)sums;  // IQ4 values are signed: no offset to take off.
-    return CHOOSE_VNNI(without_vnni, dot_iq4_nl_q8_vnni(row, values, scales, count), dot_iq4_nl_q8_avx2(row, values, scales, count));
-}
+DEFINE_Q8_DOT(dot_iq4_nl_q8, DEFINE_IQ4_NL_Q8_KERNEL)
 
 static void levels_iq4_nl(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -107,7 +102,8 @@ DEFINE_WIDENING_DOT(dot_iq4_xs, dequantize_iq4_xs, 256, 136)
 /// Defines an IQ4_XS × 8-bit kernel: each 32-weight sub-block is an IQ4_NL block whose scale is
 /// d · (its 6-bit scale − 32); the eight combined scales of a block are computed as one vector.
 #define DEFINE_IQ4_XS_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                   \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, long count) { \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count) { \
+        (void)sums; /* IQ4 values are signed: no offset to take off. */ \
         const uint8_t *block = (const uint8_t *)row;                                                         \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_iq4_values));     \
@@ -133,13 +129,7 @@ DEFINE_WIDENING_DOT(dot_iq4_xs, dequantize_iq4_xs, 256, 136)
         return horizontal_sum(_mm256_add_ps(sum0, sum1));                                                    \
     }
 
-DEFINE_IQ4_XS_Q8_KERNEL(dot_iq4_xs_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_IQ4_XS_Q8_KERNEL(dot_iq4_xs_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_iq4_xs_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    (void)sums;  // IQ4 values are signed: no offset to take off.
-    return CHOOSE_VNNI(without_vnni, dot_iq4_xs_q8_vnni(row, values, scales, count), dot_iq4_xs_q8_avx2(row, values, scales, count));
-}
+DEFINE_Q8_DOT(dot_iq4_xs_q8, DEFINE_IQ4_XS_Q8_KERNEL)
 
 static void levels_iq4_xs(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;

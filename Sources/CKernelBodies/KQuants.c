@@ -154,12 +154,7 @@ DEFINE_WIDENING_DOT(dot_q2_k, dequantize_q2_k, 256, 84)
         return horizontal_sum(_mm256_sub_ps(_mm256_add_ps(sum0, sum1), offsets));                            \
     }
 
-DEFINE_Q2_K_Q8_KERNEL(dot_q2_k_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_Q2_K_Q8_KERNEL(dot_q2_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_q2_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q2_k_q8_vnni(row, values, scales, sums, count), dot_q2_k_q8_avx2(row, values, scales, sums, count));
-}
+DEFINE_Q8_DOT(dot_q2_k_q8, DEFINE_Q2_K_Q8_KERNEL)
 
 static void levels_q2_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -264,12 +259,7 @@ static inline void q3_k_scales(const uint8_t *packed, __m256 *first, __m256 *sec
         return horizontal_sum(_mm256_fnmadd_ps(_mm256_set1_ps(4.0f), offsets, _mm256_add_ps(sum0, sum1)));     \
     }
 
-DEFINE_Q3_K_Q8_KERNEL(dot_q3_k_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_Q3_K_Q8_KERNEL(dot_q3_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_q3_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q3_k_q8_vnni(row, values, scales, sums, count), dot_q3_k_q8_avx2(row, values, scales, sums, count));
-}
+DEFINE_Q8_DOT(dot_q3_k_q8, DEFINE_Q3_K_Q8_KERNEL)
 
 static void levels_q3_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -350,19 +340,12 @@ DEFINE_WIDENING_DOT(dot_q5_k, dequantize_q5_k, 256, 176)
         return horizontal_sum(_mm256_add_ps(sum0, sum1)) - horizontal_sum(offsets);                          \
     }
 
-DEFINE_K_Q8_KERNEL(dot_q4_k_q8_avx2, , PRODUCTS_AVX2, 0, 144, 16)
-VNNI_VARIANT(DEFINE_K_Q8_KERNEL(dot_q4_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI, 0, 144, 16))
+#define DEFINE_Q4_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS) DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, 0, 144, 16)
+#define DEFINE_Q5_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS) DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, 1, 176, 48)
 
-DEFINE_K_Q8_KERNEL(dot_q5_k_q8_avx2, , PRODUCTS_AVX2, 1, 176, 48)
-VNNI_VARIANT(DEFINE_K_Q8_KERNEL(dot_q5_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI, 1, 176, 48))
+DEFINE_Q8_DOT(dot_q4_k_q8, DEFINE_Q4_K_Q8_KERNEL)
 
-static float dot_q4_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q4_k_q8_vnni(row, values, scales, sums, count), dot_q4_k_q8_avx2(row, values, scales, sums, count));
-}
-
-static float dot_q5_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q5_k_q8_vnni(row, values, scales, sums, count), dot_q5_k_q8_avx2(row, values, scales, sums, count));
-}
+DEFINE_Q8_DOT(dot_q5_k_q8, DEFINE_Q5_K_Q8_KERNEL)
 
 static void levels_q4_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -454,12 +437,7 @@ DEFINE_WIDENING_DOT(dot_q6_k, dequantize_q6_k, 256, 210)
         return horizontal_sum(_mm256_fnmadd_ps(_mm256_set1_ps(32.0f), offsets, _mm256_add_ps(sum0, sum1)));  \
     }
 
-DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_Q6_K_Q8_KERNEL(dot_q6_k_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_q6_k_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q6_k_q8_vnni(row, values, scales, sums, count), dot_q6_k_q8_avx2(row, values, scales, sums, count));
-}
+DEFINE_Q8_DOT(dot_q6_k_q8, DEFINE_Q6_K_Q8_KERNEL)
 
 static void levels_q6_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;

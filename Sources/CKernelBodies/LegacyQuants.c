@@ -159,12 +159,7 @@ static float dot_q4_0(const void *row, const float *x, long count) {
         return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3))) - 8.0f * offset; \
     }
 
-DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_Q4_0_Q8_KERNEL(dot_q4_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_q4_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q4_0_q8_vnni(row, values, scales, sums, count), dot_q4_0_q8_avx2(row, values, scales, sums, count));
-}
+DEFINE_Q8_DOT(dot_q4_0_q8, DEFINE_Q4_0_Q8_KERNEL)
 
 static void levels_q4_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -243,12 +238,7 @@ static float dot_q4_1(const void *row, const float *x, long count) {
         return horizontal_sum(_mm256_add_ps(sum0, sum1)) + offset;                                          \
     }
 
-DEFINE_Q4_1_Q8_KERNEL(dot_q4_1_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_Q4_1_Q8_KERNEL(dot_q4_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_q4_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q4_1_q8_vnni(row, values, scales, sums, count), dot_q4_1_q8_avx2(row, values, scales, sums, count));
-}
+DEFINE_Q8_DOT(dot_q4_1_q8, DEFINE_Q4_1_Q8_KERNEL)
 
 static void levels_q4_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -312,12 +302,7 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
         return horizontal_sum(_mm256_add_ps(sum0, sum1)) - 16.0f * (off0 + off1);                            \
     }
 
-DEFINE_Q5_0_Q8_KERNEL(dot_q5_0_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_Q5_0_Q8_KERNEL(dot_q5_0_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_q5_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q5_0_q8_vnni(row, values, scales, sums, count), dot_q5_0_q8_avx2(row, values, scales, sums, count));
-}
+DEFINE_Q8_DOT(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
 
 static void levels_q5_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -369,12 +354,7 @@ DEFINE_WIDENING_DOT(dot_q5_1, dequantize_q5_1, 32, 24)
         return horizontal_sum(_mm256_add_ps(sum0, sum1)) + offset;                                           \
     }
 
-DEFINE_Q5_1_Q8_KERNEL(dot_q5_1_q8_avx2, , PRODUCTS_AVX2)
-VNNI_VARIANT(DEFINE_Q5_1_Q8_KERNEL(dot_q5_1_q8_vnni, VNNI_TARGET, PRODUCTS_VNNI))
-
-static float dot_q5_1_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    return CHOOSE_VNNI(without_vnni, dot_q5_1_q8_vnni(row, values, scales, sums, count), dot_q5_1_q8_avx2(row, values, scales, sums, count));
-}
+DEFINE_Q8_DOT(dot_q5_1_q8, DEFINE_Q5_1_Q8_KERNEL)
 
 static void levels_q5_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;

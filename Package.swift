@@ -50,7 +50,10 @@ let package = Package(
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "Evaluation"),
-        .target(name: "Jinja"),
+        // Python's text forms of values (float repr, json.dumps), which Jinja and the notebook
+        // writer both reproduce.
+        .target(name: "PythonText"),
+        .target(name: "Jinja", dependencies: ["PythonText"]),
         .target(name: "Executors"),
         // prctl (variadic, so not callable from Swift) for a kernel that ends with its launcher.
         .target(name: "CProcessControl"),
@@ -89,7 +92,7 @@ let package = Package(
                            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")]
         ),
-        .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol"]),
+        .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol", "PythonText"]),
         // libedit (BSD editline, Debian's libedit-dev) for line editing in `lumen repl`.
         .target(name: "CLineEditing", linkerSettings: [.linkedLibrary("edit")]),
         .target(
@@ -146,6 +149,7 @@ let package = Package(
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "GenerationTypes", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
+        .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),
         .testTarget(name: "JinjaTests", dependencies: ["Jinja", "FuzzSupport"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),
     ] + kernelVariants,

@@ -1,3 +1,5 @@
+import PythonText
+
 /// JSON as Python's `json.dumps` writes it, which is what transformers' `tojson` filter calls:
 /// `", "` and `": "` separators (`","` with an indent), non-ASCII kept unless `ensure_ascii`,
 /// floats in Python's shortest form.
@@ -20,8 +22,8 @@ enum JSONWriter {
         case .bool(let flag): output += flag ? "true" : "false"
         case .int(let number): output += String(number)
         case .float(let number):
-            output += number.isNaN ? "NaN" : number.isInfinite ? (number < 0 ? "-Infinity" : "Infinity") : TemplateValue.pythonFloat(number)
-        case .string(let text): output += quoted(text, ensureASCII: ensureASCII)
+            output += PythonText.json(number)
+        case .string(let text): output += PythonText.json(text, ensureASCII: ensureASCII)
         case .list(let items):
             guard !items.isEmpty else { output += "[]"; return }
             output += "["
@@ -38,7 +40,7 @@ enum JSONWriter {
             let keys = sortKeys ? try Filters.sorted(dictionary.keys, at: position) { $0 } : dictionary.keys
             for (index, key) in keys.enumerated() {
                 if index > 0 { output += itemSeparator }
-                output += newline(level + 1) + quoted(try keyText(key, at: position), ensureASCII: ensureASCII) + ": "
+                output += newline(level + 1) + PythonText.json(try keyText(key, at: position), ensureASCII: ensureASCII) + ": "
                 let value = dictionary[key] ?? .none
                 try write(value, indent: indent, level: level + 1, sortKeys: sortKeys, ensureASCII: ensureASCII, at: position, into: &output)
             }
@@ -61,32 +63,4 @@ enum JSONWriter {
         }
     }
 
-    private static func quoted(_ text: String, ensureASCII: Bool) -> String {
-        var result = "\""
-        for scalar in text.unicodeScalars {
-            switch scalar {
-            case "\"": result += "\\\""
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case "\u{08}": result += "\\b"
-            case "\u{0C}": result += "\\f"
-            case _ where scalar.value < 0x20 || (ensureASCII && scalar.value > 0x7E):
-                if scalar.value > 0xFFFF {
-                    let offset = scalar.value - 0x10000
-                    result += hex4(0xD800 + (offset >> 10)) + hex4(0xDC00 + (offset & 0x3FF))
-                } else {
-                    result += hex4(scalar.value)
-                }
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + "\""
-    }
-
-    private static func hex4(_ value: UInt32) -> String {
-        let digits = String(value, radix: 16)
-        return "\\u" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
-    }
 }

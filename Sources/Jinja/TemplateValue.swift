@@ -1,3 +1,5 @@
+import PythonText
+
 /// A value in a template, with Python's semantics as jinja2 gives them: truthiness, `str()`,
 /// `repr()`, equality and ordering.
 public indirect enum TemplateValue: Sendable {
@@ -147,7 +149,7 @@ public indirect enum TemplateValue: Sendable {
         case .none: "None"
         case .bool(let value): value ? "True" : "False"
         case .int(let value): String(value)
-        case .float(let value): Self.pythonFloat(value)
+        case .float(let value): PythonText.repr(value)
         case .string(let value): Self.pythonStringRepr(value)
         case .list(let items): "[" + items.map(\.repr).joined(separator: ", ") + "]"
         case .dictionary(let dictionary):
@@ -155,24 +157,6 @@ public indirect enum TemplateValue: Sendable {
         case .namespace: "<Namespace>"
         case .callable: "<function>"
         }
-    }
-
-    /// A float as Python prints it (`1.0`, `0.1`, `1e-05`, `inf`).
-    static func pythonFloat(_ value: Double) -> String {
-        if value.isNaN { return "nan" }
-        if value.isInfinite { return value < 0 ? "-inf" : "inf" }
-        if value == value.rounded(), abs(value) < 1e16 { return String(Int(value)) + ".0" }
-        var text = "\(value)"
-        // Swift writes 1e-05 as "1e-05" and Python too; both use the shortest round-trip digits.
-        if text.contains("e") {
-            let parts = text.split(separator: "e")
-            var exponent = String(parts[1])
-            let negative = exponent.hasPrefix("-")
-            exponent = String(exponent.drop { $0 == "-" || $0 == "+" })
-            if exponent.count < 2 { exponent = "0" + exponent }
-            text = parts[0] + "e" + (negative ? "-" : "+") + exponent
-        }
-        return text
     }
 
     /// A string as Python's `repr()` writes it.

@@ -1,0 +1,60 @@
+/// Python's text forms of values, which both the Jinja renderer (`repr`, `tojson`) and the
+/// notebook writer (nbformat's `json.dumps`) must reproduce character for character.
+public enum PythonText {
+    /// A float as Python's `repr` writes it: the shortest digits that round-trip, `1.0` for whole
+    /// numbers below 10¹⁶ (`-0.0` included), an exponent of at least two digits with its sign (`1e-05`, `1e+16`),
+    /// `nan`, `inf`, `-inf`.
+    public static func repr(_ value: Double) -> String {
+        if value.isNaN { return "nan" }
+        if value.isInfinite { return value < 0 ? "-inf" : "inf" }
+        if value == value.rounded(), abs(value) < 1e16 { return (value.sign == .minus ? "-" : "") + String(Int(value.magnitude)) + ".0" }
+        let text = "\(value)"
+        guard let exponentIndex = text.firstIndex(of: "e") else { return text }
+        let mantissa = text[..<exponentIndex]
+        var exponent = text[text.index(after: exponentIndex)...]
+        let sign = exponent.first == "-" ? "-" : "+"
+        if exponent.first == "-" || exponent.first == "+" { exponent = exponent.dropFirst() }
+        let digits = exponent.count < 2 ? "0" + exponent : String(exponent)
+        return (mantissa.hasSuffix(".0") ? String(mantissa.dropLast(2)) : String(mantissa)) + "e" + sign + digits
+    }
+
+    /// A float as Python's `json.dumps` writes it: as `repr`, with `NaN`, `Infinity` and
+    /// `-Infinity` for the values JSON lacks.
+    public static func json(_ value: Double) -> String {
+        if value.isNaN { return "NaN" }
+        if value.isInfinite { return value < 0 ? "-Infinity" : "Infinity" }
+        return repr(value)
+    }
+
+    /// A string as Python's `json.dumps` writes it: quoted, with `\"`, `\\`, `\n`, `\r`, `\t`,
+    /// `\b`, `\f`, other control characters as `\u00XX`, and, with `ensureASCII` (Python's
+    /// default), every non-ASCII character as `\uXXXX` (a surrogate pair above the BMP).
+    public static func json(_ text: String, ensureASCII: Bool) -> String {
+        var result = "\""
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\"": result += "\\\""
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case "\u{08}": result += "\\b"
+            case "\u{0C}": result += "\\f"
+            case _ where scalar.value < 0x20 || (ensureASCII && scalar.value > 0x7E):
+                if scalar.value > 0xFFFF {
+                    let offset = scalar.value - 0x10000
+                    result += hex4(0xD800 + (offset >> 10)) + hex4(0xDC00 + (offset & 0x3FF))
+                } else {
+                    result += hex4(scalar.value)
+                }
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + "\""
+    }
+
+    private static func hex4(_ value: UInt32) -> String {
+        let digits = String(value, radix: 16)
+        return "\\u" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+    }
+}

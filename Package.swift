@@ -79,7 +79,7 @@ let package = Package(
         ),
         .target(
             name: "LumenModels",
-            dependencies: ["LumenLanguage", "Evaluation", "Display", "Executors", "GenerationTypes", "Inference", "RunLog", "Remote"]
+            dependencies: ["LumenLanguage", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Inference", "RunLog", "Remote", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI"),
         .target(
@@ -88,7 +88,7 @@ let package = Package(
         ),
         .target(
             name: "Serve",
-            dependencies: ["OpenAIAPI", "GenerationTypes", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["OpenAIAPI", "GGUF", "GenerationTypes", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")]
         ),
@@ -103,9 +103,21 @@ let package = Package(
         // What a generation is asked for and what it gives, shared by the engine, the client of
         // served models and every front end.
         .target(name: "GenerationTypes"),
+        // The GGUF file format: reading (validated, memory-mapped), writing, tensor types and
+        // their layouts.
+        .target(name: "GGUF"),
+        // llama.cpp's tokenizers (SentencePiece and byte-pair vocabularies with their
+        // pre-tokenizers), read from a GGUF file.
+        .target(
+            name: "Tokenizers",
+            dependencies: ["GGUF"],
+            // Optimised in debug builds too, as Inference is: tokenizing real vocabularies'
+            // test cases unoptimised takes a minute more.
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+        ),
         .target(
             name: "Inference",
-            dependencies: ["CKernels", "Executors", "GenerationTypes", "Jinja"],
+            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Jinja", "Tokenizers"],
             // Debug builds optimise this module too: unoptimised, the forward pass and the
             // quantizer are too slow to test real models.
             swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
@@ -123,9 +135,11 @@ let package = Package(
                 "CLineEditing",
                 "Display",
                 "JupyterProtocol",
+                "GGUF",
                 "GenerationTypes",
                 "Inference",
                 "Notebook",
+                "Tokenizers",
                 "Executors",
                 "Jinja",
                 "RunLog",
@@ -145,8 +159,8 @@ let package = Package(
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol", "FuzzSupport"]),
         .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "FuzzSupport", "LanguageTestSupport"]),
-        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "GenerationTypes", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "GGUF", "GenerationTypes", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),

@@ -1,4 +1,5 @@
 import CKernels
+import GGUF
 
 /// Quantizes rows of floats into ggml's block formats (the layouts `Kernels` documents).
 ///

@@ -1,3 +1,6 @@
+import GGUF
+import Tokenizers
+
 /// A chat template Lumen falls back to for a model file that carries none: llama.cpp's built-in
 /// formats (`llm_chat_apply_template`, under the same names), written in Jinja, so a Gemma file
 /// without a template still gets Gemma's turns instead of ChatML's, which it never saw.
@@ -59,7 +62,7 @@ public struct BuiltinChatTemplate: Sendable {
 
     /// The format for the model in `gguf`, whose vocabulary is `vocabulary`.
     public static func chosen(for gguf: GGUFFile, vocabulary: Vocabulary) -> BuiltinChatTemplate {
-        chosen(architecture: gguf.metadata["general.architecture"]?.stringValue) { vocabulary.lookup.id(of: Array($0.utf8)) != nil }
+        chosen(architecture: gguf.metadata["general.architecture"]?.stringValue) { vocabulary.id(of: Array($0.utf8)) != nil }
     }
 
     /// The format named `name`, if there is one.

@@ -1,6 +1,8 @@
 import Foundation
+import GGUF
 import GenerationTypes
 import Jinja
+import Tokenizers
 
 /// How a model turns a conversation into a prompt: the Jinja chat template from the model file
 /// (`tokenizer.chat_template`), one given by the user, or, when the file has none, the built-in

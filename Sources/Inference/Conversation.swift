@@ -1,4 +1,6 @@
+import GGUF
 import GenerationTypes
+import Tokenizers
 /// A conversation with a model: its messages and the chat template that turns them into the
 /// prompt of the next reply (none when a server renders them). Values, so a conversation can be
 /// copied (forked) freely; the `ModelSession` that answers keeps the earlier turns in its cache,

@@ -1,5 +1,6 @@
 import CKernels
 import Foundation
+import GGUF
 
 /// A matrix's rows copied at load into its format's eight-row layout (`RowInterleaving`), for
 /// generation: llama.cpp's CPU "repack" buffer. Built once per matrix; the file's pages it was
@@ -21,13 +22,13 @@ final class InterleavedRows: @unchecked Sendable {
     /// Bytes of the whole copy.
     private let bytes: Int
 
-    /// Interleaves the `rows` rows of `columns` weights of `format` at `source` (`rowBytes`
-    /// apart), or nil when the format has no eight-row layout, `rows` is not a multiple of eight
-    /// or the memory cannot be had.
-    init?(_ format: TensorFormat, rows source: UnsafeRawPointer, rowBytes: Int, rows: Int, columns: Int) {
-        guard let layout = format.kernels?.interleaving, rows > 0, rows % 8 == 0 else { return nil }
-        blocks = columns / format.blockSize
-        blockBytes = format.blockBytes
+    /// Interleaves the `rows` rows of `columns` weights of `type` at `source` (`rowBytes` apart),
+    /// or nil when the format has no eight-row layout, `rows` is not a multiple of eight or the
+    /// memory cannot be had.
+    init?(_ type: TensorType, rows source: UnsafeRawPointer, rowBytes: Int, rows: Int, columns: Int) {
+        guard let layout = type.format.kernels?.interleaving, rows > 0, rows % 8 == 0 else { return nil }
+        blocks = columns / type.layout.blockSize
+        blockBytes = type.layout.blockBytes
         groupBytes = 8 * blocks * blockBytes
         let bytes = groupBytes * rows / 8
         // Populated in one call: a copy of hundreds of megabytes would otherwise take a page

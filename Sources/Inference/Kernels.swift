@@ -1,4 +1,5 @@
 import CKernels
+import GGUF
 
 /// Dequantization through `TensorFormat.table`; the inner loops themselves are the C format
 /// table's (`FormatKernels`), compiled for AVX2 and portably and chosen at load time. Each block layout is

@@ -1,3 +1,6 @@
+import GGUF
+import Tokenizers
+
 /// A loaded model of any architecture Lumen runs: configuration, tokenizer and the
 /// architecture's weights, views into the memory-mapped GGUF file. Immutable and shared by every
 /// session of the file.

@@ -1,4 +1,5 @@
 import CKernels
+import GGUF
 
 /// A weight matrix viewed in place in the model file: `rows` rows of `columns` elements of
 /// `type`, row-major (a ggml tensor with `shape == [columns, rows]`). When the format has an
@@ -44,7 +45,7 @@ public struct Matrix: @unchecked Sendable {
         }
         base = address
         owner = gguf.mapping
-        if interleaving, let copy = InterleavedRows(format, rows: address, rowBytes: rowBytes, rows: rows, columns: columns) {
+        if interleaving, let copy = InterleavedRows(tensor.type, rows: address, rowBytes: rowBytes, rows: rows, columns: columns) {
             interleaved = copy
             gguf.mapping.evict(UnsafeRawBufferPointer(start: address, count: byteCount))
         }

@@ -1,3 +1,5 @@
+import GGUF
+
 /// The shape of a model, read from GGUF metadata under its architecture's prefix (`llama.`,
 /// `gemma3.`, …), with what the architecture fixes besides (RoPE style, sliding windows).
 public struct ModelConfiguration: Sendable, Equatable {

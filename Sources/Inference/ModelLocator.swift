@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// Where model files are found by name, for cells (`load`) and commands alike.
 public enum ModelLocator {

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// Writes a copy of a GGUF model with its matrices converted to a `QuantizationScheme`.
 ///

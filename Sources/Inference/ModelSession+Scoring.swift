@@ -1,3 +1,5 @@
+import GGUF
+
 /// Scoring text: what the model predicts at each position of a window, for perplexity and for
 /// comparing two models' distributions.
 extension ModelSession {

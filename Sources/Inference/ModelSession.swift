@@ -1,5 +1,6 @@
 import Executors
 import Foundation
+import GGUF
 import GenerationTypes
 
 /// One conversation with a model: owns a KV cache and sampler state, so a model's session is never

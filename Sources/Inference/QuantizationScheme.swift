@@ -1,3 +1,5 @@
+import GGUF
+
 /// What `lumen quantize` and `quantize(m, to:)` can produce: one type for every matrix, or one of
 /// llama.cpp's mixes, which give the tensors that matter most more bits.
 public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConvertible {

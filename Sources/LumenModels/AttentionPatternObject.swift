@@ -3,6 +3,7 @@ import Evaluation
 import Foundation
 import Inference
 import LumenLanguage
+import Tokenizers
 
 /// Attention patterns in cells (`attentionPatterns(m, prompt, block:)`): for each chosen head, a
 /// query × key heatmap labelled with the tokens, and the weights as values.

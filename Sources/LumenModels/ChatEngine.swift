@@ -1,3 +1,4 @@
+import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage

@@ -1,5 +1,6 @@
 import Evaluation
 import Foundation
+import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage

@@ -1,4 +1,5 @@
 import Evaluation
+import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage

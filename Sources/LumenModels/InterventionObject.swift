@@ -1,4 +1,5 @@
 import Evaluation
+import GGUF
 import Inference
 import LumenLanguage
 import RunLog

@@ -3,6 +3,7 @@ import Evaluation
 import Foundation
 import Inference
 import LumenLanguage
+import Tokenizers
 
 /// A logit lens in cells (`logitLens(m, prompt)`): the top token at every (block, position),
 /// shown as a table whose cells are shaded by probability (a heatmap), and, with `token:`, that

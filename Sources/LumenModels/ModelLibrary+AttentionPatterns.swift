@@ -1,3 +1,4 @@
+import GGUF
 import Inference
 import LumenLanguage
 

@@ -1,6 +1,7 @@
 import Display
 import Evaluation
 import Foundation
+import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage

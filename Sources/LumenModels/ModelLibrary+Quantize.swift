@@ -2,6 +2,7 @@ import Display
 import Evaluation
 import Executors
 import Foundation
+import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage

@@ -1,5 +1,6 @@
 import Executors
 import Foundation
+import GGUF
 import Inference
 import LumenLanguage
 import RunLog

@@ -1,6 +1,7 @@
 import Display
 import Foundation
 import Evaluation
+import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage

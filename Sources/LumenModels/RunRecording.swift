@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage

@@ -3,6 +3,7 @@ import Evaluation
 import Inference
 import LumenLanguage
 import RunLog
+import Tokenizers
 
 /// A trace in cells (`trace(m, prompt, keep:)`): the run's tokens, the activations kept, as
 /// tensors named by their points (`t.resid`, `t.attn_out`, `t.ffn_out`, `t.heads`, `t.attn`),

@@ -1,4 +1,5 @@
 import Executors
+import GGUF
 import Inference
 
 /// A model `lumen serve` answers for: its weights, a pool of sessions (one request at a time on

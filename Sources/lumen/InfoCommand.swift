@@ -1,4 +1,5 @@
 import ArgumentParser
+import GGUF
 import Inference
 
 /// `lumen info MODEL`: what a GGUF model holds.

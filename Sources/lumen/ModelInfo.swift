@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import Inference
 
 /// A model's description, as `lumen info` and `lumen bench` show it.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Executors
 import Foundation
+import GGUF
 import Inference
 
 /// The options `lumen perplexity` and `lumen kld` share: the text file, llama-perplexity's

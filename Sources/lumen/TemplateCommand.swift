@@ -1,8 +1,10 @@
 import ArgumentParser
 import Foundation
+import GGUF
 import GenerationTypes
 import Inference
 import Jinja
+import Tokenizers
 
 /// `lumen template MODEL_OR_TEMPLATE --messages FILE`: a conversation rendered by a chat template,
 /// exactly as the model would see it.

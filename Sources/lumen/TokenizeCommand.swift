@@ -1,6 +1,8 @@
 import ArgumentParser
 import Foundation
+import GGUF
 import Inference
+import Tokenizers
 
 /// `lumen tokenize MODEL TEXT`: the token ids of a text, as llama-tokenize gives them.
 struct TokenizeCommand: ParsableCommand {

@@ -1,7 +1,9 @@
 import Foundation
+import GGUF
 import GenerationTypes
 import Jinja
 import Testing
+import Tokenizers
 @testable import Inference
 
 /// Lumen's built-in chat formats against what llama.cpp's `llama_chat_apply_template` renders for

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import GenerationTypes
 import Testing
 @testable import Inference

@@ -1,6 +1,8 @@
 import Foundation
 import FuzzSupport
+import GGUF
 import Testing
+import Tokenizers
 @testable import Inference
 
 @Suite("Fuzzing the GGUF reader and the tokenizers")

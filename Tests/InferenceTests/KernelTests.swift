@@ -1,5 +1,6 @@
 import Foundation
 import CKernels
+@testable import GGUF
 import Testing
 @testable import Inference
 
@@ -211,13 +212,13 @@ struct KernelTests {
         }
     }
 
-    @Test("the format table describes every GGUF type, with consistent kernels")
+    @Test("the layout table describes every GGUF type, and the format tables agree with it")
     func formatTable() {
         for type in TensorType.allCases {
-            let format = type.format
-            #expect(TensorFormat.table[type] != nil, "\(type) has no entry")
-            #expect(format.name == type.description && format.blockBytes > 0)
-            if let fallback = format.fallback { #expect(fallback.isSupported && fallback != type) }
+            #expect(type.hasLayout, "\(type) has no layout")
+            #expect(type.layout.blockBytes > 0 && type.layout.blockSize > 0)
+            if let fallback = type.format.fallback { #expect(fallback.isSupported && fallback != type) }
+            if type.format.quantizeRow != nil { #expect(type.isSupported, "\(type) is written but cannot be read") }
         }
         // Every row of the C format table names a GGUF type and has the two kernels every
         // computable format has, so no row is silently left out by a misspelt name.
@@ -331,17 +332,16 @@ struct KernelTests {
         #expect(types == [.q4_0, .q4_K])
         var fixture = KernelFixture()
         for type in types {
-            let format = type.format
-            let layout = try #require(format.kernels?.interleaving)
+            let layout = try #require(type.format.kernels?.interleaving)
             for (name, scale) in Self.scales {
                 for blocks in Self.blockCounts(type) {
                     for groups in [1, 3] {
-                        let count = format.blockSize * blocks
+                        let count = type.layout.blockSize * blocks
                         let rows = (0..<8 * groups).map { _ in fixture.row(type, blocks: blocks, scale: scale) }
                         let source = rows.flatMap { $0 }
                         let quantized = KernelFixture.referenceQuantize(fixture.floats(count))
                         var interleaved = [UInt8](repeating: 0, count: source.count)
-                        lumen_interleave_rows(source, format.blockBytes * blocks, groups, blocks, format.blockBytes, layout.leadingHalves,
+                        lumen_interleave_rows(source, type.layout.blockBytes * blocks, groups, blocks, type.layout.blockBytes, layout.leadingHalves,
                                               &interleaved)
                         for withoutVNNI: Int32 in [0, 1] {
                             var products = [Float](repeating: .nan, count: 8 * groups)
@@ -353,7 +353,7 @@ struct KernelTests {
                             }
                         }
                         var restored = [UInt8](repeating: 0, count: source.count)
-                        lumen_restore_rows(interleaved, groups, blocks, format.blockBytes, layout.leadingHalves, &restored)
+                        lumen_restore_rows(interleaved, groups, blocks, type.layout.blockBytes, layout.leadingHalves, &restored)
                         #expect(restored == source, "\(type) \(name) × \(blocks) blocks, \(8 * groups) rows")
                     }
                 }

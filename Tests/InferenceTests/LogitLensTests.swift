@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import Testing
 @testable import Inference
 

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 import Inference
 import Testing
 

@@ -1,5 +1,7 @@
 import Foundation
+import GGUF
 import Testing
+import Tokenizers
 @testable import Inference
 
 @Suite("Tokenizer against llama.cpp")

@@ -1,4 +1,5 @@
 import Evaluation
+import GGUF
 import LanguageTestSupport
 import Foundation
 import Testing

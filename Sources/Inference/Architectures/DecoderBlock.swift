@@ -1,3 +1,5 @@
+import GGUF
+
 /// The pre-norm decoder block LLaMA made common, with the options its descendants add: biases on
 /// the Q/K/V products (Qwen 2), per-head RMSNorm of queries and keys before RoPE (Qwen 3), and
 /// per-dimension RoPE frequency factors (Llama 3's `rope_freqs`). LLaMA, Qwen 2, Qwen 3 and Phi-3

@@ -1,3 +1,5 @@
+import GGUF
+
 /// Gemma 3 (`gemma3`): embeddings scaled by √dim, RMSNorm before and after both attention and
 /// feed-forward, per-head RMSNorm of queries and keys before RoPE (halves pairing), a GELU-gated
 /// feed-forward, and five sliding-window layers (RoPE base 10,000) for every global one.

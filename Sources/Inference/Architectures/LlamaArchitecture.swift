@@ -1,3 +1,5 @@
+import GGUF
+
 /// LLaMA (`llama`), which also covers Llama 3 (per-dimension RoPE factors in `rope_freqs`),
 /// Mistral-style files and SmolLM: pre-norm blocks of grouped-query attention with RoPE on
 /// adjacent pairs and a SwiGLU feed-forward.

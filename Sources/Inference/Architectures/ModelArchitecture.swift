@@ -1,3 +1,5 @@
+import GGUF
+
 /// A model architecture, as llama.cpp keeps one per `src/models/<arch>.cpp`: what it fixes in the
 /// configuration, which tensors it reads, and its forward pass, written with the shared building
 /// blocks of `Operations`.

@@ -1,3 +1,5 @@
+import GGUF
+
 /// Phi-3 (`phi3`): LLaMA's block with the Q/K/V products fused in one matrix (`attn_qkv`) and the
 /// gate and up products fused in another (`ffn_up`, gate rows first), RoPE on halves, and the
 /// short RoPE factors (`rope_factors_short`) when the file has them.

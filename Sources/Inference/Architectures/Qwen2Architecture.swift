@@ -1,3 +1,5 @@
+import GGUF
+
 /// Qwen 2 and 2.5 (`qwen2`): LLaMA's block with biases on the Q/K/V products and RoPE on halves.
 struct Qwen2Architecture: DecoderArchitecture {
     static let name = "qwen2"

@@ -1,3 +1,5 @@
+import GGUF
+
 /// Qwen 3 (`qwen3`): LLaMA's block with per-head RMSNorm of queries and keys before RoPE on
 /// halves, a head width of its own (`attention.key_length`) and, in small models, a tied output.
 struct Qwen3Architecture: DecoderArchitecture {

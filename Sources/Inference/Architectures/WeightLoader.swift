@@ -1,3 +1,5 @@
+import GGUF
+
 /// Finds a model's tensors by name and checks their shapes against its configuration, so an
 /// architecture's loading code reads as a list of its tensors.
 struct WeightLoader {

@@ -1,4 +1,5 @@
 import GenerationTypes
+import Tokenizers
 /// The parts of a generation that an experiment can replace or add to, each a value: logit
 /// processors, the sampler, stop conditions, and hooks into every forward pass (the prompt's
 /// included). `GenerationOptions` describe the usual ones (`init(options:tokenizer:)`); the

@@ -1,4 +1,5 @@
 import GenerationTypes
+import Tokenizers
 /// Ends a generation at a token: the end of a turn, a grammar that is complete, a budget. The
 /// token that ends it is counted but its text is not shown (as an end-of-generation token's is
 /// not). Stop strings, which end text rather than tokens, are the options' `stopStrings`.

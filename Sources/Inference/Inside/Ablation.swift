@@ -1,3 +1,5 @@
+import GGUF
+
 /// Zeroes activations in the forward pass, at every position: a block's attention or
 /// feed-forward output (the block then adds nothing through it), or some heads' outputs before
 /// the output projection mixes them (`ActivationPoint.headOutputs`).

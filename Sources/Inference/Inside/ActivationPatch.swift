@@ -1,3 +1,5 @@
+import GGUF
+
 /// Activation patching: replaces the activations at one point of one block, at chosen
 /// positions, with those another run captured there (a clean prompt's, patched into a corrupted
 /// one's pass).

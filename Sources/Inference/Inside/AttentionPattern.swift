@@ -1,3 +1,5 @@
+import GGUF
+
 /// Each head's attention probabilities in one block for a prompt (llama.cpp's `kq_soft_max`):
 /// `weights[head][query][key]`, each query's row over the keys before it (itself included),
 /// summing to 1.

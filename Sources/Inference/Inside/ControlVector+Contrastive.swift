@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 extension ControlVector {
     /// The contrastive vector (mean difference, as in CAA and the simplest of llama.cpp's control

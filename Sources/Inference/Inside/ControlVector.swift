@@ -1,3 +1,5 @@
+import GGUF
+
 /// A direction in the residual stream for each of a model's blocks, as llama.cpp's control
 /// vectors hold (`llama-cvector-generator` writes them, `--control-vector` reads them): adding a
 /// multiple of block N's direction to the residual stream after block N steers what the model

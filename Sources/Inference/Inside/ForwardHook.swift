@@ -1,3 +1,5 @@
+import GGUF
+
 /// A place in every architecture's forward pass where a `ForwardHook` reads or changes the
 /// activations: the same points in each block, whatever the architecture. The raw value is the
 /// name users meet in cells and file names.

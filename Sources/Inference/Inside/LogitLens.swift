@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// The logit lens (nostalgebraist, 2020): each block's residual stream, at every position, read
 /// through the model's final norm and output matrix as if the model ended after that block. The

@@ -1,3 +1,5 @@
+import GGUF
+
 /// How a text's hidden states (the final norm's output at each position) become one vector:
 /// llama.cpp's `--pooling` types that a causal model can use. The raw value is the name users
 /// meet in cells, on the command line and in the GGUF `<arch>.pooling_type` number's meaning.

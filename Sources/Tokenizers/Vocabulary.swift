@@ -1,3 +1,5 @@
+import GGUF
+
 /// A model's vocabulary as llama.cpp reads it from GGUF metadata: token texts, scores and
 /// attributes, the special tokens, the flags that steer tokenization, and the tokens that end a
 /// generation.
@@ -53,6 +55,9 @@ public struct Vocabulary: Sendable {
         guard id >= 0, Int(id) < count else { return [] }
         return Array(lookup.text(of: Int(id)))
     }
+
+    /// The token whose raw text is `text`, if the vocabulary has one.
+    public func id(of text: some Collection<UInt8>) -> Int32? { lookup.id(of: text) }
 
     /// Reads the vocabulary of a GGUF file.
     public init(gguf: GGUFFile) throws(ModelError) {

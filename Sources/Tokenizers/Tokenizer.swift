@@ -1,3 +1,5 @@
+import GGUF
+
 /// Text to token ids and back, exactly as llama.cpp does it for the vocabulary's model:
 /// special tokens matched in the text first, then SentencePiece or byte-level BPE on the text
 /// between them; detokenization with special tokens shown or hidden and llama.cpp's space

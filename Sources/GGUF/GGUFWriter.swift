@@ -1,15 +1,15 @@
 /// Builds the header of a GGUF version 3 file: metadata entries and tensor descriptions. The
 /// tensor data follows, each tensor starting at a multiple of `alignment` from the end of the
 /// padded header (the offsets recorded in the descriptions).
-struct GGUFWriter {
+public struct GGUFWriter {
     /// The header so far.
-    private(set) var bytes: [UInt8] = []
+    public private(set) var bytes: [UInt8] = []
     private static let magic: UInt32 = 0x4655_4747
     /// GGUF's metadata value types.
     private static let uint32Type: UInt32 = 4, int32Type: UInt32 = 5, stringType: UInt32 = 8
 
     /// Starts a header announcing `tensorCount` tensors and `metadataCount` metadata entries.
-    init(tensorCount: Int, metadataCount: Int) {
+    public init(tensorCount: Int, metadataCount: Int) {
         append(Self.magic)
         append(UInt32(3))
         append(UInt64(tensorCount))
@@ -26,33 +26,33 @@ struct GGUFWriter {
     }
 
     /// Appends a metadata entry exactly as another GGUF file encodes it (key, type and value).
-    mutating func appendRecord(_ encoded: UnsafeRawBufferPointer) {
+    public mutating func appendRecord(_ encoded: UnsafeRawBufferPointer) {
         bytes += encoded
     }
 
     /// Appends a `uint32` metadata entry.
-    mutating func appendMetadata(_ key: String, uint32 value: UInt32) {
+    public mutating func appendMetadata(_ key: String, uint32 value: UInt32) {
         append(string: key)
         append(Self.uint32Type)
         append(value)
     }
 
     /// Appends an `int32` metadata entry.
-    mutating func appendMetadata(_ key: String, int32 value: Int32) {
+    public mutating func appendMetadata(_ key: String, int32 value: Int32) {
         append(string: key)
         append(Self.int32Type)
         append(value)
     }
 
     /// Appends a `string` metadata entry.
-    mutating func appendMetadata(_ key: String, string value: String) {
+    public mutating func appendMetadata(_ key: String, string value: String) {
         append(string: key)
         append(Self.stringType)
         append(string: value)
     }
 
     /// Appends a tensor description whose data starts `offset` bytes into the data section.
-    mutating func appendTensor(name: String, shape: [Int], type: TensorType, offset: Int) {
+    public mutating func appendTensor(name: String, shape: [Int], type: TensorType, offset: Int) {
         append(string: name)
         append(UInt32(shape.count))
         for size in shape { append(UInt64(size)) }
@@ -61,12 +61,12 @@ struct GGUFWriter {
     }
 
     /// Pads the header with zeros to a multiple of `alignment`, where the data section starts.
-    mutating func padToAlignment(_ alignment: Int) {
+    public mutating func padToAlignment(_ alignment: Int) {
         bytes += [UInt8](repeating: 0, count: Self.padding(bytes.count, alignment))
     }
 
     /// The zeros that take `size` to a multiple of `alignment`.
-    static func padding(_ size: Int, _ alignment: Int) -> Int {
+    public static func padding(_ size: Int, _ alignment: Int) -> Int {
         (alignment - size % alignment) % alignment
     }
 }

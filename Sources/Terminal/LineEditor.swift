@@ -55,8 +55,13 @@ public actor LineEditor {
     private let wakeWrite: Int32
     private let interruptRequested = Atomic<Bool>(false)
     private let resizeRequested = Atomic<Bool>(false)
-    /// The prompt libedit draws, owned here (libedit keeps the pointer).
-    private var prompt: UnsafeMutablePointer<CChar>?
+    /// libedit's state, the prompt and the pipe, freed with the editor.
+    private let resources: EditLineResources
+    /// The prompt libedit draws (libedit keeps the pointer).
+    private var prompt: UnsafeMutablePointer<CChar>? {
+        get { resources.prompt }
+        set { resources.prompt = newValue }
+    }
     /// Whether the line being read is a cell (so output is printed above it).
     private var readingCell = false
     /// Set when Ctrl-C ended the line being read: whether that line was empty.
@@ -86,16 +91,9 @@ public actor LineEditor {
         self.assistant = assistant
         wakeRead = ends[0]
         wakeWrite = ends[1]
+        resources = EditLineResources(editLine: editLine, history: history, wakeRead: ends[0], wakeWrite: ends[1])
         lumen_el_set_client_data(editLine, Unmanaged.passUnretained(self).toOpaque())
         Self.configure(editLine, history: history)
-    }
-
-    isolated deinit {
-        el_end(editLine)
-        history_end(history)
-        free(prompt)
-        close(wakeRead)
-        close(wakeWrite)
     }
 
     /// The key bindings: libedit's emacs map, with Enter, Tab and Ctrl-C ours, and readline's

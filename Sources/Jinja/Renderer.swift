@@ -1,3 +1,5 @@
+import PythonText
+
 /// Runs a parsed template: scopes as jinja2 has them (a `for` body and a macro get their own,
 /// `if` does not), `namespace()` objects, macros and call blocks, `break`/`continue`, and
 /// errors that carry jinja2's kind and message.
@@ -292,7 +294,7 @@ struct Renderer {
     static func objectName(_ value: TemplateValue) -> String {
         switch value {
         case .none: "None"
-        case .string(let text): TemplateValue.pythonStringRepr(text)
+        case .string(let text): PythonText.repr(text)
         case .int, .float, .bool: value.repr
         default: "\(value.typeName) object"
         }

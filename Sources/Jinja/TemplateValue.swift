@@ -150,32 +150,13 @@ public indirect enum TemplateValue: Sendable {
         case .bool(let value): value ? "True" : "False"
         case .int(let value): String(value)
         case .float(let value): PythonText.repr(value)
-        case .string(let value): Self.pythonStringRepr(value)
+        case .string(let value): PythonText.repr(value)
         case .list(let items): "[" + items.map(\.repr).joined(separator: ", ") + "]"
         case .dictionary(let dictionary):
             "{" + dictionary.pairs.map { $0.key.repr + ": " + $0.value.repr }.joined(separator: ", ") + "}"
         case .namespace: "<Namespace>"
         case .callable: "<function>"
         }
-    }
-
-    /// A string as Python's `repr()` writes it.
-    static func pythonStringRepr(_ value: String) -> String {
-        let quote: Character = value.contains("'") && !value.contains("\"") ? "\"" : "'"
-        var result = String(quote)
-        for scalar in value.unicodeScalars {
-            switch scalar {
-            case "\\": result += "\\\\"
-            case "\n": result += "\\n"
-            case "\r": result += "\\r"
-            case "\t": result += "\\t"
-            case _ where Character(scalar) == quote: result += "\\" + String(quote)
-            case _ where scalar.value < 0x20 || scalar.value == 0x7F:
-                result += "\\x" + (scalar.value < 16 ? "0" : "") + String(scalar.value, radix: 16)
-            default: result.unicodeScalars.append(scalar)
-            }
-        }
-        return result + String(quote)
     }
 
     /// Python's `==`.

@@ -18,6 +18,40 @@ public enum PythonText {
         return (mantissa.hasSuffix(".0") ? String(mantissa.dropLast(2)) : String(mantissa)) + "e" + sign + digits
     }
 
+    /// A string as Python's `repr` writes it: in single quotes, or double ones when it holds a
+    /// single quote and no double quote; `\\`, `\n`, `\r`, `\t` and the quote escaped, and
+    /// every character Python does not print (`str.isprintable`: controls, format and private-use
+    /// characters, separators other than the space, unassigned code points) as `\xhh`, `\uhhhh`
+    /// or `\Uhhhhhhhh`.
+    public static func repr(_ text: String) -> String {
+        let quote: Unicode.Scalar = text.contains("'") && !text.contains("\"") ? "\"" : "'"
+        var result = String(quote)
+        for scalar in text.unicodeScalars {
+            switch scalar {
+            case "\\": result += "\\\\"
+            case "\n": result += "\\n"
+            case "\r": result += "\\r"
+            case "\t": result += "\\t"
+            case quote: result += "\\" + String(quote)
+            case _ where !isPrintable(scalar):
+                let (prefix, width) = scalar.value < 0x100 ? ("\\x", 2) : scalar.value < 0x10000 ? ("\\u", 4) : ("\\U", 8)
+                let digits = String(scalar.value, radix: 16)
+                result += prefix + String(repeating: "0", count: max(0, width - digits.count)) + digits
+            default: result.unicodeScalars.append(scalar)
+            }
+        }
+        return result + String(quote)
+    }
+
+    /// Python's `str.isprintable` for one character.
+    private static func isPrintable(_ scalar: Unicode.Scalar) -> Bool {
+        if scalar == " " { return true }
+        switch scalar.properties.generalCategory {
+        case .control, .format, .surrogate, .privateUse, .unassigned, .lineSeparator, .paragraphSeparator, .spaceSeparator: return false
+        default: return true
+        }
+    }
+
     /// A float as Python's `json.dumps` writes it: as `repr`, with `NaN`, `Infinity` and
     /// `-Infinity` for the values JSON lacks.
     public static func json(_ value: Double) -> String {

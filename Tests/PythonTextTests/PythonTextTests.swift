@@ -23,12 +23,13 @@ struct PythonTextTests {
         }
     }
 
-    @Test("strings: json.dumps with and without ensure_ascii, control characters and characters beyond the BMP included")
+    @Test("strings: repr, and json.dumps with and without ensure_ascii, quotes, unprintable characters and characters beyond the BMP included")
     func strings() throws {
         let cases = try #require(try Self.reference()["strings"] as? [[String: String]])
         #expect(cases.count > 5)
         for entry in cases {
             let text = try #require(entry["text"])
+            #expect(PythonText.repr(text) == entry["repr"], "\(text.debugDescription)")
             #expect(PythonText.json(text, ensureASCII: false) == entry["json"], "\(text.debugDescription)")
             #expect(PythonText.json(text, ensureASCII: true) == entry["ascii"], "\(text.debugDescription)")
         }

@@ -98,6 +98,18 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
                            _mm256_set1_epi32(load_word((high_x) + 4 * piece + 4)));                           \
     }
 
+/// Defines `NAME`, a format's eight-row product (its row's `dot_x8_q8`), from `DEFINE(NAME,
+/// ATTRIBUTES, ACCUMULATE)`: the AVX2 kernel, the AVX-512 VNNI one where the build has it, and the
+/// choice between them at each call.
+#define DEFINE_X8_DOT(NAME, DEFINE)                                                                              \
+    DEFINE(NAME##_avx2, , ACCUMULATE_AVX2)                                                                       \
+    VNNI_VARIANT(DEFINE(NAME##_vnni, VNNI_TARGET, ACCUMULATE_VNNI))                                              \
+    static void NAME(const void *groups, long group_count, const signed char *values, const float *scales,      \
+                     const float *sums, long count, float *out, int without_vnni) {                             \
+        CHOOSE_VNNI(without_vnni, NAME##_vnni(groups, group_count, values, scales, sums, count, out),            \
+                    NAME##_avx2(groups, group_count, values, scales, sums, count, out));                         \
+    }
+
 /// Defines the eight-row kernel `NAME` with `ACCUMULATE`, compiled with `ATTRIBUTES`. Per block
 /// column and pair of sub-blocks, four chains of `ACCUMULATE` (low and high nibbles, even and odd
 /// pieces) gather each row's integer sums in its lane; each sub-block's sums are then scaled by
@@ -139,16 +151,7 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
         }                                                                                                    \
     }
 
-DEFINE_Q4_K_X8_KERNEL(dot_q4_k_x8_q8_avx2, , ACCUMULATE_AVX2)
-VNNI_VARIANT(DEFINE_Q4_K_X8_KERNEL(dot_q4_k_x8_q8_vnni, VNNI_TARGET, ACCUMULATE_VNNI))
-
-/// Eight interleaved Q4_K rows at a time · one vector from `lumen_quantize_q8` (the format row's
-/// `dot_x8_q8`).
-static void dot_q4_k_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
-                           const float *sums, long count, float *out, int without_vnni) {
-    CHOOSE_VNNI(without_vnni, dot_q4_k_x8_q8_vnni(groups, group_count, values, scales, sums, count, out),
-                dot_q4_k_x8_q8_avx2(groups, group_count, values, scales, sums, count, out));
-}
+DEFINE_X8_DOT(dot_q4_k_x8_q8, DEFINE_Q4_K_X8_KERNEL)
 
 /// Defines the eight-row Q4_0 kernel `NAME` with `ACCUMULATE`, compiled with `ATTRIBUTES`. Per
 /// block column, four chains of `ACCUMULATE` (low and high nibbles, even and odd pieces) gather
@@ -176,13 +179,4 @@ static void dot_q4_k_x8_q8(const void *groups, long group_count, const signed ch
         }                                                                                                    \
     }
 
-DEFINE_Q4_0_X8_KERNEL(dot_q4_0_x8_q8_avx2, , ACCUMULATE_AVX2)
-VNNI_VARIANT(DEFINE_Q4_0_X8_KERNEL(dot_q4_0_x8_q8_vnni, VNNI_TARGET, ACCUMULATE_VNNI))
-
-/// Eight interleaved Q4_0 rows at a time · one vector from `lumen_quantize_q8` (the format row's
-/// `dot_x8_q8`).
-static void dot_q4_0_x8_q8(const void *groups, long group_count, const signed char *values, const float *scales,
-                           const float *sums, long count, float *out, int without_vnni) {
-    CHOOSE_VNNI(without_vnni, dot_q4_0_x8_q8_vnni(groups, group_count, values, scales, sums, count, out),
-                dot_q4_0_x8_q8_avx2(groups, group_count, values, scales, sums, count, out));
-}
+DEFINE_X8_DOT(dot_q4_0_x8_q8, DEFINE_Q4_0_X8_KERNEL)

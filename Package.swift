@@ -79,7 +79,7 @@ let package = Package(
         ),
         .target(
             name: "LumenModels",
-            dependencies: ["LumenLanguage", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Inference", "RunLog", "Remote", "Tokenizers"]
+            dependencies: ["LumenLanguage", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Inference", "Quantization", "RunLog", "Remote", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI"),
         .target(
@@ -125,6 +125,8 @@ let package = Package(
         // The terminal front end of `lumen repl` and the commands that print as they go: line
         // editing, output, progress bars, interrupt routing.
         .target(name: "Terminal", dependencies: ["CLineEditing", "Display", "Evaluation", "Executors"]),
+        // `lumen quantize`: llama.cpp's block quantizers and its K-quant mixes.
+        .target(name: "Quantization", dependencies: ["CKernels", "GGUF", "Inference"]),
         .executableTarget(
             name: "lumen",
             dependencies: [
@@ -139,6 +141,7 @@ let package = Package(
                 "GenerationTypes",
                 "Inference",
                 "Notebook",
+                "Quantization",
                 "Tokenizers",
                 "Executors",
                 "Jinja",
@@ -160,7 +163,7 @@ let package = Package(
         .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "FuzzSupport", "LanguageTestSupport"]),
         .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "GGUF", "GenerationTypes", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),

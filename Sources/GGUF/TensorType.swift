@@ -36,7 +36,8 @@ public enum TensorType: UInt32, Sendable, CaseIterable, CustomStringConvertible 
     case q1_0 = 41
 
     /// Each type's name (llama.cpp's) and block layout, as ggml's `type_traits`: the one table of
-    /// them. What Lumen computes with each is Inference's (`TensorFormat`).
+    /// them. How Lumen computes with each is Inference's (`FormatKernels`), how it writes them
+    /// Quantization's (`TypeQuantizer`).
     private static let layouts: [TensorType: (name: String, blockSize: Int, blockBytes: Int)] = [
         .f32: ("F32", 1, 4), .f16: ("F16", 1, 2), .bf16: ("BF16", 1, 2), .f64: ("F64", 1, 8),
         .i8: ("I8", 1, 1), .i16: ("I16", 1, 2), .i32: ("I32", 1, 4), .i64: ("I64", 1, 8),

@@ -1,4 +1,5 @@
 import CKernels
+import GGUF
 
 /// One format's compute kernels: its row of the C format table (`Formats.c`, ggml's
 /// `type_traits_cpu`), found by llama.cpp's name of the format, from the kernel variant this
@@ -41,11 +42,33 @@ struct FormatKernels: Sendable {
         return rows
     }()
 
+    /// The rows by tensor type.
+    static let byType: [TensorType: FormatKernels] = Dictionary(uniqueKeysWithValues: TensorType.allCases.compactMap { type in
+        byName[type.description].map { (type, $0) }
+    })
+
     /// The names of the C table's rows, in order, complete or not (for the test that every row
     /// names a GGUF type and has its kernels).
     static var tableNames: [String] {
         var names: [String] = []
         while let row = lumen_format_kernels_at(names.count)?.pointee { names.append(row.name.map { String(cString: $0) } ?? "") }
         return names
+    }
+}
+
+extension TensorType {
+    /// How Lumen computes with the type (ggml's `type_traits_cpu` beside GGUF's layout): its row of
+    /// the C format table, or nil when Lumen cannot compute with it.
+    var kernels: FormatKernels? { FormatKernels.byType[self] }
+
+    /// Whether Lumen can compute with this type.
+    public var isSupported: Bool { kernels != nil }
+
+    /// Whether the type has an integer dot product with 8-bit quantized activations.
+    public var hasQuantizedDot: Bool { kernels?.quantizedDot != nil }
+
+    /// The names of the types Lumen computes with, for messages.
+    public static var supportedNames: String {
+        allCases.filter(\.isSupported).map(\.description).joined(separator: ", ")
     }
 }

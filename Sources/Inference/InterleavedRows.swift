@@ -26,7 +26,7 @@ final class InterleavedRows: @unchecked Sendable {
     /// or nil when the format has no eight-row layout, `rows` is not a multiple of eight or the
     /// memory cannot be had.
     init?(_ type: TensorType, rows source: UnsafeRawPointer, rowBytes: Int, rows: Int, columns: Int) {
-        guard let layout = type.format.kernels?.interleaving, rows > 0, rows % 8 == 0 else { return nil }
+        guard let layout = type.kernels?.interleaving, rows > 0, rows % 8 == 0 else { return nil }
         blocks = columns / type.layout.blockSize
         blockBytes = type.layout.blockBytes
         groupBytes = 8 * blocks * blockBytes

@@ -1,7 +1,7 @@
 import CKernels
 import GGUF
 
-/// Dequantization through `TensorFormat.table`; the inner loops themselves are the C format
+/// Dequantization through each type's kernels; the inner loops themselves are the C format
 /// table's (`FormatKernels`), compiled for AVX2 and portably and chosen at load time. Each block layout is
 /// llama.cpp's (`ggml-common.h`):
 ///
@@ -16,11 +16,11 @@ import GGUF
 /// - Q5_K: Q4_K plus 32 bytes of fifth bits (176 bytes).
 /// - Q6_K: 256 weights per 210-byte block: 128 bytes of low nibbles, 64 of high bit pairs, 16
 ///   int8 scales (one per 16 weights), then `d`; w = d·scale·(q − 32).
-enum Kernels {
+public enum Kernels {
     /// Writes `count` weights of `type` starting at `source` as floats (NaN for a type without a
     /// dequantization kernel; `Matrix` and the quantizer refuse such types before they get here).
-    static func dequantize(_ type: TensorType, _ source: UnsafeRawPointer, into output: UnsafeMutablePointer<Float>, count: Int) {
-        guard let kernel = type.format.kernels?.dequantize else {
+    public static func dequantize(_ type: TensorType, _ source: UnsafeRawPointer, into output: UnsafeMutablePointer<Float>, count: Int) {
+        guard let kernel = type.kernels?.dequantize else {
             output.update(repeating: .nan, count: count)
             return
         }

@@ -31,8 +31,7 @@ public struct Matrix: @unchecked Sendable {
     /// `interleaving`, copies it into its format's eight-row layout, when there is one (for a
     /// matrix that multiplies vectors, not one that is only looked up by row).
     init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile, interleaving: Bool) throws(ModelError) {
-        let format = tensor.type.format
-        guard let kernels = format.kernels else {
+        guard let kernels = tensor.type.kernels else {
             throw ModelError(file: gguf.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) is not supported (\(TensorType.supportedNames) are)")
         }
         self.kernels = kernels

@@ -10,7 +10,7 @@ import Synchronization
 /// since a forward pass posts jobs microseconds apart and waking a sleeping thread costs more than
 /// most jobs take; after the spin budget it sleeps on a semaphore until the next job.
 /// `shutdown` ends the workers and waits until every thread has returned.
-final class WorkerPool: Sendable {
+public final class WorkerPool: Sendable {
     /// Where the pool is in its life.
     private enum State: Int, AtomicRepresentable {
         /// Taking jobs.
@@ -38,7 +38,7 @@ final class WorkerPool: Sendable {
     }
 
     /// How many parts a job can have: the workers plus the calling thread.
-    let width: Int
+    public let width: Int
     private let job = Job()
     private let generation = Atomic<Int>(0)
     private let remaining = Atomic<Int>(0)
@@ -48,7 +48,7 @@ final class WorkerPool: Sendable {
     private static let spinLimit = 1_000
 
     /// Starts `threads - 1` worker threads.
-    init(threads: Int) {
+    public init(threads: Int) {
         width = max(1, threads)
         workers = (0..<(width - 1)).map { _ in Worker() }
         for (index, worker) in workers.enumerated() {
@@ -60,7 +60,7 @@ final class WorkerPool: Sendable {
 
     /// Stops the worker threads and waits until each has returned (they are idle between jobs,
     /// so this takes a wake-up); the pool is unusable afterwards. Later calls do nothing.
-    func shutdown() {
+    public func shutdown() {
         guard state.compareExchange(expected: .running, desired: .stopped, ordering: .sequentiallyConsistent).exchanged else { return }
         generation.add(1, ordering: .sequentiallyConsistent)
         wakeSleepers()
@@ -103,7 +103,7 @@ final class WorkerPool: Sendable {
 
     /// Runs `body(part)` for each part in `0..<parts` (at most `width`), in parallel, and returns
     /// when all are done.
-    func run(parts: Int, _ body: (Int) -> Void) {
+    public func run(parts: Int, _ body: (Int) -> Void) {
         let parts = min(parts, width)
         guard parts > 1 else {
             body(0)

@@ -6,6 +6,7 @@ import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage
+import Quantization
 
 extension ModelLibrary {
     /// Where `quantize` writes when no path is given: a `lumen-quantized` folder in the system's

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import GGUF
 import Inference
+import Quantization
 import Terminal
 
 /// `lumen quantize IN OUT TYPE`: converts a GGUF model's matrices to another format.

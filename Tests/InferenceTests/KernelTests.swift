@@ -199,7 +199,7 @@ struct KernelTests {
 
     static func fastDot(_ type: TensorType, _ row: [UInt8], _ x: [Float]) -> Float {
         row.withUnsafeBytes { bytes in
-            guard let dot = type.format.kernels?.dot, let pointer = bytes.baseAddress else { return .nan }
+            guard let dot = type.kernels?.dot, let pointer = bytes.baseAddress else { return .nan }
             return dot(pointer, x, x.count)
         }
     }
@@ -207,7 +207,7 @@ struct KernelTests {
     /// The 8-bit-activation kernel for `type`; `withoutVNNI` picks the AVX2 kernel over the VNNI one.
     static func fastQuantizedDot(_ type: TensorType, _ row: [UInt8], _ q: (values: [Int8], scales: [Float], sums: [Float]), withoutVNNI: Int32) -> Float {
         row.withUnsafeBytes { bytes in
-            guard let dot = type.format.kernels?.quantizedDot else { return .nan }
+            guard let dot = type.kernels?.quantizedDot else { return .nan }
             return dot(bytes.baseAddress, q.values, q.scales, q.sums, q.values.count, withoutVNNI)
         }
     }
@@ -217,8 +217,6 @@ struct KernelTests {
         for type in TensorType.allCases {
             #expect(type.hasLayout, "\(type) has no layout")
             #expect(type.layout.blockBytes > 0 && type.layout.blockSize > 0)
-            if let fallback = type.format.fallback { #expect(fallback.isSupported && fallback != type) }
-            if type.format.quantizeRow != nil { #expect(type.isSupported, "\(type) is written but cannot be read") }
         }
         // Every row of the C format table names a GGUF type and has the two kernels every
         // computable format has, so no row is silently left out by a misspelt name.
@@ -269,7 +267,7 @@ struct KernelTests {
             let weights = fixture.floats(count).map { Float16($0) }
             let x = fixture.floats(count)
             let expected = zip(weights, x).reduce(0.0) { $0 + Double($1.0) * Double($1.1) }
-            let kernels = try #require(TensorType.f16.format.kernels)
+            let kernels = try #require(TensorType.f16.kernels)
             let fast = weights.withUnsafeBytes { kernels.dot($0.baseAddress, x, count) }
             #expect(abs(Double(fast) - expected) < 1e-4, "count \(count)")
             var widened = [Float](repeating: .nan, count: count)
@@ -328,11 +326,11 @@ struct KernelTests {
 
     @Test("Rows interleaved eight at a time (Q4_0, Q4_K): the eight-row product matches each row's reference, and the rows restore byte for byte")
     func interleavedRows() throws {
-        let types = TensorType.allCases.filter { $0.format.kernels?.interleaving != nil }
+        let types = TensorType.allCases.filter { $0.kernels?.interleaving != nil }
         #expect(types == [.q4_0, .q4_K])
         var fixture = KernelFixture()
         for type in types {
-            let layout = try #require(type.format.kernels?.interleaving)
+            let layout = try #require(type.kernels?.interleaving)
             for (name, scale) in Self.scales {
                 for blocks in Self.blockCounts(type) {
                     for groups in [1, 3] {
@@ -395,7 +393,7 @@ struct KernelTests {
             let bits = fixture.floats(count).map { UInt16($0.bitPattern >> 16) }
             let x = fixture.floats(count)
             let expected = zip(bits, x).reduce(0.0) { $0 + Double(Float(bitPattern: UInt32($1.0) << 16)) * Double($1.1) }
-            let kernels = try #require(TensorType.bf16.format.kernels)
+            let kernels = try #require(TensorType.bf16.kernels)
             let fast = bits.withUnsafeBytes { kernels.dot($0.baseAddress, x, count) }
             #expect(abs(Double(fast) - expected) < 1e-4, "count \(count)")
             var widened = [Float](repeating: .nan, count: count)
@@ -425,7 +423,7 @@ struct KernelTests {
 
     @Test("every quantized format decodes a row as levels, scales and mins that give the block definitions' weights", arguments: quantizedTypes)
     func levels(type: TensorType) throws {
-        let decode = try #require(type.format.kernels?.levels, "\(type) has no levels decoder, so its prompt batches would widen to F32")
+        let decode = try #require(type.kernels?.levels, "\(type) has no levels decoder, so its prompt batches would widen to F32")
         var fixture = KernelFixture()
         for (name, scale) in Self.scales {
             let row = fixture.row(type, blocks: 3, scale: scale)
@@ -449,7 +447,7 @@ struct KernelTests {
     @Test("the integer matrix–matrix product on levels matches the scalar definition, any format, rows, tokens and block count",
           arguments: quantizedTypes, [0, 1] as [Int32])
     func levelsMatrixProduct(type: TensorType, withoutVNNI: Int32) throws {
-        let decode = try #require(type.format.kernels?.levels)
+        let decode = try #require(type.kernels?.levels)
         var fixture = KernelFixture()
         let blockSize = type.layout.blockSize, blockBytes = type.layout.blockBytes
         for blocks in blockSize == 32 ? [2, 3, 8] : [1, 2] {

@@ -2,6 +2,7 @@ import Foundation
 import GGUF
 import Testing
 @testable import Inference
+@testable import Quantization
 
 /// Weights of tensor `name` of `file` as floats.
 func weights(_ file: GGUFFile, _ name: String) throws -> [Float] {
@@ -60,6 +61,15 @@ struct QuantizerTests {
         (.f16, 1e-3), (.q8_0, 0.01), (.q6_K, 0.03), (.q5_K, 0.05), (.q5_0, 0.06), (.q4_K, 0.1), (.q4_1, 0.1), (.q5_1, 0.06), (.q4_0, 0.12),
         (.q3_K, 0.2), (.q2_K, 0.4),
     ]
+
+    @Test("every type Lumen writes it can read, and each fallback is another type it reads")
+    func writtenTypes() {
+        #expect(Set(TypeQuantizer.table.keys) == Set(Self.bounds.map(\.0) + [.f32]))
+        for (type, quantizer) in TypeQuantizer.table {
+            #expect(type.isSupported, "\(type) is written but cannot be read")
+            if let fallback = quantizer.fallback { #expect(fallback.isSupported && fallback != type, "\(type)") }
+        }
+    }
 
     @Test("each format round-trips random rows within its precision", arguments: bounds)
     func roundTripError(type: TensorType, bound: Double) throws {

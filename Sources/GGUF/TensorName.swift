@@ -1,8 +1,7 @@
 /// A model's tensors by role, under llama.cpp's names (`LLM_TENSOR_NAMES` in `llama-arch.cpp`):
 /// the one table of them. A block's tensor is `blk.N.<name>.weight` (or `.bias`); the model's
-/// own are `<name>.weight`. Architectures, the quantizer's mixes and the tests name tensors only
-/// through it.
-enum TensorName: String, CaseIterable, Sendable {
+/// own are `<name>.weight`. Architectures and the quantizer's mixes name tensors only through it.
+public enum TensorName: String, CaseIterable, Sendable {
     case tokenEmbedding = "token_embd"
     case output = "output"
     case outputNorm = "output_norm"
@@ -28,16 +27,16 @@ enum TensorName: String, CaseIterable, Sendable {
     case down = "ffn_down"
 
     /// The weight's name in the file: of block `layer`, or of the model when `layer` is nil.
-    func weight(layer: Int? = nil) -> String { stem(layer) + ".weight" }
+    public func weight(layer: Int? = nil) -> String { stem(layer) + ".weight" }
 
     /// The bias's name in the file: of block `layer`, or of the model when `layer` is nil.
-    func bias(layer: Int? = nil) -> String { stem(layer) + ".bias" }
+    public func bias(layer: Int? = nil) -> String { stem(layer) + ".bias" }
 
     private func stem(_ layer: Int?) -> String { layer.map { "blk.\($0).\(rawValue)" } ?? rawValue }
 
     /// The block and role of a block's weight named `name` (`blk.12.ffn_down.weight`), or nil for
     /// any other tensor. The role is nil for a tensor of a block this table does not name.
-    static func blockWeight(_ name: String) -> (layer: Int, role: TensorName?)? {
+    public static func blockWeight(_ name: String) -> (layer: Int, role: TensorName?)? {
         let parts = name.split(separator: ".")
         guard parts.count == 4, parts[0] == "blk", let layer = Int(parts[1]), parts[3] == "weight" else { return nil }
         return (layer, TensorName(rawValue: String(parts[2])))

@@ -1,5 +1,6 @@
 import Foundation
 import GGUF
+import Inference
 
 /// Writes a copy of a GGUF model with its matrices converted to a `QuantizationScheme`.
 ///

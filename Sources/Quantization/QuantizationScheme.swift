@@ -77,7 +77,7 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// mixes follow llama.cpp's `llama_tensor_get_type` (without an importance matrix): the output
     /// matrix (the token embedding when tied) gets Q6_K, and the tensors their rules name more
     /// bits. A matrix whose rows are not a whole number of blocks falls back to a format whose
-    /// blocks fit, as llama.cpp does (`TensorFormat.fallback`), else to F16.
+    /// blocks fit, as llama.cpp does (`TypeQuantizer.fallback`), else to F16.
     func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false) -> TensorType {
         guard shape.count >= 2, name.hasSuffix(".weight") else { return .f32 }
         var type = baseType
@@ -91,10 +91,10 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         return Self.fitting(type, rowLength: shape[0])
     }
 
-    /// `type`, or its fallback (`TensorFormat.fallback`) whose blocks divide `rowLength`.
+    /// `type`, or its fallback (`TypeQuantizer.fallback`) whose blocks divide `rowLength`.
     private static func fitting(_ type: TensorType, rowLength: Int) -> TensorType {
         if rowLength % type.layout.blockSize == 0 { return type }
-        let fallback = type.format.fallback ?? .f16
+        let fallback = type.quantizer?.fallback ?? .f16
         return rowLength % fallback.layout.blockSize == 0 ? fallback : .f16
     }
 

@@ -10,17 +10,17 @@ import GGUF
 /// decoded.
 enum BlockQuantizer {
     /// Writes `count` floats from `row` (a whole number of `type` blocks) as `type` to `output`,
-    /// through the format's quantizer in `TensorFormat.table`; returns false when the type has none.
+    /// through the type's quantizer (`TypeQuantizer.table`); returns false when the type has none.
     @discardableResult
     static func quantize(_ type: TensorType, _ row: UnsafePointer<Float>, count: Int, into output: UnsafeMutableRawPointer) -> Bool {
-        guard let quantizeRow = type.format.quantizeRow else { return false }
+        guard let quantizeRow = type.quantizer?.quantizeRow else { return false }
         quantizeRow(row, count, output)
         return true
     }
 
     /// A row quantizer that applies `quantizeBlock` to each block of `blockSize` floats.
     static func rows(of blockSize: Int, blockBytes: Int,
-                     _ quantizeBlock: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableRawPointer) -> Void) -> TensorFormat.QuantizeRow {
+                     _ quantizeBlock: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableRawPointer) -> Void) -> TypeQuantizer.QuantizeRow {
         { row, count, output in
             for block in 0..<(count / blockSize) {
                 quantizeBlock(UnsafeBufferPointer(start: row + block * blockSize, count: blockSize), output + block * blockBytes)

@@ -1,0 +1,35 @@
+import GGUF
+
+/// How `lumen quantize` writes one tensor type: a row quantizer, and the type it falls back to
+/// for rows that are not a whole number of blocks (llama.cpp's fallbacks). `table` is the one list
+/// of the types Lumen writes; the others it reads (`FormatKernels`) but does not write.
+struct TypeQuantizer: Sendable {
+    typealias QuantizeRow = @Sendable (_ row: UnsafePointer<Float>, _ count: Int, _ output: UnsafeMutableRawPointer) -> Void
+
+    let quantizeRow: QuantizeRow
+    /// The type used instead for rows that are not a whole number of blocks.
+    let fallback: TensorType?
+
+    /// Every type Lumen writes.
+    static let table: [TensorType: TypeQuantizer] = [
+        .f32: TypeQuantizer(quantizeRow: { row, count, output in output.copyMemory(from: row, byteCount: count * 4) }, fallback: nil),
+        .f16: TypeQuantizer(quantizeRow: { row, count, output in
+            for index in 0..<count { output.storeBytes(of: Float16(row[index]).bitPattern, toByteOffset: 2 * index, as: UInt16.self) }
+        }, fallback: nil),
+        .q8_0: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 34, BlockQuantizer.q8_0), fallback: .f16),
+        .q4_0: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 18) { BlockQuantizer.symmetric($0, $1, levels: 16) }, fallback: .f16),
+        .q4_1: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 20, BlockQuantizer.q4_1), fallback: .f16),
+        .q5_0: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 22) { BlockQuantizer.symmetric($0, $1, levels: 32) }, fallback: .f16),
+        .q5_1: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 32, blockBytes: 24, BlockQuantizer.q5_1), fallback: .f16),
+        .q2_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 84, BlockQuantizer.q2_K), fallback: .q4_0),
+        .q3_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 110, BlockQuantizer.q3_K), fallback: .q4_0),
+        .q4_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 144) { BlockQuantizer.kQuant($0, $1, levels: 15) }, fallback: .q5_0),
+        .q5_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 176) { BlockQuantizer.kQuant($0, $1, levels: 31) }, fallback: .q5_1),
+        .q6_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: 256, blockBytes: 210, BlockQuantizer.q6_K), fallback: .q8_0),
+    ]
+}
+
+extension TensorType {
+    /// How `lumen quantize` writes the type, when it does.
+    var quantizer: TypeQuantizer? { TypeQuantizer.table[self] }
+}

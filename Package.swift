@@ -125,8 +125,13 @@ let package = Package(
         // The terminal front end of `lumen repl` and the commands that print as they go: line
         // editing, output, progress bars, interrupt routing.
         .target(name: "Terminal", dependencies: ["CLineEditing", "Display", "Evaluation", "Executors"]),
-        // `lumen quantize`: llama.cpp's block quantizers and its K-quant mixes.
-        .target(name: "Quantization", dependencies: ["CKernels", "GGUF", "Inference"]),
+        // `lumen quantize`: llama.cpp's block quantizers and its K-quant mixes. Optimised in debug
+        // builds too, as Inference is: unoptimised, quantizing a model in a test takes minutes.
+        .target(
+            name: "Quantization",
+            dependencies: ["CKernels", "GGUF", "Inference"],
+            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+        ),
         .executableTarget(
             name: "lumen",
             dependencies: [

@@ -11,6 +11,10 @@ let portable = Context.environment["LUMEN_PORTABLE"] == "1"
 let portable = true
 #endif
 
+/// For the modules whose code tests run on real models (the forward pass, tokenizing, quantizing):
+/// optimised in debug builds too, since unoptimised they make the tests minutes slower.
+let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+
 /// The kernel variants: the portable one always, the AVX2 one on x86-64 unless portable.
 let kernelVariants: [Target] = [
     // Homebrew keeps SIMDe's headers outside the compiler's default search path. SIMDe's 256-bit
@@ -111,26 +115,21 @@ let package = Package(
         .target(
             name: "Tokenizers",
             dependencies: ["GGUF"],
-            // Optimised in debug builds too, as Inference is: tokenizing real vocabularies'
-            // test cases unoptimised takes a minute more.
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+            swiftSettings: optimisedInDebug
         ),
         .target(
             name: "Inference",
             dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Jinja", "Tokenizers"],
-            // Debug builds optimise this module too: unoptimised, the forward pass and the
-            // quantizer are too slow to test real models.
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+            swiftSettings: optimisedInDebug
         ),
         // The terminal front end of `lumen repl` and the commands that print as they go: line
         // editing, output, progress bars, interrupt routing.
         .target(name: "Terminal", dependencies: ["CLineEditing", "Display", "Evaluation", "Executors"]),
-        // `lumen quantize`: llama.cpp's block quantizers and its K-quant mixes. Optimised in debug
-        // builds too, as Inference is: unoptimised, quantizing a model in a test takes minutes.
+        // `lumen quantize`: llama.cpp's block quantizers and its K-quant mixes.
         .target(
             name: "Quantization",
             dependencies: ["CKernels", "GGUF", "Inference"],
-            swiftSettings: [.unsafeFlags(["-O"], .when(configuration: .debug))]
+            swiftSettings: optimisedInDebug
         ),
         .executableTarget(
             name: "lumen",

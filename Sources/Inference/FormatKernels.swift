@@ -27,20 +27,21 @@ struct FormatKernels: Sendable {
     /// The eight-row layout for generation, when the format has one.
     let interleaving: RowInterleaving?
 
+    /// The C table's rows, in order, as the kernel variant this process runs gives them.
+    private static var tableRows: [lumen_format_kernels] {
+        var rows: [lumen_format_kernels] = []
+        while let row = lumen_format_kernels_at(rows.count)?.pointee { rows.append(row) }
+        return rows
+    }
+
     /// The rows of the C table, by name; a row without the two kernels every computable format
     /// has is left out (a test checks there is none).
-    static let byName: [String: FormatKernels] = {
-        var rows: [String: FormatKernels] = [:]
-        var index = 0
-        while let row = lumen_format_kernels_at(index)?.pointee {
-            index += 1
-            guard let name = row.name, let dequantize = row.dequantize, let dot = row.dot else { continue }
-            rows[String(cString: name)] = FormatKernels(
-                dequantize: dequantize, dot: dot, quantizedDot: row.dot_q8, levels: row.levels,
-                interleaving: row.dot_x8_q8.map { RowInterleaving(leadingHalves: row.x8_leading_halves, dot: $0) })
-        }
-        return rows
-    }()
+    static let byName: [String: FormatKernels] = Dictionary(uniqueKeysWithValues: tableRows.compactMap { row in
+        guard let name = row.name, let dequantize = row.dequantize, let dot = row.dot else { return nil }
+        return (String(cString: name), FormatKernels(
+            dequantize: dequantize, dot: dot, quantizedDot: row.dot_q8, levels: row.levels,
+            interleaving: row.dot_x8_q8.map { RowInterleaving(leadingHalves: row.x8_leading_halves, dot: $0) }))
+    })
 
     /// The rows by tensor type.
     static let byType: [TensorType: FormatKernels] = Dictionary(uniqueKeysWithValues: TensorType.allCases.compactMap { type in
@@ -49,11 +50,7 @@ struct FormatKernels: Sendable {
 
     /// The names of the C table's rows, in order, complete or not (for the test that every row
     /// names a GGUF type and has its kernels).
-    static var tableNames: [String] {
-        var names: [String] = []
-        while let row = lumen_format_kernels_at(names.count)?.pointee { names.append(row.name.map { String(cString: $0) } ?? "") }
-        return names
-    }
+    static var tableNames: [String] { tableRows.map { $0.name.map { String(cString: $0) } ?? "" } }
 }
 
 extension TensorType {

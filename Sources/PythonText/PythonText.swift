@@ -34,9 +34,7 @@ public enum PythonText {
             case "\t": result += "\\t"
             case quote: result += "\\" + String(quote)
             case _ where !isPrintable(scalar):
-                let (prefix, width) = scalar.value < 0x100 ? ("\\x", 2) : scalar.value < 0x10000 ? ("\\u", 4) : ("\\U", 8)
-                let digits = String(scalar.value, radix: 16)
-                result += prefix + String(repeating: "0", count: max(0, width - digits.count)) + digits
+                result += scalar.value < 0x100 ? hex(scalar.value, "\\x", 2) : scalar.value < 0x10000 ? hex(scalar.value, "\\u", 4) : hex(scalar.value, "\\U", 8)
             default: result.unicodeScalars.append(scalar)
             }
         }
@@ -77,9 +75,9 @@ public enum PythonText {
             case _ where scalar.value < 0x20 || (ensureASCII && scalar.value > 0x7E):
                 if scalar.value > 0xFFFF {
                     let offset = scalar.value - 0x10000
-                    result += hex4(0xD800 + (offset >> 10)) + hex4(0xDC00 + (offset & 0x3FF))
+                    result += hex(0xD800 + (offset >> 10), "\\u", 4) + hex(0xDC00 + (offset & 0x3FF), "\\u", 4)
                 } else {
-                    result += hex4(scalar.value)
+                    result += hex(scalar.value, "\\u", 4)
                 }
             default: result.unicodeScalars.append(scalar)
             }
@@ -87,8 +85,9 @@ public enum PythonText {
         return result + "\""
     }
 
-    private static func hex4(_ value: UInt32) -> String {
+    /// `prefix` and `value` in at least `width` lower-case hex digits.
+    private static func hex(_ value: UInt32, _ prefix: String, _ width: Int) -> String {
         let digits = String(value, radix: 16)
-        return "\\u" + String(repeating: "0", count: max(0, 4 - digits.count)) + digits
+        return prefix + String(repeating: "0", count: max(0, width - digits.count)) + digits
     }
 }

@@ -48,15 +48,17 @@ public actor LineEditor {
     /// The editor's own thread: libedit blocks on it while it reads.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
-    private let editLine: OpaquePointer
-    private let history: OpaquePointer
     private let assistant: Assistant
-    private let wakeRead: Int32
+    /// The wake-up pipe's write end, kept outside `resources` for the nonisolated `interrupt`
+    /// and `resized`.
     private let wakeWrite: Int32
     private let interruptRequested = Atomic<Bool>(false)
     private let resizeRequested = Atomic<Bool>(false)
     /// libedit's state, the prompt and the pipe, freed with the editor.
     private let resources: EditLineResources
+    private var editLine: OpaquePointer { resources.editLine }
+    private var history: OpaquePointer { resources.history }
+    private var wakeRead: Int32 { resources.wakeRead }
     /// The prompt libedit draws (libedit keeps the pointer).
     private var prompt: UnsafeMutablePointer<CChar>? {
         get { resources.prompt }
@@ -86,10 +88,7 @@ public actor LineEditor {
         }
         _ = fcntl(ends[1], F_SETFL, fcntl(ends[1], F_GETFL) | O_NONBLOCK)
         _ = fcntl(ends[0], F_SETFL, fcntl(ends[0], F_GETFL) | O_NONBLOCK)
-        self.editLine = editLine
-        self.history = history
         self.assistant = assistant
-        wakeRead = ends[0]
         wakeWrite = ends[1]
         resources = EditLineResources(editLine: editLine, history: history, wakeRead: ends[0], wakeWrite: ends[1])
         lumen_el_set_client_data(editLine, Unmanaged.passUnretained(self).toOpaque())

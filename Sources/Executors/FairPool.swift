@@ -27,6 +27,12 @@ public final class FairPool: Sendable {
         var busy: [Int]
         var waiters: [Waiter] = []
         var nextID: UInt64 = 0
+
+        /// Resource `preferred` when it has room under `limit`, else the least busy one with room.
+        func roomiest(preferring preferred: Int?, limit: Int) -> Int? {
+            if let preferred, busy.indices.contains(preferred), busy[preferred] < limit { return preferred }
+            return busy.indices.filter { busy[$0] < limit }.min { busy[$0] < busy[$1] }
+        }
     }
 
     private let state: Mutex<State>
@@ -39,10 +45,11 @@ public final class FairPool: Sendable {
     }
 
     /// Takes a place on a resource, waiting for one if all are full; returns its index, to
-    /// give back with `release`. With `queueLimit`, refuses at once (`Refusal.queueFull`) when
+    /// give back with `release`. Resource `preferring` is taken when it has room and no one is
+    /// waiting, else the least busy. With `queueLimit`, refuses at once (`Refusal.queueFull`) when
     /// that many are already waiting; with `waitLimit`, gives up (`Refusal.waitedTooLong`) when
     /// no place came free in that time. `queued` hears how many were ahead when it has to wait.
-    public func acquire(queueLimit: Int = .max, waitLimit: Duration? = nil, queued: (@Sendable (Int) -> Void)? = nil) async throws -> Int {
+    public func acquire(preferring: Int? = nil, queueLimit: Int = .max, waitLimit: Duration? = nil, queued: (@Sendable (Int) -> Void)? = nil) async throws -> Int {
         let id = state.withLock { state in
             state.nextID += 1
             return state.nextID
@@ -60,7 +67,7 @@ public final class FairPool: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
                 let admission: Admission = state.withLock { state in
                     if Task.isCancelled { return .refused(CancellationError()) }
-                    if state.waiters.isEmpty, let index = state.busy.indices.filter({ state.busy[$0] < limit }).min(by: { state.busy[$0] < state.busy[$1] }) {
+                    if state.waiters.isEmpty, let index = state.roomiest(preferring: preferring, limit: limit) {
                         state.busy[index] += 1
                         return .granted(index)
                     }

@@ -97,24 +97,28 @@ public actor ModelSession {
     }
 
     /// A prompt as text (tokenized on the session's thread) or as tokens.
-    private enum Prompt: Sendable {
+    enum Prompt: Sendable {
         case text(String)
         case tokens([Int32])
     }
 
-    private nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, pipeline: GenerationPipeline?, stop: StopSignal,
-                                    inherited: CachedPrefix? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
+    /// The events of a generation produced on this session's thread; `lease`, when given, is
+    /// released as soon as the generation ends.
+    nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, pipeline: GenerationPipeline?, stop: StopSignal,
+                            inherited: CachedPrefix? = nil, lease: SessionLease? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let pipeline = pipeline ?? GenerationPipeline(options: options, tokenizer: model.tokenizer)
         let producer = Task {
-            await self.produce(prompt, options: options, pipeline: pipeline, stop: stop, inherited: inherited, into: continuation)
+            await self.produce(prompt, options: options, pipeline: pipeline, stop: stop, inherited: inherited, lease: lease, into: continuation)
         }
         continuation.onTermination = { _ in producer.cancel() }
         return stream
     }
 
+    /// Runs the generation, giving `lease` back before the stream ends, so whoever reads the
+    /// end finds the session free.
     private func produce(_ prompt: Prompt, options: GenerationOptions, pipeline: GenerationPipeline, stop: StopSignal, inherited: CachedPrefix?,
-                         into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
+                         lease: SessionLease?, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
         let promptTokens = switch prompt {
         case .text(let text): model.tokenizer.encode(text)
         case .tokens(let tokens): tokens
@@ -124,9 +128,11 @@ public actor ModelSession {
             let summary = try run(promptTokens: promptTokens, options: options, pipeline: pipeline, stop: stop) { token in
                 continuation.yield(.token(token))
             }
+            lease?.release()
             continuation.yield(.finished(summary))
             continuation.finish()
         } catch {
+            lease?.release()
             continuation.finish(throwing: error)
         }
     }

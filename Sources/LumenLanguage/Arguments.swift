@@ -3,7 +3,8 @@
 public struct Arguments: Sendable {
     private var positional: [(Value, SourceLocation)]
     private var labelled: [(String, Value, SourceLocation)]
-    private let function: String
+    /// The function called, for messages.
+    package let function: String
     /// The labels the function takes, for a hint when a label is misspelt.
     private let knownLabels: [String]
     /// Where the call is.

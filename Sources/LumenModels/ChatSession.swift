@@ -22,15 +22,6 @@ public final class ChatSession: PropertyTableHostObject {
         state = Mutex(conversation)
     }
 
-    /// The local session answering, for what only a locally rendered conversation has (its
-    /// prompt and tokens).
-    private func localSession(_ property: String) throws -> ModelSession {
-        guard let local = engine as? LocalChat else {
-            throw ModelError(file: model.name, field: property, reason: "the server renders this conversation; only its messages are known here")
-        }
-        return local.session
-    }
-
     /// The conversation as it is now.
     var conversation: Conversation { state.withLock { $0 } }
 
@@ -55,7 +46,7 @@ public final class ChatSession: PropertyTableHostObject {
         ("template", { $0.conversation.template.map { .string($0.source) } ?? .null }),
         ("tokens", { chat in
             let conversation = chat.conversation
-            let tokenizer = try chat.localSession("tokens").model.tokenizer
+            let tokenizer = try chat.model.loaded(for: "tokens").model().tokenizer
             let ids = conversation.promptTokens(tokenizer, text: try conversation.renderedPrompt())
             let rows = ids.enumerated().map { index, id in
                 [String(index), String(id), tokenizer.visiblePiece(id), tokenizer.vocabulary.attributes[Int(id)].isDisjoint(with: [.control, .userDefined]) ? "" : "special"]
@@ -68,7 +59,7 @@ public final class ChatSession: PropertyTableHostObject {
     /// The rendered prompt of the next reply, each special token marked: `⟨<|im_start|>⟩` in
     /// text, highlighted in HTML.
     private func promptBundle(_ conversation: Conversation) throws -> MIMEBundle {
-        let tokenizer = try localSession("prompt").model.tokenizer
+        let tokenizer = try model.loaded(for: "prompt").model().tokenizer
         let ids = conversation.promptTokens(tokenizer, text: try conversation.renderedPrompt())
         var plain = ""
         var html = "<pre style=\"white-space: pre-wrap\">"

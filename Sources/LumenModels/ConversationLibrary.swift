@@ -24,8 +24,8 @@ final class ConversationLibrary: LumenLibrary {
         let system = try arguments.labelledString("system")
         let template = try arguments.labelledString("template")
         try arguments.finish()
-        return try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in
-            .host(try model.conversation(system: system, template: template) { context.output.stream(.stderr, $0) })
+        return try await ModelLibrary.modelWork(at: context.location) {
+            .host(try await model.conversation(system: system, template: template) { context.output.stream(.stderr, $0) })
         }
     }
 
@@ -43,8 +43,8 @@ final class ConversationLibrary: LumenLibrary {
         turn.append(ChatMessage(role: "user", content: message))
         let generation = try await ModelLibrary.streamGeneration(prompt: message, options: options, timeout: timeout,
                                                     record: RunDraft(entry: "say", model: chat.model, messages: turn.messages),
-                                                    context: context) { stop throws(ModelError) in
-            try chat.engine.reply(to: turn, options: options, stop: stop)
+                                                    context: context) { stop in
+            try await chat.engine.reply(to: turn, options: options, stop: stop)
         }
         turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted || generation.stats.finishReason == .timeout))
         chat.update { $0 = turn }
@@ -70,12 +70,7 @@ final class ConversationLibrary: LumenLibrary {
     ) { arguments, context in
         let chat = try chat(&arguments)
         try arguments.finish()
-        let engine: any ChatEngine
-        do {
-            engine = try await chat.engine.fork()
-        } catch {
-            throw LumenError(.model, "\(error)", at: context.location)
-        }
+        let engine = try await ModelLibrary.modelWork(at: context.location) { try await chat.engine.fork() }
         return .host(ChatSession(model: chat.model, engine: engine, conversation: chat.conversation))
     }
 }

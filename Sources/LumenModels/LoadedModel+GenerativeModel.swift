@@ -12,26 +12,44 @@ extension LoadedModel: GenerativeModel {
         return RunModel(loaded, name: name)
     }
 
-    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) throws(ModelError)
+    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
-        let session = try session()
-        let pipeline = hooks.isEmpty ? nil : GenerationPipeline(options: options, tokenizer: session.model.tokenizer, hooks: hooks)
-        return session.generate(prompt, options: options, pipeline: pipeline, stop: stop)
+        let lease = try await lease()
+        let pipeline = hooks.isEmpty ? nil : GenerationPipeline(options: options, tokenizer: lease.session.model.tokenizer, hooks: hooks)
+        return lease.generate(prompt, options: options, pipeline: pipeline, stop: stop)
     }
 
     func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {
-        let session = try session()
-        return try await session.nextTokenLogProbabilities(prompt, k: k).map { entry in
-            (entry.id, String(decoding: session.model.tokenizer.piece(entry.id), as: UTF8.self), Double(entry.logProbability))
+        try await withSession { session in
+            try await session.nextTokenLogProbabilities(prompt, k: k).map { entry in
+                (entry.id, String(decoding: session.model.tokenizer.piece(entry.id), as: UTF8.self), Double(entry.logProbability))
+            }
         }
     }
 
-    func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession {
+    func conversation(system: String?, template: String?, note: (String) -> Void) async throws -> ChatSession {
         let llama = try model()
         let conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: template)
         if let fallback = conversation.template?.origin.fallbackNote(model: name, option: "template:") {
             note(fallback + "\n")
         }
-        return ChatSession(model: self, engine: LocalChat(model: self, session: try session()), conversation: conversation)
+        // The conversation keeps to the least busy session of now, whose cache then holds its turns.
+        let lease = try await lease()
+        lease.release()
+        return ChatSession(model: self, engine: LocalChat(model: self, sessionIndex: lease.index), conversation: conversation)
     }
+
+    func perplexity(_ request: ScoringRequest, progress: (Int, Int, Estimate) -> Void) async throws -> PerplexityScores {
+        try await withSession { session in
+            let (tokens, windows) = try await request.windows(base: session)
+            let count = windows.windows.count
+            let result = try await TextScoring.perplexity(of: tokens, windows: windows, session: session) { done, estimate in
+                progress(done, count, estimate)
+            }
+            return PerplexityScores(logProbabilities: result.logProbabilities, estimate: result.estimate.perplexity, context: request.context ?? tokens.count,
+                                    method: request.context.map { "\(count) windows of \($0)" })
+        }
+    }
+
+    func loaded(for use: String) throws(ModelError) -> LoadedModel { self }
 }

@@ -7,13 +7,9 @@ import LumenLanguage
 import Synchronization
 
 /// A model loaded in a session: its weights (shared with every other load of the same file) and a
-/// pool of `ModelSession` actors that serialise the work on each KV cache.
+/// pool of `ModelSession` actors that serialise the work on each KV cache. Cells share the
+/// sessions: each use takes the least busy one.
 public final class LoadedModel: PropertyTableHostObject {
-    private struct State {
-        var model: LanguageModel?
-        var sessions: [ModelSession] = []
-        var next = 0
-    }
 
     /// The file's path.
     public let path: String
@@ -23,7 +19,8 @@ public final class LoadedModel: PropertyTableHostObject {
     let threads: Int
     /// Sessions in the pool.
     let instances: Int
-    private let state = Mutex(State())
+    /// The sessions, nil once unloaded.
+    private let pool = Mutex<SessionPool?>(nil)
 
     /// Loads the file at `path` with a pool of `instances` sessions.
     init(path: String, contextLength: Int?, threads: Int, instances: Int) throws(ModelError) {
@@ -41,35 +38,39 @@ public final class LoadedModel: PropertyTableHostObject {
     }
 
     private func open() throws(ModelError) {
-        let model = try WeightCache.shared.model(at: path)
-        let sessions = (0..<instances).map { _ in ModelSession(model: model, contextLength: contextLength, threads: threads) }
-        state.withLock { $0 = State(model: model, sessions: sessions) }
+        let sessions = try SessionPool(loading: path, instances: instances, contextLength: contextLength, threads: threads)
+        pool.withLock { $0 = sessions }
     }
 
     /// Releases the weights and sessions; later use is an error.
     func unload() {
-        state.withLock { $0 = State() }
+        pool.withLock { $0 = nil }
+    }
+
+    /// The sessions, or an error saying the model was unloaded.
+    private func sessions() throws(ModelError) -> SessionPool {
+        guard let sessions = pool.withLock({ $0 }) else {
+            throw ModelError(file: path, field: "model", reason: "was unloaded; load it again or call reload()")
+        }
+        return sessions
     }
 
     /// The model, or an error saying it was unloaded.
     func model() throws(ModelError) -> LanguageModel {
-        guard let model = state.withLock({ $0.model }) else {
-            throw ModelError(file: path, field: "model", reason: "was unloaded; load it again or call reload()")
-        }
-        return model
+        try sessions().model
     }
 
-    /// The next session of the pool, in turn.
-    func session() throws(ModelError) -> ModelSession {
-        let session: ModelSession? = state.withLock { state in
-            guard !state.sessions.isEmpty else { return nil }
-            defer { state.next = (state.next + 1) % state.sessions.count }
-            return state.sessions[state.next]
-        }
-        guard let session else {
-            throw ModelError(file: path, field: "model", reason: "was unloaded; load it again or call reload()")
-        }
-        return session
+    /// A session of the pool, held until the lease is released or dropped: `preferring` when
+    /// given (a conversation's), else the least busy.
+    func lease(preferring: Int? = nil) async throws -> SessionLease {
+        try await sessions().lease(preferring: preferring)
+    }
+
+    /// Runs `body` on the least busy session of the pool, held until `body` returns.
+    func withSession<Result: Sendable>(_ body: (ModelSession) async throws -> Result) async throws -> Result {
+        let lease = try await lease()
+        defer { lease.release() }
+        return try await body(lease.session)
     }
 
     public var typeName: String { "Model" }
@@ -86,7 +87,7 @@ public final class LoadedModel: PropertyTableHostObject {
     func infoPairs() throws(ModelError) -> [(String, Value)] {
         let model = try model()
         let configuration = model.configuration
-        let sessionBytes = state.withLock { $0.sessions.reduce(0) { $0 + $1.stateByteCount } }
+        let sessionBytes = try sessions().stateByteCount
         return [
             ("architecture", .string(configuration.architecture)),
             ("vocabularyKind", .string(model.tokenizer.vocabulary.kindDescription)),
@@ -122,33 +123,5 @@ public final class LoadedModel: PropertyTableHostObject {
             """
         let table = Table(columns: ["model", name], rows: pairs.map { [$0.0, $0.1.printed] })
         return MIMEBundle(["text/html": html, "text/plain": table.plainText])
-    }
-}
-
-/// Keeps one `LanguageModel` per file while any load uses it, so loading a file twice shares its
-/// mapped weights.
-final class WeightCache: Sendable {
-    static let shared = WeightCache()
-
-    private final class Weak: @unchecked Sendable {
-        // Safety: `model` is written only in `init`; `weak` loads are atomic in Swift.
-        weak var model: LanguageModel?
-        init(_ model: LanguageModel) { self.model = model }
-    }
-
-    private let models = Mutex<[String: Weak]>([:])
-
-    func model(at path: String) throws(ModelError) -> LanguageModel {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
-        if let cached = models.withLock({ $0[key]?.model }) { return cached }
-        let model = try LanguageModel(path: key)
-        models.withLock { $0[key] = Weak(model) }
-        return model
-    }
-
-    /// Forgets `path`, so the next load reads the file again.
-    func evict(_ path: String) {
-        let key = URL(fileURLWithPath: path).standardizedFileURL.resolvingSymlinksInPath().path
-        _ = models.withLock { $0.removeValue(forKey: key) }
     }
 }

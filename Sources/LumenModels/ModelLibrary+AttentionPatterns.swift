@@ -8,7 +8,7 @@ extension ModelLibrary {
         signature: "attentionPatterns(_ model, _ prompt: String, block: Int, heads: Range? = nil) -> AttentionPattern",
         summary: "Each head's attention probabilities in one block over the prompt: a query × key heatmap per head, labelled with the tokens (heads: a range chooses some); .weights[head][query][key]."
     ) { arguments, context in
-        let model = try insideModel(&arguments)
+        let model = try loadedModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         guard let block = try arguments.labelledInteger("block") else {
             throw LumenError(.value, "block: is needed (the block whose attention to show)", at: context.location)

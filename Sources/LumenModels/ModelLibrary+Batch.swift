@@ -18,7 +18,7 @@ extension ModelLibrary {
 
     /// Runs one generation to the end without showing it.
     static func collect(_ model: any GenerativeModel, prompt: String, options: GenerationOptions) async throws -> Generation {
-        let collected = try await GenerationCollector.collect(try model.generate(prompt, options: options, hooks: [], stop: StopSignal()))
+        let collected = try await GenerationCollector.collect(try await model.generate(prompt, options: options, hooks: [], stop: StopSignal()))
         try Task.checkCancellation()
         let stats = collected.summary ?? GenerationSummary(promptTokens: 0, generatedTokens: collected.tokens.count, timeToFirstToken: 0,
                                                            promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
@@ -146,7 +146,7 @@ extension ModelLibrary {
         signature: "bench(_ model, promptTokens: 128, genTokens: 64, repetitions: 3, threads: [1, 2]) -> Bench",
         summary: "Prompt-processing and generation speed (tokens per second, mean ± sd) for each thread count, as a table and a bar chart; .rows gives the figures to compare with another run."
     ) { arguments, context in
-        let model = try model(&arguments)
+        let model = try loadedModel(&arguments)
         let promptTokens = try arguments.labelledInteger("promptTokens") ?? 128
         let genTokens = try arguments.labelledInteger("genTokens") ?? 64
         let repetitions = try arguments.labelledInteger("repetitions") ?? 3

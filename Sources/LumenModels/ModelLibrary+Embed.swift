@@ -8,7 +8,7 @@ extension ModelLibrary {
         signature: "embed(_ model, _ text: String or [String], pooling: String? = nil, normalize: true) -> Tensor",
         summary: "A text's embedding as llama-embedding computes it: each position's hidden state after the final norm, pooled (pooling: \"mean\", \"cls\" or \"last\"; by default as the file declares, else mean), scaled to unit length unless normalize: false. A Tensor [width], or [text][width] for an array of texts: compare with cosine(a, b)."
     ) { arguments, context in
-        let model = try insideModel(&arguments)
+        let model = try loadedModel(&arguments)
         let (value, location) = try arguments.requirePositional("text")
         let pooling = try arguments.labelledString("pooling").map { name throws(LumenError) in
             guard let pooling = Pooling(rawValue: name) else {

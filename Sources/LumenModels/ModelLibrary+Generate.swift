@@ -25,8 +25,8 @@ extension ModelLibrary {
         draft.steering = steering.logged
         draft.interventions = changes.logged
         let generation = try await streamGeneration(prompt: prompt, options: options, timeout: timeout, record: draft,
-                                                    context: context) { stop throws(ModelError) in
-            (nil, try model.generate(prompt, options: options, hooks: steering.hooks + changes.hooks, stop: stop))
+                                                    context: context) { stop in
+            (nil, try await model.generate(prompt, options: options, hooks: steering.hooks + changes.hooks, stop: stop))
         }
         if generation.interrupted { throw CancellationError() }
         return .host(generation)
@@ -42,13 +42,13 @@ extension ModelLibrary {
     /// reason `timeout`. The generation, finished or not, goes to the run log as `record`
     /// describes it.
     static func streamGeneration(prompt: String, options: GenerationOptions, timeout: Double?, record: RunDraft, context: Builtin.Context,
-                                 start: (StopSignal) throws(ModelError) -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>))
+                                 start: (StopSignal) async throws -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>))
         async throws -> Generation {
         let output = context.output
         // The stream is read by a task of its own, which cancellation of the cell does not reach:
         // an interrupt raises `stop` instead, so the stream still ends with its summary.
         let stop = StopSignal()
-        let (rendered, events) = try modelCall(at: context.location) { () throws(ModelError) in try start(stop) }
+        let (rendered, events) = try await modelWork(at: context.location) { try await start(stop) }
         let consumer = Task { () async throws -> GenerationCollector in
             var collected = GenerationCollector()
             // The text's UTF-8 bytes streamed so far (the text only grows, a scalar at a time).

@@ -76,8 +76,11 @@ extension ModelLibrary {
     static func interventions(_ arguments: inout Arguments, model: any GenerativeModel, at location: SourceLocation) throws(LumenError)
         -> (hooks: [any ForwardHook], logged: [RunIntervention]) {
         guard let (value, valueLocation) = arguments.labelled("interventions") else { return ([], []) }
-        guard let model = model as? LoadedModel else {
-            throw LumenError(.value, "interventions: a served model does not expose its activations: change a model loaded with load()", at: valueLocation)
+        let local: LoadedModel
+        do {
+            local = try model.loaded(for: "interventions:")
+        } catch {
+            throw LumenError(.value, error.description, at: valueLocation)
         }
         let elements = (try? Operators.elements(of: value, at: valueLocation)) ?? [value]
         let objects = try elements.map { element throws(LumenError) in
@@ -86,9 +89,9 @@ extension ModelLibrary {
             }
             return object
         }
-        let loaded = try modelCall(at: location) { () throws(ModelError) in try model.model() }
+        let loaded = try modelCall(at: location) { () throws(ModelError) in try local.model() }
         let hooks = try modelCall(at: valueLocation) { () throws(ModelError) in
-            try objects.map { object throws(ModelError) in try object.logged.hook(loaded.configuration, sourceRows: object.sourceRows, file: model.path) }
+            try objects.map { object throws(ModelError) in try object.logged.hook(loaded.configuration, sourceRows: object.sourceRows, file: local.path) }
         }
         return (hooks, objects.map(\.logged))
     }

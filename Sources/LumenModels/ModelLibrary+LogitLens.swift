@@ -8,7 +8,7 @@ extension ModelLibrary {
         signature: "logitLens(_ model, _ prompt: String, token: String? = nil) -> LogitLens",
         summary: "The logit lens: each block's residual stream at every position of the prompt, through the final norm and output matrix. Shows the top token per (block, position) shaded by probability; with token:, that token's probability at the last position after each block, as a chart."
     ) { arguments, context in
-        let model = try insideModel(&arguments)
+        let model = try loadedModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         let token = arguments.labelled("token")
         let text = try token.map { argument throws(LumenError) in try arguments.string(argument, "token") }

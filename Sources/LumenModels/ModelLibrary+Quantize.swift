@@ -26,7 +26,7 @@ extension ModelLibrary {
         signature: "quantize(_ model, to: String, path: String? = nil) -> Model",
         summary: "Writes the model's weights in another format (\(QuantizationScheme.allCases.map(\.rawValue).joined(separator: ", ")); a temporary file unless path is given) and loads the result with the same settings."
     ) { arguments, context in
-        let model = try model(&arguments)
+        let model = try loadedModel(&arguments)
         guard let (schemeName, schemeLocation) = arguments.labelled("to") else {
             throw LumenError(.value, "quantize() needs the target format, e.g. to: \"Q4_K_M\"", at: context.location)
         }

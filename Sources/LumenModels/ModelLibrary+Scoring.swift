@@ -16,36 +16,27 @@ extension ModelLibrary {
         signature: "perplexity(_ model, _ text: String? = nil, file: String? = nil, context: Int? = nil, plot: Bool = false) -> Perplexity",
         summary: "The model's perplexity on the text or file (it acts as that number; .value, .uncertainty, .tokens, .logprobs). With context: N, or for a file (N = 512 unless given), llama-perplexity's method: windows of N tokens, each scoring its second half, so the figure compares with llama.cpp's. plot: true charts the log-probabilities."
     ) { arguments, context in
-        if case .host(let object as RemoteModelObject)? = arguments.peekPositional() {
-            return try await remotePerplexity(object, &arguments, context: context)
-        }
-        let model = try model(&arguments)
+        let model = try generativeModel(&arguments)
         let request = try ScoringRequest(&arguments, at: context.location)
         let plot = arguments.labelled("plot").map { $0.0.equals(.bool(true)) } ?? false
         try arguments.finish()
-        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
-        let (tokens, windows) = try await request.windows(base: session)
         let output = context.output
         let progressID = "perplexity-\(UUID().uuidString)"
-        ProgressBar(label: "perplexity: 0/\(windows.windows.count) windows", fraction: 0).show(on: output, id: progressID)
-        let result: (estimate: PerplexityEstimate, logProbabilities: [Float])
-        do {
-            result = try await TextScoring.perplexity(of: tokens, windows: windows, session: session) { done, estimate in
-                let label = String(format: "perplexity: %d/%d windows, %.4f so far", done, windows.windows.count, estimate.value)
-                ProgressBar(label: label, fraction: Double(done) / Double(windows.windows.count)).show(on: output, id: progressID, finished: done == windows.windows.count)
+        ProgressBar(label: "perplexity: 0 windows", fraction: 0).show(on: output, id: progressID)
+        let scores = try await modelWork(at: context.location) {
+            try await model.perplexity(request) { done, count, estimate in
+                let label = String(format: "perplexity: %d/%d windows, %.4f so far", done, count, estimate.value)
+                ProgressBar(label: label, fraction: Double(done) / Double(count)).show(on: output, id: progressID, finished: done == count)
             }
-        } catch {
-            if Task.isCancelled { throw CancellationError() }
-            throw LumenError(.model, "\(error)", at: context.location)
         }
-        let estimate = result.estimate.perplexity
-        let logProbabilities = result.logProbabilities
-        try context.record(RunRecord(kind: .perplexity, entry: "perplexity", origin: try context.origin,
-                                         model: RunModel(session.model, name: model.name), prompt: request.logged, value: estimate.value,
-                                         figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count),
-                                                   "context": Double(request.context ?? tokens.count)]))
+        let (estimate, logProbabilities) = (scores.estimate, scores.logProbabilities)
+        if let runModel = model.runModel {
+            try context.record(RunRecord(kind: .perplexity, entry: "perplexity", origin: try context.origin, model: runModel, prompt: request.logged,
+                                         value: estimate.value, figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count),
+                                                                          "context": Double(scores.context)]))
+        }
         var description = String(format: "perplexity %.4f ± %.5f over %d tokens", estimate.value, estimate.uncertainty, logProbabilities.count)
-        if let window = request.context { description += " (\(windows.windows.count) windows of \(window))" }
+        if let method = scores.method { description += " (\(method))" }
         var bundle = MIMEBundle.plainText(description)
         if plot {
             let chart = Chart(kind: .line, labels: (1...logProbabilities.count).map(String.init),
@@ -66,12 +57,16 @@ extension ModelLibrary {
         signature: "compareModels(_ base, _ other, _ text: String? = nil, file: String? = nil, context: Int? = nil) -> ModelComparison",
         summary: "Compares other's next-token distributions with base's over the text or file, in memory: KL divergence per token (mean, median, p99, max; .kl for each token, charted), top-1 agreement, Δp of the actual token and both perplexities — llama-perplexity --kl-divergence's statistics. Acts as the mean KL divergence. The two models must share a vocabulary (formats of one model)."
     ) { arguments, context in
-        let base: LoadedModel = try hostObject(&arguments, "base", "a model (from load)")
-        let other: LoadedModel = try hostObject(&arguments, "other", "a model (from load)")
+        let base = try loadedModel(&arguments, "base")
+        let other = try loadedModel(&arguments, "other")
         let request = try ScoringRequest(&arguments, at: context.location)
         try arguments.finish()
-        let baseSession = try modelCall(at: context.location) { () throws(ModelError) in try base.session() }
-        let otherSession = try modelCall(at: context.location) { () throws(ModelError) in try other.session() }
+        let (baseLease, otherLease) = try await modelWork(at: context.location) { (try await base.lease(), try await other.lease()) }
+        defer {
+            baseLease.release()
+            otherLease.release()
+        }
+        let (baseSession, otherSession) = (baseLease.session, otherLease.session)
         let (tokens, windows) = try await request.windows(base: baseSession, other: otherSession)
         let output = context.output
         let progressID = "compare-\(UUID().uuidString)"
@@ -91,37 +86,5 @@ extension ModelLibrary {
                                          model: RunModel(otherSession.model, name: other.name), baseModel: RunModel(baseSession.model, name: base.name),
                                          prompt: request.logged, value: comparison.summary.meanKLDivergence.value, figures: comparison.summary.figures))
         return .host(comparison.measurement)
-    }
-
-    /// `perplexity(r, text)` for a served model: the server scores the whole text in one request
-    /// (`echo` with `logprobs`), so there are no windows; the value is exp of the mean negative
-    /// log-probability of every token after the first, as for a loaded model's single window.
-    static func remotePerplexity(_ model: RemoteModelObject, _ arguments: inout Arguments, context: Builtin.Context) async throws -> Value {
-        _ = arguments.nextPositional()
-        let text = try arguments.string(try arguments.requirePositional("text"), "text")
-        try arguments.finish()
-        let logProbabilities: [Float]
-        do {
-            logProbabilities = try await model.remote.promptLogProbabilities(text).map(Float.init)
-        } catch is CancellationError {
-            throw CancellationError()
-        } catch {
-            throw LumenError(.model, "\(error)", at: context.location)
-        }
-        var accumulated = PerplexityEstimate()
-        accumulated.add(logProbabilities)
-        let estimate = accumulated.perplexity
-        if let runModel = model.runModel {
-            try context.record(RunRecord(kind: .perplexity, entry: "perplexity", origin: try context.origin, model: runModel,
-                                             prompt: text, value: estimate.value,
-                                             figures: ["uncertainty": estimate.uncertainty, "tokens": Double(logProbabilities.count)]))
-        }
-        let description = String(format: "perplexity %.4f ± %.5f over %d tokens (scored by the server)", estimate.value, estimate.uncertainty, logProbabilities.count)
-        return .host(Measurement(typeName: "Perplexity", number: estimate.value, properties: [
-            "value": .double(estimate.value),
-            "uncertainty": .double(estimate.uncertainty),
-            "tokens": .integer(logProbabilities.count),
-            "logprobs": .array(logProbabilities.map { .double(Double($0)) }),
-        ], bundle: .plainText(description)))
     }
 }

@@ -29,7 +29,7 @@ extension ModelLibrary {
         signature: "steeringVector(_ model, positive: [String], negative: [String]) -> ControlVector",
         summary: "A contrastive steering vector: for each block after the first, the mean residual stream at the positive prompts' last token minus the negatives'. Steer with generate(…, steer:, steerScale:, steerBlocks:)."
     ) { arguments, context in
-        let model = try insideModel(&arguments)
+        let model = try loadedModel(&arguments)
         func prompts(_ label: String) throws(LumenError) -> [String] {
             let (value, location) = try arguments.requireLabelled(label)
             let elements = try? Operators.elements(of: value, at: location)

@@ -13,7 +13,7 @@ extension ModelLibrary {
         signature: "trace(_ model, _ prompt: String, keep: [\"resid\"], blocks: all, generate: 0, interventions: [], steer: nil, steerScale: 1.0, steerBlocks: nil, limit: 2 GiB) -> Trace",
         summary: "Runs the prompt (and with generate: n, up to n greedy tokens after it, a generation the run log keeps) and keeps activations as tensors: keep: names the points (\"resid\" after each block, \"attn_out\", \"ffn_out\", \"heads\" before the output projection, \"attn\" probabilities), blocks: a range or array chooses blocks. Says what it will keep and refuses more than limit: bytes. interventions: ablate(…) and patch(…) values change the run, and steer: a control vector as generate's does."
     ) { arguments, context in
-        let model = try insideModel(&arguments)
+        let model = try loadedModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         let loaded = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
         let c = loaded.configuration
@@ -51,7 +51,9 @@ extension ModelLibrary {
         }
         let limit = Int(limitBytes)
 
-        let session = try modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let lease = try await modelWork(at: context.location) { try await model.lease() }
+        defer { lease.release() }
+        let session = lease.session
         let tokens = session.tokenize(prompt)
         let plan = ActivationTrace(points: points, blocks: blocks, configuration: c)
         let most = min(tokens.count + min(generated, session.contextLength), session.contextLength)

@@ -72,23 +72,24 @@ final class ModelLibrary: LumenLibrary {
         }
     }
 
-    /// The positional `model` of a built-in that looks inside the forward pass: a loaded model
-    /// (a served one does not expose its activations).
-    static func insideModel(_ arguments: inout Arguments) throws(LumenError) -> LoadedModel {
-        try hostObject(&arguments, "model", "a model loaded with load() (a served model does not expose its activations)")
-    }
-
-    /// Runs `body` on a session of `model`, turning its `ModelError` into Lumen's at `location`;
-    /// a cancelled cell stays cancelled.
-    static func onSession<Result: Sendable>(of model: LoadedModel, at location: SourceLocation,
-                                            _ body: (ModelSession) async throws(ModelError) -> Result) async throws -> Result {
-        let session = try modelCall(at: location) { () throws(ModelError) in try model.session() }
+    /// Runs `body`, turning its errors into Lumen's model errors at `location`; a cancelled
+    /// cell stays cancelled.
+    static func modelWork<Result: Sendable>(at location: SourceLocation, _ body: () async throws -> Result) async throws -> Result {
         do {
-            return try await body(session)
+            return try await body()
+        } catch let error as LumenError {
+            throw error
         } catch {
-            if Task.isCancelled { throw CancellationError() }
+            if Task.isCancelled || error is CancellationError { throw CancellationError() }
             throw LumenError(.model, "\(error)", at: location)
         }
+    }
+
+    /// Runs `body` on the least busy session of `model`, turning its errors into Lumen's at
+    /// `location`; a cancelled cell stays cancelled.
+    static func onSession<Result: Sendable>(of model: LoadedModel, at location: SourceLocation,
+                                            _ body: (ModelSession) async throws -> Result) async throws -> Result {
+        try await modelWork(at: location) { try await model.withSession(body) }
     }
 
     /// The positional argument `label`, which must be a host object of type `T` (`what` says
@@ -101,22 +102,29 @@ final class ModelLibrary: LumenLibrary {
         return typed
     }
 
-    static func model(_ arguments: inout Arguments) throws(LumenError) -> LoadedModel {
-        let (value, location) = try arguments.requirePositional("model")
-        guard case .host(let object) = value, let model = object as? LoadedModel else {
-            let remote = if case .host(let object) = value, object is RemoteModelObject { " (this needs the weights: a served model cannot do it)" } else { "" }
-            throw LumenError(.type, "expected a model (from load), got \(value.typeName)\(remote)", at: location)
+    /// The positional argument `label` as a model loaded in this process, for a built-in that
+    /// needs its weights; a served model refuses, saying why.
+    static func loadedModel(_ arguments: inout Arguments, _ label: String = "model") throws(LumenError) -> LoadedModel {
+        let (model, location) = try generativeModelAndLocation(&arguments, label)
+        do {
+            return try model.loaded(for: arguments.function + "()")
+        } catch {
+            throw LumenError(.type, error.description, at: location)
         }
-        return model
     }
 
-    /// The positional argument `model`: a loaded or a remote model.
-    static func generativeModel(_ arguments: inout Arguments) throws(LumenError) -> any GenerativeModel {
-        let (value, location) = try arguments.requirePositional("model")
+    /// The positional argument `label`: a loaded or a remote model.
+    static func generativeModel(_ arguments: inout Arguments, _ label: String = "model") throws(LumenError) -> any GenerativeModel {
+        try generativeModelAndLocation(&arguments, label).model
+    }
+
+    private static func generativeModelAndLocation(_ arguments: inout Arguments, _ label: String) throws(LumenError)
+        -> (model: any GenerativeModel, location: SourceLocation) {
+        let (value, location) = try arguments.requirePositional(label)
         guard case .host(let object) = value, let model = object as? any GenerativeModel else {
             throw LumenError(.type, "expected a model (from load or connect), got \(value.typeName)", at: location)
         }
-        return model
+        return (model, location)
     }
 
     /// The positional argument `model`: one model, or an array of them (loaded or remote).
@@ -172,14 +180,14 @@ final class ModelLibrary: LumenLibrary {
     }
 
     static let unload = Builtin(name: "unload", signature: "unload(_ model)", summary: "Releases the model's weights and caches; using it afterwards is an error.") { arguments, _ in
-        let model = try model(&arguments)
+        let model = try loadedModel(&arguments)
         try arguments.finish()
         model.unload()
         return .null
     }
 
     static let reload = Builtin(name: "reload", signature: "reload(_ model)", summary: "Reads the model's file again (after it changed on disk), keeping the variable.") { arguments, context in
-        let model = try model(&arguments)
+        let model = try loadedModel(&arguments)
         try arguments.finish()
         do {
             try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in try model.reload() }
@@ -190,7 +198,7 @@ final class ModelLibrary: LumenLibrary {
     }
 
     static let prewarm = Builtin(name: "prewarm", signature: "prewarm(_ model)", summary: "Reads every weight once in the background (utility priority), so the first generation does not wait for the disk.") { arguments, context in
-        let model = try model(&arguments)
+        let model = try loadedModel(&arguments)
         try arguments.finish()
         let weights = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
         // Page faults block: a utility-priority thread of its own reads the weights.
@@ -199,7 +207,7 @@ final class ModelLibrary: LumenLibrary {
     }
 
     static let tokenize = Builtin(name: "tokenize", signature: "tokenize(_ model, _ text: String) -> Table", summary: "The tokens of the text (BOS first): index, id and piece, with spaces shown as ·, line breaks as \\n, special and byte tokens as written (<0x..>).") { arguments, _ in
-        let model = try model(&arguments)
+        let model = try loadedModel(&arguments)
         let text = try arguments.string(try arguments.requirePositional("text"), "text")
         try arguments.finish()
         let llama = try modelCall(at: arguments.callLocation) { () throws(ModelError) in try model.model() }
@@ -211,7 +219,7 @@ final class ModelLibrary: LumenLibrary {
     }
 
     static let detokenize = Builtin(name: "detokenize", signature: "detokenize(_ model, _ ids: [Int]) -> String", summary: "The text of token ids.") { arguments, _ in
-        let model = try model(&arguments)
+        let model = try loadedModel(&arguments)
         let (idsValue, location) = try arguments.requirePositional("ids")
         try arguments.finish()
         let ids = try Operators.elements(of: idsValue, at: location).map { value in

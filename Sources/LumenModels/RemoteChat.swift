@@ -10,10 +10,10 @@ struct RemoteChat: ChatEngine {
     /// The model.
     let model: RemoteModel
 
-    func reply(to conversation: Conversation, options: GenerationOptions, stop: StopSignal) throws(ModelError)
+    func reply(to conversation: Conversation, options: GenerationOptions, stop: StopSignal) async throws
         -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>) {
         (nil, model.chat(conversation.messages, options: options, stop: stop))
     }
 
-    func fork() async throws(ModelError) -> any ChatEngine { self }
+    func fork() async throws -> any ChatEngine { self }
 }

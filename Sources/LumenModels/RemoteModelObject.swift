@@ -37,7 +37,7 @@ public final class RemoteModelObject: PropertyTableHostObject, GenerativeModel {
         RunModel(name: remote.name, path: remote.urls.joined(separator: " "), architecture: "remote", tensorTypes: "")
     }
 
-    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) throws(ModelError)
+    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
         guard hooks.isEmpty else {
             throw ModelError(file: remote.name, field: "steer", reason: "a served model does not expose its activations: steer a model loaded with load()")
@@ -49,11 +49,30 @@ public final class RemoteModelObject: PropertyTableHostObject, GenerativeModel {
         try await remote.nextTokens(prompt, k: k).map { (nil, $0.text, $0.logProbability) }
     }
 
-    func conversation(system: String?, template: String?, note: (String) -> Void) throws(ModelError) -> ChatSession {
+    func conversation(system: String?, template: String?, note: (String) -> Void) async throws -> ChatSession {
         guard template == nil else {
             throw ModelError(file: remote.name, field: "template", reason: "a served model's conversations are rendered by the server's own template")
         }
         return ChatSession(model: self, engine: RemoteChat(model: remote), conversation: Conversation(system: system))
+    }
+
+    /// The server scores the whole text in one request (`echo` with `logprobs`), so there are
+    /// no windows: the text's tokens after the first, as a loaded model's single window.
+    func perplexity(_ request: ScoringRequest, progress: (Int, Int, Estimate) -> Void) async throws -> PerplexityScores {
+        guard request.context == nil else {
+            throw ModelError(file: remote.name, field: "context", reason: "a served model scores a text whole, in one request; "
+                             + "scoring in windows (context:, and file: scores 512-token windows unless told) needs a model loaded with load()")
+        }
+        let logProbabilities = try await remote.promptLogProbabilities(try await request.text()).map(Float.init)
+        var accumulated = PerplexityEstimate()
+        accumulated.add(logProbabilities)
+        progress(1, 1, accumulated.perplexity)
+        return PerplexityScores(logProbabilities: logProbabilities, estimate: accumulated.perplexity, context: logProbabilities.count + 1,
+                                method: "scored by the server")
+    }
+
+    func loaded(for use: String) throws(ModelError) -> LoadedModel {
+        throw ModelError(file: remote.name, field: use, reason: "needs the model's weights, and a served model shares neither them nor its activations: use a model loaded with load()")
     }
 
     private var infoPairs: [(String, Value)] {

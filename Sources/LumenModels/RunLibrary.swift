@@ -112,7 +112,8 @@ public final class RunLibrary: LumenLibrary {
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        let session = try ModelLibrary.modelCall(at: context.location) { () throws(ModelError) in try model.session() }
+        let lease = try await ModelLibrary.modelWork(at: context.location) { try await model.lease() }
+        let session = lease.session
         let text = record.renderedPrompt ?? record.prompt
         let tokens = record.renderedPrompt == nil ? session.tokenize(text) : Conversation.promptTokens(session.model.tokenizer, text: text)
         // A steered run is steered again by the same vector files; its ablations and patches are
@@ -130,7 +131,7 @@ public final class RunLibrary: LumenLibrary {
         draft.interventions = options.interventions ?? []
         let generation = try await ModelLibrary.streamGeneration(prompt: text, options: options.generationOptions, timeout: nil,
                                                                  record: draft, context: context) { stop in
-            (nil, session.generate(tokens: tokens, options: options.generationOptions, pipeline: pipeline, stop: stop))
+            (nil, lease.generate(tokens: tokens, options: options.generationOptions, pipeline: pipeline, stop: stop))
         }
         if generation.interrupted { throw CancellationError() }
         let replayed = generation.tokens.map(\.id)

@@ -34,21 +34,28 @@ struct ScoringRequest: Sendable {
         }
     }
 
+    /// The text, given or read from the file (blocking: on a thread of the caller's).
+    private func readText() throws(LumenError) -> String {
+        guard let path else { return inline ?? "" }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw LumenError(.input, "cannot read \(path)", at: location)
+        }
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    /// The text, read on a thread of its own when it is a file's.
+    func text() async throws(LumenError) -> String {
+        let request = self
+        return try await DedicatedThread.run(name: "lumen-read") { () throws(LumenError) in try request.readText() }
+    }
+
     /// The text's tokens and the windows to score with `base` (and to compare `other` with it,
     /// which must tokenize the text alike). Reading a file and tokenizing a long text take a
     /// while, so both run on a thread of their own.
     func windows(base: ModelSession, other: ModelSession? = nil) async throws(LumenError) -> (tokens: [Int32], windows: ScoringWindows) {
         let request = self
         return try await DedicatedThread.run(name: "lumen-tokenize") { () throws(LumenError) in
-            let text: String
-            if let path = request.path {
-                guard let data = FileManager.default.contents(atPath: path) else {
-                    throw LumenError(.input, "cannot read \(path)", at: request.location)
-                }
-                text = String(decoding: data, as: UTF8.self)
-            } else {
-                text = request.inline ?? ""
-            }
+            let text = try request.readText()
             do throws(ScoringError) {
                 if let other { return try TextScoring.windows(for: text, base: base, model: other, context: request.context) }
                 return try TextScoring.windows(for: text, session: base, context: request.context)

@@ -79,7 +79,7 @@ struct GenerationJob: Sendable {
         var failure: (any Error)?
         do {
             let pipeline = model.hooks.isEmpty ? nil : GenerationPipeline(options: options, tokenizer: model.model.tokenizer, hooks: model.hooks)
-            for try await event in model.sessions[index].generate(tokens: promptTokens, options: options, pipeline: pipeline) {
+            for try await event in lease.session.generate(tokens: promptTokens, options: options, pipeline: pipeline) {
                 collected.add(event)
                 if case .token(let token) = event {
                     do {
@@ -113,7 +113,7 @@ struct GenerationJob: Sendable {
     /// A session of the pool, waiting within the server's limits; a request cancelled while it
     /// waits (its client went away) leaves the queue, logged.
     func lease() async throws -> SessionLease {
-        try await SessionLease.acquire(model, limits: limits, logger: logger, id: id, shutdown: shutdown)
+        try await model.lease(limits: limits, logger: logger, id: id, shutdown: shutdown)
     }
 
     /// The prompt's tokens with their log-probabilities, scored on the leased session (the first
@@ -122,7 +122,7 @@ struct GenerationJob: Sendable {
         var logProbabilities: [Float] = []
         if promptTokens.count >= 2 {
             let windows = try ScoringWindows.whole(tokenCount: promptTokens.count)
-            logProbabilities = try await model.sessions[lease.index].scores(of: promptTokens, window: windows.windows[0], startsWithBOS: false).logProbabilities
+            logProbabilities = try await lease.session.scores(of: promptTokens, window: windows.windows[0], startsWithBOS: false).logProbabilities
         }
         let tokenizer = model.model.tokenizer
         return promptTokens.enumerated().map { position, id in

@@ -218,13 +218,13 @@ public struct OpenAIServer: Sendable {
         }
         let id = "embd-" + UUID().uuidString
         logger.info("\(id) started: \(inputs.count) inputs, \(inputs.reduce(0) { $0 + $1.count }) tokens")
-        let lease = try await SessionLease.acquire(model, limits: limits, logger: logger, id: id, shutdown: shutdown)
+        let lease = try await model.lease(limits: limits, logger: logger, id: id, shutdown: shutdown)
         defer { lease.release() }
         var data: [EmbeddingList.Embedding] = []
         for (index, tokens) in inputs.enumerated() {
             let vector: [Float]
             do {
-                vector = try await model.sessions[lease.index].embedding(tokens, pooling: model.pooling, hooks: model.hooks)
+                vector = try await lease.session.embedding(tokens, pooling: model.pooling, hooks: model.hooks)
             } catch {
                 guard Task.isCancelled else { throw error }
                 logger.info("\(id) stopped after \(index) of \(inputs.count) inputs (\(shutdown.interruption))")

@@ -1,18 +1,16 @@
-import Executors
 import GGUF
 import Inference
+import Logging
 
 /// A model `lumen serve` answers for: its weights, a pool of sessions (one request at a time on
-/// each), and the name requests give in `model`.
+/// each, the others waiting their turn), and the name requests give in `model`.
 public final class ServedModel: Sendable {
     /// The name in `/v1/models` and in requests.
     public let name: String
     /// The weights.
     public let model: LanguageModel
-    /// The sessions.
-    let sessions: [ModelSession]
-    /// Which sessions are busy; requests wait their turn, first come, first served.
-    let pool: FairPool
+    /// The sessions; requests wait their turn, first come, first served.
+    let pool: SessionPool
     /// When it was loaded, seconds since 1970.
     let created: Int
     /// The model's chat template, parsed once (or why it cannot be used).
@@ -34,15 +32,27 @@ public final class ServedModel: Sendable {
         self.hooks = hooks
         self.name = name
         self.model = model
-        sessions = (0..<max(1, instances)).map { _ in ModelSession(model: model, contextLength: contextLength, threads: threads) }
-        pool = FairPool(count: sessions.count, limit: 1)
+        pool = SessionPool(model: model, instances: instances, contextLength: contextLength, threads: threads, requestsPerSession: 1)
         self.created = created
         self.pooling = pooling ?? Pooling.declared(by: model) ?? .mean
         chatTemplate = Result { () throws(ModelError) in try ChatTemplate(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary) }
     }
 
     /// The context length of its sessions.
-    var contextLength: Int { sessions[0].contextLength }
+    var contextLength: Int { pool.contextLength }
+
+    /// A session for request `id`, waiting its turn within `limits`' queue bounds, logging how
+    /// many are ahead; a request cancelled while waiting leaves the queue, logged.
+    func lease(limits: ServerLimits, logger: Logger, id: String, shutdown: ServerShutdown) async throws -> SessionLease {
+        do {
+            return try await pool.lease(queueLimit: limits.maximumQueued, waitLimit: limits.maximumWait) { ahead in
+                logger.info("\(id) queued for a session, \(ahead) ahead")
+            }
+        } catch is CancellationError {
+            logger.info("\(id) left the queue without running (\(shutdown.interruption))")
+            throw CancellationError()
+        }
+    }
 
     /// When the file has no chat template: the note saying which built-in format its chats use.
     public var chatFormatNote: String? {

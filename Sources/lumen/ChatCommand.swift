@@ -36,7 +36,7 @@ struct ChatCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.chat")
         let log = await global.openRunLog(logger: logger)
-        let llama = try LanguageModel(path: ModelLocator.resolve(model))
+        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
         let templateSource = try template.map { path in
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
                 throw CommandError("cannot read \(path): \(error.localizedDescription)")
@@ -46,7 +46,9 @@ struct ChatCommand: AsyncParsableCommand {
         if let note = conversation.template?.origin.fallbackNote(model: model, option: "--template") {
             FileHandle.standardError.write(Data((note + "\n").utf8))
         }
-        let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
+        let lease = try await SessionPool(model: llama, contextLength: sampling.contextLength, threads: sampling.threads).lease()
+        defer { lease.release() }
+        let session = lease.session
         let hooks = try controlVectors.hooks(for: llama)
         let interactive = isatty(STDIN_FILENO) != 0
         let events = TerminalEvents()

@@ -64,8 +64,10 @@ struct GenerateCommand: AsyncParsableCommand {
         let stop = StopSignal()
         let interrupts = SignalListener { _ in stop.raise() }
         defer { interrupts.cancel() }
-        let llama = try LanguageModel(path: ModelLocator.resolve(model))
-        let session = ModelSession(model: llama, contextLength: sampling.contextLength, threads: sampling.threads)
+        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
+        let lease = try await SessionPool(model: llama, contextLength: sampling.contextLength, threads: sampling.threads).lease()
+        defer { lease.release() }
+        let session = lease.session
         var options = sampling.options
         let forced = forceIDs.flatMap(Self.ids) ?? []
         if let invalid = forced.first(where: { $0 < 0 || Int($0) >= llama.tokenizer.vocabularySize }) {

@@ -30,8 +30,12 @@ struct KLDivergenceCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.kld")
         let log = await global.openRunLog(logger: logger)
-        let baseSession = try await scoring.session(base)
-        let otherSession = try await scoring.session(other)
+        let (baseLease, otherLease) = (try await scoring.session(base), try await scoring.session(other))
+        defer {
+            baseLease.release()
+            otherLease.release()
+        }
+        let (baseSession, otherSession) = (baseLease.session, otherLease.session)
         let (tokens, windows) = try await scoring.windows(base: baseSession, other: otherSession)
         FileHandle.standardError.write(Data("kld: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
         let count = windows.windows.count

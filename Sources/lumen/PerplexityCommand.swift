@@ -27,7 +27,9 @@ struct PerplexityCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.perplexity")
         let log = await global.openRunLog(logger: logger)
-        let session = try await scoring.session(model)
+        let lease = try await scoring.session(model)
+        defer { lease.release() }
+        let session = lease.session
         let (tokens, windows) = try await scoring.windows(base: session)
         FileHandle.standardError.write(Data("perplexity: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
         let result = try await ScoringArguments.interruptibly {

@@ -38,13 +38,14 @@ struct ScoringArguments: ParsableArguments {
         }
     }
 
-    /// A session over the model at `path`, loaded on a thread of its own, with a cache of one window.
-    func session(_ path: String) async throws -> ModelSession {
+    /// A session over the model at `path` (loaded on a thread of its own), with a cache of one
+    /// window, held until the lease is released.
+    func session(_ path: String) async throws -> SessionLease {
         let (context, threads) = (context, threads)
-        return try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-            let model = try LanguageModel(path: ModelLocator.resolve(path))
-            return ModelSession(model: model, contextLength: context, threads: threads, batchSize: min(context, 512))
+        let pool = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
+            try SessionPool(loading: ModelLocator.resolve(path), contextLength: context, threads: threads, batchSize: min(context, 512))
         }
+        return try await pool.lease()
     }
 
     /// Runs `work` in a task that Ctrl-C (or SIGTERM) cancels, and waits for it.

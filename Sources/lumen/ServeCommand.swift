@@ -128,7 +128,7 @@ struct ServeCommand: AsyncParsableCommand {
         // Loading the models and reading the vector files is blocking work: on a thread of its own.
         let served = try await DedicatedThread.run(name: "lumen-load") { () throws -> [ServedModel] in
             try paths.map { path in
-                let model = try LanguageModel(path: path)
+                let model = try WeightCache.shared.model(at: path)
                 return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
                                        instances: instances, contextLength: contextLength, threads: threads, created: Int(Date().timeIntervalSince1970),
                                        pooling: pooling, hooks: try controlVectors.hooks(for: model))

@@ -40,11 +40,12 @@ struct SteeringCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.steering")
-        let llama = try LanguageModel(path: ModelLocator.resolve(model))
+        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
         // A cache as long as the longest prompt, not the model's whole context.
         let longest = (positive + negative).map { llama.tokenizer.encode($0).count }.max() ?? 1
-        let session = ModelSession(model: llama, contextLength: max(1, longest), threads: threads)
-        let vector = try await ControlVector.contrastive(session: session, positive: positive, negative: negative)
+        let lease = try await SessionPool(model: llama, contextLength: max(1, longest), threads: threads).lease()
+        defer { lease.release() }
+        let vector = try await ControlVector.contrastive(session: lease.session, positive: positive, negative: negative)
         do { try vector.write(to: output, modelHint: llama.configuration.architecture) } catch { throw CommandError(error.description) }
         FileHandle.standardError.write(Data("wrote \(output): \(vector.directions.count) directions of \(vector.width) values (blocks 1…\(llama.configuration.blockCount - 1))\n".utf8))
     }

@@ -47,7 +47,7 @@ struct TraceCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.trace")
-        let llama = try LanguageModel(path: ModelLocator.resolve(model))
+        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
         let configuration = llama.configuration
         let tokens = llama.tokenizer.encode(prompt)
         guard !tokens.isEmpty else { throw CommandError("the prompt has no tokens") }
@@ -58,7 +58,9 @@ struct TraceCommand: AsyncParsableCommand {
         guard bytes <= Self.largestTrace else {
             throw CommandError("a trace of \(count) tokens takes \(ActivationTrace.size(bytes)) (\(trace.cost(tokens: count))), more than the \(ActivationTrace.size(Self.largestTrace)) allowed: use a shorter prompt")
         }
-        let session = ModelSession(model: llama, contextLength: count, threads: threads)
+        let lease = try await SessionPool(model: llama, contextLength: count, threads: threads).lease()
+        defer { lease.release() }
+        let session = lease.session
         guard session.contextLength == count else {
             throw CommandError("the prompt's \(count) tokens do not fit in the model's context of \(configuration.contextLength)")
         }

@@ -31,6 +31,13 @@ struct FairPoolTests {
         #expect(await arrivals.order == [0, 1, 2])
     }
 
+    @Test func aPreferredResourceIsTakenWhileItHasRoom() async throws {
+        let pool = FairPool(count: 2, limit: 2)
+        var taken: [Int] = []
+        for _ in 0..<3 { taken.append(try await pool.acquire(preferring: 1)) }
+        #expect(taken == [1, 1, 0])
+    }
+
     @Test func aCancelledWaiterLeavesTheQueue() async throws {
         let pool = FairPool(count: 1, limit: 1)
         let held = try await pool.acquire()

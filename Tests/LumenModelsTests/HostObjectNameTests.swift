@@ -18,7 +18,7 @@ struct HostObjectNameTests {
                                     stats: GenerationSummary(promptTokens: 2, generatedTokens: 1, timeToFirstToken: 0.01, promptTokensPerSecond: 100,
                                                              generationTokensPerSecond: 50, finishReason: .length),
                                     options: GenerationOptions(), interrupted: false)
-        let chat = try model.conversation(system: "Tell a story.", template: "{% for m in messages %}{{ m.content }}{% endfor %}") { _ in }
+        let chat = try await model.conversation(system: "Tell a story.", template: "{% for m in messages %}{{ m.content }}{% endfor %}") { _ in }
         let job = Job(number: 1, title: "1")
         job.start(priority: .utility) { .integer(1) }
         let measurement = Measurement(typeName: "Perplexity", number: 2, properties: ["value": .double(2)], bundle: .plainText("2"))

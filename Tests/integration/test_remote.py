@@ -405,4 +405,9 @@ generate(r, "Hello", maxTokens: 2, steer: v)
     refused = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
 steeringVector(r, positive: ["a"], negative: ["b"])
 ''', LUMEN_TEST_KEY=KEY)
-    assert "expected a model loaded with load() (a served model does not expose its activations)" in refused.stderr, refused.stderr
+    assert "steeringVector(): needs the model's weights, and a served model shares neither them nor its activations: use a model loaded with load()" \
+        in refused.stderr, refused.stderr
+    windows = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
+perplexity(r, "Lily and Max walked to the beach.", context: 8)
+''', LUMEN_TEST_KEY=KEY)
+    assert "context: a served model scores a text whole, in one request" in windows.stderr, windows.stderr

@@ -1,0 +1,53 @@
+import Executors
+import Foundation
+import GGUF
+
+/// A model's sessions: the one pool cells, `lumen serve` and the commands take sessions from.
+/// A request gets the least busy session (or the one it prefers, when that has room); when every
+/// session has `requestsPerSession` users, requests wait their turn, first come, first served.
+public final class SessionPool: Sendable {
+    /// The weights every session runs.
+    public let model: LanguageModel
+    /// The sessions, each with its own cache.
+    public let sessions: [ModelSession]
+    private let places: FairPool
+
+    /// `instances` sessions (at least one) of `model`, each with a cache of `contextLength`
+    /// tokens (nil: the model's), `threads` threads and batches of `batchSize`, taking
+    /// `requestsPerSession` users at once (more than one: their work queues on the session's
+    /// actor, as cells do; one: a request has a session to itself, as `lumen serve` does).
+    public init(model: LanguageModel, instances: Int = 1, contextLength: Int?, threads: Int, batchSize: Int = 64, requestsPerSession: Int = .max) {
+        self.model = model
+        sessions = (0..<max(1, instances)).map { _ in
+            ModelSession(model: model, contextLength: contextLength, threads: threads, batchSize: batchSize)
+        }
+        places = FairPool(count: sessions.count, limit: requestsPerSession)
+    }
+
+    /// A pool on the weights of the file at `path`, shared with every other user of that file
+    /// (`WeightCache`).
+    public convenience init(loading path: String, instances: Int = 1, contextLength: Int?, threads: Int, batchSize: Int = 64,
+                            requestsPerSession: Int = .max) throws(ModelError) {
+        self.init(model: try WeightCache.shared.model(at: path), instances: instances, contextLength: contextLength, threads: threads,
+                  batchSize: batchSize, requestsPerSession: requestsPerSession)
+    }
+
+    /// The context length of its sessions.
+    public var contextLength: Int { sessions[0].contextLength }
+
+    /// Bytes of cache and buffers of all its sessions.
+    public var stateByteCount: Int { sessions.reduce(0) { $0 + $1.stateByteCount } }
+
+    /// How many requests wait for a session.
+    public var waiting: Int { places.waiting }
+
+    /// A session, held until the lease is released or dropped: session `preferring` when it has
+    /// room (a conversation's, whose cache holds its turns), else the least busy. Waiting (when
+    /// every session is full) is cancellable and bounded by `queueLimit` and `waitLimit`
+    /// (`FairPool.Refusal`); `queued` hears how many were ahead.
+    public func lease(preferring: Int? = nil, queueLimit: Int = .max, waitLimit: Duration? = nil,
+                      queued: (@Sendable (Int) -> Void)? = nil) async throws -> SessionLease {
+        let index = try await places.acquire(preferring: preferring, queueLimit: queueLimit, waitLimit: waitLimit, queued: queued)
+        return SessionLease(index: index, session: sessions[index], places: places)
+    }
+}

@@ -1,0 +1,55 @@
+import Dispatch
+import GGUF
+import GenerationTypes
+@testable import Inference
+import Testing
+
+/// Holds a forward pass at block 0 until opened, so a test can look at the pool while a
+/// generation is known to be running.
+private final class Gate: ForwardHook {
+    private let semaphore = DispatchSemaphore(value: 0)
+    func visits(_ point: ActivationPoint, layer: Int) -> Bool { point == .blockOutput && layer == 0 }
+    func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int) {
+        // Passes once opened, and lets every later pass through.
+        semaphore.wait()
+        semaphore.signal()
+    }
+    func check(_ model: LanguageModel) throws(ModelError) {}
+    func open() { semaphore.signal() }
+}
+
+@Suite("Session pools")
+struct SessionPoolTests {
+    @Test("a generation holds its session until it ends and gives it back before its stream ends; the next request gets the least busy session")
+    func generationHoldsItsSession() async throws {
+        let pool = try SessionPool(loading: try TestData.path("models/stories260K.gguf"), instances: 2, contextLength: 64, threads: 1)
+        let gate = Gate()
+        let options = GenerationOptions(sampling: SamplingOptions(temperature: 0), maxTokens: 3)
+        let first = try await pool.lease()
+        #expect(first.index == 0)
+        let events = first.generate("Once", options: options, pipeline: GenerationPipeline(options: options, tokenizer: pool.model.tokenizer, hooks: [gate]))
+        // The generation waits at its first pass: session 0 is busy, so the next request gets 1.
+        let second = try await pool.lease()
+        #expect(second.index == 1)
+        second.release()
+        gate.open()
+        var finished = false
+        for try await event in events {
+            if case .finished = event { finished = true }
+        }
+        #expect(finished)
+        // Given back before the stream ended: both are free, and the first is the least busy.
+        let third = try await pool.lease()
+        #expect(third.index == 0)
+        // A request that prefers a session with room gets it.
+        let preferring = try await pool.lease(preferring: 0)
+        #expect(preferring.index == 0)
+    }
+
+    @Test("every pool of one file shares its weights, however its path is spelt")
+    func poolsShareWeights() throws {
+        let one = try SessionPool(loading: try TestData.path("models/stories260K.gguf"), contextLength: 16, threads: 1)
+        let other = try SessionPool(loading: try TestData.path("models/./stories260K.gguf"), contextLength: 16, threads: 1)
+        #expect(one.model === other.model)
+    }
+}

@@ -86,11 +86,8 @@ extension ModelLibrary {
         // A traced generation is a generation: the run log keeps it with its interventions, and
         // replay generates it again with them.
         if let generation, let summary = generation.summary, let runModel = model.runModel {
-            var run = RunRecord(generationAt: "trace", origin: try context.origin, model: runModel, prompt: prompt, tokens: generation.tokens,
-                                summary: summary, options: recordedOptions, interrupted: false)
-            run.options?.interventions = logged.isEmpty ? nil : logged
-            run.options?.steering = steering.logged
-            try context.record(run)
+            try context.record(RunRecord(generationAt: "trace", origin: try context.origin, model: runModel, prompt: prompt, tokens: generation.tokens,
+                                         summary: summary, options: recordedOptions, interrupted: false, steering: steering.logged, interventions: logged))
         }
         let pieces = ids.map { String(decoding: loaded.tokenizer.piece($0), as: UTF8.self) }
         let tensors = plan.tensors(from: capture, labels: pieces)

@@ -74,11 +74,17 @@ extension RunSteering {
 }
 
 extension RunRecord {
-    /// The record of a finished (or interrupted) generation. `renderedPrompt` is the text the
-    /// model was given when it differs from `prompt` (a chat template's rendering).
+    /// The record of a finished (or interrupted) generation, wherever it ran (a cell, a command,
+    /// `lumen serve`). `renderedPrompt` is the text the model was given when it differs from
+    /// `prompt` (a chat template's rendering); `steering` the control vectors it was steered
+    /// with, `interventions` the ablations and patches made inside it.
     public init(generationAt entry: String, origin: RunOrigin, model: RunModel, prompt: String, messages: [ChatMessage]? = nil,
-                renderedPrompt: String? = nil, tokens: [GeneratedToken], summary: GenerationSummary, options: GenerationOptions, interrupted: Bool) {
-        self.init(entry: entry, origin: origin, model: model, options: RunOptions(options), prompt: prompt,
+                renderedPrompt: String? = nil, tokens: [GeneratedToken], summary: GenerationSummary, options: GenerationOptions, interrupted: Bool,
+                steering: RunSteering? = nil, interventions: [RunIntervention] = []) {
+        var logged = RunOptions(options)
+        logged.steering = steering
+        logged.interventions = interventions.isEmpty ? nil : interventions
+        self.init(entry: entry, origin: origin, model: model, options: logged, prompt: prompt,
                   messages: messages?.map { RunMessage(role: $0.role, content: $0.content) }, renderedPrompt: renderedPrompt,
                   output: tokens.map(\.text).joined(), tokenIDs: tokens.map(\.id), logProbabilities: tokens.map(\.logProbability),
                   finishReason: interrupted ? "interrupted" : summary.finishReason.rawValue, promptTokens: summary.promptTokens,
@@ -95,12 +101,10 @@ extension Builtin.Context {
     func record(_ generation: Generation, entry: String, model: any GenerativeModel, messages: [ChatMessage]? = nil, prompt: String? = nil,
                 rendered: String? = nil, steering: RunSteering? = nil, interventions: [RunIntervention] = []) throws(LumenError) {
         guard try models.recorder.runLog != nil, let runModel = model.runModel else { return }
-        var run = RunRecord(generationAt: entry, origin: try origin, model: runModel,
-                            prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
-                            summary: generation.stats, options: generation.options, interrupted: generation.interrupted)
-        run.options?.steering = steering
-        run.options?.interventions = interventions.isEmpty ? nil : interventions
-        try record(run)
+        try record(RunRecord(generationAt: entry, origin: try origin, model: runModel,
+                             prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
+                             summary: generation.stats, options: generation.options, interrupted: generation.interrupted,
+                             steering: steering, interventions: interventions))
     }
 }
 

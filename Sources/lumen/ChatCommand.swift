@@ -115,11 +115,9 @@ struct ChatCommand: AsyncParsableCommand {
         FileHandle.standardOutput.write(Data("\n".utf8))
         let interrupted = stop.isRaised
         if let summary {
-            var record = RunRecord(generationAt: "lumen chat", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
-                                   prompt: message, messages: conversation.messages, renderedPrompt: rendered, tokens: generated, summary: summary,
-                                   options: options, interrupted: interrupted)
-            record.options?.steering = controlVectors.logged
-            log?.record(record)
+            log?.record(RunRecord(generationAt: "lumen chat", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
+                                  prompt: message, messages: conversation.messages, renderedPrompt: rendered, tokens: generated, summary: summary,
+                                  options: options, interrupted: interrupted, steering: controlVectors.logged))
         }
         conversation.append(ChatMessage(role: "assistant", content: text, isPartial: interrupted))
         if let summary {

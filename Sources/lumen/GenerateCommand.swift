@@ -87,10 +87,9 @@ struct GenerateCommand: AsyncParsableCommand {
         let collected = try await generation.value
         let (summary, tokens) = (collected.summary, collected.tokens)
         if let summary {
-            var record = RunRecord(generationAt: "lumen generate", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
-                                   prompt: prompt, tokens: tokens, summary: summary, options: options, interrupted: stop.isRaised)
-            record.options?.steering = controlVectors.logged
-            log?.record(record)
+            log?.record(RunRecord(generationAt: "lumen generate", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
+                                  prompt: prompt, tokens: tokens, summary: summary, options: options, interrupted: stop.isRaised,
+                                  steering: controlVectors.logged))
         }
         if let dumpLogits {
             var bytes = Data()

@@ -91,11 +91,9 @@ struct ServeCommand: AsyncParsableCommand {
     static func recorder(_ log: RunLog, steering: RunSteering?) -> @Sendable (ServedGeneration) -> Void {
         { served in
             let model = RunModel(served.model.model, name: served.model.name)
-            var record = RunRecord(generationAt: "lumen serve", origin: RunOrigin(frontEnd: "serve"), model: model, prompt: served.prompt,
-                                   messages: served.messages, tokens: served.tokens, summary: served.summary, options: served.options,
-                                   interrupted: served.disconnected)
-            record.options?.steering = steering
-            log.record(record)
+            log.record(RunRecord(generationAt: "lumen serve", origin: RunOrigin(frontEnd: "serve"), model: model, prompt: served.prompt,
+                                 messages: served.messages, tokens: served.tokens, summary: served.summary, options: served.options,
+                                 interrupted: served.disconnected, steering: steering))
         }
     }
 

@@ -98,6 +98,13 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
                            _mm256_set1_epi32(load_word((high_x) + 4 * piece + 4)));                           \
     }
 
+/// The signature of an eight-row kernel `NAME` compiled with `ATTRIBUTES`: `group_count` groups
+/// of eight interleaved rows at `groups` times one row of `count` 8-bit activations (`values`,
+/// with each block's scale and sum), eight results per group into `out`.
+#define X8_KERNEL_SIGNATURE(NAME, ATTRIBUTES)                                                                    \
+    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values,             \
+                                const float *scales, const float *sums, long count, float *out)
+
 /// Defines `NAME`, a format's eight-row product (its row's `dot_x8_q8`), from `DEFINE(NAME,
 /// ATTRIBUTES, ACCUMULATE)`: the AVX2 kernel, the AVX-512 VNNI one where the build has it, and the
 /// choice between them at each call.
@@ -116,8 +123,7 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
 /// the rows' scales × the activation block's scale, and the block's by the rows' d, while the
 /// rows' mins meet the activation sums and dmin.
 #define DEFINE_Q4_K_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE)                                                   \
-    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values,             \
-                                const float *scales, const float *sums, long count, float *out) {            \
+    X8_KERNEL_SIGNATURE(NAME, ATTRIBUTES) {                                                                   \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const uint8_t *column = (const uint8_t *)groups;                                                     \
         for (long g = 0; g < group_count; g++, out += 8) {                                                   \
@@ -159,8 +165,7 @@ DEFINE_X8_DOT(dot_q4_k_x8_q8, DEFINE_Q4_K_X8_KERNEL)
 /// the activation block's scale, and the 8 · d · sum(activations) each row owes for its nibbles'
 /// offset is taken off at the end.
 #define DEFINE_Q4_0_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE)                                                   \
-    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values,             \
-                                const float *scales, const float *sums, long count, float *out) {            \
+    X8_KERNEL_SIGNATURE(NAME, ATTRIBUTES) {                                                                   \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const uint8_t *column = (const uint8_t *)groups;                                                     \
         for (long g = 0; g < group_count; g++, out += 8) {                                                   \

@@ -1,12 +1,12 @@
 /// A request to `/v1/chat/completions`: the next assistant message after `messages`, rendered by
 /// the server's chat template.
-public struct ChatCompletionRequest: Codable, Sendable, Equatable {
+public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationRequestFields {
     /// The served model's name (optional for servers with one model).
     public var model: String?
     /// The conversation so far.
     public var messages: [WireChatMessage]
     /// Sampling and stopping.
-    public var sampling: SamplingFields
+    public var sampling = SamplingFields()
     /// The newer name of `max_tokens`; either is accepted.
     public var maxCompletionTokens: Int?
     /// Whether to stream chunks as Server-Sent Events.
@@ -34,7 +34,7 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable {
         self.topLogprobs = topLogprobs
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    enum CodingKeys: String, GenerationRequestKeys, CaseIterable {
         case model, messages, maxCompletionTokens = "max_completion_tokens", stream, streamOptions = "stream_options", logprobs,
              topLogprobs = "top_logprobs", n, user
     }
@@ -48,30 +48,20 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable {
     /// Reads the request's fields and the sampling fields beside them.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        model = try container.decodeIfPresent(String.self, forKey: .model)
         messages = try container.decode([WireChatMessage].self, forKey: .messages)
         maxCompletionTokens = try container.decodeIfPresent(Int.self, forKey: .maxCompletionTokens)
-        stream = try container.decodeIfPresent(Bool.self, forKey: .stream)
-        streamOptions = try container.decodeIfPresent(StreamOptions.self, forKey: .streamOptions)
         logprobs = try container.decodeIfPresent(Bool.self, forKey: .logprobs)
         topLogprobs = try container.decodeIfPresent(Int.self, forKey: .topLogprobs)
-        n = try container.decodeIfPresent(Int.self, forKey: .n)
-        user = try container.decodeIfPresent(String.self, forKey: .user)
-        sampling = try SamplingFields(from: decoder)
+        try decodeSharedFields(from: container, decoder: decoder)
     }
 
     /// Writes the request's fields and the sampling fields beside them.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(model, forKey: .model)
         try container.encode(messages, forKey: .messages)
         try container.encodeIfPresent(maxCompletionTokens, forKey: .maxCompletionTokens)
-        try container.encodeIfPresent(stream, forKey: .stream)
-        try container.encodeIfPresent(streamOptions, forKey: .streamOptions)
         try container.encodeIfPresent(logprobs, forKey: .logprobs)
         try container.encodeIfPresent(topLogprobs, forKey: .topLogprobs)
-        try container.encodeIfPresent(n, forKey: .n)
-        try container.encodeIfPresent(user, forKey: .user)
-        try sampling.encode(to: encoder)
+        try encodeSharedFields(into: &container, encoder: encoder)
     }
 }

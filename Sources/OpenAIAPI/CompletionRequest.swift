@@ -1,11 +1,11 @@
 /// A request to `/v1/completions`: text after a plain prompt.
-public struct CompletionRequest: Codable, Sendable, Equatable {
+public struct CompletionRequest: Codable, Sendable, Equatable, GenerationRequestFields {
     /// The served model's name (optional for servers with one model).
     public var model: String?
     /// The prompt.
     public var prompt: String
     /// Sampling and stopping.
-    public var sampling: SamplingFields
+    public var sampling = SamplingFields()
     /// Whether to stream chunks as Server-Sent Events.
     public var stream: Bool?
     /// Streaming options.
@@ -31,7 +31,7 @@ public struct CompletionRequest: Codable, Sendable, Equatable {
         self.echo = echo
     }
 
-    enum CodingKeys: String, CodingKey, CaseIterable {
+    enum CodingKeys: String, GenerationRequestKeys, CaseIterable {
         case model, prompt, stream, streamOptions = "stream_options", logprobs, echo, n, user
     }
 
@@ -41,28 +41,18 @@ public struct CompletionRequest: Codable, Sendable, Equatable {
     /// Reads the request's fields and the sampling fields beside them.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        model = try container.decodeIfPresent(String.self, forKey: .model)
         prompt = try container.decode(String.self, forKey: .prompt)
-        stream = try container.decodeIfPresent(Bool.self, forKey: .stream)
-        streamOptions = try container.decodeIfPresent(StreamOptions.self, forKey: .streamOptions)
         logprobs = try container.decodeIfPresent(Int.self, forKey: .logprobs)
         echo = try container.decodeIfPresent(Bool.self, forKey: .echo)
-        n = try container.decodeIfPresent(Int.self, forKey: .n)
-        user = try container.decodeIfPresent(String.self, forKey: .user)
-        sampling = try SamplingFields(from: decoder)
+        try decodeSharedFields(from: container, decoder: decoder)
     }
 
     /// Writes the request's fields and the sampling fields beside them.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encodeIfPresent(model, forKey: .model)
         try container.encode(prompt, forKey: .prompt)
-        try container.encodeIfPresent(stream, forKey: .stream)
-        try container.encodeIfPresent(streamOptions, forKey: .streamOptions)
         try container.encodeIfPresent(logprobs, forKey: .logprobs)
         try container.encodeIfPresent(echo, forKey: .echo)
-        try container.encodeIfPresent(n, forKey: .n)
-        try container.encodeIfPresent(user, forKey: .user)
-        try sampling.encode(to: encoder)
+        try encodeSharedFields(into: &container, encoder: encoder)
     }
 }

@@ -83,7 +83,8 @@ let package = Package(
         ),
         .target(
             name: "LumenModels",
-            dependencies: ["LumenLanguage", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Inference", "Quantization", "RunLog", "Remote", "Tokenizers"]
+            dependencies: ["LumenLanguage", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Inference", "Quantization", "RunLog", "Remote",
+                           "Scoring", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI"),
         .target(
@@ -92,7 +93,7 @@ let package = Package(
         ),
         .target(
             name: "Serve",
-            dependencies: ["OpenAIAPI", "GGUF", "GenerationTypes", "Inference", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["OpenAIAPI", "ChatTemplates", "GGUF", "GenerationTypes", "Inference", "Scoring", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")]
         ),
@@ -119,9 +120,15 @@ let package = Package(
         ),
         .target(
             name: "Inference",
-            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Jinja", "Tokenizers"],
+            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Tokenizers"],
             swiftSettings: optimisedInDebug
         ),
+        // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
+        // rendered by them.
+        .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Jinja", "Tokenizers"]),
+        // Scoring text with a model: llama-perplexity's windows, perplexity and the KL divergence
+        // of two models' distributions.
+        .target(name: "Scoring", dependencies: ["GGUF", "Inference"], swiftSettings: optimisedInDebug),
         // The terminal front end of `lumen repl` and the commands that print as they go: line
         // editing, output, progress bars, interrupt routing.
         .target(name: "Terminal", dependencies: ["CLineEditing", "Display", "Evaluation", "Executors"]),
@@ -143,6 +150,8 @@ let package = Package(
                 "JupyterProtocol",
                 "GGUF",
                 "GenerationTypes",
+                "ChatTemplates",
+                "Scoring",
                 "Inference",
                 "Notebook",
                 "Quantization",
@@ -166,8 +175,8 @@ let package = Package(
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol", "FuzzSupport"]),
         .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "FuzzSupport", "LanguageTestSupport"]),
-        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),

@@ -4,7 +4,7 @@ import Foundation
 /// precision, as llama-perplexity does).
 public enum LogSoftmax {
     /// log Σ exp(logits): subtracting it from a logit gives that token's log-probability.
-    static func logNormalizer(_ logits: UnsafeBufferPointer<Float>) -> Float {
+    public static func logNormalizer(_ logits: UnsafeBufferPointer<Float>) -> Float {
         let maximum = logits.max() ?? 0
         var total = 0.0
         for logit in logits { total += Double(exp(logit - maximum)) }

@@ -232,6 +232,35 @@ public actor ModelSession {
         cachedTokens += tokens
     }
 
+    /// Runs `tokens` through the model from an empty cache, in batches, and calls `body` with the
+    /// logits after each position from `firstObserved` on and the token that follows it (the
+    /// last token is only ever followed into: nothing is predicted from it). Scoring is built on
+    /// this. Checks for cancellation between batches.
+    public func predictions(over tokens: [Int32], observingFrom firstObserved: Int,
+                            _ body: (_ logits: UnsafeBufferPointer<Float>, _ next: Int) -> Void) throws(ModelError) {
+        guard tokens.count <= state.contextLength else {
+            throw ModelError(file: model.gguf.path, field: "context",
+                             reason: "a window of \(tokens.count) tokens does not fit in the session's context of \(state.contextLength)")
+        }
+        let vocabulary = model.configuration.vocabularySize
+        state.position = 0
+        cachedTokens = []
+        cacheHooked = false
+        var next = 0
+        while next < tokens.count - 1 {
+            try Task.checkCancellation(orThrow: model.gguf.path)
+            let batch = Array(tokens[next..<min(tokens.count - 1, next + state.batchCapacity)])
+            let observesAny = next + batch.count > firstObserved
+            try forward(batch, allLogits: observesAny)
+            if observesAny {
+                for offset in max(0, firstObserved - next)..<batch.count {
+                    body(UnsafeBufferPointer(start: state.logits + offset * vocabulary, count: vocabulary), Int(tokens[next + offset + 1]))
+                }
+            }
+            next += batch.count
+        }
+    }
+
     // MARK: - Benchmarks
 
     /// Seconds to process `tokens` as a prompt, in batches, after `context` (not timed) fills the

@@ -4,6 +4,7 @@ import GenerationTypes
 import Inference
 import LumenLanguage
 import RunLog
+import Scoring
 
 /// A model cells use: a GGUF file loaded in this process (`LoadedModel`) or a model served over
 /// the OpenAI-compatible API (`RemoteModelObject`). Every built-in takes its model through this,

@@ -1,8 +1,10 @@
+import ChatTemplates
 import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage
 import RunLog
+import Scoring
 
 extension LoadedModel: GenerativeModel {
     var place: String { "local" }

@@ -1,3 +1,4 @@
+import ChatTemplates
 import GGUF
 import GenerationTypes
 import Inference

@@ -3,6 +3,7 @@ import Evaluation
 import Foundation
 import Inference
 import LumenLanguage
+import Scoring
 
 /// The result of `compareModels`: llama-perplexity's divergence statistics of one model against a
 /// base, shown as a table of the figures and a chart of the KL divergence at each token.

@@ -5,6 +5,7 @@ import GGUF
 import Inference
 import LumenLanguage
 import RunLog
+import Scoring
 
 /// Scoring text: a model's perplexity and two models compared by their distributions.
 extension ModelLibrary {

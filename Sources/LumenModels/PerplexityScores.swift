@@ -1,4 +1,5 @@
 import Inference
+import Scoring
 
 /// A model's scores of a text, for `perplexity`: each scored token's log-probability, their
 /// perplexity, and how the text was scored.

@@ -1,3 +1,4 @@
+import ChatTemplates
 import Display
 import Foundation
 import Evaluation
@@ -7,6 +8,7 @@ import Inference
 import LumenLanguage
 import Remote
 import RunLog
+import Scoring
 
 /// A model served over the OpenAI-compatible API, as a cell value (`connect(url, model:)`): the
 /// same cells that generate with a loaded model generate with it.

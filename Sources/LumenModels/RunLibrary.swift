@@ -1,3 +1,4 @@
+import ChatTemplates
 import Display
 import Evaluation
 import Executors

@@ -2,6 +2,7 @@ import Executors
 import Foundation
 import Inference
 import LumenLanguage
+import Scoring
 
 /// What to score: a text given inline or read from a file, and the context of
 /// llama-perplexity's windows (nil: the whole text as one window).

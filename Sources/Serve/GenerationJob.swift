@@ -3,6 +3,7 @@ import GenerationTypes
 import Inference
 import Logging
 import OpenAIAPI
+import Scoring
 
 /// One generation the server runs for a request: it waits for a session of the model's pool
 /// (within the server's queue limits), generates, and hands out the answer whole or chunk by

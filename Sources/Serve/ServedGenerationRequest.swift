@@ -1,3 +1,4 @@
+import ChatTemplates
 import GenerationTypes
 import Inference
 import OpenAIAPI

@@ -1,4 +1,5 @@
 import ArgumentParser
+import ChatTemplates
 import Foundation
 import GenerationTypes
 import Inference

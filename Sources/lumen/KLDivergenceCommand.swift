@@ -3,6 +3,7 @@ import Foundation
 import Inference
 import LumenModels
 import RunLog
+import Scoring
 
 /// `lumen kld BASE OTHER FILE`: how a model's distributions diverge from a base model's over a
 /// text file, in memory, with llama-perplexity --kl-divergence's statistics.

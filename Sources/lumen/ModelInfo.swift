@@ -1,3 +1,4 @@
+import ChatTemplates
 import Foundation
 import GGUF
 import Inference

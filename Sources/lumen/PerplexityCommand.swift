@@ -3,6 +3,7 @@ import Foundation
 import Inference
 import LumenModels
 import RunLog
+import Scoring
 
 /// `lumen perplexity MODEL FILE`: a model's perplexity over a text file by llama-perplexity's
 /// method, printed as llama-perplexity prints it.

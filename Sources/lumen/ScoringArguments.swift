@@ -3,6 +3,7 @@ import Executors
 import Foundation
 import GGUF
 import Inference
+import Scoring
 
 /// The options `lumen perplexity` and `lumen kld` share: the text file, llama-perplexity's
 /// context and the threads.

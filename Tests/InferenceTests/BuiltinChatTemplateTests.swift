@@ -4,7 +4,7 @@ import GenerationTypes
 import Jinja
 import Testing
 import Tokenizers
-@testable import Inference
+@testable import ChatTemplates
 
 /// Lumen's built-in chat formats against what llama.cpp's `llama_chat_apply_template` renders for
 /// the same names (`Tests/reference/builtin-chat-templates.json`, made by

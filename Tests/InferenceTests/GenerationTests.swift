@@ -2,6 +2,7 @@ import Foundation
 import GenerationTypes
 import Testing
 @testable import Inference
+import Scoring
 
 /// Collects a whole generation.
 func collect(_ stream: AsyncThrowingStream<TokenEvent, any Error>) async throws -> (ids: [Int32], text: String, summary: GenerationSummary?) {

@@ -1,6 +1,7 @@
 import Foundation
 import GGUF
 import Inference
+import Scoring
 import Testing
 
 /// Perplexity by llama-perplexity's windows, against llama-perplexity's own figures

@@ -1,3 +1,4 @@
+import ChatTemplates
 import Evaluation
 import GenerationTypes
 import LanguageTestSupport

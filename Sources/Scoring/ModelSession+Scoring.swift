@@ -1,4 +1,5 @@
 import GGUF
+import Inference
 
 /// Scoring text: what the model predicts at each position of a window, for perplexity and for
 /// comparing two models' distributions.
@@ -41,39 +42,17 @@ extension ModelSession {
         return divergences
     }
 
-    /// Runs `window` of `tokens` through the model from an empty cache, in batches, and calls
-    /// `body` with the logits of each scored position and the token that follows it. Returns the
-    /// scored targets. Checks for cancellation between batches.
+    /// Runs `window` of `tokens` through the model from an empty cache (its first token the BOS
+    /// when `startsWithBOS`) and calls `body` with the logits of each scored position and the
+    /// token that follows it. Returns the scored targets.
     private func evaluate(_ tokens: [Int32], window: ScoringWindows.Window, startsWithBOS: Bool,
                           _ body: (UnsafeBufferPointer<Float>, Int) -> Void) throws(ModelError) -> [Int32] {
         guard window.start >= 0, window.count >= 2, window.start + window.count <= tokens.count else {
             throw ModelError(file: model.gguf.path, field: "window", reason: "tokens \(window.start)..<\(window.start + window.count) are not all in the text's \(tokens.count)")
         }
-        guard window.count <= state.contextLength else {
-            throw ModelError(file: model.gguf.path, field: "context",
-                             reason: "a window of \(window.count) tokens does not fit in the session's context of \(state.contextLength)")
-        }
         var windowTokens = Array(tokens[window.start..<(window.start + window.count)])
         if startsWithBOS, let bos = model.tokenizer.vocabulary.bos { windowTokens[0] = bos }
-        let vocabulary = model.configuration.vocabularySize
-        state.position = 0
-        cachedTokens = []
-        cacheHooked = false
-        var next = 0
-        // The last token is only ever a target: no prediction is made from it.
-        while next < window.count - 1 {
-            try Task.checkCancellation(orThrow: model.gguf.path)
-            let batch = Array(windowTokens[next..<min(window.count - 1, next + state.batchCapacity)])
-            let scoresAny = next + batch.count > window.firstScored
-            try forward(batch, allLogits: scoresAny)
-            if scoresAny {
-                for offset in max(0, window.firstScored - next)..<batch.count {
-                    let logits = UnsafeBufferPointer(start: state.logits + offset * vocabulary, count: vocabulary)
-                    body(logits, Int(windowTokens[next + offset + 1]))
-                }
-            }
-            next += batch.count
-        }
+        try predictions(over: windowTokens, observingFrom: window.firstScored, body)
         return Array(windowTokens[(window.firstScored + 1)...])
     }
 }

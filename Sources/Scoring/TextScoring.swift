@@ -1,4 +1,5 @@
 import GGUF
+import Inference
 
 /// Scores a text window by window (see `ScoringWindows`): one model's perplexity, or a model's
 /// token-by-token divergence from a base model. Each window runs on its session's own thread;

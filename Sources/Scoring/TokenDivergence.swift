@@ -1,4 +1,5 @@
 import Foundation
+import Inference
 
 /// How a model's prediction of one token differs from a base model's, as llama-perplexity's
 /// `--kl-divergence` measures it.

@@ -5,7 +5,7 @@ import Synchronization
 
 /// Work started by `spawn { … }` that outlives its cell: it runs at utility (or background)
 /// priority, keeps updating its displays, and is not cancelled by interrupting later cells.
-public final class Job: HostObject {
+public final class Job: PropertyTableHostObject {
     /// Where a job is.
     enum Status: String {
         case running, done, failed, cancelled
@@ -105,21 +105,19 @@ public final class Job: HostObject {
     var progress: Double { state.withLock { $0.progress } }
 
     public var typeName: String { "Job" }
-    public var propertyNames: [String] { ["progress", "result", "status"] }
+    public static let properties = PropertyTable<Job>([
+        ("progress", { .double($0.progress) }),
+        ("status", { .string($0.status.rawValue) }),
+    ])
+    /// The property read by waiting for the job (`awaitedProperty`).
+    static let awaitedPropertyName = "result"
+    public var propertyNames: [String] { Self.properties.names + [Self.awaitedPropertyName] }
     public var methodNames: [String] { ["cancel"] }
-
-    public func property(_ name: String) throws -> Value? {
-        switch name {
-        case "status": .string(status.rawValue)
-        case "progress": .double(progress)
-        default: nil
-        }
-    }
 
     /// `result` waits for the job and gives its value, or its error; interrupting the wait
     /// leaves the job running.
     public func awaitedProperty(_ name: String, at location: SourceLocation) async throws -> Value? {
-        guard name == "result" else { return nil }
+        guard name == Self.awaitedPropertyName else { return nil }
         switch try await result() {
         case .success(let value):
             return value

@@ -10,7 +10,6 @@ import Synchronization
 /// pool of `ModelSession` actors that serialise the work on each KV cache. Cells share the
 /// sessions: each use takes the least busy one.
 public final class LoadedModel: PropertyTableHostObject {
-
     /// The file's path.
     public let path: String
     /// Context length requested (nil: the model's).

@@ -66,6 +66,9 @@ public final class RemoteModelObject: PropertyTableHostObject, GenerativeModel {
                              + "scoring in windows (context:, and file: scores 512-token windows unless told) needs a model loaded with load()")
         }
         let logProbabilities = try await remote.promptLogProbabilities(try await request.text()).map(Float.init)
+        guard !logProbabilities.isEmpty else {
+            throw ModelError(file: remote.name, field: "text", reason: "needs at least two tokens to score one")
+        }
         var accumulated = PerplexityEstimate()
         accumulated.add(logProbabilities)
         progress(1, 1, accumulated.perplexity)

@@ -394,7 +394,7 @@ def test_a_server_without_logprobs_or_not_there_is_a_clear_error(scripted):
     assert "http://127.0.0.1:9/v1: connection failed: Connection refused" in result.stderr
 
 
-def test_steering_a_served_model_is_refused_saying_why(served):
+def test_what_a_served_model_cannot_do_is_refused_saying_why(served):
     result = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
 let m = load("{SMOLLM2}")
 let v = steeringVector(m, positive: ["I love this"], negative: ["I hate this"])
@@ -411,3 +411,7 @@ steeringVector(r, positive: ["a"], negative: ["b"])
 perplexity(r, "Lily and Max walked to the beach.", context: 8)
 ''', LUMEN_TEST_KEY=KEY)
     assert "context: a served model scores a text whole, in one request" in windows.stderr, windows.stderr
+    short = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
+perplexity(r, "a", plot: true)
+''', LUMEN_TEST_KEY=KEY)
+    assert short.returncode == 1 and "text: needs at least two tokens to score one" in short.stderr, short.stderr

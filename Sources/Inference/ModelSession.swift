@@ -233,9 +233,9 @@ public actor ModelSession {
     }
 
     /// Runs `tokens` through the model from an empty cache, in batches, and calls `body` with the
-    /// logits after each position from `firstObserved` on and the token that follows it (the
-    /// last token is only ever followed into: nothing is predicted from it). Scoring is built on
-    /// this. Checks for cancellation between batches.
+    /// logits at each position from `firstObserved` on and the token that follows it (nothing is
+    /// predicted from the last token, which only follows). Scoring is built on this. Checks for
+    /// cancellation between batches.
     public func predictions(over tokens: [Int32], observingFrom firstObserved: Int,
                             _ body: (_ logits: UnsafeBufferPointer<Float>, _ next: Int) -> Void) throws(ModelError) {
         guard tokens.count <= state.contextLength else {

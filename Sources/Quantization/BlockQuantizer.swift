@@ -18,10 +18,12 @@ enum BlockQuantizer {
         return true
     }
 
-    /// A row quantizer that applies `quantizeBlock` to each block of `blockSize` floats.
-    static func rows(of blockSize: Int, blockBytes: Int,
+    /// A row quantizer of `type` that applies `quantizeBlock` to each of its blocks (their size and
+    /// bytes from the type's layout).
+    static func rows(of type: TensorType,
                      _ quantizeBlock: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableRawPointer) -> Void) -> TypeQuantizer.QuantizeRow {
-        { row, count, output in
+        let (blockSize, blockBytes) = type.layout
+        return { row, count, output in
             for block in 0..<(count / blockSize) {
                 quantizeBlock(UnsafeBufferPointer(start: row + block * blockSize, count: blockSize), output + block * blockBytes)
             }

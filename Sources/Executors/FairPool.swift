@@ -1,8 +1,8 @@
 import Synchronization
 
 /// Places on `count` interchangeable resources (model sessions, a model's endpoints), each
-/// taking at most `limit` users at once: a request gets the least busy resource with room, or
-/// waits until one has; waiters are served first come, first served. Waiting is cancellable and
+/// taking at most `limit` users at once: a request gets the least busy resource with room (of
+/// equally busy ones, the next in turn), or waits until one has; waiters are served first come, first served. Waiting is cancellable and
 /// can be bounded, in queue length and in time.
 public final class FairPool: Sendable {
     /// Why `acquire` gave up instead of waiting.
@@ -27,11 +27,20 @@ public final class FairPool: Sendable {
         var busy: [Int]
         var waiters: [Waiter] = []
         var nextID: UInt64 = 0
+        /// Where the search for the least busy resource starts: after the last one given, so
+        /// equally busy resources are given in turn.
+        var turn = 0
 
-        /// Resource `preferred` when it has room under `limit`, else the least busy one with room.
-        func roomiest(preferring preferred: Int?, limit: Int) -> Int? {
-            if let preferred, busy.indices.contains(preferred), busy[preferred] < limit { return preferred }
-            return busy.indices.filter { busy[$0] < limit }.min { busy[$0] < busy[$1] }
+        /// Takes a place on resource `preferred` when it has room under `limit`, else on the
+        /// least busy one with room (of equals, the next in turn); nil when all are full.
+        mutating func takePlace(preferring preferred: Int?, limit: Int) -> Int? {
+            let inTurn = busy.indices.map { (turn + $0) % busy.count }
+            let roomy = inTurn.filter { busy[$0] < limit }
+            let chosen = if let preferred, roomy.contains(preferred) { preferred } else { roomy.min { busy[$0] < busy[$1] } }
+            guard let chosen else { return nil }
+            busy[chosen] += 1
+            turn = (chosen + 1) % busy.count
+            return chosen
         }
     }
 
@@ -67,8 +76,7 @@ public final class FairPool: Sendable {
             try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Int, any Error>) in
                 let admission: Admission = state.withLock { state in
                     if Task.isCancelled { return .refused(CancellationError()) }
-                    if state.waiters.isEmpty, let index = state.roomiest(preferring: preferring, limit: limit) {
-                        state.busy[index] += 1
+                    if state.waiters.isEmpty, let index = state.takePlace(preferring: preferring, limit: limit) {
                         return .granted(index)
                     }
                     if state.waiters.count >= queueLimit { return .refused(Refusal.queueFull(waiting: state.waiters.count)) }

@@ -3,8 +3,9 @@ import Foundation
 import GGUF
 
 /// A model's sessions: the one pool cells, `lumen serve` and the commands take sessions from.
-/// A request gets the least busy session (or the one it prefers, when that has room); when every
-/// session has `requestsPerSession` users, requests wait their turn, first come, first served.
+/// A request gets the least busy session (of equally busy ones, the next in turn; or the one it
+/// prefers, when that has room); when every session has `requestsPerSession` users, requests
+/// wait their turn, first come, first served.
 public final class SessionPool: Sendable {
     /// The weights every session runs.
     public let model: LanguageModel

@@ -31,6 +31,17 @@ struct FairPoolTests {
         #expect(await arrivals.order == [0, 1, 2])
     }
 
+    @Test func equallyBusyResourcesAreGivenInTurn() async throws {
+        let pool = FairPool(count: 3, limit: 2)
+        var given: [Int] = []
+        for _ in 0..<4 {
+            let index = try await pool.acquire()
+            given.append(index)
+            pool.release(index)
+        }
+        #expect(given == [0, 1, 2, 0])
+    }
+
     @Test func aPreferredResourceIsTakenWhileItHasRoom() async throws {
         let pool = FairPool(count: 2, limit: 2)
         var taken: [Int] = []

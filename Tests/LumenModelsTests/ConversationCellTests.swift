@@ -88,6 +88,23 @@ struct ConversationCellTests {
         #expect(try await value("branch.tokens.map { $0[\"id\"] }", interpreter) == "[" + freshIDs.map(String.init).joined(separator: ", ") + "]")
     }
 
+    @Test("two conversations on a model of two sessions keep a session each: a turn of one does not evict the other's")
+    func conversationsKeepTheirSessions() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = modelInterpreter()
+        try await run("""
+            let m = load("\(models)/stories260K.gguf", instances: 2)
+            let one = conversation(m, system: "Tell a story.", template: "\(Self.template)")
+            let two = conversation(m, system: "Tell another story.", template: "\(Self.template)")
+            let first = one.say("Once upon a time", maxTokens: 8, temperature: 0)
+            let other = two.say("The dog ran", maxTokens: 8, temperature: 0)
+            let again = one.say("Then what?", maxTokens: 8, temperature: 0)
+            """, on: interpreter)
+        let firstPrompt = Int(try await value("first.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let reused = Int(try await value("again.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
+        #expect(firstPrompt > 0 && reused >= firstPrompt, "\(reused) reused; first prompt \(firstPrompt)")
+    }
+
     @Test("an interrupted reply is kept, marked partial, and the conversation goes on after it")
     func interruptedReply() async throws {
         let models = try sharedModelsDirectory()

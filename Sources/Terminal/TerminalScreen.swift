@@ -149,6 +149,8 @@ public final class TerminalScreen: Sendable {
     /// two for East Asian wide and fullwidth characters and emoji shown as emoji, else one
     /// (as `wcwidth` counts them).
     private static func columns(of scalar: Unicode.Scalar) -> Int {
+        // Printable ASCII, most of what is written, needs no property lookups.
+        if scalar.value < 0x7F { return 1 }
         switch scalar.properties.generalCategory {
         case .nonspacingMark, .enclosingMark, .format: return 0
         default: break

@@ -2,8 +2,8 @@ import Synchronization
 
 /// Places on `count` interchangeable resources (model sessions, a model's endpoints), each
 /// taking at most `limit` users at once: a request gets the least busy resource with room (of
-/// equally busy ones, the next in turn), or waits until one has; waiters are served first come, first served. Waiting is cancellable and
-/// can be bounded, in queue length and in time.
+/// equally busy ones, the next in turn), or waits until one has; waiters are served first come,
+/// first served. Waiting is cancellable and can be bounded, in queue length and in time.
 public final class FairPool: Sendable {
     /// Why `acquire` gave up instead of waiting.
     public enum Refusal: Error, Equatable, Sendable {
@@ -55,7 +55,7 @@ public final class FairPool: Sendable {
 
     /// Takes a place on a resource, waiting for one if all are full; returns its index, to
     /// give back with `release`. Resource `preferring` is taken when it has room and no one is
-    /// waiting, else the least busy. With `queueLimit`, refuses at once (`Refusal.queueFull`) when
+    /// waiting, else the least busy (of equals, the next in turn). With `queueLimit`, refuses at once (`Refusal.queueFull`) when
     /// that many are already waiting; with `waitLimit`, gives up (`Refusal.waitedTooLong`) when
     /// no place came free in that time. `queued` hears how many were ahead when it has to wait.
     public func acquire(preferring: Int? = nil, queueLimit: Int = .max, waitLimit: Duration? = nil, queued: (@Sendable (Int) -> Void)? = nil) async throws -> Int {

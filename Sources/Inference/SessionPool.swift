@@ -10,7 +10,7 @@ public final class SessionPool: Sendable {
     /// The weights every session runs.
     public let model: LanguageModel
     /// The sessions, each with its own cache.
-    public let sessions: [ModelSession]
+    private let sessions: [ModelSession]
     private let places: FairPool
 
     /// `instances` sessions (at least one) of `model`, each with a cache of `contextLength`
@@ -38,9 +38,6 @@ public final class SessionPool: Sendable {
 
     /// Bytes of cache and buffers of all its sessions.
     public var stateByteCount: Int { sessions.reduce(0) { $0 + $1.stateByteCount } }
-
-    /// How many requests wait for a session.
-    public var waiting: Int { places.waiting }
 
     /// A session, held until the lease is released or dropped: session `preferring` when it has
     /// room (a conversation's, whose cache holds its turns), else the least busy. Waiting (when

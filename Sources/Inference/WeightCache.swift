@@ -1,3 +1,4 @@
+import Executors
 import Foundation
 import GGUF
 import Synchronization
@@ -23,6 +24,12 @@ public final class WeightCache: Sendable {
         let model = try LanguageModel(path: key)
         models.withLock { $0[key] = Weak(model) }
         return model
+    }
+
+    /// `model(at:)` on a thread of its own, off Swift's cooperative pool: reading a file's
+    /// header and mapping it block.
+    public func load(_ path: String) async throws(ModelError) -> LanguageModel {
+        try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in try self.model(at: path) }
     }
 
     /// Forgets `path`, so the next load reads the file again.

@@ -9,6 +9,9 @@ import GGUF
 /// bits and requantize with the rounded scales, so that the stored values match what will be
 /// decoded.
 enum BlockQuantizer {
+    /// Quantizes one block of floats into its bytes.
+    typealias QuantizeBlock = @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableRawPointer) -> Void
+
     /// Writes `count` floats from `row` (a whole number of `type` blocks) as `type` to `output`,
     /// through the type's quantizer (`TypeQuantizer.table`); returns false when the type has none.
     @discardableResult
@@ -20,8 +23,7 @@ enum BlockQuantizer {
 
     /// A row quantizer of `type` that applies `quantizeBlock` to each of its blocks (their size and
     /// bytes from the type's layout).
-    static func rows(of type: TensorType,
-                     _ quantizeBlock: @escaping @Sendable (UnsafeBufferPointer<Float>, UnsafeMutableRawPointer) -> Void) -> TypeQuantizer.QuantizeRow {
+    static func rows(of type: TensorType, _ quantizeBlock: @escaping QuantizeBlock) -> TypeQuantizer.QuantizeRow {
         let (blockSize, blockBytes) = type.layout
         return { row, count, output in
             for block in 0..<(count / blockSize) {

@@ -11,21 +11,31 @@ struct TypeQuantizer: Sendable {
     let fallback: TensorType?
 
     /// Every type Lumen writes.
-    static let table: [TensorType: TypeQuantizer] = [
-        .f32: TypeQuantizer(quantizeRow: { row, count, output in output.copyMemory(from: row, byteCount: count * 4) }, fallback: nil),
-        .f16: TypeQuantizer(quantizeRow: { row, count, output in
-            for index in 0..<count { output.storeBytes(of: Float16(row[index]).bitPattern, toByteOffset: 2 * index, as: UInt16.self) }
-        }, fallback: nil),
-        .q8_0: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q8_0, BlockQuantizer.q8_0), fallback: .f16),
-        .q4_0: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q4_0) { BlockQuantizer.symmetric($0, $1, levels: 16) }, fallback: .f16),
-        .q4_1: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q4_1, BlockQuantizer.q4_1), fallback: .f16),
-        .q5_0: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q5_0) { BlockQuantizer.symmetric($0, $1, levels: 32) }, fallback: .f16),
-        .q5_1: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q5_1, BlockQuantizer.q5_1), fallback: .f16),
-        .q2_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q2_K, BlockQuantizer.q2_K), fallback: .q4_0),
-        .q3_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q3_K, BlockQuantizer.q3_K), fallback: .q4_0),
-        .q4_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q4_K) { BlockQuantizer.kQuant($0, $1, levels: 15) }, fallback: .q5_0),
-        .q5_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q5_K) { BlockQuantizer.kQuant($0, $1, levels: 31) }, fallback: .q5_1),
-        .q6_K: TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: .q6_K, BlockQuantizer.q6_K), fallback: .q8_0),
+    static let table: [TensorType: TypeQuantizer] = {
+        var table: [TensorType: TypeQuantizer] = [
+            .f32: TypeQuantizer(quantizeRow: { row, count, output in output.copyMemory(from: row, byteCount: count * 4) }, fallback: nil),
+            .f16: TypeQuantizer(quantizeRow: { row, count, output in
+                for index in 0..<count { output.storeBytes(of: Float16(row[index]).bitPattern, toByteOffset: 2 * index, as: UInt16.self) }
+            }, fallback: nil),
+        ]
+        for (type, quantizeBlock, fallback) in blockTypes {
+            table[type] = TypeQuantizer(quantizeRow: BlockQuantizer.rows(of: type, quantizeBlock), fallback: fallback)
+        }
+        return table
+    }()
+
+    /// The block types: each with its block quantizer and fallback type.
+    private static let blockTypes: [(TensorType, BlockQuantizer.QuantizeBlock, TensorType)] = [
+        (.q8_0, BlockQuantizer.q8_0, .f16),
+        (.q4_0, { BlockQuantizer.symmetric($0, $1, levels: 16) }, .f16),
+        (.q4_1, BlockQuantizer.q4_1, .f16),
+        (.q5_0, { BlockQuantizer.symmetric($0, $1, levels: 32) }, .f16),
+        (.q5_1, BlockQuantizer.q5_1, .f16),
+        (.q2_K, BlockQuantizer.q2_K, .q4_0),
+        (.q3_K, BlockQuantizer.q3_K, .q4_0),
+        (.q4_K, { BlockQuantizer.kQuant($0, $1, levels: 15) }, .q5_0),
+        (.q5_K, { BlockQuantizer.kQuant($0, $1, levels: 31) }, .q5_1),
+        (.q6_K, BlockQuantizer.q6_K, .q8_0),
     ]
 }
 

@@ -62,7 +62,7 @@ struct BenchCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.bench")
-        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
+        let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let info = ModelInfo(model: llama)
         let prompts = Self.integers(promptSizes)?.filter { $0 > 0 } ?? [], generations = Self.integers(generationSizes)?.filter { $0 > 0 } ?? []
         let depthList = Self.integers(depths) ?? [0], threadCounts = Self.integers(threads) ?? [1]

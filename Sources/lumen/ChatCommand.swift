@@ -37,7 +37,7 @@ struct ChatCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.chat")
         let log = await global.openRunLog(logger: logger)
-        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
+        let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let templateSource = try template.map { path in
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
                 throw CommandError("cannot read \(path): \(error.localizedDescription)")

@@ -64,7 +64,7 @@ struct GenerateCommand: AsyncParsableCommand {
         let stop = StopSignal()
         let interrupts = SignalListener { _ in stop.raise() }
         defer { interrupts.cancel() }
-        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
+        let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let lease = try await SessionPool(model: llama, contextLength: sampling.contextLength, threads: sampling.threads).lease()
         defer { lease.release() }
         let session = lease.session

@@ -40,7 +40,7 @@ struct SteeringCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.steering")
-        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
+        let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         // A cache as long as the longest prompt, not the model's whole context.
         let longest = (positive + negative).map { llama.tokenizer.encode($0).count }.max() ?? 1
         let lease = try await SessionPool(model: llama, contextLength: max(1, longest), threads: threads).lease()

@@ -47,7 +47,7 @@ struct TraceCommand: AsyncParsableCommand {
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.trace")
-        let llama = try WeightCache.shared.model(at: ModelLocator.resolve(model))
+        let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let configuration = llama.configuration
         let tokens = llama.tokenizer.encode(prompt)
         guard !tokens.isEmpty else { throw CommandError("the prompt has no tokens") }

@@ -79,11 +79,11 @@ let package = Package(
         ),
         .target(
             name: "LumenLanguage",
-            dependencies: ["Evaluation", "Display", "Executors", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Evaluation", "Display", "Executors", "PythonText", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "LumenModels",
-            dependencies: ["LumenLanguage", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Inference", "Quantization", "RunLog", "Remote",
+            dependencies: ["LumenLanguage", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
                            "Scoring", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI"),
@@ -118,9 +118,12 @@ let package = Package(
             dependencies: ["GGUF"],
             swiftSettings: optimisedInDebug
         ),
+        // Output constrained by llama.cpp's GBNF grammars, JSON schemas, regular expressions and
+        // choices: a grammar followed token by token over a vocabulary's trie.
+        .target(name: "Grammars", dependencies: ["GenerationTypes", "PythonText"], swiftSettings: optimisedInDebug),
         .target(
             name: "Inference",
-            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Tokenizers"],
+            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tokenizers"],
             swiftSettings: optimisedInDebug
         ),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
@@ -180,6 +183,7 @@ let package = Package(
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),
+        .testTarget(name: "GrammarsTests", dependencies: ["Grammars", "FuzzSupport"]),
         .testTarget(name: "JinjaTests", dependencies: ["Jinja", "FuzzSupport"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),
     ] + kernelVariants,

@@ -46,6 +46,9 @@ public struct GenerationOptions: Sendable, Equatable {
     public var forcedTokens: [Int32] = []
     /// How many steps report their full logits (`GeneratedToken.logits`).
     public var recordedLogits = 0
+    /// What the output must be (a grammar, JSON, a regular expression's match, a choice); nil for
+    /// free text.
+    public var constraint: OutputConstraint?
     /// Start from the longest prefix of the prompt the session's cache already holds (a
     /// conversation's earlier turns) instead of processing the whole prompt again.
     public var reusesCachedPrefix = false

@@ -1,4 +1,6 @@
 import GGUF
+import Grammars
+import Synchronization
 import Tokenizers
 
 /// A loaded model of any architecture Lumen runs: configuration, tokenizer and the
@@ -13,6 +15,8 @@ public final class LanguageModel: Sendable {
     public let gguf: GGUFFile
     /// The architecture's weights and forward pass.
     let architecture: any ModelArchitecture
+    /// The vocabulary's trie for grammars, built the first time a generation needs it.
+    private let trie = Mutex<TokenTrie?>(nil)
 
     /// Loads the model in the GGUF file at `path`.
     public convenience init(path: String) throws(ModelError) {
@@ -30,6 +34,18 @@ public final class LanguageModel: Sendable {
             throw ModelError(file: gguf.path, field: "general.architecture", reason: "architecture \"\(configuration.architecture)\" is not supported")
         }
         architecture = try kind.init(weights: WeightLoader(gguf: gguf, configuration: configuration))
+    }
+
+    /// The vocabulary as a trie of token texts, which a grammar walks to mask the tokens it
+    /// refuses; built once, on first use.
+    public var tokenTrie: TokenTrie {
+        trie.withLock { trie in
+            if let trie { return trie }
+            let built = TokenTrie(pieces: (0..<Int32(configuration.vocabularySize)).map { tokenizer.piece($0) },
+                                  endOfGeneration: tokenizer.vocabulary.endOfGeneration)
+            trie = built
+            return built
+        }
     }
 
     /// Reads one byte of every page of the weights, so the operating system loads them from disk

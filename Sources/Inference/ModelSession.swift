@@ -107,9 +107,16 @@ public actor ModelSession {
     nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, pipeline: GenerationPipeline?, stop: StopSignal,
                             inherited: CachedPrefix? = nil, lease: SessionLease? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
-        let pipeline = pipeline ?? GenerationPipeline(options: options, tokenizer: model.tokenizer)
+        let parts: GenerationPipeline
+        do {
+            parts = try pipeline ?? GenerationPipeline(options: options, model: model)
+        } catch {
+            lease?.release()
+            continuation.finish(throwing: error)
+            return stream
+        }
         let producer = Task {
-            await self.produce(prompt, options: options, pipeline: pipeline, stop: stop, inherited: inherited, lease: lease, into: continuation)
+            await self.produce(prompt, options: options, pipeline: parts, stop: stop, inherited: inherited, lease: lease, into: continuation)
         }
         continuation.onTermination = { _ in producer.cancel() }
         return stream
@@ -169,7 +176,10 @@ public actor ModelSession {
             let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
             let step = summary.generatedTokens
             let recorded = step < options.recordedLogits ? Array(logits) : nil
-            let (token, logProbability) = steps.draw(from: logits)
+            guard let (token, logProbability) = steps.draw(from: logits) else {
+                throw ModelError(file: model.gguf.path, field: "grammar",
+                                 reason: "no token of the vocabulary can continue the output as the grammar requires, after \(summary.generatedTokens) tokens")
+            }
             summary.generatedTokens += 1
             if firstTokenTime == nil { firstTokenTime = clock.now }
             if let reason = steps.finishReason(at: token) {
@@ -181,7 +191,7 @@ public actor ModelSession {
             let cancelled = shouldStop()
             // The token just sampled is the last one when the cache has no room to run it.
             let contextFull = state.position >= state.contextLength
-            let exhausted = summary.generatedTokens >= options.maxTokens || contextFull
+            let exhausted = summary.generatedTokens >= options.maxTokens || contextFull || steps.outputComplete
             if !stopped && (cancelled || exhausted) {
                 let (tail, stoppedInTail) = textStream.finish()
                 text += tail
@@ -189,7 +199,7 @@ public actor ModelSession {
             }
             emit(GeneratedToken(id: token, text: text, logProbability: logProbability, logits: recorded))
             if stopped || cancelled || exhausted {
-                summary.finishReason = stopped ? .stop : cancelled ? .cancelled : contextFull ? .context : .length
+                summary.finishReason = stopped ? .stop : cancelled ? .cancelled : steps.outputComplete ? .eos : contextFull ? .context : .length
                 break
             }
             try forward([steps.next(after: token)])

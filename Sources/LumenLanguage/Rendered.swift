@@ -1,6 +1,7 @@
 import Display
 import Evaluation
 import Foundation
+import PythonText
 
 /// A value made to be shown: a table, a chart, HTML, Markdown or JSON.
 public struct Rendered: Sendable, Equatable {
@@ -72,32 +73,24 @@ extension Value {
         return Table(columns: columns.map(\.printed), rows: cells)
     }
 
-    /// The value as JSON text, or nil when it has no JSON form (functions).
-    var jsonText: String? {
-        guard let object = jsonObject else { return nil }
-        guard JSONSerialization.isValidJSONObject([object]),
-              let data = try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .fragmentsAllowed, .withoutEscapingSlashes]) else { return nil }
-        return String(decoding: data, as: UTF8.self)
-    }
-
-    private var jsonObject: Any? {
+    /// The value as compact JSON text, dictionaries in their order (as Python's `json.dumps`
+    /// keeps it), or nil when it has no JSON form (functions, infinite numbers).
+    public var jsonText: String? {
+        func joined(_ parts: [String?]) -> String? {
+            parts.contains { $0 == nil } ? nil : parts.compactMap { $0 }.joined(separator: ",")
+        }
         switch self {
-        case .integer(let number): return number
-        case .double(let number): return number.isFinite ? number : nil
-        case .bool(let flag): return flag
-        case .string(let text): return text
-        case .null: return NSNull()
-        case .array(let elements):
-            let objects = elements.map(\.jsonObject)
-            return objects.contains { $0 == nil } ? nil : objects.compactMap { $0 }
+        case .integer(let number): return String(number)
+        case .double(let number): return number.isFinite ? PythonText.json(number) : nil
+        case .bool(let flag): return flag ? "true" : "false"
+        case .string(let text): return PythonText.json(text, ensureASCII: false)
+        case .null: return "null"
+        case .array(let elements): return joined(elements.map(\.jsonText)).map { "[" + $0 + "]" }
         case .dictionary(let dictionary):
-            var object: [String: Any] = [:]
-            for (key, value) in dictionary.pairs {
-                guard let member = value.jsonObject else { return nil }
-                object[key.printed] = member
-            }
-            return object
-        case .range(let lower, let upper): return Array(lower..<upper)
+            return joined(dictionary.pairs.map { key, value in
+                value.jsonText.map { PythonText.json(key.printed, ensureASCII: false) + ":" + $0 }
+            }).map { "{" + $0 + "}" }
+        case .range(let lower, let upper): return "[" + (lower..<upper).map(String.init).joined(separator: ",") + "]"
         case .builtin, .function, .method, .rendered, .host: return nil
         }
     }

@@ -17,7 +17,7 @@ extension LoadedModel: GenerativeModel {
     func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
         let lease = try await lease()
-        let pipeline = hooks.isEmpty ? nil : GenerationPipeline(options: options, tokenizer: lease.session.model.tokenizer, hooks: hooks)
+        let pipeline = try GenerationPipeline(options: options, model: lease.session.model, hooks: hooks)
         return lease.generate(prompt, options: options, pipeline: pipeline, stop: stop)
     }
 

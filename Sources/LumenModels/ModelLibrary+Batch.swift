@@ -116,9 +116,9 @@ extension ModelLibrary {
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         var variations: [(label: String, values: [Value])] = []
         var fixed: [String: Value] = try context.generationDefaults
-        for label in generationLabels {
+        for label in generationLabels + constraintLabels {
             guard let (value, _) = arguments.labelled(label) else { continue }
-            if case .array(let values) = value, label != "stop" {
+            if case .array(let values) = value, label != "stop", label != "choice" {
                 variations.append((label, values))
             } else {
                 fixed[label] = value

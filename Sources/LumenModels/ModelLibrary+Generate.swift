@@ -2,6 +2,7 @@ import Evaluation
 import Foundation
 import GGUF
 import GenerationTypes
+import Grammars
 import Inference
 import LumenLanguage
 
@@ -11,8 +12,8 @@ extension ModelLibrary {
 
     static let generate = Builtin(
         name: "generate",
-        signature: "generate(_ model, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: []) -> Generation",
-        summary: "Generates text after the prompt, showing it live as tokens arrive. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass."
+        signature: "generate(_ model, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: []) -> Generation",
+        summary: "Generates text after the prompt, showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass."
     ) { arguments, context in
         let model = try generativeModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
@@ -141,7 +142,51 @@ extension ModelLibrary {
                 }
             }
         }
+        options.constraint = try outputConstraint(&arguments)
         return options
+    }
+
+    /// The options that constrain a generation's output; a call gives at most one.
+    static let constraintLabels = ["grammar", "json", "regex", "choice"]
+
+    /// The output constraint a call's `grammar:` (GBNF text), `json:` (true for any object, or a
+    /// JSON Schema as a dictionary or JSON text), `regex:` or `choice:` (an array of Strings)
+    /// asks for, checked here so a mistake fails the cell at once, with its line and column.
+    static func outputConstraint(_ arguments: inout Arguments) throws(LumenError) -> OutputConstraint? {
+        var found: [(constraint: OutputConstraint, location: SourceLocation)] = []
+        for label in constraintLabels {
+            guard let (value, location) = arguments.labelled(label) else { continue }
+            let constraint: OutputConstraint
+            switch (label, value) {
+            case ("grammar", .string(let text)): constraint = .grammar(text)
+            case ("regex", .string(let pattern)): constraint = .regex(pattern)
+            case ("json", .bool(true)): constraint = .jsonObject
+            case ("json", .string(let schema)): constraint = .jsonSchema(schema)
+            case ("json", .dictionary):
+                guard let schema = value.jsonText else { throw LumenError(.value, "json: the schema has values with no JSON form", at: location) }
+                constraint = .jsonSchema(schema)
+            case ("choice", _):
+                guard let elements = try? Operators.elements(of: value, at: location),
+                      case let strings = elements.compactMap({ if case .string(let text) = $0 { text } else { nil } }), strings.count == elements.count else {
+                    throw LumenError(.type, "choice: needs an array of Strings, got \(value.typeName)", at: location)
+                }
+                constraint = .choice(strings)
+            case ("json", _): throw LumenError(.type, "json: needs true (any JSON object) or a JSON Schema (a Dictionary or its JSON text), got \(value.typeName)", at: location)
+            default: throw LumenError(.type, "\(label): needs a String, got \(value.typeName)", at: location)
+            }
+            found.append((constraint, location))
+        }
+        guard found.count <= 1 else {
+            throw LumenError(.value, "grammar:, json:, regex: and choice: each constrain the whole output: give one", at: found[1].location)
+        }
+        guard let (constraint, location) = found.first else { return nil }
+        do {
+            // Token names (<think>) are checked against the vocabulary when the generation starts.
+            _ = try Grammar(constraint) { _ in 0 }
+        } catch {
+            throw LumenError(.value, "\(constraint.optionName): \(error)", at: location)
+        }
+        return constraint
     }
 }
 

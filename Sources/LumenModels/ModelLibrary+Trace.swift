@@ -69,7 +69,7 @@ extension ModelLibrary {
                 logits = try await session.evaluate(tokens, hooks: hooks)
             } else {
                 let options = GenerationOptions(sampling: SamplingOptions(temperature: 0), maxTokens: generated)
-                let pipeline = GenerationPipeline(options: options, tokenizer: loaded.tokenizer, hooks: hooks)
+                let pipeline = try GenerationPipeline(options: options, model: loaded, hooks: hooks)
                 let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: StopSignal()))
                 // An interrupt ends the stream early without an error: the cell is interrupted, not given a partial trace.
                 if Task.isCancelled { throw CancellationError() }

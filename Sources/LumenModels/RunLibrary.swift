@@ -126,7 +126,7 @@ public final class RunLibrary: LumenLibrary {
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        let pipeline = GenerationPipeline(options: options.generationOptions, tokenizer: session.model.tokenizer, hooks: hooks)
+        let pipeline = try GenerationPipeline(options: options.generationOptions, model: session.model, hooks: hooks)
         var draft = RunDraft(entry: "replay", model: model)
         draft.steering = options.steering
         draft.interventions = options.interventions ?? []

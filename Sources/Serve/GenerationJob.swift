@@ -79,7 +79,7 @@ struct GenerationJob: Sendable {
         let started = ContinuousClock.now
         var failure: (any Error)?
         do {
-            let pipeline = model.hooks.isEmpty ? nil : GenerationPipeline(options: options, tokenizer: model.model.tokenizer, hooks: model.hooks)
+            let pipeline = try GenerationPipeline(options: options, model: model.model, hooks: model.hooks)
             for try await event in lease.session.generate(tokens: promptTokens, options: options, pipeline: pipeline) {
                 collected.add(event)
                 if case .token(let token) = event {

@@ -108,7 +108,7 @@ struct ChatCommand: AsyncParsableCommand {
         defer { events.interruptRouting.set(nil) }
         var options = sampling.options
         options.reusesCachedPrefix = true
-        let pipeline = GenerationPipeline(options: options, tokenizer: llama.tokenizer, hooks: hooks)
+        let pipeline = try GenerationPipeline(options: options, model: llama, hooks: hooks)
         let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)) { token in
             FileHandle.standardOutput.write(Data(token.text.utf8))
         }

@@ -76,7 +76,7 @@ struct GenerateCommand: AsyncParsableCommand {
         options.forcedTokens = forced
         options.stopAtEndOfSequence = forced.isEmpty
         options.recordedLogits = dumpLogits == nil ? 0 : Int.max
-        let pipeline = GenerationPipeline(options: options, tokenizer: llama.tokenizer, hooks: try controlVectors.hooks(for: llama))
+        let pipeline = try GenerationPipeline(options: options, model: llama, hooks: try controlVectors.hooks(for: llama))
         let promptTokens = llama.tokenizer.encode(prompt)
         let streaming = !json
         let generation = Task {

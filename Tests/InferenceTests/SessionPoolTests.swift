@@ -27,7 +27,7 @@ struct SessionPoolTests {
         let options = GenerationOptions(sampling: SamplingOptions(temperature: 0), maxTokens: 3)
         let first = try await pool.lease()
         #expect(first.index == 0)
-        let events = first.generate("Once", options: options, pipeline: GenerationPipeline(options: options, tokenizer: pool.model.tokenizer, hooks: [gate]))
+        let events = first.generate("Once", options: options, pipeline: try GenerationPipeline(options: options, model: pool.model, hooks: [gate]))
         // The generation waits at its first pass: session 0 is busy, so the next request gets 1.
         let second = try await pool.lease()
         #expect(second.index == 1)

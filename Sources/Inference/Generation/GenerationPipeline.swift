@@ -1,13 +1,17 @@
 import GenerationTypes
+import Grammars
 import Tokenizers
 /// The parts of a generation that an experiment can replace or add to, each a value: logit
-/// processors, the sampler, stop conditions, and hooks into every forward pass (the prompt's
-/// included). `GenerationOptions` describe the usual ones (`init(options:tokenizer:)`); the
-/// options' length, stop strings, teacher forcing and recorded logits apply whichever pipeline
-/// runs.
+/// processors, a grammar the output must follow, the sampler, stop conditions, and hooks into
+/// every forward pass (the prompt's included). `GenerationOptions` describe the usual ones
+/// (`init(options:model:hooks:)`); the options' length, stop strings, teacher forcing and recorded
+/// logits apply whichever pipeline runs.
 public struct GenerationPipeline: Sendable {
-    /// Run in order on a copy of each step's logits, before the sampler.
+    /// Run in order on a copy of each step's logits, before the grammar and the sampler.
     public var processors: [any LogitProcessor]
+    /// The grammar the output follows: tokens it refuses are never drawn, the end of generation
+    /// comes only where it may end, and the generation ends when it is complete.
+    public var grammar: GrammarMatcher?
     /// Picks each token.
     public var sampler: any TokenSampler
     /// Checked in order after each token is drawn; the first that answers ends the generation.
@@ -16,21 +20,34 @@ public struct GenerationPipeline: Sendable {
     public var hooks: [any ForwardHook]
 
     /// A pipeline of these parts; by default greedy, with nothing else.
-    public init(processors: [any LogitProcessor] = [], sampler: any TokenSampler = GreedySampler(),
+    public init(processors: [any LogitProcessor] = [], grammar: GrammarMatcher? = nil, sampler: any TokenSampler = GreedySampler(),
                 stopConditions: [any StopCondition] = [], hooks: [any ForwardHook] = []) {
         self.processors = processors
+        self.grammar = grammar
         self.sampler = sampler
         self.stopConditions = stopConditions
         self.hooks = hooks
     }
 
-    /// The parts `options` describe for a model with `tokenizer`: its repetition penalty (unless
-    /// 1), its temperature sampler, and a stop at the end-of-generation tokens (if
-    /// `stopAtEndOfSequence`); with `hooks`.
-    public init(options: GenerationOptions, tokenizer: Tokenizer, hooks: [any ForwardHook] = []) {
+    /// The parts `options` describe for `model`: its repetition penalty (unless 1), the grammar of
+    /// its output constraint, its temperature sampler, and a stop at the end-of-generation tokens
+    /// (if `stopAtEndOfSequence`); with `hooks`.
+    ///
+    /// - Throws: `GrammarError` when the output constraint cannot be made a grammar.
+    public init(options: GenerationOptions, model: LanguageModel, hooks: [any ForwardHook] = []) throws(GrammarError) {
         let sampling = options.sampling
+        let tokenizer = model.tokenizer
+        var grammar: GrammarMatcher?
+        if let constraint = options.constraint {
+            guard options.forcedTokens.isEmpty else {
+                throw GrammarError(constraint.optionName, at: .whole, "cannot be combined with forced tokens (teacher forcing)")
+            }
+            let vocabulary = tokenizer.vocabulary
+            let rules = try Grammar(constraint) { text in vocabulary.id(of: Array(text.utf8)) }
+            grammar = GrammarMatcher(rules, trie: model.tokenTrie)
+        }
         self.init(processors: sampling.repeatPenalty == 1 ? [] : [RepetitionPenalty(penalty: sampling.repeatPenalty, window: sampling.repeatWindow)],
-                  sampler: TemperatureSampler(options: sampling),
+                  grammar: grammar, sampler: TemperatureSampler(options: sampling),
                   stopConditions: options.stopAtEndOfSequence ? [EndOfGenerationStop(tokenizer: tokenizer)] : [], hooks: hooks)
     }
 }

@@ -20,6 +20,8 @@ public struct TemperatureSampler: TokenSampler {
         options.temperature <= 0 ? GreedySampler.argmax(logits) : draw(logits)
     }
 
+    public var picksMostLikely: Bool { options.temperature <= 0 }
+
     private mutating func draw(_ logits: UnsafeBufferPointer<Float>) -> Int32 {
         selectCandidates(logits)
         let maximum = logits[candidates[0]]

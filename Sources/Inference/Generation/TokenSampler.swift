@@ -3,6 +3,13 @@
 public protocol TokenSampler: Sendable {
     /// The token chosen from `logits`, the scores of every token of the vocabulary.
     mutating func sample(_ logits: UnsafeBufferPointer<Float>) -> Int32
+    /// Whether the sampler always picks the most likely token (the lowest id of equals). A grammar
+    /// then checks just that token, masking the vocabulary only when it is refused.
+    var picksMostLikely: Bool { get }
+}
+
+extension TokenSampler {
+    public var picksMostLikely: Bool { false }
 }
 
 /// Always the most likely token; the lowest id wins a tie.
@@ -13,6 +20,8 @@ public struct GreedySampler: TokenSampler {
     public func sample(_ logits: UnsafeBufferPointer<Float>) -> Int32 {
         Self.argmax(logits)
     }
+
+    public var picksMostLikely: Bool { true }
 
     /// The index of the largest value; the lowest index wins a tie.
     public static func argmax(_ values: some Collection<Float>) -> Int32 {

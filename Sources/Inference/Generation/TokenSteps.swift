@@ -1,10 +1,12 @@
 import GenerationTypes
+import Grammars
 /// The token side of one generation, step by step, with its own copy of the pipeline's
-/// processors, sampler and stop conditions: draws each token from the logits, says whether it
+/// processors, grammar, sampler and stop conditions: draws each token from the logits, says whether it
 /// ends the generation, and which token to run next (the drawn one, or the forced one when
 /// teacher-forcing). The session runs the forward passes; `TextStream` turns tokens into text.
 struct TokenSteps {
     private var processors: [any LogitProcessor]
+    private var grammar: GrammarMatcher?
     private var sampler: any TokenSampler
     private var stopConditions: [any StopCondition]
     private let forcedTokens: [Int32]
@@ -17,27 +19,49 @@ struct TokenSteps {
     init(pipeline: GenerationPipeline, prompt: [Int32], forcedTokens: [Int32]) {
         processors = pipeline.processors
         for index in processors.indices { processors[index].start(prompt: prompt) }
+        grammar = pipeline.grammar
         sampler = pipeline.sampler
         stopConditions = pipeline.stopConditions
         self.forcedTokens = forcedTokens
     }
 
     /// Draws the next token from `logits`, with its log-probability under the model (the
-    /// logits before the processors).
-    mutating func draw(from logits: UnsafeBufferPointer<Float>) -> (token: Int32, logProbability: Float) {
+    /// logits before the processors and the grammar); nil when the grammar allows no token. The
+    /// grammar takes the token drawn.
+    mutating func draw(from logits: UnsafeBufferPointer<Float>) -> (token: Int32, logProbability: Float)? {
         drawn += 1
+        let processing = !processors.isEmpty
+        if processing { copyProcessed(logits) }
         let token: Int32
-        if processors.isEmpty {
-            token = sampler.sample(logits)
+        if grammar == nil {
+            token = processing ? processed.withUnsafeBufferPointer { sampler.sample($0) } : sampler.sample(logits)
         } else {
-            processed.removeAll(keepingCapacity: true)
-            processed.append(contentsOf: logits)
-            token = processed.withUnsafeMutableBufferPointer { buffer in
-                for index in processors.indices { processors[index].process(buffer) }
-                return sampler.sample(UnsafeBufferPointer(buffer))
+            // A sampler that takes the most likely token needs the grammar to check only that one;
+            // any other draws from the masked logits, so its distribution is the grammar's.
+            let likeliest = sampler.picksMostLikely ? (processing ? processed.withUnsafeBufferPointer { sampler.sample($0) } : sampler.sample(logits)) : nil
+            if let likeliest, grammar!.allows(likeliest) {
+                token = likeliest
+            } else {
+                if !processing { copyProcessed(logits) }
+                guard let masked = processed.withUnsafeMutableBufferPointer({ buffer in grammar!.mask(buffer) ? sampler.sample(UnsafeBufferPointer(buffer)) : nil })
+                else { return nil }
+                token = masked
             }
+            grammar!.accept(token)
         }
         return (token, logits[Int(token)] - LogSoftmax.logNormalizer(logits))
+    }
+
+    /// Whether the grammar is complete: nothing may follow the output.
+    var outputComplete: Bool { grammar?.isComplete ?? false }
+
+    /// Copies `logits` into `processed` and runs the processors on them.
+    private mutating func copyProcessed(_ logits: UnsafeBufferPointer<Float>) {
+        processed.removeAll(keepingCapacity: true)
+        processed.append(contentsOf: logits)
+        processed.withUnsafeMutableBufferPointer { buffer in
+            for index in processors.indices { processors[index].process(buffer) }
+        }
     }
 
     /// Why the generation ends with `token`: the first stop condition's answer.

@@ -1,0 +1,190 @@
+/// A grammar run as a pushdown automaton over code points, as llama.cpp runs it: a state is the
+/// set of parse stacks still alive, each stack's top a terminal (a character class or a token)
+/// or nothing left to match (the output may end there). Stacks and states are interned, so
+/// equal ones share an id, and transitions are remembered: after a few steps a generation mostly
+/// looks transitions up (ASCII ones in a flat table).
+struct GrammarAutomaton: Sendable {
+    /// The state with no stack: nothing can follow.
+    static let dead: Int32 = 0
+    /// The stack with nothing left to match.
+    static let emptyStack: Int32 = -1
+
+    /// Every alternative's symbols, one after another.
+    private let symbols: [Grammar.Symbol]
+    /// Whether the symbol after each is in the same alternative.
+    private let continues: [Bool]
+    /// Each rule's alternatives: the position of their first symbol, or -1 for an empty one.
+    private let alternativeStarts: [[Int32]]
+    private let classes: [CharacterClass]
+
+    /// Each stack: its top symbol's position and the stack below it (or `emptyStack`).
+    private var stacks: [(top: Int32, below: Int32)] = []
+    private var stackIndex: [UInt64: Int32] = [:]
+    /// The stacks with terminal tops a stack stands for, for stacks whose top is a rule.
+    private var closures: [Int32: [Int32]] = [:]
+
+    /// Each state's stacks, sorted (so `emptyStack` comes first when present).
+    private var states: [[Int32]] = [[]]
+    private var stateIndex: [[Int32]: Int32] = [[]: 0]
+    /// The state after each state and ASCII code point (`state * 128 + code`), -1 until known.
+    private var asciiTransitions = [Int32](repeating: -1, count: 128)
+    private var otherTransitions: [UInt64: Int32] = [:]
+
+    /// The state before any output.
+    private(set) var initial: Int32 = 0
+
+    init(_ grammar: Grammar) {
+        var symbols: [Grammar.Symbol] = []
+        var continues: [Bool] = []
+        var starts: [[Int32]] = []
+        for alternatives in grammar.rules {
+            var ruleStarts: [Int32] = []
+            for sequence in alternatives {
+                ruleStarts.append(sequence.isEmpty ? -1 : Int32(symbols.count))
+                for (index, symbol) in sequence.enumerated() {
+                    symbols.append(symbol)
+                    continues.append(index + 1 < sequence.count)
+                }
+            }
+            starts.append(ruleStarts)
+        }
+        self.symbols = symbols
+        self.continues = continues
+        alternativeStarts = starts
+        classes = grammar.classes
+        var start: [Int32] = []
+        for alternative in starts[Int(grammar.root)] {
+            closure(of: alternative < 0 ? Self.emptyStack : push(alternative, on: Self.emptyStack), into: &start)
+        }
+        initial = state(of: start)
+    }
+
+    // MARK: - States
+
+    /// Whether the output may end in `state`.
+    func accepts(_ state: Int32) -> Bool {
+        states[Int(state)].first == Self.emptyStack
+    }
+
+    /// Whether the output must end in `state`: it may, and nothing can follow.
+    func isComplete(_ state: Int32) -> Bool {
+        states[Int(state)] == [Self.emptyStack]
+    }
+
+    /// The state after `code` in `state` (`dead` when no stack takes it).
+    mutating func next(_ state: Int32, _ code: UInt32) -> Int32 {
+        if code < 128 {
+            let slot = Int(state) &* 128 &+ Int(code)
+            let known = asciiTransitions[slot]
+            if known >= 0 { return known }
+            let found = computeNext(state, code)
+            asciiTransitions[slot] = found
+            return found
+        }
+        let key = UInt64(UInt32(bitPattern: state)) << 32 | UInt64(code)
+        if let known = otherTransitions[key] { return known }
+        let found = computeNext(state, code)
+        otherTransitions[key] = found
+        return found
+    }
+
+    private mutating func computeNext(_ state: Int32, _ code: UInt32) -> Int32 {
+        var result: [Int32] = []
+        for stack in states[Int(state)] where stack != Self.emptyStack {
+            let (top, below) = stacks[Int(stack)]
+            if case .characters(let index) = symbols[Int(top)], classes[Int(index)].contains(code) {
+                closure(of: continues[Int(top)] ? push(top + 1, on: below) : below, into: &result)
+            }
+        }
+        return self.state(of: result)
+    }
+
+    /// Whether some stack of `state` takes a code point in `completions` (the rest of a
+    /// character a token ends inside).
+    func takesSome(_ state: Int32, of completions: ClosedRange<UInt32>) -> Bool {
+        states[Int(state)].contains { stack in
+            guard stack != Self.emptyStack, case .characters(let index) = symbols[Int(stacks[Int(stack)].top)] else { return false }
+            return classes[Int(index)].overlaps(completions)
+        }
+    }
+
+    /// The token elements on top of `state`'s stacks: a token, or every token but one (negated).
+    func tokenTops(_ state: Int32) -> [(token: Int32, negated: Bool)] {
+        states[Int(state)].compactMap { stack in
+            guard stack != Self.emptyStack else { return nil }
+            switch symbols[Int(stacks[Int(stack)].top)] {
+            case .token(let token): return (token, false)
+            case .anyTokenExcept(let token): return (token, true)
+            default: return nil
+            }
+        }
+    }
+
+    /// The state after `token` taken whole by the token elements on top of `state`'s stacks.
+    mutating func next(_ state: Int32, token: Int32) -> Int32 {
+        var result: [Int32] = []
+        for stack in states[Int(state)] where stack != Self.emptyStack {
+            let (top, below) = stacks[Int(stack)]
+            let matches = switch symbols[Int(top)] {
+            case .token(let wanted): wanted == token
+            case .anyTokenExcept(let excluded): excluded != token
+            default: false
+            }
+            if matches { closure(of: continues[Int(top)] ? push(top + 1, on: below) : below, into: &result) }
+        }
+        return self.state(of: result)
+    }
+
+    /// The state holding the stacks of both `first` and `second`.
+    mutating func union(_ first: Int32, _ second: Int32) -> Int32 {
+        if first == Self.dead || first == second { return second }
+        if second == Self.dead { return first }
+        return state(of: states[Int(first)] + states[Int(second)])
+    }
+
+    /// The interned state of `stacks` (in any order, repeats allowed).
+    private mutating func state(of stacks: [Int32]) -> Int32 {
+        let key = Array(Set(stacks)).sorted()
+        if let id = stateIndex[key] { return id }
+        let id = Int32(states.count)
+        states.append(key)
+        stateIndex[key] = id
+        asciiTransitions += repeatElement(-1, count: 128)
+        return id
+    }
+
+    // MARK: - Stacks
+
+    /// The interned stack of `top` on `below`.
+    private mutating func push(_ top: Int32, on below: Int32) -> Int32 {
+        let key = UInt64(UInt32(bitPattern: top)) << 32 | UInt64(UInt32(bitPattern: below))
+        if let id = stackIndex[key] { return id }
+        let id = Int32(stacks.count)
+        stacks.append((top, below))
+        stackIndex[key] = id
+        return id
+    }
+
+    /// Adds to `result` the stacks with terminal tops (or nothing left) that `stack` stands for:
+    /// a rule on top is replaced by each of its alternatives, recursively (llama.cpp's
+    /// `advance_stack`). The grammar has no left recursion, so this ends.
+    private mutating func closure(of stack: Int32, into result: inout [Int32]) {
+        guard stack != Self.emptyStack, case .rule(let rule) = symbols[Int(stacks[Int(stack)].top)] else {
+            result.append(stack)
+            return
+        }
+        if let known = closures[stack] {
+            result += known
+            return
+        }
+        let (top, below) = stacks[Int(stack)]
+        let continuation = continues[Int(top)] ? push(top + 1, on: below) : below
+        var found: [Int32] = []
+        for start in alternativeStarts[Int(rule)] {
+            closure(of: start < 0 ? continuation : push(start, on: continuation), into: &found)
+        }
+        found = Array(Set(found))
+        closures[stack] = found
+        result += found
+    }
+}

@@ -1,0 +1,36 @@
+import GenerationTypes
+
+extension Grammar {
+    /// The llama.cpp GBNF grammar `constraint` stands for: its own text for a grammar, the
+    /// conversion of a JSON schema, regular expression or choice.
+    ///
+    /// - Throws: `GrammarError` naming what is wrong and where (a line and column, or a JSON
+    ///   pointer into a schema).
+    public static func gbnf(for constraint: OutputConstraint) throws(GrammarError) -> String {
+        switch constraint {
+        case .grammar(let text):
+            return text
+        case .jsonObject:
+            return JSONSchemaGrammar.anyObject
+        case .jsonSchema(let schema):
+            return try JSONSchemaGrammar.gbnf(schema: schema)
+        case .regex(let pattern):
+            var regex = RegexGrammar(pattern)
+            let body = try regex.expression().gbnf
+            return "root ::= \(body.isEmpty ? "\"\"" : body)\n"
+        case .choice(let options):
+            guard !options.isEmpty else { throw GrammarError("choice", at: .whole, "needs at least one string to choose from") }
+            return "root ::= " + options.map(GBNFText.literal).joined(separator: " | ") + "\n"
+        }
+    }
+
+    /// The grammar of `constraint`; `tokenNamed` finds the token a GBNF `<text>` element names.
+    ///
+    /// - Throws: `GrammarError` naming what is wrong and where.
+    public init(_ constraint: OutputConstraint, tokenNamed: ((String) -> Int32?)? = nil) throws(GrammarError) {
+        let text = try Self.gbnf(for: constraint)
+        var parser = GBNFParser(text, source: constraint.optionName == "grammar" ? "grammar" : "grammar made from \(constraint.optionName)",
+                                tokenNamed: tokenNamed)
+        self = try parser.parse()
+    }
+}

@@ -154,6 +154,7 @@ let package = Package(
                 "GGUF",
                 "GenerationTypes",
                 "ChatTemplates",
+                "Grammars",
                 "Scoring",
                 "Inference",
                 "Notebook",

@@ -30,6 +30,8 @@ struct ChatCommand: AsyncParsableCommand {
 
     @OptionGroup var sampling: SamplingArguments
 
+    @OptionGroup(title: "Constrained output") var constraints: ConstraintArguments
+
     @OptionGroup(title: "Control vectors") var controlVectors: ControlVectorArguments
 
     @OptionGroup var global: GlobalOptions
@@ -37,6 +39,9 @@ struct ChatCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.chat")
         let log = await global.openRunLog(logger: logger)
+        var options = sampling.options
+        options.reusesCachedPrefix = true
+        options.constraint = try constraints.constraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let templateSource = try template.map { path in
             do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
@@ -79,7 +84,7 @@ struct ChatCommand: AsyncParsableCommand {
                     continue
                 }
             case .endOfInput:
-                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, session: session, hooks: hooks, llama: llama, events: events, log: log) }
+                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, session: session, options: options, hooks: hooks, llama: llama, events: events, log: log) }
                 prompt("\n")
                 await log?.flush()
                 return
@@ -89,7 +94,7 @@ struct ChatCommand: AsyncParsableCommand {
                 continue
             }
             if let message, !message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                try await reply(to: message, in: &conversation, session: session, hooks: hooks, llama: llama, events: events, log: log)
+                try await reply(to: message, in: &conversation, session: session, options: options, hooks: hooks, llama: llama, events: events, log: log)
             }
             prompt("> ")
         }
@@ -98,7 +103,7 @@ struct ChatCommand: AsyncParsableCommand {
 
     /// Sends `message`, streams the reply to stdout and adds both to the conversation (and the
     /// turn to the run log); Ctrl-C stops the reply and keeps it, marked as partial.
-    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, hooks: [any ForwardHook],
+    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, options: GenerationOptions, hooks: [any ForwardHook],
                        llama: LanguageModel, events: TerminalEvents, log: RunLog?) async throws {
         conversation.append(ChatMessage(role: "user", content: message))
         let rendered = try conversation.renderedPrompt()
@@ -106,8 +111,6 @@ struct ChatCommand: AsyncParsableCommand {
         let stop = StopSignal()
         events.interruptRouting.set { stop.raise(); return true }
         defer { events.interruptRouting.set(nil) }
-        var options = sampling.options
-        options.reusesCachedPrefix = true
         let pipeline = try GenerationPipeline(options: options, model: llama, hooks: hooks)
         let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)) { token in
             FileHandle.standardOutput.write(Data(token.text.utf8))

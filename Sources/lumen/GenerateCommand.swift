@@ -21,6 +21,8 @@ struct GenerateCommand: AsyncParsableCommand {
 
     @OptionGroup var sampling: SamplingArguments
 
+    @OptionGroup(title: "Constrained output") var constraints: ConstraintArguments
+
     @OptionGroup(title: "Control vectors") var controlVectors: ControlVectorArguments
 
     @Flag(help: "Print one JSON object at the end (prompt_ids, ids, text, finish_reason) instead of streaming text.")
@@ -64,11 +66,13 @@ struct GenerateCommand: AsyncParsableCommand {
         let stop = StopSignal()
         let interrupts = SignalListener { _ in stop.raise() }
         defer { interrupts.cancel() }
+        let constraint = try constraints.constraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let lease = try await SessionPool(model: llama, contextLength: sampling.contextLength, threads: sampling.threads).lease()
         defer { lease.release() }
         let session = lease.session
         var options = sampling.options
+        options.constraint = constraint
         let forced = forceIDs.flatMap(Self.ids) ?? []
         if let invalid = forced.first(where: { $0 < 0 || Int($0) >= llama.tokenizer.vocabularySize }) {
             throw ValidationError("--force-ids: \(invalid) is not a token id (the vocabulary has \(llama.tokenizer.vocabularySize))")

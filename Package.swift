@@ -86,14 +86,14 @@ let package = Package(
             dependencies: ["LumenLanguage", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
                            "Scoring", "Tokenizers"]
         ),
-        .target(name: "OpenAIAPI"),
+        .target(name: "OpenAIAPI", dependencies: ["GenerationTypes", "OrderedJSON"]),
         .target(
             name: "Remote",
-            dependencies: ["OpenAIAPI", "GenerationTypes", "Executors", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOPosix", package: "swift-nio")]
+            dependencies: ["OpenAIAPI", "GenerationTypes", "Grammars", "Executors", .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "NIOPosix", package: "swift-nio")]
         ),
         .target(
             name: "Serve",
-            dependencies: ["OpenAIAPI", "ChatTemplates", "GGUF", "GenerationTypes", "Inference", "Scoring", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["OpenAIAPI", "ChatTemplates", "GGUF", "GenerationTypes", "Grammars", "Inference", "Scoring", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log")]
         ),
@@ -120,7 +120,9 @@ let package = Package(
         ),
         // Output constrained by llama.cpp's GBNF grammars, JSON schemas, regular expressions and
         // choices: a grammar followed token by token over a vocabulary's trie.
-        .target(name: "Grammars", dependencies: ["GenerationTypes", "PythonText"], swiftSettings: optimisedInDebug),
+        .target(name: "Grammars", dependencies: ["GenerationTypes", "OrderedJSON", "PythonText"], swiftSettings: optimisedInDebug),
+        // JSON whose objects keep their members' order (a schema's properties, in requests too).
+        .target(name: "OrderedJSON", dependencies: ["PythonText"]),
         .target(
             name: "Inference",
             dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tokenizers"],
@@ -180,7 +182,7 @@ let package = Package(
         .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "FuzzSupport", "LanguageTestSupport"]),
         .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),

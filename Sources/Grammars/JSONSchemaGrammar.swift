@@ -1,3 +1,4 @@
+import OrderedJSON
 import PythonText
 
 /// A JSON Schema written as a GBNF grammar whose sentences are JSON documents valid against it,
@@ -52,7 +53,13 @@ struct JSONSchemaGrammar {
 
     /// The GBNF grammar of JSON documents valid against the schema JSON text `text`.
     static func gbnf(schema text: String) throws(GrammarError) -> String {
-        var converter = JSONSchemaGrammar(try OrderedJSON(parsing: text, source: source))
+        let schema: OrderedJSON
+        do {
+            schema = try OrderedJSON(parsing: text)
+        } catch {
+            throw GrammarError(source, at: .text(line: error.line, column: error.column), error.reason)
+        }
+        var converter = JSONSchemaGrammar(schema)
         return try converter.gbnf()
     }
 

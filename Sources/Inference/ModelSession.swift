@@ -165,7 +165,7 @@ public actor ModelSession {
         let promptDone = clock.now
         summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
 
-        var steps = TokenSteps(pipeline: pipeline, prompt: promptTokens, forcedTokens: options.forcedTokens)
+        var steps = TokenSteps(pipeline: pipeline, prompt: promptTokens, forcedTokens: options.forcedTokens, trie: model.tokenTrie)
         var textStream = TextStream(stopStrings: options.stopStrings)
         var firstTokenTime: ContinuousClock.Instant?
         while summary.generatedTokens < options.maxTokens {

@@ -40,7 +40,7 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
     }
 
     /// Every field this request knows; a server refuses others.
-    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames)
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames).union(ConstraintFields.fieldNames)
 
     /// The most tokens to generate, from either field.
     public var tokenLimit: Int? { maxCompletionTokens ?? sampling.maxTokens }

@@ -36,7 +36,7 @@ public struct CompletionRequest: Codable, Sendable, Equatable, GenerationRequest
     }
 
     /// Every field this request knows; a server refuses others.
-    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames)
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames).union(ConstraintFields.fieldNames)
 
     /// Reads the request's fields and the sampling fields beside them.
     public init(from decoder: any Decoder) throws {

@@ -1,6 +1,7 @@
 import Executors
 import Foundation
 import GenerationTypes
+import Grammars
 import NIOHTTP1
 import OpenAIAPI
 
@@ -108,7 +109,9 @@ public final class RemoteModel: Sendable {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
             do {
-                let summary = try await self.read(request.streaming, hasStopStrings: !options.stopStrings.isEmpty) { continuation.yield(.token($0)) }
+                let summary = try await self.read(request.streaming, constraint: options.constraint, hasStopStrings: !options.stopStrings.isEmpty) {
+                    continuation.yield(.token($0))
+                }
                 continuation.yield(.finished(summary))
                 continuation.finish()
             } catch {
@@ -120,9 +123,10 @@ public final class RemoteModel: Sendable {
         return stream
     }
 
-    /// Sends `request` and hands each token to `emit` as its chunk arrives; returns the summary,
-    /// with finish reason `cancelled` when the task was cancelled.
-    private func read<Request: RemoteGenerationRequest>(_ request: Request, hasStopStrings: Bool,
+    /// Sends `request` (with the fields that ask for `constraint`) and hands each token to `emit`
+    /// as its chunk arrives; returns the summary, with finish reason `cancelled` when the task was
+    /// cancelled.
+    private func read<Request: RemoteGenerationRequest>(_ request: Request, constraint: OutputConstraint?, hasStopStrings: Bool,
                                                          emit: (GeneratedToken) -> Void) async throws -> GenerationSummary {
         let clock = ContinuousClock()
         let start = clock.now
@@ -132,7 +136,12 @@ public final class RemoteModel: Sendable {
             let index = try await pool.acquire()
             defer { pool.release(index) }
             let endpoint = endpoints[index]
-            let response = try await endpoint.send(.POST, Request.path, body: try JSONEncoder().encode(request), streaming: true)
+            var body = try JSONEncoder().encode(request)
+            if let constraint {
+                // A regular expression or choice reaches the server as the grammar it stands for.
+                body = ConstraintFields.adding(constraint, gbnf: (try? Grammar.gbnf(for: constraint)) ?? "", to: body)
+            }
+            let response = try await endpoint.send(.POST, Request.path, body: body, streaming: true)
             do {
                 for try await buffer in response.body {
                     for token in try reader.feed(buffer.readableBytesView, at: clock.now, endpoint: endpoint.baseURL) { emit(token) }

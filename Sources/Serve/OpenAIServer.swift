@@ -1,6 +1,7 @@
 import Executors
 import Foundation
 import GenerationTypes
+import Grammars
 import Hummingbird
 import HummingbirdCore
 import Inference
@@ -130,14 +131,23 @@ public struct OpenAIServer: Sendable {
 
     /// The answer to a generation request of type `R` whose body is `body`: whole, or a stream.
     private func answer<R: ServedGenerationRequest>(_ type: R.Type, body: RequestBody, logger: Logger) async throws -> Response {
-        let parsed = try await read(R.self, body)
+        let (parsed, constraint) = try await read(R.self, body)
         let model = try servedModel(parsed.model)
         // Tokenizing (and rendering a chat) takes long for a big prompt: not on the cooperative pool.
         let promptTokens = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) in try parsed.promptTokens(for: model) }
         guard !promptTokens.isEmpty else {
             throw ServerError.invalid("the prompt is empty, and this model adds no BOS token: give at least one token", param: R.promptField)
         }
-        let options = try generationOptions(parsed, promptTokens: promptTokens.count, model: model)
+        var options = try generationOptions(parsed, promptTokens: promptTokens.count, model: model)
+        if let (constraint, field) = constraint {
+            do {
+                let vocabulary = model.model.tokenizer.vocabulary
+                _ = try Grammar(constraint) { vocabulary.id(of: Array($0.utf8)) }
+            } catch {
+                throw ServerError.invalid("\(error)", param: field)
+            }
+            options.constraint = constraint
+        }
         let job = GenerationJob(model: model, promptTokens: promptTokens, options: options, alternatives: parsed.alternatives ?? 0,
                                 wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
                                 created: Int(Date().timeIntervalSince1970), logger: logger, prompt: parsed.loggedPrompt,
@@ -162,16 +172,28 @@ public struct OpenAIServer: Sendable {
     }
 
     /// The request's body as an `R`, refusing unknown fields, and `n` other than 1.
-    private func read<R: ServedGenerationRequest>(_ type: R.Type, _ body: RequestBody) async throws(ServerError) -> R {
-        let parsed = try await decode(R.self, knowing: R.fieldNames, from: body)
+    /// The constraint on the output its `response_format`, `grammar` or `json_schema` asks for
+    /// comes with it, and the field that asked.
+    private func read<R: ServedGenerationRequest>(_ type: R.Type, _ body: RequestBody) async throws(ServerError)
+        -> (request: R, constraint: (constraint: OutputConstraint, field: String)?) {
+        let data = Data(try await collect(body).readableBytesView)
+        let parsed = try decode(R.self, knowing: R.fieldNames, from: data)
         if let n = parsed.n, n != 1 { throw .invalid("only n = 1 is supported, got \(n)", param: "n") }
         if parsed.echoesPrompt, parsed.stream == true { throw .invalid("echo is supported for whole answers, not streams", param: "echo") }
-        return parsed
+        do {
+            return (parsed, try ConstraintFields.constraint(in: data))
+        } catch {
+            throw .invalid(error.message, param: error.field)
+        }
     }
 
     /// The request's body as a `T`, refusing fields not in `fieldNames`.
     private func decode<T: Decodable>(_ type: T.Type, knowing fieldNames: Set<String>, from body: RequestBody) async throws(ServerError) -> T {
-        let data = Data(try await collect(body).readableBytesView)
+        try decode(T.self, knowing: fieldNames, from: Data(try await collect(body).readableBytesView))
+    }
+
+    /// The JSON object `data` as a `T`, refusing fields not in `fieldNames`.
+    private func decode<T: Decodable>(_ type: T.Type, knowing fieldNames: Set<String>, from data: Data) throws(ServerError) -> T {
         let names: Set<String>
         do {
             names = try JSONDecoder().decode(FieldNames.self, from: data).names

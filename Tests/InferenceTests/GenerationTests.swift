@@ -1,5 +1,6 @@
 import Foundation
 import GenerationTypes
+import Grammars
 import Testing
 @testable import Inference
 import Scoring
@@ -208,7 +209,7 @@ struct SamplingPieceTests {
     @Test("argmax picks the lowest index on ties; greedy sampling is argmax, reported with the model's log-probability")
     func argmax() throws {
         #expect(GreedySampler.argmax([1, 3, 3, 2]) == 1)
-        var steps = TokenSteps(pipeline: GenerationPipeline(), prompt: [], forcedTokens: [])
+        var steps = TokenSteps(pipeline: GenerationPipeline(), prompt: [], forcedTokens: [], trie: TokenTrie(pieces: [], endOfGeneration: []))
         let logits: [Float] = [0.5, 2, -1]
         let (token, logProbability) = try #require(logits.withUnsafeBufferPointer { steps.draw(from: $0) })
         #expect(token == 1)

@@ -10,8 +10,9 @@ public struct GenerationPipeline: Sendable {
     /// Run in order on a copy of each step's logits, before the grammar and the sampler.
     public var processors: [any LogitProcessor]
     /// The grammar the output follows: tokens it refuses are never drawn, the end of generation
-    /// comes only where it may end, and the generation ends when it is complete.
-    public var grammar: GrammarMatcher?
+    /// comes only where it may end, and the generation ends when it is complete. Each generation
+    /// follows it with a matcher of its own over the model's token trie.
+    public var grammar: Grammar?
     /// Picks each token.
     public var sampler: any TokenSampler
     /// Checked in order after each token is drawn; the first that answers ends the generation.
@@ -20,7 +21,7 @@ public struct GenerationPipeline: Sendable {
     public var hooks: [any ForwardHook]
 
     /// A pipeline of these parts; by default greedy, with nothing else.
-    public init(processors: [any LogitProcessor] = [], grammar: GrammarMatcher? = nil, sampler: any TokenSampler = GreedySampler(),
+    public init(processors: [any LogitProcessor] = [], grammar: Grammar? = nil, sampler: any TokenSampler = GreedySampler(),
                 stopConditions: [any StopCondition] = [], hooks: [any ForwardHook] = []) {
         self.processors = processors
         self.grammar = grammar
@@ -37,14 +38,13 @@ public struct GenerationPipeline: Sendable {
     public init(options: GenerationOptions, model: LanguageModel, hooks: [any ForwardHook] = []) throws(GrammarError) {
         let sampling = options.sampling
         let tokenizer = model.tokenizer
-        var grammar: GrammarMatcher?
+        var grammar: Grammar?
         if let constraint = options.constraint {
             guard options.forcedTokens.isEmpty else {
                 throw GrammarError(constraint.optionName, at: .whole, "cannot be combined with forced tokens (teacher forcing)")
             }
             let vocabulary = tokenizer.vocabulary
-            let rules = try Grammar(constraint) { text in vocabulary.id(of: Array(text.utf8)) }
-            grammar = GrammarMatcher(rules, trie: model.tokenTrie)
+            grammar = try Grammar(constraint) { text in vocabulary.id(of: Array(text.utf8)) }
         }
         self.init(processors: sampling.repeatPenalty == 1 ? [] : [RepetitionPenalty(penalty: sampling.repeatPenalty, window: sampling.repeatWindow)],
                   grammar: grammar, sampler: TemperatureSampler(options: sampling),

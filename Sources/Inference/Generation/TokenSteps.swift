@@ -15,11 +15,13 @@ struct TokenSteps {
     /// The logits the processors change, reused from step to step.
     private var processed: [Float] = []
 
-    /// The steps of a generation after `prompt`, feeding `forcedTokens` in turn after each step.
-    init(pipeline: GenerationPipeline, prompt: [Int32], forcedTokens: [Int32]) {
+    /// The steps of a generation after `prompt`, feeding `forcedTokens` in turn after each step;
+    /// `trie` gives the vocabulary the pipeline's grammar is followed over (the model's, built on
+    /// first use: so on the session's thread).
+    init(pipeline: GenerationPipeline, prompt: [Int32], forcedTokens: [Int32], trie: @autoclosure () -> TokenTrie) {
         processors = pipeline.processors
         for index in processors.indices { processors[index].start(prompt: prompt) }
-        grammar = pipeline.grammar
+        grammar = pipeline.grammar.map { GrammarMatcher($0, trie: trie()) }
         sampler = pipeline.sampler
         stopConditions = pipeline.stopConditions
         self.forcedTokens = forcedTokens

@@ -2,7 +2,7 @@ import PythonText
 
 /// A JSON value whose objects keep their members in order (a schema's properties come out in the
 /// order it lists them), read with the line and column of any syntax error.
-enum OrderedJSON: Equatable, Sendable {
+public enum OrderedJSON: Equatable, Sendable {
     case null
     case bool(Bool)
     /// A number with the text it was written as.
@@ -11,7 +11,7 @@ enum OrderedJSON: Equatable, Sendable {
     case array([OrderedJSON])
     case object([(key: String, value: OrderedJSON)])
 
-    static func == (left: OrderedJSON, right: OrderedJSON) -> Bool {
+    public static func == (left: OrderedJSON, right: OrderedJSON) -> Bool {
         switch (left, right) {
         case (.null, .null): true
         case (.bool(let a), .bool(let b)): a == b
@@ -24,13 +24,13 @@ enum OrderedJSON: Equatable, Sendable {
     }
 
     /// The member `key` of an object.
-    subscript(key: String) -> OrderedJSON? {
+    public subscript(key: String) -> OrderedJSON? {
         guard case .object(let members) = self else { return nil }
         return members.first { $0.key == key }?.value
     }
 
     /// The value as compact JSON text (numbers as written).
-    var text: String {
+    public var text: String {
         switch self {
         case .null: return "null"
         case .bool(let value): return value ? "true" : "false"
@@ -41,44 +41,49 @@ enum OrderedJSON: Equatable, Sendable {
         }
     }
 
-    /// Parses `text`; `source` names it in errors.
-    init(parsing text: String, source: String) throws(GrammarError) {
-        var reader = Reader(bytes: Array(text.utf8), source: source)
+    /// Parses `text`.
+    ///
+    /// - Throws: `OrderedJSON.SyntaxError` with the line and column of the first problem.
+    public init(parsing text: String) throws(SyntaxError) {
+        var reader = Reader(bytes: Array(text.utf8))
         reader.skipSpace()
         self = try reader.value(depth: 0)
         reader.skipSpace()
         guard reader.position == reader.bytes.count else { throw reader.error("unexpected text after the JSON value") }
     }
 
+    /// Why text is not JSON, and where: a 1-based line and column (in characters).
+    public struct SyntaxError: Error, Sendable, Equatable, CustomStringConvertible {
+        public let line: Int
+        public let column: Int
+        public let reason: String
+
+        public var description: String { "line \(line), column \(column): \(reason)" }
+    }
+
     private struct Reader {
         let bytes: [UInt8]
-        let source: String
         var position = 0
 
-        init(bytes: [UInt8], source: String) {
-            self.bytes = bytes
-            self.source = source
-        }
-
-        func error(_ reason: String) -> GrammarError {
+        func error(_ reason: String) -> SyntaxError {
             let before = bytes[..<min(position, bytes.count)]
             let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
             let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
             let column = bytes[lineStart..<min(position, bytes.count)].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
-            return GrammarError(source, at: .text(line: line, column: column), reason)
+            return SyntaxError(line: line, column: column, reason: reason)
         }
 
         mutating func skipSpace() {
             while position < bytes.count, [0x20, 0x09, 0x0A, 0x0D].contains(bytes[position]) { position += 1 }
         }
 
-        mutating func expect(_ word: String, _ value: OrderedJSON) throws(GrammarError) -> OrderedJSON {
+        mutating func expect(_ word: String, _ value: OrderedJSON) throws(SyntaxError) -> OrderedJSON {
             guard bytes[position...].starts(with: word.utf8) else { throw error("expected a JSON value") }
             position += word.utf8.count
             return value
         }
 
-        mutating func value(depth: Int) throws(GrammarError) -> OrderedJSON {
+        mutating func value(depth: Int) throws(SyntaxError) -> OrderedJSON {
             guard depth < 512 else { throw error("nested too deeply") }
             guard position < bytes.count else { throw error("expected a JSON value, found the end of the text") }
             switch bytes[position] {
@@ -136,7 +141,7 @@ enum OrderedJSON: Equatable, Sendable {
             }
         }
 
-        mutating func number() throws(GrammarError) -> OrderedJSON {
+        mutating func number() throws(SyntaxError) -> OrderedJSON {
             let start = position
             if position < bytes.count, bytes[position] == UInt8(ascii: "-") { position += 1 }
             func digits() -> Int {
@@ -161,7 +166,7 @@ enum OrderedJSON: Equatable, Sendable {
             return .number(value, written)
         }
 
-        mutating func string() throws(GrammarError) -> String {
+        mutating func string() throws(SyntaxError) -> String {
             position += 1
             var scalars = String.UnicodeScalarView()
             var run: [UInt8] = []
@@ -208,7 +213,7 @@ enum OrderedJSON: Equatable, Sendable {
             return String(scalars)
         }
 
-        mutating func hex4() throws(GrammarError) -> UInt32 {
+        mutating func hex4() throws(SyntaxError) -> UInt32 {
             guard position + 4 <= bytes.count, let code = UInt32(String(decoding: bytes[position..<position + 4], as: UTF8.self), radix: 16) else {
                 throw error("\\u needs 4 hexadecimal digits")
             }

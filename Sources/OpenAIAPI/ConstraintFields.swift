@@ -56,17 +56,19 @@ public enum ConstraintFields {
         return found.first
     }
 
-    /// `body`, the encoding of a JSON object, with the field that asks for `constraint`: a
-    /// `response_format` for JSON, llama-server's `grammar` for a grammar (`gbnf`: the GBNF text
+    /// `body`, the encoding of a JSON object, with the field that asks for `constraint`: for a
+    /// chat, OpenAI's `response_format`; for a completion (whose OpenAI API has none),
+    /// llama-server's `json_schema`; for a grammar, llama-server's `grammar` (`gbnf`: the GBNF text
     /// of a regular expression or choice, which only grammars can carry).
-    public static func adding(_ constraint: OutputConstraint, gbnf: String, to body: Data) -> Data {
+    public static func adding(_ constraint: OutputConstraint, gbnf: String, to body: Data, chat: Bool) -> Data {
         let field: String
         switch constraint {
         case .jsonObject:
-            field = #""response_format":{"type":"json_object"}"#
+            field = chat ? #""response_format":{"type":"json_object"}"# : #""json_schema":{"type":"object"}"#
         case .jsonSchema(let schema):
             let ordered = (try? OrderedJSON(parsing: schema))?.text ?? schema
-            field = #""response_format":{"type":"json_schema","json_schema":{"name":"output","schema":"# + ordered + "}}"
+            field = chat ? #""response_format":{"type":"json_schema","json_schema":{"name":"output","schema":"# + ordered + "}}"
+                : #""json_schema":"# + ordered
         case .grammar, .regex, .choice:
             field = #""grammar":"# + OrderedJSON.string(gbnf).text
         }

@@ -139,7 +139,7 @@ public final class RemoteModel: Sendable {
             var body = try JSONEncoder().encode(request)
             if let constraint {
                 // A regular expression or choice reaches the server as the grammar it stands for.
-                body = ConstraintFields.adding(constraint, gbnf: (try? Grammar.gbnf(for: constraint)) ?? "", to: body)
+                body = ConstraintFields.adding(constraint, gbnf: (try? Grammar.gbnf(for: constraint)) ?? "", to: body, chat: Request.self == ChatCompletionRequest.self)
             }
             let response = try await endpoint.send(.POST, Request.path, body: body, streaming: true)
             do {

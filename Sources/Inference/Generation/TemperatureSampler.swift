@@ -20,7 +20,7 @@ public struct TemperatureSampler: TokenSampler {
         options.temperature <= 0 ? GreedySampler.argmax(logits) : draw(logits)
     }
 
-    public var picksMostLikely: Bool { options.temperature <= 0 }
+    public var candidateLimit: Int? { options.temperature <= 0 ? 1 : options.topK > 0 ? options.topK : nil }
 
     private mutating func draw(_ logits: UnsafeBufferPointer<Float>) -> Int32 {
         selectCandidates(logits)

@@ -3,13 +3,16 @@
 public protocol TokenSampler: Sendable {
     /// The token chosen from `logits`, the scores of every token of the vocabulary.
     mutating func sample(_ logits: UnsafeBufferPointer<Float>) -> Int32
-    /// Whether the sampler always picks the most likely token (the lowest id of equals). A grammar
-    /// then checks just that token, masking the vocabulary only when it is refused.
-    var picksMostLikely: Bool { get }
+    /// How many of the highest logits the sampler draws among (the lower id first on ties: 1
+    /// for greedy, k for top-k), or nil when any token may be drawn. A grammar then checks
+    /// tokens from the top down until it has that many it allows, masking the whole vocabulary
+    /// only when too few of the likeliest are allowed; the draw is the same as from the masked
+    /// logits.
+    var candidateLimit: Int? { get }
 }
 
 extension TokenSampler {
-    public var picksMostLikely: Bool { false }
+    public var candidateLimit: Int? { nil }
 }
 
 /// Always the most likely token; the lowest id wins a tie.
@@ -21,7 +24,7 @@ public struct GreedySampler: TokenSampler {
         Self.argmax(logits)
     }
 
-    public var picksMostLikely: Bool { true }
+    public var candidateLimit: Int? { 1 }
 
     /// The index of the largest value; the lowest index wins a tie.
     public static func argmax(_ values: some Collection<Float>) -> Int32 {

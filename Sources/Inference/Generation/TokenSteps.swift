@@ -14,6 +14,8 @@ struct TokenSteps {
     private var drawn = 0
     /// The logits the processors change, reused from step to step.
     private var processed: [Float] = []
+    /// All -infinity but for the candidates a grammar allows while a token is drawn among them.
+    private var restricted: [Float] = []
 
     /// The steps of a generation after `prompt`, feeding `forcedTokens` in turn after each step;
     /// `trie` gives the vocabulary the pipeline's grammar is followed over (the model's, built on
@@ -38,11 +40,11 @@ struct TokenSteps {
         if grammar == nil {
             token = processing ? processed.withUnsafeBufferPointer { sampler.sample($0) } : sampler.sample(logits)
         } else {
-            // A sampler that takes the most likely token needs the grammar to check only that one;
-            // any other draws from the masked logits, so its distribution is the grammar's.
-            let likeliest = sampler.picksMostLikely ? (processing ? processed.withUnsafeBufferPointer { sampler.sample($0) } : sampler.sample(logits)) : nil
-            if let likeliest, grammar!.allows(likeliest) {
-                token = likeliest
+            // A second reference to the processed logits (no copy), as drawing changes self.
+            let scores = processing ? processed : nil
+            let drawn = scores.map { array in array.withUnsafeBufferPointer { drawAmongAllowedTop($0) } } ?? drawAmongAllowedTop(logits)
+            if let drawn {
+                token = drawn
             } else {
                 if !processing { copyProcessed(logits) }
                 guard let masked = processed.withUnsafeMutableBufferPointer({ buffer in grammar!.mask(buffer) ? sampler.sample(UnsafeBufferPointer(buffer)) : nil })
@@ -52,6 +54,30 @@ struct TokenSteps {
             grammar!.accept(token)
         }
         return (token, logits[Int(token)] - LogSoftmax.logNormalizer(logits))
+    }
+
+    /// The token the sampler draws from `scores` with the grammar's refused tokens masked, found
+    /// without masking the whole vocabulary: when the sampler draws among its `candidateLimit`
+    /// highest scores, the likeliest tokens are checked one by one until that many are allowed,
+    /// and the sampler draws among those alone — the same candidates, in the same order, as
+    /// after a full mask. Nil when the sampler may draw any token, or too few of the likeliest
+    /// are allowed (then the whole vocabulary is masked).
+    private mutating func drawAmongAllowedTop(_ scores: UnsafeBufferPointer<Float>) -> Int32? {
+        guard let limit = sampler.candidateLimit else { return nil }
+        let looked = LogSoftmax.highest(scores, count: max(64, 4 * limit))
+        var allowed: [Int32] = []
+        for candidate in looked where grammar!.allows(candidate) {
+            allowed.append(candidate)
+            if allowed.count == limit { break }
+        }
+        // Fewer than the limit allowed among all the tokens there are is a whole answer too.
+        guard allowed.count == limit || (looked.count == scores.count && !allowed.isEmpty) else { return nil }
+        if limit == 1 { return allowed[0] }
+        if restricted.count != scores.count { restricted = [Float](repeating: -.infinity, count: scores.count) }
+        for candidate in allowed { restricted[Int(candidate)] = scores[Int(candidate)] }
+        let token = restricted.withUnsafeBufferPointer { sampler.sample($0) }
+        for candidate in allowed { restricted[Int(candidate)] = -.infinity }
+        return token
     }
 
     /// Whether the grammar is complete: nothing may follow the output.

@@ -32,6 +32,28 @@ static inline __m256 exp8(__m256 x) {
     return _mm256_mul_ps(p, _mm256_castsi256_ps(exponent));
 }
 
+static float lumen_log_sum_exp(const float *x, long count) {
+    __m256 maxima = _mm256_set1_ps(-INFINITY);
+    long p = 0;
+    for (; p + 8 <= count; p += 8) maxima = _mm256_max_ps(maxima, _mm256_loadu_ps(x + p));
+    __m128 half = _mm_max_ps(_mm256_castps256_ps128(maxima), _mm256_extractf128_ps(maxima, 1));
+    half = _mm_max_ps(half, _mm_movehl_ps(half, half));
+    float maximum = _mm_cvtss_f32(_mm_max_ss(half, _mm_movehdup_ps(half)));
+    for (; p < count; p++) maximum = x[p] > maximum ? x[p] : maximum;
+    if (!isfinite(maximum)) return maximum;
+    const __m256 shift = _mm256_set1_ps(maximum);
+    __m256d totals = _mm256_setzero_pd();
+    p = 0;
+    for (; p + 8 <= count; p += 8) {
+        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + p), shift));
+        totals = _mm256_add_pd(totals, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
+    }
+    __m128d pair = _mm_add_pd(_mm256_castpd256_pd128(totals), _mm256_extractf128_pd(totals, 1));
+    double total = _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
+    for (; p < count; p++) total += exp((double)(x[p] - maximum));
+    return maximum + (float)log(total);
+}
+
 /// The softmax's numerators in place: `row[p]` = e^(row[p] − max) over `[first, end)`, eight at a
 /// time; returns 1 / their total.
 static float exponentiate(float *row, long first, long end) {

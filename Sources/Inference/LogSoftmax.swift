@@ -1,14 +1,13 @@
-import Foundation
+import CKernels
 
 /// Log-probabilities from logits, computed stably (the maximum subtracted, the sum in double
 /// precision, as llama-perplexity does).
 public enum LogSoftmax {
-    /// log Σ exp(logits): subtracting it from a logit gives that token's log-probability.
+    /// log Σ exp(logits): subtracting it from a logit gives that token's log-probability (a C
+    /// kernel: it runs over the whole vocabulary for every generated token).
     public static func logNormalizer(_ logits: UnsafeBufferPointer<Float>) -> Float {
-        let maximum = logits.max() ?? 0
-        var total = 0.0
-        for logit in logits { total += Double(exp(logit - maximum)) }
-        return maximum + Float(log(total))
+        guard let base = logits.baseAddress, !logits.isEmpty else { return 0 }
+        return lumen_log_sum_exp(base, logits.count)
     }
 
     /// The `k` most likely tokens under `logits`, most likely first (the lower id first on a

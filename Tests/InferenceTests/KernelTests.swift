@@ -276,6 +276,20 @@ struct KernelTests {
         }
     }
 
+    @Test("log Σ e^x of a vocabulary's logits matches the double-precision sum, with tails, -∞ entries and one value")
+    func logSumExp() {
+        var fixture = KernelFixture()
+        var cases = [1, 7, 8, 9, 1003, 262_147].map { count in fixture.floats(count).map { $0 * 20 } }
+        cases.append([-.infinity, 3, -.infinity, -2, 0.5, -.infinity, 7, 1, -.infinity])
+        for logits in cases {
+            let maximum = logits.max()!
+            let expected = Double(maximum) + log(logits.reduce(0.0) { $0 + exp(Double($1) - Double(maximum)) })
+            let fast = logits.withUnsafeBufferPointer { LogSoftmax.logNormalizer($0) }
+            #expect(abs(Double(fast) - expected) < 2e-6 * max(1, abs(expected)), "count \(logits.count): \(fast) against \(expected)")
+        }
+        #expect([Float](repeating: -.infinity, count: 9).withUnsafeBufferPointer { LogSoftmax.logNormalizer($0) } == -.infinity)
+    }
+
     @Test("activation quantization matches the scalar definition, zeros and extremes included")
     func quantization() {
         var fixture = KernelFixture()

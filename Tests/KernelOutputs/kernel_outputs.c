@@ -180,6 +180,11 @@ static void attention(void) {
     print_floats("attend4_f32", out, 4 * DIM);
     lumen_attend4_f16(half_keys, half_values, STRIDE, query, DIM, DIM, LENGTH, 0.125f, scores, LENGTH + 8, out, DIM);
     print_floats("attend4_f16", out, 4 * DIM);
+    static float logits[1003];
+    fill_floats(logits, 1003);
+    for (int i = 0; i < 1003; i++) logits[i] *= 12.0f;
+    const float normalizer = lumen_log_sum_exp(logits, 1003);
+    print_floats("log_sum_exp", &normalizer, 1);
 }
 
 int main(void) {

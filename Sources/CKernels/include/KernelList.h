@@ -104,6 +104,9 @@ struct lumen_format_kernels {
                           long dim, long length, float scale, float *scores, long scores_stride, float *out,          \
                           long out_stride),                                                                           \
       (keys, values, stride, query, query_stride, dim, length, scale, scores, scores_stride, out, out_stride))        \
+    /* log Σ e^x over `count` floats (the maximum taken out first; e^x eight at a time, within 1.3 ulp, summed in     \
+       doubles): what turns a vocabulary's logits into log-probabilities, for every generated token. */               \
+    X(float, log_sum_exp, (const float *x, long count), (x, count))                                                   \
     /* Writes `count` floats into a cache of that type (F16: rounded to nearest). */                                  \
     X(void, store_f32, (const float *x, void *out, long count), (x, out, count))                                      \
     X(void, store_f16, (const float *x, void *out, long count), (x, out, count))                                      \

@@ -2,8 +2,9 @@
 """Constrained generation against plain generation and against llama.cpp's grammar sampler, in
 the same run: for each model, `lumen generate` and llama-server's /completion (2 threads each,
 prompt cache off) with and without llama.cpp's own grammars/json_arr.gbnf, greedy and sampled
-(temperature 0.8: the sampled runs mask the whole vocabulary every token, the greedy ones check
-the likeliest token first). Best generation tok/s of ROUNDS rounds; the per-token cost of the
+(temperature 0.8 with llama.cpp's top-k 40, and with top-k 0: greedy and top-k draws check the
+likeliest tokens one by one, top-k 0 masks the whole vocabulary every token, which the per-token
+cost then is). Best generation tok/s of ROUNDS rounds; the per-token cost of the
 grammar is 1/constrained - 1/plain.
 Usage: bench_grammar.py LUMEN LLAMA_SERVER GRAMMAR_FILE MODEL... [--rounds N]"""
 import json
@@ -18,8 +19,9 @@ PROMPT = "A JSON array of twenty fruits, each an object with its name, colour an
 TOKENS = 128
 
 
-def lumen_speed(lumen, model, grammar, temperature):
-    arguments = [lumen, "generate", model, PROMPT, "-n", str(TOKENS), "--temp", str(temperature), "--seed", "7", "-t", "2", "--no-log"]
+def lumen_speed(lumen, model, grammar, temperature, top_k):
+    arguments = [lumen, "generate", model, PROMPT, "-n", str(TOKENS), "--temp", str(temperature), "--top-k", str(top_k), "--seed", "7", "-t", "2",
+                 "--no-log"]
     if grammar:
         arguments += ["--grammar-file", grammar]
     result = subprocess.run(arguments, capture_output=True, text=True, check=True)
@@ -57,15 +59,15 @@ def main():
                     break
                 except OSError:
                     time.sleep(0.2)
-            for temperature, label in ((0, "greedy"), (0.8, "sampled")):
+            for temperature, top_k, label in ((0, 40, "greedy"), (0.8, 40, "top-k 40"), (0.8, 0, "top-k 0 (whole mask)")):
                 best = {"plain": 0.0, "grammar": 0.0, "llama": 0.0}
                 counts = {}
                 for _ in range(rounds):
-                    speed, _ = lumen_speed(lumen, model, None, temperature)
+                    speed, _ = lumen_speed(lumen, model, None, temperature, top_k)
                     best["plain"] = max(best["plain"], speed)
-                    speed, counts["lumen"] = lumen_speed(lumen, model, grammar_file, temperature)
+                    speed, counts["lumen"] = lumen_speed(lumen, model, grammar_file, temperature, top_k)
                     best["grammar"] = max(best["grammar"], speed)
-                    answer = post(port, {"prompt": PROMPT, "n_predict": TOKENS, "temperature": temperature, "seed": 7, "grammar": grammar,
+                    answer = post(port, {"prompt": PROMPT, "n_predict": TOKENS, "temperature": temperature, "top_k": top_k, "seed": 7, "grammar": grammar,
                                          "cache_prompt": False})
                     best["llama"] = max(best["llama"], answer["timings"]["predicted_per_second"])
                     counts["llama"] = answer["timings"]["predicted_n"]

@@ -246,4 +246,41 @@ struct SamplerFilterTests {
         #expect(draws(SamplingOptions(temperature: 1, topK: 0, topP: 0.3, minP: 0, seed: 1), logits) == [1])
         #expect(draws(SamplingOptions(temperature: 1, topK: 0, topP: 1, minP: 0.3, seed: 1), logits) == [1, 3, 4])
     }
+
+    /// llama.cpp's chain written out plainly: every token sorted, probabilities over all of them,
+    /// the top-p prefix, the min-p cut, a temperature draw.
+    func plainDraw(_ logits: [Float], _ options: SamplingOptions, _ random: inout Xoshiro256) -> Int32 {
+        let order = logits.indices.sorted { logits[$0] > logits[$1] || (logits[$0] == logits[$1] && $0 < $1) }
+        let maximum = logits[order[0]]
+        let total = logits.reduce(0.0) { $0 + Double(exp($1 - maximum)) }
+        let probabilities = order.map { Double(exp(logits[$0] - maximum)) / total }
+        var keep = order.count
+        var cumulative = 0.0
+        for (index, probability) in probabilities.enumerated() {
+            cumulative += probability
+            if cumulative >= Double(options.topP) { keep = index + 1; break }
+        }
+        keep = min(keep, max(1, probabilities.prefix(keep).firstIndex { $0 < probabilities[0] * Double(options.minP) } ?? keep))
+        let weights = order.prefix(keep).map { exp((logits[$0] - maximum) / options.temperature) }
+        var target = Float(random.nextUnitDouble()) * weights.reduce(0, +)
+        for (candidate, weight) in zip(order, weights) {
+            target -= weight
+            if target <= 0 { return Int32(candidate) }
+        }
+        return Int32(order[keep - 1])
+    }
+
+    @Test("without top-k, only tokens min-p can keep are sorted, and the draws are the plain chain's")
+    func minPPrunesWithoutChangingDraws() {
+        var values = Xoshiro256(seed: 99)
+        for trial in 0..<200 {
+            let logits = (0..<3000).map { _ in Float(values.nextUnitDouble() * 12 - 6) }
+            let options = SamplingOptions(temperature: 0.8, topK: 0, topP: trial % 2 == 0 ? 0.9 : 1, minP: 0.05, seed: UInt64(trial))
+            var sampler = TemperatureSampler(options: options)
+            var random = Xoshiro256(seed: UInt64(trial))
+            for _ in 0..<3 {
+                #expect(logits.withUnsafeBufferPointer { sampler.sample($0) } == plainDraw(logits, options, &random), "trial \(trial)")
+            }
+        }
+    }
 }

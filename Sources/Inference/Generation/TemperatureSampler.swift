@@ -23,10 +23,11 @@ public struct TemperatureSampler: TokenSampler {
     public var candidateLimit: Int? { options.temperature <= 0 ? 1 : options.topK > 0 ? options.topK : nil }
 
     private mutating func draw(_ logits: UnsafeBufferPointer<Float>) -> Int32 {
-        selectCandidates(logits)
+        let pruned = selectCandidates(logits)
         let maximum = logits[candidates[0]]
         var probabilities = candidates.map { exp(logits[$0] - maximum) }
-        let total = probabilities.reduce(0, +)
+        // Without top-k the probabilities are over the whole vocabulary, pruned candidates too.
+        let total = pruned ? exp(LogSoftmax.logNormalizer(logits) - maximum) : probabilities.reduce(0, +)
         probabilities = probabilities.map { $0 / total }
         var keep = candidates.count
         if options.topP < 1 {
@@ -52,17 +53,26 @@ public struct TemperatureSampler: TokenSampler {
         return Int32(candidates[keep - 1])
     }
 
-    /// Fills `candidates` with the `topK` best indices (all, without top-k), best first, lower
-    /// index first on ties. With top-k this is one pass with a small sorted buffer, not a sort.
-    private mutating func selectCandidates(_ logits: UnsafeBufferPointer<Float>) {
+    /// Fills `candidates` with the `topK` best indices, best first, lower index first on ties.
+    /// With top-k this is one pass with a small sorted buffer, not a sort. Without, every token is
+    /// a candidate, but only those min-p can keep (a logit at least log(min-p) below the best,
+    /// with room for rounding) are sorted: the rest are never drawn, and their probabilities
+    /// still count in the total; returns whether candidates were left out so.
+    private mutating func selectCandidates(_ logits: UnsafeBufferPointer<Float>) -> Bool {
         candidates.removeAll(keepingCapacity: true)
         func better(_ left: Int, _ right: Int) -> Bool {
             logits[left] > logits[right] || (logits[left] == logits[right] && left < right)
         }
         guard options.topK > 0, options.topK < logits.count else {
-            candidates.append(contentsOf: logits.indices)
+            let best = logits.max() ?? 0
+            let floor = options.minP > 0 && best.isFinite ? best + log(options.minP) - 1e-3 : -Float.infinity
+            if floor > -.infinity {
+                for index in logits.indices where logits[index] >= floor { candidates.append(index) }
+            } else {
+                candidates.append(contentsOf: logits.indices)
+            }
             candidates.sort(by: better)
-            return
+            return candidates.count < logits.count
         }
         for index in logits.indices {
             if candidates.count == options.topK {
@@ -72,5 +82,6 @@ public struct TemperatureSampler: TokenSampler {
             let position = candidates.firstIndex { better(index, $0) } ?? candidates.count
             candidates.insert(index, at: position)
         }
+        return false
     }
 }

@@ -10,6 +10,9 @@ struct CharacterClass: Hashable, Sendable {
     /// Bit `c` set when ASCII code point `c` is matched (low and high 64).
     private let asciiLow: UInt64
     private let asciiHigh: UInt64
+    /// Whether the class matches every code point past ASCII, or none: then every such code
+    /// point leads a grammar to the same state.
+    let takesAllOrNoneBeyondASCII: Bool
 
     /// The code points of `ranges` (in any order, overlapping or not), or of their complement
     /// when `negated`.
@@ -42,6 +45,8 @@ struct CharacterClass: Hashable, Sendable {
         }
         asciiLow = low
         asciiHigh = high
+        let beyond = merged.filter { $0.upperBound >= 0x80 }
+        takesAllOrNoneBeyondASCII = beyond.isEmpty || (beyond.count == 1 && beyond[0].lowerBound <= 0x80 && beyond[0].upperBound == Self.maximum)
     }
 
     /// Exactly the code point `code`.

@@ -29,6 +29,10 @@ struct GrammarAutomaton: Sendable {
     /// The state after each state and ASCII code point (`state * 128 + code`), -1 until known.
     private var asciiTransitions = [Int32](repeating: -1, count: 128)
     private var otherTransitions: [UInt64: Int32] = [:]
+    /// Per state, the state after any code point past ASCII when each stack takes all of them or
+    /// none (so all lead to one state: inside a JSON string, say); -1 when they differ, -2 until
+    /// known.
+    private var beyondASCIITransitions: [Int32] = [-2]
 
     /// The state before any output.
     private(set) var initial: Int32 = 0
@@ -72,6 +76,7 @@ struct GrammarAutomaton: Sendable {
     }
 
     /// The state after `code` in `state` (`dead` when no stack takes it).
+    @inline(__always)
     mutating func next(_ state: Int32, _ code: UInt32) -> Int32 {
         if code < 128 {
             let slot = Int(state) &* 128 &+ Int(code)
@@ -81,11 +86,26 @@ struct GrammarAutomaton: Sendable {
             asciiTransitions[slot] = found
             return found
         }
+        if let uniform = nextBeyondASCII(state) { return uniform }
         let key = UInt64(UInt32(bitPattern: state)) << 32 | UInt64(code)
         if let known = otherTransitions[key] { return known }
         let found = computeNext(state, code)
         otherTransitions[key] = found
         return found
+    }
+
+    /// The state after any code point past ASCII, when that is one state for all of them.
+    mutating func nextBeyondASCII(_ state: Int32) -> Int32? {
+        let known = beyondASCIITransitions[Int(state)]
+        if known >= 0 { return known }
+        if known == -1 { return nil }
+        let uniform = states[Int(state)].allSatisfy { stack in
+            guard stack != Self.emptyStack, case .characters(let index) = symbols[Int(stacks[Int(stack)].top)] else { return true }
+            return classes[Int(index)].takesAllOrNoneBeyondASCII
+        }
+        let found = uniform ? computeNext(state, 0x80) : -1
+        beyondASCIITransitions[Int(state)] = found
+        return uniform ? found : nil
     }
 
     private mutating func computeNext(_ state: Int32, _ code: UInt32) -> Int32 {
@@ -150,6 +170,7 @@ struct GrammarAutomaton: Sendable {
         states.append(key)
         stateIndex[key] = id
         asciiTransitions += repeatElement(-1, count: 128)
+        beyondASCIITransitions.append(-2)
         return id
     }
 

@@ -123,32 +123,56 @@ public struct GrammarMatcher: Sendable {
         var prefixes = [UTF8Prefix](repeating: UTF8Prefix(), count: trie.maximumDepth + 1)
         states[0] = state
         prefixes[0] = prefix
-        let bytes = trie.bytes, depths = trie.depths, subtreeEnds = trie.subtreeEnds
-        let tokenStarts = trie.tokenStarts, tokens = trie.tokens
-        var node = 1
-        while node < bytes.count {
-            let depth = Int(depths[node])
-            let parent = states[depth - 1]
-            var next = parent
-            var nextPrefix = UTF8Prefix()
-            switch prefixes[depth - 1].adding(bytes[node]) {
-            case .character(let code):
-                next = automaton.next(parent, code)
-            case .prefix(let longer):
-                nextPrefix = longer
-                if !(longer.completions.map { automaton.takesSome(parent, of: $0) } ?? false) { next = GrammarAutomaton.dead }
-            case .invalid:
-                next = GrammarAutomaton.dead
+        let trie = self.trie
+        trie.bytes.withUnsafeBufferPointer { bytes in
+        trie.depths.withUnsafeBufferPointer { depths in
+        trie.subtreeEnds.withUnsafeBufferPointer { subtreeEnds in
+        trie.tokenStarts.withUnsafeBufferPointer { tokenStarts in
+        trie.tokens.withUnsafeBufferPointer { tokens in
+        mask.withUnsafeMutableBufferPointer { mask in
+        states.withUnsafeMutableBufferPointer { states in
+        prefixes.withUnsafeMutableBufferPointer { prefixes in
+            var node = 1
+            while node < bytes.count {
+                let depth = Int(depths[node])
+                let parent = states[depth - 1]
+                let before = prefixes[depth - 1]
+                let byte = bytes[node]
+                var next: Int32
+                var nextPrefix = UTF8Prefix()
+                if before.isEmpty, byte < 0x80 {
+                    next = automaton.next(parent, UInt32(byte))
+                } else {
+                    switch before.adding(byte) {
+                    case .character(let code):
+                        next = automaton.next(parent, code)
+                    case .prefix(let longer):
+                        nextPrefix = longer
+                        // Where every character past ASCII leads to one state, a valid prefix can
+                        // go on exactly when that state is alive.
+                        let possible = if let uniform = automaton.nextBeyondASCII(parent) {
+                            uniform != GrammarAutomaton.dead && longer.completions != nil
+                        } else {
+                            longer.completions.map { automaton.takesSome(parent, of: $0) } ?? false
+                        }
+                        next = possible ? parent : GrammarAutomaton.dead
+                    case .invalid:
+                        next = GrammarAutomaton.dead
+                    }
+                }
+                if next == GrammarAutomaton.dead {
+                    node = Int(subtreeEnds[node])
+                    continue
+                }
+                states[depth] = next
+                prefixes[depth] = nextPrefix
+                for index in Int(tokenStarts[node])..<Int(tokenStarts[node + 1]) {
+                    let token = tokens[index]
+                    mask[Int(token) >> 6] |= 1 << UInt64(token & 63)
+                }
+                node += 1
             }
-            if next == GrammarAutomaton.dead {
-                node = Int(subtreeEnds[node])
-                continue
-            }
-            states[depth] = next
-            prefixes[depth] = nextPrefix
-            for index in Int(tokenStarts[node])..<Int(tokenStarts[node + 1]) { allow(tokens[index]) }
-            node += 1
-        }
+        }}}}}}}}
         return mask
     }
 }

@@ -21,6 +21,9 @@ public actor ModelSession {
     /// generation with hooks reuses none, so every prefix reused was computed as a plain run
     /// would.
     var cacheHooked = false
+    /// How many of the cached tokens were read as whole prompt batches from position 0: a prompt
+    /// that starts with them reuses them exactly, its logits bit for bit a fresh read's.
+    var alignedTokens = 0
 
     /// The dedicated thread's executor.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
@@ -77,12 +80,20 @@ public actor ModelSession {
         let contents: [UInt8]
         /// The cache's element type.
         let cacheType: KVCacheType
+        /// How many of the tokens were read as whole prompt batches of `batchCapacity` from
+        /// position 0, so a prompt reuses them exactly.
+        let alignedTokens: Int
+        let batchCapacity: Int
+
+        /// Bytes of keys and values it holds.
+        public var byteCount: Int { contents.count }
     }
 
     /// A copy of what the cache holds now.
     public func cachedPrefix() -> CachedPrefix {
         let tokens = cacheHooked ? [] : cachedTokens
-        return CachedPrefix(tokens: tokens, contents: state.cacheContents(count: tokens.count), cacheType: state.cacheType)
+        return CachedPrefix(tokens: tokens, contents: state.cacheContents(count: tokens.count), cacheType: state.cacheType,
+                            alignedTokens: cacheHooked ? 0 : alignedTokens, batchCapacity: state.batchCapacity)
     }
 
     /// Copies `inherited` into the cache when it shares a longer prefix with `tokens` than the
@@ -94,6 +105,7 @@ public actor ModelSession {
         state.restoreCache(inherited.contents, count: inherited.tokens.count)
         cachedTokens = inherited.tokens
         cacheHooked = false
+        alignedTokens = inherited.batchCapacity == state.batchCapacity ? inherited.alignedTokens : 0
     }
 
     /// A prompt as text (tokenized on the session's thread) or as tokens.
@@ -156,12 +168,12 @@ public actor ModelSession {
         defer { state.hooks = [] }
         var summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
                                         promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .length)
-        let reusing = options.reusesCachedPrefix && pipeline.hooks.isEmpty && !cacheHooked
-        summary.reusedPromptTokens = reusing ? min(zip(cachedTokens, promptTokens).prefix { $0 == $1 }.count, promptTokens.count - 1) : 0
-        guard try ingest(promptTokens, reusingPrefix: reusing, stop: stop) else {
+        let reuse: PrefixReuse = !pipeline.hooks.isEmpty || cacheHooked ? .none : options.reusesCachedPrefix ? .any : .exact
+        guard let reused = try ingest(promptTokens, reuse: reuse, stop: stop) else {
             summary.finishReason = .cancelled
             return summary
         }
+        summary.reusedPromptTokens = reused
         let promptDone = clock.now
         summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
 
@@ -213,28 +225,48 @@ public actor ModelSession {
         return summary
     }
 
-    /// Brings the cache to hold `tokens`, processing them in batches (after the longest cached
-    /// prefix, when `reusingPrefix`); the logits of the last token end up in the state. Returns
-    /// false if cancelled between batches (the cache then holds the batches done, and stays
-    /// consistent).
-    ///
-    /// Without reuse, a prompt is always processed the same way, so a seeded generation gives the
-    /// same tokens whatever ran before it: logits of a reused prefix differ from a fresh batch's
-    /// in the last bits, enough to change a sampled token.
-    private func ingest(_ tokens: [Int32], reusingPrefix: Bool = false, stop: StopSignal? = nil) throws(ModelError) -> Bool {
-        let common = reusingPrefix ? zip(cachedTokens, tokens).prefix { $0 == $1 }.count : 0
-        let reused = min(common, tokens.count - 1)
+    /// How much of the cache a prompt may start from.
+    enum PrefixReuse {
+        /// None: the prompt is read from position 0.
+        case none
+        /// The whole batches of the longest common prefix that were read as a prompt from
+        /// position 0 (`alignedTokens`): the rest is read in the batches a fresh read would use,
+        /// so the logits are bit for bit a fresh read's. What every generation does by default.
+        case exact
+        /// The longest common prefix, however it was computed (a conversation's earlier turns,
+        /// generated tokens included): fastest; the logits may differ from a fresh read's in the
+        /// last bits.
+        case any
+    }
+
+    /// Brings the cache to hold `tokens`, processing them in batches after the prefix `reuse`
+    /// allows; the logits of the last token end up in the state. Returns how many tokens were
+    /// reused, or nil if cancelled between batches (the cache then holds the batches done, and
+    /// stays consistent).
+    private func ingest(_ tokens: [Int32], reuse: PrefixReuse = .none, stop: StopSignal? = nil) throws(ModelError) -> Int? {
+        let common = zip(cachedTokens, tokens).prefix { $0 == $1 }.count
+        let batch = state.batchCapacity
+        let reused = switch reuse {
+        case .none: 0
+        case .exact: min(common, alignedTokens, tokens.count - 1) / batch * batch
+        case .any: min(common, tokens.count - 1)
+        }
+        // Read from a batch boundary of an aligned prefix, the prompt's whole batches are aligned
+        // too; otherwise only what was aligned before the reused part stays so.
+        let alignedAfter = reused <= alignedTokens && reused % batch == 0 ? tokens.count / batch * batch : min(alignedTokens, reused) / batch * batch
         state.position = reused
         cachedTokens.removeLast(cachedTokens.count - reused)
         cacheHooked = !state.hooks.isEmpty
+        alignedTokens = cacheHooked ? 0 : min(alignedTokens, reused)
         var next = reused
         while next < tokens.count {
-            if Task.isCancelled || stop?.isRaised == true { return false }
+            if Task.isCancelled || stop?.isRaised == true { return nil }
             let batch = Array(tokens[next..<min(tokens.count, next + state.batchCapacity)])
             try forward(batch)
             next += batch.count
+            if !cacheHooked { alignedTokens = min(alignedAfter, next / state.batchCapacity * state.batchCapacity) }
         }
-        return true
+        return reused
     }
 
     func forward(_ tokens: [Int32], allLogits: Bool = false) throws(ModelError) {
@@ -256,6 +288,7 @@ public actor ModelSession {
         state.position = 0
         cachedTokens = []
         cacheHooked = false
+        alignedTokens = 0
         var next = 0
         while next < tokens.count - 1 {
             try Task.checkCancellation(orThrow: model.gguf.path)
@@ -279,7 +312,7 @@ public actor ModelSession {
         try fill(with: context)
         let clock = ContinuousClock()
         let started = clock.now
-        guard try ingest(context + tokens, reusingPrefix: !context.isEmpty) else {
+        guard try ingest(context + tokens, reuse: context.isEmpty ? .none : .any) != nil else {
             throw ModelError(file: model.gguf.path, field: "benchmark", reason: "cancelled")
         }
         return (clock.now - started).seconds
@@ -301,8 +334,9 @@ public actor ModelSession {
     /// Empties the cache, then processes `context` into it.
     private func fill(with context: [Int32]) throws(ModelError) {
         cachedTokens = []
+        alignedTokens = 0
         state.position = 0
-        if !context.isEmpty, !(try ingest(context)) {
+        if !context.isEmpty, try ingest(context) == nil {
             throw ModelError(file: model.gguf.path, field: "benchmark", reason: "cancelled")
         }
     }
@@ -328,7 +362,7 @@ public actor ModelSession {
         try check(tokens, hooks: hooks)
         state.hooks = hooks
         defer { state.hooks = [] }
-        guard try ingest(tokens) else { throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled") }
+        guard try ingest(tokens) != nil else { throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled") }
         return Array(UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize))
     }
 
@@ -346,7 +380,7 @@ public actor ModelSession {
 
     /// The `k` most likely next tokens after `prompt`, with their log-probabilities.
     public func nextTokenLogProbabilities(_ prompt: String, k: Int) throws(ModelError) -> [(id: Int32, logProbability: Float)] {
-        guard try ingest(model.tokenizer.encode(prompt)) else { return [] }
+        guard try ingest(model.tokenizer.encode(prompt)) != nil else { return [] }
         return LogSoftmax.top(UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize), k: k)
     }
 }

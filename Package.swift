@@ -125,7 +125,7 @@ let package = Package(
         .target(name: "OrderedJSON", dependencies: ["PythonText"]),
         .target(
             name: "Inference",
-            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tokenizers"],
+            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tokenizers", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: optimisedInDebug
         ),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations

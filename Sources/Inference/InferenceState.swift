@@ -139,7 +139,7 @@ final class InferenceState {
     /// The keys and values of the cache's first `count` positions, in the order `cachedRuns`
     /// visits them.
     func cacheContents(count: Int) -> [UInt8] {
-        var contents = [UInt8](repeating: 0, count: cachedLayers * 2 * cachedHeads * count * headBytes)
+        var contents = [UInt8](repeating: 0, count: count * bytesPerCachedToken)
         contents.withUnsafeMutableBytes { destination in
             cachedRuns(count: count) { run, offset, bytes in
                 (destination.baseAddress! + offset).copyMemory(from: run, byteCount: bytes)
@@ -151,7 +151,7 @@ final class InferenceState {
     /// Writes back `contents`, from `cacheContents(count:)` of a session of the same model and
     /// cache type, as the first `count` positions; `position` becomes `count`.
     func restoreCache(_ contents: [UInt8], count: Int) {
-        precondition(contents.count == cachedLayers * 2 * cachedHeads * count * headBytes && count <= contextLength, "a cache of another shape")
+        precondition(contents.count == count * bytesPerCachedToken && count <= contextLength, "a cache of another shape")
         contents.withUnsafeBytes { source in
             cachedRuns(count: count) { run, offset, bytes in
                 run.copyMemory(from: source.baseAddress! + offset, byteCount: bytes)
@@ -175,6 +175,9 @@ final class InferenceState {
             }
         }
     }
+
+    /// Bytes of keys and values one cached token takes, over every layer.
+    var bytesPerCachedToken: Int { cachedLayers * 2 * cachedHeads * headBytes }
 
     /// Bytes allocated for the cache and buffers.
     var byteCount: Int { allocations.reduce(0) { $0 + $1.1 * 4 } }

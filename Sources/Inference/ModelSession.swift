@@ -15,6 +15,10 @@ public actor ModelSession {
     public nonisolated let contextLength: Int
     /// Bytes of KV cache and buffers.
     public nonisolated let stateByteCount: Int
+    /// The KV cache's element type.
+    public nonisolated let cacheType: KVCacheType
+    /// Bytes of keys and values one cached token takes (a saved state's size per token).
+    public nonisolated let bytesPerCachedToken: Int
     /// The tokens whose keys and values are in the cache, in order.
     var cachedTokens: [Int32] = []
     /// Whether hooks may have changed what the cache holds: such a cache is never reused, and a
@@ -42,6 +46,8 @@ public actor ModelSession {
         self.state = state
         self.contextLength = context
         stateByteCount = state.byteCount
+        self.cacheType = cacheType
+        bytesPerCachedToken = state.bytesPerCachedToken
     }
 
     // MARK: - Generation
@@ -96,16 +102,36 @@ public actor ModelSession {
                             alignedTokens: cacheHooked ? 0 : alignedTokens, batchCapacity: state.batchCapacity)
     }
 
+    /// Puts `saved` (a `cachedPrefix()` of a session of this model, or a `SavedState`) into the
+    /// cache: a prompt that starts with its tokens then reuses them (exactly their whole batches
+    /// read as a prompt, or all of them for a conversation).
+    public func restore(_ saved: CachedPrefix) {
+        precondition(saved.cacheType == state.cacheType && saved.tokens.count <= contextLength, "a state of another cache")
+        state.restoreCache(saved.contents, count: saved.tokens.count)
+        cachedTokens = saved.tokens
+        cacheHooked = false
+        alignedTokens = saved.batchCapacity == state.batchCapacity ? saved.alignedTokens : 0
+    }
+
+    /// Reads `tokens` into the cache as a generation's prompt would (after the whole batches of a
+    /// cached prefix, reused exactly), without generating. Returns how many tokens were reused.
+    ///
+    /// - Throws: `ModelError` when the tokens are empty or do not fit, or the task is cancelled.
+    public func prefill(_ tokens: [Int32]) throws(ModelError) -> Int {
+        try check(tokens, hooks: [])
+        guard let reused = try ingest(tokens, reuse: cacheHooked ? .none : .exact) else {
+            throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled")
+        }
+        return reused
+    }
+
     /// Copies `inherited` into the cache when it shares a longer prefix with `tokens` than the
     /// cache does.
     private func adopt(_ inherited: CachedPrefix, for tokens: [Int32]) {
         func common(_ cached: [Int32]) -> Int { zip(cached, tokens).prefix { $0 == $1 }.count }
         guard inherited.cacheType == state.cacheType, inherited.tokens.count <= contextLength,
               common(inherited.tokens) > (cacheHooked ? 0 : common(cachedTokens)) else { return }
-        state.restoreCache(inherited.contents, count: inherited.tokens.count)
-        cachedTokens = inherited.tokens
-        cacheHooked = false
-        alignedTokens = inherited.batchCapacity == state.batchCapacity ? inherited.alignedTokens : 0
+        restore(inherited)
     }
 
     /// A prompt as text (tokenized on the session's thread) or as tokens.

@@ -97,6 +97,12 @@ public actor RunLog {
         }
     }
 
+    /// The SHA-256 of the file at `path`, computed now (without a run log to remember it), as
+    /// lowercase hexadecimal; nil if it cannot be read.
+    public static func digest(ofFile path: String) -> String? {
+        FileDigest.compute(path: path)?.sha256
+    }
+
     /// The SHA-256 of the file at `path`: from memory, from the log's table when the file has not
     /// changed since, or computed (once) now.
     public func digest(of path: String) -> String? {

@@ -34,10 +34,37 @@ struct GenerateCommand: AsyncParsableCommand {
     @Option(name: .customLong("dump-logits"), help: "Write the logits of every step to FILE: the row after the prompt, then one after each fed token (rows of little-endian float32, one per generated token).")
     var dumpLogits: String?
 
+    @Option(name: .customLong("prompt-cache"), help: "A file for the prompt's state (llama.cpp's --prompt-cache): read when it exists, so a prompt that starts with its tokens is not read again, and written after the prompt. Greedy output is the same with and without it.")
+    var promptCache: String?
+
+    @Flag(name: .customLong("prompt-cache-ro"), help: "Read the --prompt-cache file but never write it.")
+    var promptCacheReadOnly = false
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
         if let forceIDs, Self.ids(forceIDs) == nil { throw ValidationError("--force-ids must be comma-separated token ids, got \(forceIDs)") }
+        if promptCacheReadOnly, promptCache == nil { throw ValidationError("--prompt-cache-ro needs --prompt-cache FILE") }
+        if promptCache != nil, controlVectors.logged != nil {
+            throw ValidationError("--prompt-cache cannot be combined with control vectors, which change the keys and values it would keep")
+        }
+    }
+
+    /// Restores the state saved at `path` (refusing one of another model or a corrupt one) and,
+    /// unless read-only, reads the prompt into the cache and saves it there when that added to it.
+    private func usePromptCache(_ path: String, prompt: [Int32], session: ModelSession, model: LanguageModel, log: RunLog?) async throws {
+        guard let digest = await log?.digest(of: model.gguf.path) ?? RunLog.digest(ofFile: model.gguf.path) else {
+            throw CommandError("\(model.gguf.path): cannot be read to take its SHA-256, which binds the prompt cache to it")
+        }
+        var restored: [Int32] = []
+        if FileManager.default.fileExists(atPath: path) {
+            let saved = try SavedState.read(from: path, for: session, modelSHA256: digest)
+            await session.restore(saved)
+            restored = saved.tokens
+        }
+        guard !promptCacheReadOnly, !prompt.isEmpty, restored != prompt else { return }
+        _ = try await session.prefill(prompt)
+        try SavedState.write(await session.cachedPrefix(), to: path, modelSHA256: digest)
     }
 
     private static func ids(_ text: String) -> [Int32]? {
@@ -82,6 +109,7 @@ struct GenerateCommand: AsyncParsableCommand {
         options.recordedLogits = dumpLogits == nil ? 0 : Int.max
         let pipeline = try GenerationPipeline(options: options, model: llama, hooks: try controlVectors.hooks(for: llama))
         let promptTokens = llama.tokenizer.encode(prompt)
+        if let promptCache { try await usePromptCache(promptCache, prompt: promptTokens, session: session, model: llama, log: log) }
         let streaming = !json
         let generation = Task {
             try await GenerationCollector.collect(session.generate(tokens: promptTokens, options: options, pipeline: pipeline, stop: stop)) { token in
@@ -121,8 +149,9 @@ struct GenerateCommand: AsyncParsableCommand {
 
     /// The one-line summary printed after generation.
     static func describe(_ summary: GenerationSummary) -> String {
-        String(format: "[%d prompt tokens at %.1f tok/s, %d generated at %.1f tok/s, first token after %.0f ms, finished: %@]",
-               summary.promptTokens, summary.promptTokensPerSecond, summary.generatedTokens,
+        String(format: "[%d prompt tokens%@ at %.1f tok/s, %d generated at %.1f tok/s, first token after %.0f ms, finished: %@]",
+               summary.promptTokens, summary.reusedPromptTokens > 0 ? " (\(summary.reusedPromptTokens) reused)" : "", summary.promptTokensPerSecond,
+               summary.generatedTokens,
                summary.generationTokensPerSecond, summary.timeToFirstToken * 1000, summary.finishReason.rawValue)
     }
 }

@@ -1,0 +1,78 @@
+import Crypto
+import Foundation
+import GGUF
+
+/// A session's cached prompt saved to a file (llama.cpp's `--prompt-cache`): the tokens with
+/// their keys and values, bound to the SHA-256 of the model file that computed them. Reading it
+/// back refuses a file of another model, another cache shape or type, or whose contents do not
+/// match their checksum, saying which.
+///
+/// The file: "LUMENKV" and a format version byte, a little-endian UInt32 header length, the
+/// header as JSON (`Header`), then the keys and values as `InferenceState.cacheContents` lays
+/// them out.
+public enum SavedState {
+    static let magic = Array("LUMENKV".utf8) + [1]
+
+    struct Header: Codable {
+        var modelSHA256: String
+        var cacheType: String
+        var batchCapacity: Int
+        var alignedTokens: Int
+        var tokens: [Int32]
+        var contentBytes: Int
+        var contentSHA256: String
+    }
+
+    /// Writes `prefix` to `path` (through a temporary file renamed into place), bound to the
+    /// model whose file has SHA-256 `modelSHA256`.
+    public static func write(_ prefix: ModelSession.CachedPrefix, to path: String, modelSHA256: String) throws(ModelError) {
+        let header = Header(modelSHA256: modelSHA256, cacheType: prefix.cacheType.rawValue, batchCapacity: prefix.batchCapacity,
+                            alignedTokens: prefix.alignedTokens, tokens: prefix.tokens, contentBytes: prefix.contents.count,
+                            contentSHA256: digest(prefix.contents))
+        do {
+            let json = try JSONEncoder().encode(header)
+            var data = Data(magic)
+            withUnsafeBytes(of: UInt32(json.count).littleEndian) { data.append(contentsOf: $0) }
+            data.append(json)
+            data.append(contentsOf: prefix.contents)
+            try data.write(to: URL(fileURLWithPath: path), options: .atomic)
+        } catch {
+            throw ModelError(file: path, field: "state", reason: "cannot be written: \(error.localizedDescription)")
+        }
+    }
+
+    /// The cached prefix saved at `path`, checked against the session that will use it and the
+    /// SHA-256 of its model's file.
+    public static func read(from path: String, for session: ModelSession, modelSHA256: String) throws(ModelError) -> ModelSession.CachedPrefix {
+        func refuse(_ reason: String) -> ModelError { ModelError(file: path, field: "state", reason: reason) }
+        guard let data = FileManager.default.contents(atPath: path) else { throw refuse("cannot be read") }
+        let bytes = [UInt8](data)
+        guard bytes.count >= magic.count + 4, Array(bytes[..<magic.count]) == magic else {
+            throw refuse("is not a Lumen state file (or one of another version)")
+        }
+        let length = bytes[magic.count..<magic.count + 4].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        let start = magic.count + 4
+        guard length <= bytes.count - start, let header = try? JSONDecoder().decode(Header.self, from: Data(bytes[start..<start + length])) else {
+            throw refuse("is corrupt: its header cannot be read")
+        }
+        guard header.modelSHA256 == modelSHA256 else {
+            throw refuse("was made by another model file (SHA-256 \(header.modelSHA256.prefix(12))…, this one's is \(modelSHA256.prefix(12))…)")
+        }
+        guard header.cacheType == session.cacheType.rawValue else {
+            throw refuse("holds a \(header.cacheType) cache; the session's is \(session.cacheType.rawValue)")
+        }
+        let contents = Array(bytes[(start + length)...])
+        guard contents.count == header.contentBytes, contents.count == session.bytesPerCachedToken * header.tokens.count, digest(contents) == header.contentSHA256 else {
+            throw refuse("is corrupt: its keys and values do not match their size or checksum")
+        }
+        guard header.tokens.count <= session.contextLength else {
+            throw refuse("holds \(header.tokens.count) tokens, more than the session's context of \(session.contextLength)")
+        }
+        return ModelSession.CachedPrefix(tokens: header.tokens, contents: contents, cacheType: session.cacheType,
+                                         alignedTokens: min(header.alignedTokens, header.tokens.count), batchCapacity: header.batchCapacity)
+    }
+
+    private static func digest(_ bytes: [UInt8]) -> String {
+        SHA256.hash(data: bytes).map { ($0 < 16 ? "0" : "") + String($0, radix: 16) }.joined()
+    }
+}

@@ -7,11 +7,11 @@ likeliest tokens one by one, top-k 0 masks the whole vocabulary every token, whi
 cost then is). Best generation tok/s of ROUNDS rounds; the per-token cost of the
 grammar is 1/constrained - 1/plain.
 Usage: bench_grammar.py LUMEN LLAMA_SERVER GRAMMAR_FILE MODEL... [--rounds N]"""
+import argparse
 import json
 import re
 import socket
 import subprocess
-import sys
 import time
 import urllib.request
 
@@ -36,13 +36,14 @@ def post(port, body):
 
 
 def main():
-    arguments = sys.argv[1:]
-    rounds = 3
-    if "--rounds" in arguments:
-        index = arguments.index("--rounds")
-        rounds = int(arguments[index + 1])
-        del arguments[index:index + 2]
-    lumen, llama_server, grammar_file, *models = arguments
+    parser = argparse.ArgumentParser(description="Constrained against plain generation and llama.cpp's grammar sampler.")
+    parser.add_argument("lumen")
+    parser.add_argument("llama_server")
+    parser.add_argument("grammar_file")
+    parser.add_argument("models", nargs="+")
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    lumen, llama_server, grammar_file, models, rounds = options.lumen, options.llama_server, options.grammar_file, options.models, options.rounds
     grammar = open(grammar_file).read()
     print("| model | sampling | lumen plain t/s | lumen grammar t/s | grammar ÷ plain | grammar cost ms/token | llama.cpp grammar t/s | lumen ÷ llama.cpp (grammar) | tokens |")
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|")

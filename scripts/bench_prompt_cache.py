@@ -4,9 +4,9 @@ PROMPT -n 1 --temp 0` (a prompt of about 1,024 tokens), wall-clock from start to
 `--prompt-cache FILE --prompt-cache-ro` (the state saved once before) and without, in the same
 run, best of ROUNDS each; the run log on (it remembers the model's SHA-256, which binds a state).
 Usage: bench_prompt_cache.py LUMEN MODEL... [--rounds N]"""
+import argparse
 import os
 import subprocess
-import sys
 import tempfile
 import time
 
@@ -20,13 +20,12 @@ def seconds(arguments):
 
 
 def main():
-    arguments = sys.argv[1:]
-    rounds = 3
-    if "--rounds" in arguments:
-        index = arguments.index("--rounds")
-        rounds = int(arguments[index + 1])
-        del arguments[index:index + 2]
-    lumen, *models = arguments
+    parser = argparse.ArgumentParser(description="Continuing from a saved prompt state against reading the prompt again.")
+    parser.add_argument("lumen")
+    parser.add_argument("models", nargs="+")
+    parser.add_argument("--rounds", type=int, default=3)
+    options = parser.parse_args()
+    lumen, models, rounds = options.lumen, options.models, options.rounds
     print("| model | prompt tokens | reused | state size | read again s | from state s | state ÷ again |")
     print("|---|---:|---:|---:|---:|---:|---:|")
     with tempfile.TemporaryDirectory() as directory:

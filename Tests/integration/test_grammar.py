@@ -13,8 +13,8 @@ import jsonschema
 import pytest
 
 from conftest import lumen_bin
-from servers import CACHE, SMOLLM2, start_llama_cpp_server, start_lumen_serve_of
-from test_remote import lumen_script, post
+from servers import CACHE, SMOLLM2, start_lumen_serve_of
+from test_remote import llama_cpp_server, lumen_script, post  # noqa: F401 (llama_cpp_server: a fixture)
 
 GEMMA = CACHE / "gemma-3-270m-q4_k_m.gguf"
 LLAMA_SERVER = pathlib.Path(os.environ.get("LLAMA_SERVER", ""))
@@ -33,13 +33,6 @@ def served():
 @pytest.fixture(scope="module")
 def served_gemma():
     server = start_lumen_serve_of(GEMMA, "--ctx", "2048")
-    yield server
-    server.stop()
-
-
-@pytest.fixture(scope="module")
-def llama_cpp_server():
-    server = start_llama_cpp_server()
     yield server
     server.stop()
 

@@ -49,8 +49,10 @@ public struct GenerationOptions: Sendable, Equatable {
     /// What the output must be (a grammar, JSON, a regular expression's match, a choice); nil for
     /// free text.
     public var constraint: OutputConstraint?
-    /// Start from the longest prefix of the prompt the session's cache already holds (a
-    /// conversation's earlier turns) instead of processing the whole prompt again.
+    /// Start from the whole longest prefix of the prompt the session's cache already holds,
+    /// generated tokens included (a conversation's earlier turns): faster, but the logits may
+    /// differ from a fresh read's in the last bits. Without it a generation still reuses that
+    /// prefix's whole batches read as a prompt, exactly.
     public var reusesCachedPrefix = false
 
     /// Creates options.

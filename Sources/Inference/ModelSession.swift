@@ -90,9 +90,6 @@ public actor ModelSession {
         /// position 0, so a prompt reuses them exactly.
         let alignedTokens: Int
         let batchCapacity: Int
-
-        /// Bytes of keys and values it holds.
-        public var byteCount: Int { contents.count }
     }
 
     /// A copy of what the cache holds now.

@@ -31,7 +31,8 @@ extension RunOptions {
         // Through the shortest decimal form, so 0.05 is logged as 0.05, not 0.0500000007.
         func decimal(_ value: Float) -> Double { Double("\(value)") ?? Double(value) }
         self.init(maxTokens: options.maxTokens, temperature: decimal(sampling.temperature), topK: sampling.topK, topP: decimal(sampling.topP),
-                  minP: decimal(sampling.minP), repeatPenalty: decimal(sampling.repeatPenalty), seed: sampling.seed, stop: options.stopStrings)
+                  minP: decimal(sampling.minP), repeatPenalty: decimal(sampling.repeatPenalty), seed: sampling.seed, stop: options.stopStrings,
+                  constraint: options.constraint.map(RunConstraint.init))
     }
 
     /// Generation options that repeat a logged run.
@@ -45,7 +46,33 @@ extension RunOptions {
         options.sampling.repeatPenalty = Float(repeatPenalty)
         options.sampling.seed = seed
         options.stopStrings = stop
+        options.constraint = constraint?.outputConstraint
         return options
+    }
+}
+
+extension RunConstraint {
+    /// The logged form of an output constraint.
+    init(_ constraint: OutputConstraint) {
+        switch constraint {
+        case .grammar(let text): self.init(option: "grammar", text: text)
+        case .jsonObject: self.init(option: "json")
+        case .jsonSchema(let schema): self.init(option: "json", text: schema)
+        case .regex(let pattern): self.init(option: "regex", text: pattern)
+        case .choice(let choices): self.init(option: "choice", choices: choices)
+        }
+    }
+
+    /// The constraint a logged run asked for (nil for an option this version does not know).
+    var outputConstraint: OutputConstraint? {
+        switch (option, text) {
+        case ("grammar", let text?): .grammar(text)
+        case ("json", nil): .jsonObject
+        case ("json", let schema?): .jsonSchema(schema)
+        case ("regex", let pattern?): .regex(pattern)
+        case ("choice", _): .choice(choices ?? [])
+        default: nil
+        }
     }
 }
 

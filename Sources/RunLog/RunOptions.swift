@@ -20,10 +20,12 @@ public struct RunOptions: Codable, Sendable, Equatable {
     public var steering: RunSteering?
     /// The ablations and patches made inside its forward passes, if any.
     public var interventions: [RunIntervention]?
+    /// The grammar, JSON schema, pattern or choice its output was held to, if any.
+    public var constraint: RunConstraint?
 
     /// Options.
     public init(maxTokens: Int, temperature: Double, topK: Int, topP: Double, minP: Double, repeatPenalty: Double, seed: UInt64, stop: [String],
-                steering: RunSteering? = nil, interventions: [RunIntervention]? = nil) {
+                steering: RunSteering? = nil, interventions: [RunIntervention]? = nil, constraint: RunConstraint? = nil) {
         self.maxTokens = maxTokens
         self.temperature = temperature
         self.topK = topK
@@ -34,5 +36,6 @@ public struct RunOptions: Codable, Sendable, Equatable {
         self.stop = stop
         self.steering = steering
         self.interventions = interventions
+        self.constraint = constraint
     }
 }

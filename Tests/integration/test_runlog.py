@@ -256,3 +256,14 @@ def test_a_generation_steered_in_a_cell_is_logged_with_its_prompts_and_replays_i
     steered = records(log_path)[1]
     assert json.loads(steered["options"])["steering"] == {
         "vectors": [{"positive": ["Lily was happy"], "negative": ["Lily was sad"], "scale": 8.0}], "blocks": [1, 3]}
+
+
+def test_a_constrained_generation_is_logged_with_its_grammar_and_replays_identically(log_path):
+    model = pathlib.Path(os.environ.get("LUMEN_MODEL_CACHE", pathlib.Path.home() / ".cache/lumen/models")) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    script = (f'let m = load("{model}")\n'
+              'let g = m.generate("Phone:", regex: "\\\\(\\\\d{3}\\\\) \\\\d{3}-\\\\d{4}", temperature: 0.9, seed: 8)\n'
+              'let r = replay(runs()[0])\nprint("identical:", r.identical, r.text == g.text)\n')
+    output = repl(script)
+    assert output.splitlines()[-1] == "identical: true true", output
+    logged = [json.loads(record["options"])["constraint"] for record in records(log_path)]
+    assert logged == [{"option": "regex", "text": r"\(\d{3}\) \d{3}-\d{4}"}] * 2

@@ -55,9 +55,9 @@ public final class FairPool: Sendable {
 
     /// Takes a place on a resource, waiting for one if all are full; returns its index, to
     /// give back with `release`. Resource `preferring` is taken when it has room and no one is
-    /// waiting, else the least busy (of equals, the next in turn). With `queueLimit`, refuses at once (`Refusal.queueFull`) when
-    /// that many are already waiting; with `waitLimit`, gives up (`Refusal.waitedTooLong`) when
-    /// no place came free in that time. `queued` hears how many were ahead when it has to wait.
+    /// waiting, else the least busy (of equals, the next in turn). With `queueLimit`, refuses at
+    /// once (`Refusal.queueFull`) when that many are already waiting; with `waitLimit`, gives up
+    /// (`Refusal.waitedTooLong`) when no place came free in that time. `queued` hears how many were ahead when it has to wait.
     public func acquire(preferring: Int? = nil, queueLimit: Int = .max, waitLimit: Duration? = nil, queued: (@Sendable (Int) -> Void)? = nil) async throws -> Int {
         let id = state.withLock { state in
             state.nextID += 1

@@ -1,3 +1,5 @@
+import OrderedJSON
+
 /// Reads llama.cpp's GBNF (grammars/README.md in llama.cpp): rules `name ::= alternatives`,
 /// literals, character classes, `.`, groups, `* + ? {m} {m,} {m,n}`, comments, and tokens
 /// (`<[id]>`, `<text>`, `!` before either for any other token). Repetitions are rewritten into
@@ -134,7 +136,7 @@ struct GBNFParser {
                 let id = generatedRule(from: ruleName, at: start)
                 definitions[Int(id)] = try parseAlternatives(ruleName: ruleName, nested: true)
                 guard position < text.count, text[position] == UInt8(ascii: ")") else {
-                    throw error(at: position < text.count ? position : start, position < text.count ? "expected ) to close the group opened at column \(lineAndColumn(of: start).column)" : "group is not closed with )")
+                    throw error(at: position < text.count ? position : start, position < text.count ? "expected ) to close the group opened at column \(TextPosition(offset: start, in: text).column)" : "group is not closed with )")
                 }
                 position += 1
                 lastItem = sequence.count
@@ -345,17 +347,9 @@ struct GBNFParser {
 
     // MARK: - Errors
 
-    private func lineAndColumn(of offset: Int) -> (line: Int, column: Int) {
-        let before = text[..<min(offset, text.count)]
-        let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
-        let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-        let column = text[lineStart..<min(offset, text.count)].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
-        return (line, column)
-    }
-
     private func location(of offset: Int) -> GrammarError.Location {
-        let (line, column) = lineAndColumn(of: offset)
-        return .text(line: line, column: column)
+        let place = TextPosition(offset: offset, in: text)
+        return .text(line: place.line, column: place.column)
     }
 
     private func error(at offset: Int, _ reason: String) -> GrammarError {

@@ -119,12 +119,26 @@ struct GrammarAutomaton: Sendable {
         return self.state(of: result)
     }
 
-    /// Whether some stack of `state` takes a code point in `completions` (the rest of a
-    /// character a token ends inside).
-    func takesSome(_ state: Int32, of completions: ClosedRange<UInt32>) -> Bool {
-        states[Int(state)].contains { stack in
+    /// Whether `state` can take the rest of the character `prefix` begins (a token ending inside
+    /// it): some stack takes one of the code points it may become. Where every character past
+    /// ASCII leads to one state, exactly when that state is alive.
+    mutating func canFinish(_ prefix: UTF8Prefix, in state: Int32) -> Bool {
+        guard let completions = prefix.completions else { return false }
+        if let uniform = nextBeyondASCII(state) { return uniform != Self.dead }
+        return states[Int(state)].contains { stack in
             guard stack != Self.emptyStack, case .characters(let index) = symbols[Int(stacks[Int(stack)].top)] else { return false }
             return classes[Int(index)].overlaps(completions)
+        }
+    }
+
+    /// Whether a stack of `state` has a token element on top.
+    func hasTokenTops(_ state: Int32) -> Bool {
+        states[Int(state)].contains { stack in
+            guard stack != Self.emptyStack else { return false }
+            switch symbols[Int(stacks[Int(stack)].top)] {
+            case .token, .anyTokenExcept: return true
+            default: return false
+            }
         }
     }
 

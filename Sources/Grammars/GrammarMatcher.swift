@@ -48,7 +48,7 @@ public struct GrammarMatcher: Sendable {
     private mutating func state(after token: Int32) -> (state: Int32, prefix: UTF8Prefix)? {
         if trie.endsGeneration(token) { return nil }
         var byToken = GrammarAutomaton.dead
-        if prefix.isEmpty, !automaton.tokenTops(state).isEmpty { byToken = automaton.next(state, token: token) }
+        if prefix.isEmpty, automaton.hasTokenTops(state) { byToken = automaton.next(state, token: token) }
         let piece = trie.piece(token)
         guard !piece.isEmpty else { return (byToken, UTF8Prefix()) }
         var current = state
@@ -65,7 +65,7 @@ public struct GrammarMatcher: Sendable {
                 return (byToken, UTF8Prefix())
             }
         }
-        if !partial.isEmpty, !(partial.completions.map { automaton.takesSome(current, of: $0) } ?? false) {
+        if !partial.isEmpty, !automaton.canFinish(partial, in: current) {
             return (byToken, UTF8Prefix())
         }
         if byToken != GrammarAutomaton.dead {
@@ -148,14 +148,7 @@ public struct GrammarMatcher: Sendable {
                         next = automaton.next(parent, code)
                     case .prefix(let longer):
                         nextPrefix = longer
-                        // Where every character past ASCII leads to one state, a valid prefix can
-                        // go on exactly when that state is alive.
-                        let possible = if let uniform = automaton.nextBeyondASCII(parent) {
-                            uniform != GrammarAutomaton.dead && longer.completions != nil
-                        } else {
-                            longer.completions.map { automaton.takesSome(parent, of: $0) } ?? false
-                        }
-                        next = possible ? parent : GrammarAutomaton.dead
+                        next = automaton.canFinish(longer, in: parent) ? parent : GrammarAutomaton.dead
                     case .invalid:
                         next = GrammarAutomaton.dead
                     }

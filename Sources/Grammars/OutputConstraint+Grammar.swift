@@ -33,4 +33,12 @@ extension Grammar {
                                 tokenNamed: tokenNamed)
         self = try parser.parse()
     }
+
+    /// Checks that `constraint` makes a grammar, before a model is at hand: tokens a grammar names
+    /// by their text (`<think>`) are checked against the vocabulary when a generation starts.
+    ///
+    /// - Throws: `GrammarError` naming what is wrong and where.
+    public static func check(_ constraint: OutputConstraint) throws(GrammarError) {
+        _ = try Grammar(constraint) { _ in 0 }
+    }
 }

@@ -46,13 +46,13 @@ public enum SavedState {
     public static func read(from path: String, for session: ModelSession, modelSHA256: String) throws(ModelError) -> ModelSession.CachedPrefix {
         func refuse(_ reason: String) -> ModelError { ModelError(file: path, field: "state", reason: reason) }
         guard let data = FileManager.default.contents(atPath: path) else { throw refuse("cannot be read") }
-        let bytes = [UInt8](data)
-        guard bytes.count >= magic.count + 4, Array(bytes[..<magic.count]) == magic else {
+        let start = magic.count + 4
+        guard data.count >= start, data.prefix(magic.count).elementsEqual(magic) else {
             throw refuse("is not a Lumen state file (or one of another version)")
         }
-        let length = bytes[magic.count..<magic.count + 4].enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
-        let start = magic.count + 4
-        guard length <= bytes.count - start, let header = try? JSONDecoder().decode(Header.self, from: Data(bytes[start..<start + length])) else {
+        let length = data.dropFirst(magic.count).prefix(4).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
+        guard length <= data.count - start,
+              let header = try? JSONDecoder().decode(Header.self, from: data.subdata(in: data.startIndex + start..<data.startIndex + start + length)) else {
             throw refuse("is corrupt: its header cannot be read")
         }
         guard header.modelSHA256 == modelSHA256 else {
@@ -61,7 +61,7 @@ public enum SavedState {
         guard header.cacheType == session.cacheType.rawValue else {
             throw refuse("holds a \(header.cacheType) cache; the session's is \(session.cacheType.rawValue)")
         }
-        let contents = Array(bytes[(start + length)...])
+        let contents = [UInt8](data.dropFirst(start + length))
         guard contents.count == header.contentBytes, contents.count == session.bytesPerCachedToken * header.tokens.count, digest(contents) == header.contentSHA256 else {
             throw refuse("is corrupt: its keys and values do not match their size or checksum")
         }

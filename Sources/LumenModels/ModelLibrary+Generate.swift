@@ -181,8 +181,7 @@ extension ModelLibrary {
         }
         guard let (constraint, location) = found.first else { return nil }
         do {
-            // Token names (<think>) are checked against the vocabulary when the generation starts.
-            _ = try Grammar(constraint) { _ in 0 }
+            try Grammar.check(constraint)
         } catch {
             throw LumenError(.value, "\(constraint.optionName): \(error)", at: location)
         }

@@ -66,11 +66,8 @@ public enum OrderedJSON: Equatable, Sendable {
         var position = 0
 
         func error(_ reason: String) -> SyntaxError {
-            let before = bytes[..<min(position, bytes.count)]
-            let lineStart = before.lastIndex(of: UInt8(ascii: "\n")).map { $0 + 1 } ?? 0
-            let line = before.reduce(1) { $1 == UInt8(ascii: "\n") ? $0 + 1 : $0 }
-            let column = bytes[lineStart..<min(position, bytes.count)].reduce(1) { $1 & 0xC0 == 0x80 ? $0 : $0 + 1 }
-            return SyntaxError(line: line, column: column, reason: reason)
+            let place = TextPosition(offset: position, in: bytes)
+            return SyntaxError(line: place.line, column: place.column, reason: reason)
         }
 
         mutating func skipSpace() {

@@ -51,8 +51,7 @@ struct ConstraintArguments: ParsableArguments {
             return nil
         }
         do {
-            // Token names (<think>) are checked against the vocabulary once the model is loaded.
-            _ = try Grammar(constraint) { _ in 0 }
+            try Grammar.check(constraint)
         } catch {
             throw CommandError("\(origin): \(error)")
         }

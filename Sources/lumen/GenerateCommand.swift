@@ -1,6 +1,7 @@
 import ArgumentParser
 import Executors
 import Foundation
+import GGUF
 import GenerationTypes
 import Inference
 import LumenModels
@@ -52,19 +53,29 @@ struct GenerateCommand: AsyncParsableCommand {
 
     /// Restores the state saved at `path` (refusing one of another model or a corrupt one) and,
     /// unless read-only, reads the prompt into the cache and saves it there when that added to it.
+    /// Hashing the model and reading and writing the state block, so they run on threads of
+    /// their own.
     private func usePromptCache(_ path: String, prompt: [Int32], session: ModelSession, model: LanguageModel, log: RunLog?) async throws {
-        guard let digest = await log?.digest(of: model.gguf.path) ?? RunLog.digest(ofFile: model.gguf.path) else {
-            throw CommandError("\(model.gguf.path): cannot be read to take its SHA-256, which binds the prompt cache to it")
+        let modelPath = model.gguf.path
+        var digest = await log?.digest(of: modelPath)
+        if digest == nil { digest = await DedicatedThread.run(name: "lumen-digest") { RunLog.digest(ofFile: modelPath) } }
+        guard let digest else {
+            throw CommandError("\(modelPath): cannot be read to take its SHA-256, which binds the prompt cache to it")
         }
         var restored: [Int32] = []
         if FileManager.default.fileExists(atPath: path) {
-            let saved = try SavedState.read(from: path, for: session, modelSHA256: digest)
+            let saved = try await DedicatedThread.run(name: "lumen-state-read") { () throws(ModelError) in
+                try SavedState.read(from: path, for: session, modelSHA256: digest)
+            }
             await session.restore(saved)
             restored = saved.tokens
         }
         guard !promptCacheReadOnly, !prompt.isEmpty, restored != prompt else { return }
         _ = try await session.prefill(prompt)
-        try SavedState.write(await session.cachedPrefix(), to: path, modelSHA256: digest)
+        let prefix = await session.cachedPrefix()
+        try await DedicatedThread.run(name: "lumen-state-write") { () throws(ModelError) in
+            try SavedState.write(prefix, to: path, modelSHA256: digest)
+        }
     }
 
     private static func ids(_ text: String) -> [Int32]? {

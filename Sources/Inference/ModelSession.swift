@@ -85,11 +85,14 @@ public actor ModelSession {
         /// Their keys and values (`InferenceState.cacheContents`).
         let contents: [UInt8]
         /// The cache's element type.
-        let cacheType: KVCacheType
+        public let cacheType: KVCacheType
         /// How many of the tokens were read as whole prompt batches of `batchCapacity` from
         /// position 0, so a prompt reuses them exactly.
         let alignedTokens: Int
         let batchCapacity: Int
+
+        /// The bytes the keys and values take (copies of a prefix share them).
+        public var byteCount: Int { contents.count }
     }
 
     /// A copy of what the cache holds now.
@@ -112,11 +115,14 @@ public actor ModelSession {
 
     /// Reads `tokens` into the cache as a generation's prompt would (after the whole batches of a
     /// cached prefix, reused exactly), without generating. Returns how many tokens were reused.
+    /// Given `inherited` (a state the tokens continue), it is put into the cache first and all
+    /// the prefix it shares with `tokens` is reused.
     ///
     /// - Throws: `ModelError` when the tokens are empty or do not fit, or the task is cancelled.
-    public func prefill(_ tokens: [Int32]) throws(ModelError) -> Int {
+    public func prefill(_ tokens: [Int32], startingFrom inherited: CachedPrefix? = nil) throws(ModelError) -> Int {
         try check(tokens, hooks: [])
-        guard let reused = try ingest(tokens, reuse: cacheHooked ? .none : .exact) else {
+        if let inherited { restore(inherited) }
+        guard let reused = try ingest(tokens, reuse: cacheHooked ? .none : inherited == nil ? .exact : .any) else {
             throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled")
         }
         return reused

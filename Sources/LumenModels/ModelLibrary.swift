@@ -8,12 +8,12 @@ import LumenLanguage
 import Synchronization
 
 /// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `quantize`, `generate`,
-/// `defaults`, `batch`, `compare`, `bench`, `tokenize`, `detokenize`, `nextTokens`, `perplexity`
-/// and `compareModels`; and what they share in a session: the generation defaults and the run
+/// `defaults`, `batch`, `compare`, `bench`, `tokenize`, `detokenize`, `nextTokens`, `perplexity`,
+/// `compareModels`, the looking-inside ones, and `prefill`/`loadState` (states as values); and what they share in a session: the generation defaults and the run
 /// recorder.
 final class ModelLibrary: LumenLibrary {
     let builtins: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens,
-                               perplexity, compareModels, controlVector, steeringVector, logitLens, attentionPatterns, trace, ablate, patch, embed]
+                               perplexity, compareModels, controlVector, steeringVector, logitLens, attentionPatterns, trace, ablate, patch, embed, prefill, loadState]
     let magics: [Magic] = [defaultsMagic]
     /// Where the session's generations and measurements are recorded.
     let recorder: RunRecorder

@@ -71,12 +71,16 @@ final class TensorLibrary: LumenLibrary {
 
     static let save = Builtin(
         name: "save",
-        signature: "save(_ x: Tensor or Trace or [String: Tensor], _ path: String)",
-        summary: "Writes NumPy files: a Tensor as .npy; a Trace (its tensors and token ids) or a dictionary of Tensors as .npz, which numpy.load reads."
+        signature: "save(_ x: Tensor or Trace or [String: Tensor] or State, _ path: String)",
+        summary: "Writes NumPy files: a Tensor as .npy; a Trace (its tensors and token ids) or a dictionary of Tensors as .npz, which numpy.load reads. A State goes to a file of its own, bound to its model file's SHA-256 (loadState reads it)."
     ) { arguments, context in
         let (value, location) = try arguments.requirePositional("x")
         let path = try arguments.string(try arguments.requirePositional("path"), "path")
         try arguments.finish()
+        if case .host(let state as StateObject) = value {
+            try await ModelLibrary.save(state, to: path, context: context)
+            return .null
+        }
         let archive = path.hasSuffix(".npz")
         guard archive || path.hasSuffix(".npy") else {
             throw LumenError(.value, "path \(path.debugDescription) must end in .npy (one Tensor) or .npz (several)", at: context.location)

@@ -103,6 +103,13 @@ public actor RunLog {
         FileDigest.compute(path: path)?.sha256
     }
 
+    /// The SHA-256 of the file at `path`, remembered by `log` when there is one, else computed
+    /// on a thread of its own (hashing a model file is long blocking work).
+    public static func digest(of path: String, rememberedBy log: RunLog?) async -> String? {
+        if let log { return await log.digest(of: path) }
+        return await DedicatedThread.run(name: "lumen-digest") { digest(ofFile: path) }
+    }
+
     /// The SHA-256 of the file at `path`: from memory, from the log's table when the file has not
     /// changed since, or computed (once) now.
     public func digest(of path: String) -> String? {

@@ -57,9 +57,7 @@ struct GenerateCommand: AsyncParsableCommand {
     /// their own.
     private func usePromptCache(_ path: String, prompt: [Int32], session: ModelSession, model: LanguageModel, log: RunLog?) async throws {
         let modelPath = model.gguf.path
-        var digest = await log?.digest(of: modelPath)
-        if digest == nil { digest = await DedicatedThread.run(name: "lumen-digest") { RunLog.digest(ofFile: modelPath) } }
-        guard let digest else {
+        guard let digest = await RunLog.digest(of: modelPath, rememberedBy: log) else {
             throw CommandError("\(modelPath): cannot be read to take its SHA-256, which binds the prompt cache to it")
         }
         var restored: [Int32] = []

@@ -29,8 +29,12 @@ struct HostObjectNameTests {
         let trace = TraceObject(trace: plan, ids: [1], pieces: [""], tensors: Dictionary(uniqueKeysWithValues: ActivationPoint.allCases.map { ($0, Tensor([0], shape: [1])) }),
                                 logits: [0, 1], tokenizer: try model.model().tokenizer, generated: nil, interventions: [])
         let intervention = InterventionObject(RunIntervention(ablating: "attn_out", block: 0))
+        let session = try await model.lease()
+        _ = try await session.session.prefill([1, 403])
+        let state = StateObject(model: model, weights: try model.model(), prefix: await session.session.cachedPrefix())
+        session.release()
         let objects: [any HostObject] = [model, generation, chat, RunList([]), Secret(variable: "A_KEY", value: "x"), job, measurement, vector,
-                                         tensor, trace, intervention]
+                                         tensor, trace, intervention, state]
         let builtins = Set((StandardLibrary.all + ModelHost.libraries(runLog: nil, frontEnd: "kernel").flatMap(\.builtins)).map(\.name))
         for object in objects {
             for name in object.propertyNames {

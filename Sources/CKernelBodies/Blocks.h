@@ -25,6 +25,29 @@
                            NAME##_avx2(row, values, scales, sums, count));                                       \
     }
 
+/// Defines `NAME`, a format's `dot_q8_tokens`: one row against `tokens` tokens' 8-bit
+/// activations (token t's at `values + t * count`, `scales + t * count / 32`, `sums + 3 * t *
+/// count / 32`), `out[t * out_stride]` each. `DEFINE(NAME, ATTRIBUTES, PRODUCTS)` defines a kernel
+/// for `GROUP` tokens at once, each token's arithmetic the format's `dot_q8`'s exactly (so the
+/// results are bit for bit `SINGLE`'s); a last group of fewer tokens goes through `SINGLE`.
+#define DEFINE_Q8_TOKENS(NAME, DEFINE, GROUP, SINGLE)                                                          \
+    DEFINE(NAME##_avx2, , PRODUCTS_AVX2)                                                                         \
+    VNNI_VARIANT(DEFINE(NAME##_vnni, VNNI_TARGET, PRODUCTS_VNNI))                                                \
+    static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count, \
+                     long tokens, float *out, long out_stride, int without_vnni) {                               \
+        const long blocks = count / 32;                                                                          \
+        long t = 0;                                                                                              \
+        for (; t + (GROUP) <= tokens; t += (GROUP)) {                                                            \
+            const signed char *v = values + t * count;                                                           \
+            const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                    \
+            CHOOSE_VNNI(without_vnni, NAME##_vnni(row, v, d, m, count, out + t * out_stride, out_stride),        \
+                        NAME##_avx2(row, v, d, m, count, out + t * out_stride, out_stride));                     \
+        }                                                                                                        \
+        for (; t < tokens; t++)                                                                                  \
+            out[t * out_stride] = SINGLE(row, values + t * count, scales + t * blocks, sums + 3 * t * blocks,     \
+                                         count, without_vnni);                                                   \
+    }
+
 /// 16 bytes of packed nibbles (a Q4_0 or Q5_0 block's) as 32 unsigned bytes in weight order: low
 /// nibbles are weights 0-15, high nibbles weights 16-31.
 static inline __m256i unpack_nibbles(const uint8_t *packed, __m256i low_mask) {

@@ -54,6 +54,9 @@ public struct GenerationOptions: Sendable, Equatable {
     /// differ from a fresh read's in the last bits. Without it a generation still reuses that
     /// prefix's whole batches read as a prompt, exactly.
     public var reusesCachedPrefix = false
+    /// Speculative decoding by prompt lookup or a draft model (`GenerationPipeline.draftModel`);
+    /// nil: none. The output is the same either way.
+    public var speculation: Speculation?
 
     /// Creates options.
     public init(sampling: SamplingOptions = SamplingOptions(), maxTokens: Int = 128, stopStrings: [String] = [], stopAtEndOfSequence: Bool = true) {

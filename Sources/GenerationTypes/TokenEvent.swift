@@ -67,6 +67,16 @@ public struct GenerationSummary: Sendable, Equatable {
     public var generationTokensPerSecond: Double
     /// Why generation ended.
     public var finishReason: FinishReason
+    /// Tokens proposed by speculative decoding's drafts.
+    public var draftedTokens = 0
+    /// Drafted tokens the model accepted (each the token it drew itself).
+    public var acceptedTokens = 0
+
+    /// `40 drafted, 31 accepted (78%)` after speculative decoding; nil without drafts.
+    public var draftSummary: String? {
+        guard draftedTokens > 0 else { return nil }
+        return "\(draftedTokens) drafted, \(acceptedTokens) accepted (\(acceptedTokens * 100 / draftedTokens)%)"
+    }
 
     /// Creates a summary.
     public init(promptTokens: Int, generatedTokens: Int, timeToFirstToken: Double, promptTokensPerSecond: Double,

@@ -14,6 +14,11 @@ struct FormatKernels: Sendable {
     /// kernel on a CPU with AVX-512 VNNI (the tests compare the two).
     typealias QuantizedDot = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
                                              _ sums: UnsafePointer<Float>?, _ count: Int, _ withoutVNNI: Int32) -> Float
+    /// `QuantizedDot` for several tokens whose activations follow one another, into every
+    /// `outputStride`-th float: bit for bit its results, the row read once.
+    typealias QuantizedDotTokens = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
+                                                   _ sums: UnsafePointer<Float>?, _ count: Int, _ tokens: Int, _ output: UnsafeMutablePointer<Float>?,
+                                                   _ outputStride: Int, _ withoutVNNI: Int32) -> Void
     /// Decodes a row as levels, scales and mins (see `lumen_levels_fn`), for the integer
     /// matrix–matrix product every quantized format shares.
     typealias Levels = lumen_levels_fn
@@ -22,6 +27,8 @@ struct FormatKernels: Sendable {
     let dot: Dot
     /// The integer dot with 8-bit activations, when the format has one.
     let quantizedDot: QuantizedDot?
+    /// The integer dot for several tokens at once, when the format has one.
+    let quantizedDotTokens: QuantizedDotTokens?
     /// The row decoder for prompt batches, when the format has one.
     let levels: Levels?
     /// The eight-row layout for generation, when the format has one.
@@ -39,7 +46,7 @@ struct FormatKernels: Sendable {
     static let byName: [String: FormatKernels] = Dictionary(uniqueKeysWithValues: tableRows.compactMap { row in
         guard let name = row.name, let dequantize = row.dequantize, let dot = row.dot else { return nil }
         return (String(cString: name), FormatKernels(
-            dequantize: dequantize, dot: dot, quantizedDot: row.dot_q8, levels: row.levels,
+            dequantize: dequantize, dot: dot, quantizedDot: row.dot_q8, quantizedDotTokens: row.dot_q8_tokens, levels: row.levels,
             interleaving: row.dot_x8_q8.map { RowInterleaving(leadingHalves: row.x8_leading_halves, dot: $0) }))
     })
 
@@ -63,6 +70,8 @@ extension TensorType {
 
     /// Whether the type has an integer dot product with 8-bit quantized activations.
     public var hasQuantizedDot: Bool { kernels?.quantizedDot != nil }
+    /// Whether the format has an 8-bit-activation dot product for several tokens at once.
+    public var hasQuantizedDotTokens: Bool { kernels?.quantizedDotTokens != nil }
 
     /// The names of the types Lumen computes with, for messages.
     public static var supportedNames: String {

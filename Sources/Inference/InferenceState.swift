@@ -34,7 +34,7 @@ final class InferenceState {
     /// Logits, `[batch][vocab]` (only the last row unless every token's are asked for).
     let logits: UnsafeMutablePointer<Float>
     /// Per-product working memory.
-    let scratch: MatrixPool.Scratch
+    var scratch: MatrixPool.Scratch
     /// Attention scores: `scoresPerThread` floats per thread.
     let scores: UnsafeMutablePointer<Float>
     /// One context-sized row for each query `attendFour` takes at once.

@@ -80,13 +80,6 @@ public struct Matrix: @unchecked Sendable {
         kernels.dot(base + row * rowBytes, x, columns)
     }
 
-    /// The dot product of row `row` with the 8-bit activations in `activations` (see
-    /// `lumen_quantize_q8`) by `kernel`, the format's `quantizedDot`.
-    @inline(__always)
-    func dot(row: Int, quantized activations: MatrixPool.Scratch, kernel: FormatKernels.QuantizedDot) -> Float {
-        kernel(base + row * rowBytes, activations.quantizedValues, activations.quantizedScales, activations.quantizedSums, columns, 0)
-    }
-
     /// Writes row `row` as floats into `output` (`columns` floats).
     func dequantize(row: Int, into output: UnsafeMutablePointer<Float>) {
         kernels.dequantize(base + row * rowBytes, output, columns)

@@ -34,6 +34,11 @@ struct MatrixPool {
         let quantizedSums: UnsafeMutablePointer<Float>
         /// Whether quantized weights meet quantized activations.
         let activations: ActivationPrecision
+        /// Whether a batch is multiplied as its tokens one by one would be (each product the same
+        /// kernel, bit for bit), sharing each chunk of weight rows while it is in cache: so the
+        /// tokens speculative decoding verifies get exactly the logits decoding them one at a
+        /// time gives.
+        var tokenByToken = false
     }
 
     /// How many threads share a product.
@@ -101,21 +106,8 @@ struct MatrixPool {
     func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
                   count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
-        if count == 1 && scratch.activations == .quantized, let groups = matrix.interleavedGroups(from: 0) {
-            lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
-            parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns) { _, range in
-                groups.rows.layout.dot(groups.start + range.lowerBound * groups.rows.groupBytes, range.count, scratch.quantizedValues,
-                                       scratch.quantizedScales, scratch.quantizedSums, columns, output + 8 * range.lowerBound, 0)
-            }
-            return
-        }
-        if count == 1 && scratch.activations == .quantized, let kernel = matrix.kernels.quantizedDot {
-            lumen_quantize_q8(input, columns, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums)
-            parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns) { _, range in
-                for row in range {
-                    output[row] = matrix.dot(row: row, quantized: scratch, kernel: kernel)
-                }
-            }
+        if count == 1 || scratch.tokenByToken {
+            multiplyEachToken(matrix, input, into: output, count: count, scratch: scratch)
             return
         }
         if scratch.activations == .quantized, let levels = matrix.kernels.levels {
@@ -140,12 +132,6 @@ struct MatrixPool {
             }
             return
         }
-        if count == 1 {
-            parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns) { _, range in
-                for row in range { output[row] = matrix.dot(row: row, input) }
-            }
-            return
-        }
         parallelChunks(rows, chunk: Self.floatRowChunk, work: rows * columns * count) { part, range in
             if matrix.type == .f32 {
                 let weights = (matrix.base + range.lowerBound * matrix.rowBytes).assumingMemoryBound(to: Float.self)
@@ -157,6 +143,55 @@ struct MatrixPool {
                     let chunk = min(Self.dequantizedRows, range.upperBound - start)
                     for offset in 0..<chunk { matrix.dequantize(row: start + offset, into: buffer + offset * columns) }
                     lumen_matmul_f32(buffer, columns, chunk, input, count, columns, output + start, rows)
+                }
+            }
+        }
+    }
+
+    /// `multiply` for `count` tokens each as one token is multiplied: its 8-bit activations
+    /// (`lumen_quantize_q8`) in the format's dot product (eight rows at a time in the eight-row
+    /// layout), or F32 activations in the row's dot product. Each thread takes a chunk of rows
+    /// through every token in turn, so the rows are read from memory once.
+    private func multiplyEachToken(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
+                                   count: Int, scratch: Scratch) {
+        let rows = matrix.rows, columns = matrix.columns, blocks = columns / 32
+        let groups = scratch.activations == .quantized ? matrix.interleavedGroups(from: 0) : nil
+        let kernel = scratch.activations == .quantized ? matrix.kernels.quantizedDot : nil
+        if groups != nil || kernel != nil {
+            for token in 0..<count {
+                lumen_quantize_q8(input + token * columns, columns, scratch.quantizedValues + token * columns,
+                                  scratch.quantizedScales + token * blocks, scratch.quantizedSums + 3 * token * blocks)
+            }
+        }
+        if let groups {
+            parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns * count) { _, range in
+                for token in 0..<count {
+                    groups.rows.layout.dot(groups.start + range.lowerBound * groups.rows.groupBytes, range.count, scratch.quantizedValues + token * columns,
+                                           scratch.quantizedScales + token * blocks, scratch.quantizedSums + 3 * token * blocks, columns,
+                                           output + token * rows + 8 * range.lowerBound, 0)
+                }
+            }
+        } else if let tokens = matrix.kernels.quantizedDotTokens, kernel != nil {
+            parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns * count) { _, range in
+                for row in range {
+                    tokens(matrix.base + row * matrix.rowBytes, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums, columns, count,
+                           output + row, rows, 0)
+                }
+            }
+        } else if let kernel {
+            parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns * count) { _, range in
+                for token in 0..<count {
+                    let (values, scales, sums) = (scratch.quantizedValues + token * columns, scratch.quantizedScales + token * blocks,
+                                                  scratch.quantizedSums + 3 * token * blocks)
+                    for row in range {
+                        output[token * rows + row] = kernel(matrix.base + row * matrix.rowBytes, values, scales, sums, columns, 0)
+                    }
+                }
+            }
+        } else {
+            parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns * count) { _, range in
+                for token in 0..<count {
+                    for row in range { output[token * rows + row] = matrix.dot(row: row, input + token * columns) }
                 }
             }
         }

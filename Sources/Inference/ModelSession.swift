@@ -209,12 +209,20 @@ public actor ModelSession {
         var steps = TokenSteps(pipeline: pipeline, prompt: promptTokens, forcedTokens: options.forcedTokens, trie: model.tokenTrie)
         var textStream = TextStream(stopStrings: options.stopStrings)
         var firstTokenTime: ContinuousClock.Instant?
+        var speculator = speculator(for: options, pipeline: pipeline, prompt: promptTokens)
+        // The drafts being verified: the cache holds them after the position `base`, and `row`
+        // is the row of logits the next token is drawn from (the drafts before it accepted).
+        var verifying: (drafts: [Int32], base: Int, row: Int)?
+        defer {
+            if let verifying { rewindDrafts(to: verifying.base + verifying.row + 1) }
+        }
+        let vocabulary = model.configuration.vocabularySize
         while summary.generatedTokens < options.maxTokens {
             if shouldStop() {
                 summary.finishReason = .cancelled
                 break
             }
-            let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
+            let logits = UnsafeBufferPointer(start: state.logits + (verifying?.row ?? 0) * vocabulary, count: vocabulary)
             let step = summary.generatedTokens
             let recorded = step < options.recordedLogits ? Array(logits) : nil
             guard let (token, logProbability) = steps.draw(from: logits) else {
@@ -231,7 +239,7 @@ public actor ModelSession {
             var (text, stopped) = textStream.append(model.tokenizer.piece(token))
             let cancelled = shouldStop()
             // The token just sampled is the last one when the cache has no room to run it.
-            let contextFull = state.position >= state.contextLength
+            let contextFull = (verifying.map { $0.base + $0.row + 1 } ?? state.position) >= state.contextLength
             let exhausted = summary.generatedTokens >= options.maxTokens || contextFull || steps.outputComplete
             if !stopped && (cancelled || exhausted) {
                 let (tail, stoppedInTail) = textStream.finish()
@@ -243,8 +251,34 @@ public actor ModelSession {
                 summary.finishReason = stopped ? .stop : cancelled ? .cancelled : steps.outputComplete ? .eos : contextFull ? .context : .length
                 break
             }
-            try forward([steps.next(after: token)])
+            let next = steps.next(after: token)
+            if let (drafts, base, row) = verifying {
+                // A draft the model drew itself is accepted: its logits are already computed.
+                if row < drafts.count, next == drafts[row] {
+                    verifying = (drafts, base, row + 1)
+                    continue
+                }
+                speculator?.verified(drafts.count, accepted: row)
+                rewindDrafts(to: base + row + 1)
+                verifying = nil
+            }
+            let drafts = speculator?.draft(after: cachedTokens + [next],
+                                           room: min(options.maxTokens - summary.generatedTokens - 1, state.contextLength - state.position - 1,
+                                                     state.batchCapacity - 1)) ?? []
+            let base = state.position
+            if drafts.isEmpty {
+                try forward([next])
+            } else {
+                // Verified as decoding them one by one would compute them, bit for bit.
+                state.scratch.tokenByToken = true
+                defer { state.scratch.tokenByToken = false }
+                try forward([next] + drafts, allLogits: true)
+                verifying = (drafts, base, 0)
+            }
         }
+        if let verifying { speculator?.verified(verifying.drafts.count, accepted: verifying.row) }
+        summary.draftedTokens = speculator?.drafted ?? 0
+        summary.acceptedTokens = speculator?.accepted ?? 0
         let finished = clock.now
         let first = firstTokenTime ?? finished
         summary.timeToFirstToken = (first - started).seconds
@@ -252,6 +286,26 @@ public actor ModelSession {
             summary.generationTokensPerSecond = Double(summary.generatedTokens - 1) / max(1e-9, (finished - first).seconds)
         }
         return summary
+    }
+
+    /// The speculative decoding `options` ask for, unless hooks look into the forward passes
+    /// (they would see drafts that are thrown away) or tokens are forced.
+    private func speculator(for options: GenerationOptions, pipeline: GenerationPipeline, prompt: [Int32]) -> Speculator? {
+        guard let speculation = options.speculation, pipeline.hooks.isEmpty, options.forcedTokens.isEmpty else { return nil }
+        let draftMax = min(speculation.draftMax, state.batchCapacity - 1)
+        if let draft = pipeline.draftModel {
+            let context = min(contextLength, prompt.count + options.maxTokens + draftMax + 1)
+            let drafter = DraftModel(model: draft, contextLength: context, threads: state.pool.threads, probabilityMin: speculation.draftProbabilityMin)
+            return Speculator(drafter: drafter, draftMax: draftMax)
+        }
+        return speculation.lookupNgram.map { Speculator(drafter: PromptLookup(ngram: $0), draftMax: draftMax) }
+    }
+
+    /// Drops the drafts past `position` from the cache: their keys and values are overwritten
+    /// by the next forward pass.
+    private func rewindDrafts(to position: Int) {
+        state.position = position
+        cachedTokens.removeLast(max(0, cachedTokens.count - position))
     }
 
     /// How much of the cache a prompt may start from.

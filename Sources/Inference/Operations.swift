@@ -75,7 +75,8 @@ enum Operations {
 
     /// Causal grouped-query attention of each new token's query heads over the cache, or over
     /// its last `window` positions. A prompt's tokens go four at a time (`attendFour`: each cached
-    /// key and value read once for the four), unless a window cuts off positions within them.
+    /// key and value read once for the four), unless a window cuts off positions within them or
+    /// the batch is computed token by token (`MatrixPool.Scratch.tokenByToken`).
     static func attention(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration, window: Int? = nil) {
         let headDimension = configuration.headDimension
         let heads = configuration.headCount
@@ -99,7 +100,7 @@ enum Operations {
                 let output = state.attended + firstToken * queryDimension + head * headDimension
                 let length = start + firstToken + 1
                 // A sliding window keeps the positions p with (token position − p) < window.
-                if tokens == together && headDimension % 8 == 0 && window.map({ length + together - 1 <= $0 }) ?? true {
+                if tokens == together && headDimension % 8 == 0 && window.map({ length + together - 1 <= $0 }) ?? true && !state.scratch.tokenByToken {
                     attend.attendFour(keys + kvOffset, values + kvOffset, headDimension, query, queryDimension, headDimension,
                                       length, scale, scores, state.contextLength, output, queryDimension)
                     continue

@@ -47,6 +47,10 @@ public final class Generation: PropertyTableHostObject {
             entry[.string("timeToFirstToken")] = .double(stats.timeToFirstToken)
             entry[.string("promptTokensPerSecond")] = .double(stats.promptTokensPerSecond)
             entry[.string("tokensPerSecond")] = .double(stats.generationTokensPerSecond)
+            if stats.draftedTokens > 0 {
+                entry[.string("draftedTokens")] = .integer(stats.draftedTokens)
+                entry[.string("acceptedTokens")] = .integer(stats.acceptedTokens)
+            }
             return .dictionary(entry)
         }),
         ("text", { .string($0.text) }),
@@ -72,8 +76,9 @@ public final class Generation: PropertyTableHostObject {
     /// The one-line summary under a generation.
     static func summaryLine(_ stats: GenerationSummary, interrupted: Bool) -> String {
         let reused = stats.reusedPromptTokens > 0 ? "\(stats.reusedPromptTokens) of \(stats.promptTokens) prompt tokens reused · " : ""
-        return String(format: "[%d tokens · %@first token %.0f ms · %.1f tok/s · %@]", stats.generatedTokens, reused,
-                      stats.timeToFirstToken * 1000, stats.generationTokensPerSecond, interrupted ? "interrupted" : stats.finishReason.rawValue)
+        return String(format: "[%d tokens · %@first token %.0f ms · %.1f tok/s%@ · %@]", stats.generatedTokens, reused,
+                      stats.timeToFirstToken * 1000, stats.generationTokensPerSecond, stats.draftSummary.map { " · \($0)" } ?? "",
+                      interrupted ? "interrupted" : stats.finishReason.rawValue)
     }
 
     /// The summary line alone, shown under text that was streamed as it was generated.

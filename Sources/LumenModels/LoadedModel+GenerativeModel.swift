@@ -16,8 +16,16 @@ extension LoadedModel: GenerativeModel {
 
     func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
+        try await generate(prompt, options: options, hooks: hooks, draft: nil, stop: stop)
+    }
+
+    /// `generate(_:options:hooks:stop:)` with `draft` drafting for speculative decoding (when
+    /// `options.speculation` asks for it).
+    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, stop: StopSignal) async throws
+        -> AsyncThrowingStream<TokenEvent, any Error> {
         let lease = try await lease()
-        let pipeline = try GenerationPipeline(options: options, model: lease.session.model, hooks: hooks)
+        var pipeline = try GenerationPipeline(options: options, model: lease.session.model, hooks: hooks)
+        pipeline.draftModel = draft
         return lease.generate(prompt, options: options, pipeline: pipeline, stop: stop)
     }
 

@@ -12,26 +12,31 @@ extension ModelLibrary {
 
     static let generate = Builtin(
         name: "generate",
-        signature: "generate(_ model or state, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: []) -> Generation",
-        summary: "Generates text after the prompt, showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again."
+        signature: "generate(_ model or state, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16) -> Generation",
+        summary: "Generates text after the prompt, showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives."
     ) { arguments, context in
         let state: StateObject? = if case .host(let object as StateObject)? = arguments.peekPositional() { object } else { nil }
         if state != nil { _ = arguments.nextPositional() }
         let model: any GenerativeModel = try state?.model ?? generativeModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
-        let options = try generationOptions(&arguments, defaults: context.generationDefaults)
+        var options = try generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
         let steering = try steering(&arguments)
         let changes = try interventions(&arguments, model: model, at: context.location)
+        let (speculation, draftModel) = try speculation(&arguments, model: model)
+        options.speculation = speculation
         try arguments.finish()
-        var draft = RunDraft(entry: "generate", model: model)
-        draft.steering = steering.logged
-        draft.interventions = changes.logged
+        var record = RunDraft(entry: "generate", model: model)
+        record.steering = steering.logged
+        record.interventions = changes.logged
         // From a state, the model reads the state's text and the prompt; the run log keeps both.
-        let generation = try await streamGeneration(prompt: (state?.text ?? "") + prompt, options: options, timeout: timeout, record: draft,
+        let generation = try await streamGeneration(prompt: (state?.text ?? "") + prompt, options: options, timeout: timeout, record: record,
                                                     context: context) { stop in
             let hooks = steering.hooks + changes.hooks
-            if let state { return (nil, try await state.generate(prompt, options: options, hooks: hooks, stop: stop)) }
+            if let state { return (nil, try await state.generate(prompt, options: options, hooks: hooks, draft: draftModel, stop: stop)) }
+            if let draftModel, let local = model as? LoadedModel {
+                return (nil, try await local.generate(prompt, options: options, hooks: hooks, draft: draftModel, stop: stop))
+            }
             return (nil, try await model.generate(prompt, options: options, hooks: hooks, stop: stop))
         }
         if generation.interrupted { throw CancellationError() }

@@ -104,7 +104,8 @@ extension RunRecord {
     /// The record of a finished (or interrupted) generation, wherever it ran (a cell, a command,
     /// `lumen serve`). `renderedPrompt` is the text the model was given when it differs from
     /// `prompt` (a chat template's rendering); `steering` the control vectors it was steered
-    /// with, `interventions` the ablations and patches made inside it.
+    /// with, `interventions` the ablations and patches made inside it. Speculative decoding's
+    /// drafted and accepted tokens are its figures.
     public init(generationAt entry: String, origin: RunOrigin, model: RunModel, prompt: String, messages: [ChatMessage]? = nil,
                 renderedPrompt: String? = nil, tokens: [GeneratedToken], summary: GenerationSummary, options: GenerationOptions, interrupted: Bool,
                 steering: RunSteering? = nil, interventions: [RunIntervention] = []) {
@@ -116,7 +117,8 @@ extension RunRecord {
                   output: tokens.map(\.text).joined(), tokenIDs: tokens.map(\.id), logProbabilities: tokens.map(\.logProbability),
                   finishReason: interrupted ? "interrupted" : summary.finishReason.rawValue, promptTokens: summary.promptTokens,
                   generatedTokens: tokens.count, promptTokensPerSecond: summary.promptTokensPerSecond,
-                  tokensPerSecond: summary.generationTokensPerSecond, timeToFirstToken: summary.timeToFirstToken, interrupted: interrupted)
+                  tokensPerSecond: summary.generationTokensPerSecond, timeToFirstToken: summary.timeToFirstToken, interrupted: interrupted,
+                  figures: summary.draftedTokens > 0 ? ["draftedTokens": Double(summary.draftedTokens), "acceptedTokens": Double(summary.acceptedTokens)] : nil)
     }
 }
 

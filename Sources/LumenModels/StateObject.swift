@@ -55,12 +55,14 @@ final class StateObject: PropertyTableHostObject {
     }
 
     /// Generates after the state's tokens and `text`, on the least busy session, copying the
-    /// state into its cache unless that already holds more of the prompt.
-    func generate(_ text: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
+    /// state into its cache unless that already holds more of the prompt; `draft` drafts for
+    /// speculative decoding.
+    func generate(_ text: String, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
         let tokens = try tokens(continuedBy: text)
         let lease = try await model.lease()
-        let pipeline = try GenerationPipeline(options: options, model: weights, hooks: hooks)
+        var pipeline = try GenerationPipeline(options: options, model: weights, hooks: hooks)
+        pipeline.draftModel = draft
         var options = options
         options.reusesCachedPrefix = true
         return lease.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop, startingFrom: prefix)

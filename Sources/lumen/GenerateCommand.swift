@@ -26,6 +26,8 @@ struct GenerateCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Control vectors") var controlVectors: ControlVectorArguments
 
+    @OptionGroup(title: "Speculative decoding") var speculation: SpeculationArguments
+
     @Flag(help: "Print one JSON object at the end (prompt_ids, ids, text, finish_reason) instead of streaming text.")
     var json = false
 
@@ -116,7 +118,9 @@ struct GenerateCommand: AsyncParsableCommand {
         options.forcedTokens = forced
         options.stopAtEndOfSequence = forced.isEmpty
         options.recordedLogits = dumpLogits == nil ? 0 : Int.max
-        let pipeline = try GenerationPipeline(options: options, model: llama, hooks: try controlVectors.hooks(for: llama))
+        options.speculation = speculation.speculation
+        var pipeline = try GenerationPipeline(options: options, model: llama, hooks: try controlVectors.hooks(for: llama))
+        pipeline.draftModel = try await speculation.draftModel(for: llama)
         let promptTokens = llama.tokenizer.encode(prompt)
         if let promptCache { try await usePromptCache(promptCache, prompt: promptTokens, session: session, model: llama, log: log) }
         let streaming = !json
@@ -158,9 +162,9 @@ struct GenerateCommand: AsyncParsableCommand {
 
     /// The one-line summary printed after generation.
     static func describe(_ summary: GenerationSummary) -> String {
-        String(format: "[%d prompt tokens%@ at %.1f tok/s, %d generated at %.1f tok/s, first token after %.0f ms, finished: %@]",
+        String(format: "[%d prompt tokens%@ at %.1f tok/s, %d generated at %.1f tok/s%@, first token after %.0f ms, finished: %@]",
                summary.promptTokens, summary.reusedPromptTokens > 0 ? " (\(summary.reusedPromptTokens) reused)" : "", summary.promptTokensPerSecond,
-               summary.generatedTokens,
-               summary.generationTokensPerSecond, summary.timeToFirstToken * 1000, summary.finishReason.rawValue)
+               summary.generatedTokens, summary.generationTokensPerSecond, summary.draftSummary.map { ", \($0)" } ?? "",
+               summary.timeToFirstToken * 1000, summary.finishReason.rawValue)
     }
 }

@@ -338,6 +338,34 @@ struct KernelTests {
         }
     }
 
+    @Test("the several-token integer dot products give each token bit for bit the one-token kernel's product, AVX2 and VNNI alike",
+          arguments: quantizedTypes.filter(\.hasQuantizedDotTokens))
+    func quantizedActivationsForSeveralTokens(type: TensorType) throws {
+        var fixture = KernelFixture()
+        let many = try #require(type.kernels?.quantizedDotTokens)
+        for (name, scale) in Self.scales {
+            for blocks in Self.blockCounts(type) {
+                let row = fixture.row(type, blocks: blocks, scale: scale)
+                for tokens in [1, 2, 3, 4, 5, 9] {
+                    let quantized = (0..<tokens).map { _ in KernelFixture.referenceQuantize(fixture.floats(blocks * type.layout.blockSize)) }
+                    let (values, scales, sums) = (quantized.flatMap(\.values), quantized.flatMap(\.scales), quantized.flatMap(\.sums))
+                    for withoutVNNI: Int32 in [0, 1] {
+                        // Every other float of the output: the stride is honoured.
+                        var output = [Float](repeating: .nan, count: 2 * tokens)
+                        row.withUnsafeBytes { bytes in
+                            many(bytes.baseAddress, values, scales, sums, quantized[0].values.count, tokens, &output, 2, withoutVNNI)
+                        }
+                        for token in 0..<tokens {
+                            let alone = Self.fastQuantizedDot(type, row, quantized[token], withoutVNNI: withoutVNNI)
+                            #expect(output[2 * token].bitPattern == alone.bitPattern,
+                                    "\(type) \(name) × \(blocks), token \(token) of \(tokens), without VNNI \(withoutVNNI)")
+                        }
+                    }
+                }
+            }
+        }
+    }
+
     @Test("Rows interleaved eight at a time (Q4_0, Q4_K): the eight-row product matches each row's reference, and the rows restore byte for byte")
     func interleavedRows() throws {
         let types = TensorType.allCases.filter { $0.kernels?.interleaving != nil }

@@ -25,6 +25,12 @@ struct lumen_format_kernels {
     /// ignore `sums`.
     float (*dot_q8)(const void *row, const signed char *values, const float *scales, const float *sums, long count,
                     int without_vnni);
+    /// `dot_q8` for `tokens` tokens whose activations follow one another (token t's at
+    /// `values + t * count`, `scales + t * count / 32`, `sums + 3 * t * count / 32`), into
+    /// `out[t * out_stride]`: bit for bit `dot_q8`'s results, the row read once for several
+    /// tokens. Null: call `dot_q8` per token.
+    void (*dot_q8_tokens)(const void *row, const signed char *values, const float *scales, const float *sums, long count,
+                          long tokens, float *out, long out_stride, int without_vnni);
     /// The row decoder for `lumen_matmul_levels_q8` (prompt batches).
     lumen_levels_fn levels;
     /// With an eight-row layout for generation (`lumen_interleave_rows`): the leading 2-byte

@@ -1,3 +1,4 @@
+import GGUF
 import GenerationTypes
 import Grammars
 import Tokenizers
@@ -19,6 +20,9 @@ public struct GenerationPipeline: Sendable {
     public var stopConditions: [any StopCondition]
     /// Read or change activations in every forward pass of the generation.
     public var hooks: [any ForwardHook]
+    /// Drafts for speculative decoding when the options ask for it (`GenerationOptions.speculation`):
+    /// a smaller model of the same vocabulary (`checkDraft`); without one, prompt lookup.
+    public var draftModel: LanguageModel?
 
     /// A pipeline of these parts; by default greedy, with nothing else.
     public init(processors: [any LogitProcessor] = [], grammar: Grammar? = nil, sampler: any TokenSampler = GreedySampler(),
@@ -49,5 +53,22 @@ public struct GenerationPipeline: Sendable {
         self.init(processors: sampling.repeatPenalty == 1 ? [] : [RepetitionPenalty(penalty: sampling.repeatPenalty, window: sampling.repeatWindow)],
                   grammar: grammar, sampler: TemperatureSampler(options: sampling),
                   stopConditions: options.stopAtEndOfSequence ? [EndOfGenerationStop(tokenizer: tokenizer)] : [], hooks: hooks)
+    }
+}
+
+extension GenerationPipeline {
+    /// Checks that `draft` can draft for `target`: the same vocabulary, token for token (as
+    /// llama.cpp's `llama-speculative` requires).
+    ///
+    /// - Throws: `ModelError` naming the draft model and the first difference.
+    public static func checkDraft(_ draft: LanguageModel, for target: LanguageModel) throws(ModelError) {
+        let (ours, theirs) = (target.tokenizer.vocabulary, draft.tokenizer.vocabulary)
+        func refuse(_ reason: String) -> ModelError { ModelError(file: draft.gguf.path, field: "draft model", reason: reason) }
+        guard ours.count == theirs.count else {
+            throw refuse("has \(theirs.count) tokens, the model it drafts for \(ours.count): they need one vocabulary")
+        }
+        if let id = (0..<Int32(ours.count)).first(where: { ours.text(of: $0) != theirs.text(of: $0) }) {
+            throw refuse("spells token \(id) \(String(decoding: theirs.text(of: id), as: UTF8.self).debugDescription), the model it drafts for \(String(decoding: ours.text(of: id), as: UTF8.self).debugDescription): they need one vocabulary")
+        }
     }
 }

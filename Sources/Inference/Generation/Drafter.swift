@@ -1,0 +1,6 @@
+/// Proposes the tokens likely to follow a context, for speculative decoding to verify.
+protocol Drafter {
+    /// Up to `count` tokens to follow `context` (the prompt and the tokens generated so far);
+    /// fewer, or none, when it has no good guess.
+    mutating func draft(after context: [Int32], count: Int) -> [Int32]
+}

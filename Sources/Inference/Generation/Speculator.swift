@@ -1,0 +1,51 @@
+import GenerationTypes
+
+/// One generation's speculative decoding: asks its drafter for tokens to verify, adapting how
+/// many to how many were accepted — up to `draftMax` while drafts are right, fewer after one
+/// fails, and none for a while after drafts fail outright, so text where drafts fail runs
+/// (almost) as fast as without them — and counts drafted and accepted tokens.
+struct Speculator {
+    private var drafter: any Drafter
+    private let draftMax: Int
+    /// How many tokens the next draft may have.
+    private var limit: Int
+    /// Steps left to generate without drafting, after drafts that failed outright.
+    private var pause = 0
+    /// Verifications in a row whose drafts all failed.
+    private var misses = 0
+    /// Tokens drafted, and of them accepted.
+    private(set) var drafted = 0
+    private(set) var accepted = 0
+
+    init(drafter: any Drafter, draftMax: Int) {
+        self.drafter = drafter
+        self.draftMax = max(1, draftMax)
+        limit = self.draftMax
+    }
+
+    /// The tokens to verify after `context`, at most `room`.
+    mutating func draft(after context: [Int32], room: Int) -> [Int32] {
+        guard pause == 0 else {
+            pause -= 1
+            return []
+        }
+        return drafter.draft(after: context, count: min(limit, room))
+    }
+
+    /// Takes the outcome of a verification: `accepted` of `count` drafts were the tokens drawn.
+    mutating func verified(_ count: Int, accepted taken: Int) {
+        drafted += count
+        accepted += taken
+        if taken == count {
+            misses = 0
+            limit = min(draftMax, 2 * limit)
+        } else if taken == 0 {
+            misses += 1
+            limit = max(1, limit / 2)
+            pause = (1 << min(misses, 5)) - 1
+        } else {
+            misses = 0
+            limit = max(1, taken + 1)
+        }
+    }
+}

@@ -27,21 +27,30 @@
 
 /// Defines `NAME`, a format's `dot_q8_tokens`: one row against `tokens` tokens' 8-bit
 /// activations (token t's at `values + t * count`, `scales + t * count / 32`, `sums + 3 * t *
-/// count / 32`), `out[t * out_stride]` each. `DEFINE(NAME, ATTRIBUTES, PRODUCTS)` defines a kernel
-/// for `GROUP` tokens at once, each token's arithmetic the format's `dot_q8`'s exactly (so the
-/// results are bit for bit `SINGLE`'s); a last group of fewer tokens goes through `SINGLE`.
-#define DEFINE_Q8_TOKENS(NAME, DEFINE, GROUP, SINGLE)                                                          \
-    DEFINE(NAME##_avx2, , PRODUCTS_AVX2)                                                                         \
-    VNNI_VARIANT(DEFINE(NAME##_vnni, VNNI_TARGET, PRODUCTS_VNNI))                                                \
+/// count / 32`), `out[t * out_stride]` each. `DEFINE(NAME, ATTRIBUTES, PRODUCTS, TOKENS)` defines
+/// a kernel for `TOKENS` tokens at once, each token's arithmetic the format's `dot_q8`'s exactly
+/// (so the results are bit for bit `SINGLE`'s): tokens go `WIDE` at a time, then a pair, and a
+/// last one through `SINGLE`.
+#define DEFINE_Q8_TOKENS(NAME, DEFINE, WIDE, SINGLE)                                                           \
+    DEFINE(NAME##_wide_avx2, , PRODUCTS_AVX2, WIDE)                                                              \
+    VNNI_VARIANT(DEFINE(NAME##_wide_vnni, VNNI_TARGET, PRODUCTS_VNNI, WIDE))                                     \
+    DEFINE(NAME##_pair_avx2, , PRODUCTS_AVX2, 2)                                                                 \
+    VNNI_VARIANT(DEFINE(NAME##_pair_vnni, VNNI_TARGET, PRODUCTS_VNNI, 2))                                        \
     static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count, \
                      long tokens, float *out, long out_stride, int without_vnni) {                               \
         const long blocks = count / 32;                                                                          \
         long t = 0;                                                                                              \
-        for (; t + (GROUP) <= tokens; t += (GROUP)) {                                                            \
+        for (; t + (WIDE) <= tokens; t += (WIDE)) {                                                              \
             const signed char *v = values + t * count;                                                           \
             const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                    \
-            CHOOSE_VNNI(without_vnni, NAME##_vnni(row, v, d, m, count, out + t * out_stride, out_stride),        \
-                        NAME##_avx2(row, v, d, m, count, out + t * out_stride, out_stride));                     \
+            CHOOSE_VNNI(without_vnni, NAME##_wide_vnni(row, v, d, m, count, out + t * out_stride, out_stride),   \
+                        NAME##_wide_avx2(row, v, d, m, count, out + t * out_stride, out_stride));                \
+        }                                                                                                        \
+        for (; t + 2 <= tokens; t += 2) {                                                                        \
+            const signed char *v = values + t * count;                                                           \
+            const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                    \
+            CHOOSE_VNNI(without_vnni, NAME##_pair_vnni(row, v, d, m, count, out + t * out_stride, out_stride),   \
+                        NAME##_pair_avx2(row, v, d, m, count, out + t * out_stride, out_stride));                \
         }                                                                                                        \
         for (; t < tokens; t++)                                                                                  \
             out[t * out_stride] = SINGLE(row, values + t * count, scales + t * blocks, sums + 3 * t * blocks,     \

@@ -72,48 +72,46 @@ static float dot_q8_0_q8(const void *row, const signed char *values, const float
 #undef Q8_BLOCK
 }
 
-/// `dot_q8_0_q8` for two tokens at once: each weight block is loaded (and its signs taken) once
-/// for both, each token's sums kept and added as that kernel does (`DEFINE_Q8_TOKENS`). Q8_0
-/// has one kernel, so `PRODUCTS` is unused.
-#define DEFINE_Q8_0_Q8_X2_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                   \
+/// `dot_q8_0_q8` for `TOKENS` tokens at once: each weight block is loaded (and its signs taken)
+/// once for all, each token's four sums kept and added as that kernel does
+/// (`DEFINE_Q8_TOKENS`). Q8_0 has one kernel, so `PRODUCTS` is unused.
+#define DEFINE_Q8_0_Q8_TOKENS_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                       \
     ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
                                 long count, float *out, long out_stride) {                                      \
         (void)sums;                                                                                             \
         const uint8_t *blocks = (const uint8_t *)row;                                                           \
         const long n = count / 32;                                                                              \
-        const signed char *v1 = values + count;                                                                 \
-        const float *d1 = scales + n;                                                                           \
-        __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps(), a2 = _mm256_setzero_ps(), a3 = _mm256_setzero_ps(); \
-        __m256 b0 = _mm256_setzero_ps(), b1 = _mm256_setzero_ps(), b2 = _mm256_setzero_ps(), b3 = _mm256_setzero_ps(); \
+        __m256 sum[TOKENS][4];                                                                                  \
+        for (int t = 0; t < (TOKENS); t++)                                                                      \
+            for (int i = 0; i < 4; i++) sum[t][i] = _mm256_setzero_ps();                                        \
         long b = 0;                                                                                             \
         for (; b + 3 < n; b += 4) {                                                                             \
-            Q8_X2_BLOCK(b, a0, b0)                                                                              \
-            Q8_X2_BLOCK(b + 1, a1, b1)                                                                          \
-            Q8_X2_BLOCK(b + 2, a2, b2)                                                                          \
-            Q8_X2_BLOCK(b + 3, a3, b3)                                                                          \
+            Q8_TOKENS_BLOCK(b, 0, TOKENS)                                                                       \
+            Q8_TOKENS_BLOCK(b + 1, 1, TOKENS)                                                                   \
+            Q8_TOKENS_BLOCK(b + 2, 2, TOKENS)                                                                   \
+            Q8_TOKENS_BLOCK(b + 3, 3, TOKENS)                                                                   \
         }                                                                                                       \
-        for (; b < n; b++) { Q8_X2_BLOCK(b, a0, b0) }                                                           \
-        out[0] = horizontal_sum(_mm256_add_ps(_mm256_add_ps(a0, a1), _mm256_add_ps(a2, a3)));                   \
-        out[out_stride] = horizontal_sum(_mm256_add_ps(_mm256_add_ps(b0, b1), _mm256_add_ps(b2, b3)));          \
+        for (; b < n; b++) { Q8_TOKENS_BLOCK(b, 0, TOKENS) }                                                    \
+        for (int t = 0; t < (TOKENS); t++)                                                                      \
+            out[t * out_stride] = horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum[t][0], sum[t][1]), _mm256_add_ps(sum[t][2], sum[t][3]))); \
     }
-/// One block of `DEFINE_Q8_0_Q8_X2_KERNEL`: `dot_i8`'s steps, the weights' signs shared.
-#define Q8_X2_BLOCK(index, first, second)                                                                      \
+/// One block of `DEFINE_Q8_0_Q8_TOKENS_KERNEL` into each token's sum `accumulator`: `dot_i8`'s
+/// steps, the weights' signs shared.
+#define Q8_TOKENS_BLOCK(index, accumulator, TOKENS)                                                            \
     {                                                                                                          \
         const uint8_t *block = blocks + 34 * (index);                                                          \
         const __m256i weights = _mm256_loadu_si256((const __m256i *)(block + 2));                              \
         const __m256i magnitudes = _mm256_sign_epi8(weights, weights);                                         \
         const float scale = half_to_float(block);                                                              \
-        const __m256i x0 = _mm256_loadu_si256((const __m256i *)(values + 32 * (index)));                       \
-        const __m256i x1 = _mm256_loadu_si256((const __m256i *)(v1 + 32 * (index)));                           \
-        const __m256 p0 = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(x0, weights)), \
-                                                               _mm256_set1_epi16(1)));                         \
-        const __m256 p1 = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(x1, weights)), \
-                                                               _mm256_set1_epi16(1)));                         \
-        first = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[index]), p0, first);                             \
-        second = _mm256_fmadd_ps(_mm256_set1_ps(scale * d1[index]), p1, second);                               \
+        for (int t = 0; t < (TOKENS); t++) {                                                                   \
+            const __m256i x = _mm256_loadu_si256((const __m256i *)(values + t * count + 32 * (index)));        \
+            const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(x, weights)), \
+                                                                  _mm256_set1_epi16(1)));                      \
+            sum[t][accumulator] = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[t * n + (index)]), p, sum[t][accumulator]); \
+        }                                                                                                      \
     }
 
-DEFINE_Q8_TOKENS(dot_q8_0_q8_tokens, DEFINE_Q8_0_Q8_X2_KERNEL, 2, dot_q8_0_q8)
+DEFINE_Q8_TOKENS(dot_q8_0_q8_tokens, DEFINE_Q8_0_Q8_TOKENS_KERNEL, 4, dot_q8_0_q8)
 
 static void levels_q8_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -283,18 +281,18 @@ static float dot_q4_1(const void *row, const float *x, long count) {
 
 DEFINE_Q8_DOT(dot_q4_1_q8, DEFINE_Q4_1_Q8_KERNEL)
 
-/// `DEFINE_Q4_1_Q8_KERNEL` for four tokens at once: each block's nibbles unpacked and its F16
-/// fields read once for all four, each token's sums kept and added as that kernel does
-/// (`DEFINE_Q8_TOKENS`); the four tokens' chains of additions run side by side.
-#define DEFINE_Q4_1_Q8_X4_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                   \
+/// `DEFINE_Q4_1_Q8_KERNEL` for `TOKENS` tokens at once: each block's nibbles unpacked and its
+/// F16 fields read once for all, each token's sums kept and added as that kernel does
+/// (`DEFINE_Q8_TOKENS`); the tokens' chains of additions run side by side.
+#define DEFINE_Q4_1_Q8_TOKENS_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                                   \
     ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
                                 long count, float *out, long out_stride) {                                      \
         const uint8_t *blocks = (const uint8_t *)row;                                                           \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                        \
         const long n = count / 32;                                                                              \
-        __m256 sum0[4], sum1[4];                                                                                \
-        float offset[4];                                                                                        \
-        for (int t = 0; t < 4; t++) {                                                                           \
+        __m256 sum0[TOKENS], sum1[TOKENS];                                                                                \
+        float offset[TOKENS];                                                                                        \
+        for (int t = 0; t < (TOKENS); t++) {                                                                           \
             sum0[t] = _mm256_setzero_ps();                                                                      \
             sum1[t] = _mm256_setzero_ps();                                                                      \
             offset[t] = 0.0f;                                                                                   \
@@ -305,7 +303,7 @@ DEFINE_Q8_DOT(dot_q4_1_q8, DEFINE_Q4_1_Q8_KERNEL)
             const float d0 = half_to_float(first), d1 = half_to_float(second);                                  \
             const float m0 = half_to_float(first + 2), m1 = half_to_float(second + 2);                          \
             const __m256i w0 = unpack_nibbles(first + 4, low_mask), w1 = unpack_nibbles(second + 4, low_mask);  \
-            for (int t = 0; t < 4; t++) {                                                                       \
+            for (int t = 0; t < (TOKENS); t++) {                                                                       \
                 const signed char *v = values + t * count;                                                      \
                 const float *d = scales + t * n, *m = sums + 3 * t * n;                                         \
                 offset[t] += m0 * m[b] + m1 * m[b + 1];                                                         \
@@ -319,16 +317,16 @@ DEFINE_Q8_DOT(dot_q4_1_q8, DEFINE_Q4_1_Q8_KERNEL)
             const uint8_t *block = blocks + 20 * b;                                                             \
             const float d0 = half_to_float(block), m0 = half_to_float(block + 2);                               \
             const __m256i w0 = unpack_nibbles(block + 4, low_mask);                                             \
-            for (int t = 0; t < 4; t++) {                                                                       \
+            for (int t = 0; t < (TOKENS); t++) {                                                                       \
                 offset[t] += m0 * sums[3 * t * n + b];                                                          \
                 const __m256i a = _mm256_loadu_si256((const __m256i *)(values + t * count + 32 * b));            \
                 sum0[t] = _mm256_fmadd_ps(_mm256_set1_ps(d0 * scales[t * n + b]), _mm256_cvtepi32_ps(PRODUCTS(w0, a)), sum0[t]); \
             }                                                                                                   \
         }                                                                                                       \
-        for (int t = 0; t < 4; t++) out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])) + offset[t]; \
+        for (int t = 0; t < (TOKENS); t++) out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])) + offset[t]; \
     }
 
-DEFINE_Q8_TOKENS(dot_q4_1_q8_tokens, DEFINE_Q4_1_Q8_X4_KERNEL, 4, dot_q4_1_q8)
+DEFINE_Q8_TOKENS(dot_q4_1_q8_tokens, DEFINE_Q4_1_Q8_TOKENS_KERNEL, 4, dot_q4_1_q8)
 
 static void levels_q4_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;

@@ -294,7 +294,7 @@ public actor ModelSession {
         guard let speculation = options.speculation, pipeline.hooks.isEmpty, options.forcedTokens.isEmpty else { return nil }
         let draftMax = min(speculation.draftMax, state.batchCapacity - 1)
         if let draft = pipeline.draftModel {
-            let context = min(contextLength, prompt.count + options.maxTokens + draftMax + 1)
+            let context = min(contextLength, prompt.count + min(options.maxTokens, contextLength) + draftMax + 1)
             let drafter = DraftModel(model: draft, contextLength: context, threads: state.pool.threads, probabilityMin: speculation.draftProbabilityMin)
             return Speculator(drafter: drafter, draftMax: draftMax)
         }

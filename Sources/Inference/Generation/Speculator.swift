@@ -1,8 +1,8 @@
 import GenerationTypes
 
 /// One generation's speculative decoding: asks its drafter for tokens to verify, adapting how
-/// many to how many were accepted — up to `draftMax` while drafts are right, fewer after one
-/// fails, and none for a while after drafts fail outright, so text where drafts fail runs
+/// many to how many were accepted — a few at first, twice as many after all were accepted (up
+/// to `draftMax`), fewer after one fails, and none for a while after drafts fail outright, so text where drafts fail runs
 /// (almost) as fast as without them — and counts drafted and accepted tokens.
 struct Speculator {
     private var drafter: any Drafter
@@ -17,10 +17,13 @@ struct Speculator {
     private(set) var drafted = 0
     private(set) var accepted = 0
 
+    /// The draft length a generation starts with: drafts earn longer ones.
+    static let firstLimit = 4
+
     init(drafter: any Drafter, draftMax: Int) {
         self.drafter = drafter
         self.draftMax = max(1, draftMax)
-        limit = self.draftMax
+        limit = min(self.draftMax, Self.firstLimit)
     }
 
     /// The tokens to verify after `context`, at most `room`.

@@ -14,7 +14,8 @@ public struct Speculation: Sendable, Equatable {
     /// (`--draft-p-min`).
     public var draftProbabilityMin: Float
 
-    /// Creates a description of speculative decoding (llama.cpp's defaults: 16 tokens, 0.75).
+    /// Creates a description of speculative decoding: by default up to 16 tokens at once (drafts
+    /// start at four and double while they are accepted), a draft model's down to 0.75.
     public init(lookupNgram: Int? = nil, draftMax: Int = 16, draftProbabilityMin: Float = 0.75) {
         self.lookupNgram = lookupNgram
         self.draftMax = draftMax

@@ -57,14 +57,23 @@ final class InferenceState {
     private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
     private let quantizedValues: UnsafeMutablePointer<Int8>
 
+    /// Whether this state started its pool's threads (and stops them when it goes).
+    private let ownsPool: Bool
+
+    /// A state for a cache of `contextLength` tokens, batches up to `batchCapacity`, its products
+    /// on `threads` threads — or on `sharedPool`, the pool of a state whose forward passes never
+    /// run at the same time as this one's (a draft model's beside its target's), so two pools'
+    /// threads do not compete.
     init(configuration: ModelConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
-         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32) {
+         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharedPool: MatrixPool? = nil) {
         self.contextLength = contextLength
         scoresPerThread = KVCacheType.Kernels.queriesAtOnce * contextLength
         self.cacheType = cacheType
         cacheKernels = cacheType.kernels
         self.batchCapacity = batchCapacity
-        pool = MatrixPool(threads: threads)
+        pool = sharedPool ?? MatrixPool(threads: threads)
+        ownsPool = sharedPool == nil
+        let threads = pool.threads
         let dimension = configuration.embeddingLength
         let kvDimension = configuration.kvDimension
         let hidden = configuration.feedForwardLength
@@ -120,7 +129,7 @@ final class InferenceState {
     }
 
     deinit {
-        pool.shutdown()
+        if ownsPool { pool.shutdown() }
         quantizedValues.deallocate()
         for (pointer, count) in allocations {
             pointer.deinitialize(count: max(1, count))

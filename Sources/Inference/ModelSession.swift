@@ -295,7 +295,7 @@ public actor ModelSession {
         let draftMax = min(speculation.draftMax, state.batchCapacity - 1)
         if let draft = pipeline.draftModel {
             let context = min(contextLength, prompt.count + min(options.maxTokens, contextLength) + draftMax + 1)
-            let drafter = DraftModel(model: draft, contextLength: context, threads: state.pool.threads, probabilityMin: speculation.draftProbabilityMin)
+            let drafter = DraftModel(model: draft, contextLength: context, pool: state.pool, probabilityMin: speculation.draftProbabilityMin)
             return Speculator(drafter: drafter, draftMax: draftMax)
         }
         return speculation.lookupNgram.map { Speculator(drafter: PromptLookup(ngram: $0), draftMax: draftMax) }

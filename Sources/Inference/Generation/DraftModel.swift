@@ -10,11 +10,17 @@ final class DraftModel: Drafter {
     private let probabilityMin: Float
     /// The tokens in the draft model's cache, in order.
     private var cached: [Int32] = []
+    /// Each draft runs the draft model, even one it declines.
+    var asksCost: Bool { true }
+    /// Up to this many tokens to catch up on are run one by one.
+    static let tokenByTokenLimit = 4
 
-    /// A drafter with a cache of `contextLength` tokens, its products on `threads` threads.
-    init(model: LanguageModel, contextLength: Int, threads: Int, probabilityMin: Float) {
+    /// A drafter with a cache of `contextLength` tokens, its products on `pool` (the target's:
+    /// the two never run at once).
+    init(model: LanguageModel, contextLength: Int, pool: MatrixPool, probabilityMin: Float) {
         self.model = model
-        state = InferenceState(configuration: model.configuration, contextLength: contextLength, batchCapacity: 64, threads: threads)
+        state = InferenceState(configuration: model.configuration, contextLength: contextLength, batchCapacity: 64, threads: pool.threads,
+                               sharedPool: pool)
         self.probabilityMin = probabilityMin
     }
 
@@ -32,7 +38,11 @@ final class DraftModel: Drafter {
             while next < context.count {
                 if Task.isCancelled { return [] }
                 let batch = Array(context[next..<min(context.count, next + state.batchCapacity)])
+                // A few tokens (the last verification's) cost less one by one than as a batch,
+                // which would widen or restore every weight row.
+                state.scratch.tokenByToken = batch.count <= Self.tokenByTokenLimit
                 try model.forward(batch, state: state)
+                state.scratch.tokenByToken = false
                 cached += batch
                 next += batch.count
             }

@@ -4,6 +4,8 @@
 struct PromptLookup: Drafter {
     /// How many of the last tokens must match.
     let ngram: Int
+    /// A search of the context costs next to nothing.
+    var asksCost: Bool { false }
 
     func draft(after context: [Int32], count: Int) -> [Int32] {
         guard ngram > 0, count > 0, context.count > ngram else { return [] }

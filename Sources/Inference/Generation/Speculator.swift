@@ -11,7 +11,8 @@ struct Speculator {
     private var limit: Int
     /// Steps left to generate without drafting, after drafts that failed outright.
     private var pause = 0
-    /// Verifications in a row whose drafts all failed.
+    /// Misses (drafts that all failed, or a costly drafter's empty draft) less successes since,
+    /// at least 0: the next pause is 2^misses - 1 steps.
     private var misses = 0
     /// Tokens drafted, and of them accepted.
     private(set) var drafted = 0
@@ -32,22 +33,32 @@ struct Speculator {
             pause -= 1
             return []
         }
-        return drafter.draft(after: context, count: min(limit, room))
+        let drafts = drafter.draft(after: context, count: min(limit, room))
+        if drafts.isEmpty, drafter.asksCost, room > 0 { missed() }
+        return drafts
+    }
+
+    /// Drafts failed outright, or a costly drafter proposed nothing: fewer next time, and none
+    /// for twice as long as after the last such miss.
+    private mutating func missed() {
+        misses += 1
+        limit = max(1, limit / 2)
+        pause = (1 << min(misses, 10)) - 1
     }
 
     /// Takes the outcome of a verification: `accepted` of `count` drafts were the tokens drawn.
     mutating func verified(_ count: Int, accepted taken: Int) {
         drafted += count
         accepted += taken
+        // A success shortens the next pause by half, rather than forgetting the misses: on text
+        // where drafts mostly fail, a rare success does not bring back frequent drafting.
         if taken == count {
-            misses = 0
+            misses = max(0, misses - 1)
             limit = min(draftMax, 2 * limit)
         } else if taken == 0 {
-            misses += 1
-            limit = max(1, limit / 2)
-            pause = (1 << min(misses, 5)) - 1
+            missed()
         } else {
-            misses = 0
+            misses = max(0, misses - 1)
             limit = max(1, taken + 1)
         }
     }

@@ -104,7 +104,7 @@ def main():
     if options.draft:
         target, draft = options.draft
         compare(options.lumen, options.llama_server, f"{target.rsplit('/', 1)[-1]}, draft {draft.rsplit('/', 1)[-1]}", target,
-                ["--model-draft", draft, "--draft-max", str(DRAFT_MAX)], ["-md", draft, "--spec-draft-n-max", str(DRAFT_MAX)], options.rounds)
+                ["--model-draft", draft, "--draft-max", str(DRAFT_MAX)], ["--spec-type", "draft-simple", "-md", draft, "--spec-draft-n-max", str(DRAFT_MAX)], options.rounds)
 
 
 if __name__ == "__main__":

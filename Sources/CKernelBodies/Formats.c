@@ -11,7 +11,7 @@ static const struct lumen_format_kernels formats[] = {
     {.name = "Q4_0", .dequantize = dequantize_q4_0, .dot = dot_q4_0, .dot_q8 = dot_q4_0_q8, .levels = levels_q4_0,
      .x8_leading_halves = 1, .dot_x8_q8 = dot_q4_0_x8_q8},
     {.name = "Q4_1", .dequantize = dequantize_q4_1, .dot = dot_q4_1, .dot_q8 = dot_q4_1_q8, .dot_q8_tokens = dot_q4_1_q8_tokens, .levels = levels_q4_1},
-    {.name = "Q5_0", .dequantize = dequantize_q5_0, .dot = dot_q5_0, .dot_q8 = dot_q5_0_q8, .levels = levels_q5_0},
+    {.name = "Q5_0", .dequantize = dequantize_q5_0, .dot = dot_q5_0, .dot_q8 = dot_q5_0_q8, .dot_q8_tokens = dot_q5_0_q8_tokens, .levels = levels_q5_0},
     {.name = "Q5_1", .dequantize = dequantize_q5_1, .dot = dot_q5_1, .dot_q8 = dot_q5_1_q8, .levels = levels_q5_1},
     {.name = "Q2_K", .dequantize = dequantize_q2_k, .dot = dot_q2_k, .dot_q8 = dot_q2_k_q8, .levels = levels_q2_k},
     {.name = "Q3_K", .dequantize = dequantize_q3_k, .dot = dot_q3_k, .dot_q8 = dot_q3_k_q8, .levels = levels_q3_k},

@@ -34,47 +34,13 @@ static float dot_q8_0(const void *row, const float *x, long count) {
     return horizontal_sum(total);
 }
 
-/// Sum of products of 32 signed bytes, as 8 int32 lanes converted to float.
-static inline __m256 dot_i8(__m256i a, __m256i b) {
-    const __m256i abs_a = _mm256_sign_epi8(a, a);
-    const __m256i signed_b = _mm256_sign_epi8(b, a);
-    const __m256i pairs = _mm256_maddubs_epi16(abs_a, signed_b);
-    return _mm256_cvtepi32_ps(_mm256_madd_epi16(pairs, _mm256_set1_epi16(1)));
-}
-
-/// Runs `BODY(b, accumulator)` over the blocks of a row, four blocks per step into independent
-/// accumulators so that consecutive multiply-adds do not wait for each other.
-#define FOR_BLOCK_QUADS(count, BODY)                                          \
-    __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();           \
-    __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();           \
-    long b = 0;                                                               \
-    for (; b + 3 < (count) / 32; b += 4) {                                    \
-        BODY(b, sum0);                                                        \
-        BODY(b + 1, sum1);                                                    \
-        BODY(b + 2, sum2);                                                    \
-        BODY(b + 3, sum3);                                                    \
-    }                                                                         \
-    for (; b < (count) / 32; b++) { BODY(b, sum0); }                          \
-    return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));
-
-static float dot_q8_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    (void)sums, (void)without_vnni;  // Q8_0 has no offset to take off, and one kernel.
-    const uint8_t *blocks = (const uint8_t *)row;
-#define Q8_BLOCK(index, accumulator)                                                                   \
-    {                                                                                                  \
-        const uint8_t *block = blocks + 34 * (index);                                                  \
-        const __m256i weights = _mm256_loadu_si256((const __m256i *)(block + 2));                      \
-        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (index)));      \
-        accumulator = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block) * scales[index]),            \
-                                      dot_i8(weights, activations), accumulator);                      \
-    }
-    FOR_BLOCK_QUADS(count, Q8_BLOCK)
-#undef Q8_BLOCK
-}
-
-/// `dot_q8_0_q8` for `TOKENS` tokens at once: each weight block is loaded (and its signs taken)
-/// once for all, each token's four sums kept and added as that kernel does
-/// (`DEFINE_Q8_TOKENS`). Q8_0 has one kernel, so `PRODUCTS` is unused.
+/// Q8_0 (one F16 scale, 32 signed bytes) · 8-bit activations for `TOKENS` tokens at once (token t's
+/// at `values + t * count`, `scales + t * count / 32`; Q8_0 has no offset, so `sums` is unused),
+/// into `out[t * out_stride]`. Signed bytes times signed bytes as `PRODUCTS` of the weights'
+/// magnitudes and the activations given the weights' signs (no sum overflows: |w| ≤ 128,
+/// |x| ≤ 127), so AVX2 and VNNI give the same sums. Each token adds its blocks four at a time into
+/// four sums, whatever `TOKENS` is: `dot_q8_0_q8` is the one-token kernel, `dot_q8_0_q8_tokens`
+/// the several-token one (`DEFINE_Q8_TOKENS`), bit for bit alike.
 #define DEFINE_Q8_0_Q8_TOKENS_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                       \
     ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
                                 long count, float *out, long out_stride) {                                      \
@@ -86,18 +52,18 @@ static float dot_q8_0_q8(const void *row, const signed char *values, const float
             for (int i = 0; i < 4; i++) sum[t][i] = _mm256_setzero_ps();                                        \
         long b = 0;                                                                                             \
         for (; b + 3 < n; b += 4) {                                                                             \
-            Q8_TOKENS_BLOCK(b, 0, TOKENS)                                                                       \
-            Q8_TOKENS_BLOCK(b + 1, 1, TOKENS)                                                                   \
-            Q8_TOKENS_BLOCK(b + 2, 2, TOKENS)                                                                   \
-            Q8_TOKENS_BLOCK(b + 3, 3, TOKENS)                                                                   \
+            Q8_TOKENS_BLOCK(b, 0, TOKENS, PRODUCTS)                                                             \
+            Q8_TOKENS_BLOCK(b + 1, 1, TOKENS, PRODUCTS)                                                         \
+            Q8_TOKENS_BLOCK(b + 2, 2, TOKENS, PRODUCTS)                                                         \
+            Q8_TOKENS_BLOCK(b + 3, 3, TOKENS, PRODUCTS)                                                         \
         }                                                                                                       \
-        for (; b < n; b++) { Q8_TOKENS_BLOCK(b, 0, TOKENS) }                                                    \
+        for (; b < n; b++) { Q8_TOKENS_BLOCK(b, 0, TOKENS, PRODUCTS) }                                          \
         for (int t = 0; t < (TOKENS); t++)                                                                      \
             out[t * out_stride] = horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum[t][0], sum[t][1]), _mm256_add_ps(sum[t][2], sum[t][3]))); \
     }
-/// One block of `DEFINE_Q8_0_Q8_TOKENS_KERNEL` into each token's sum `accumulator`: `dot_i8`'s
-/// steps, the weights' signs shared.
-#define Q8_TOKENS_BLOCK(index, accumulator, TOKENS)                                                            \
+/// One block of `DEFINE_Q8_0_Q8_TOKENS_KERNEL` into each token's sum `accumulator`, the weights
+/// loaded and their magnitudes taken once.
+#define Q8_TOKENS_BLOCK(index, accumulator, TOKENS, PRODUCTS)                                                  \
     {                                                                                                          \
         const uint8_t *block = blocks + 34 * (index);                                                          \
         const __m256i weights = _mm256_loadu_si256((const __m256i *)(block + 2));                              \
@@ -105,11 +71,20 @@ static float dot_q8_0_q8(const void *row, const signed char *values, const float
         const float scale = half_to_float(block);                                                              \
         for (int t = 0; t < (TOKENS); t++) {                                                                   \
             const __m256i x = _mm256_loadu_si256((const __m256i *)(values + t * count + 32 * (index)));        \
-            const __m256 p = _mm256_cvtepi32_ps(_mm256_madd_epi16(_mm256_maddubs_epi16(magnitudes, _mm256_sign_epi8(x, weights)), \
-                                                                  _mm256_set1_epi16(1)));                      \
+            const __m256 p = _mm256_cvtepi32_ps(PRODUCTS(magnitudes, _mm256_sign_epi8(x, weights)));            \
             sum[t][accumulator] = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[t * n + (index)]), p, sum[t][accumulator]); \
         }                                                                                                      \
     }
+
+DEFINE_Q8_0_Q8_TOKENS_KERNEL(dot_q8_0_q8_one_avx2, , PRODUCTS_AVX2, 1)
+VNNI_VARIANT(DEFINE_Q8_0_Q8_TOKENS_KERNEL(dot_q8_0_q8_one_vnni, VNNI_TARGET, PRODUCTS_VNNI, 1))
+
+static float dot_q8_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
+    float out;
+    CHOOSE_VNNI(without_vnni, dot_q8_0_q8_one_vnni(row, values, scales, sums, count, &out, 1),
+                dot_q8_0_q8_one_avx2(row, values, scales, sums, count, &out, 1));
+    return out;
+}
 
 DEFINE_Q8_TOKENS(dot_q8_0_q8_tokens, DEFINE_Q8_0_Q8_TOKENS_KERNEL, 4, dot_q8_0_q8)
 
@@ -391,6 +366,42 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
     }
 
 DEFINE_Q8_DOT(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
+
+/// `DEFINE_Q5_0_Q8_KERNEL` for `TOKENS` tokens at once: each block's five-bit weights assembled
+/// and its scale read once for all, each token's sums kept and added as that kernel does
+/// (`DEFINE_Q8_TOKENS`).
+#define DEFINE_Q5_0_Q8_TOKENS_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                       \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                      \
+        const uint8_t *block = (const uint8_t *)row;                                                            \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                        \
+        const long n = count / 32;                                                                              \
+        float off0[TOKENS], off1[TOKENS];                                                                       \
+        __m256 sum0[TOKENS], sum1[TOKENS];                                                                      \
+        for (int t = 0; t < (TOKENS); t++) {                                                                    \
+            off0[t] = off1[t] = 0.0f;                                                                           \
+            sum0[t] = sum1[t] = _mm256_setzero_ps();                                                            \
+        }                                                                                                       \
+        for (long b = 0; b < n; b++, block += 22) {                                                             \
+            const __m256i weights = _mm256_or_si256(unpack_nibbles(block + 6, low_mask), q5_0_high_bits(block + 2)); \
+            const float scale = half_to_float(block);                                                           \
+            for (int t = 0; t < (TOKENS); t++) {                                                                \
+                const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + t * count + 32 * b)); \
+                const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                     \
+                if (b & 1) {                                                                                    \
+                    off1[t] += scale * sums[3 * t * n + b];                                                     \
+                    sum1[t] = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[t * n + b]), products, sum1[t]);    \
+                } else {                                                                                        \
+                    off0[t] += scale * sums[3 * t * n + b];                                                     \
+                    sum0[t] = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[t * n + b]), products, sum0[t]);    \
+                }                                                                                               \
+            }                                                                                                   \
+        }                                                                                                       \
+        for (int t = 0; t < (TOKENS); t++)                                                                      \
+            out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])) - 16.0f * (off0[t] + off1[t]); \
+    }
+
+DEFINE_Q8_TOKENS(dot_q5_0_q8_tokens, DEFINE_Q5_0_Q8_TOKENS_KERNEL, 4, dot_q5_0_q8)
 
 static void levels_q5_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;

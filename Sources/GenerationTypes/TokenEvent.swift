@@ -67,7 +67,7 @@ public struct GenerationSummary: Sendable, Equatable {
     public var generationTokensPerSecond: Double
     /// Why generation ended.
     public var finishReason: FinishReason
-    /// Tokens proposed by speculative decoding's drafts.
+    /// Drafted tokens checked against the tokens the model drew (speculative decoding).
     public var draftedTokens = 0
     /// Drafted tokens the model accepted (each the token it drew itself).
     public var acceptedTokens = 0

@@ -276,7 +276,8 @@ public actor ModelSession {
                 verifying = (drafts, base, 0)
             }
         }
-        if let verifying { speculator?.verified(verifying.drafts.count, accepted: verifying.row) }
+        // The drafts past the last token drawn were never checked.
+        if let verifying { speculator?.verified(verifying.row, accepted: verifying.row) }
         summary.draftedTokens = speculator?.drafted ?? 0
         summary.acceptedTokens = speculator?.accepted ?? 0
         let finished = clock.now

@@ -8,7 +8,7 @@ import PythonText
 /// keys), `items`/`prefixItems` with `minItems`/`maxItems`, `enum`, `const`, `anyOf`/`oneOf`,
 /// `allOf` of one schema, `$ref` into `$defs`/`definitions` (recursive ones too), strings with
 /// `minLength`/`maxLength`/`pattern` and the formats date, time, date-time and uuid, and integers
-/// with `minimum`/`maximum` (exclusive too). A keyword that changes what is valid and is not
+/// and numbers with `minimum`/`maximum` (exclusive too). A keyword that changes what is valid and is not
 /// covered is an error naming it and where it is; annotations (title, description, …) are
 /// ignored.
 struct JSONSchemaGrammar {
@@ -182,11 +182,7 @@ struct JSONSchemaGrammar {
         case "array": return try array(schema, name: name, pointer: pointer)
         case "string": return try string(schema, name: name, pointer: pointer)
         case "integer": return try integer(schema, pointer: pointer)
-        case "number":
-            for keyword in ["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"] where schema[keyword] != nil {
-                throw error(pointer + "/" + keyword, "\(keyword) is supported on integers, not on numbers")
-            }
-            return primitive("number")
+        case "number": return try number(schema, pointer: pointer)
         case "boolean": return primitive("boolean")
         case "null": return primitive("null")
         default: throw error(pointer + "/type", "unknown type \"\(type)\"")
@@ -355,6 +351,33 @@ struct JSONSchemaGrammar {
             throw error(pointer + "/" + keyword, "\(keyword) must be a whole number from 0 to 2000")
         }
         return Int(number)
+    }
+
+    // MARK: - Numbers in a range
+
+    /// A number, between its bounds when it has them (`NumberRangeGrammar`: written without an
+    /// exponent then).
+    private mutating func number(_ schema: OrderedJSON, pointer: String) throws(GrammarError) -> String {
+        func bound(_ keyword: String, exclusive: Bool) throws(GrammarError) -> NumberRangeGrammar.Bound? {
+            guard let value = schema[keyword] else { return nil }
+            guard case .number(let number, let text) = value, abs(number) < 1e15, let decimal = NumberRangeGrammar.Decimal(json: text) else {
+                throw error(pointer + "/" + keyword, "\(keyword) must be a number below 10^15")
+            }
+            return NumberRangeGrammar.Bound(value: decimal, exclusive: exclusive)
+        }
+        // Of two bounds on one side, the tighter (at one value, the exclusive one).
+        func tighter(_ a: NumberRangeGrammar.Bound?, _ b: NumberRangeGrammar.Bound?, low: Bool) -> NumberRangeGrammar.Bound? {
+            guard let a, let b else { return a ?? b }
+            if a.value == b.value { return a.exclusive ? a : b }
+            return a.value.isLess(than: b.value) == low ? b : a
+        }
+        let low = tighter(try bound("minimum", exclusive: false), try bound("exclusiveMinimum", exclusive: true), low: true)
+        let high = tighter(try bound("maximum", exclusive: false), try bound("exclusiveMaximum", exclusive: true), low: false)
+        if low == nil && high == nil { return primitive("number") }
+        guard let expression = NumberRangeGrammar.expression(low: low, high: high) else {
+            throw error(pointer, "no number lies between the bounds")
+        }
+        return expression
     }
 
     // MARK: - Integers in a range

@@ -39,6 +39,49 @@ import Testing
         for value in [-2, -3, -30, 0, 7] { #expect(accepts(below, String(value)).accepted == (value < -2), "\(value)") }
     }
 
+    /// Number ranges against Foundation's decimal arithmetic: every number from below the low
+    /// bound to above the high one in steps of 0.005 (and each bound's neighbours), as its
+    /// shortest decimal spelling.
+    @Test(arguments: [
+        (#"{"type": "number", "minimum": -1.5, "maximum": 2.25}"#, "-1.5", false, "2.25", false),
+        (#"{"type": "number", "exclusiveMinimum": 0, "exclusiveMaximum": 1}"#, "0", true, "1", true),
+        (#"{"type": "number", "minimum": 1e-3, "maximum": 0.125}"#, "0.001", false, "0.125", false),
+        (#"{"type": "number", "minimum": -0.75, "exclusiveMaximum": -0.25}"#, "-0.75", false, "-0.25", true),
+        (#"{"type": "number", "minimum": 3, "maximum": 3}"#, "3", false, "3", false),
+        (#"{"type": "number", "minimum": 9.95, "maximum": 10.5, "exclusiveMinimum": 9.95}"#, "9.95", true, "10.5", false),
+    ])
+    func numberRanges(schema: String, low: String, lowExclusive: Bool, high: String, highExclusive: Bool) throws {
+        let rules = try grammar(.jsonSchema(schema))
+        let (lowValue, highValue) = (try #require(Decimal(string: low)), try #require(Decimal(string: high)))
+        func inRange(_ value: Decimal) -> Bool {
+            (lowExclusive ? value > lowValue : value >= lowValue) && (highExclusive ? value < highValue : value <= highValue)
+        }
+        let step = Decimal(string: "0.005")!, tiny = Decimal(string: "0.0001")!
+        var candidates = [lowValue - tiny, lowValue, lowValue + tiny, highValue - tiny, highValue, highValue + tiny, 0, 1, -1, 100]
+        var value = lowValue - 1
+        while value <= highValue + 1 {
+            candidates.append(value)
+            value += step
+        }
+        for candidate in candidates {
+            let text = "\(candidate)"
+            #expect(accepts(rules, text).accepted == inRange(candidate), "\(text) in \(schema)")
+        }
+    }
+
+    @Test func openNumberRanges() throws {
+        let above = try grammar(.jsonSchema(#"{"type": "number", "minimum": 0.5}"#))
+        for text in ["0.5", "0.50001", "0.49", "7", "123456.75", "-1", "0"] {
+            #expect(accepts(above, text).accepted == (Decimal(string: text)! >= Decimal(string: "0.5")!), "\(text)")
+        }
+        let below = try grammar(.jsonSchema(#"{"type": "number", "exclusiveMaximum": -2.5}"#))
+        for text in ["-2.5", "-2.50001", "-3", "-1000.125", "0", "-2.4"] {
+            #expect(accepts(below, text).accepted == (Decimal(string: text)! < Decimal(string: "-2.5")!), "\(text)")
+        }
+        // Bounded numbers are written without an exponent.
+        #expect(!accepts(above, "1e3").accepted)
+    }
+
     /// Patterns and strings, full-match verdicts from NSRegularExpression.
     @Test(arguments: [
         (#"[a-c]+x?"#, ["a", "abcx", "x", "", "abcxx", "cab"]),
@@ -91,7 +134,7 @@ import Testing
         (#"{"type": "strin"}"#, "/type", "unknown type \"strin\""),
         (##"{"$ref": "#/$defs/missing"}"##, "/$ref", "points to nothing"),
         (#"{"type": "array", "minItems": 3, "maxItems": 2}"#, "/maxItems", "below minItems"),
-        (#"{"type": "number", "minimum": 0}"#, "/minimum", "supported on integers"),
+        (#"{"type": "number", "exclusiveMinimum": 3, "maximum": 3}"#, "", "no number lies between the bounds"),
         (#"{"allOf": [{"type": "string"}, {"maxLength": 3}]}"#, "/allOf", "one schema only"),
         (#"{"type": "object", "properties": {"a": {}}, "required": ["b"], "additionalProperties": false}"#, "/required", "\"b\" is required"),
         (#"false"#, "", "accepts nothing"),

@@ -110,6 +110,9 @@ SCHEMAS = [
     {"type": "object", "properties": {"tags": {"type": "array", "items": {"type": "string", "maxLength": 8}, "maxItems": 4},
                                       "score": {"type": "integer", "exclusiveMinimum": 0, "maximum": 10}, "note": {"type": "string", "maxLength": 15}},
      "required": ["score"]},
+    {"type": "object", "properties": {"price": {"type": "number", "minimum": 0.5, "exclusiveMaximum": 99.95},
+                                      "delta": {"type": "number", "minimum": -1.25, "maximum": 1.25}, "rate": {"type": "number", "exclusiveMinimum": 0}},
+     "required": ["price", "delta", "rate"]},
 ]
 
 

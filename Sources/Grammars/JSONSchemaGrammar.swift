@@ -8,8 +8,8 @@ import PythonText
 /// keys), `items`/`prefixItems` with `minItems`/`maxItems`, `enum`, `const`, `anyOf`/`oneOf`,
 /// `allOf` of one schema, `$ref` into `$defs`/`definitions` (recursive ones too), strings with
 /// `minLength`/`maxLength`/`pattern` and the formats date, time, date-time and uuid, and integers
-/// and numbers with `minimum`/`maximum` (exclusive too). A keyword that changes what is valid and is not
-/// covered is an error naming it and where it is; annotations (title, description, …) are
+/// and numbers with `minimum`/`maximum` (exclusive too). A keyword that changes what is valid and
+/// is not covered is an error naming it and where it is; annotations (title, description, …) are
 /// ignored.
 struct JSONSchemaGrammar {
     static let source = "JSON schema"

@@ -203,13 +203,15 @@ public actor ModelSession {
             return summary
         }
         summary.reusedPromptTokens = reused
+        // A draft model reads the prompt as part of reading it.
+        var speculator = speculator(for: options, pipeline: pipeline, prompt: promptTokens)
+        speculator?.prepare(prompt: promptTokens)
         let promptDone = clock.now
         summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
 
         var steps = TokenSteps(pipeline: pipeline, prompt: promptTokens, forcedTokens: options.forcedTokens, trie: model.tokenTrie)
         var textStream = TextStream(stopStrings: options.stopStrings)
         var firstTokenTime: ContinuousClock.Instant?
-        var speculator = speculator(for: options, pipeline: pipeline, prompt: promptTokens)
         // The drafts being verified: the cache holds them after the position `base`, and `row`
         // is the row of logits the next token is drawn from (the drafts before it accepted).
         var verifying: (drafts: [Int32], base: Int, row: Int)?

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// Drafts with a smaller model of the same vocabulary (llama.cpp's `llama-speculative`): its own
 /// cache follows the context, and it proposes its likeliest tokens one by one, stopping at one
@@ -14,6 +15,8 @@ final class DraftModel: Drafter {
     var asksCost: Bool { true }
     /// Up to this many tokens to catch up on are run one by one.
     static let tokenByTokenLimit = 4
+    /// The most tokens caught up on for each token that may be drafted.
+    static let catchUpPerDraft = 8
 
     /// A drafter with a cache of `contextLength` tokens, its products on `pool` (the target's:
     /// the two never run at once).
@@ -24,28 +27,17 @@ final class DraftModel: Drafter {
         self.probabilityMin = probabilityMin
     }
 
-    /// Brings the cache to hold `context` (reusing what it shares, reading the rest in batches)
-    /// and drafts greedily. Proposes nothing when cancelled, or when the context does not fit.
+    /// Drafts greedily after `context`, once the cache holds it (`catchUp`). Proposes nothing
+    /// when cancelled, when the context does not fit, or when there is too much to catch up on
+    /// for the tokens that may be drafted.
     func draft(after context: [Int32], count: Int) -> [Int32] {
-        guard count > 0, !context.isEmpty, context.count + count <= state.contextLength else { return [] }
-        // The last token always runs again, for its logits.
-        let common = min(zip(cached, context).prefix { $0 == $1 }.count, context.count - 1)
-        state.position = common
-        cached.removeLast(cached.count - common)
+        guard count > 0, !context.isEmpty, context.count + count <= state.contextLength,
+              // Catching up on many tokens (after long pauses, where drafts kept failing) to draft
+              // a few costs more than the drafts can save: declined, so the pauses grow.
+              context.count - common(with: context) <= Self.catchUpPerDraft * count else { return [] }
         var drafts: [Int32] = []
         do {
-            var next = common
-            while next < context.count {
-                if Task.isCancelled { return [] }
-                let batch = Array(context[next..<min(context.count, next + state.batchCapacity)])
-                // A few tokens (the last verification's) cost less one by one than as a batch,
-                // which would widen or restore every weight row.
-                state.scratch.tokenByToken = batch.count <= Self.tokenByTokenLimit
-                try model.forward(batch, state: state)
-                state.scratch.tokenByToken = false
-                cached += batch
-                next += batch.count
-            }
+            guard try catchUp(to: context) else { return [] }
             let vocabulary = model.configuration.vocabularySize
             while drafts.count < count {
                 let logits = UnsafeBufferPointer(start: state.logits, count: vocabulary)
@@ -61,5 +53,38 @@ final class DraftModel: Drafter {
             cached.removeLast(max(0, cached.count - state.position))
         }
         return drafts
+    }
+
+    /// Reads the prompt ahead of the first draft, while the target reads it too.
+    func prepare(prompt: [Int32]) {
+        guard !prompt.isEmpty, prompt.count < state.contextLength else { return }
+        do { _ = try catchUp(to: prompt) } catch { cached.removeLast(max(0, cached.count - state.position)) }
+    }
+
+    /// How many of `context`'s tokens the cache holds (never the last: it runs again for its
+    /// logits).
+    private func common(with context: [Int32]) -> Int {
+        min(zip(cached, context).prefix { $0 == $1 }.count, context.count - 1)
+    }
+
+    /// Brings the cache to hold `context`, reusing what it shares and reading the rest in
+    /// batches; the logits after its last token end up in the state. False when cancelled.
+    private func catchUp(to context: [Int32]) throws(ModelError) -> Bool {
+        let common = common(with: context)
+        state.position = common
+        cached.removeLast(cached.count - common)
+        var next = common
+        while next < context.count {
+            if Task.isCancelled { return false }
+            let batch = Array(context[next..<min(context.count, next + state.batchCapacity)])
+            // A few tokens (the last verification's) cost less one by one than as a batch,
+            // which would widen or restore every weight row.
+            state.scratch.tokenByToken = batch.count <= Self.tokenByTokenLimit
+            defer { state.scratch.tokenByToken = false }
+            try model.forward(batch, state: state)
+            cached += batch
+            next += batch.count
+        }
+        return true
     }
 }

@@ -6,4 +6,11 @@ protocol Drafter {
     /// Whether asking costs work even when nothing is proposed (a draft model's forward pass),
     /// so a drafter that keeps proposing nothing is asked less often.
     var asksCost: Bool { get }
+    /// Reads the prompt ahead of the first draft, while the model reads it too.
+    mutating func prepare(prompt: [Int32])
+}
+
+extension Drafter {
+    /// Most drafters need nothing ahead.
+    mutating func prepare(prompt: [Int32]) {}
 }

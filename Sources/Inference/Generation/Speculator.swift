@@ -21,6 +21,11 @@ struct Speculator {
     /// The draft length a generation starts with: drafts earn longer ones.
     static let firstLimit = 4
 
+    /// Lets the drafter read `prompt` while the model reads it.
+    mutating func prepare(prompt: [Int32]) {
+        drafter.prepare(prompt: prompt)
+    }
+
     init(drafter: any Drafter, draftMax: Int) {
         self.drafter = drafter
         self.draftMax = max(1, draftMax)

@@ -373,7 +373,7 @@ DEFINE_Q8_DOT(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
 #define DEFINE_Q5_0_Q8_TOKENS_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                       \
     ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
                                 long count, float *out, long out_stride) {                                      \
-        const uint8_t *block = (const uint8_t *)row;                                                            \
+        const uint8_t *blocks = (const uint8_t *)row;                                                           \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                        \
         const long n = count / 32;                                                                              \
         float off0[TOKENS], off1[TOKENS];                                                                       \
@@ -382,23 +382,26 @@ DEFINE_Q8_DOT(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
             off0[t] = off1[t] = 0.0f;                                                                           \
             sum0[t] = sum1[t] = _mm256_setzero_ps();                                                            \
         }                                                                                                       \
-        for (long b = 0; b < n; b++, block += 22) {                                                             \
-            const __m256i weights = _mm256_or_si256(unpack_nibbles(block + 6, low_mask), q5_0_high_bits(block + 2)); \
-            const float scale = half_to_float(block);                                                           \
-            for (int t = 0; t < (TOKENS); t++) {                                                                \
-                const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + t * count + 32 * b)); \
-                const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                     \
-                if (b & 1) {                                                                                    \
-                    off1[t] += scale * sums[3 * t * n + b];                                                     \
-                    sum1[t] = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[t * n + b]), products, sum1[t]);    \
-                } else {                                                                                        \
-                    off0[t] += scale * sums[3 * t * n + b];                                                     \
-                    sum0[t] = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[t * n + b]), products, sum0[t]);    \
-                }                                                                                               \
-            }                                                                                                   \
+        /* Even blocks into the first sums, odd ones into the second, as the one-token kernel. */              \
+        for (long b = 0; b < n; b += 2) {                                                                       \
+            Q5_0_TOKENS_BLOCK(b, off0, sum0, TOKENS, PRODUCTS)                                                  \
+            if (b + 1 < n) { Q5_0_TOKENS_BLOCK(b + 1, off1, sum1, TOKENS, PRODUCTS) }                            \
         }                                                                                                       \
         for (int t = 0; t < (TOKENS); t++)                                                                      \
             out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])) - 16.0f * (off0[t] + off1[t]); \
+    }
+/// One block of `DEFINE_Q5_0_Q8_TOKENS_KERNEL` into each token's `offsets` and `sums`.
+#define Q5_0_TOKENS_BLOCK(index, offsets, sums_, TOKENS, PRODUCTS)                                             \
+    {                                                                                                          \
+        const uint8_t *block = blocks + 22 * (index);                                                          \
+        const __m256i weights = _mm256_or_si256(unpack_nibbles(block + 6, low_mask), q5_0_high_bits(block + 2)); \
+        const float scale = half_to_float(block);                                                              \
+        for (int t = 0; t < (TOKENS); t++) {                                                                   \
+            const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + t * count + 32 * (index))); \
+            const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                        \
+            offsets[t] += scale * sums[3 * t * n + (index)];                                                   \
+            sums_[t] = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[t * n + (index)]), products, sums_[t]);   \
+        }                                                                                                      \
     }
 
 DEFINE_Q8_TOKENS(dot_q5_0_q8_tokens, DEFINE_Q5_0_Q8_TOKENS_KERNEL, 4, dot_q5_0_q8)

@@ -204,7 +204,7 @@ public actor ModelSession {
         }
         summary.reusedPromptTokens = reused
         // A draft model reads the prompt as part of reading it.
-        var speculator = speculator(for: options, pipeline: pipeline, prompt: promptTokens)
+        var speculator = speculator(for: options, pipeline: pipeline, prompt: promptTokens, stop: stop)
         speculator?.prepare(prompt: promptTokens)
         let promptDone = clock.now
         summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
@@ -293,12 +293,12 @@ public actor ModelSession {
 
     /// The speculative decoding `options` ask for, unless hooks look into the forward passes
     /// (they would see drafts that are thrown away) or tokens are forced.
-    private func speculator(for options: GenerationOptions, pipeline: GenerationPipeline, prompt: [Int32]) -> Speculator? {
+    private func speculator(for options: GenerationOptions, pipeline: GenerationPipeline, prompt: [Int32], stop: StopSignal) -> Speculator? {
         guard let speculation = options.speculation, pipeline.hooks.isEmpty, options.forcedTokens.isEmpty else { return nil }
         let draftMax = min(speculation.draftMax, state.batchCapacity - 1)
         if let draft = pipeline.draftModel {
             let context = min(contextLength, prompt.count + min(options.maxTokens, contextLength) + draftMax + 1)
-            let drafter = DraftModel(model: draft, contextLength: context, pool: state.pool, probabilityMin: speculation.draftProbabilityMin)
+            let drafter = DraftModel(model: draft, contextLength: context, pool: state.pool, probabilityMin: speculation.draftProbabilityMin, stop: stop)
             return Speculator(drafter: drafter, draftMax: draftMax)
         }
         return speculation.lookupNgram.map { Speculator(drafter: PromptLookup(ngram: $0), draftMax: draftMax) }

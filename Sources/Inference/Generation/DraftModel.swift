@@ -1,5 +1,6 @@
 import Foundation
 import GGUF
+import GenerationTypes
 
 /// Drafts with a smaller model of the same vocabulary (llama.cpp's `llama-speculative`): its own
 /// cache follows the context, and it proposes its likeliest tokens one by one, stopping at one
@@ -18,10 +19,14 @@ final class DraftModel: Drafter {
     /// The most tokens caught up on for each token that may be drafted.
     static let catchUpPerDraft = 8
 
+    /// Raised when the generation is to stop: drafting stops too, between forward passes.
+    private let stop: StopSignal
+
     /// A drafter with a cache of `contextLength` tokens, its products on `pool` (the target's:
-    /// the two never run at once).
-    init(model: LanguageModel, contextLength: Int, pool: MatrixPool, probabilityMin: Float) {
+    /// the two never run at once), that stops drafting when `stop` is raised.
+    init(model: LanguageModel, contextLength: Int, pool: MatrixPool, probabilityMin: Float, stop: StopSignal) {
         self.model = model
+        self.stop = stop
         state = InferenceState(configuration: model.configuration, contextLength: contextLength, batchCapacity: 64, threads: pool.threads,
                                sharedPool: pool)
         self.probabilityMin = probabilityMin
@@ -44,7 +49,7 @@ final class DraftModel: Drafter {
                 guard let token = LogSoftmax.highest(logits, count: 1).first,
                       logits[Int(token)] - LogSoftmax.logNormalizer(logits) >= log(probabilityMin) else { break }
                 drafts.append(token)
-                guard drafts.count < count else { break }
+                guard drafts.count < count, !stopped else { break }
                 try model.forward([token], state: state)
                 cached.append(token)
             }
@@ -61,6 +66,9 @@ final class DraftModel: Drafter {
         do { _ = try catchUp(to: prompt) } catch { cached.removeLast(max(0, cached.count - state.position)) }
     }
 
+    /// Whether the generation is cancelled or stopped.
+    private var stopped: Bool { Task.isCancelled || stop.isRaised }
+
     /// How many of `context`'s tokens the cache holds (never the last: it runs again for its
     /// logits).
     private func common(with context: [Int32]) -> Int {
@@ -75,7 +83,7 @@ final class DraftModel: Drafter {
         cached.removeLast(cached.count - common)
         var next = common
         while next < context.count {
-            if Task.isCancelled { return false }
+            if stopped { return false }
             let batch = Array(context[next..<min(context.count, next + state.batchCapacity)])
             // A few tokens (the last verification's) cost less one by one than as a batch,
             // which would widen or restore every weight row.

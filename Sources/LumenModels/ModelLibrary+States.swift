@@ -39,9 +39,7 @@ extension ModelLibrary {
             let lease = try await model.lease()
             defer { lease.release() }
             let session = lease.session
-            guard let digest = await RunLog.digest(of: session.model.gguf.path, rememberedBy: log) else {
-                throw ModelError(file: session.model.gguf.path, field: "file", reason: "cannot be read to take its SHA-256, which binds a state to it")
-            }
+            let digest = try await stateBinding(session.model, log: log)
             let prefix = try await DedicatedThread.run(name: "lumen-state-read") { () throws(ModelError) in
                 try SavedState.read(from: path, for: session, modelSHA256: digest)
             }
@@ -54,13 +52,20 @@ extension ModelLibrary {
         let log = try context.models.recorder.runLog
         try await modelWork(at: context.location) {
             let weights = try state.checkedWeights()
-            guard let digest = await RunLog.digest(of: weights.gguf.path, rememberedBy: log) else {
-                throw ModelError(file: weights.gguf.path, field: "file", reason: "cannot be read to take its SHA-256, which binds a state to it")
-            }
+            let digest = try await stateBinding(weights, log: log)
             let prefix = state.prefix
             try await DedicatedThread.run(name: "lumen-state-write") { () throws(ModelError) in
                 try SavedState.write(prefix, to: path, modelSHA256: digest)
             }
         }
+    }
+
+    /// The SHA-256 of `model`'s file, which binds a state to it (remembered by the run log when
+    /// there is one).
+    private static func stateBinding(_ model: LanguageModel, log: RunLog?) async throws(ModelError) -> String {
+        guard let digest = await RunLog.digest(of: model.gguf.path, rememberedBy: log) else {
+            throw ModelError(file: model.gguf.path, field: "file", reason: "cannot be read to take its SHA-256, which binds a state to it")
+        }
+        return digest
     }
 }

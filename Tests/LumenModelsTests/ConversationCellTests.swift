@@ -13,16 +13,6 @@ struct ConversationCellTests {
     /// A template that needs no special tokens, so the 512-token toy model can hold a conversation.
     static let template = "{% for m in messages %}{{ m.role | upper }}: {{ m.content }}\\n{% endfor %}{% if add_generation_prompt %}ASSISTANT:{% endif %}"
 
-    func run(_ code: String, on interpreter: Interpreter, sink: RecordingSink = RecordingSink()) async throws {
-        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
-    }
-
-    func value(_ code: String, _ interpreter: Interpreter) async throws -> String {
-        let sink = RecordingSink()
-        try await run(code, on: interpreter, sink: sink)
-        return sink.results.last ?? ""
-    }
-
     /// The reference for a second turn "Then what?" after `firstReply`: the whole prompt, written
     /// out by hand, into a brand-new session with no cache to reuse; its greedy ids and how many
     /// prompt tokens it reused.
@@ -44,23 +34,23 @@ struct ConversationCellTests {
     func turnsReuseTheCache() async throws {
         let models = try sharedModelsDirectory()
         let interpreter = modelInterpreter()
-        try await run("""
+        try await runCell("""
             let m = load("\(models)/stories260K.gguf")
             let chat = conversation(m, system: "Tell a story.", template: "\(Self.template)")
             let first = chat.say("Once upon a time", maxTokens: 16, temperature: 0)
             let second = chat.say("Then what?", maxTokens: 16, temperature: 0)
             """, on: interpreter)
-        let firstPrompt = Int(try await value("first.stats[\"promptTokens\"]", interpreter)) ?? 0
-        let firstGenerated = Int(try await value("first.stats[\"generatedTokens\"]", interpreter)) ?? 0
-        let secondPrompt = Int(try await value("second.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let firstPrompt = Int(try await cellValue("first.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let firstGenerated = Int(try await cellValue("first.stats[\"generatedTokens\"]", interpreter)) ?? 0
+        let secondPrompt = Int(try await cellValue("second.stats[\"promptTokens\"]", interpreter)) ?? 0
         #expect(firstPrompt > 0 && secondPrompt > firstPrompt + firstGenerated)
-        #expect(try await value("chat.messages.count", interpreter) == "5")
+        #expect(try await cellValue("chat.messages.count", interpreter) == "5")
 
-        let (freshIDs, reused) = try await Self.freshSecondTurn(after: try await value("first.text", interpreter), models: models)
+        let (freshIDs, reused) = try await Self.freshSecondTurn(after: try await cellValue("first.text", interpreter), models: models)
         #expect(reused == 0)
-        let secondIDs = try await value("second.tokens.map { $0[\"id\"] }", interpreter)
+        let secondIDs = try await cellValue("second.tokens.map { $0[\"id\"] }", interpreter)
         #expect(secondIDs == "[" + freshIDs.map(String.init).joined(separator: ", ") + "]")
-        let secondReused = Int(try await value("second.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
+        let secondReused = Int(try await cellValue("second.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
         #expect(secondReused > firstPrompt / 2 && secondReused < secondPrompt)
     }
 
@@ -69,30 +59,30 @@ struct ConversationCellTests {
         let models = try sharedModelsDirectory()
         let interpreter = modelInterpreter()
         // Two sessions: the conversation takes the first, its fork the second, whose cache is empty.
-        try await run("""
+        try await runCell("""
             let m = load("\(models)/stories260K.gguf", instances: 2)
             let chat = conversation(m, system: "Tell a story.", template: "\(Self.template)")
             let first = chat.say("Once upon a time", maxTokens: 16, temperature: 0)
             let other = chat.fork()
             let branch = other.say("Then what?", maxTokens: 16, temperature: 0)
             """, on: interpreter)
-        let firstPrompt = Int(try await value("first.stats[\"promptTokens\"]", interpreter)) ?? 0
-        let branchPrompt = Int(try await value("branch.stats[\"promptTokens\"]", interpreter)) ?? 0
-        let branchReused = Int(try await value("branch.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
+        let firstPrompt = Int(try await cellValue("first.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let branchPrompt = Int(try await cellValue("branch.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let branchReused = Int(try await cellValue("branch.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
         // At least the whole first prompt comes from the parent's cache (the reply, written back
         // into the template, may tokenize differently from how it was generated).
         #expect(branchReused >= firstPrompt && branchReused < branchPrompt, "\(branchReused) of \(branchPrompt); first prompt \(firstPrompt)")
-        #expect(try await value("[chat.messages.count, other.messages.count]", interpreter) == "[3, 5]")
+        #expect(try await cellValue("[chat.messages.count, other.messages.count]", interpreter) == "[3, 5]")
 
-        let (freshIDs, _) = try await Self.freshSecondTurn(after: try await value("first.text", interpreter), models: models)
-        #expect(try await value("branch.tokens.map { $0[\"id\"] }", interpreter) == "[" + freshIDs.map(String.init).joined(separator: ", ") + "]")
+        let (freshIDs, _) = try await Self.freshSecondTurn(after: try await cellValue("first.text", interpreter), models: models)
+        #expect(try await cellValue("branch.tokens.map { $0[\"id\"] }", interpreter) == "[" + freshIDs.map(String.init).joined(separator: ", ") + "]")
     }
 
     @Test("two conversations on a model of two sessions keep a session each: a turn of one does not evict the other's")
     func conversationsKeepTheirSessions() async throws {
         let models = try sharedModelsDirectory()
         let interpreter = modelInterpreter()
-        try await run("""
+        try await runCell("""
             let m = load("\(models)/stories260K.gguf", instances: 2)
             let one = conversation(m, system: "Tell a story.", template: "\(Self.template)")
             let two = conversation(m, system: "Tell another story.", template: "\(Self.template)")
@@ -100,8 +90,8 @@ struct ConversationCellTests {
             let other = two.say("The dog ran", maxTokens: 8, temperature: 0)
             let again = one.say("Then what?", maxTokens: 8, temperature: 0)
             """, on: interpreter)
-        let firstPrompt = Int(try await value("first.stats[\"promptTokens\"]", interpreter)) ?? 0
-        let reused = Int(try await value("again.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
+        let firstPrompt = Int(try await cellValue("first.stats[\"promptTokens\"]", interpreter)) ?? 0
+        let reused = Int(try await cellValue("again.stats[\"reusedPromptTokens\"]", interpreter)) ?? 0
         #expect(firstPrompt > 0 && reused >= firstPrompt, "\(reused) reused; first prompt \(firstPrompt)")
     }
 
@@ -109,7 +99,7 @@ struct ConversationCellTests {
     func interruptedReply() async throws {
         let models = try sharedModelsDirectory()
         let interpreter = modelInterpreter()
-        try await run("""
+        try await runCell("""
             let m = load("\(models)/stories260K.gguf", contextLength: 2048)
             let chat = conversation(m, template: "\(Self.template)")
             """, on: interpreter)
@@ -120,11 +110,11 @@ struct ConversationCellTests {
         while !sink.events.contains(where: { if case .stream(.stdout, _) = $0 { true } else { false } }) { await Task.yield() }
         cell.cancel()
         await #expect(throws: ExecutionError.interrupted) { try await cell.value }
-        #expect(try await value("chat.messages.count", interpreter) == "2")
-        #expect(try await value("chat.messages[1][\"partial\"]", interpreter) == "true")
-        #expect(try await value("chat.messages[1][\"content\"].count > 0", interpreter) == "true")
-        try await run("chat.say(\"Go on\", maxTokens: 4, temperature: 0)", on: interpreter)
-        #expect(try await value("chat.messages.count", interpreter) == "4")
+        #expect(try await cellValue("chat.messages.count", interpreter) == "2")
+        #expect(try await cellValue("chat.messages[1][\"partial\"]", interpreter) == "true")
+        #expect(try await cellValue("chat.messages[1][\"content\"].count > 0", interpreter) == "true")
+        try await runCell("chat.say(\"Go on\", maxTokens: 4, temperature: 0)", on: interpreter)
+        #expect(try await cellValue("chat.messages.count", interpreter) == "4")
     }
 
     @Test("a Gemma conversation from a file without a template: Gemma's turns as llama.cpp renders them, the same prompt tokens, and llama.cpp's greedy reply where its choice is clear")
@@ -150,7 +140,7 @@ struct ConversationCellTests {
         // greedy tokens up to the first step where its top two logits are within 0.5.
         let interpreter = modelInterpreter()
         let sink = RecordingSink()
-        try await run("""
+        try await runCell("""
             let chat = conversation(load("\(path)"))
             let reply = chat.say("\(question)", maxTokens: 16, temperature: 0)
             """, on: interpreter, sink: sink)
@@ -159,9 +149,9 @@ struct ConversationCellTests {
         let steps = try #require(gemma["steps"] as? [[String: Any]])
         let clear = steps.prefix { ($0["margin"] as? Double ?? 0) >= 0.5 }.compactMap { $0["id"] as? Int }
         #expect(clear.count >= 5)
-        let ids = try await value("reply.tokens.map { $0[\"id\"] }", interpreter)
+        let ids = try await cellValue("reply.tokens.map { $0[\"id\"] }", interpreter)
         #expect(ids.hasPrefix("[" + clear.map(String.init).joined(separator: ", ")))
-        let text = try await value("reply.text", interpreter)
+        let text = try await cellValue("reply.text", interpreter)
         #expect(!text.contains("<|im_end|>") && !text.contains("<|im_start|>") && !text.contains("<end_of_turn>"))
     }
 }

@@ -21,10 +21,22 @@ func modelInterpreter() -> Interpreter {
     Interpreter(libraries: ModelHost.libraries(runLog: nil, frontEnd: "kernel"))
 }
 
+/// Runs `code` as a cell on `interpreter`, what it shows going to `sink`; throws its error.
+func runCell(_ code: String, on interpreter: Interpreter, sink: RecordingSink = RecordingSink()) async throws {
+    try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+}
+
+/// The result `code` gives as a cell on `interpreter` (not what it printed); throws its error.
+func cellValue(_ code: String, _ interpreter: Interpreter) async throws -> String {
+    let sink = RecordingSink()
+    try await runCell(code, on: interpreter, sink: sink)
+    return sink.results.last ?? ""
+}
+
 @Suite("Models in cells")
 struct ModelCellTests {
     func run(_ code: String, on interpreter: Interpreter, sink: RecordingSink = RecordingSink()) async throws {
-        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+        try await runCell(code, on: interpreter, sink: sink)
     }
 
     @Test("a generation shown live is not shown again as the cell's result, but is its value and shows later")

@@ -11,16 +11,6 @@ import Testing
 struct StateCellTests {
     static let prompt = "Once upon a time, there was a little girl named Lily. She loved to play"
 
-    func run(_ code: String, on interpreter: Interpreter, sink: RecordingSink = RecordingSink()) async throws {
-        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
-    }
-
-    func value(_ code: String, _ interpreter: Interpreter) async throws -> String {
-        let sink = RecordingSink()
-        try await run(code, on: interpreter, sink: sink)
-        return sink.results.last ?? ""
-    }
-
     /// The greedy ids a brand-new session gives for `tokens`, read from scratch.
     static func freshIDs(_ tokens: [Int32], models: String, count: Int) async throws -> [Int32] {
         let model = try LanguageModel(path: models + "/stories260K.gguf")
@@ -39,7 +29,7 @@ struct StateCellTests {
     func continuationsReuseTheState() async throws {
         let models = try sharedModelsDirectory()
         let interpreter = modelInterpreter()
-        try await run("""
+        try await runCell("""
             let m = load("\(models)/stories260K.gguf", instances: 1)
             let s = prefill(m, "\(Self.prompt)")
             generate(m, "A dog", maxTokens: 2)
@@ -47,21 +37,21 @@ struct StateCellTests {
             generate(m, "A dog", maxTokens: 2)
             let b = generate(s, " in", maxTokens: 12, temperature: 0)
             """, on: interpreter)
-        let stateIDs = Self.ids(try await value("s.ids", interpreter))
+        let stateIDs = Self.ids(try await cellValue("s.ids", interpreter))
         let model = try LanguageModel(path: models + "/stories260K.gguf")
         #expect(stateIDs == model.tokenizer.encode(Self.prompt))
         for (name, word) in [("a", " with"), ("b", " in")] {
             let whole = stateIDs + model.tokenizer.encode(word, addSpecial: false)
-            #expect(try await value("\(name).stats[\"promptTokens\"]", interpreter) == String(whole.count))
-            #expect(try await value("\(name).stats[\"reusedPromptTokens\"]", interpreter) == String(stateIDs.count), "\(name) read the state again")
+            #expect(try await cellValue("\(name).stats[\"promptTokens\"]", interpreter) == String(whole.count))
+            #expect(try await cellValue("\(name).stats[\"reusedPromptTokens\"]", interpreter) == String(stateIDs.count), "\(name) read the state again")
             let fresh = try await Self.freshIDs(whole, models: models, count: 12)
-            #expect(Self.ids(try await value("\(name).tokens.map { $0[\"id\"] }", interpreter)) == fresh)
+            #expect(Self.ids(try await cellValue("\(name).tokens.map { $0[\"id\"] }", interpreter)) == fresh)
         }
         // Extending a state reads only the new text.
-        try await run("let longer = s.prefill(\" with her\")", on: interpreter)
-        let longer = Self.ids(try await value("longer.ids", interpreter))
+        try await runCell("let longer = s.prefill(\" with her\")", on: interpreter)
+        let longer = Self.ids(try await cellValue("longer.ids", interpreter))
         #expect(longer == stateIDs + model.tokenizer.encode(" with her", addSpecial: false))
-        #expect(Int(try await value("longer.bytes", interpreter)) == longer.count * model.configuration.blockCount * 2 * model.configuration.kvDimension * 4)
+        #expect(Int(try await cellValue("longer.bytes", interpreter)) == longer.count * model.configuration.blockCount * 2 * model.configuration.kvDimension * 4)
     }
 
     @Test("a saved state reads back whole and continues as the original; another model's file, a corrupt file and a reloaded model are refused")
@@ -71,15 +61,15 @@ struct StateCellTests {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let interpreter = modelInterpreter()
-        try await run("""
+        try await runCell("""
             let m = load("\(models)/stories260K.gguf")
             let s = prefill(m, "\(Self.prompt)")
             save(s, "\(folder)/s.state")
             let t = loadState(m, "\(folder)/s.state")
             """, on: interpreter)
-        #expect(try await value("t.ids == s.ids", interpreter) == "true")
-        #expect(try await value("t.bytes == s.bytes", interpreter) == "true")
-        #expect(try await value("t.generate(\" with\", maxTokens: 12, temperature: 0).text == s.generate(\" with\", maxTokens: 12, temperature: 0).text", interpreter) == "true")
+        #expect(try await cellValue("t.ids == s.ids", interpreter) == "true")
+        #expect(try await cellValue("t.bytes == s.bytes", interpreter) == "true")
+        #expect(try await cellValue("t.generate(\" with\", maxTokens: 12, temperature: 0).text == s.generate(\" with\", maxTokens: 12, temperature: 0).text", interpreter) == "true")
 
         // A copy of the model file with one metadata byte changed has another SHA-256.
         var other = try Data(contentsOf: URL(fileURLWithPath: models + "/stories260K.gguf"))
@@ -91,12 +81,12 @@ struct StateCellTests {
         for (code, expected) in [("loadState(load(\"\(folder)/other.gguf\"), \"\(folder)/s.state\")", "was made by another model file"),
                                  ("loadState(m, \"\(folder)/corrupt.state\")", "is corrupt"),
                                  ("loadState(m, \"\(folder)/missing.state\")", "cannot be read")] {
-            await #expect { try await run(code, on: interpreter) } throws: { error in
+            await #expect { try await runCell(code, on: interpreter) } throws: { error in
                 "\(error)".contains(expected)
             }
         }
-        try await run("reload(m)", on: interpreter)
-        await #expect { try await run("s.generate(\" with\", maxTokens: 4)", on: interpreter) } throws: { error in
+        try await runCell("reload(m)", on: interpreter)
+        await #expect { try await runCell("s.generate(\" with\", maxTokens: 4)", on: interpreter) } throws: { error in
             "\(error)".contains("before it was reloaded")
         }
     }

@@ -2,14 +2,15 @@ import GenerationTypes
 
 /// One generation's speculative decoding: asks its drafter for tokens to verify, adapting how
 /// many to how many were accepted — a few at first, twice as many after all were accepted (up
-/// to `draftMax`), fewer after one fails, and none for a while after drafts fail outright, so text where drafts fail runs
-/// (almost) as fast as without them — and counts drafted and accepted tokens.
+/// to `draftMax`), fewer after one fails, and none for a while after drafts fail outright (or a
+/// draft model declines), so text where drafts fail runs about as fast as without them — and
+/// counts drafted and accepted tokens.
 struct Speculator {
     private var drafter: any Drafter
     private let draftMax: Int
     /// How many tokens the next draft may have.
     private var limit: Int
-    /// Steps left to generate without drafting, after drafts that failed outright.
+    /// Steps left to generate without drafting, after a miss.
     private var pause = 0
     /// Misses (drafts that all failed, or a costly drafter's empty draft) less successes since,
     /// at least 0: the next pause is 2^misses - 1 steps.
@@ -21,15 +22,15 @@ struct Speculator {
     /// The draft length a generation starts with: drafts earn longer ones.
     static let firstLimit = 4
 
-    /// Lets the drafter read `prompt` while the model reads it.
-    mutating func prepare(prompt: [Int32]) {
-        drafter.prepare(prompt: prompt)
-    }
-
     init(drafter: any Drafter, draftMax: Int) {
         self.drafter = drafter
         self.draftMax = max(1, draftMax)
         limit = min(self.draftMax, Self.firstLimit)
+    }
+
+    /// Lets the drafter read `prompt` while the model reads it.
+    mutating func prepare(prompt: [Int32]) {
+        drafter.prepare(prompt: prompt)
     }
 
     /// The tokens to verify after `context`, at most `room`.

@@ -100,6 +100,43 @@ struct SpeculativeDecodingTests {
         }
     }
 
+    /// Raises `stop` once `after` tokens have joined the sequence, as an interrupt would then.
+    struct StopsAfter: LogitProcessor {
+        let stop: StopSignal
+        let after: Int
+        var seen = 0
+        func process(_ logits: UnsafeMutableBufferPointer<Float>) {}
+        mutating func didAppend(_ token: Int32) {
+            seen += 1
+            if seen == after { stop.raise() }
+        }
+    }
+
+    @Test("a stop raised while drafts are verified ends the generation at the next token, the cache holding exactly the tokens run")
+    func stopsWithinOneToken() async throws {
+        let model = try LanguageModel(path: try TestData.realModel(Self.realModels[0]))
+        let session = ModelSession(model: model, threads: 2)
+        let plain = try await Self.run(session, Self.copying, sampling: .greedy, maxTokens: 12)
+        for speculation in [Speculation(lookupNgram: 2), Speculation(draftProbabilityMin: 0)] {
+            let stop = StopSignal()
+            var options = GenerationOptions(sampling: .greedy, maxTokens: 48)
+            options.speculation = speculation
+            var pipeline = GenerationPipeline(processors: [StopsAfter(stop: stop, after: 9)], stopConditions: [EndOfGenerationStop(tokenizer: model.tokenizer)])
+            pipeline.draftModel = speculation.lookupNgram == nil ? model : nil
+            var ids: [Int32] = []
+            var summary: GenerationSummary?
+            for try await event in session.generate(Self.copying, options: options, pipeline: pipeline, stop: stop) {
+                switch event {
+                case .token(let token): ids.append(token.id)
+                case .finished(let finished): summary = finished
+                }
+            }
+            #expect(try #require(summary).finishReason == .cancelled)
+            #expect(ids == Array(plain.ids.prefix(9)), "\(speculation)")
+            #expect(await session.cachedPrefix().tokens == model.tokenizer.encode(Self.copying) + ids, "\(speculation)")
+        }
+    }
+
     @Test("a draft model of another vocabulary is refused, naming the first token they spell differently")
     func draftVocabularyIsChecked() throws {
         let target = try LanguageModel(path: try TestData.realModel(Self.realModels[0]))

@@ -36,13 +36,14 @@ final class DraftModel: Drafter {
     /// when cancelled, when the context does not fit, or when there is too much to catch up on
     /// for the tokens that may be drafted.
     func draft(after context: [Int32], count: Int) -> [Int32] {
-        guard count > 0, !context.isEmpty, context.count + count <= state.contextLength,
-              // Catching up on many tokens (after long pauses, where drafts kept failing) to draft
-              // a few costs more than the drafts can save: declined, so the pauses grow.
-              context.count - common(with: context) <= Self.catchUpPerDraft * count else { return [] }
+        guard count > 0, !context.isEmpty, context.count + count <= state.contextLength else { return [] }
+        let common = common(with: context)
+        // Catching up on many tokens (after long pauses, where drafts kept failing) to draft a
+        // few costs more than the drafts can save: declined, so the pauses grow.
+        guard context.count - common <= Self.catchUpPerDraft * count else { return [] }
         var drafts: [Int32] = []
         do {
-            guard try catchUp(to: context) else { return [] }
+            guard try catchUp(to: context, from: common) else { return [] }
             let vocabulary = model.configuration.vocabularySize
             while drafts.count < count {
                 let logits = UnsafeBufferPointer(start: state.logits, count: vocabulary)
@@ -63,7 +64,7 @@ final class DraftModel: Drafter {
     /// Reads the prompt ahead of the first draft, while the target reads it too.
     func prepare(prompt: [Int32]) {
         guard !prompt.isEmpty, prompt.count < state.contextLength else { return }
-        do { _ = try catchUp(to: prompt) } catch { cached.removeLast(max(0, cached.count - state.position)) }
+        do { _ = try catchUp(to: prompt, from: common(with: prompt)) } catch { cached.removeLast(max(0, cached.count - state.position)) }
     }
 
     /// Whether the generation is cancelled or stopped.
@@ -75,10 +76,10 @@ final class DraftModel: Drafter {
         min(zip(cached, context).prefix { $0 == $1 }.count, context.count - 1)
     }
 
-    /// Brings the cache to hold `context`, reusing what it shares and reading the rest in
-    /// batches; the logits after its last token end up in the state. False when cancelled.
-    private func catchUp(to context: [Int32]) throws(ModelError) -> Bool {
-        let common = common(with: context)
+    /// Brings the cache to hold `context`, reusing its first `common` tokens (`common(with:)`)
+    /// and reading the rest in batches; the logits after its last token end up in the state.
+    /// False when cancelled.
+    private func catchUp(to context: [Int32], from common: Int) throws(ModelError) -> Bool {
         state.position = common
         cached.removeLast(cached.count - common)
         var next = common

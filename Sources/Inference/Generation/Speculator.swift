@@ -33,13 +33,14 @@ struct Speculator {
         drafter.prepare(prompt: prompt)
     }
 
-    /// The tokens to verify after `context`, at most `room`.
-    mutating func draft(after context: [Int32], room: Int) -> [Int32] {
+    /// The tokens to verify after `context`, at most `room` (the context is made only when the
+    /// drafter is asked).
+    mutating func draft(after context: @autoclosure () -> [Int32], room: Int) -> [Int32] {
         guard pause == 0 else {
             pause -= 1
             return []
         }
-        let drafts = drafter.draft(after: context, count: min(limit, room))
+        let drafts = drafter.draft(after: context(), count: min(limit, room))
         if drafts.isEmpty, drafter.asksCost, room > 0 { missed() }
         return drafts
     }

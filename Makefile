@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build release venv models synthetic-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve check-formats clean
+.PHONY: all deps test-deps llama-server build release venv models synthetic-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve bench-parallel check-formats clean
 
 all: build
 
@@ -175,11 +175,22 @@ bench-formats: release venv
 	python3 scripts/bench_formats.py $(BIN_RELEASE) $(LLAMA_BENCH) $(LLAMA_QUANTIZE) .build/bench-models
 
 ## lumen serve against llama.cpp's llama-server (built by you from PyPI's llama-cpp-python source
-## package with -DLLAMA_BUILD_SERVER=ON, outside the repo) on SmolLM2: 1 and 4 concurrent
-## streams, same run, and one stream against in-process generation.
+## package with -DLLAMA_BUILD_SERVER=ON, outside the repo) on SmolLM2: 1, 2, 4 and 8 concurrent
+## streams (-np N on both), same run, and one stream against in-process generation.
 bench-serve: release models
 	@[ -x "$(LLAMA_SERVER)" ] || { echo "Set LLAMA_SERVER=/path/to/llama-server (see BENCHMARKS.md)"; exit 2; }
 	python3 scripts/bench_serve.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf
+
+## Sequences decoding together: lumen bench --parallel against llama.cpp's llama-batched-bench
+## (built by you from the same source, outside the repo) on the 110M bench set and the real
+## models, 1, 2, 4 and 8 sequences, same run.
+bench-parallel: release venv models
+	@[ -x "$(LLAMA_BATCHED_BENCH)" ] || { echo "Set LLAMA_BATCHED_BENCH=/path/to/llama-batched-bench (see BENCHMARKS.md)"; exit 2; }
+	$(PYTHON) scripts/make_bench_models.py $(SHARED)/models .build/bench-models 110M >/dev/null
+	[ -f .build/bench-models/bench-110M-q4_k_m.gguf ] || $(BIN_RELEASE) quantize .build/bench-models/bench-110M-f32.gguf .build/bench-models/bench-110M-q4_k_m.gguf Q4_K_M -t 2
+	python3 scripts/bench_parallel.py $(BIN_RELEASE) $(LLAMA_BATCHED_BENCH) .build/bench-models/bench-110M-q4_0.gguf \
+		.build/bench-models/bench-110M-q4_k_m.gguf .build/bench-models/bench-110M-q8_0.gguf \
+		$${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/gemma-3-270m-q4_k_m.gguf
 
 ## The same files inside a whole model against llama.cpp's logits, with a Python that has
 ## llama-cpp-python installed (outside the repo).

@@ -1,17 +1,16 @@
 #!/usr/bin/env python3
 """Serving throughput in one run: `lumen serve` against llama.cpp's llama-server on the same model,
-with 1 and 4 concurrent streaming clients, and the HTTP path's cost against in-process generation
-(`lumen generate`).
+with 1, 2, 4 and 8 concurrent streaming clients, and the HTTP path's cost against in-process
+generation (`lumen generate`).
 
 Usage: bench_serve.py LUMEN LLAMA_SERVER MODEL [--tokens 128] [--rounds 3]
 
 Each client streams greedy completions of TOKENS tokens (EOS ignored where the server allows it)
 for a fixed prompt; a round is every client finishing one request. Aggregate tokens/s is all
 tokens of a round over its wall time; the figure is the median of ROUNDS rounds, after one
-warm-up round. Both servers get 2 threads; llama-server gets -np N for N clients (its parallel
-slots, decoded together in one batch), lumen serve --instances N (N sessions, each decoding on
-its own) and, for 4 clients, also --instances 1 (the requests queue for one session). The engines alternate
-rounds so a busy machine shifts both alike."""
+warm-up round. Both servers get 2 threads and -np N for N clients: llama-server's parallel
+slots, lumen serve's sequences of its one session, each decoded together in one batch. The
+engines alternate rounds so a busy machine shifts both alike."""
 import argparse
 import json
 import re
@@ -86,9 +85,9 @@ def main():
     local = float(re.findall(r"([\d.]+) tok/s", in_process.stderr)[-1])
 
     rows = []
-    for clients, instances in ((1, 1), (4, 4), (4, 1)):
+    for clients in (1, 2, 4, 8):
         lumen_port, llama_port = free_port(), free_port()
-        lumen = subprocess.Popen([arguments.lumen, "serve", arguments.model, "--port", str(lumen_port), "--instances", str(instances), "-t", "2",
+        lumen = subprocess.Popen([arguments.lumen, "serve", arguments.model, "--port", str(lumen_port), "-np", str(clients), "-t", "2",
                                   "--ctx", "1024", "--no-log"], stderr=subprocess.DEVNULL)
         llama = subprocess.Popen([arguments.llama_server, "-m", arguments.model, "--port", str(llama_port), "-t", "2", "-np", str(clients),
                                   "-c", str(1024 * clients), "--log-disable"], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
@@ -104,17 +103,17 @@ def main():
                     if round_index > 0:
                         results[name].append(rate)
             ours, theirs = statistics.median(results["lumen serve"]), statistics.median(results["llama-server"])
-            rows.append((clients, instances, ours, theirs))
+            rows.append((clients, ours, theirs))
         finally:
             for _, _, process, _ in servers:
                 process.terminate()
                 process.wait()
-    print("| clients | lumen serve --instances | lumen serve tok/s | llama-server tok/s | ratio |")
-    print("|---:|---:|---:|---:|---:|")
-    for clients, instances, ours, theirs in rows:
-        print(f"| {clients} | {instances} | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f} |")
+    print("| clients (-np) | lumen serve tok/s | llama-server tok/s | ratio |")
+    print("|---:|---:|---:|---:|")
+    for clients, ours, theirs in rows:
+        print(f"| {clients} | {ours:.1f} | {theirs:.1f} | {ours / theirs:.2f} |")
     print(f"\nin-process `lumen generate`: {local:.1f} tok/s after the first token; one stream through `lumen serve`: "
-          f"{rows[0][2]:.1f} tok/s including prompt and first token ({rows[0][2] / local:.2f}×)")
+          f"{rows[0][1]:.1f} tok/s including prompt and first token ({rows[0][1] / local:.2f}×)")
 
 
 if __name__ == "__main__":

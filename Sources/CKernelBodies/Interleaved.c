@@ -10,10 +10,12 @@
 // eight blocks' bytes rearranged, so it takes exactly what the rows take: each of the block's
 // leading 2-byte fields (its F16 scales) of the eight rows side by side, field after field, then
 // each of its 4-byte pieces of the eight rows side by side, piece after piece. So one 32-byte load
-// holds the same four bytes of all eight rows. For the two formats with kernels:
+// holds the same four bytes of all eight rows. For the three formats with kernels:
 //
 //   Q4_0 (18 bytes, one field)   bytes 0–15 the rows' d; bytes 16–143 the nibbles, piece c (weights
 //                                4c…4c + 3 low, 16 + 4c… high) of row r at 16 + 32c + 4r
+//   Q4_1 (20 bytes, two fields)  bytes 0–15 the rows' d, 16–31 their m; bytes 32–159 the nibbles,
+//                                piece c of row r at 32 + 32c + 4r
 //   Q4_K (144 bytes, two fields) bytes 0–15 the rows' d, 16–31 their dmin; bytes 32–127 the 12
 //                                bytes of packed 6-bit scales and mins as three words, word w of
 //                                row r at 32 + 32w + 4r (the 32-bit masks of `k_scale_words` then
@@ -159,29 +161,115 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
 
 DEFINE_X8_DOT(dot_q4_k_x8_q8, DEFINE_Q4_K_X8_KERNEL)
 
-/// Defines the eight-row Q4_0 kernel `NAME` with `ACCUMULATE`, compiled with `ATTRIBUTES`. Per
-/// block column, four chains of `ACCUMULATE` (low and high nibbles, even and odd pieces) gather
-/// each row's integer sum of nibble × activation in its lane; the sums are scaled by the rows' d ×
-/// the activation block's scale, and the 8 · d · sum(activations) each row owes for its nibbles'
-/// offset is taken off at the end.
-#define DEFINE_Q4_0_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE)                                                   \
+/// Defines the eight-row kernel `NAME`, with `ACCUMULATE` and compiled with `ATTRIBUTES`, of a
+/// format whose 32-weight blocks are `BLOCK_BYTES` bytes: `HALVES` F16 fields (d first), then 16
+/// bytes of nibbles. Per block column, four chains of `ACCUMULATE` (low and high nibbles, even and
+/// odd pieces) gather each row's integer sum of nibble × activation in its lane; the sums are
+/// scaled by the rows' d × the activation block's scale into `total`, and the rows' F16 field
+/// `OFFSET_FIELD` meets the activation block's sum in `offsets`, which `FINISH(total, offsets)`
+/// applies at the end: Q4_0 takes off the 8 · d · sum(activations) each row owes for its nibbles'
+/// offset, Q4_1 adds its rows' m · sum(activations).
+#define DEFINE_NIBBLE_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, BLOCK_BYTES, HALVES, OFFSET_FIELD, FINISH)       \
     X8_KERNEL_SIGNATURE(NAME, ATTRIBUTES) {                                                                   \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const uint8_t *column = (const uint8_t *)groups;                                                     \
         for (long g = 0; g < group_count; g++, out += 8) {                                                   \
             __m256 total = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();                              \
-            for (long b = 0; b < count / 32; b++, column += 8 * 18) {                                        \
+            for (long b = 0; b < count / 32; b++, column += 8 * (BLOCK_BYTES)) {                             \
                 const signed char *x = values + 32 * b;                                                      \
                 __m256i low0 = _mm256_setzero_si256(), low1 = _mm256_setzero_si256();                        \
                 __m256i high0 = _mm256_setzero_si256(), high1 = _mm256_setzero_si256();                      \
-                ACCUMULATE_NIBBLE_PIECES(ACCUMULATE, 4, column + 16, low_mask, x, x + 16, low0, low1, high0, high1) \
+                ACCUMULATE_NIBBLE_PIECES(ACCUMULATE, 4, column + 16 * (HALVES), low_mask, x, x + 16, low0, low1, high0, high1) \
                 const __m256i block_sums = _mm256_add_epi32(_mm256_add_epi32(low0, low1), _mm256_add_epi32(high0, high1)); \
                 const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)column));                  \
+                const __m256 field = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(column + 16 * (OFFSET_FIELD)))); \
                 total = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(scales[b])), _mm256_cvtepi32_ps(block_sums), total); \
-                offsets = _mm256_fmadd_ps(d, _mm256_set1_ps(sums[b]), offsets);                              \
+                offsets = _mm256_fmadd_ps(field, _mm256_set1_ps(sums[b]), offsets);                          \
             }                                                                                                \
-            _mm256_storeu_ps(out, _mm256_fnmadd_ps(_mm256_set1_ps(8.0f), offsets, total));                   \
+            _mm256_storeu_ps(out, FINISH(total, offsets));                                                   \
         }                                                                                                    \
     }
 
+/// `DEFINE_NIBBLE_X8_KERNEL` for `TOKENS` tokens whose activations follow one another (token t's
+/// at `values + t * count`, `scales + t * count / 32`, `sums + 3 * t * count / 32`), token t's
+/// eight results per group into `out + t * out_stride`: each 32-byte piece of nibbles loaded and
+/// split once for all the tokens. Each token's integer sums are exact whatever the chains, and its
+/// float operations are the one-token kernel's, in its order, so the results are bit for bit.
+#define DEFINE_NIBBLE_X8_TOKENS_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, TOKENS, BLOCK_BYTES, HALVES, OFFSET_FIELD, FINISH) \
+    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values, const float *scales, \
+                                const float *sums, long count, float *out, long out_stride) {                    \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        const uint8_t *column = (const uint8_t *)groups;                                                     \
+        const long n = count / 32;                                                                           \
+        for (long g = 0; g < group_count; g++, out += 8) {                                                   \
+            __m256 total[TOKENS], offsets[TOKENS];                                                           \
+            for (int t = 0; t < (TOKENS); t++) total[t] = offsets[t] = _mm256_setzero_ps();                  \
+            for (long b = 0; b < n; b++, column += 8 * (BLOCK_BYTES)) {                                      \
+                const uint8_t *pieces = column + 16 * (HALVES);                                              \
+                __m256i block_sums[TOKENS];                                                                  \
+                for (int t = 0; t < (TOKENS); t++) block_sums[t] = _mm256_setzero_si256();                   \
+                for (int piece = 0; piece < 4; piece++) {                                                    \
+                    const __m256i w = _mm256_loadu_si256((const __m256i *)(pieces + 32 * piece));            \
+                    const __m256i low = _mm256_and_si256(w, low_mask);                                       \
+                    const __m256i high = _mm256_and_si256(_mm256_srli_epi16(w, 4), low_mask);                \
+                    for (int t = 0; t < (TOKENS); t++) {                                                     \
+                        const signed char *x = values + t * count + 32 * b;                                  \
+                        block_sums[t] = ACCUMULATE(block_sums[t], low, _mm256_set1_epi32(load_word(x + 4 * piece))); \
+                        block_sums[t] = ACCUMULATE(block_sums[t], high, _mm256_set1_epi32(load_word(x + 16 + 4 * piece))); \
+                    }                                                                                        \
+                }                                                                                            \
+                const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)column));                  \
+                const __m256 field = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(column + 16 * (OFFSET_FIELD)))); \
+                for (int t = 0; t < (TOKENS); t++) {                                                         \
+                    total[t] = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_set1_ps(scales[t * n + b])),          \
+                                               _mm256_cvtepi32_ps(block_sums[t]), total[t]);                  \
+                    offsets[t] = _mm256_fmadd_ps(field, _mm256_set1_ps(sums[3 * t * n + b]), offsets[t]);      \
+                }                                                                                            \
+            }                                                                                                \
+            for (int t = 0; t < (TOKENS); t++) _mm256_storeu_ps(out + t * out_stride, FINISH(total[t], offsets[t])); \
+        }                                                                                                    \
+    }
+
+/// Defines `NAME`, a format's eight-row product for several tokens (its row's `dot_x8_q8_tokens`),
+/// from `DEFINE(NAME, ATTRIBUTES, ACCUMULATE, TOKENS)`: `WIDE` tokens at a time, then two, then
+/// the one-token kernel `SINGLE` for the last, AVX2 or AVX-512 VNNI as `SINGLE` chooses.
+#define DEFINE_X8_TOKENS(NAME, DEFINE, WIDE, SINGLE)                                                             \
+    DEFINE(NAME##_wide_avx2, , ACCUMULATE_AVX2, WIDE)                                                            \
+    VNNI_VARIANT(DEFINE(NAME##_wide_vnni, VNNI_TARGET, ACCUMULATE_VNNI, WIDE))                                   \
+    DEFINE(NAME##_pair_avx2, , ACCUMULATE_AVX2, 2)                                                               \
+    VNNI_VARIANT(DEFINE(NAME##_pair_vnni, VNNI_TARGET, ACCUMULATE_VNNI, 2))                                      \
+    static void NAME(const void *groups, long group_count, const signed char *values, const float *scales,      \
+                     const float *sums, long count, long tokens, float *out, long out_stride, int without_vnni) { \
+        const long blocks = count / 32;                                                                          \
+        long t = 0;                                                                                              \
+        for (; t + (WIDE) <= tokens; t += (WIDE)) {                                                              \
+            const signed char *v = values + t * count;                                                           \
+            const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                    \
+            CHOOSE_VNNI(without_vnni, NAME##_wide_vnni(groups, group_count, v, d, m, count, out + t * out_stride, out_stride), \
+                        NAME##_wide_avx2(groups, group_count, v, d, m, count, out + t * out_stride, out_stride)); \
+        }                                                                                                        \
+        for (; t + 2 <= tokens; t += 2) {                                                                        \
+            const signed char *v = values + t * count;                                                           \
+            const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                    \
+            CHOOSE_VNNI(without_vnni, NAME##_pair_vnni(groups, group_count, v, d, m, count, out + t * out_stride, out_stride), \
+                        NAME##_pair_avx2(groups, group_count, v, d, m, count, out + t * out_stride, out_stride)); \
+        }                                                                                                        \
+        for (; t < tokens; t++)                                                                                  \
+            SINGLE(groups, group_count, values + t * count, scales + t * blocks, sums + 3 * t * blocks, count,    \
+                   out + t * out_stride, without_vnni);                                                          \
+    }
+
+/// Q4_0 (18 bytes: d, nibbles) and Q4_1 (20 bytes: d, m, nibbles), see `DEFINE_NIBBLE_X8_KERNEL`.
+#define Q4_0_FINISH(total, offsets) _mm256_fnmadd_ps(_mm256_set1_ps(8.0f), (offsets), (total))
+#define Q4_1_FINISH(total, offsets) _mm256_add_ps((total), (offsets))
+#define DEFINE_Q4_0_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE) DEFINE_NIBBLE_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, 18, 1, 0, Q4_0_FINISH)
+#define DEFINE_Q4_1_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE) DEFINE_NIBBLE_X8_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, 20, 2, 1, Q4_1_FINISH)
+#define DEFINE_Q4_0_X8_TOKENS_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, TOKENS) \
+    DEFINE_NIBBLE_X8_TOKENS_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, TOKENS, 18, 1, 0, Q4_0_FINISH)
+#define DEFINE_Q4_1_X8_TOKENS_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, TOKENS) \
+    DEFINE_NIBBLE_X8_TOKENS_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, TOKENS, 20, 2, 1, Q4_1_FINISH)
+
 DEFINE_X8_DOT(dot_q4_0_x8_q8, DEFINE_Q4_0_X8_KERNEL)
+DEFINE_X8_DOT(dot_q4_1_x8_q8, DEFINE_Q4_1_X8_KERNEL)
+DEFINE_X8_TOKENS(dot_q4_0_x8_q8_tokens, DEFINE_Q4_0_X8_TOKENS_KERNEL, 4, dot_q4_0_x8_q8)
+DEFINE_X8_TOKENS(dot_q4_1_x8_q8_tokens, DEFINE_Q4_1_X8_TOKENS_KERNEL, 4, dot_q4_1_x8_q8)

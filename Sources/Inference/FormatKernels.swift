@@ -47,7 +47,7 @@ struct FormatKernels: Sendable {
         guard let name = row.name, let dequantize = row.dequantize, let dot = row.dot else { return nil }
         return (String(cString: name), FormatKernels(
             dequantize: dequantize, dot: dot, quantizedDot: row.dot_q8, quantizedDotTokens: row.dot_q8_tokens, levels: row.levels,
-            interleaving: row.dot_x8_q8.map { RowInterleaving(leadingHalves: row.x8_leading_halves, dot: $0) }))
+            interleaving: row.dot_x8_q8.map { RowInterleaving(leadingHalves: row.x8_leading_halves, dot: $0, dotTokens: row.dot_x8_q8_tokens) }))
     })
 
     /// The rows by tensor type.

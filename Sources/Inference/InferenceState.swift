@@ -1,16 +1,31 @@
 import CKernels
 
-/// The mutable part of inference for one session: the KV cache, the position reached, and every
-/// scratch buffer a forward pass needs, allocated once so that no token allocates memory.
+/// The mutable part of inference for one session: the KV cache of each of its sequences, the
+/// position each has reached, and every scratch buffer a forward pass needs, allocated once so
+/// that no token allocates memory.
 ///
 /// Not `Sendable`: one `ModelSession` actor owns it.
 final class InferenceState {
-    /// The most tokens the cache holds.
+    /// The most tokens the cache of one sequence holds.
     let contextLength: Int
     /// The most tokens one forward pass takes.
     let batchCapacity: Int
-    /// How many tokens are in the cache.
-    var position = 0
+    /// How many sequences the cache holds, each `contextLength` tokens.
+    let sequenceCapacity: Int
+    /// How many tokens are in each sequence's cache.
+    var positions: [Int]
+    /// How many tokens are in the first sequence's cache: the only one of a session that decodes
+    /// one sequence at a time.
+    var position: Int {
+        get { positions[0] }
+        set { positions[0] = newValue }
+    }
+    /// The sequence each row of the forward pass running belongs to, and its position there
+    /// (`placeRun`, `placeEach`).
+    private(set) var rowSequences: [Int] = [], rowPositions: [Int] = []
+    /// Whether the pass's rows are consecutive positions of one sequence (a prompt's batch), so
+    /// attention may take them four at a time.
+    private(set) var rowsAreOneRun = true
     /// Splits matrix products across threads.
     let pool: MatrixPool
     /// What looks into the forward passes of the generation running now (`visit`).
@@ -55,18 +70,24 @@ final class InferenceState {
     let cacheType: KVCacheType
     let cacheKernels: KVCacheType.Kernels
     private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
+    /// The cache's bytes, left uninitialized: only positions written are ever read, so the pages
+    /// of sequences and positions not reached stay untouched (memory grows with use).
+    private let cacheBytes: Int
     private let quantizedValues: UnsafeMutablePointer<Int8>
 
     /// Whether this state started its pool's threads (and stops them when it goes).
     private let ownsPool: Bool
 
-    /// A state for a cache of `contextLength` tokens, batches up to `batchCapacity`, its products
-    /// on `threads` threads — or on `sharedPool`, the pool of a state whose forward passes never
+    /// A state for caches of `contextLength` tokens for `sequences` sequences, batches up to
+    /// `batchCapacity`, its products on `threads` threads — or on `sharedPool`, the pool of a state whose forward passes never
     /// run at the same time as this one's (a draft model's beside its target's), so two pools'
     /// threads do not compete.
     init(configuration: ModelConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
-         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharedPool: MatrixPool? = nil) {
+         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharedPool: MatrixPool? = nil,
+         sequences: Int = 1) {
         self.contextLength = contextLength
+        sequenceCapacity = max(1, sequences)
+        positions = Array(repeating: 0, count: sequenceCapacity)
         scoresPerThread = KVCacheType.Kernels.queriesAtOnce * contextLength
         self.cacheType = cacheType
         cacheKernels = cacheType.kernels
@@ -103,7 +124,7 @@ final class InferenceState {
         let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: quantizedTokens * widest)
         quantizedValues.initialize(repeating: 0, count: quantizedTokens * widest)
         self.quantizedValues = quantizedValues
-        // Eight rows restored from the eight-row layout (Q4_0 and Q4_K: 0.5625 bytes a weight), with room to spare.
+        // Eight rows restored from the eight-row layout (Q4_0, Q4_1 and Q4_K: at most 0.625 bytes a weight), with room to spare.
         let restoredBytes = 8 * widest * 4
         scratch = MatrixPool.Scratch(
             rows: buffer(threads * rowBuffer), rowBuffer: rowBuffer,
@@ -118,39 +139,59 @@ final class InferenceState {
         let slidingPairs = configuration.slidingRopeFrequencyBase == nil ? 0 : batchCapacity * configuration.ropeDimensionCount / 2
         slidingRopeCosines = buffer(slidingPairs)
         slidingRopeSines = buffer(slidingPairs)
-        layerStride = contextLength * kvDimension * cacheKernels.bytesPerElement
+        layerStride = sequenceCapacity * contextLength * kvDimension * cacheKernels.bytesPerElement
         headBytes = configuration.headDimension * cacheKernels.bytesPerElement
         cachedLayers = configuration.blockCount
         cachedHeads = kvDimension / max(1, configuration.headDimension)
         // Float buffers hold the cache's bytes (F16 elements take half a float each).
-        keys = buffer(configuration.blockCount * layerStride / 4)
-        values = buffer(configuration.blockCount * layerStride / 4)
+        cacheBytes = configuration.blockCount * layerStride
+        keys = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
+        values = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
         self.allocations = allocations
     }
 
     deinit {
         if ownsPool { pool.shutdown() }
         quantizedValues.deallocate()
+        keys.deallocate()
+        values.deallocate()
         for (pointer, count) in allocations {
             pointer.deinitialize(count: max(1, count))
             pointer.deallocate()
         }
     }
 
-    /// The cached keys of `layer`: `[kv head][position][head dimension]`.
-    func keyCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(keys) + layer * layerStride }
-    /// The cached values of `layer`: `[kv head][position][head dimension]`.
-    func valueCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(values) + layer * layerStride }
-    /// Where KV head `kvHead` at `position` starts in a layer's keys or values, in bytes: each
-    /// head's positions are contiguous, so attention streams them.
-    func cacheOffset(kvHead: Int, position: Int) -> Int { (kvHead * contextLength + position) * headBytes }
+    /// Places the next forward pass's `count` rows at the next positions of `sequence`.
+    func placeRun(count: Int, sequence: Int) {
+        rowSequences = Array(repeating: sequence, count: count)
+        rowPositions = Array(positions[sequence]..<(positions[sequence] + count))
+        rowsAreOneRun = true
+    }
 
-    /// The keys and values of the cache's first `count` positions, in the order `cachedRuns`
-    /// visits them.
-    func cacheContents(count: Int) -> [UInt8] {
+    /// Places one row of the next forward pass for each of `sequences` (each at most once), at
+    /// its next position.
+    func placeEach(_ sequences: [Int]) {
+        rowSequences = sequences
+        rowPositions = sequences.map { positions[$0] }
+        rowsAreOneRun = sequences.count == 1
+    }
+
+    /// The cached keys of `layer`: `[sequence][kv head][position][head dimension]`.
+    func keyCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(keys) + layer * layerStride }
+    /// The cached values of `layer`: `[sequence][kv head][position][head dimension]`.
+    func valueCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(values) + layer * layerStride }
+    /// Where KV head `kvHead` of `sequence` at `position` starts in a layer's keys or values, in
+    /// bytes: each head's positions are contiguous, so attention streams them.
+    func cacheOffset(sequence: Int = 0, kvHead: Int, position: Int) -> Int {
+        ((sequence * cachedHeads + kvHead) * contextLength + position) * headBytes
+    }
+
+    /// The keys and values of the first `count` positions of `sequence`, in the order
+    /// `cachedRuns` visits them.
+    func cacheContents(count: Int, sequence: Int = 0) -> [UInt8] {
         var contents = [UInt8](repeating: 0, count: count * bytesPerCachedToken)
         contents.withUnsafeMutableBytes { destination in
-            cachedRuns(count: count) { run, offset, bytes in
+            cachedRuns(count: count, sequence: sequence) { run, offset, bytes in
                 (destination.baseAddress! + offset).copyMemory(from: run, byteCount: bytes)
             }
         }
@@ -158,27 +199,37 @@ final class InferenceState {
     }
 
     /// Writes back `contents`, from `cacheContents(count:)` of a session of the same model and
-    /// cache type, as the first `count` positions; `position` becomes `count`.
-    func restoreCache(_ contents: [UInt8], count: Int) {
+    /// cache type, as the first `count` positions of `sequence`, whose position becomes `count`.
+    func restoreCache(_ contents: [UInt8], count: Int, sequence: Int = 0) {
         precondition(contents.count == count * bytesPerCachedToken && count <= contextLength, "a cache of another shape")
         contents.withUnsafeBytes { source in
-            cachedRuns(count: count) { run, offset, bytes in
+            cachedRuns(count: count, sequence: sequence) { run, offset, bytes in
                 run.copyMemory(from: source.baseAddress! + offset, byteCount: bytes)
             }
         }
-        position = count
+        positions[sequence] = count
     }
 
-    /// Calls `body` for each contiguous run of the cache's first `count` positions — for each
-    /// layer its keys then its values, each KV head in turn — with the run's start, its offset in
-    /// that order, and its length in bytes.
-    private func cachedRuns(count: Int, _ body: (UnsafeMutableRawPointer, Int, Int) -> Void) {
+    /// Copies the keys and values of the first `count` positions of sequence `source` into
+    /// sequence `destination`, whose position becomes `count`.
+    func copyCache(from source: Int, to destination: Int, count: Int) {
+        let offset = cacheOffset(sequence: destination, kvHead: 0, position: 0) - cacheOffset(sequence: source, kvHead: 0, position: 0)
+        cachedRuns(count: count, sequence: source) { run, _, bytes in
+            (run + offset).copyMemory(from: run, byteCount: bytes)
+        }
+        positions[destination] = count
+    }
+
+    /// Calls `body` for each contiguous run of the first `count` positions of `sequence` — for
+    /// each layer its keys then its values, each KV head in turn — with the run's start, its
+    /// offset in that order, and its length in bytes.
+    private func cachedRuns(count: Int, sequence: Int, _ body: (UnsafeMutableRawPointer, Int, Int) -> Void) {
         let bytes = count * headBytes
         var offset = 0
         for layer in 0..<cachedLayers {
             for cache in [keyCache(layer: layer), valueCache(layer: layer)] {
                 for head in 0..<cachedHeads {
-                    body(cache + cacheOffset(kvHead: head, position: 0), offset, bytes)
+                    body(cache + cacheOffset(sequence: sequence, kvHead: head, position: 0), offset, bytes)
                     offset += bytes
                 }
             }
@@ -188,6 +239,6 @@ final class InferenceState {
     /// Bytes of keys and values one cached token takes, over every layer.
     var bytesPerCachedToken: Int { cachedLayers * 2 * cachedHeads * headBytes }
 
-    /// Bytes allocated for the cache and buffers.
-    var byteCount: Int { allocations.reduce(0) { $0 + $1.1 * 4 } }
+    /// Bytes allocated for the cache (all of it: pages not yet written take no memory) and buffers.
+    var byteCount: Int { 2 * cacheBytes + allocations.reduce(0) { $0 + $1.1 * 4 } }
 }

@@ -70,23 +70,50 @@ public final class LanguageModel: Sendable {
         gguf.tensors.reduce(0) { $0 + $1.elementCount }
     }
 
-    /// Runs `tokens` at positions `state.position...` through the model, appending them to the
-    /// state's KV cache, and writes the logits of the last token (or of every token, with
+    /// Runs `tokens` at the next positions of `sequence` through the model, appending them to
+    /// its KV cache, and writes the logits of the last token (or of every token, with
     /// `allLogits`) into `state.logits`.
     ///
     /// - Throws: `ModelError` when the tokens do not fit in the context or are not in the vocabulary.
-    func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool = false) throws(ModelError) {
-        guard state.position + tokens.count <= state.contextLength else {
-            throw ModelError(file: gguf.path, field: "context", reason: "\(state.position + tokens.count) tokens do not fit in the context of \(state.contextLength)")
+    func forward(_ tokens: [Int32], sequence: Int = 0, state: InferenceState, allLogits: Bool = false) throws(ModelError) {
+        guard state.positions[sequence] + tokens.count <= state.contextLength else {
+            throw ModelError(file: gguf.path, field: "context",
+                             reason: "\(state.positions[sequence] + tokens.count) tokens do not fit in the context of \(state.contextLength)")
         }
+        try check(tokens, state: state)
+        state.placeRun(count: tokens.count, sequence: sequence)
+        architecture.forward(tokens, state: state, allLogits: allLogits)
+        state.positions[sequence] += tokens.count
+    }
+
+    /// Runs one token of each of several sequences through the model in one pass — each weight
+    /// row read once for all of them, each token attending to its own sequence's cache — and
+    /// writes each token's logits into its row of `state.logits`, in order. Each row is computed
+    /// as that token alone would be (`MatrixPool.Scratch.tokenByToken`), bit for bit, so a
+    /// sequence decodes the same in any company.
+    ///
+    /// - Throws: `ModelError` when a sequence's cache is full or a token is not in the vocabulary.
+    func forward(decoding steps: [(sequence: Int, token: Int32)], state: InferenceState) throws(ModelError) {
+        for step in steps where state.positions[step.sequence] >= state.contextLength {
+            throw ModelError(file: gguf.path, field: "context", reason: "\(state.contextLength + 1) tokens do not fit in the context of \(state.contextLength)")
+        }
+        let tokens = steps.map(\.token)
+        try check(tokens, state: state)
+        state.placeEach(steps.map(\.sequence))
+        state.scratch.tokenByToken = true
+        defer { state.scratch.tokenByToken = false }
+        architecture.forward(tokens, state: state, allLogits: true)
+        for step in steps { state.positions[step.sequence] += 1 }
+    }
+
+    /// Refuses tokens outside the vocabulary, and more than a pass takes.
+    private func check(_ tokens: [Int32], state: InferenceState) throws(ModelError) {
         for token in tokens where token < 0 || Int(token) >= configuration.vocabularySize {
             throw ModelError(file: gguf.path, field: "token", reason: "id \(token) is outside the vocabulary of \(configuration.vocabularySize)")
         }
         guard tokens.count <= state.batchCapacity else {
             throw ModelError(file: gguf.path, field: "batch", reason: "\(tokens.count) tokens exceed the batch capacity \(state.batchCapacity)")
         }
-        architecture.forward(tokens, state: state, allLogits: allLogits)
-        state.position += tokens.count
     }
 }
 

@@ -163,7 +163,12 @@ struct MatrixPool {
                                   scratch.quantizedScales + token * blocks, scratch.quantizedSums + 3 * token * blocks)
             }
         }
-        if let groups {
+        if let groups, let tokens = groups.rows.layout.dotTokens, count > 1 {
+            parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns * count) { _, range in
+                tokens(groups.start + range.lowerBound * groups.rows.groupBytes, range.count, scratch.quantizedValues, scratch.quantizedScales,
+                       scratch.quantizedSums, columns, count, output + 8 * range.lowerBound, rows, 0)
+            }
+        } else if let groups {
             parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns * count) { _, range in
                 for token in 0..<count {
                     groups.rows.layout.dot(groups.start + range.lowerBound * groups.rows.groupBytes, range.count, scratch.quantizedValues + token * columns,

@@ -2,10 +2,13 @@ import Executors
 import Foundation
 import GGUF
 import GenerationTypes
+import Synchronization
 
-/// One conversation with a model: owns a KV cache and sampler state, so a model's session is never
+/// A model's place to run: owns a KV cache of one or more sequences, so a model's session is never
 /// used from two threads at once. Its compute runs on a dedicated thread (its own executor), so
 /// long inference never occupies Swift's cooperative pool. Sessions of one file share its weights.
+/// Generations given to a session at once decode together, one token of each in one forward pass
+/// (up to `sequenceCapacity` of them; see `ModelSession+Batching.swift`).
 public actor ModelSession {
     /// The model this session runs.
     public nonisolated let model: LanguageModel
@@ -19,31 +22,58 @@ public actor ModelSession {
     public nonisolated let cacheType: KVCacheType
     /// Bytes of keys and values one cached token takes (a saved state's size per token).
     public nonisolated let bytesPerCachedToken: Int
-    /// The tokens whose keys and values are in the cache, in order.
-    var cachedTokens: [Int32] = []
-    /// Whether hooks may have changed what the cache holds: such a cache is never reused, and a
-    /// generation with hooks reuses none, so every prefix reused was computed as a plain run
-    /// would.
-    var cacheHooked = false
-    /// How many of the cached tokens were read as whole prompt batches from position 0: a prompt
-    /// that starts with them reuses them exactly, its logits bit for bit a fresh read's.
-    var alignedTokens = 0
+    /// How many sequences decode together at most.
+    public nonisolated let sequenceCapacity: Int
+    /// What each sequence's cache holds. A generation alone, and everything else a session does
+    /// (scoring, looking inside, states), uses the first.
+    var sequences: [CachedSequence]
+    /// Generations waiting to join the batch, and whether the batch is running
+    /// (`ModelSession+Batching.swift`).
+    let inbox = Mutex(BatchInbox())
+
+    /// What one sequence of the cache holds.
+    struct CachedSequence {
+        /// The tokens whose keys and values are in the cache, in order.
+        var tokens: [Int32] = []
+        /// Whether hooks may have changed what the cache holds: such a cache is never reused, and
+        /// a generation with hooks reuses none, so every prefix reused was computed as a plain run
+        /// would.
+        var hooked = false
+        /// How many of the cached tokens were read as whole prompt batches from position 0: a
+        /// prompt that starts with them reuses them exactly, its logits bit for bit a fresh read's.
+        var alignedTokens = 0
+        /// The logits after the last prompt read into this sequence, while the cache still holds
+        /// that prompt: a generation with the same prompt starts from them without reading it.
+        var promptLogits: PromptLogits?
+    }
+
+    /// The logits after a prompt of `tokenCount` tokens (the first of a sequence's cached tokens).
+    struct PromptLogits {
+        let tokenCount: Int
+        /// Whether the prompt was read as a fresh read would (`PrefixReuse.exact` or `.none`), so
+        /// the logits are bit for bit a fresh read's.
+        let exact: Bool
+        let values: [Float]
+    }
 
     /// The dedicated thread's executor.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     /// Creates a session with a cache of `contextLength` tokens (default and cap: the model's
-    /// context length) whose matrix products use `threads` threads.
+    /// context length) for each of `sequences` sequences decoded together, whose matrix products
+    /// use `threads` threads.
     /// `activations` chooses exact F32 activations or llama.cpp's faster 8-bit ones for quantized
     /// weights; `cacheType` an F32 or (half the memory, llama.cpp's default) F16 KV cache.
     public init(model: LanguageModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
-                batchSize: Int = 64, activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32) {
+                batchSize: Int = 64, activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sequences: Int = 1) {
         self.model = model
         executor = ThreadExecutor(name: "lumen-session")
         let context = max(1, min(contextLength ?? model.configuration.contextLength, model.configuration.contextLength))
         let state = InferenceState(configuration: model.configuration, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads),
-                                   activations: activations, cacheType: cacheType)
+                                   activations: activations, cacheType: cacheType, sequences: sequences)
         self.state = state
+        sequenceCapacity = state.sequenceCapacity
+        self.sequences = Array(repeating: CachedSequence(), count: state.sequenceCapacity)
         self.contextLength = context
         stateByteCount = state.byteCount
         self.cacheType = cacheType
@@ -95,22 +125,22 @@ public actor ModelSession {
         public var byteCount: Int { contents.count }
     }
 
-    /// A copy of what the cache holds now.
+    /// A copy of what the (first sequence's) cache holds now.
     public func cachedPrefix() -> CachedPrefix {
-        let tokens = cacheHooked ? [] : cachedTokens
+        let cached = sequences[0]
+        let tokens = cached.hooked ? [] : cached.tokens
         return CachedPrefix(tokens: tokens, contents: state.cacheContents(count: tokens.count), cacheType: state.cacheType,
-                            alignedTokens: cacheHooked ? 0 : alignedTokens, batchCapacity: state.batchCapacity)
+                            alignedTokens: cached.hooked ? 0 : cached.alignedTokens, batchCapacity: state.batchCapacity)
     }
 
     /// Puts `saved` (a `cachedPrefix()` of a session of this model, or a `SavedState`) into the
-    /// cache: a prompt that starts with its tokens then reuses them (exactly their whole batches
-    /// read as a prompt, or all of them for a conversation).
-    public func restore(_ saved: CachedPrefix) {
+    /// cache of `sequence`: a prompt that starts with its tokens then reuses them (exactly their
+    /// whole batches read as a prompt, or all of them for a conversation).
+    public func restore(_ saved: CachedPrefix, sequence: Int = 0) {
         precondition(saved.cacheType == state.cacheType && saved.tokens.count <= contextLength, "a state of another cache")
-        state.restoreCache(saved.contents, count: saved.tokens.count)
-        cachedTokens = saved.tokens
-        cacheHooked = false
-        alignedTokens = saved.batchCapacity == state.batchCapacity ? saved.alignedTokens : 0
+        state.restoreCache(saved.contents, count: saved.tokens.count, sequence: sequence)
+        sequences[sequence] = CachedSequence(tokens: saved.tokens, hooked: false,
+                                             alignedTokens: saved.batchCapacity == state.batchCapacity ? saved.alignedTokens : 0)
     }
 
     /// Reads `tokens` into the cache as a generation's prompt would (after the whole batches of a
@@ -122,19 +152,20 @@ public actor ModelSession {
     public func prefill(_ tokens: [Int32], startingFrom inherited: CachedPrefix? = nil) throws(ModelError) -> Int {
         try check(tokens, hooks: [])
         if let inherited { restore(inherited) }
-        guard let reused = try ingest(tokens, reuse: cacheHooked ? .none : inherited == nil ? .exact : .any) else {
+        guard let reused = try ingest(tokens, reuse: sequences[0].hooked ? .none : inherited == nil ? .exact : .any) else {
             throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled")
         }
         return reused
     }
 
-    /// Copies `inherited` into the cache when it shares a longer prefix with `tokens` than the
-    /// cache does.
-    private func adopt(_ inherited: CachedPrefix, for tokens: [Int32]) {
+    /// Copies `inherited` into the cache of `sequence` when it shares a longer prefix with
+    /// `tokens` than that cache does.
+    func adopt(_ inherited: CachedPrefix, for tokens: [Int32], sequence: Int = 0) {
         func common(_ cached: [Int32]) -> Int { zip(cached, tokens).prefix { $0 == $1 }.count }
+        let cached = sequences[sequence]
         guard inherited.cacheType == state.cacheType, inherited.tokens.count <= contextLength,
-              common(inherited.tokens) > (cacheHooked ? 0 : common(cachedTokens)) else { return }
-        restore(inherited)
+              common(inherited.tokens) > (cached.hooked ? 0 : common(cached.tokens)) else { return }
+        restore(inherited, sequence: sequence)
     }
 
     /// A prompt as text (tokenized on the session's thread) or as tokens.
@@ -144,7 +175,8 @@ public actor ModelSession {
     }
 
     /// The events of a generation produced on this session's thread; `lease`, when given, is
-    /// released as soon as the generation ends.
+    /// released as soon as the generation ends. It joins the session's batch, unless it must run
+    /// alone (`runsAlone`).
     nonisolated func stream(_ prompt: Prompt, options: GenerationOptions, pipeline: GenerationPipeline?, stop: StopSignal,
                             inherited: CachedPrefix? = nil, lease: SessionLease? = nil) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
@@ -156,62 +188,62 @@ public actor ModelSession {
             continuation.finish(throwing: error)
             return stream
         }
+        let generation = QueuedGeneration(prompt: prompt, options: options, pipeline: parts, stop: stop, inherited: inherited, lease: lease,
+                                          continuation: continuation)
+        guard Self.runsAlone(options: options, pipeline: parts) else {
+            continuation.onTermination = { _ in generation.abandoned.raise() }
+            enqueue([generation])
+            return stream
+        }
+        inbox.withLock { $0.waitingAlone += 1 }
         let producer = Task {
-            await self.produce(prompt, options: options, pipeline: parts, stop: stop, inherited: inherited, lease: lease, into: continuation)
+            await self.produce(generation)
         }
         continuation.onTermination = { _ in producer.cancel() }
         return stream
     }
 
-    /// Runs the generation, giving `lease` back before the stream ends, so whoever reads the
-    /// end finds the session free.
-    private func produce(_ prompt: Prompt, options: GenerationOptions, pipeline: GenerationPipeline, stop: StopSignal, inherited: CachedPrefix?,
-                         lease: SessionLease?, into continuation: AsyncThrowingStream<TokenEvent, any Error>.Continuation) {
-        let promptTokens = switch prompt {
-        case .text(let text): model.tokenizer.encode(text)
-        case .tokens(let tokens): tokens
-        }
-        if let inherited, options.reusesCachedPrefix { adopt(inherited, for: promptTokens) }
+    /// Whether a generation must run alone rather than in a batch: hooks look into (or change)
+    /// whole forward passes, and speculative decoding runs its own passes of several tokens.
+    static func runsAlone(options: GenerationOptions, pipeline: GenerationPipeline) -> Bool {
+        !pipeline.hooks.isEmpty || options.speculation != nil
+    }
+
+    /// Runs a generation alone, giving its lease back before the stream ends, so whoever reads
+    /// the end finds the session free; then lets the batch go on, if generations wait for it.
+    private func produce(_ generation: QueuedGeneration) {
+        inbox.withLock { $0.waitingAlone -= 1 }
+        defer { resumeBatches() }
+        let promptTokens = generation.promptTokens(model.tokenizer)
+        if let inherited = generation.inherited, generation.options.reusesCachedPrefix { adopt(inherited, for: promptTokens) }
         do {
-            let summary = try run(promptTokens: promptTokens, options: options, pipeline: pipeline, stop: stop) { token in
-                continuation.yield(.token(token))
+            let summary = try run(promptTokens: promptTokens, options: generation.options, pipeline: generation.pipeline, stop: generation.stop,
+                                  started: generation.arrived) { token in
+                generation.continuation.yield(.token(token))
             }
-            lease?.release()
-            continuation.yield(.finished(summary))
-            continuation.finish()
+            generation.finish(summary)
         } catch {
-            lease?.release()
-            continuation.finish(throwing: error)
+            generation.fail(error)
         }
     }
 
-    /// Runs a generation on this actor's thread, handing each token to `emit`. The pipeline's
-    /// hooks look into every forward pass of it, the prompt's included.
+    /// Runs a generation alone on this actor's thread, handing each token to `emit`. The
+    /// pipeline's hooks look into every forward pass of it, the prompt's included.
     func run(promptTokens: [Int32], options: GenerationOptions, pipeline: GenerationPipeline, stop: StopSignal,
-             emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
+             started: ContinuousClock.Instant = .now, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
         func shouldStop() -> Bool { Task.isCancelled || stop.isRaised }
-        let clock = ContinuousClock()
-        let started = clock.now
         try check(promptTokens, hooks: pipeline.hooks)
         state.hooks = pipeline.hooks
         defer { state.hooks = [] }
-        var summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
-                                        promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .length)
-        let reuse: PrefixReuse = !pipeline.hooks.isEmpty || cacheHooked ? .none : options.reusesCachedPrefix ? .any : .exact
+        let reuse: PrefixReuse = !pipeline.hooks.isEmpty || sequences[0].hooked ? .none : options.reusesCachedPrefix ? .any : .exact
         guard let reused = try ingest(promptTokens, reuse: reuse, stop: stop) else {
-            summary.finishReason = .cancelled
-            return summary
+            return GenerationProgress.cancelled(promptTokens: promptTokens.count)
         }
-        summary.reusedPromptTokens = reused
         // A draft model reads the prompt as part of reading it.
         var speculator = speculator(for: options, pipeline: pipeline, prompt: promptTokens, stop: stop)
         speculator?.prepare(prompt: promptTokens)
-        let promptDone = clock.now
-        summary.promptTokensPerSecond = Double(promptTokens.count - summary.reusedPromptTokens) / max(1e-9, (promptDone - started).seconds)
-
-        var steps = TokenSteps(pipeline: pipeline, prompt: promptTokens, forcedTokens: options.forcedTokens, trie: model.tokenTrie)
-        var textStream = TextStream(stopStrings: options.stopStrings)
-        var firstTokenTime: ContinuousClock.Instant?
+        var progress = GenerationProgress(promptTokens: promptTokens, reused: reused, options: options, pipeline: pipeline, model: model,
+                                          started: started)
         // The drafts being verified: the cache holds them after the position `base`, and `row`
         // is the row of logits the next token is drawn from (the drafts before it accepted).
         var verifying: (drafts: [Int32], base: Int, row: Int)?
@@ -219,41 +251,10 @@ public actor ModelSession {
             if let verifying { rewindDrafts(to: verifying.base + verifying.row + 1) }
         }
         let vocabulary = model.configuration.vocabularySize
-        while summary.generatedTokens < options.maxTokens {
-            if shouldStop() {
-                summary.finishReason = .cancelled
-                break
-            }
+        while true {
             let logits = UnsafeBufferPointer(start: state.logits + (verifying?.row ?? 0) * vocabulary, count: vocabulary)
-            let step = summary.generatedTokens
-            let recorded = step < options.recordedLogits ? Array(logits) : nil
-            guard let (token, logProbability) = steps.draw(from: logits) else {
-                throw ModelError(file: model.gguf.path, field: "grammar",
-                                 reason: "no token of the vocabulary can continue the output as the grammar requires, after \(summary.generatedTokens) tokens")
-            }
-            summary.generatedTokens += 1
-            if firstTokenTime == nil { firstTokenTime = clock.now }
-            if let reason = steps.finishReason(at: token) {
-                emit(GeneratedToken(id: token, text: textStream.finish().text, logProbability: logProbability, logits: recorded))
-                summary.finishReason = reason
-                break
-            }
-            var (text, stopped) = textStream.append(model.tokenizer.piece(token))
-            let cancelled = shouldStop()
-            // The token just sampled is the last one when the cache has no room to run it.
             let contextFull = (verifying.map { $0.base + $0.row + 1 } ?? state.position) >= state.contextLength
-            let exhausted = summary.generatedTokens >= options.maxTokens || contextFull || steps.outputComplete
-            if !stopped && (cancelled || exhausted) {
-                let (tail, stoppedInTail) = textStream.finish()
-                text += tail
-                stopped = stoppedInTail
-            }
-            emit(GeneratedToken(id: token, text: text, logProbability: logProbability, logits: recorded))
-            if stopped || cancelled || exhausted {
-                summary.finishReason = stopped ? .stop : cancelled ? .cancelled : steps.outputComplete ? .eos : contextFull ? .context : .length
-                break
-            }
-            let next = steps.next(after: token)
+            guard let next = try progress.advance(logits: logits, contextFull: contextFull, shouldStop: shouldStop, emit: emit) else { break }
             if let (drafts, base, row) = verifying {
                 // A draft the model drew itself is accepted: its logits are already computed.
                 if row < drafts.count, next == drafts[row] {
@@ -264,8 +265,8 @@ public actor ModelSession {
                 rewindDrafts(to: base + row + 1)
                 verifying = nil
             }
-            let drafts = speculator?.draft(after: cachedTokens + [next],
-                                           room: min(options.maxTokens - summary.generatedTokens - 1, state.contextLength - state.position - 1,
+            let drafts = speculator?.draft(after: sequences[0].tokens + [next],
+                                           room: min(options.maxTokens - progress.summary.generatedTokens - 1, state.contextLength - state.position - 1,
                                                      state.batchCapacity - 1)) ?? []
             let base = state.position
             if drafts.isEmpty {
@@ -280,14 +281,9 @@ public actor ModelSession {
         }
         // The drafts past the last token drawn were never checked.
         if let verifying { speculator?.verified(verifying.row, accepted: verifying.row) }
+        var summary = progress.finished()
         summary.draftedTokens = speculator?.drafted ?? 0
         summary.acceptedTokens = speculator?.accepted ?? 0
-        let finished = clock.now
-        let first = firstTokenTime ?? finished
-        summary.timeToFirstToken = (first - started).seconds
-        if summary.generatedTokens > 1 {
-            summary.generationTokensPerSecond = Double(summary.generatedTokens - 1) / max(1e-9, (finished - first).seconds)
-        }
         return summary
     }
 
@@ -308,7 +304,8 @@ public actor ModelSession {
     /// by the next forward pass.
     private func rewindDrafts(to position: Int) {
         state.position = position
-        cachedTokens.removeLast(max(0, cachedTokens.count - position))
+        sequences[0].tokens.removeLast(max(0, sequences[0].tokens.count - position))
+        if let saved = sequences[0].promptLogits, saved.tokenCount > position { sequences[0].promptLogits = nil }
     }
 
     /// How much of the cache a prompt may start from.
@@ -323,41 +320,85 @@ public actor ModelSession {
         /// generated tokens included): fastest; the logits may differ from a fresh read's in the
         /// last bits.
         case any
+
+        /// How many of a prompt of `count` tokens a cache that shares `common` of them, `aligned`
+        /// of its tokens read as whole batches of `batch`, gives.
+        func reusable(common: Int, aligned: Int, count: Int, batch: Int) -> Int {
+            switch self {
+            case .none: 0
+            case .exact: min(common, aligned, count - 1) / batch * batch
+            case .any: min(common, count - 1)
+            }
+        }
     }
 
-    /// Brings the cache to hold `tokens`, processing them in batches after the prefix `reuse`
-    /// allows; the logits of the last token end up in the state. Returns how many tokens were
-    /// reused, or nil if cancelled between batches (the cache then holds the batches done, and
-    /// stays consistent).
+    /// Brings the first sequence's cache to hold `tokens`, processing them in batches after the
+    /// prefix `reuse` allows; the logits of the last token end up in the state. Returns how many
+    /// tokens were reused, or nil if cancelled between batches (the cache then holds the batches
+    /// done, and stays consistent).
     private func ingest(_ tokens: [Int32], reuse: PrefixReuse = .none, stop: StopSignal? = nil) throws(ModelError) -> Int? {
-        let common = zip(cachedTokens, tokens).prefix { $0 == $1 }.count
-        let batch = state.batchCapacity
-        let reused = switch reuse {
-        case .none: 0
-        case .exact: min(common, alignedTokens, tokens.count - 1) / batch * batch
-        case .any: min(common, tokens.count - 1)
+        var read = startReading(tokens, reuse: reuse, sequence: 0)
+        while !read.isDone {
+            if Task.isCancelled || stop?.isRaised == true { return nil }
+            try readBatch(&read)
         }
+        return read.reused
+    }
+
+    /// A prompt being read into a sequence's cache, batch by batch (`readBatch`).
+    struct PromptRead {
+        let tokens: [Int32]
+        let sequence: Int
+        /// How many tokens came from the cache.
+        let reused: Int
+        /// The first token not read yet.
+        var next: Int
+        /// How many of the tokens will have been read as whole batches from position 0.
+        let alignedAfter: Int
+        /// How the cache was reused: the logits are a fresh read's unless `.any`.
+        let reuse: PrefixReuse
+        var isDone: Bool { next >= tokens.count }
+    }
+
+    /// Starts reading `tokens` into the cache of `sequence` after the prefix `reuse` allows: the
+    /// cache keeps that prefix and drops the rest.
+    func startReading(_ tokens: [Int32], reuse: PrefixReuse, sequence: Int) -> PromptRead {
+        var cached = sequences[sequence]
+        let common = zip(cached.tokens, tokens).prefix { $0 == $1 }.count
+        let batch = state.batchCapacity
+        let reused = reuse.reusable(common: common, aligned: cached.alignedTokens, count: tokens.count, batch: batch)
         // Read from a batch boundary of an aligned prefix, the prompt's whole batches are aligned
         // too; otherwise only what was aligned before the reused part stays so.
-        let alignedAfter = reused <= alignedTokens && reused % batch == 0 ? tokens.count / batch * batch : min(alignedTokens, reused) / batch * batch
-        state.position = reused
-        cachedTokens.removeLast(cachedTokens.count - reused)
-        cacheHooked = !state.hooks.isEmpty
-        alignedTokens = cacheHooked ? 0 : min(alignedTokens, reused)
-        var next = reused
-        while next < tokens.count {
-            if Task.isCancelled || stop?.isRaised == true { return nil }
-            let batch = Array(tokens[next..<min(tokens.count, next + state.batchCapacity)])
-            try forward(batch)
-            next += batch.count
-            if !cacheHooked { alignedTokens = min(alignedAfter, next / state.batchCapacity * state.batchCapacity) }
-        }
-        return reused
+        let alignedAfter = reused <= cached.alignedTokens && reused % batch == 0
+            ? tokens.count / batch * batch : min(cached.alignedTokens, reused) / batch * batch
+        state.positions[sequence] = reused
+        cached.tokens.removeLast(cached.tokens.count - reused)
+        cached.hooked = !state.hooks.isEmpty
+        cached.alignedTokens = cached.hooked ? 0 : min(cached.alignedTokens, reused)
+        if let saved = cached.promptLogits, saved.tokenCount > reused || cached.hooked { cached.promptLogits = nil }
+        sequences[sequence] = cached
+        return PromptRead(tokens: tokens, sequence: sequence, reused: reused, next: reused, alignedAfter: alignedAfter, reuse: reuse)
     }
 
-    func forward(_ tokens: [Int32], allLogits: Bool = false) throws(ModelError) {
-        try model.forward(tokens, state: state, allLogits: allLogits)
-        cachedTokens += tokens
+    /// Reads the next batch of a prompt; after its last, the last token's logits are in the
+    /// state's first row.
+    func readBatch(_ read: inout PromptRead) throws(ModelError) {
+        let batch = Array(read.tokens[read.next..<min(read.tokens.count, read.next + state.batchCapacity)])
+        try forward(batch, sequence: read.sequence)
+        read.next += batch.count
+        if !sequences[read.sequence].hooked {
+            sequences[read.sequence].alignedTokens = min(read.alignedAfter, read.next / state.batchCapacity * state.batchCapacity)
+            if read.isDone {
+                sequences[read.sequence].promptLogits = PromptLogits(
+                    tokenCount: read.tokens.count, exact: read.reuse != .any,
+                    values: Array(UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)))
+            }
+        }
+    }
+
+    func forward(_ tokens: [Int32], allLogits: Bool = false, sequence: Int = 0) throws(ModelError) {
+        try model.forward(tokens, sequence: sequence, state: state, allLogits: allLogits)
+        sequences[sequence].tokens += tokens
     }
 
     /// Runs `tokens` through the model from an empty cache, in batches, and calls `body` with the
@@ -372,9 +413,7 @@ public actor ModelSession {
         }
         let vocabulary = model.configuration.vocabularySize
         state.position = 0
-        cachedTokens = []
-        cacheHooked = false
-        alignedTokens = 0
+        sequences[0] = CachedSequence()
         var next = 0
         while next < tokens.count - 1 {
             try Task.checkCancellation(orThrow: model.gguf.path)
@@ -417,10 +456,35 @@ public actor ModelSession {
         return (clock.now - started).seconds
     }
 
+    /// Seconds to read `prompt` into each of `count` sequences, one after another, then to run
+    /// `tokens` (the same one in each sequence at each step) in all of them as a batch decodes
+    /// them, one forward pass a step: llama-batched-bench's prompt and generation times.
+    public func timeParallelGeneration(prompt: [Int32], tokens: [Int32], sequences count: Int) throws(ModelError) -> (prompt: Double, generation: Double) {
+        guard (1...sequenceCapacity).contains(count), !prompt.isEmpty else {
+            throw ModelError(file: model.gguf.path, field: "benchmark", reason: "\(count) sequences of a \(prompt.count)-token prompt in a session of \(sequenceCapacity)")
+        }
+        let clock = ContinuousClock()
+        let started = clock.now
+        for sequence in 0..<count {
+            sequences[sequence] = CachedSequence()
+            var read = startReading(prompt, reuse: .none, sequence: sequence)
+            while !read.isDone {
+                try Task.checkCancellation(orThrow: model.gguf.path)
+                try readBatch(&read)
+            }
+        }
+        let read = clock.now
+        for token in tokens {
+            try Task.checkCancellation(orThrow: model.gguf.path)
+            try model.forward(decoding: (0..<count).map { ($0, token) }, state: state)
+            for sequence in 0..<count { sequences[sequence].tokens.append(token) }
+        }
+        return ((read - started).seconds, (clock.now - read).seconds)
+    }
+
     /// Empties the cache, then processes `context` into it.
     private func fill(with context: [Int32]) throws(ModelError) {
-        cachedTokens = []
-        alignedTokens = 0
+        sequences[0] = CachedSequence()
         state.position = 0
         if !context.isEmpty, try ingest(context) == nil {
             throw ModelError(file: model.gguf.path, field: "benchmark", reason: "cancelled")
@@ -454,7 +518,7 @@ public actor ModelSession {
 
     /// Refuses, before any pass runs, tokens that are empty or do not fit the context, and hooks
     /// that do not fit the model.
-    private func check(_ tokens: [Int32], hooks: [any ForwardHook]) throws(ModelError) {
+    func check(_ tokens: [Int32], hooks: [any ForwardHook]) throws(ModelError) {
         guard !tokens.isEmpty else {
             throw ModelError(file: model.gguf.path, field: "prompt", reason: "is empty and the vocabulary adds no BOS token")
         }

@@ -19,16 +19,15 @@ enum Operations {
         }
     }
 
-    /// Fills RoPE tables (`[token][pair]` cosines and sines) for `count` tokens starting at
-    /// `start`, with frequency base `base`.
-    /// `factors` (Llama 3's `rope_freqs`) divide each pair's frequency.
-    static func prepareRoPE(start: Int, count: Int, configuration: ModelConfiguration, base: Float, factors: [Float]? = nil,
+    /// Fills RoPE tables (`[token][pair]` cosines and sines) for tokens at `positions`, with
+    /// frequency base `base`. `factors` (Llama 3's `rope_freqs`) divide each pair's frequency.
+    static func prepareRoPE(positions: [Int], configuration: ModelConfiguration, base: Float, factors: [Float]? = nil,
                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
         let pairs = configuration.ropeDimensionCount / 2
-        for token in 0..<count {
+        for (token, position) in positions.enumerated() {
             for pair in 0..<pairs {
                 let factor = Double(factors?[pair] ?? 1)
-                let angle = Double(start + token) * pow(Double(base), -2 * Double(pair) / Double(configuration.ropeDimensionCount)) / factor
+                let angle = Double(position) * pow(Double(base), -2 * Double(pair) / Double(configuration.ropeDimensionCount)) / factor
                 cosines[token * pairs + pair] = Float(cos(angle))
                 sines[token * pairs + pair] = Float(sin(angle))
             }
@@ -54,18 +53,19 @@ enum Operations {
     }
 
     /// Rotates each new token's queries and keys (`state.query`, `state.key`) with the RoPE tables
-    /// and appends its keys and values to the cache of `layer`.
+    /// and writes its keys and values into the cache of `layer`, at its row's sequence and
+    /// position.
     static func ropeAndCache(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration,
                              cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
         let pairs = configuration.ropeDimensionCount / 2
         let kvDimension = configuration.kvDimension, headDimension = configuration.headDimension
         for index in 0..<count {
-            let position = state.position + index
+            let sequence = state.rowSequences[index], position = state.rowPositions[index]
             let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
             rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
             rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
             for head in 0..<configuration.headCountKV {
-                let offset = state.cacheOffset(kvHead: head, position: position)
+                let offset = state.cacheOffset(sequence: sequence, kvHead: head, position: position)
                 let source = index * kvDimension + head * headDimension
                 state.cacheKernels.store(state.key + source, state.keyCache(layer: layer) + offset, headDimension)
                 state.cacheKernels.store(state.value + source, state.valueCache(layer: layer) + offset, headDimension)
@@ -73,10 +73,11 @@ enum Operations {
         }
     }
 
-    /// Causal grouped-query attention of each new token's query heads over the cache, or over
-    /// its last `window` positions. A prompt's tokens go four at a time (`attendFour`: each cached
-    /// key and value read once for the four), unless a window cuts off positions within them or
-    /// the batch is computed token by token (`MatrixPool.Scratch.tokenByToken`).
+    /// Causal grouped-query attention of each new token's query heads over its sequence's cache,
+    /// or over its last `window` positions. A prompt's tokens go four at a time (`attendFour`:
+    /// each cached key and value read once for the four), unless a window cuts off positions
+    /// within them or the batch is computed token by token (`MatrixPool.Scratch.tokenByToken`,
+    /// and always when its rows are of several sequences).
     static func attention(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration, window: Int? = nil) {
         let headDimension = configuration.headDimension
         let heads = configuration.headCount
@@ -84,8 +85,8 @@ enum Operations {
         let group = heads / configuration.headCountKV
         let scale = configuration.attentionScale
         let keys = state.keyCache(layer: layer), values = state.valueCache(layer: layer), attend = state.cacheKernels
-        let start = state.position
-        let work = count * heads * (start + count) * headDimension
+        let work = count * heads * ((state.rowPositions.max() ?? 0) + 1) * headDimension
+        let fourAtOnce = state.rowsAreOneRun && !state.scratch.tokenByToken
         // Items are (group of four tokens, head); each thread takes its own share's items in
         // order, and the later groups, which attend to more positions, are shared out at the end.
         let together = KVCacheType.Kernels.queriesAtOnce
@@ -95,20 +96,22 @@ enum Operations {
             for item in range {
                 let firstToken = item / heads * together, head = item % heads
                 let tokens = min(together, count - firstToken)
-                let kvOffset = state.cacheOffset(kvHead: head / group, position: 0)
                 let query = state.query + firstToken * queryDimension + head * headDimension
                 let output = state.attended + firstToken * queryDimension + head * headDimension
-                let length = start + firstToken + 1
+                let length = state.rowPositions[firstToken] + 1
                 // A sliding window keeps the positions p with (token position − p) < window.
-                if tokens == together && headDimension % 8 == 0 && window.map({ length + together - 1 <= $0 }) ?? true && !state.scratch.tokenByToken {
+                if tokens == together && headDimension % 8 == 0 && window.map({ length + together - 1 <= $0 }) ?? true && fourAtOnce {
+                    let kvOffset = state.cacheOffset(sequence: state.rowSequences[firstToken], kvHead: head / group, position: 0)
                     attend.attendFour(keys + kvOffset, values + kvOffset, headDimension, query, queryDimension, headDimension,
                                       length, scale, scores, state.contextLength, output, queryDimension)
                     continue
                 }
                 for token in 0..<tokens {
-                    let first = window.map { max(0, length + token - $0) } ?? 0
+                    let kvOffset = state.cacheOffset(sequence: state.rowSequences[firstToken + token], kvHead: head / group, position: 0)
+                    let length = state.rowPositions[firstToken + token] + 1
+                    let first = window.map { max(0, length - $0) } ?? 0
                     attend.attend(keys + kvOffset, values + kvOffset, headDimension, query + token * queryDimension, headDimension,
-                                  first, length + token, scale, scores, output + token * queryDimension)
+                                  first, length, scale, scores, output + token * queryDimension)
                 }
             }
         }

@@ -12,6 +12,14 @@ struct RowInterleaving: Sendable {
 
     /// The 2-byte fields (F16 scales) at the start of each block, laid out field by field before
     /// the 4-byte pieces.
+    /// `Dot` for several tokens whose activations follow one another, token t's results into
+    /// `output + t * outputStride`: bit for bit `Dot`'s, each group read once for the tokens.
+    typealias DotTokens = @convention(c) (_ groups: UnsafeRawPointer?, _ groupCount: Int, _ values: UnsafePointer<Int8>?,
+                                          _ scales: UnsafePointer<Float>?, _ sums: UnsafePointer<Float>?, _ count: Int, _ tokens: Int,
+                                          _ output: UnsafeMutablePointer<Float>?, _ outputStride: Int, _ withoutVNNI: Int32) -> Void
+
     let leadingHalves: Int
     let dot: Dot
+    /// The product for several tokens, when the format has one.
+    let dotTokens: DotTokens?
 }

@@ -14,13 +14,15 @@ public final class SessionPool: Sendable {
     private let places: FairPool
 
     /// `instances` sessions (at least one) of `model`, each with a cache of `contextLength`
-    /// tokens (nil: the model's), `threads` threads and batches of `batchSize`, taking
-    /// `requestsPerSession` users at once (more than one: their work queues on the session's
-    /// actor, as cells do; one: a request has a session to itself, as `lumen serve` does).
-    public init(model: LanguageModel, instances: Int = 1, contextLength: Int?, threads: Int, batchSize: Int = 64, requestsPerSession: Int = .max) {
+    /// tokens (nil: the model's) for each of `sequences` sequences decoded together, `threads`
+    /// threads and batches of `batchSize`, taking `requestsPerSession` users at once (more than
+    /// its sequences: generations wait in the session's queue, as cells' do; as many: requests
+    /// wait here, within the bounds `lumen serve` sets).
+    public init(model: LanguageModel, instances: Int = 1, contextLength: Int?, threads: Int, batchSize: Int = 64, sequences: Int = 1,
+                requestsPerSession: Int = .max) {
         self.model = model
         sessions = (0..<max(1, instances)).map { _ in
-            ModelSession(model: model, contextLength: contextLength, threads: threads, batchSize: batchSize)
+            ModelSession(model: model, contextLength: contextLength, threads: threads, batchSize: batchSize, sequences: sequences)
         }
         places = FairPool(count: sessions.count, limit: requestsPerSession)
     }
@@ -28,13 +30,32 @@ public final class SessionPool: Sendable {
     /// A pool on the weights of the file at `path`, shared with every other user of that file
     /// (`WeightCache`).
     public convenience init(loading path: String, instances: Int = 1, contextLength: Int?, threads: Int, batchSize: Int = 64,
-                            requestsPerSession: Int = .max) throws(ModelError) {
+                            sequences: Int = 1, requestsPerSession: Int = .max) throws(ModelError) {
         self.init(model: try WeightCache.shared.model(at: path), instances: instances, contextLength: contextLength, threads: threads,
-                  batchSize: batchSize, requestsPerSession: requestsPerSession)
+                  batchSize: batchSize, sequences: sequences, requestsPerSession: requestsPerSession)
     }
 
     /// The context length of its sessions.
     public var contextLength: Int { sessions[0].contextLength }
+
+    /// How many sessions it has.
+    public var count: Int { sessions.count }
+
+    /// How many sequences each session decodes together.
+    public var sequencesPerSession: Int { sessions[0].sequenceCapacity }
+
+    /// What its sessions' batches have decoded, summed (the largest batch: the largest of any).
+    public var batchStatistics: ModelSession.BatchStatistics {
+        sessions.map(\.batchStatistics).reduce(into: ModelSession.BatchStatistics()) { total, one in
+            total.promptTokens += one.promptTokens
+            total.passes += one.passes
+            total.tokens += one.tokens
+            total.largest = max(total.largest, one.largest)
+        }
+    }
+
+    /// Bytes of keys and values one cached token takes.
+    public var bytesPerCachedToken: Int { sessions[0].bytesPerCachedToken }
 
     /// Bytes of cache and buffers of all its sessions.
     public var stateByteCount: Int { sessions.reduce(0) { $0 + $1.stateByteCount } }

@@ -8,7 +8,8 @@ import Synchronization
 
 /// A model loaded in a session: its weights (shared with every other load of the same file) and a
 /// pool of `ModelSession` actors that serialise the work on each KV cache. Cells share the
-/// sessions: each use takes the least busy one.
+/// sessions: each use takes the least busy one, and generations on one session decode together,
+/// up to `parallel` at a time.
 public final class LoadedModel: PropertyTableHostObject {
     /// The file's path.
     public let path: String
@@ -18,15 +19,18 @@ public final class LoadedModel: PropertyTableHostObject {
     let threads: Int
     /// Sessions in the pool.
     let instances: Int
+    /// Sequences each session decodes together.
+    let parallel: Int
     /// The sessions, nil once unloaded.
     private let pool = Mutex<SessionPool?>(nil)
 
-    /// Loads the file at `path` with a pool of `instances` sessions.
-    init(path: String, contextLength: Int?, threads: Int, instances: Int) throws(ModelError) {
+    /// Loads the file at `path` with a pool of `instances` sessions of `parallel` sequences.
+    init(path: String, contextLength: Int?, threads: Int, instances: Int, parallel: Int) throws(ModelError) {
         self.path = path
         self.contextLength = contextLength
         self.threads = threads
         self.instances = instances
+        self.parallel = parallel
         try open()
     }
 
@@ -37,7 +41,7 @@ public final class LoadedModel: PropertyTableHostObject {
     }
 
     private func open() throws(ModelError) {
-        let sessions = try SessionPool(loading: path, instances: instances, contextLength: contextLength, threads: threads)
+        let sessions = try SessionPool(loading: path, instances: instances, contextLength: contextLength, threads: threads, sequences: parallel)
         pool.withLock { $0 = sessions }
     }
 
@@ -100,6 +104,7 @@ public final class LoadedModel: PropertyTableHostObject {
             ("fileBytes", .integer(model.gguf.mapping.bytes.count)),
             ("sessionBytes", .integer(sessionBytes)),
             ("instances", .integer(instances)),
+            ("parallel", .integer(parallel)),
         ]
     }
 

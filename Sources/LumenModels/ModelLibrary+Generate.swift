@@ -12,8 +12,8 @@ extension ModelLibrary {
 
     static let generate = Builtin(
         name: "generate",
-        signature: "generate(_ model or state, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16) -> Generation",
-        summary: "Generates text after the prompt, showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives."
+        signature: "generate(_ model or state, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1) -> Generation",
+        summary: "Generates text after the prompt, showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives. n: samples of the prompt decode together (seeds seed, seed + 1, …; the prompt read once) and come back as a list, shown as a table."
     ) { arguments, context in
         let state: StateObject? = if case .host(let object as StateObject)? = arguments.peekPositional() { object } else { nil }
         if state != nil { _ = arguments.nextPositional() }
@@ -25,7 +25,17 @@ extension ModelLibrary {
         let changes = try interventions(&arguments, model: model, at: context.location)
         let (speculation, draftModel) = try speculation(&arguments, model: model)
         options.speculation = speculation
+        let samples = try arguments.labelledInteger("n") ?? 1
         try arguments.finish()
+        guard (1...256).contains(samples) else { throw LumenError(.value, "n: takes 1 to 256 samples, got \(samples)", at: context.location) }
+        if samples > 1 {
+            let others = [("a state", state != nil), ("timeout:", timeout != nil), ("steer:", !steering.hooks.isEmpty),
+                          ("interventions:", !changes.hooks.isEmpty), ("lookup: or draft:", speculation != nil)]
+            if let (name, _) = others.first(where: \.1) {
+                throw LumenError(.value, "n: samples cannot be combined with \(name); generate them one at a time", at: context.location)
+            }
+            return try await runSamples(of: prompt, count: samples, model: model, options: options, context: context)
+        }
         var record = RunDraft(entry: "generate", model: model)
         record.steering = steering.logged
         record.interventions = changes.logged
@@ -41,6 +51,18 @@ extension ModelLibrary {
         }
         if generation.interrupted { throw CancellationError() }
         return .host(generation)
+    }
+
+    /// `count` samples of `prompt`, seeds `options`' seed and the next ones: decoded together on
+    /// a local model's session (`runAll`), shown as a table, returned as a list.
+    static func runSamples(of prompt: String, count: Int, model: any GenerativeModel, options: GenerationOptions,
+                           context: Builtin.Context) async throws -> Value {
+        let jobs = (0..<count).map { index in
+            var sample = options
+            sample.sampling.seed = options.sampling.seed &+ UInt64(index)
+            return BatchJob(model: model, prompt: prompt, options: sample, label: [String(index + 1), String(sample.sampling.seed)])
+        }
+        return try await runAll(jobs, labelColumns: ["sample", "seed"], entry: "generate", context: context)
     }
 
     /// Runs the generation `start` begins (given the signal that stops it; it also returns the

@@ -70,7 +70,7 @@ extension ModelLibrary {
         let quantized: LoadedModel
         do {
             quantized = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-                try LoadedModel(path: destination, contextLength: model.contextLength, threads: model.threads, instances: model.instances)
+                try LoadedModel(path: destination, contextLength: model.contextLength, threads: model.threads, instances: model.instances, parallel: model.parallel)
             }
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)

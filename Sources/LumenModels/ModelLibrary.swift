@@ -142,8 +142,8 @@ final class ModelLibrary: LumenLibrary {
 
     static let load = Builtin(
         name: "load",
-        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1) -> Model",
-        summary: "Loads a GGUF model by path or by name (searched in LUMEN_MODEL_PATH, ./models and ~/.local/share/lumen/models). Loading a file twice shares its weights."
+        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1, parallel: 4) -> Model",
+        summary: "Loads a GGUF model by path or by name (searched in LUMEN_MODEL_PATH, ./models and ~/.local/share/lumen/models). Loading a file twice shares its weights. Generations on one of its sessions decode together, up to parallel at a time."
     ) { arguments, context in
         let (nameArgument, location) = try arguments.requirePositional("name")
         let name = try arguments.string((nameArgument, location), "name")
@@ -151,9 +151,10 @@ final class ModelLibrary: LumenLibrary {
         let threads = try arguments.labelledInteger("threads")
             ?? ProcessInfo.processInfo.activeProcessorCount
         let instances = try arguments.labelledInteger("instances") ?? 1
+        let parallel = try arguments.labelledInteger("parallel") ?? 4
         try arguments.finish()
-        guard threads >= 1, instances >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
-            throw LumenError(.value, "threads, instances and contextLength must be at least 1", at: context.location)
+        guard threads >= 1, instances >= 1, parallel >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
+            throw LumenError(.value, "threads, instances, parallel and contextLength must be at least 1", at: context.location)
         }
         let path: String
         do {
@@ -167,7 +168,7 @@ final class ModelLibrary: LumenLibrary {
         let model: LoadedModel
         do {
             model = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-                try LoadedModel(path: path, contextLength: contextLength, threads: threads, instances: instances)
+                try LoadedModel(path: path, contextLength: contextLength, threads: threads, instances: instances, parallel: parallel)
             }
         } catch {
             // The bar does not stay at 0 %: it says what happened; the error follows.

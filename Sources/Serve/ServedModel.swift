@@ -3,8 +3,9 @@ import GGUF
 import Inference
 import Logging
 
-/// A model `lumen serve` answers for: its weights, a pool of sessions (one request at a time on
-/// each, the others waiting their turn), and the name requests give in `model`.
+/// A model `lumen serve` answers for: its weights, a pool of sessions (each decoding up to
+/// `parallel` requests together, the others waiting their turn), and the name requests give in
+/// `model`.
 public final class ServedModel: Sendable {
     /// The name in `/v1/models` and in requests.
     public let name: String
@@ -22,18 +23,19 @@ public final class ServedModel: Sendable {
     /// model when the server starts.
     public let hooks: [any ForwardHook]
 
-    /// Serves `model` as `name` with `instances` sessions of `contextLength` (nil: the model's)
-    /// and `threads` threads each; embeddings pooled by `pooling` (nil: as the file declares,
+    /// Serves `model` as `name` with `instances` sessions of `parallel` sequences of
+    /// `contextLength` (nil: the model's) and `threads` threads each; embeddings pooled by `pooling` (nil: as the file declares,
     /// else the mean); every forward pass changed by `hooks`.
     ///
     /// - Throws: `ModelError` when a hook does not fit the model.
-    public init(name: String, model: LanguageModel, instances: Int, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil,
+    public init(name: String, model: LanguageModel, instances: Int, parallel: Int = 1, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil,
                 hooks: [any ForwardHook] = []) throws(ModelError) {
         for hook in hooks { try hook.check(model) }
         self.hooks = hooks
         self.name = name
         self.model = model
-        pool = SessionPool(model: model, instances: instances, contextLength: contextLength, threads: threads, requestsPerSession: 1)
+        pool = SessionPool(model: model, instances: instances, contextLength: contextLength, threads: threads, sequences: parallel,
+                           requestsPerSession: parallel)
         self.created = created
         self.pooling = pooling ?? Pooling.declared(by: model) ?? .mean
         chatTemplate = Result { () throws(ModelError) in try ChatTemplate(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary) }
@@ -41,6 +43,14 @@ public final class ServedModel: Sendable {
 
     /// The context length of its sessions.
     var contextLength: Int { pool.contextLength }
+
+    /// How many requests it serves at once, and the most memory each one's keys and values take.
+    public var capacityNote: String {
+        let sequences = pool.sequencesPerSession * pool.count
+        let megabytes = Double(pool.bytesPerCachedToken * contextLength) / 1_048_576
+        return "\(sequences) sequence\(sequences == 1 ? "" : "s") of \(contextLength) tokens at once, "
+            + "each up to \(String(format: "%.0f", megabytes)) MB of keys and values as its context fills"
+    }
 
     /// A session for request `id`, waiting its turn within `limits`' queue bounds, logging how
     /// many are ahead; a request cancelled while waiting leaves the queue, logged.
@@ -53,6 +63,13 @@ public final class ServedModel: Sendable {
             logger.info("\(id) left the queue without running (\(shutdown.interruption))")
             throw CancellationError()
         }
+    }
+
+    /// What its requests' batches decoded: how many tokens in how many passes, the most together.
+    public var batchNote: String {
+        let statistics = pool.batchStatistics
+        return "\(statistics.tokens) tokens decoded in \(statistics.passes) passes, up to \(statistics.largest) sequences together; "
+            + "\(statistics.promptTokens) prompt tokens read"
     }
 
     /// When the file has no chat template: the note saying which built-in format its chats use.

@@ -37,6 +37,10 @@ struct BenchCommand: AsyncParsableCommand {
     @Flag(help: "Same as -o json.")
     var json = false
 
+    @Option(name: [.customLong("parallel"), .customLong("npl", withSingleDash: true)], parsing: .singleValue,
+            help: "Sequences decoding together, comma-separated (e.g. 1,2,4,8): llama-batched-bench's measurement and table instead, each sequence reading the first -p prompt and generating the first -n tokens.")
+    var parallel: [String] = []
+
     @Flag(help: "Also measure memory read bandwidth at each thread count and report generation as a fraction of its ceiling (bandwidth ÷ bytes read per token).")
     var bandwidth = false
 
@@ -56,6 +60,15 @@ struct BenchCommand: AsyncParsableCommand {
             }
         }
         guard repetitions >= 1 else { throw ValidationError("-r must be at least 1") }
+        if !parallel.isEmpty {
+            guard let counts = Self.integers(parallel), counts.allSatisfy({ (1...256).contains($0) }) else {
+                throw ValidationError("--parallel takes counts of 1 to 256 sequences, comma-separated, e.g. --parallel 1,2,4,8")
+            }
+            guard Self.integers(promptSizes)?.first ?? 0 > 0, Self.integers(generationSizes)?.first ?? 0 > 0 else {
+                throw ValidationError("--parallel needs a prompt (-p) and tokens to generate (-n) of 1 or more")
+            }
+            guard [.md, .jsonl].contains(json ? .json : output) else { throw ValidationError("--parallel prints -o md or jsonl") }
+        }
     }
 
     @OptionGroup var global: GlobalOptions
@@ -63,6 +76,10 @@ struct BenchCommand: AsyncParsableCommand {
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.bench")
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
+        if let counts = Self.integers(parallel), !counts.isEmpty {
+            try await runParallel(llama, counts: counts)
+            return
+        }
         let info = ModelInfo(model: llama)
         let prompts = Self.integers(promptSizes)?.filter { $0 > 0 } ?? [], generations = Self.integers(generationSizes)?.filter { $0 > 0 } ?? []
         let depthList = Self.integers(depths) ?? [0], threadCounts = Self.integers(threads) ?? [1]
@@ -102,5 +119,28 @@ struct BenchCommand: AsyncParsableCommand {
             }
         }
         if format == .json { print(try format.document(results)) }
+    }
+
+    /// `--parallel`: llama-batched-bench's measurement of `counts` sequences decoding together.
+    private func runParallel(_ llama: LanguageModel, counts: [Int]) async throws {
+        let prompt = Self.integers(promptSizes)?.first ?? 1, generated = Self.integers(generationSizes)?.first ?? 1
+        guard prompt + generated <= llama.configuration.contextLength else {
+            throw ValidationError("-p + -n (\(prompt + generated)) exceed the model's context of \(llama.configuration.contextLength)")
+        }
+        var random = SystemRandomNumberGenerator()
+        let vocabulary = Int32(llama.configuration.vocabularySize)
+        let tokens = (0..<(prompt + generated)).map { _ in Int32.random(in: 3..<vocabulary, using: &random) }
+        if output == .md { print(ParallelBench.header) }
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        for threadCount in Self.integers(threads) ?? [1] {
+            let session = ModelSession(model: llama, contextLength: prompt + generated, threads: threadCount, batchSize: min(prompt, 512),
+                                       cacheType: cacheType, sequences: counts.max() ?? 1)
+            for count in counts {
+                let row = try await ParallelBench.measure(on: session, prompt: Array(tokens.prefix(prompt)), tokens: Array(tokens.suffix(generated)),
+                                                          sequences: count, threads: threadCount, repetitions: repetitions)
+                print(output == .md ? row.markdown : String(decoding: try encoder.encode(row), as: UTF8.self))
+            }
+        }
     }
 }

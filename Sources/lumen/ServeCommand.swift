@@ -20,8 +20,11 @@ struct ServeCommand: AsyncParsableCommand {
         in whole answers). /v1/embeddings pools each input as --pooling says and normalizes it, \
         as llama-server --embeddings does. --control-vector… (llama.cpp's flags) steer every \
         request to every served model, each vector checked against each model at start. \
-        Concurrent requests share \
-        --instances sessions per model and wait their turn in order. Listens on loopback unless \
+        Concurrent requests decode together: each of a model's --instances sessions runs up to \
+        --parallel sequences in one batch (one forward pass reads the weights once for all of \
+        them; a new request joins at the next step); more requests wait their turn in order. \
+        Each sequence's keys and values take memory as its context fills, up to the size printed \
+        at start. Listens on loopback unless \
         --host says otherwise; with --api-key-env VAR, requests must send that variable's value \
         as a bearer token. \
         Under faults: a client that disconnects stops its generation within one token (or leaves \
@@ -41,10 +44,14 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(parsing: .unconditional, help: "The port (0: any free port; the URL is printed).")
     var port = 8080
 
-    @Option(parsing: .unconditional, help: "Sessions per model: requests served at once.")
+    @Option(parsing: .unconditional, help: "Sessions per model, each with its own threads.")
     var instances = 1
 
-    @Option(name: .customLong("ctx"), parsing: .unconditional, help: "Context length of each session (default: the model's).")
+    @Option(name: [.customLong("np", withSingleDash: true), .customLong("parallel")], parsing: .unconditional,
+            help: ArgumentHelp("Sequences each session decodes together (llama-server's -np): requests served at once.", valueName: "N"))
+    var parallel = 4
+
+    @Option(name: .customLong("ctx"), parsing: .unconditional, help: "Context length of each sequence (default: the model's).")
     var contextLength: Int?
 
     @Option(name: [.customShort("t"), .long], parsing: .unconditional, help: "Threads per session.")
@@ -101,6 +108,7 @@ struct ServeCommand: AsyncParsableCommand {
         guard !models.isEmpty else { throw ValidationError("give at least one model") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
         guard instances >= 1 else { throw ValidationError("--instances must be at least 1, got \(instances)") }
+        guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be in 1…256, got \(parallel)") }
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1, got \(threads)") }
         if let contextLength, contextLength < 1 { throw ValidationError("--ctx must be at least 1, got \(contextLength)") }
         for (name, seconds) in [("--timeout-idle", idleTimeout), ("--max-queue-wait", maximumWait)] where !(seconds > 0 && seconds <= 86_400) {
@@ -121,14 +129,15 @@ struct ServeCommand: AsyncParsableCommand {
             return value
         }
         let paths = try models.map { try ModelLocator.resolve($0) }
-        let (instances, contextLength, threads, pooling) = (self.instances, self.contextLength, self.threads, self.pooling)
+        let (instances, parallel, contextLength, threads, pooling) = (self.instances, self.parallel, self.contextLength, self.threads, self.pooling)
         let controlVectors = self.controlVectors
         // Loading the models and reading the vector files is blocking work: on a thread of its own.
         let served = try await DedicatedThread.run(name: "lumen-load") { () throws -> [ServedModel] in
             try paths.map { path in
                 let model = try WeightCache.shared.model(at: path)
                 return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
-                                       instances: instances, contextLength: contextLength, threads: threads, created: Int(Date().timeIntervalSince1970),
+                                       instances: instances, parallel: parallel, contextLength: contextLength, threads: threads,
+                                       created: Int(Date().timeIntervalSince1970),
                                        pooling: pooling, hooks: try controlVectors.hooks(for: model))
             }
         }
@@ -138,8 +147,14 @@ struct ServeCommand: AsyncParsableCommand {
         for note in served.compactMap(\.chatFormatNote) {
             FileHandle.standardError.write(Data((note + "\n").utf8))
         }
+        for model in served {
+            FileHandle.standardError.write(Data("lumen serve: \(model.name): \(model.capacityNote)\n".utf8))
+        }
         try await OpenAIServer(models: served, apiKey: key, limits: limits, record: log.map { Self.recorder($0, steering: controlVectors.logged) }).run(host: host, port: port, logger: logger) { url in
             FileHandle.standardError.write(Data("lumen serve: \(names.joined(separator: ", ")) at \(url)\n".utf8))
+        }
+        for model in served {
+            FileHandle.standardError.write(Data("lumen serve: \(model.name): \(model.batchNote)\n".utf8))
         }
         await log?.flush()
     }

@@ -366,10 +366,11 @@ struct KernelTests {
         }
     }
 
-    @Test("Rows interleaved eight at a time (Q4_0, Q4_K): the eight-row product matches each row's reference, and the rows restore byte for byte")
+    @Test("Rows interleaved eight at a time (Q4_0, Q4_1, Q4_K): the eight-row product matches each row's reference, for several tokens bit for bit each token's, and the rows restore byte for byte")
     func interleavedRows() throws {
         let types = TensorType.allCases.filter { $0.kernels?.interleaving != nil }
-        #expect(types == [.q4_0, .q4_K])
+        #expect(types == [.q4_0, .q4_1, .q4_K])
+        #expect(types.filter { $0.kernels?.interleaving?.dotTokens != nil } == [.q4_0, .q4_1])
         var fixture = KernelFixture()
         for type in types {
             let layout = try #require(type.kernels?.interleaving)
@@ -390,6 +391,21 @@ struct KernelTests {
                                 let (expected, magnitude) = KernelFixture.referenceProduct(KernelFixture.referenceWeights(row, type: type), quantized)
                                 #expect(abs(Double(products[index]) - expected) <= 1e-5 * magnitude + 1e-30,
                                         "\(type) \(name) × \(blocks) blocks, row \(index) of \(8 * groups), without VNNI \(withoutVNNI)")
+                            }
+                            guard let many = layout.dotTokens else { continue }
+                            for tokens in [2, 3, 4, 5, 9] {
+                                let batch = (0..<tokens).map { _ in KernelFixture.referenceQuantize(fixture.floats(count)) }
+                                // Rows of 8 · groups results, every other one: the stride is honoured.
+                                var output = [Float](repeating: .nan, count: 2 * 8 * groups * tokens)
+                                many(interleaved, groups, batch.flatMap(\.values), batch.flatMap(\.scales), batch.flatMap(\.sums), count, tokens,
+                                     &output, 2 * 8 * groups, withoutVNNI)
+                                for (token, quantized) in batch.enumerated() {
+                                    var alone = [Float](repeating: .nan, count: 8 * groups)
+                                    layout.dot(interleaved, groups, quantized.values, quantized.scales, quantized.sums, count, &alone, withoutVNNI)
+                                    let together = Array(output[(2 * 8 * groups * token)..<(2 * 8 * groups * token + 8 * groups)])
+                                    #expect(together.map(\.bitPattern) == alone.map(\.bitPattern),
+                                            "\(type) \(name) × \(blocks) blocks, token \(token) of \(tokens), without VNNI \(withoutVNNI)")
+                                }
                             }
                         }
                         var restored = [UInt8](repeating: 0, count: source.count)

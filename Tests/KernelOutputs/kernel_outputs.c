@@ -111,8 +111,8 @@ static void quantized_formats(void) {
     free(workspace);
 }
 
-/// Sixteen rows of `format` interleaved eight at a time: the eight-row product, and the rows
-/// restored.
+/// Sixteen rows of `format` interleaved eight at a time: the eight-row product (for one token and
+/// for several), and the rows restored.
 static void interleaved(const struct format *format) {
     enum { GROUPS = 2 };
     const char *name = format->name;
@@ -130,6 +130,18 @@ static void interleaved(const struct format *format) {
     char label[64];
     snprintf(label, sizeof label, "%s.dot_x8_q8", name);
     print_floats(label, out, 8 * GROUPS);
+    if (format->kernels->dot_x8_q8_tokens) {
+        // Seven tokens: four at once, two, then one.
+        enum { TOKENS_X8 = 7 };
+        static float many_x[TOKENS_X8 * K], many_scales[TOKENS_X8 * K / 32], many_sums[TOKENS_X8 * 3 * K / 32], many_out[TOKENS_X8 * 8 * GROUPS];
+        static signed char many_values[TOKENS_X8 * K];
+        fill_floats(many_x, TOKENS_X8 * K);
+        for (long t = 0; t < TOKENS_X8; t++)
+            lumen_quantize_q8(many_x + t * K, K, many_values + t * K, many_scales + t * K / 32, many_sums + 3 * t * K / 32);
+        format->kernels->dot_x8_q8_tokens(groups, GROUPS, many_values, many_scales, many_sums, K, TOKENS_X8, many_out, 8 * GROUPS, 0);
+        snprintf(label, sizeof label, "%s.dot_x8_q8_tokens", name);
+        print_floats(label, many_out, TOKENS_X8 * 8 * GROUPS);
+    }
     lumen_restore_rows(groups, GROUPS, blocks, format->block_bytes, halves, restored);
     printf("%s.restore 0 %d\n", name, memcmp(row, restored, (size_t)(8 * GROUPS * row_bytes)) == 0);
     free(row);

@@ -13,7 +13,7 @@ struct HostObjectNameTests {
     @Test("every host object answers each property it lists (and no other), and each of its methods is a built-in")
     func declaredNamesAreAnswered() async throws {
         let models = try sharedModelsDirectory()
-        let model = try LoadedModel(path: models + "/stories260K.gguf", contextLength: 64, threads: 1, instances: 1)
+        let model = try LoadedModel(path: models + "/stories260K.gguf", contextLength: 64, threads: 1, instances: 1, parallel: 4)
         let generation = Generation(prompt: "Once", text: " upon", tokens: [GeneratedToken(id: 403, text: " upon", logProbability: -0.5)],
                                     stats: GenerationSummary(promptTokens: 2, generatedTokens: 1, timeToFirstToken: 0.01, promptTokensPerSecond: 100,
                                                              generationTokensPerSecond: 50, finishReason: .length),

@@ -25,7 +25,8 @@ class Server:
                                         text=True, env=env, preexec_fn=preexec_fn)
         self.lines = []
         self.changed = threading.Condition()
-        threading.Thread(target=self._read, daemon=True).start()
+        self.reader = threading.Thread(target=self._read, daemon=True)
+        self.reader.start()
 
     def _read(self):
         for line in self.process.stderr:
@@ -58,11 +59,14 @@ class Server:
                 self.changed.wait(remaining)
 
     def stop(self):
+        """Ends the process (SIGTERM, then SIGKILL after 20 s) and reads the rest of its stderr."""
         self.process.terminate()
         try:
             self.process.wait(timeout=20)
         except subprocess.TimeoutExpired:
             self.process.kill()
+            self.process.wait()
+        self.reader.join(timeout=20)
 
 
 def start_lumen_serve(*extra, env=None, preexec_fn=None):

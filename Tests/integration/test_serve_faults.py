@@ -87,7 +87,7 @@ class Stream:
 
 
 def test_an_abandoned_whole_request_stops_within_a_token_and_is_logged_interrupted(tmp_path):
-    server = serve(tmp_path, "--instances", "1")
+    server = serve(tmp_path, "--instances", "1", "-np", "1")
     try:
         start = len(server.lines)
         abandoned = raw_request(server, ENDLESS)
@@ -106,7 +106,7 @@ def test_an_abandoned_whole_request_stops_within_a_token_and_is_logged_interrupt
 
 
 def test_queued_requests_whose_clients_left_never_run(tmp_path):
-    server = serve(tmp_path, "--instances", "1")
+    server = serve(tmp_path, "--instances", "1", "-np", "1")
     try:
         start = len(server.lines)
         running = Stream(server, ENDLESS)
@@ -229,7 +229,7 @@ def test_a_flood_of_connections_never_exhausts_the_descriptors(tmp_path):
 
 
 def test_a_full_queue_and_a_long_wait_get_503_with_retry_after(tmp_path):
-    server = serve(tmp_path, "--instances", "1", "--max-queue", "1", "--max-queue-wait", "2")
+    server = serve(tmp_path, "--instances", "1", "-np", "1", "--max-queue", "1", "--max-queue-wait", "2")
     try:
         start = len(server.lines)
         running = Stream(server, ENDLESS)
@@ -276,7 +276,7 @@ def test_sigterm_cancels_running_generations_after_the_grace_period(tmp_path):
 
 
 def test_a_second_signal_ends_the_process_at_once(tmp_path):
-    server = serve(tmp_path, "--instances", "1", "--shutdown-grace", "600")
+    server = serve(tmp_path, "--instances", "1", "-np", "1", "--shutdown-grace", "600")
     start = len(server.lines)
     stream = Stream(server, ENDLESS)
     server.wait_for(r"session 0: started", timeout=60, start=start)

@@ -40,6 +40,11 @@ struct lumen_format_kernels {
     /// interleaved at `groups`, each group's eight rows at once, one per lane.
     void (*dot_x8_q8)(const void *groups, long group_count, const signed char *values, const float *scales,
                       const float *sums, long count, float *out, int without_vnni);
+    /// `dot_x8_q8` for `tokens` tokens whose activations follow one another (as `dot_q8_tokens`
+    /// takes them), token t's results into `out + t * out_stride`: bit for bit `dot_x8_q8`'s, each
+    /// group read once for several tokens. Null: call `dot_x8_q8` per token.
+    void (*dot_x8_q8_tokens)(const void *groups, long group_count, const signed char *values, const float *scales,
+                             const float *sums, long count, long tokens, float *out, long out_stride, int without_vnni);
 };
 
 /// The kernels: `X(return type, name without lumen_, parameters, arguments)`, each after its
@@ -79,7 +84,7 @@ struct lumen_format_kernels {
     /* Writes the `8 * groups` rows of `blocks` blocks of `block_bytes` bytes at `rows` (`row_bytes` apart) to `out`  \
        eight at a time, group after group, block column after block column: in each, the eight rows' `halves`        \
        leading 2-byte fields side by side, field after field, then their 4-byte pieces likewise (Interleaved.c draws \
-       Q4_0's and Q4_K's columns). Takes exactly the rows' bytes. */                                                  \
+       Q4_0's, Q4_1's and Q4_K's columns). Takes exactly the rows' bytes. */                                                  \
     X(void, interleave_rows, (const void *rows, long row_bytes, long groups, long blocks, long block_bytes,            \
                               long halves, void *out),                                                                \
       (rows, row_bytes, groups, blocks, block_bytes, halves, out))                                                    \

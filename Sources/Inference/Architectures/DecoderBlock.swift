@@ -52,7 +52,7 @@ struct DecoderBlock: Sendable {
             state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
         }
         Operations.embed(tokens, from: embedding, into: x, width: dimension)
-        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.ropeFrequencyBase, factors: ropeFactors,
+        Operations.prepareRoPE(positions: state.rowPositions, configuration: c, base: c.ropeFrequencyBase, factors: ropeFactors,
                                cosines: state.ropeCosines, sines: state.ropeSines)
         for (layer, block) in blocks.enumerated() {
             Operations.rmsNorm(x, weights: block.attentionNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)

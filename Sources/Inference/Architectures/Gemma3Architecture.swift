@@ -68,9 +68,9 @@ struct Gemma3Architecture: ModelArchitecture {
         }
         Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
         Operations.scale(x, by: Float(dimension).squareRoot(), count: count * dimension)
-        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.ropeFrequencyBase,
+        Operations.prepareRoPE(positions: state.rowPositions, configuration: c, base: c.ropeFrequencyBase,
                                cosines: state.ropeCosines, sines: state.ropeSines)
-        Operations.prepareRoPE(start: state.position, count: count, configuration: c, base: c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase,
+        Operations.prepareRoPE(positions: state.rowPositions, configuration: c, base: c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase,
                                cosines: state.slidingRopeCosines, sines: state.slidingRopeSines)
         for (layer, block) in blocks.enumerated() {
             let slides = c.slides(layer: layer)

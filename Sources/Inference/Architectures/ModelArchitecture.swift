@@ -17,8 +17,9 @@ protocol ModelArchitecture: Sendable {
     var tokenEmbedding: Matrix { get }
     /// The final norm and output matrix: residual-stream rows to logits.
     var unembedding: Unembedding { get }
-    /// Runs `tokens` at positions `state.position...`, appending them to the KV cache, and writes
-    /// the logits of the last token (or of every token, with `allLogits`) into `state.logits`.
+    /// Runs `tokens` at the sequences and positions `state` placed them (`placeRun`,
+    /// `placeEach`), writing their keys and values into the KV cache, and writes the logits of the
+    /// last token (or of every token, with `allLogits`) into `state.logits`.
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool)
 }
 

@@ -83,11 +83,13 @@ extension ForwardHook {
 
 extension InferenceState {
     /// Hands `count` rows of `width` floats at `rows`, the activations at `point` of block
-    /// `layer` for the tokens at positions `position...`, to the hooks that visit there.
+    /// `layer` for the tokens at the pass's positions (consecutive: hooks look into passes over
+    /// one sequence), to the hooks that visit there.
     func visit(_ point: ActivationPoint, layer: Int, rows: UnsafeMutablePointer<Float>, count: Int, width: Int) {
         guard !hooks.isEmpty else { return }
+        let start = rowPositions.first ?? position
         for hook in hooks where hook.visits(point, layer: layer) {
-            hook.visit(point, layer: layer, positions: position..<(position + count),
+            hook.visit(point, layer: layer, positions: start..<(start + count),
                        rows: UnsafeMutableBufferPointer(start: rows, count: count * width), width: width)
         }
     }
@@ -101,10 +103,10 @@ extension InferenceState {
         var rows = [Float](repeating: 0, count: count * width)
         var scores = [Float](repeating: 0, count: contextLength), output = [Float](repeating: 0, count: c.headDimension)
         for token in 0..<count {
-            let length = position + token + 1
+            let length = rowPositions[token] + 1
             let first = window.map { max(0, length - $0) } ?? 0
             for head in 0..<c.headCount {
-                let kvOffset = cacheOffset(kvHead: head / group, position: 0)
+                let kvOffset = cacheOffset(sequence: rowSequences[token], kvHead: head / group, position: 0)
                 // The kernel leaves each position's exp(score − max) in `scores`.
                 cacheKernels.attend(keyCache(layer: layer) + kvOffset, valueCache(layer: layer) + kvOffset, c.headDimension,
                                     query + token * c.queryDimension + head * c.headDimension, c.headDimension, first, length,

@@ -1,0 +1,316 @@
+import GGUF
+import GenerationTypes
+
+/// Continuous batching: the generations given to one session decode together, one token of each
+/// sequence in one forward pass that reads each weight row once for all of them
+/// (`LanguageModel.forward(decoding:state:)`, each row bit for bit what that token alone gives).
+/// A generation waits in the inbox until a sequence is free (first come, first served), joins at
+/// the next step, reads its prompt one batch a step (in the batches it would be read alone, so
+/// its logits are the same) and leaves the step it ends, is stopped, or loses its reader.
+extension ModelSession {
+    /// Generations waiting to join a session's batch.
+    struct BatchInbox {
+        /// In the order they came.
+        var queue: [QueuedGeneration] = []
+        /// Whether `decodeBatches` is running (or about to).
+        var running = false
+        /// Generations that must run alone (`runsAlone`) waiting for the session: while there are
+        /// any, no generation joins the batch, so it empties and they get their turn.
+        var waitingAlone = 0
+        /// What the batch has decoded so far.
+        var statistics = BatchStatistics()
+    }
+
+    /// How many tokens the batch's passes ran, in how many passes.
+    public struct BatchStatistics: Sendable, Equatable {
+        /// Prompt tokens read (not those a sequence started from another's cache with).
+        public var promptTokens = 0
+        /// Forward passes that decoded one token of each sequence decoding then.
+        public var passes = 0
+        /// Tokens those passes ran.
+        public var tokens = 0
+        /// The most sequences one pass decoded.
+        public var largest = 0
+    }
+
+    /// What the batch has decoded since the session was made.
+    public nonisolated var batchStatistics: BatchStatistics { inbox.withLock { $0.statistics } }
+
+    /// A generation to start together with others (`generate(together:)`).
+    public struct GenerationRequest: Sendable {
+        /// The prompt, as tokens.
+        public var tokens: [Int32]
+        /// What to generate: sampling, length, stop strings.
+        public var options: GenerationOptions
+        /// What replaces the processors, sampler and stop conditions `options` describe (no
+        /// hooks: they would look into every sequence's rows).
+        public var pipeline: GenerationPipeline?
+        /// Raised, ends the generation before its next token (its summary still comes).
+        public var stop: StopSignal
+
+        /// A request for the prompt `tokens`.
+        public init(tokens: [Int32], options: GenerationOptions = GenerationOptions(), pipeline: GenerationPipeline? = nil, stop: StopSignal = StopSignal()) {
+            self.tokens = tokens
+            self.options = options
+            self.pipeline = pipeline
+            self.stop = stop
+        }
+    }
+
+    /// Starts `requests` together: they join the batch in their order, at one step when there
+    /// are sequences free for them (the samples of one prompt, a batch of prompts), and each
+    /// streams as `generate(tokens:options:pipeline:stop:startingFrom:)` does. A request that
+    /// must run alone (hooks, speculative decoding) is refused in its stream.
+    public nonisolated func generate(together requests: [GenerationRequest]) -> [AsyncThrowingStream<TokenEvent, any Error>] {
+        var generations: [QueuedGeneration] = []
+        let streams = requests.map { request in
+            let (stream, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
+            do {
+                let pipeline = try request.pipeline ?? GenerationPipeline(options: request.options, model: model)
+                guard !Self.runsAlone(options: request.options, pipeline: pipeline) else {
+                    throw ModelError(file: model.gguf.path, field: "batch", reason: "hooks and speculative decoding run one generation at a time")
+                }
+                let generation = QueuedGeneration(prompt: .tokens(request.tokens), options: request.options, pipeline: pipeline, stop: request.stop,
+                                                  inherited: nil, lease: nil, continuation: continuation)
+                continuation.onTermination = { _ in generation.abandoned.raise() }
+                generations.append(generation)
+            } catch {
+                continuation.finish(throwing: error)
+            }
+            return stream
+        }
+        enqueue(generations)
+        return streams
+    }
+
+    /// One sequence of the batch: the generation it runs, and where it is.
+    private struct BatchedSequence {
+        let generation: QueuedGeneration
+        /// Its place in the cache.
+        let sequence: Int
+        enum Phase {
+            /// Waiting for its turn to read its prompt.
+            case waiting(prompt: [Int32], reuse: PrefixReuse)
+            /// Reading its prompt.
+            case reading(PromptRead)
+            /// Decoding: `next` is the token to run next.
+            case decoding(next: Int32, progress: GenerationProgress)
+        }
+        var phase: Phase
+    }
+
+    /// Queues `generations` for the batch, in order, starting the batch if it is not running.
+    nonisolated func enqueue(_ generations: [QueuedGeneration]) {
+        guard !generations.isEmpty else { return }
+        let start = inbox.withLock { inbox in
+            inbox.queue += generations
+            guard !inbox.running else { return false }
+            inbox.running = true
+            return true
+        }
+        if start { Task { await self.decodeBatches() } }
+    }
+
+    /// Starts the batch again, after a generation ran alone, when generations wait for it.
+    func resumeBatches() {
+        let start = inbox.withLock { inbox in
+            guard !inbox.running, !inbox.queue.isEmpty else { return false }
+            inbox.running = true
+            return true
+        }
+        if start { Task { self.decodeBatches() } }
+    }
+
+    /// Runs the batch until no generation is left in it or waiting: each step admits waiting
+    /// generations into free sequences, reads one batch of the prompt of the earliest one still
+    /// reading, then runs the next token of every decoding sequence in one forward pass.
+    func decodeBatches() {
+        var active: [BatchedSequence] = []
+        while true {
+            let busy = active.count, capacity = sequenceCapacity
+            let admitted = inbox.withLock { inbox -> [QueuedGeneration] in
+                let count = inbox.waitingAlone > 0 ? 0 : min(inbox.queue.count, capacity - busy)
+                let taken = Array(inbox.queue.prefix(count))
+                inbox.queue.removeFirst(count)
+                if busy == 0 && taken.isEmpty { inbox.running = false }
+                return taken
+            }
+            if active.isEmpty && admitted.isEmpty { return }
+            for generation in admitted {
+                if let joined = admit(generation, besides: active) { active.append(joined) }
+            }
+            step(&active)
+        }
+    }
+
+    /// Gives `generation` a free sequence — the one whose cache shares most of its prompt — where
+    /// it waits its turn to read its prompt; nil (the generation ended) when the prompt is refused.
+    private func admit(_ generation: QueuedGeneration, besides active: [BatchedSequence]) -> BatchedSequence? {
+        let tokens = generation.promptTokens(model.tokenizer)
+        do {
+            try check(tokens, hooks: [])
+        } catch {
+            generation.fail(error)
+            return nil
+        }
+        let used = Set(active.map(\.sequence))
+        let shared = sequences.map { $0.hooked ? 0 : zip($0.tokens, tokens).prefix { $0 == $1 }.count }
+        // The free sequence sharing most, the first of equals.
+        guard let sequence = (0..<sequenceCapacity).filter({ !used.contains($0) }).max(by: { (shared[$0], $1) < (shared[$1], $0) }) else {
+            generation.fail(ModelError(file: model.gguf.path, field: "batch", reason: "no free sequence"))
+            return nil
+        }
+        let options = generation.options
+        if let inherited = generation.inherited, options.reusesCachedPrefix { adopt(inherited, for: tokens, sequence: sequence) }
+        let reuse: PrefixReuse = sequences[sequence].hooked ? .none : options.reusesCachedPrefix ? .any : .exact
+        return BatchedSequence(generation: generation, sequence: sequence, phase: .waiting(prompt: tokens, reuse: reuse))
+    }
+
+    /// One step of the batch: the sequences asked to stop end; the earliest waiting or reading
+    /// its prompt reads one batch of it (and draws its first token once it has read it all) —
+    /// before that, those whose whole prompt another sequence has just read start from its cache
+    /// and logits, without a pass; then every decoding sequence runs its next token, in one
+    /// forward pass, and draws the one after.
+    private func step(_ active: inout [BatchedSequence]) {
+        active = active.filter { batched in
+            guard batched.generation.shouldStop else { return true }
+            switch batched.phase {
+            case .waiting(let prompt, _):
+                batched.generation.finish(GenerationProgress.cancelled(promptTokens: prompt.count))
+            case .reading(let read):
+                batched.generation.finish(GenerationProgress.cancelled(promptTokens: read.tokens.count))
+            case .decoding(_, var progress):
+                progress.cancel()
+                batched.generation.finish(progress.finished())
+            }
+            return false
+        }
+        readPrompt(&active)
+        let decoding = active.indices.compactMap { index -> (index: Int, token: Int32)? in
+            if case .decoding(let next, _) = active[index].phase { (index, next) } else { nil }
+        }
+        guard !decoding.isEmpty else { return }
+        inbox.withLock { inbox in
+            inbox.statistics.passes += 1
+            inbox.statistics.tokens += decoding.count
+            inbox.statistics.largest = max(inbox.statistics.largest, decoding.count)
+        }
+        do {
+            try model.forward(decoding: decoding.map { (active[$0.index].sequence, $0.token) }, state: state)
+        } catch {
+            for (index, _) in decoding { active[index].generation.fail(error) }
+            let failed = Set(decoding.map(\.index))
+            active = active.indices.filter { !failed.contains($0) }.map { active[$0] }
+            return
+        }
+        var ended: Set<Int> = []
+        let vocabulary = model.configuration.vocabularySize
+        for (row, step) in decoding.enumerated() {
+            sequences[active[step.index].sequence].tokens.append(step.token)
+            let logits = UnsafeBufferPointer(start: state.logits + row * vocabulary, count: vocabulary)
+            if !draw(&active[step.index], from: logits) { ended.insert(step.index) }
+        }
+        if !ended.isEmpty { active = active.indices.filter { !ended.contains($0) }.map { active[$0] } }
+    }
+
+    /// The prompt part of a step: the earliest sequence waiting or reading reads one batch, after
+    /// the waiting ones before it whose prompt is cached whole have started from it.
+    private func readPrompt(_ active: inout [BatchedSequence]) {
+        var index = 0
+        while index < active.count {
+            let generation = active[index].generation, sequence = active[index].sequence
+            var read: PromptRead
+            switch active[index].phase {
+            case .decoding:
+                index += 1
+                continue
+            case .waiting(let prompt, let reuse):
+                if let logits = startFromCachedPrompt(prompt, reuse: reuse, sequence: sequence) {
+                    let progress = GenerationProgress(promptTokens: prompt, reused: prompt.count, options: generation.options,
+                                                      pipeline: generation.pipeline, model: model, started: generation.arrived)
+                    active[index].phase = .decoding(next: 0, progress: progress)
+                    let going = logits.withUnsafeBufferPointer { draw(&active[index], from: $0) }
+                    if going { index += 1 } else { active.remove(at: index) }
+                    continue
+                }
+                copyLongestPrefix(of: prompt, reuse: reuse, into: sequence)
+                read = startReading(prompt, reuse: reuse, sequence: sequence)
+            case .reading(let reading):
+                read = reading
+            }
+            let before = read.next
+            do {
+                try readBatch(&read)
+                inbox.withLock { $0.statistics.promptTokens += read.next - before }
+            } catch {
+                generation.fail(error)
+                active.remove(at: index)
+                return
+            }
+            guard read.isDone else {
+                active[index].phase = .reading(read)
+                return
+            }
+            let progress = GenerationProgress(promptTokens: read.tokens, reused: read.reused, options: generation.options,
+                                              pipeline: generation.pipeline, model: model, started: generation.arrived)
+            active[index].phase = .decoding(next: 0, progress: progress)
+            let going = draw(&active[index], from: UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize))
+            if !going { active.remove(at: index) }
+            return
+        }
+    }
+
+    /// When a sequence's cache holds all of `prompt` with the logits after it (its last prompt
+    /// read, as `reuse` allows), puts them in `sequence` — copying the keys and values when that
+    /// is another — and returns the logits: the samples of one prompt read it once.
+    private func startFromCachedPrompt(_ prompt: [Int32], reuse: PrefixReuse, sequence: Int) -> [Float]? {
+        guard reuse != .none, let donor = sequences.indices.first(where: { index in
+            guard let saved = sequences[index].promptLogits, !sequences[index].hooked, saved.tokenCount == prompt.count,
+                  saved.exact || reuse == .any else { return false }
+            return sequences[index].tokens.starts(with: prompt)
+        }), let saved = sequences[donor].promptLogits else { return nil }
+        if donor != sequence { state.copyCache(from: donor, to: sequence, count: prompt.count) }
+        state.positions[sequence] = prompt.count
+        sequences[sequence] = CachedSequence(tokens: prompt, hooked: false, alignedTokens: min(sequences[donor].alignedTokens, prompt.count),
+                                             promptLogits: saved)
+        return saved.values
+    }
+
+    /// Copies into `sequence` the prefix of `prompt` another sequence's cache holds, when that
+    /// gives more of it than `sequence`'s own (as `reuse` counts them): a system prompt shared
+    /// by several requests is read once.
+    private func copyLongestPrefix(of prompt: [Int32], reuse: PrefixReuse, into sequence: Int) {
+        func reusable(_ index: Int) -> Int {
+            let cached = sequences[index]
+            guard !cached.hooked else { return 0 }
+            let common = zip(cached.tokens, prompt).prefix { $0 == $1 }.count
+            return reuse.reusable(common: common, aligned: cached.alignedTokens, count: prompt.count, batch: state.batchCapacity)
+        }
+        guard let donor = sequences.indices.max(by: { reusable($0) < reusable($1) }), donor != sequence else { return }
+        let count = reusable(donor)
+        guard count > reusable(sequence) else { return }
+        state.copyCache(from: donor, to: sequence, count: count)
+        sequences[sequence] = CachedSequence(tokens: Array(prompt.prefix(count)), hooked: false,
+                                             alignedTokens: min(sequences[donor].alignedTokens, count))
+    }
+
+    /// Draws a decoding sequence's next token from `logits`; false when its generation has ended
+    /// (and been finished).
+    private func draw(_ batched: inout BatchedSequence, from logits: UnsafeBufferPointer<Float>) -> Bool {
+        guard case .decoding(_, var progress) = batched.phase else { return true }
+        let generation = batched.generation
+        do {
+            let next = try progress.advance(logits: logits, contextFull: state.positions[batched.sequence] >= state.contextLength,
+                                            shouldStop: { generation.shouldStop }, emit: generation.emit)
+            guard let next else {
+                generation.finish(progress.finished())
+                return false
+            }
+            batched.phase = .decoding(next: next, progress: progress)
+            return true
+        } catch {
+            generation.fail(error)
+            return false
+        }
+    }
+}

@@ -1,0 +1,121 @@
+"""`lumen serve` decoding many requests together (`-np`): each request's output is what it gets
+alone, the sequences really share passes, and a load of streaming clients — some of which vanish
+mid-stream — is answered and logged, with the server's file descriptors and memory back where they
+were. Every wait is bounded and waits for the server's own log lines or answers, never for time."""
+import os
+import re
+import threading
+import time
+
+import pytest
+
+from test_serve_faults import ENDLESS, Stream, post, runs, serve
+
+PROMPTS = ["Once upon a time", "The capital of France is", "def add(a, b):", "My favourite colour is", "1, 2, 3,", "The weather today"]
+
+
+def texts_alone(server, prompts, tokens):
+    return [post(server, {"prompt": prompt, "max_tokens": tokens, "temperature": 0})[2]["choices"][0]["text"] for prompt in prompts]
+
+
+def texts_together(server, prompts, tokens):
+    answers = [None] * len(prompts)
+
+    def client(index):
+        answers[index] = post(server, {"prompt": prompts[index], "max_tokens": tokens, "temperature": 0}, timeout=300)
+
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(len(prompts))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(300)
+    assert all(answer and answer[0] == 200 for answer in answers), answers
+    return [answer[2]["choices"][0]["text"] for answer in answers]
+
+
+def test_requests_decoded_together_get_what_each_gets_alone(tmp_path):
+    server = serve(tmp_path, "-np", "4")
+    try:
+        assert server.wait_for(r"4 sequences of 2048 tokens at once, each up to \d+ MB")
+        alone = texts_alone(server, PROMPTS, 24)
+        # Six requests for four sequences: two wait, then join while the others decode.
+        assert texts_together(server, PROMPTS, 24) == alone
+        # Four endless streams, each past its first token: every step decodes all four at once.
+        start = len(server.lines)
+        streams = [Stream(server, {**ENDLESS, "prompt": f"{n}, {n + 1}, {n + 2},"}) for n in (1, 5, 9, 13)]
+        server.wait_for_count(r"session 0: started", 4, timeout=120, start=start)
+        for stream in streams:
+            deadline = time.monotonic() + 120
+            while not stream.events:
+                assert not stream.ended.is_set() and time.monotonic() < deadline, "a stream ended before its first token"
+                stream.ended.wait(0.05)
+        for stream in streams:
+            stream.close()
+        server.wait_for_count(r"disconnected after \d+ tokens \(client gone\)", 4, timeout=60, start=start)
+        server.stop()
+        note = re.search(r"(\d+) tokens decoded in (\d+) passes, up to (\d+) sequences together", "".join(server.lines))
+        assert note and int(note.group(3)) == 4 and int(note.group(1)) > int(note.group(2)), note
+    finally:
+        server.stop()
+
+
+def descriptors(pid):
+    return len(os.listdir(f"/proc/{pid}/fd"))
+
+
+def resident_kib(pid):
+    with open(f"/proc/{pid}/status") as status:
+        return next(int(line.split()[1]) for line in status if line.startswith("VmRSS:"))
+
+
+@pytest.mark.parametrize("clients", [16, 64])
+def test_a_load_whose_clients_vanish_mid_stream_leaks_nothing_and_is_logged(tmp_path, clients):
+    server = serve(tmp_path, "-np", "4", "--max-queue", "64", "--max-queue-wait", "600")
+    pid = server.process.pid
+    try:
+        assert post(server, {"prompt": "Warm up", "max_tokens": 2})[0] == 200
+        baseline = descriptors(pid)
+
+        def load(round_index):
+            """Every other client leaves after its second token; the rest read to the end."""
+            answers = [None] * clients
+
+            def client(index):
+                stream = Stream(server, {"prompt": f"Round {round_index} client {index} says", "max_tokens": 16, "temperature": 0})
+                if index % 2:
+                    deadline = time.monotonic() + 300
+                    while len(stream.events) < 2 and not stream.ended.is_set() and time.monotonic() < deadline:
+                        stream.ended.wait(0.05)
+                    stream.close()
+                    answers[index] = "left"
+                    return
+                stream.ended.wait(300)
+                answers[index] = (stream.response.status, stream.events[-1] if stream.events else None)
+
+            start = len(server.lines)
+            threads = [threading.Thread(target=client, args=(index,)) for index in range(clients)]
+            for thread in threads:
+                thread.start()
+            for thread in threads:
+                thread.join(300)
+            stayed = [answers[index] for index in range(0, clients, 2)]
+            assert all(answer == (200, b"[DONE]") for answer in stayed), answers
+            # Each client that left is seen to leave, whether its generation had ended or not.
+            server.wait_for_count(rf"session \d+: (disconnected after \d+ tokens|\d+ prompt tokens, \d+ generated)", clients, timeout=300, start=start)
+
+        load(0)
+        after_first = resident_kib(pid)
+        load(1)
+        # Every connection is closed again: the descriptors come back to where they were.
+        deadline = time.monotonic() + 60
+        while descriptors(pid) > baseline:
+            assert time.monotonic() < deadline, f"{descriptors(pid)} descriptors open, {baseline} before the load"
+            time.sleep(0.1)
+        # A second load of the same shape needs no more memory than the first took.
+        assert resident_kib(pid) <= after_first * 1.1 + 20_000, (after_first, resident_kib(pid))
+        server.stop()
+        logged = [r for r in runs(server) if r["prompt"].startswith("Round ")]
+        assert len(logged) == 2 * clients
+        assert all(not r["interrupted"] for r in logged if int(r["prompt"].split()[3]) % 2 == 0)
+    finally:
+        server.stop()

@@ -79,9 +79,9 @@ final class InferenceState {
     private let ownsPool: Bool
 
     /// A state for caches of `contextLength` tokens for `sequences` sequences, batches up to
-    /// `batchCapacity`, its products on `threads` threads — or on `sharedPool`, the pool of a state whose forward passes never
-    /// run at the same time as this one's (a draft model's beside its target's), so two pools'
-    /// threads do not compete.
+    /// `batchCapacity`, its products on `threads` threads — or on `sharedPool`, the pool of a
+    /// state whose forward passes never run at the same time as this one's (a draft model's
+    /// beside its target's), so two pools' threads do not compete.
     init(configuration: ModelConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
          activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharedPool: MatrixPool? = nil,
          sequences: Int = 1) {

@@ -69,8 +69,12 @@ def grammars():
 # text is llama.cpp's; where it forces the model far from it (arithmetic after a sentence, digits
 # after a word), the choice falls between tokens of a few thousandths' probability, which rounding
 # decides differently in any two builds (llama-server answers these differently itself once its
-# cache holds an earlier request): there the text is checked by llama.cpp's validator only.
-FOLLOWED = {"json": "A JSON object for a book:", "json_arr": "Three fruits as JSON:", "list": "Shopping list:\n", "chess": "A chess game:\n",
+# cache holds an earlier request): there the text is checked by llama.cpp's validator only. (The
+# JSON prompt was "A JSON object for a book:", whose second token falls between `":` and `":"` at
+# probabilities 0.498 and 0.477: Q4_1's eight-row kernel, summing each block's integers before
+# scaling them, decides it the other way, and on six JSON prompts agrees with llama.cpp as often as
+# the row kernel did, two each.)
+FOLLOWED = {"json": "A JSON object describing a person:", "json_arr": "Three fruits as JSON:", "list": "Shopping list:\n", "chess": "A chess game:\n",
             "yaml-ish": "Ages:\n", "answer": "Is water wet?"}
 FORCED = {"arithmetic": "2+2*3 =", "unicode": "A word:"}
 

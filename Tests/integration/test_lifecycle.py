@@ -160,11 +160,12 @@ def test_shutdown_request(kernelspecs, restart):
 def test_shutdown_reply_on_control_while_a_cell_runs(kernelspecs):
     manager, client = start_kernel("lumen")
     try:
-        running = client.execute("sleep(30)")
+        # The cell would run far longer than any wait here: the reply comes while it runs.
+        running = client.execute("sleep(3600)")
         wait_until_running(client, running)
         request = client.session.msg("shutdown_request", {"restart": False})
         client.control_channel.send(request)
-        reply = client.control_channel.get_msg(timeout=5)
+        reply = client.control_channel.get_msg(timeout=TIMEOUT)
         assert reply["msg_type"] == "shutdown_reply"
         assert reply["content"] == {"status": "ok", "restart": False}
         assert manager.provisioner.process.wait(timeout=TIMEOUT) == 0

@@ -227,7 +227,7 @@ extension ModelSession {
             case .waiting(let prompt, let reuse):
                 if let logits = startFromCachedPrompt(prompt, reuse: reuse, sequence: sequence) {
                     let progress = GenerationProgress(promptTokens: prompt, reused: prompt.count, options: generation.options,
-                                                      pipeline: generation.pipeline, model: model, started: generation.arrived)
+                                                      pipeline: generation.pipeline, model: model, asked: generation.arrived, readFrom: .now)
                     active[index].phase = .decoding(next: 0, progress: progress)
                     let going = logits.withUnsafeBufferPointer { draw(&active[index], from: $0) }
                     if going { index += 1 } else { active.remove(at: index) }
@@ -252,7 +252,7 @@ extension ModelSession {
                 return
             }
             let progress = GenerationProgress(promptTokens: read.tokens, reused: read.reused, options: generation.options,
-                                              pipeline: generation.pipeline, model: model, started: generation.arrived)
+                                              pipeline: generation.pipeline, model: model, asked: generation.arrived, readFrom: read.started)
             active[index].phase = .decoding(next: 0, progress: progress)
             let going = draw(&active[index], from: UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize))
             if !going { active.remove(at: index) }

@@ -218,7 +218,7 @@ public actor ModelSession {
         if let inherited = generation.inherited, generation.options.reusesCachedPrefix { adopt(inherited, for: promptTokens) }
         do {
             let summary = try run(promptTokens: promptTokens, options: generation.options, pipeline: generation.pipeline, stop: generation.stop,
-                                  started: generation.arrived) { token in
+                                  asked: generation.arrived) { token in
                 generation.continuation.yield(.token(token))
             }
             generation.finish(summary)
@@ -227,11 +227,13 @@ public actor ModelSession {
         }
     }
 
-    /// Runs a generation alone on this actor's thread, handing each token to `emit`. The
-    /// pipeline's hooks look into every forward pass of it, the prompt's included.
+    /// Runs a generation alone on this actor's thread, handing each token to `emit`; it was
+    /// asked for at `asked` (its time to first token counts from then). The pipeline's hooks look
+    /// into every forward pass of it, the prompt's included.
     func run(promptTokens: [Int32], options: GenerationOptions, pipeline: GenerationPipeline, stop: StopSignal,
-             started: ContinuousClock.Instant = .now, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
+             asked: ContinuousClock.Instant = .now, emit: (GeneratedToken) -> Void) throws(ModelError) -> GenerationSummary {
         func shouldStop() -> Bool { Task.isCancelled || stop.isRaised }
+        let started = ContinuousClock.now
         try check(promptTokens, hooks: pipeline.hooks)
         state.hooks = pipeline.hooks
         defer { state.hooks = [] }
@@ -243,7 +245,7 @@ public actor ModelSession {
         var speculator = speculator(for: options, pipeline: pipeline, prompt: promptTokens, stop: stop)
         speculator?.prepare(prompt: promptTokens)
         var progress = GenerationProgress(promptTokens: promptTokens, reused: reused, options: options, pipeline: pipeline, model: model,
-                                          started: started)
+                                          asked: asked, readFrom: started)
         // The drafts being verified: the cache holds them after the position `base`, and `row`
         // is the row of logits the next token is drawn from (the drafts before it accepted).
         var verifying: (drafts: [Int32], base: Int, row: Int)?
@@ -357,6 +359,8 @@ public actor ModelSession {
         let alignedAfter: Int
         /// How the cache was reused: the logits are a fresh read's unless `.any`.
         let reuse: PrefixReuse
+        /// When the reading started.
+        let started = ContinuousClock.now
         var isDone: Bool { next >= tokens.count }
     }
 

@@ -15,17 +15,18 @@ struct GenerationProgress {
     private let tokenizer: Tokenizer
     /// The model file, for errors.
     private let file: String
-    /// When the generation was asked for, and when its first token was drawn.
-    private let started: ContinuousClock.Instant
+    /// When the generation was asked for (its time to first token counts from then), and when
+    /// its first token was drawn.
+    private let asked: ContinuousClock.Instant
     private var firstTokenTime: ContinuousClock.Instant?
 
     /// A generation after `promptTokens` (of which `reused` came from the cache), asked for at
-    /// `started`, its prompt read by now.
+    /// `asked`, its prompt read from `readFrom` until now.
     init(promptTokens: [Int32], reused: Int, options: GenerationOptions, pipeline: GenerationPipeline, model: LanguageModel,
-         started: ContinuousClock.Instant) {
+         asked: ContinuousClock.Instant, readFrom: ContinuousClock.Instant) {
         let promptDone = ContinuousClock.now
         summary = GenerationSummary(promptTokens: promptTokens.count, generatedTokens: 0, timeToFirstToken: 0,
-                                    promptTokensPerSecond: Double(promptTokens.count - reused) / max(1e-9, (promptDone - started).seconds),
+                                    promptTokensPerSecond: Double(promptTokens.count - reused) / max(1e-9, (promptDone - readFrom).seconds),
                                     generationTokensPerSecond: 0, finishReason: .length)
         summary.reusedPromptTokens = reused
         steps = TokenSteps(pipeline: pipeline, prompt: promptTokens, forcedTokens: options.forcedTokens, trie: model.tokenTrie)
@@ -33,7 +34,7 @@ struct GenerationProgress {
         self.options = options
         tokenizer = model.tokenizer
         file = model.gguf.path
-        self.started = started
+        self.asked = asked
     }
 
     /// Draws the next token from `logits` and hands it to `emit`; returns the token to run next,
@@ -93,7 +94,7 @@ struct GenerationProgress {
         var summary = summary
         let finished = ContinuousClock.now
         let first = firstTokenTime ?? finished
-        summary.timeToFirstToken = (first - started).seconds
+        summary.timeToFirstToken = (first - asked).seconds
         if summary.generatedTokens > 1 {
             summary.generationTokensPerSecond = Double(summary.generatedTokens - 1) / max(1e-9, (finished - first).seconds)
         }

@@ -5,7 +5,7 @@ import Testing
 
 @Suite("Fuzzing the wire codec")
 struct WireCodecFuzzTests {
-    @Test("20,000 messages with a mutated frame decode or are refused with a WireError, never a crash", .timeLimit(.minutes(2)))
+    @Test("20,000 messages with a mutated frame decode or are refused with a WireError, never a crash", .timeLimit(.minutes(10)))
     func mutatedFrames() throws {
         let factory = MessageFactory()
         let message = try factory.message(

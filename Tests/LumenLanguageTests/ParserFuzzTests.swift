@@ -18,7 +18,7 @@ struct ParserFuzzTests {
         return scripts + snippets.map { Array($0.utf8) }
     }
 
-    @Test("30,000 mutated cells parse or fail with a LumenError saying why, never a crash", .timeLimit(.minutes(2)))
+    @Test("30,000 mutated cells parse or fail with a LumenError saying why, never a crash", .timeLimit(.minutes(10)))
     func mutatedCells() throws {
         var mutator = SeededMutator(seeds: try Self.seeds(), dictionary: ["\"\"\"", "\\(", "{", "}", "(", ")", "[", "]", "/*", "*/", "$0", "..<", "...", "?", ":", "func", "let", "for", "in", "while"])
         var parsed = 0

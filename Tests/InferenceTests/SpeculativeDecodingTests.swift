@@ -80,6 +80,8 @@ struct SpeculativeDecodingTests {
         let model = try LanguageModel(path: path)
         let session = ModelSession(model: model, threads: 2)
         let draft = try Self.requantized(path)
+        // Drafted and accepted tokens over the seeds, by lookup and by the draft model.
+        var totals = [(drafted: 0, accepted: 0), (drafted: 0, accepted: 0)]
         for seed: UInt64 in [1, 2, 3] {
             let sampling = SamplingOptions(temperature: 0.9, seed: seed)
             let plain = try await Self.run(session, Self.copying, sampling: sampling, maxTokens: 40)
@@ -92,11 +94,16 @@ struct SpeculativeDecodingTests {
                                              draft: draft)
             #expect(lookup.ids == plain.ids, "seed \(seed), lookup")
             #expect(drafted.ids == plain.ids, "seed \(seed), draft model")
-            // Sampling refuses some drafts: the path that drops them ran.
-            for summary in [lookup.summary, drafted.summary] {
+            for (index, summary) in [lookup.summary, drafted.summary].enumerated() {
                 let summary = try #require(summary)
-                #expect(summary.draftedTokens > summary.acceptedTokens && summary.acceptedTokens > 0, "seed \(seed)")
+                totals[index].drafted += summary.draftedTokens
+                totals[index].accepted += summary.acceptedTokens
             }
+        }
+        // Sampling refuses some drafts and accepts others: both paths ran (one seed alone may
+        // accept none, as the portable kernels' last bits decide for seed 1).
+        for (name, total) in zip(["lookup", "draft model"], totals) {
+            #expect(total.drafted > total.accepted && total.accepted > 0, "\(name): \(total)")
         }
     }
 

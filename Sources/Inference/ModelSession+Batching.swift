@@ -88,15 +88,20 @@ extension ModelSession {
         let generation: QueuedGeneration
         /// Its place in the cache.
         let sequence: Int
+        /// Its prompt's tokens.
+        let prompt: [Int32]
         enum Phase {
-            /// Waiting for its turn to read its prompt.
-            case waiting(prompt: [Int32], reuse: PrefixReuse)
+            /// Waiting for its turn to read its prompt, as `reuse` allows.
+            case waiting(reuse: PrefixReuse)
             /// Reading its prompt.
             case reading(PromptRead)
             /// Decoding: `next` is the token to run next.
-            case decoding(next: Int32, progress: GenerationProgress)
+            case decoding(next: Int32)
         }
         var phase: Phase
+        /// The generation's token and text side, from when its prompt is read: kept apart from
+        /// `phase` so each draw changes it in place (its buffers are never copied).
+        var progress: GenerationProgress?
     }
 
     /// Queues `generations` for the batch, in order, starting the batch if it is not running.
@@ -163,7 +168,7 @@ extension ModelSession {
         let options = generation.options
         if let inherited = generation.inherited, options.reusesCachedPrefix { adopt(inherited, for: tokens, sequence: sequence) }
         let reuse: PrefixReuse = sequences[sequence].hooked ? .none : options.reusesCachedPrefix ? .any : .exact
-        return BatchedSequence(generation: generation, sequence: sequence, phase: .waiting(prompt: tokens, reuse: reuse))
+        return BatchedSequence(generation: generation, sequence: sequence, prompt: tokens, phase: .waiting(reuse: reuse), progress: nil)
     }
 
     /// One step of the batch: the sequences asked to stop end; the earliest waiting or reading
@@ -174,20 +179,17 @@ extension ModelSession {
     private func step(_ active: inout [BatchedSequence]) {
         active = active.filter { batched in
             guard batched.generation.shouldStop else { return true }
-            switch batched.phase {
-            case .waiting(let prompt, _):
-                batched.generation.finish(GenerationProgress.cancelled(promptTokens: prompt.count))
-            case .reading(let read):
-                batched.generation.finish(GenerationProgress.cancelled(promptTokens: read.tokens.count))
-            case .decoding(_, var progress):
+            if var progress = batched.progress {
                 progress.cancel()
                 batched.generation.finish(progress.finished())
+            } else {
+                batched.generation.finish(GenerationProgress.cancelled(promptTokens: batched.prompt.count))
             }
             return false
         }
         readPrompt(&active)
         let decoding = active.indices.compactMap { index -> (index: Int, token: Int32)? in
-            if case .decoding(let next, _) = active[index].phase { (index, next) } else { nil }
+            if case .decoding(let next) = active[index].phase { (index, next) } else { nil }
         }
         guard !decoding.isEmpty else { return }
         inbox.withLock { inbox in
@@ -195,20 +197,18 @@ extension ModelSession {
             inbox.statistics.tokens += decoding.count
             inbox.statistics.largest = max(inbox.statistics.largest, decoding.count)
         }
+        var ended: Set<Int> = []
         do {
             try model.forward(decoding: decoding.map { (active[$0.index].sequence, $0.token) }, state: state)
+            let vocabulary = model.configuration.vocabularySize
+            for (row, step) in decoding.enumerated() {
+                sequences[active[step.index].sequence].tokens.append(step.token)
+                let logits = UnsafeBufferPointer(start: state.logits + row * vocabulary, count: vocabulary)
+                if !draw(&active[step.index], from: logits) { ended.insert(step.index) }
+            }
         } catch {
             for (index, _) in decoding { active[index].generation.fail(error) }
-            let failed = Set(decoding.map(\.index))
-            active = active.indices.filter { !failed.contains($0) }.map { active[$0] }
-            return
-        }
-        var ended: Set<Int> = []
-        let vocabulary = model.configuration.vocabularySize
-        for (row, step) in decoding.enumerated() {
-            sequences[active[step.index].sequence].tokens.append(step.token)
-            let logits = UnsafeBufferPointer(start: state.logits + row * vocabulary, count: vocabulary)
-            if !draw(&active[step.index], from: logits) { ended.insert(step.index) }
+            ended = Set(decoding.map(\.index))
         }
         if !ended.isEmpty { active = active.indices.filter { !ended.contains($0) }.map { active[$0] } }
     }
@@ -218,18 +218,17 @@ extension ModelSession {
     private func readPrompt(_ active: inout [BatchedSequence]) {
         var index = 0
         while index < active.count {
-            let generation = active[index].generation, sequence = active[index].sequence
+            let generation = active[index].generation, sequence = active[index].sequence, prompt = active[index].prompt
             var read: PromptRead
             switch active[index].phase {
             case .decoding:
                 index += 1
                 continue
-            case .waiting(let prompt, let reuse):
+            case .waiting(let reuse):
                 if let logits = startFromCachedPrompt(prompt, reuse: reuse, sequence: sequence) {
-                    let progress = GenerationProgress(promptTokens: prompt, reused: prompt.count, options: generation.options,
-                                                      pipeline: generation.pipeline, model: model, asked: generation.arrived, readFrom: .now)
-                    active[index].phase = .decoding(next: 0, progress: progress)
-                    let going = logits.withUnsafeBufferPointer { draw(&active[index], from: $0) }
+                    let going = logits.withUnsafeBufferPointer {
+                        startDecoding(&active[index], after: prompt, reused: prompt.count, readFrom: .now, logits: $0)
+                    }
                     if going { index += 1 } else { active.remove(at: index) }
                     continue
                 }
@@ -251,11 +250,10 @@ extension ModelSession {
                 active[index].phase = .reading(read)
                 return
             }
-            let progress = GenerationProgress(promptTokens: read.tokens, reused: read.reused, options: generation.options,
-                                              pipeline: generation.pipeline, model: model, asked: generation.arrived, readFrom: read.started)
-            active[index].phase = .decoding(next: 0, progress: progress)
-            let going = draw(&active[index], from: UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize))
-            if !going { active.remove(at: index) }
+            let logits = UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize)
+            if !startDecoding(&active[index], after: prompt, reused: read.reused, readFrom: read.started, logits: logits) {
+                active.remove(at: index)
+            }
             return
         }
     }
@@ -294,19 +292,29 @@ extension ModelSession {
                                              alignedTokens: min(sequences[donor].alignedTokens, count))
     }
 
+    /// Starts decoding `batched` after its `prompt` (`reused` of its tokens from the cache, the
+    /// rest read from `readFrom` on): draws its first token from `logits`. False when the
+    /// generation has ended (and been finished).
+    private func startDecoding(_ batched: inout BatchedSequence, after prompt: [Int32], reused: Int, readFrom: ContinuousClock.Instant,
+                               logits: UnsafeBufferPointer<Float>) -> Bool {
+        let generation = batched.generation
+        batched.progress = GenerationProgress(promptTokens: prompt, reused: reused, options: generation.options, pipeline: generation.pipeline,
+                                              model: model, asked: generation.arrived, readFrom: readFrom)
+        return draw(&batched, from: logits)
+    }
+
     /// Draws a decoding sequence's next token from `logits`; false when its generation has ended
     /// (and been finished).
     private func draw(_ batched: inout BatchedSequence, from logits: UnsafeBufferPointer<Float>) -> Bool {
-        guard case .decoding(_, var progress) = batched.phase else { return true }
         let generation = batched.generation
+        let contextFull = state.positions[batched.sequence] >= state.contextLength
         do {
-            let next = try progress.advance(logits: logits, contextFull: state.positions[batched.sequence] >= state.contextLength,
-                                            shouldStop: { generation.shouldStop }, emit: generation.emit)
-            guard let next else {
-                generation.finish(progress.finished())
+            guard let next = try batched.progress?.advance(logits: logits, contextFull: contextFull, shouldStop: { generation.shouldStop },
+                                                           emit: generation.emit) else {
+                if let progress = batched.progress { generation.finish(progress.finished()) }
                 return false
             }
-            batched.phase = .decoding(next: next, progress: progress)
+            batched.phase = .decoding(next: next)
             return true
         } catch {
             generation.fail(error)

@@ -24,6 +24,9 @@ public actor ModelSession {
     public nonisolated let bytesPerCachedToken: Int
     /// How many sequences decode together at most.
     public nonisolated let sequenceCapacity: Int
+    /// The sequences a session of `lumen serve` or of a cell's model decodes together unless told
+    /// otherwise: llama-server's slots when it chooses them.
+    public static let defaultSequences = 4
     /// What each sequence's cache holds. A generation alone, and everything else a session does
     /// (scoring, looking inside, states), uses the first.
     var sequences: [CachedSequence]
@@ -334,12 +337,12 @@ public actor ModelSession {
         }
     }
 
-    /// Brings the first sequence's cache to hold `tokens`, processing them in batches after the
-    /// prefix `reuse` allows; the logits of the last token end up in the state. Returns how many
-    /// tokens were reused, or nil if cancelled between batches (the cache then holds the batches
-    /// done, and stays consistent).
-    private func ingest(_ tokens: [Int32], reuse: PrefixReuse = .none, stop: StopSignal? = nil) throws(ModelError) -> Int? {
-        var read = startReading(tokens, reuse: reuse, sequence: 0)
+    /// Brings the cache of `sequence` (the first: the one a session alone uses) to hold `tokens`,
+    /// processing them in batches after the prefix `reuse` allows; the logits of the last token
+    /// end up in the state. Returns how many tokens were reused, or nil if cancelled between
+    /// batches (the cache then holds the batches done, and stays consistent).
+    private func ingest(_ tokens: [Int32], reuse: PrefixReuse = .none, stop: StopSignal? = nil, sequence: Int = 0) throws(ModelError) -> Int? {
+        var read = startReading(tokens, reuse: reuse, sequence: sequence)
         while !read.isDone {
             if Task.isCancelled || stop?.isRaised == true { return nil }
             try readBatch(&read)
@@ -470,12 +473,7 @@ public actor ModelSession {
         let clock = ContinuousClock()
         let started = clock.now
         for sequence in 0..<count {
-            sequences[sequence] = CachedSequence()
-            var read = startReading(prompt, reuse: .none, sequence: sequence)
-            while !read.isDone {
-                try Task.checkCancellation(orThrow: model.gguf.path)
-                try readBatch(&read)
-            }
+            guard try ingest(prompt, sequence: sequence) != nil else { throw ModelError(file: model.gguf.path, field: "benchmark", reason: "cancelled") }
         }
         let read = clock.now
         for token in tokens {

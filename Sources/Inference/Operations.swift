@@ -85,7 +85,9 @@ enum Operations {
         let group = heads / configuration.headCountKV
         let scale = configuration.attentionScale
         let keys = state.keyCache(layer: layer), values = state.valueCache(layer: layer), attend = state.cacheKernels
-        let work = count * heads * ((state.rowPositions.max() ?? 0) + 1) * headDimension
+        // The rows' places, read once here rather than from the state by every thread.
+        let rowSequences = state.rowSequences, rowPositions = state.rowPositions
+        let work = count * heads * ((rowPositions.max() ?? 0) + 1) * headDimension
         let fourAtOnce = state.rowsAreOneRun && !state.scratch.tokenByToken
         // Items are (group of four tokens, head); each thread takes its own share's items in
         // order, and the later groups, which attend to more positions, are shared out at the end.
@@ -98,17 +100,17 @@ enum Operations {
                 let tokens = min(together, count - firstToken)
                 let query = state.query + firstToken * queryDimension + head * headDimension
                 let output = state.attended + firstToken * queryDimension + head * headDimension
-                let length = state.rowPositions[firstToken] + 1
+                let length = rowPositions[firstToken] + 1
                 // A sliding window keeps the positions p with (token position − p) < window.
                 if tokens == together && headDimension % 8 == 0 && window.map({ length + together - 1 <= $0 }) ?? true && fourAtOnce {
-                    let kvOffset = state.cacheOffset(sequence: state.rowSequences[firstToken], kvHead: head / group, position: 0)
+                    let kvOffset = state.cacheOffset(sequence: rowSequences[firstToken], kvHead: head / group, position: 0)
                     attend.attendFour(keys + kvOffset, values + kvOffset, headDimension, query, queryDimension, headDimension,
                                       length, scale, scores, state.contextLength, output, queryDimension)
                     continue
                 }
                 for token in 0..<tokens {
-                    let kvOffset = state.cacheOffset(sequence: state.rowSequences[firstToken + token], kvHead: head / group, position: 0)
-                    let length = state.rowPositions[firstToken + token] + 1
+                    let kvOffset = state.cacheOffset(sequence: rowSequences[firstToken + token], kvHead: head / group, position: 0)
+                    let length = rowPositions[firstToken + token] + 1
                     let first = window.map { max(0, length - $0) } ?? 0
                     attend.attend(keys + kvOffset, values + kvOffset, headDimension, query + token * queryDimension, headDimension,
                                   first, length, scale, scores, output + token * queryDimension)

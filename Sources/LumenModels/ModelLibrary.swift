@@ -142,7 +142,7 @@ final class ModelLibrary: LumenLibrary {
 
     static let load = Builtin(
         name: "load",
-        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1, parallel: 4) -> Model",
+        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1, parallel: \(ModelSession.defaultSequences)) -> Model",
         summary: "Loads a GGUF model by path or by name (searched in LUMEN_MODEL_PATH, ./models and ~/.local/share/lumen/models). Loading a file twice shares its weights. Generations on one of its sessions decode together, up to parallel at a time."
     ) { arguments, context in
         let (nameArgument, location) = try arguments.requirePositional("name")
@@ -151,7 +151,7 @@ final class ModelLibrary: LumenLibrary {
         let threads = try arguments.labelledInteger("threads")
             ?? ProcessInfo.processInfo.activeProcessorCount
         let instances = try arguments.labelledInteger("instances") ?? 1
-        let parallel = try arguments.labelledInteger("parallel") ?? 4
+        let parallel = try arguments.labelledInteger("parallel") ?? ModelSession.defaultSequences
         try arguments.finish()
         guard threads >= 1, instances >= 1, parallel >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
             throw LumenError(.value, "threads, instances, parallel and contextLength must be at least 1", at: context.location)

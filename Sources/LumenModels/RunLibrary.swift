@@ -108,7 +108,8 @@ public final class RunLibrary: LumenLibrary {
         let model: LoadedModel
         do {
             model = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-                try LoadedModel(path: path, contextLength: nil, threads: ProcessInfo.processInfo.activeProcessorCount, instances: 1, parallel: 4)
+                try LoadedModel(path: path, contextLength: nil, threads: ProcessInfo.processInfo.activeProcessorCount, instances: 1,
+                                parallel: ModelSession.defaultSequences)
             }
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)

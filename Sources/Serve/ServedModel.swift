@@ -24,8 +24,8 @@ public final class ServedModel: Sendable {
     public let hooks: [any ForwardHook]
 
     /// Serves `model` as `name` with `instances` sessions of `parallel` sequences of
-    /// `contextLength` (nil: the model's) and `threads` threads each; embeddings pooled by `pooling` (nil: as the file declares,
-    /// else the mean); every forward pass changed by `hooks`.
+    /// `contextLength` (nil: the model's) and `threads` threads each; embeddings pooled by
+    /// `pooling` (nil: as the file declares, else the mean); every forward pass changed by `hooks`.
     ///
     /// - Throws: `ModelError` when a hook does not fit the model.
     public init(name: String, model: LanguageModel, instances: Int, parallel: Int = 1, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil,

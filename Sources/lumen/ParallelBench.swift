@@ -9,37 +9,29 @@ struct ParallelBench {
     struct Row: Encodable {
         let pp: Int, tg: Int, pl: Int
         let nThreads: Int
-        /// Prompt and generation seconds (means over the repetitions).
-        let tPp: Double, tTg: Double
+        /// Prompt and generation seconds (means over the repetitions), and both.
+        let tPp: Double, tTg: Double, t: Double
         /// Tokens in the caches at the end.
-        var nKv: Int { pl * (pp + tg) }
-        var speedPp: Double { Double(pl * pp) / tPp }
-        var speedTg: Double { Double(pl * tg) / tTg }
-        var t: Double { tPp + tTg }
-        var speed: Double { Double(nKv) / t }
+        let nKv: Int
+        /// Tokens per second: of prompts, of generation, of both.
+        let speedPp: Double, speedTg: Double, speed: Double
 
         enum CodingKeys: String, CodingKey {
             case pp, tg, pl, nThreads = "n_threads", tPp = "t_pp", tTg = "t_tg", nKv = "n_kv", speedPp = "speed_pp", speedTg = "speed_tg", t, speed
         }
 
-        func encode(to encoder: any Encoder) throws {
-            var container = encoder.container(keyedBy: CodingKeys.self)
-            try container.encode(pp, forKey: .pp)
-            try container.encode(tg, forKey: .tg)
-            try container.encode(pl, forKey: .pl)
-            try container.encode(nThreads, forKey: .nThreads)
-            try container.encode(nKv, forKey: .nKv)
-            try container.encode(tPp, forKey: .tPp)
-            try container.encode(speedPp, forKey: .speedPp)
-            try container.encode(tTg, forKey: .tTg)
-            try container.encode(speedTg, forKey: .speedTg)
-            try container.encode(t, forKey: .t)
-            try container.encode(speed, forKey: .speed)
+        init(pp: Int, tg: Int, pl: Int, nThreads: Int, tPp: Double, tTg: Double) {
+            (self.pp, self.tg, self.pl, self.nThreads, self.tPp, self.tTg) = (pp, tg, pl, nThreads, tPp, tTg)
+            t = tPp + tTg
+            nKv = pl * (pp + tg)
+            speedPp = Double(pl * pp) / tPp
+            speedTg = Double(pl * tg) / tTg
+            speed = Double(nKv) / t
         }
 
         /// The row of llama-batched-bench's table.
         var markdown: String {
-            String(format: "| %6d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |", pp, tg, pl, nKv, tPp, speedPp, tTg, speedTg, t, speed)
+            String(format: "| %5d | %6d | %4d | %6d | %8.3f | %8.2f | %8.3f | %8.2f | %8.3f | %8.2f |", pp, tg, pl, nKv, tPp, speedPp, tTg, speedTg, t, speed)
         }
     }
 

@@ -49,7 +49,7 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(name: [.customLong("np", withSingleDash: true), .customLong("parallel")], parsing: .unconditional,
             help: ArgumentHelp("Sequences each session decodes together (llama-server's -np): requests served at once.", valueName: "N"))
-    var parallel = 4
+    var parallel = ModelSession.defaultSequences
 
     @Option(name: .customLong("ctx"), parsing: .unconditional, help: "Context length of each sequence (default: the model's).")
     var contextLength: Int?

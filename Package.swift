@@ -83,7 +83,7 @@ let package = Package(
         ),
         .target(
             name: "LumenModels",
-            dependencies: ["LumenLanguage", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
+            dependencies: ["Widgets", "LumenLanguage", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
                            "Scoring", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI", dependencies: ["GenerationTypes", "OrderedJSON"]),
@@ -98,6 +98,7 @@ let package = Package(
                            .product(name: "Logging", package: "swift-log")]
         ),
         .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol", "PythonText"]),
+        .target(name: "Widgets", dependencies: ["Evaluation", "LumenLanguage", "OrderedJSON", "PythonText"]),
         // libedit (BSD editline, Debian's libedit-dev) for line editing in `lumen repl`.
         .target(name: "CLineEditing", linkerSettings: [.linkedLibrary("edit")]),
         .target(
@@ -160,6 +161,7 @@ let package = Package(
                 "Scoring",
                 "Inference",
                 "Notebook",
+                "Widgets",
                 "Quantization",
                 "Tokenizers",
                 "Executors",

@@ -109,4 +109,21 @@ public protocol Evaluator: Sendable {
     func completeness(of code: String) async -> Completeness
     /// Execution history.
     func history(_ query: HistoryQuery) async -> [HistoryEntry]
+    /// Takes a comm message from the front end (a widget's new value, a click); what it
+    /// publishes goes to `output`, whose parent is that message. It returns once the message is
+    /// handled, so messages are taken in order.
+    func receive(_ message: CommMessage, output: any OutputSink) async
+    /// The comms open now (id → target name), only those of `target` when given.
+    func openComms(target: String?) async -> [String: String]
+}
+
+extension Evaluator {
+    /// An evaluator without comms answers as ipykernel does with no target registered: a comm
+    /// opened is closed at once, and a message for any other comm names the unknown comm.
+    public func receive(_ message: CommMessage, output: any OutputSink) async {
+        CommMessage.refuse(message, output: output)
+    }
+
+    /// An evaluator without comms has none open.
+    public func openComms(target: String?) async -> [String: String] { [:] }
 }

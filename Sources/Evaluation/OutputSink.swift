@@ -33,6 +33,11 @@ public protocol OutputSink: Sendable {
     /// The user asked to end the session (`exit`, `quit`): front ends that can end it do
     /// (jupyter console, `lumen repl`); a notebook ignores it.
     func askExit()
+    /// A message for the front end's side of a comm (a widget's state); front ends without
+    /// comms drop it.
+    func comm(_ message: CommMessage)
+    /// Whether the front end shows widgets (has comms), so a live control is worth making.
+    var showsWidgets: Bool { get }
     /// Asks the user for a line of input.
     ///
     /// - Throws: `InputUnavailableError` when this front end cannot ask, `CancellationError`
@@ -43,6 +48,11 @@ public protocol OutputSink: Sendable {
 extension OutputSink {
     /// Front ends without a session to end (notebooks, runners) ignore the request.
     public func askExit() {}
+    /// Front ends without comms (the terminal, `lumen run`) show a widget by its text and drop
+    /// its messages.
+    public func comm(_ message: CommMessage) {}
+    /// Front ends without comms show widgets as text.
+    public var showsWidgets: Bool { false }
 }
 
 /// Thrown by `OutputSink.requestInput` when the front end does not allow input.

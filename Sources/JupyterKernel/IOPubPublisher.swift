@@ -19,8 +19,8 @@ final class IOPubPublisher: Sendable {
 
     /// Publishes a message of `type` with `content`, in answer to `parent`, on the topic
     /// `kernel.SESSION.TYPE`.
-    func publish(_ type: String, _ content: some Encodable, parent: MessageHeader?) {
-        send(type, content, parent: parent, topic: Data("kernel.\(factory.session).\(type)".utf8))
+    func publish(_ type: String, _ content: some Encodable, parent: MessageHeader?, metadata: [String: JSONValue] = [:]) {
+        send(type, content, parent: parent, topic: Data("kernel.\(factory.session).\(type)".utf8), metadata: metadata)
     }
 
     /// Answers a new IOPub subscription (JEP 65): `iopub_welcome`, sent on the subscription's own
@@ -30,9 +30,9 @@ final class IOPubPublisher: Sendable {
         send("iopub_welcome", IOPubWelcome(subscription: String(decoding: topic, as: UTF8.self)), parent: nil, topic: Data(topic))
     }
 
-    private func send(_ type: String, _ content: some Encodable, parent: MessageHeader?, topic: Data) {
+    private func send(_ type: String, _ content: some Encodable, parent: MessageHeader?, topic: Data, metadata: [String: JSONValue] = [:]) {
         do {
-            let message = try factory.message(type, content: content, parent: parent, identities: [topic])
+            let message = try factory.message(type, content: content, parent: parent, identities: [topic], metadata: metadata)
             channel.send(try codec.encode(message).map { Array($0) })
         } catch {
             logger.error("could not encode \(type): \(error)")

@@ -74,6 +74,21 @@ struct JupyterOutputSink: OutputSink {
         payloads.page(bundle)
     }
 
+    var showsWidgets: Bool { true }
+
+    func comm(_ message: CommMessage) {
+        let data = JSONValue(parsing: message.data)?.objectValue ?? [:]
+        let metadata = JSONValue(parsing: message.metadata)?.objectValue ?? [:]
+        switch message.kind {
+        case .open(let target):
+            iopub.publish("comm_open", CommContent(commID: message.commID, targetName: target, data: data), parent: parent, metadata: metadata)
+        case .message:
+            iopub.publish("comm_msg", CommContent(commID: message.commID, data: data), parent: parent, metadata: metadata)
+        case .close:
+            iopub.publish("comm_close", CommContent(commID: message.commID, data: data), parent: parent, metadata: metadata)
+        }
+    }
+
     func askExit() {
         payloads.askExit()
     }

@@ -4,11 +4,14 @@ import JupyterProtocol
 import Logging
 
 /// The heart of the kernel: dispatches requests from the shell and control channels, wraps each
-/// in busy/idle, runs one cell at a time in its own task, and cancels that task on interrupt.
+/// in busy/idle, runs each shell's cells one at a time in tasks of their own, and cancels the
+/// main shell's on interrupt.
 ///
-/// Shell requests are handled one after another (the shell loop awaits each); control requests
-/// interleave with them because the actor is free whenever a cell is suspended or running in its
-/// own task.
+/// Shells (JEP 91): the main shell and each subshell `create_subshell_request` makes have a lane
+/// of their own, where their requests are handled one after another; lanes, comm messages and
+/// control requests interleave, because the actor is free whenever a cell is suspended or
+/// running in its own task. Comm messages go to one lane of their own whatever their shell, so a
+/// widget's messages are taken, in order, while any shell runs a cell.
 actor KernelCore {
     /// The channel a request came on: replies go back on it, and some requests belong on one.
     enum RequestChannel: Sendable {
@@ -34,9 +37,36 @@ actor KernelCore {
     private let logger: Logger
     private let shutdownRequests: AsyncStream<Bool>.Continuation
 
+    /// What a shell's lane carries: a request, or the mark after which it stops aborting.
+    enum ShellEvent: Sendable {
+        case message(Message)
+        case mark
+    }
+
+    /// A shell's lane: its events, handled one at a time, in order, by `worker`.
+    private struct Lane {
+        let events: AsyncStream<ShellEvent>.Continuation
+        let worker: Task<Void, Never>
+    }
+
+    /// A shell's state (nil: the main shell): its running cell, and whether it answers queued
+    /// executions `aborted` after a failure, until its mark.
+    private struct ShellState {
+        var runningCell: Task<ExecutionError?, Never>?
+        var aborting = false
+    }
+
+    /// The message types of comms, which go to the comm lane.
+    private static let commTypes: Set<String> = ["comm_open", "comm_msg", "comm_close"]
+    /// The requests that belong on control only; on shell they are ignored, as ipykernel does.
+    private static let controlTypes: Set<String> = ["create_subshell_request", "list_subshell_request", "delete_subshell_request"]
+
     private var executionCount = 0
-    private var runningCell: Task<ExecutionError?, Never>?
-    private var abortingQueuedExecutions = false
+    private var lanes: [String?: Lane] = [:]
+    /// The subshells, oldest first.
+    private var subshells: [String] = []
+    private var shells: [String?: ShellState] = [:]
+    private var commLane: AsyncStream<Message>.Continuation?
     private var reportedDropKinds: Set<String> = []
 
     init(
@@ -56,27 +86,118 @@ actor KernelCore {
 
     // MARK: - Entry points
 
-    /// Handles one event from the shell or control channel (`role`), replying on `channel`.
+    /// Handles one event from the shell or control channel (`role`) now, replying on `channel`:
+    /// what the control loop does with each request, and each shell's lane with its own.
     func serve(_ event: ChannelEvent, from channel: any MessageTransport, as role: RequestChannel) async {
         switch event {
-        case .mark:
-            abortingQueuedExecutions = false
+        case .mark(let shell):
+            shells[shell]?.aborting = false
         case .message(let frames):
             guard let message = decode(frames, from: channel.name) else { return }
             await dispatch(message, replyingOn: channel, role: role)
         }
     }
 
-    /// Cancels the running cell, if any.
-    func interrupt() {
-        runningCell?.cancel()
+    /// Takes one event of the shell channel without waiting for it to be handled: a request goes
+    /// to its shell's lane (the main shell's when its header names no subshell), a comm message
+    /// to the comm lane, a mark to the lane of the shell that asked for it. A request for a
+    /// subshell there is not is answered at once with an error, as ipykernel does.
+    func route(_ event: ChannelEvent) {
+        switch event {
+        case .mark(let shell):
+            lanes[shell]?.events.yield(.mark)
+        case .message(let frames):
+            guard let message = decode(frames, from: shell.name) else { return }
+            let subshell = message.header.subshellID
+            if let subshell, lanes[subshell] == nil {
+                refuse(message, unknownSubshell: subshell)
+            } else if Self.commTypes.contains(message.messageType) {
+                comms().yield(message)
+            } else {
+                lane(of: subshell).events.yield(.message(message))
+            }
+        }
     }
 
-    /// Ends the kernel without a request (SIGTERM, or its launcher's end): the running cell is
+    /// Cancels the main shell's running cell, if any: as in ipykernel, whose SIGINT reaches only
+    /// the main thread, a subshell's cell runs on.
+    func interrupt() {
+        shells[nil]?.runningCell?.cancel()
+    }
+
+    /// Ends the kernel without a request (SIGTERM, or its launcher's end): every running cell is
     /// cancelled, as for `shutdown_request`, and the server stops.
     func shutDown() {
-        runningCell?.cancel()
+        cancelEveryCell()
         shutdownRequests.yield(false)
+    }
+
+    private func cancelEveryCell() {
+        for state in shells.values { state.runningCell?.cancel() }
+    }
+
+    // MARK: - Lanes
+
+    /// The lane of `shell`, started on first use for the main shell.
+    private func lane(of shell: String?) -> Lane {
+        if let lane = lanes[shell] { return lane }
+        let (events, continuation) = AsyncStream.makeStream(of: ShellEvent.self)
+        let worker = Task {
+            for await event in events {
+                switch event {
+                case .mark: shells[shell]?.aborting = false
+                case .message(let message): await dispatch(message, replyingOn: self.shell, role: .shell)
+                }
+            }
+        }
+        let lane = Lane(events: continuation, worker: worker)
+        lanes[shell] = lane
+        return lane
+    }
+
+    /// The comm lane, started on first use.
+    private func comms() -> AsyncStream<Message>.Continuation {
+        if let commLane { return commLane }
+        let (messages, continuation) = AsyncStream.makeStream(of: Message.self)
+        Task {
+            for await message in messages {
+                await dispatch(message, replyingOn: shell, role: .shell)
+            }
+        }
+        commLane = continuation
+        return continuation
+    }
+
+    /// Answers a shell request for a subshell that does not exist as ipykernel does: busy, an
+    /// error reply (none for comm messages, which have no reply), idle.
+    private func refuse(_ message: Message, unknownSubshell subshell: String) {
+        let reason = "Unknown subshell_id '\(subshell)'"
+        logger.warning("cannot handle \(message.messageType) \(message.header.messageID): \(reason)")
+        iopub.publishStatus("busy", parent: message.header)
+        if !Self.commTypes.contains(message.messageType) {
+            send(Self.replyType(for: message.messageType), ErrorContent(ename: "UnknownSubshellError", evalue: reason, traceback: []),
+                 answering: message, on: shell)
+        }
+        iopub.publishStatus("idle", parent: message.header)
+    }
+
+    private func createSubshell() -> Response {
+        let id = UUID().uuidString.lowercased()
+        subshells.append(id)
+        _ = lane(of: id)
+        return .reply("create_subshell_reply", CreateSubshellReply(subshellID: id))
+    }
+
+    /// Deletes a subshell: what is queued on it is dropped and its running cell cancelled.
+    private func deleteSubshell(_ request: DeleteSubshellRequest) -> Response {
+        guard let lane = lanes.removeValue(forKey: request.subshellID) else {
+            return .reply("delete_subshell_reply", ControlErrorReply(evalue: "Unknown subshell_id '\(request.subshellID)'"))
+        }
+        lane.worker.cancel()
+        lane.events.finish()
+        shells.removeValue(forKey: request.subshellID)?.runningCell?.cancel()
+        subshells.removeAll { $0 == request.subshellID }
+        return .reply("delete_subshell_reply", StatusReply())
     }
 
     /// Decodes and authenticates `frames`, logging (once per kind) and dropping what is invalid.
@@ -100,6 +221,10 @@ actor KernelCore {
             logger.warning("ignored a message of unknown type '\(message.messageType)' on \(channel.name)")
             return
         }
+        if Self.controlTypes.contains(message.messageType), role != .control {
+            logger.warning("ignored a \(message.messageType) on \(channel.name): it belongs on the control channel")
+            return
+        }
         iopub.publishStatus("busy", parent: message.header)
         let response = await handler(self, message, role)
         if case .reply(let type, let content) = response {
@@ -109,7 +234,7 @@ actor KernelCore {
         if message.messageType == "shutdown_request", case .reply(_, let content) = response,
            let shutdown = content as? ShutdownContent {
             iopub.publish("shutdown_reply", shutdown, parent: message.header)
-            runningCell?.cancel()
+            cancelEveryCell()
             shutdownRequests.yield(shutdown.restart)
         }
     }
@@ -152,16 +277,20 @@ actor KernelCore {
                 .reply("history_reply", await core.history(request))
             }
         },
-        "comm_info_request": { _, _, _ in .reply("comm_info_reply", CommInfoReply()) },
-        // No comm targets: a comm opened is closed at once; its messages have nowhere to go.
-        "comm_open": { core, message, _ in
-            if let open = try? message.decodeContent(CommOpen.self) {
-                core.iopub.publish("comm_close", CommClose(commID: open.commID), parent: message.header)
+        "comm_info_request": { core, message, _ in
+            await core.decoded(message, as: CommInfoRequest.self) { request in
+                let open = await core.evaluator.openComms(target: request.targetName)
+                return .reply("comm_info_reply", CommInfoReply(comms: open.mapValues(CommInfoReply.Comm.init(targetName:))))
             }
-            return .none
         },
-        "comm_msg": { _, _, _ in .none },
-        "comm_close": { _, _, _ in .none },
+        "comm_open": { core, message, _ in await core.receiveComm(message, as: .open(target: "")) },
+        "comm_msg": { core, message, _ in await core.receiveComm(message, as: .message) },
+        "comm_close": { core, message, _ in await core.receiveComm(message, as: .close) },
+        "create_subshell_request": { core, _, _ in core.createSubshell() },
+        "list_subshell_request": { core, _, _ in .reply("list_subshell_reply", ListSubshellReply(subshellIDs: core.subshells)) },
+        "delete_subshell_request": { core, message, _ in
+            await core.decoded(message, as: DeleteSubshellRequest.self) { request in core.deleteSubshell(request) }
+        },
         "interrupt_request": { core, _, _ in
             core.interrupt()
             return .reply("interrupt_reply", StatusReply())
@@ -203,6 +332,35 @@ actor KernelCore {
         }
     }
 
+    // MARK: - Comms
+
+    /// Hands a comm message to the evaluator, whose output has the message as parent; content
+    /// that does not decode is logged and dropped, as ipykernel does (comm messages have no reply).
+    private func receiveComm(_ message: Message, as kind: CommMessage.Kind) async -> Response {
+        let content: CommContent
+        do {
+            content = try message.decodeContent(CommContent.self)
+        } catch {
+            logger.warning("invalid \(message.messageType) content: \(error)")
+            return .none
+        }
+        var kind = kind
+        if case .open = kind {
+            guard let target = content.targetName else {
+                logger.warning("invalid comm_open content: no target_name")
+                return .none
+            }
+            kind = .open(target: target)
+        }
+        let data = (try? JSONEncoder().encode(content.data)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        let sink = JupyterOutputSink(
+            parent: message.header, identities: message.identities, executionCount: executionCount,
+            silent: false, allowStdin: false, iopub: iopub, stdin: stdin, payloads: ReplyPayloads()
+        )
+        await evaluator.receive(CommMessage(kind, commID: content.commID, data: data), output: sink)
+        return .none
+    }
+
     // MARK: - Execution
 
     private func execute(_ message: Message) async -> Response {
@@ -216,7 +374,8 @@ actor KernelCore {
                 ErrorContent(ename: "InvalidRequest", evalue: "invalid execute_request content: \(error)", traceback: [])
             ))
         }
-        if abortingQueuedExecutions {
+        let shellID = message.header.subshellID
+        if shells[shellID]?.aborting == true {
             return .reply("execute_reply", ExecuteReply.aborted(executionCount: executionCount))
         }
         let storeHistory = request.storeHistory && !request.silent
@@ -241,16 +400,17 @@ actor KernelCore {
                 return error
             }
         }
-        runningCell = task
+        shells[shellID, default: ShellState()].runningCell = task
         let failure = await task.value
-        runningCell = nil
+        shells[shellID]?.runningCell = nil
         guard let failure else {
             return .reply("execute_reply", ExecuteReply.ok(executionCount: count, payload: sink.payloads.payload))
         }
         sink.error(failure)
-        if request.stopOnError {
-            abortingQueuedExecutions = true
-            shell.requestMark()
+        // A subshell deleted while its cell ran has no state left to abort.
+        if request.stopOnError, shells[shellID] != nil {
+            shells[shellID]?.aborting = true
+            shell.requestMark(for: shellID)
         }
         return .reply("execute_reply", ExecuteReply.error(
             executionCount: count,

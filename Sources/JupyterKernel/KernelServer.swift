@@ -62,11 +62,14 @@ public struct KernelServer: Sendable {
 
         iopub.publishStatus("starting", parent: nil)
         let restart = await withTaskGroup(of: Void.self, returning: Bool.self) { group in
-            for (channel, role) in [(shell, KernelCore.RequestChannel.shell), (control, .control)] {
-                group.addTask {
-                    for await event in channel.events {
-                        await core.serve(event, from: channel, as: role)
-                    }
+            group.addTask {
+                for await event in shell.events {
+                    await core.route(event)
+                }
+            }
+            group.addTask {
+                for await event in control.events {
+                    await core.serve(event, from: control, as: .control)
                 }
             }
             group.addTask {

@@ -6,6 +6,7 @@ protocol MessageTransport: AnyObject, Sendable {
     var name: String { get }
     /// Queues a multipart message to be sent, in order.
     func send(_ frames: [[UInt8]])
-    /// Asks for a `.mark` event once every message received so far has been delivered.
-    func requestMark()
+    /// Asks for a `.mark(shell:)` event once every message received so far has been delivered:
+    /// the shell that failed (nil: the main one) stops aborting its queued executions there.
+    func requestMark(for shell: String?)
 }

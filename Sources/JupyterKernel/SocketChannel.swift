@@ -7,8 +7,9 @@ import ZeroMQ
 enum ChannelEvent: Sendable {
     /// A multipart message received on the socket.
     case message([[UInt8]])
-    /// Every message received before `requestMark()` was called has been delivered.
-    case mark
+    /// Every message received before `requestMark(for:)` was called for this shell (nil: the
+    /// main one) has been delivered.
+    case mark(shell: String?)
 }
 
 /// One ZeroMQ socket served by a dedicated thread, so that blocking polls never occupy Swift's
@@ -27,7 +28,7 @@ final class SocketChannel: MessageTransport {
 
     private struct State {
         var outbox: [[[UInt8]]] = []
-        var markRequested = false
+        var marksRequested: [String?] = []
         var stopRequested = false
         var exited = false
         var exitWaiters: [CheckedContinuation<Void, Never>] = []
@@ -81,9 +82,10 @@ final class SocketChannel: MessageTransport {
     }
 
     /// Asks the socket thread to take in every message already waiting on the socket and then
-    /// deliver `.mark` on `events`: everything before the mark was queued when this was called.
-    func requestMark() {
-        state.withLock { $0.markRequested = true }
+    /// deliver `.mark(shell:)` on `events`: everything before the mark was queued when this was
+    /// called.
+    func requestMark(for shell: String?) {
+        state.withLock { $0.marksRequested.append(shell) }
         wakeup.signal()
     }
 
@@ -127,20 +129,20 @@ final class SocketChannel: MessageTransport {
                 return
             }
             if ready[0] { wakeup.drain() }
-            let (outbox, mark, stop) = state.withLock { state in
+            let (outbox, marks, stop) = state.withLock { state in
                 defer {
                     state.outbox.removeAll(keepingCapacity: true)
-                    state.markRequested = false
+                    state.marksRequested.removeAll()
                 }
-                return (state.outbox, state.markRequested, state.stopRequested)
+                return (state.outbox, state.marksRequested, state.stopRequested)
             }
             // A mark comes before the replies queued with it are sent: a reply queued after
-            // `requestMark()` (the error that asked for the mark) cannot be answered by the client
-            // before the mark, so nothing it sends in answer is taken as queued before the mark.
-            if ready[1] || mark {
+            // `requestMark(for:)` (the error that asked for the mark) cannot be answered by the
+            // client before the mark, so nothing it sends in answer is taken as queued before it.
+            if ready[1] || !marks.isEmpty {
                 receiveWaiting(on: socket, mode: mode)
             }
-            if mark { eventSink.yield(.mark) }
+            for shell in marks { eventSink.yield(.mark(shell: shell)) }
             for frames in outbox {
                 send(frames, on: socket)
             }

@@ -14,6 +14,9 @@ public struct MessageHeader: Sendable, Codable, Equatable {
     public var messageType: String
     /// The messaging protocol version, e.g. `5.4`.
     public var version: String
+    /// The subshell a shell request is for (JEP 91); nil for the main shell and in every
+    /// message the kernel sends.
+    public var subshellID: String?
 
     enum CodingKeys: String, CodingKey {
         case messageID = "msg_id"
@@ -22,10 +25,14 @@ public struct MessageHeader: Sendable, Codable, Equatable {
         case date
         case messageType = "msg_type"
         case version
+        case subshellID = "subshell_id"
     }
 
     /// Creates a header from all of its fields.
-    public init(messageID: String, session: String, username: String, date: String, messageType: String, version: String) {
+    public init(
+        messageID: String, session: String, username: String, date: String, messageType: String, version: String, subshellID: String? = nil
+    ) {
+        self.subshellID = subshellID
         self.messageID = messageID
         self.session = session
         self.username = username
@@ -44,5 +51,6 @@ public struct MessageHeader: Sendable, Codable, Equatable {
         username = try container.decodeIfPresent(String.self, forKey: .username) ?? ""
         version = try container.decodeIfPresent(String.self, forKey: .version) ?? ""
         date = (try? container.decodeIfPresent(String.self, forKey: .date)) ?? ""
+        subshellID = try container.decodeIfPresent(String.self, forKey: .subshellID)
     }
 }

@@ -14,7 +14,7 @@ public struct Builtin: Sendable {
         public let call: @Sendable (Value, [Value]) async throws -> Value
 
         /// Where the running cell comes from.
-        public var cell: CellOrigin { session.cell.withLock { $0 } }
+        public var cell: CellOrigin { RunningCell.current.origin }
 
         /// The session's instance of library `type`, which keeps what its built-ins share.
         public func library<Library: LumenLibrary>(_ type: Library.Type) throws(LumenError) -> Library {
@@ -24,12 +24,30 @@ public struct Builtin: Sendable {
             return library
         }
 
+        /// This context with its output going to `output` instead (an Output widget's outputs).
+        public func with(output: any OutputSink) -> Context {
+            Context(output: output, location: location, session: session, call: call)
+        }
+
+        /// Opens comm `id` to the front end for `target` with `data` (the JSON text of an object)
+        /// and `metadata`, and sends the front end's messages on it to `endpoint` until it closes.
+        public func openComm(_ endpoint: any CommEndpoint, id: String, target: String, data: String, metadata: String = "{}") {
+            session.comms.add(endpoint, id: id, target: target)
+            output.comm(CommMessage(.open(target: target), commID: id, data: data, metadata: metadata))
+        }
+
+        /// Closes comm `id`: the front end is told, and its messages are no longer taken.
+        public func closeComm(_ id: String) {
+            session.comms.remove(id)
+            output.comm(CommMessage(.close, commID: id))
+        }
+
         /// Notes that `value` (a host object, or an array of them) has been shown while the
         /// cell ran (a generation's live display, a batch's table), so it is not shown again as
         /// the cell's result.
         public func shownLive(_ value: Value) {
-            guard let objects = SessionState.hostObjects(of: value) else { return }
-            session.shownLive.withLock { $0.append(objects) }
+            guard let objects = RunningCell.hostObjects(of: value) else { return }
+            RunningCell.current.shownLive.withLock { $0.append(objects) }
         }
     }
 

@@ -29,3 +29,12 @@ extension HostObject {
     /// Most host objects have nothing to wait for.
     public func awaitedProperty(_ name: String, at location: SourceLocation) async throws -> Value? { nil }
 }
+
+/// A host object some of whose properties a cell assigns (`slider.value = 3`), the change
+/// published through the context (a widget tells the front end).
+public protocol SettableHostObject: HostObject {
+    /// The properties `setProperty` takes.
+    var settablePropertyNames: [String] { get }
+    /// Sets property `name` to `value`; throws a `LumenError` naming what is wrong with it.
+    func setProperty(_ name: String, to value: Value, context: Builtin.Context) async throws
+}

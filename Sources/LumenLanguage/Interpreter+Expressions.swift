@@ -87,10 +87,7 @@ extension Interpreter {
     /// Calls a function value: a built-in, a user function or closure, or a method.
     func call(_ function: Value, positional: [(Value, SourceLocation)], labelled: [(String, Value, SourceLocation)],
               at location: SourceLocation, context: inout RunContext) async throws -> Value {
-        let builtinContext = Builtin.Context(output: context.output, location: location, session: state) { [depth = context.depth, output = context.output, source = context.source] function, arguments in
-            var nested = RunContext(output: output, depth: depth, source: source)
-            return try await self.call(function, positional: arguments.map { ($0, location) }, labelled: [], at: location, context: &nested)
-        }
+        let builtinContext = builtinContext(at: location, context: context)
         switch function {
         case .builtin(let builtin):
             var arguments = Arguments(function: builtin.name, at: location, positional: positional, labelled: labelled, knownLabels: builtin.labels)
@@ -102,6 +99,15 @@ extension Interpreter {
             return try await invoke(user, positional: positional, labelled: labelled, at: location, context: &context)
         default:
             throw LumenError(.type, "a value of type \(function.typeName) cannot be called", at: location)
+        }
+    }
+
+    /// What a built-in, a method or a property set called at `location` is given: the cell's output
+    /// and a way to call Lumen functions from there.
+    func builtinContext(at location: SourceLocation, context: RunContext) -> Builtin.Context {
+        Builtin.Context(output: context.output, location: location, session: state) { [depth = context.depth, output = context.output, source = context.source] function, arguments in
+            var nested = RunContext(output: output, depth: depth, source: source)
+            return try await self.call(function, positional: arguments.map { ($0, location) }, labelled: [], at: location, context: &nested)
         }
     }
 

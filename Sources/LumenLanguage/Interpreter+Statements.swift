@@ -88,7 +88,8 @@ extension Interpreter {
         return flag
     }
 
-    /// Stores `value` into an identifier or a (nested) subscript of one.
+    /// Stores `value` into an identifier, a (nested) subscript of one, or a settable property of
+    /// a host object (a widget's `value`).
     func assign(_ value: Value, to target: Expression, in scope: Scope, context: inout RunContext) async throws {
         switch target {
         case .identifier(let name, let location):
@@ -103,6 +104,12 @@ extension Interpreter {
             let container = try await evaluate(base, in: scope, context: &context)
             let index = try await evaluate(indexExpression, in: scope, context: &context)
             try await assign(try Operators.replacing(index, in: container, with: value, at: location), to: base, in: scope, context: &context)
+        case .member(let base, let name, let location):
+            let receiver = try await evaluate(base, in: scope, context: &context)
+            guard case .host(let object as any SettableHostObject) = receiver, object.settablePropertyNames.contains(name) else {
+                throw LumenError(.type, "cannot assign to property '\(name)' of \(receiver.typeName)", at: location)
+            }
+            try await object.setProperty(name, to: value, context: builtinContext(at: location, context: context))
         default:
             throw LumenError(.syntax, "cannot assign to this expression", at: target.location)
         }

@@ -62,7 +62,20 @@ public actor Interpreter: Evaluator {
     }
 
     public func execute(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError) {
-        state.cell.withLock { $0 = CellOrigin(executionCount: request.executionCount, cellID: request.cellID) }
+        let cell = RunningCell(origin: CellOrigin(executionCount: request.executionCount, cellID: request.cellID))
+        do {
+            try await RunningCell.$current.withValue(cell) {
+                try await run(request, output: output)
+            }
+        } catch let error as ExecutionError {
+            throw error
+        } catch {
+            throw ExecutionError(name: "InternalError", message: "\(error)", traceback: ["InternalError: \(error)"])
+        }
+    }
+
+    /// Runs a cell in its `RunningCell`.
+    private func run(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError) {
         if request.storeHistory {
             let entry = HistoryEntry(session: session, line: request.executionCount, input: request.code)
             historyEntries.append(entry)
@@ -91,7 +104,6 @@ public actor Interpreter: Evaluator {
     /// Runs a cell's statements; the last bare expression's value is the result.
     func executeStatements(_ request: ExecutionRequest, output: any OutputSink) async throws {
         let statements = try Parser.parse(request.code)
-        state.shownLive.withLock { $0.removeAll() }
         var lastValue = Value.null
         var context = RunContext(output: output, depth: 0, source: SourceText(request))
         for statement in statements {
@@ -105,7 +117,7 @@ public actor Interpreter: Evaluator {
         }
         // A value the cell already showed live (a generation) is not shown a second time; it is
         // still the cell's value for code.
-        if state.wasShownLive(lastValue) { return }
+        if RunningCell.current.wasShownLive(lastValue) { return }
         if !request.silent, !lastValue.isNull {
             output.executeResult(lastValue.mimeBundle)
         }

@@ -175,6 +175,8 @@ public struct Parser {
         switch expression {
         case .identifier: true
         case .subscripted(let base, _, _): isAssignable(base)
+        // A host object's settable property (`slider.value = 3`), checked when it runs.
+        case .member: true
         default: false
         }
     }

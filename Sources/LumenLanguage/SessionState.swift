@@ -1,7 +1,7 @@
 import Synchronization
 
 /// What built-ins keep from cell to cell: the session's libraries and the built-ins they give,
-/// random numbers, background jobs, and where the running cell comes from.
+/// random numbers, background jobs and the comms open to the front end.
 final class SessionState: Sendable {
     /// The libraries plugged into this session, one instance each.
     let libraries: [any LumenLibrary]
@@ -9,15 +9,41 @@ final class SessionState: Sendable {
     let builtins: [String: Builtin]
     /// The magics the libraries add, in the libraries' order.
     let libraryMagics: [Magic]
-    /// Where the running cell comes from.
-    let cell = Mutex(CellOrigin(executionCount: 0, cellID: nil))
+    init(libraries: [any LumenLibrary]) {
+        self.libraries = libraries
+        let all = StandardLibrary.all + libraries.flatMap(\.builtins)
+        builtins = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
+        libraryMagics = libraries.flatMap(\.magics)
+    }
 
-    /// What the running cell has already shown live, each a host object (a generation's
-    /// streaming display) or the host objects of an array (a batch's table), which are not shown
-    /// again as the cell's result.
+    /// The session's random numbers.
+    let random = SessionRandom()
+    /// Background jobs started by `spawn`.
+    let jobs = JobList()
+    /// The comms open to the front end (widgets).
+    let comms = CommRegistry()
+}
+
+/// What belongs to one running cell rather than to the session: where it comes from and what it
+/// has shown live. Cells of several shells (JEP 91 subshells) and comm messages are handled at
+/// once, each in a task of its own, so this is a task-local value, never a session's.
+final class RunningCell: Sendable {
+    /// The cell the current task runs (outside any cell, a new one of count 0).
+    @TaskLocal static var current = RunningCell(origin: CellOrigin(executionCount: 0, cellID: nil))
+
+    /// Where the cell comes from.
+    let origin: CellOrigin
+
+    /// What the cell has already shown live, each a host object (a generation's streaming
+    /// display) or the host objects of an array (a batch's table), which are not shown again as
+    /// the cell's result.
     let shownLive = Mutex<[[any HostObject]]>([])
 
-    /// Whether `value` is something the running cell has already shown live.
+    init(origin: CellOrigin) {
+        self.origin = origin
+    }
+
+    /// Whether `value` is something the cell has already shown live.
     func wasShownLive(_ value: Value) -> Bool {
         guard let objects = Self.hostObjects(of: value) else { return false }
         return shownLive.withLock { shown in
@@ -35,18 +61,6 @@ final class SessionState: Sendable {
         default: nil
         }
     }
-
-    init(libraries: [any LumenLibrary]) {
-        self.libraries = libraries
-        let all = StandardLibrary.all + libraries.flatMap(\.builtins)
-        builtins = Dictionary(all.map { ($0.name, $0) }, uniquingKeysWith: { first, _ in first })
-        libraryMagics = libraries.flatMap(\.magics)
-    }
-
-    /// The session's random numbers.
-    let random = SessionRandom()
-    /// Background jobs started by `spawn`.
-    let jobs = JobList()
 }
 
 /// Where a running cell comes from, as its request says: its execution count and, when the

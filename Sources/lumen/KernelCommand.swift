@@ -63,6 +63,6 @@ struct KernelCommand: AsyncParsableCommand {
             HelpLink(text: "Jupyter documentation", url: "https://docs.jupyter.org/"),
         ],
         // JEP 65: each new IOPub subscriber gets an `iopub_welcome`.
-        supportedFeatures: ["iopub_welcome"]
+        supportedFeatures: ["iopub_welcome", "kernel subshells"]
     )
 }

@@ -10,22 +10,30 @@ import Testing
 final class MemoryTransport: MessageTransport {
     let name: String
     private let sent = Mutex<[[[UInt8]]]>([])
-    private let marks = Mutex(0)
+    private let marks = Mutex<[String?]>([])
+    /// Each message as it is sent.
+    let sending: AsyncStream<[[UInt8]]>
+    private let sendingContinuation: AsyncStream<[[UInt8]]>.Continuation
 
     init(name: String) {
         self.name = name
+        (sending, sendingContinuation) = AsyncStream.makeStream(of: [[UInt8]].self)
     }
 
     func send(_ frames: [[UInt8]]) {
         sent.withLock { $0.append(frames) }
+        sendingContinuation.yield(frames)
     }
 
-    func requestMark() {
-        marks.withLock { $0 += 1 }
+    func requestMark(for shell: String?) {
+        marks.withLock { $0.append(shell) }
     }
+
+    /// The shells marks were asked for, in order.
+    var markedShells: [String?] { marks.withLock { $0 } }
 
     /// How many marks were asked for.
-    var markRequests: Int { marks.withLock { $0 } }
+    var markRequests: Int { marks.withLock { $0.count } }
 
     /// What was sent, decoded (a codec of the test's own, so the kernel's replay guard is not shared).
     func messages(key: String) throws -> [Message] {
@@ -35,10 +43,12 @@ final class MemoryTransport: MessageTransport {
 }
 
 /// An evaluator whose cells do what their code names: `print` writes a line, `fail` fails,
-/// `wait` announces it started and waits until it is cancelled.
+/// `wait` announces it started and waits until it is cancelled. It keeps the comm messages it
+/// receives and answers each on the same comm.
 final class ScriptedEvaluator: Evaluator {
     let started: AsyncStream<Void>
     private let startedContinuation: AsyncStream<Void>.Continuation
+    let comms = Mutex<[CommMessage]>([])
 
     init() {
         (started, startedContinuation) = AsyncStream.makeStream(of: Void.self)
@@ -66,6 +76,13 @@ final class ScriptedEvaluator: Evaluator {
     func inspect(_ code: String, cursor: Int, detailLevel: Int) async -> MIMEBundle? { nil }
     func completeness(of code: String) async -> Completeness { .complete }
     func history(_ query: HistoryQuery) async -> [HistoryEntry] { [] }
+
+    func receive(_ message: CommMessage, output: any OutputSink) async {
+        comms.withLock { $0.append(message) }
+        output.comm(CommMessage(.message, commID: message.commID, data: #"{"answer":1}"#))
+    }
+
+    func openComms(target: String?) async -> [String: String] { ["one": "jupyter.widget"] }
 }
 
 /// The kernel core driven through in-memory transports: what it publishes and replies, in order,
@@ -99,8 +116,9 @@ struct KernelCoreTests {
     }
 
     /// A request as a client sends it, signed with the connection's key.
-    func request(_ type: String, _ content: some Encodable) throws -> (message: Message, frames: [[UInt8]]) {
-        let message = try client.message(type, content: content, parent: nil, identities: [Data("client".utf8)])
+    func request(_ type: String, _ content: some Encodable, subshell: String? = nil) throws -> (message: Message, frames: [[UInt8]]) {
+        var message = try client.message(type, content: content, parent: nil, identities: [Data("client".utf8)])
+        message.header.subshellID = subshell
         return (message, try WireCodec(key: Self.key).encode(message).map { Array($0) })
     }
 
@@ -143,7 +161,7 @@ struct KernelCoreTests {
         let queued = try await execute("print")
         #expect(try replies(on: shell, to: queued).first?.decodeContent(ExecuteReply.self).status == .aborted)
         #expect(try published(for: queued) == ["busy", "idle"])
-        await core.serve(.mark, from: shell, as: .shell)
+        await core.serve(.mark(shell: nil), from: shell, as: .shell)
         let after = try await execute("print")
         let reply = try #require(try replies(on: shell, to: after).first).decodeContent(ExecuteReply.self)
         #expect(reply.status == .ok && reply.executionCount == 2)
@@ -165,7 +183,7 @@ struct KernelCoreTests {
         #expect(reply.status == .error && reply.ename == "Interrupted")
         // An interrupt counts as a failure for stop_on_error: what was queued behind it is aborted.
         #expect(shell.markRequests == 1)
-        await core.serve(.mark, from: shell, as: .shell)
+        await core.serve(.mark(shell: nil), from: shell, as: .shell)
         let next = try await execute("print")
         #expect(try replies(on: shell, to: next).first?.decodeContent(ExecuteReply.self).status == .ok)
     }

@@ -7,7 +7,7 @@ import ZeroMQ
 
 @Suite("Socket channels")
 struct SocketChannelTests {
-    @Test("messages arrive in order and a mark follows everything queued before it")
+    @Test("messages arrive in order and a mark, naming the shell that asked for it, follows everything queued before it")
     func orderAndMark() async throws {
         let context = try Context()
         let channel = try await SocketChannel.open(name: "shell", context: context, type: .router, endpoint: "inproc://order", mode: .receive)
@@ -15,14 +15,15 @@ struct SocketChannelTests {
         try client.setRoutingID(Array("client".utf8))
         try client.connect("inproc://order")
         for index in 0..<3 { try client.send([[UInt8(index)]]) }
-        channel.requestMark()
+        channel.requestMark(for: "subshell")
         var received: [[UInt8]] = []
         for await event in channel.events {
             switch event {
             case .message(let frames):
                 #expect(frames.first == Array("client".utf8))
                 received.append(frames[1])
-            case .mark:
+            case .mark(let shell):
+                #expect(shell == "subshell")
                 #expect(received == [[0], [1], [2]])
                 channel.send([Array("client".utf8), [42]])
                 #expect(try client.receive() == [[42]])

@@ -25,6 +25,12 @@ public struct Arguments: Sendable {
         Arguments(function: function, at: callLocation, positional: [(value, location)] + positional, labelled: labelled, knownLabels: knownLabels)
     }
 
+    /// Takes every labelled argument left, in the order the call wrote them.
+    package mutating func remainingLabelled() -> [(label: String, value: Value, location: SourceLocation)] {
+        defer { labelled.removeAll() }
+        return labelled.map { (label: $0.0, value: $0.1, location: $0.2) }
+    }
+
     /// Whether an argument labelled `label` is still there.
     package func has(_ label: String) -> Bool {
         labelled.contains { $0.0 == label }

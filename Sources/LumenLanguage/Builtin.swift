@@ -10,8 +10,14 @@ public struct Builtin: Sendable {
         public let location: SourceLocation
         /// What the session keeps for built-ins.
         let session: SessionState
-        /// Calls a Lumen function value (a closure passed to `map`, say) with positional arguments.
-        public let call: @Sendable (Value, [Value]) async throws -> Value
+        /// Calls a Lumen function value with positional arguments, its output going to the sink given.
+        let invoke: @Sendable (Value, [Value], any OutputSink) async throws -> Value
+
+        /// Calls a Lumen function value (a closure passed to `map`, say) with positional
+        /// arguments, its output going to this context's output.
+        public func call(_ function: Value, _ arguments: [Value]) async throws -> Value {
+            try await invoke(function, arguments, output)
+        }
 
         /// Where the running cell comes from.
         public var cell: CellOrigin { RunningCell.current.origin }
@@ -24,9 +30,19 @@ public struct Builtin: Sendable {
             return library
         }
 
+        /// Calls `function` as a cell of its own runs (what it shows live is its own): its value,
+        /// or nil when that is nil or was already shown live (a generation's streamed text).
+        public func callAsCell(_ function: Value, _ arguments: [Value]) async throws -> Value? {
+            let cell = RunningCell(origin: RunningCell.current.origin)
+            return try await RunningCell.$current.withValue(cell) {
+                let value = try await call(function, arguments)
+                return value.isNull || cell.wasShownLive(value) ? nil : value
+            }
+        }
+
         /// This context with its output going to `output` instead (an Output widget's outputs).
         public func with(output: any OutputSink) -> Context {
-            Context(output: output, location: location, session: session, call: call)
+            Context(output: output, location: location, session: session, invoke: invoke)
         }
 
         /// Opens comm `id` to the front end for `target` with `data` (the JSON text of an object)

@@ -105,7 +105,7 @@ extension Interpreter {
     /// What a built-in, a method or a property set called at `location` is given: the cell's output
     /// and a way to call Lumen functions from there.
     func builtinContext(at location: SourceLocation, context: RunContext) -> Builtin.Context {
-        Builtin.Context(output: context.output, location: location, session: state) { [depth = context.depth, output = context.output, source = context.source] function, arguments in
+        Builtin.Context(output: context.output, location: location, session: state) { [depth = context.depth, source = context.source] function, arguments, output in
             var nested = RunContext(output: output, depth: depth, source: source)
             return try await self.call(function, positional: arguments.map { ($0, location) }, labelled: [], at: location, context: &nested)
         }

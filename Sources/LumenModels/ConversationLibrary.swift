@@ -5,11 +5,12 @@ import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage
+import Widgets
 
 /// Conversations: `conversation` starts one with a loaded or served model, `say` adds a turn,
-/// `reset` and `fork`.
+/// `reset` and `fork`; `chatWidget` is one in a notebook form.
 final class ConversationLibrary: LumenLibrary {
-    let builtins: [Builtin] = [conversation, say, reset, fork]
+    let builtins: [Builtin] = [conversation, say, reset, fork, chatWidget]
 
     /// The positional argument `conversation`.
     static func chat(_ arguments: inout Arguments) throws(LumenError) -> ChatSession {
@@ -32,25 +33,51 @@ final class ConversationLibrary: LumenLibrary {
 
     static let say = Builtin(
         name: "say",
-        signature: "say(_ conversation, _ message: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil) -> Generation",
-        summary: "Adds a user message and generates the reply live, as generate does; the reply joins the conversation (kept and marked partial when interrupted)."
+        signature: "say(_ conversation, _ message: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], timeout: Double? = nil, stopButton: false) -> Generation",
+        summary: "Adds a user message and generates the reply live, as generate does; the reply joins the conversation (kept and marked partial when interrupted). stopButton: true shows a Stop button that ends this reply alone."
     ) { arguments, context in
         let chat = try chat(&arguments)
         let message = try arguments.string(try arguments.requirePositional("message"), "message")
         let options = try ModelLibrary.generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
+        let stopButton = try arguments.labelledBool("stopButton") ?? false
         try arguments.finish()
+        let generation = try await reply(in: chat, to: message, options: options, timeout: timeout, stopButton: stopButton, context: context)
+        try Task.checkCancellation()
+        return .host(generation)
+    }
+
+    /// Adds `message` to `chat` and streams the reply to `context`'s output; the reply joins the
+    /// conversation, marked partial when it was stopped.
+    static func reply(in chat: ChatSession, to message: String, options: GenerationOptions, timeout: Double?, stopButton: Bool,
+                      context: Builtin.Context) async throws -> Generation {
         var turn = chat.conversation
         turn.append(ChatMessage(role: "user", content: message))
-        let generation = try await ModelLibrary.streamGeneration(prompt: message, options: options, timeout: timeout,
+        let generation = try await ModelLibrary.streamGeneration(prompt: message, options: options, timeout: timeout, stopButton: stopButton,
                                                     record: RunDraft(entry: "say", model: chat.model, messages: turn.messages),
                                                     context: context) { stop in
             try await chat.engine.reply(to: turn, options: options, stop: stop)
         }
         turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted || generation.stats.finishReason == .timeout))
         chat.update { $0 = turn }
-        if generation.interrupted { throw CancellationError() }
-        return .host(generation)
+        return generation
+    }
+
+    static let chatWidget = Builtin(
+        name: "chatWidget",
+        signature: "chatWidget(_ conversation, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [])",
+        summary: "The conversation as a form in Jupyter: its transcript above a message box and a Send button; each message is said with these options, the reply streaming into the transcript with a Stop button beside it. Where widgets do not show, use say()."
+    ) { arguments, context in
+        let chat = try chat(&arguments)
+        let options = try ModelLibrary.generationOptions(&arguments, defaults: context.generationDefaults)
+        try arguments.finish()
+        guard context.output.showsWidgets else {
+            throw LumenError(.value, "chatWidget() needs a front end that shows widgets (JupyterLab, Notebook 7, VS Code); use say() here",
+                             at: context.location)
+        }
+        return try await ChatForm.make(context: context) { message, context in
+            _ = try await reply(in: chat, to: message, options: options, timeout: nil, stopButton: true, context: context)
+        }
     }
 
     static let reset = Builtin(

@@ -5,6 +5,7 @@ import GenerationTypes
 import Grammars
 import Inference
 import LumenLanguage
+import Widgets
 
 extension ModelLibrary {
     /// The shortest time between two pieces of a generation's streamed text (at most 25 a second).
@@ -12,8 +13,8 @@ extension ModelLibrary {
 
     static let generate = Builtin(
         name: "generate",
-        signature: "generate(_ model or state, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1) -> Generation",
-        summary: "Generates text after the prompt, showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives. n: samples of the prompt decode together (seeds seed, seed + 1, …; the prompt read once) and come back as a list, shown as a table."
+        signature: "generate(_ model or state, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1, stopButton: false) -> Generation",
+        summary: "Generates text after the prompt, showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives. n: samples of the prompt decode together (seeds seed, seed + 1, …; the prompt read once) and come back as a list, shown as a table. stopButton: true shows a Stop button above the text in Jupyter: it ends this generation alone (marked interrupted) and the cell goes on."
     ) { arguments, context in
         let state: StateObject? = if case .host(let object as StateObject)? = arguments.peekPositional() { object } else { nil }
         if state != nil { _ = arguments.nextPositional() }
@@ -21,6 +22,7 @@ extension ModelLibrary {
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
         var options = try generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
+        let stopButton = try arguments.labelledBool("stopButton") ?? false
         let steering = try steering(&arguments)
         let changes = try interventions(&arguments, model: model, at: context.location)
         let (speculation, draftModel) = try speculation(&arguments, model: model)
@@ -29,7 +31,7 @@ extension ModelLibrary {
         try arguments.finish()
         guard (1...256).contains(samples) else { throw LumenError(.value, "n: takes 1 to 256 samples, got \(samples)", at: context.location) }
         if samples > 1 {
-            let others = [("a state", state != nil), ("timeout:", timeout != nil), ("steer:", !steering.hooks.isEmpty),
+            let others = [("a state", state != nil), ("timeout:", timeout != nil), ("stopButton:", stopButton), ("steer:", !steering.hooks.isEmpty),
                           ("interventions:", !changes.hooks.isEmpty), ("lookup: or draft:", speculation != nil)]
             if let (name, _) = others.first(where: \.1) {
                 throw LumenError(.value, "n: samples cannot be combined with \(name); generate them one at a time", at: context.location)
@@ -40,8 +42,8 @@ extension ModelLibrary {
         record.steering = steering.logged
         record.interventions = changes.logged
         // From a state, the model reads the state's text and the prompt; the run log keeps both.
-        let generation = try await streamGeneration(prompt: (state?.text ?? "") + prompt, options: options, timeout: timeout, record: record,
-                                                    context: context) { stop in
+        let generation = try await streamGeneration(prompt: (state?.text ?? "") + prompt, options: options, timeout: timeout,
+                                                    stopButton: stopButton, record: record, context: context) { stop in
             let hooks = steering.hooks + changes.hooks
             if let state { return (nil, try await state.generate(prompt, options: options, hooks: hooks, draft: draftModel, stop: stop)) }
             if let draftModel, let local = model as? LoadedModel {
@@ -49,7 +51,7 @@ extension ModelLibrary {
             }
             return (nil, try await model.generate(prompt, options: options, hooks: hooks, stop: stop))
         }
-        if generation.interrupted { throw CancellationError() }
+        try Task.checkCancellation()
         return .host(generation)
     }
 
@@ -74,13 +76,17 @@ extension ModelLibrary {
     /// the cell); after `timeout` seconds it stops the same way and is returned with finish
     /// reason `timeout`. The generation, finished or not, goes to the run log as `record`
     /// describes it.
-    static func streamGeneration(prompt: String, options: GenerationOptions, timeout: Double?, record: RunDraft, context: Builtin.Context,
+    static func streamGeneration(prompt: String, options: GenerationOptions, timeout: Double?, stopButton: Bool = false, record: RunDraft,
+                                 context: Builtin.Context,
                                  start: (StopSignal) async throws -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>))
         async throws -> Generation {
         let output = context.output
         // The stream is read by a task of its own, which cancellation of the cell does not reach:
         // an interrupt raises `stop` instead, so the stream still ends with its summary.
         let stop = StopSignal()
+        // A Stop button ends this generation alone, as interrupted; the cell goes on.
+        let button = stopButton ? try StopButton.show(context: context) { stop.raise() } : nil
+        defer { button?.remove(context: context) }
         let (rendered, events) = try await modelWork(at: context.location) { try await start(stop) }
         let consumer = Task { () async throws -> GenerationCollector in
             var collected = GenerationCollector()
@@ -122,7 +128,7 @@ extension ModelLibrary {
             stop.raise()
         }
         deadline?.cancel()
-        let interrupted = Task.isCancelled
+        let interrupted = Task.isCancelled || button?.wasPressed == true
         let deadlinePassed = if case .success? = await deadline?.result { true } else { false }
         let collected: GenerationCollector
         do {

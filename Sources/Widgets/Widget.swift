@@ -21,10 +21,25 @@ final class Widget: SettableHostObject, CommEndpoint {
         /// A box's children, a dropdown's options, kept as the values they are.
         var children: [Widget] = []
         var options: [Value] = []
-        /// Functions called with a change (`observe`), with the attributes each watches.
-        var observers: [(handler: Value, names: Set<String>)] = []
-        /// Functions called with the button (`onClick`).
-        var clickHandlers: [Value] = []
+        /// What is called with a change (`observe`), with the attributes each watches.
+        var observers: [(handler: Handler, names: Set<String>)] = []
+        /// What is called with the widget when the front end reports an event: a button's
+        /// `click` (`onClick`), Enter in a text box (`submit`).
+        var eventHandlers: [String: [Handler]] = [:]
+    }
+
+    /// What a change or a click calls: a Lumen function, given the change record or the button,
+    /// or Swift code of the session's own controls (a stop button, a form).
+    enum Handler: Sendable {
+        case function(Value)
+        case native(@Sendable (Builtin.Context) async throws -> Void)
+
+        func call(with argument: Value, context: Builtin.Context) async throws {
+            switch self {
+            case .function(let function): _ = try await context.call(function, [argument])
+            case .native(let action): try await action(context)
+            }
+        }
     }
 
     /// A change of one attribute, as observers receive it.
@@ -261,7 +276,7 @@ final class Widget: SettableHostObject, CommEndpoint {
 
     /// Calls each observer watching a changed attribute with `["name", "old", "new", "owner"]`.
     private func notify(_ changed: [(name: String, old: OrderedJSON)], context: Builtin.Context) async throws {
-        let (observers, changes) = state.withLock { state -> ([(handler: Value, names: Set<String>)], [Change]) in
+        let (observers, changes) = state.withLock { state -> ([(handler: Handler, names: Set<String>)], [Change]) in
             let changes = changed.flatMap { name, old -> [Change] in
                 if name == "index", isDropdown {
                     var before = state
@@ -278,7 +293,7 @@ final class Widget: SettableHostObject, CommEndpoint {
         for change in changes {
             for observer in observers where observer.names.contains(change.label) {
                 let record = LumenDictionary([("name", .string(change.label)), ("old", change.old), ("new", change.new), ("owner", .host(self))])
-                _ = try await context.call(observer.handler, [.dictionary(record)])
+                try await observer.handler.call(with: .dictionary(record), context: context)
             }
         }
     }
@@ -286,13 +301,18 @@ final class Widget: SettableHostObject, CommEndpoint {
     // MARK: - What cells add
 
     /// Calls `handler` with each change of the attributes `names` (by label).
-    func observe(_ handler: Value, names: Set<String>) {
+    func observe(_ handler: Handler, names: Set<String>) {
         state.withLock { $0.observers.append((handler, names)) }
     }
 
     /// Calls `handler` with the widget each time the button is pressed.
-    func onClick(_ handler: Value) {
-        state.withLock { $0.clickHandlers.append(handler) }
+    func onClick(_ handler: Handler) {
+        on("click", handler)
+    }
+
+    /// Calls `handler` with the widget each time the front end reports `event`.
+    func on(_ event: String, _ handler: Handler) {
+        state.withLock { $0.eventHandlers[event, default: []].append(handler) }
     }
 
     /// Changes an output widget's nbformat outputs with `body` and sends them.
@@ -328,9 +348,9 @@ final class Widget: SettableHostObject, CommEndpoint {
             case "request_state":
                 send(method: "update", state: state.withLock { $0.values }, context: context)
             case "custom":
-                if case .string("click")? = data["content"]?["event"] {
-                    for handler in state.withLock({ $0.clickHandlers }) {
-                        _ = try await context.call(handler, [.host(self)])
+                if case .string(let event)? = data["content"]?["event"] {
+                    for handler in state.withLock({ $0.eventHandlers[event] ?? [] }) {
+                        try await handler.call(with: .host(self), context: context)
                     }
                 }
             default:

@@ -84,6 +84,13 @@ struct WidgetKind: Sendable {
         control("VBox", "Widgets one above the other: `VBox([a, b])`.", view: "VBoxView", style: nil, box),
     ]
 
+    /// The kind the table names `name`; the session's own controls (a form, a stop button) ask
+    /// only for kinds the table has.
+    static func named(_ name: String) -> WidgetKind {
+        guard let kind = all.first(where: { $0.name == name }) else { preconditionFailure("WidgetKind.all has no \(name)") }
+        return kind
+    }
+
     /// The layout model every shown widget has (all of its attributes unset).
     static let layout = WidgetKind(
         name: "Layout", summary: "", model: "LayoutModel", modelModule: .base, view: "LayoutView", viewModule: .base, style: nil,

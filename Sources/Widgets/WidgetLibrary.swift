@@ -11,7 +11,21 @@ public final class WidgetLibrary: LumenLibrary {
     public init() {}
 
     public var builtins: [Builtin] {
-        WidgetKind.all.map(Self.constructor) + Self.methods.map(\.builtin)
+        WidgetKind.all.map(Self.constructor) + Self.methods.map(\.builtin) + [Self.interact]
+    }
+
+    static let interact = Builtin(
+        name: "interact", signature: "interact(_ function, name: value, …)",
+        summary: "A form re-running `function` as its controls change: each labelled value becomes a control (a Bool a Checkbox, an Int or Double a slider around it, a String a Text, an array a Dropdown, a range a slider over it, or the widget given), and `function` is called with their values in order, its output shown below them; a run still going when a control changes is cancelled. Where widgets do not show (the terminal, lumen run), `function` runs once with the initial values."
+    ) { arguments, context in
+        let function = try arguments.requirePositional("function").0
+        let values = arguments.remainingLabelled()
+        try arguments.finish()
+        guard !values.isEmpty else {
+            throw LumenError(.type, "interact() needs at least one labelled value to make a control of (interact(f, temperature: 0.7))",
+                             at: context.location)
+        }
+        return try await InteractiveForm.make(function, values: values, context: context)
     }
 
     /// A method of widgets: the built-in called with the widget first, and which kinds have it.
@@ -42,7 +56,7 @@ public final class WidgetLibrary: LumenLibrary {
                 names = Set(strings)
             }
             try arguments.finish()
-            widget.observe(handler, names: names)
+            widget.observe(.function(handler), names: names)
             return .null
         }, appliesTo: { $0.isDOMWidget }),
         Method(builtin: Builtin(
@@ -52,7 +66,7 @@ public final class WidgetLibrary: LumenLibrary {
             let widget = try widgetArgument(&arguments, "button", kind: "Button")
             let handler = try arguments.requirePositional("handler").0
             try arguments.finish()
-            widget.onClick(handler)
+            widget.onClick(.function(handler))
             return .null
         }, appliesTo: { $0.name == "Button" }),
         Method(builtin: Builtin(

@@ -2,7 +2,9 @@
 state each widget opens its comm with is ipywidgets' `get_state()`, and the same scenario run on
 ipykernel with ipywidgets gives the same messages as on Lumen."""
 import json
+import os
 import re
+import subprocess
 
 import ipywidgets
 import pytest
@@ -205,3 +207,137 @@ def test_comm_info_lists_open_widgets_until_closed(kc):
     info = kc.session.msg("comm_info_request", {})
     kc.shell_channel.send(info)
     assert ids[-1] not in shell_reply(kc, info["header"]["msg_id"])["content"]["comms"]
+
+
+def stories260k():
+    path = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf")
+    if not os.path.exists(path):
+        pytest.fail("LUMEN_TEST_DATA must name the shared folder with models/stories260K.gguf (make test sets it)")
+    return path
+
+
+def comm_states(messages):
+    """Each comm opened in `messages`: id → state."""
+    return {comm_id: data["state"] for comm_id, data, _ in opened(messages)}
+
+
+def send_comm(kc, comm_id, data):
+    msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
+    kc.shell_channel.send(msg)
+    return msg["header"]["msg_id"]
+
+
+def next_outputs(kc, comm_id, accept, seen=()):
+    """The first `outputs` update of Output widget `comm_id` that `accept` takes, among the messages
+    `seen` already or those IOPub brings next."""
+    for message in seen:
+        data = message["content"].get("data", {})
+        if message["msg_type"] == "comm_msg" and message["content"]["comm_id"] == comm_id and "outputs" in data.get("state", {}):
+            if accept(data["state"]["outputs"]):
+                return data["state"]["outputs"]
+    while True:
+        message = kc.get_iopub_msg(timeout=TIMEOUT)
+        data = message["content"].get("data", {})
+        if message["msg_type"] == "comm_msg" and message["content"]["comm_id"] == comm_id and "outputs" in data.get("state", {}):
+            if accept(data["state"]["outputs"]):
+                return data["state"]["outputs"]
+
+
+def stream_text(outputs):
+    return "".join(o["text"] for o in outputs if o["output_type"] == "stream")
+
+
+def test_interact_makes_ipywidgets_controls_and_reruns_on_change_cancelling_the_run_going_on(kc):
+    reply, messages = run(kc, '''func show(t, n, word) {
+    if n == 1 { sleep(3600) }
+    print("t=\\(t) n=\\(n) \\(word)")
+}
+interact(show, t: 0.5, n: 3, word: "hi")''')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    states = comm_states(messages)
+    by_model = {}
+    for comm_id, state in states.items():
+        by_model.setdefault(state["_model_name"], []).append((comm_id, state))
+    form = ipywidgets.interactive(lambda t, n, word: None, t=0.5, n=3, word="hi")
+    expected = [json.loads(json.dumps(child.get_state())) for child in form.children[:3]]
+    for (model, (_, state)), reference in zip([("FloatSliderModel", by_model["FloatSliderModel"][0]), ("IntSliderModel", by_model["IntSliderModel"][0]),
+                                               ("TextModel", by_model["TextModel"][0])], expected):
+        for key in ("value", "min", "max", "step", "description"):
+            if key in reference:
+                assert state[key] == reference[key], (model, key)
+    output_id = by_model["OutputModel"][0][0]
+    box = [state for _, state in by_model["VBoxModel"]][0]
+    assert box["children"][-1] == "IPY_MODEL_" + output_id and len(box["children"]) == 4
+    slider = by_model["IntSliderModel"][0][0]
+    next_outputs(kc, output_id, lambda outputs: stream_text(outputs) == "t=0.5 n=3 hi\n", seen=messages)
+    send_comm(kc, slider, {"method": "update", "state": {"value": 1}, "buffer_paths": []})
+    send_comm(kc, slider, {"method": "update", "state": {"value": 2}, "buffer_paths": []})
+    # The run for n=1 sleeps until the change to n=2 cancels it; only n=2's output shows.
+    outputs = next_outputs(kc, output_id, lambda outputs: stream_text(outputs) != "")
+    assert stream_text(outputs) == "t=0.5 n=2 hi\n"
+
+
+def test_interact_outside_widgets_runs_once(tmp_path):
+    script = tmp_path / "form.lumen"
+    script.write_text('let r = interact({ a, b in a + b }, a: 2, b: [10, 20])\nprint(r)\n')
+    result = subprocess.run([os.environ["LUMEN_BIN"], "repl", str(script)], capture_output=True, text=True, timeout=TIMEOUT)
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip().endswith("12")
+
+
+def test_a_stop_button_ends_one_generation_and_the_cell_goes_on(kc):
+    run(kc, f'let m = load("{stories260k()}")')
+    cell = kc.execute('var ends = []\nfor _ in 0..<1000 {\n  ends.append(generate(m, "Once upon a time", maxTokens: 100000, temperature: 0.8, stopButton: true).finishReason)\n}')
+    # Each generation shows a Stop button; each is pressed. A fast model may end a generation
+    # before the click arrives, so this goes on until a footer says a click stopped one.
+    stopped, buttons_after = False, 0
+    while buttons_after == 0:
+        message = kc.get_iopub_msg(timeout=TIMEOUT)
+        if message["parent_header"].get("msg_id") != cell:
+            continue
+        content = message["content"]
+        if message["msg_type"] == "comm_open" and content["data"]["state"]["_model_name"] == "ButtonModel":
+            assert content["data"]["state"]["description"] == "Stop"
+            if stopped:
+                buttons_after += 1
+            else:
+                send_comm(kc, content["comm_id"], {"method": "custom", "content": {"event": "click"}})
+        elif message["msg_type"] == "display_data" and "tok/s" in content["data"].get("text/plain", ""):
+            stopped = stopped or "interrupted" in content["data"]["text/plain"]
+        elif message["msg_type"] == "update_display_data":
+            assert content["data"] == {"text/plain": ""}, "a finished generation's button is replaced by nothing"
+    # The next generation started: the click ended only its own.
+    assert control_interrupt(kc) == {"status": "ok"}
+    assert shell_reply(kc, cell)["content"]["ename"] == "Interrupted"
+    reply, messages = run(kc, 'ends.contains("interrupted")')
+    assert [m["content"]["data"]["text/plain"] for m in messages if m["msg_type"] == "execute_result"] == ["true"]
+
+
+def control_interrupt(kc):
+    msg = kc.session.msg("interrupt_request", {})
+    kc.control_channel.send(msg)
+    while True:
+        reply = kc.get_control_msg(timeout=TIMEOUT)
+        if reply["parent_header"].get("msg_id") == msg["header"]["msg_id"]:
+            return reply["content"]
+
+
+def test_a_chat_widget_sends_a_message_and_streams_the_reply_into_its_transcript(kc):
+    reply, messages = run(kc, f'let m = load("{stories260k()}")\nchatWidget(conversation(m), maxTokens: 12, temperature: 0)')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    states = comm_states(messages)
+    find = lambda model: [comm_id for comm_id, state in states.items() if state["_model_name"] == model]
+    transcript, box, send = find("OutputModel")[0], find("TextModel")[0], find("ButtonModel")[0]
+    send_comm(kc, box, {"method": "update", "state": {"value": "Tell me a story"}, "buffer_paths": []})
+    send_comm(kc, send, {"method": "custom", "content": {"event": "click"}})
+    outputs = next_outputs(kc, transcript, lambda outputs: any("tok/s" in json.dumps(o) for o in outputs))
+    assert outputs[0]["data"]["text/plain"] == "You: Tell me a story"
+    assert stream_text(outputs).strip(), outputs
+    # Send is disabled while the reply streams and enabled again after it.
+    while True:
+        message = kc.get_iopub_msg(timeout=TIMEOUT)
+        content = message["content"]
+        if message["msg_type"] == "comm_msg" and content["comm_id"] == send and content["data"]["state"].get("disabled") is False:
+            break
+    reply, messages = run(kc, "1")
+    assert reply["content"]["status"] == "ok"

@@ -2,93 +2,36 @@
 text grows while the cell runs, a table and an SVG chart, the toolbar's stop button
 interrupting a long generation, and the look-inside heatmaps (logit lens, attention, a tensor).
 Screenshots of each step go to .build/e2e/."""
-import json
 import os
-import socket
-import subprocess
-import sys
-import tempfile
 import time
-import urllib.request
 
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
-SHOTS = os.path.join(ROOT, ".build", "e2e")
-TOKEN = "lumen-e2e"
+from conftest import SHOTS, open_notebook, output_text, run_cell, serve_lab, wait_idle
 
-
-def free_port():
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
+CELLS = [
+    'let m = load("stories260K")',
+    'generate(m, "Once upon a time", maxTokens: 300, temperature: 0.8, seed: 5)',
+    'table([["model": "15M", "tok/s": 550], ["model": "110M", "tok/s": 88]])',
+    'chart([3, 1, 2], labels: ["a", "b", "c"], title: "bars")',
+    # Many long generations: the cell streams for as long as the test needs, at any engine speed.
+    'for _ in 0..<1000 { generate(m, "Lily and Ben were", maxTokens: 2000, temperature: 0.8) }',
+    '6 * 7',
+    'logitLens(m, "Once upon a time")',
+    'attentionPatterns(m, "Once upon a time", block: 1, heads: 0..<2)',
+    'trace(m, "Once upon a time", keep: ["attn"]).attn[1][0]',
+]
 
 
 @pytest.fixture(scope="module")
 def lab():
-    binary = os.environ["LUMEN_BIN"]
-    models = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models")
-    work = tempfile.mkdtemp(prefix="lumen-e2e-")
-    subprocess.run([binary, "install", "--prefix", work], check=True, capture_output=True)
-    cells = [
-        f'let m = load("stories260K")',
-        'generate(m, "Once upon a time", maxTokens: 300, temperature: 0.8, seed: 5)',
-        'table([["model": "15M", "tok/s": 550], ["model": "110M", "tok/s": 88]])',
-        'chart([3, 1, 2], labels: ["a", "b", "c"], title: "bars")',
-        # Many long generations: the cell streams for as long as the test needs, at any engine speed.
-        'for _ in 0..<1000 { generate(m, "Lily and Ben were", maxTokens: 2000, temperature: 0.8) }',
-        '6 * 7',
-        'logitLens(m, "Once upon a time")',
-        'attentionPatterns(m, "Once upon a time", block: 1, heads: 0..<2)',
-        'trace(m, "Once upon a time", keep: ["attn"]).attn[1][0]',
-    ]
-    notebook = {"cells": [{"cell_type": "code", "id": f"c{i}", "metadata": {}, "execution_count": None, "outputs": [], "source": c}
-                          for i, c in enumerate(cells)],
-                "metadata": {"kernelspec": {"name": "lumen", "display_name": "Lumen", "language": "lumen"}},
-                "nbformat": 4, "nbformat_minor": 5}
-    with open(os.path.join(work, "e2e.ipynb"), "w") as handle:
-        json.dump(notebook, handle)
-    port = free_port()
-    env = dict(os.environ, JUPYTER_PATH=os.path.join(work, "share", "jupyter"), LUMEN_MODEL_PATH=models)
-    server = subprocess.Popen([sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ServerApp.ip=127.0.0.1",
-                               f"--IdentityProvider.token={TOKEN}", f"--ServerApp.root_dir={work}", "--allow-root"],
-                              env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    url = f"http://127.0.0.1:{port}"
-    for _ in range(300):
-        try:
-            urllib.request.urlopen(f"{url}/api/status?token={TOKEN}", timeout=1)
-            break
-        except OSError:
-            time.sleep(0.1)
-    yield url
-    server.terminate()
-    server.wait(timeout=20)
-
-
-def output_text(page, index):
-    return page.locator(".jp-Notebook .jp-Cell").nth(index).locator(".jp-OutputArea").inner_text()
-
-
-def run_cell(page, index):
-    cell = page.locator(".jp-Notebook .jp-Cell").nth(index)
-    cell.locator(".jp-InputArea-editor").click()
-    page.keyboard.press("Shift+Enter")
-
-
-def wait_idle(page, timeout=30):
-    """Waits until the status bar says the Lumen kernel is idle."""
-    page.get_by_text("Lumen | Idle").wait_for(timeout=timeout * 1000)
+    yield from serve_lab(CELLS, "e2e.ipynb")
 
 
 def test_streaming_rich_output_and_interrupt_in_jupyterlab(lab):
-    os.makedirs(SHOTS, exist_ok=True)
     with sync_playwright() as playwright:
-        browser = playwright.chromium.launch(executable_path="/usr/bin/chromium", args=["--no-sandbox", "--disable-gpu"])
-        page = browser.new_page(viewport={"width": 1280, "height": 900})
-        page.goto(f"{lab}/lab/tree/e2e.ipynb?token={TOKEN}")
-        page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60000)
-        wait_idle(page, 60)
+        browser, page = open_notebook(playwright, lab, "e2e.ipynb")
         page.screenshot(path=os.path.join(SHOTS, "1-opened.png"))
 
         run_cell(page, 0)

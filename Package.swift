@@ -190,6 +190,7 @@ let package = Package(
         .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),
         .testTarget(name: "GrammarsTests", dependencies: ["Grammars", "FuzzSupport"]),
         .testTarget(name: "JinjaTests", dependencies: ["Jinja", "FuzzSupport"]),
+        .testTarget(name: "WidgetsTests", dependencies: ["Widgets", "LumenLanguage", "Evaluation", "OrderedJSON", "LanguageTestSupport"]),
         .testTarget(name: "NotebookTests", dependencies: ["Notebook", "JupyterProtocol", "Evaluation"]),
     ] + kernelVariants,
     swiftLanguageModes: [.v6]

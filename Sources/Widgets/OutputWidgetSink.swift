@@ -106,12 +106,14 @@ final class OutputWidgetSink: OutputSink {
         return JSONValues.object([("output_type", .string("display_data")), ("data", JSONValues.object(data)), ("metadata", .object([]))])
     }
 
-    /// `text` with what each `\r` overwrites removed: of each line, what follows its last `\r`.
+    /// `text` with what each `\r` overwrites removed: of each line, what follows its last `\r`
+    /// (a line ending in `\r` keeps its text and the `\r`, which the next text overwrites).
     static func overwritten(_ text: String) -> String {
         guard text.contains("\r") else { return text }
         return text.split(separator: "\n", omittingEmptySubsequences: false).map { line in
             let parts = line.split(separator: "\r", omittingEmptySubsequences: false)
-            return String(parts.last(where: { !$0.isEmpty }) ?? "")
+            guard let shown = parts.last(where: { !$0.isEmpty }) else { return "" }
+            return String(shown) + (parts.last?.isEmpty == true ? "\r" : "")
         }.joined(separator: "\n")
     }
 }

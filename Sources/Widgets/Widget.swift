@@ -200,7 +200,7 @@ final class Widget: SettableHostObject, CommEndpoint {
                     index = .null
                 } else {
                     guard case .integer(let position) = value, state.options.indices.contains(position) else {
-                        throw LumenError(.index, "Dropdown's index must be nil or one of 0..<\(state.options.count), not \(value)", at: location)
+                        throw LumenError(.index, "Dropdown's index must be nil or one of 0..<\(state.options.count), not \(value.description)", at: location)
                     }
                     index = .number(Double(position), String(position))
                 }
@@ -209,7 +209,7 @@ final class Widget: SettableHostObject, CommEndpoint {
                     index = .null
                 } else {
                     guard let position = state.options.firstIndex(where: { $0.equals(value) }) else {
-                        throw LumenError(.value, "\(value) is not one of the Dropdown's options", at: location)
+                        throw LumenError(.value, "\(value.description) is not one of the Dropdown's options", at: location)
                     }
                     index = .number(Double(position), String(position))
                 }

@@ -14,14 +14,24 @@ public final class RecordingSink: OutputSink {
         case result(MIMEBundle)
         case error(ExecutionError)
         case page(MIMEBundle)
+        case comm(CommMessage)
     }
 
     private let recorded = Mutex<[Event]>([])
     private let inputs: Mutex<[String]?>
+    /// Whether it stands for a front end that shows widgets.
+    public let showsWidgets: Bool
 
-    /// A sink that answers input requests with `inputs`, in order, or refuses them when nil.
-    public init(inputs: [String]? = nil) {
+    /// A sink that answers input requests with `inputs`, in order, or refuses them when nil, and
+    /// records comm messages as a front end with widgets (`showsWidgets`) would receive them.
+    public init(inputs: [String]? = nil, showsWidgets: Bool = false) {
         self.inputs = Mutex(inputs)
+        self.showsWidgets = showsWidgets
+    }
+
+    /// The comm messages sent, in order.
+    public var comms: [CommMessage] {
+        events.compactMap { if case .comm(let message) = $0 { message } else { nil } }
     }
 
     /// Everything published so far, in order.
@@ -45,6 +55,7 @@ public final class RecordingSink: OutputSink {
     public func executeResult(_ bundle: MIMEBundle) { recorded.withLock { $0.append(.result(bundle)) } }
     public func error(_ error: ExecutionError) { recorded.withLock { $0.append(.error(error)) } }
     public func page(_ bundle: MIMEBundle) { recorded.withLock { $0.append(.page(bundle)) } }
+    public func comm(_ message: CommMessage) { recorded.withLock { $0.append(.comm(message)) } }
 
     public func requestInput(prompt: String, password: Bool) async throws -> String {
         let answer: String? = inputs.withLock { inputs in

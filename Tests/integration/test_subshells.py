@@ -131,3 +131,36 @@ def collect_until(client, msg_id, msg_type):
             messages.append(message)
             if message["msg_type"] == msg_type:
                 return messages
+
+
+def test_messages_for_unknown_comms_are_answered_as_ipykernel_does(any_kernel):
+    name, client = any_kernel
+    answers = []
+    for msg_type, content in [("comm_msg", {"comm_id": "nosuchid", "data": {}}), ("comm_close", {"comm_id": "nosuchid", "data": {}}),
+                              ("comm_open", {"comm_id": "c1", "target_name": "nosuch", "data": {}})]:
+        msg_id = send_shell(client, msg_type, content)
+        answers.append([(m["msg_type"], m["content"]) for m in collect_iopub(client, msg_id)])
+    busy, idle = ("status", {"execution_state": "busy"}), ("status", {"execution_state": "idle"})
+    assert answers == [
+        [busy, ("stream", {"name": "stderr", "text": "No such comm: nosuchid\n"}), idle],
+        [busy, ("stream", {"name": "stderr", "text": "No such comm: nosuchid\n"}), idle],
+        [busy, ("stream", {"name": "stderr", "text": "No such comm target registered: nosuch\n"}), ("comm_close", {"comm_id": "c1", "data": {}}), idle],
+    ]
+
+
+def test_a_subshell_runs_cells_while_the_main_shell_streams_a_generation(kernel):
+    import os
+    _, client = kernel
+    model = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf")
+    shell_reply(client, execute(client, f'let m = load("{model}")'))
+    subshell = control(client, "create_subshell_request")["subshell_id"]
+    main = execute(client, 'for _ in 0..<1000 { generate(m, "Once upon a time", maxTokens: 2000, temperature: 0.8) }')
+    collect_until(client, main, "stream")
+    beside = execute(client, "m.name", subshell=subshell)
+    results = [m["content"]["data"]["text/plain"] for m in collect_iopub(client, beside) if m["msg_type"] == "execute_result"]
+    assert results == ['"stories260K"']
+    assert shell_reply(client, beside)["content"]["status"] == "ok"
+    # IOPub is one ordered stream: the main shell's text goes on after the subshell's idle.
+    collect_until(client, main, "stream")
+    assert control(client, "interrupt_request") == {"status": "ok"}
+    assert shell_reply(client, main)["content"]["ename"] == "Interrupted"

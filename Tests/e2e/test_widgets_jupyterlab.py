@@ -7,7 +7,7 @@ import os
 import pytest
 from playwright.sync_api import Error as PlaywrightError, expect, sync_playwright
 
-from conftest import SHOTS, cell, open_notebook, output_text, run_cell, serve_lab, wait_idle
+from lab_session import SHOTS, cell, open_notebook, output_text, run_cell, serve_lab, wait_idle
 
 CELLS = [
     'let small = load("stories260K")\nlet smol = load("smollm2")',

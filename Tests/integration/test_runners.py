@@ -14,6 +14,9 @@ from servers import start_llama_server
 
 NOTEBOOKS = os.path.join(os.path.dirname(__file__), "..", "..", "notebooks")
 NAMES = sorted(n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb") and not n.endswith(".out.ipynb"))
+# Widgets are live where the front end has comms (nbclient's kernel) and text in lumen run, where
+# interact runs its function once: these notebooks run in both, their outputs are not compared.
+WIDGET_NOTEBOOKS = {"interactive.ipynb"}
 
 
 def text(value):
@@ -68,6 +71,8 @@ def test_nbclient_and_lumen_run_agree(kernelspecs, tmp_path, name):
     def comparable(cells):
         return [normalized(cell.get("outputs", [])) for cell in cells
                 if cell["cell_type"] == "code" and "spawn" not in "".join(cell["source"])]
+    if name in WIDGET_NOTEBOOKS:
+        return
     assert comparable(json.load(open(ours))["cells"]) == comparable(notebook.cells)
 
 

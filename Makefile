@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build release venv models synthetic-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve bench-parallel check-formats clean
+.PHONY: all deps test-deps llama-server build release venv models synthetic-models arch-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve bench-parallel check-formats clean
 
 all: build
 
@@ -66,7 +66,17 @@ $(SYNTHETIC)/.made: scripts/make_synthetic_models.py | venv
 
 test: test-swift test-integration e2e
 
-test-swift: build models synthetic-models
+## llama.cpp's own random-weight models of the architectures Lumen runs (test-llama-archs, from
+## the llama.cpp build below); their references are in Tests/reference/archs/.
+ARCH_MODELS := .build/arch-models
+export LUMEN_ARCH_MODELS ?= $(abspath $(ARCH_MODELS))
+arch-models: $(ARCH_MODELS)/.made
+$(ARCH_MODELS)/.made: scripts/make_arch_references.py | venv llama-server
+	cmake --build $(LLAMA_CPP)/build --target test-llama-archs -j $$(nproc) > /dev/null
+	$(PYTHON) scripts/make_arch_references.py --models $(LLAMA_CPP)/build/bin/test-llama-archs $(ARCH_MODELS)
+	touch $@
+
+test-swift: build models synthetic-models arch-models
 	swift test $(SWIFT_FLAGS)
 
 test-integration: build venv models llama-server
@@ -89,7 +99,7 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 
 ## The Swift tests on the portable kernels only (LUMEN_PORTABLE=1: SIMDe, as arm64 builds them),
 ## in a build folder of their own; CI runs it after make test so the portable path cannot rot.
-test-portable: deps models synthetic-models
+test-portable: deps models synthetic-models arch-models
 	LUMEN_PORTABLE=1 swift test --build-path .build-portable $(SWIFT_FLAGS)
 
 ## The kernels on arm64, checked on this x86-64 machine: Tests/KernelOutputs/kernel_outputs.c prints

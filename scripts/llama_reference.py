@@ -1,9 +1,11 @@
 """What the scripts that make llama.cpp references share: the settings of ../shared/reference/
-(1 thread, F32 KV cache, no flash attention) as context parameters, and ggml's tensor struct for
-eval callbacks. Imported by the scripts beside it."""
+(1 thread, F32 KV cache, no flash attention) as context parameters, ggml's tensor struct for
+eval callbacks, and a model's greedy reference. Imported by the scripts beside it."""
 import ctypes
+import hashlib
 
 import llama_cpp
+import numpy
 
 
 class Tensor(ctypes.Structure):
@@ -37,3 +39,44 @@ def tokenize(model, text, capacity=512):
     buffer = (llama_cpp.llama_token * capacity)()
     count = llama_cpp.llama_tokenize(vocab, data, len(data), buffer, capacity, True, True)
     return list(buffer[:count])
+
+
+def greedy_reference(path, prompt, steps, logits_name):
+    """llama.cpp's greedy continuation of `prompt` by the model at `path`, as RealModelTests reads
+    it: the prompt tokenized with add_special and parse_special and decoded in one call, then
+    greedy (lowest id on ties) one token per call, not stopping at end-of-generation tokens.
+    Returns the reference JSON (with the model's SHA-256) and the logits after the prompt and after
+    the first greedy token (little-endian float32), to be written as `logits_name`."""
+    model = llama_cpp.llama_model_load_from_file(str(path).encode(), llama_cpp.llama_model_default_params())
+    context = llama_cpp.llama_init_from_model(model, context_parameters())
+    n_vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(model))
+    prompt_ids = tokenize(model, prompt, capacity=1024)
+
+    def decode(ids):
+        array = (llama_cpp.llama_token * len(ids))(*ids)
+        assert llama_cpp.llama_decode(context, llama_cpp.llama_batch_get_one(array, len(ids))) == 0
+        pointer = llama_cpp.llama_get_logits_ith(context, -1)
+        return numpy.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,)).copy()
+
+    logits = decode(prompt_ids)
+    greedy, top1, margins, recorded = [], [], [], []
+    for step in range(steps):
+        if step < 2:
+            recorded.append(logits.astype("<f4"))
+        token = int(numpy.argmax(logits))  # the first maximum: lowest id wins ties
+        ordered = numpy.sort(logits)
+        probabilities = numpy.exp(logits - logits.max())
+        top1.append(float(probabilities.max() / probabilities.sum()))
+        margins.append(float(ordered[-1] - ordered[-2]))
+        greedy.append(token)
+        logits = decode([token])
+    llama_cpp.llama_free(context)
+    llama_cpp.llama_model_free(model)
+    reference = {
+        "model": path.name,
+        "model_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
+        "reference": f"llama-cpp-python {llama_cpp.__version__}",
+        "cases": [{"prompt": prompt, "prompt_ids": prompt_ids, "n_predict": steps, "greedy_ids": greedy,
+                   "top1_prob": top1, "top2_margin": margins, "n_vocab": n_vocab, "n_logits": 2, "logits_bin": logits_name}],
+    }
+    return reference, numpy.concatenate(recorded).tobytes()

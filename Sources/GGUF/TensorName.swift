@@ -32,6 +32,9 @@ public enum TensorName: String, CaseIterable, Sendable {
     /// The bias's name in the file: of block `layer`, or of the model when `layer` is nil.
     public func bias(layer: Int? = nil) -> String { stem(layer) + ".bias" }
 
+    /// The name of its per-tensor scale (`blk.3.attn_q.scale`, one number).
+    public func scale(layer: Int? = nil) -> String { stem(layer) + ".scale" }
+
     private func stem(_ layer: Int?) -> String { layer.map { "blk.\($0).\(rawValue)" } ?? rawValue }
 
     /// The block and role of a block's weight named `name` (`blk.12.ffn_down.weight`), or nil for

@@ -112,7 +112,8 @@ public struct ModelConfiguration: Sendable, Equatable {
         }
         attentionScale = 1 / Float(headDimension).squareRoot()
         self.vocabularySize = vocabularySize
-        if gguf.metadata[prefix + "attention.sliding_window"] != nil {
+        // A window of 0 is none, as llama.cpp reads it.
+        if let window = gguf.metadata[prefix + "attention.sliding_window"]?.intValue, window != 0 {
             slidingWindow = try integer("attention.sliding_window")
         }
         try kind.configure(&self, gguf: gguf)

@@ -11,6 +11,8 @@ public struct Tokenizer: Sendable {
     private enum Encoder: Sendable {
         case sentencePiece(SentencePieceEncoder)
         case bytePair(BytePairEncoder)
+        /// llama.cpp's test tokenizer over a vocabulary of this many tokens.
+        case test(Int)
     }
 
     private let encoder: Encoder
@@ -42,6 +44,8 @@ public struct Tokenizer: Sendable {
             encoder = .sentencePiece(SentencePieceEncoder(lookup: lookup, scores: vocabulary.scores, byteTokens: byteTokens))
         case .bytePair(let preTokenizer):
             encoder = .bytePair(BytePairEncoder(preTokenizer: preTokenizer, lookup: lookup, merges: vocabulary.merges))
+        case .test:
+            encoder = .test(vocabulary.count)
         }
         splitter = SpecialTokenSplitter(texts: lookup, attributes: vocabulary.attributes)
         pieces = TokenLookup((0..<vocabulary.count).map { Self.piece(of: $0, in: vocabulary) })
@@ -49,6 +53,7 @@ public struct Tokenizer: Sendable {
 
     /// The bytes token `id` stands for with special tokens shown (`token_to_piece`, special = true).
     private static func piece(of id: Int, in vocabulary: Vocabulary) -> [UInt8] {
+        if case .test = vocabulary.model { return Array(String(id, radix: 16).utf8) }
         let attributes = vocabulary.attributes[id]
         let text = Array(vocabulary.lookup.text(of: id))
         if !attributes.isDisjoint(with: TokenAttributes.special) { return text }
@@ -56,6 +61,7 @@ public struct Tokenizer: Sendable {
             switch vocabulary.model {
             case .sentencePiece: return unescapeSpaces(text)
             case .bytePair: return ByteLevelEncoding.decode(text)
+            case .test: return text
             }
         }
         if attributes.contains(.byte), text.count == 6, let byte = UInt8(String(decoding: text[3..<5], as: UTF8.self), radix: 16) {
@@ -108,12 +114,26 @@ public struct Tokenizer: Sendable {
                     sentencePiece.encode(escaped, into: &output)
                 case .bytePair(let bytePair):
                     bytePair.encode(bytes[range], into: &output)
+                case .test(let count):
+                    Self.encodeTest(bytes[range], vocabularySize: count, into: &output)
                 }
                 previousWasSpecial = false
             }
         }
         if addSpecial, vocabulary.addsEOS, let eos = vocabulary.eos { output.append(eos) }
         return output
+    }
+
+    /// llama.cpp's test tokenizer: each run of up to five bytes hashed (`hash * 31 + byte`, in 64
+    /// bits) to the id `hash % vocabularySize`.
+    private static func encodeTest(_ bytes: ArraySlice<UInt8>, vocabularySize: Int, into output: inout [Int32]) {
+        var start = bytes.startIndex
+        while start < bytes.endIndex {
+            let end = min(start + 5, bytes.endIndex)
+            let hash = bytes[start..<end].reduce(UInt64(0)) { $0 &* 31 &+ UInt64($1) }
+            output.append(Int32(hash % UInt64(vocabularySize)))
+            start = end
+        }
     }
 
     // MARK: - Decoding

@@ -10,6 +10,9 @@ public struct Vocabulary: Sendable {
         case sentencePiece
         /// Byte-level BPE (`gpt2`) with its pre-tokenizer.
         case bytePair(PreTokenizer)
+        /// llama.cpp's tokenizer for its random-weight test models (`test`): text in chunks of
+        /// five bytes, each hashed to an id; a token reads as its id in hexadecimal.
+        case test
     }
 
     /// The tokenization algorithm.
@@ -47,6 +50,7 @@ public struct Vocabulary: Sendable {
         switch model {
         case .sentencePiece: "SentencePiece"
         case .bytePair(let preTokenizer): "BPE (\(preTokenizer.names[0]))"
+        case .test: "test (ids in hexadecimal)"
         }
     }
 
@@ -90,8 +94,13 @@ public struct Vocabulary: Sendable {
                 guard let text = line.stringValue else { throw error("tokenizer.ggml.merges[\(index)]", "is not a string") }
                 merges.append(Array(text.utf8))
             }
+        case "test":
+            model = .test
+            (addsBOS, addsSpacePrefix, cleansSpaces) = (false, false, false)
         default:
-            throw error("tokenizer.ggml.model", modelName.map { "tokenizer \"\($0)\" is not supported (only \"llama\", SentencePiece, and \"gpt2\", byte-level BPE, are)" } ?? "is missing")
+            throw error("tokenizer.ggml.model", modelName.map {
+                "tokenizer \"\($0)\" is not supported (only \"llama\", SentencePiece, \"gpt2\", byte-level BPE, and llama.cpp's \"test\" are)"
+            } ?? "is missing")
         }
         self.merges = merges
 

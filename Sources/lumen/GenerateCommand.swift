@@ -17,8 +17,11 @@ struct GenerateCommand: AsyncParsableCommand {
     @ArgumentParser.Argument(help: "A GGUF model: a path, or a name found as load() finds it (LUMEN_MODEL_PATH, the model cache).")
     var model: String
 
-    @ArgumentParser.Argument(help: "The prompt.")
-    var prompt: String
+    @ArgumentParser.Argument(help: "The prompt (or give its token ids with --prompt-ids).")
+    var prompt: String?
+
+    @Option(name: .customLong("prompt-ids"), help: "The prompt as comma-separated token ids, read as they are (no BOS added): for models without a text vocabulary, such as llama.cpp's random-weight test models, and for exact experiments.")
+    var promptIDs: String?
 
     @OptionGroup var sampling: SamplingArguments
 
@@ -47,6 +50,12 @@ struct GenerateCommand: AsyncParsableCommand {
 
     func validate() throws {
         if let forceIDs, Self.ids(forceIDs) == nil { throw ValidationError("--force-ids must be comma-separated token ids, got \(forceIDs)") }
+        switch (prompt, promptIDs) {
+        case (nil, nil): throw ValidationError("give a prompt, or its token ids with --prompt-ids")
+        case (.some, .some): throw ValidationError("give a prompt or --prompt-ids, not both")
+        case (nil, let ids?) where Self.ids(ids)?.isEmpty != false: throw ValidationError("--prompt-ids must be comma-separated token ids, got \(ids)")
+        default: break
+        }
         if promptCacheReadOnly, promptCache == nil { throw ValidationError("--prompt-cache-ro needs --prompt-cache FILE") }
         if promptCache != nil, controlVectors.logged != nil {
             throw ValidationError("--prompt-cache cannot be combined with control vectors, which change the keys and values it would keep")
@@ -112,8 +121,11 @@ struct GenerateCommand: AsyncParsableCommand {
         var options = sampling.options
         options.constraint = constraint
         let forced = forceIDs.flatMap(Self.ids) ?? []
-        if let invalid = forced.first(where: { $0 < 0 || Int($0) >= llama.tokenizer.vocabularySize }) {
-            throw ValidationError("--force-ids: \(invalid) is not a token id (the vocabulary has \(llama.tokenizer.vocabularySize))")
+        let givenPrompt = promptIDs.flatMap(Self.ids)
+        for (option, ids) in [("--force-ids", forced), ("--prompt-ids", givenPrompt ?? [])] {
+            if let invalid = ids.first(where: { $0 < 0 || Int($0) >= llama.tokenizer.vocabularySize }) {
+                throw ValidationError("\(option): \(invalid) is not a token id (the vocabulary has \(llama.tokenizer.vocabularySize))")
+            }
         }
         options.forcedTokens = forced
         options.stopAtEndOfSequence = forced.isEmpty
@@ -121,7 +133,8 @@ struct GenerateCommand: AsyncParsableCommand {
         options.speculation = speculation.speculation
         var pipeline = try GenerationPipeline(options: options, model: llama, hooks: try controlVectors.hooks(for: llama))
         pipeline.draftModel = try await speculation.draftModel(for: llama)
-        let promptTokens = llama.tokenizer.encode(prompt)
+        let promptTokens = givenPrompt ?? llama.tokenizer.encode(prompt ?? "")
+        let promptText = prompt ?? llama.tokenizer.decode(promptTokens, showSpecial: true)
         if let promptCache { try await usePromptCache(promptCache, prompt: promptTokens, session: session, model: llama, log: log) }
         let streaming = !json
         let generation = Task {
@@ -133,7 +146,7 @@ struct GenerateCommand: AsyncParsableCommand {
         let (summary, tokens) = (collected.summary, collected.tokens)
         if let summary {
             log?.record(RunRecord(generationAt: "lumen generate", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
-                                  prompt: prompt, tokens: tokens, summary: summary, options: options, interrupted: stop.isRaised,
+                                  prompt: promptText, tokens: tokens, summary: summary, options: options, interrupted: stop.isRaised,
                                   steering: controlVectors.logged))
         }
         if let dumpLogits {

@@ -49,9 +49,38 @@ struct RealModelTests {
         try Self.checkFidelity(try LanguageModel(path: path), reference: root, logitsDirectory: references.path, activations: activations)
     }
 
-    /// The checks of `reference/README.md` on every case of `reference`.
+    /// The architectures whose random-weight test models llama.cpp writes (`test-llama-archs`,
+    /// `make arch-models`) with every optional tensor its loaders take — biases, per-tensor
+    /// scales, RoPE factors — and its `test` vocabulary: one reference each in
+    /// `Tests/reference/archs/` (scripts/make_arch_references.py), its prompt tokenized by Lumen
+    /// as llama.cpp tokenizes it.
+    static let architectures: [String] = {
+        let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("reference/archs")
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: folder.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(".json".count)) }.sorted()
+    }()
+
+    @Test("llama.cpp's own random-weight model of each architecture Lumen runs against llama.cpp, both activation paths",
+          arguments: architectures, [ActivationPrecision.quantized, .float32])
+    func architectureFidelity(name: String, activations: ActivationPrecision) throws {
+        let references = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("reference/archs")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: references.appendingPathComponent("\(name).json"))) as? [String: Any])
+        let path = try TestData.architectureModel(try #require(root["model"] as? String))
+        #expect(SHA256Hex.of(file: path) == root["model_sha256"] as? String,
+                "\(path) is not the model the references were made from; run make arch-models")
+        // Random weights of stdev 0.1 give logits within about ±0.5: the steps counted are those
+        // whose top two differ by more than 0.001, and every logit is within 0.001 of llama.cpp's
+        // (both compute in F32).
+        try Self.checkFidelity(try LanguageModel(path: path), reference: root, logitsDirectory: references.path, activations: activations,
+                               minimumMargin: 0.001, maximumDifference: 0.001)
+    }
+
+    /// The checks of `reference/README.md` on every case of `reference`: argmax agreement at the
+    /// steps whose top two logits differ by more than `minimumMargin`, KL and argmax at the
+    /// recorded positions, and, when given, no logit there further than `maximumDifference`.
     static func checkFidelity(_ llama: LanguageModel, reference root: [String: Any], logitsDirectory: String,
-                              activations: ActivationPrecision) throws {
+                              activations: ActivationPrecision, minimumMargin: Double = 0.1, maximumDifference: Float? = nil) throws {
         let cases = try #require(root["cases"] as? [[String: Any]])
         var agreed = 0, counted = 0
         for (index, entry) in cases.enumerated() {
@@ -62,7 +91,7 @@ struct RealModelTests {
             #expect(llama.tokenizer.encode(prompt) == reference.promptIDs, "case \(index): prompt ids")
             let logits = try teacherForcedLogits(llama, reference, steps: reference.greedyIDs.count, threads: 2, activations: activations)
             var caseAgreed = 0, caseCounted = 0
-            for (step, margin) in reference.topMargins.enumerated() where margin > 0.1 {
+            for (step, margin) in reference.topMargins.enumerated() where margin > minimumMargin {
                 caseCounted += 1
                 if argmax(logits[step]) == Int(reference.greedyIDs[step]) { caseAgreed += 1 }
             }
@@ -77,6 +106,10 @@ struct RealModelTests {
                 let divergence = klDivergence(expected, logits[position])
                 #expect(divergence <= 0.02, "case \(index) position \(position): KL \(divergence)")
                 #expect(argmax(expected) == argmax(logits[position]), "case \(index) position \(position): argmax")
+                if let maximumDifference {
+                    let difference = zip(expected, logits[position]).map { abs($0 - $1) }.max() ?? 0
+                    #expect(difference <= maximumDifference, "case \(index) position \(position): a logit differs by \(difference)")
+                }
             }
         }
         #expect(Double(agreed) >= 0.95 * Double(counted), "\(agreed)/\(counted) steps agree")

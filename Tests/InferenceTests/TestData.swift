@@ -49,6 +49,17 @@ enum TestData {
         return path
     }
 
+    /// llama.cpp's random-weight test model `file` (`make arch-models`, in `LUMEN_ARCH_MODELS`).
+    static func architectureModel(_ file: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> String {
+        let folder = ProcessInfo.processInfo.environment["LUMEN_ARCH_MODELS"] ?? ".build/arch-models"
+        let path = folder + "/" + file
+        guard FileManager.default.fileExists(atPath: path) else {
+            Issue.record("\(path) is missing: run `make arch-models` (scripts/make_arch_references.py)", sourceLocation: sourceLocation)
+            throw MissingTestData()
+        }
+        return path
+    }
+
     static func json(_ name: String) throws -> Any {
         try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try path("reference/" + name))))
     }

@@ -2,35 +2,34 @@ import GGUF
 
 /// The pre-norm decoder block LLaMA made common, with the options its descendants add: biases on
 /// the Q/K/V products (Qwen 2), per-head RMSNorm of queries and keys before RoPE (Qwen 3), and
-/// per-dimension RoPE frequency factors (Llama 3's `rope_freqs`). LLaMA, Qwen 2, Qwen 3 and Phi-3
-/// read their tensors into it and share its forward pass.
+/// per-dimension RoPE frequency factors (Llama 3's `rope_freqs`). Every product is a
+/// `Projection`, with the scale and bias the file gives it. LLaMA, Qwen 2, Qwen 3 and Phi-3 read
+/// their tensors into it and share its forward pass.
 struct DecoderBlock: Sendable {
     let attentionNorm: [Float]
-    let query, key, value: Matrix
-    var queryBias, keyBias, valueBias: [Float]?
+    let query, key, value: Projection
     var queryNorm, keyNorm: [Float]?
-    let attentionOutput: Matrix
+    let attentionOutput: Projection
     let feedForwardNorm: [Float]
-    let gate, up, down: Matrix
+    let gate, up, down: Projection
 
-    /// The block of layer `index` with separate Q/K/V and gate/up tensors under llama.cpp's names.
-    static func load(layer index: Int, from weights: WeightLoader, biases: Bool = false, queryKeyNorms: Bool = false) throws(ModelError) -> DecoderBlock {
+    /// The block of layer `index` with separate Q/K/V and gate/up tensors under llama.cpp's names;
+    /// `biases` requires the Q/K/V biases. The Q/K/V and attention output products take the
+    /// scale and bias the file has, the feed-forward's those of `feedForward` (what the
+    /// architecture's llama.cpp graph passes to `build_ffn`).
+    static func load(layer index: Int, from weights: WeightLoader, biases: Bool = false, queryKeyNorms: Bool = false,
+                     feedForward: Projection.Extras) throws(ModelError) -> DecoderBlock {
         let c = weights.configuration
         var block = DecoderBlock(
             attentionNorm: try weights.vector(.attentionNorm, layer: index),
-            query: try weights.matrix(.query, layer: index, columns: c.embeddingLength, rows: c.queryDimension),
-            key: try weights.matrix(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
-            value: try weights.matrix(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
-            attentionOutput: try weights.matrix(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
+            query: try weights.projection(.query, layer: index, columns: c.embeddingLength, rows: c.queryDimension, requireBias: biases),
+            key: try weights.projection(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension, requireBias: biases),
+            value: try weights.projection(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension, requireBias: biases),
+            attentionOutput: try weights.projection(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
             feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
-            gate: try weights.matrix(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength),
-            up: try weights.matrix(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength),
-            down: try weights.matrix(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength))
-        if biases {
-            block.queryBias = try weights.bias(.query, layer: index, length: c.queryDimension)
-            block.keyBias = try weights.bias(.key, layer: index, length: c.kvDimension)
-            block.valueBias = try weights.bias(.value, layer: index, length: c.kvDimension)
-        }
+            gate: try weights.projection(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: feedForward),
+            up: try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: feedForward),
+            down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: feedForward))
         if queryKeyNorms {
             block.queryNorm = try weights.vector(.queryNorm, layer: index, length: c.headDimension)
             block.keyNorm = try weights.vector(.keyNorm, layer: index, length: c.headDimension)
@@ -39,7 +38,7 @@ struct DecoderBlock: Sendable {
     }
 
     /// The matrices one token reads.
-    var matrices: [Matrix] { [query, key, value, attentionOutput, gate, up, down] }
+    var matrices: [Matrix] { [query, key, value, attentionOutput, gate, up, down].map(\.matrix) }
 
     /// The whole model's forward pass over these blocks: embedding rows → per block
     /// x += Wo · attention(RoPE(Wq·n), RoPE(Wk·n), Wv·n) with n = RMSNorm(x), then
@@ -48,20 +47,17 @@ struct DecoderBlock: Sendable {
                         configuration c: ModelConfiguration, tokens: [Int32], state: InferenceState, allLogits: Bool) {
         let count = tokens.count, dimension = c.embeddingLength
         let x = state.residual, normed = state.normed
-        let multiply = { (matrix: Matrix, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
-            state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
+        let project = { (projection: Projection, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
+            projection.apply(input, into: output, count: count, state: state)
         }
         Operations.embed(tokens, from: embedding, into: x, width: dimension)
         Operations.prepareRoPE(positions: state.rowPositions, configuration: c, base: c.ropeFrequencyBase, factors: ropeFactors,
                                cosines: state.ropeCosines, sines: state.ropeSines)
         for (layer, block) in blocks.enumerated() {
             Operations.rmsNorm(x, weights: block.attentionNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            multiply(block.query, normed, state.query)
-            multiply(block.key, normed, state.key)
-            multiply(block.value, normed, state.value)
-            if let bias = block.queryBias { Operations.addBias(bias, to: state.query, count: count) }
-            if let bias = block.keyBias { Operations.addBias(bias, to: state.key, count: count) }
-            if let bias = block.valueBias { Operations.addBias(bias, to: state.value, count: count) }
+            project(block.query, normed, state.query)
+            project(block.key, normed, state.key)
+            project(block.value, normed, state.value)
             if let norm = block.queryNorm {
                 Operations.rmsNorm(state.query, weights: norm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.headCount, width: c.headDimension)
             }
@@ -70,14 +66,14 @@ struct DecoderBlock: Sendable {
             }
             Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
             Operations.attention(state: state, layer: layer, count: count, configuration: c)
-            multiply(block.attentionOutput, state.attended, normed)
+            project(block.attentionOutput, state.attended, normed)
             state.visit(.attentionOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
             Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            multiply(block.gate, normed, state.gate)
-            multiply(block.up, normed, state.up)
+            project(block.gate, normed, state.gate)
+            project(block.up, normed, state.up)
             Operations.swiGLU(state.gate, state.up, count: count * c.feedForwardLength, pool: state.pool)
-            multiply(block.down, state.gate, normed)
+            project(block.down, state.gate, normed)
             state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
             state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
@@ -93,7 +89,7 @@ struct DecoderModel: Sendable {
     let tokenEmbedding: Matrix
     let blocks: [DecoderBlock]
     let outputNorm: [Float]
-    let output: Matrix
+    let output: Projection
     /// Per-pair RoPE frequency factors (Llama 3's `rope_freqs`, Phi-3's short factors).
     let ropeFactors: [Float]?
 
@@ -119,7 +115,7 @@ protocol DecoderArchitecture: ModelArchitecture {
 }
 
 extension DecoderArchitecture {
-    var matrices: [Matrix] { decoder.blocks.flatMap(\.matrices) + [decoder.output] }
+    var matrices: [Matrix] { decoder.blocks.flatMap(\.matrices) + [decoder.output.matrix] }
     var tokenEmbedding: Matrix { decoder.tokenEmbedding }
     var unembedding: Unembedding { Unembedding(norm: decoder.outputNorm, output: decoder.output) }
 

@@ -2,31 +2,45 @@ import GGUF
 
 /// Gemma 3 (`gemma3`): embeddings scaled by √dim, RMSNorm before and after both attention and
 /// feed-forward, per-head RMSNorm of queries and keys before RoPE (halves pairing), a GELU-gated
-/// feed-forward, and five sliding-window layers (RoPE base 10,000) for every global one.
+/// feed-forward, and five sliding-window layers (RoPE base 10,000) for every global one (or the
+/// layers the file's pattern names).
 struct Gemma3Architecture: ModelArchitecture {
     static let name = "gemma3"
 
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         configuration.ropeStyle = .halves
-        configuration.setSlidingWindowPattern(period: 6)
-        configuration.slidingRopeFrequencyBase = 10_000
-        if let type = gguf.metadata["gemma3.rope.scaling.type"]?.stringValue, type != "none" {
-            throw ModelError(file: gguf.path, field: "gemma3.rope.scaling.type", reason: "RoPE scaling \"\(type)\" is not supported yet")
+        // Which layers slide: a flag per layer, or a period (six by default), as llama.cpp's
+        // `load_swa_pattern` reads `attention.sliding_window_pattern`.
+        let pattern = gguf.metadata["gemma3.attention.sliding_window_pattern"]
+        if let flags = pattern?.arrayValue {
+            guard flags.count == configuration.blockCount else {
+                throw ModelError(file: gguf.path, field: "gemma3.attention.sliding_window_pattern",
+                                 reason: "has \(flags.count) entries for \(configuration.blockCount) layers")
+            }
+            configuration.slidingLayers = flags.map { if case .bool(true) = $0 { true } else { $0.intValue == 1 } }
+        } else {
+            configuration.setSlidingWindowPattern(period: pattern?.intValue.flatMap { $0 > 0 ? $0 : nil } ?? 6)
+        }
+        configuration.slidingRopeFrequencyBase = Float(gguf.metadata["gemma3.rope.freq_base_swa"]?.doubleValue ?? 10_000)
+        // Linear scaling by a factor of 0 or 1 (llama.cpp's "none") changes nothing.
+        let factor = gguf.metadata["gemma3.rope.scaling.factor"]?.doubleValue ?? 0
+        if let type = gguf.metadata["gemma3.rope.scaling.type"]?.stringValue, type != "none", !(type == "linear" && (factor == 0 || factor == 1)) {
+            throw ModelError(file: gguf.path, field: "gemma3.rope.scaling.type", reason: "RoPE scaling \"\(type)\" (factor \(factor)) is not supported yet")
         }
     }
 
     struct Block: Sendable {
         let attentionNorm, queryNorm, keyNorm, attentionPostNorm: [Float]
-        let query, key, value, attentionOutput: Matrix
+        let query, key, value, attentionOutput: Projection
         let feedForwardNorm, feedForwardPostNorm: [Float]
-        let gate, up, down: Matrix
+        let gate, up, down: Projection
     }
 
     let configuration: ModelConfiguration
     let tokenEmbedding: Matrix
     let blocks: [Block]
     let outputNorm: [Float]
-    let output: Matrix
+    let output: Projection
     var unembedding: Unembedding { Unembedding(norm: outputNorm, output: output) }
 
     init(weights: WeightLoader) throws(ModelError) {
@@ -40,15 +54,15 @@ struct Gemma3Architecture: ModelArchitecture {
                 queryNorm: try weights.vector(.queryNorm, layer: index, length: c.headDimension),
                 keyNorm: try weights.vector(.keyNorm, layer: index, length: c.headDimension),
                 attentionPostNorm: try weights.vector(.attentionPostNorm, layer: index),
-                query: try weights.matrix(.query, layer: index, columns: c.embeddingLength, rows: c.queryDimension),
-                key: try weights.matrix(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
-                value: try weights.matrix(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
-                attentionOutput: try weights.matrix(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
+                query: try weights.projection(.query, layer: index, columns: c.embeddingLength, rows: c.queryDimension),
+                key: try weights.projection(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
+                value: try weights.projection(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
+                attentionOutput: try weights.projection(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength, applies: .scale),
                 feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
                 feedForwardPostNorm: try weights.vector(.feedForwardPostNorm, layer: index),
-                gate: try weights.matrix(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength),
-                up: try weights.matrix(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength),
-                down: try weights.matrix(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength)
+                gate: try weights.projection(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: []),
+                up: try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: []),
+                down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: [])
             ))
         }
         self.blocks = blocks
@@ -56,15 +70,15 @@ struct Gemma3Architecture: ModelArchitecture {
     }
 
     var matrices: [Matrix] {
-        blocks.flatMap { [$0.query, $0.key, $0.value, $0.attentionOutput, $0.gate, $0.up, $0.down] } + [output]
+        blocks.flatMap { [$0.query, $0.key, $0.value, $0.attentionOutput, $0.gate, $0.up, $0.down].map(\.matrix) } + [output.matrix]
     }
 
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
         let c = configuration
         let count = tokens.count, dimension = c.embeddingLength
         let x = state.residual, normed = state.normed
-        let multiply = { (matrix: Matrix, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
-            state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
+        let multiply = { (projection: Projection, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>) in
+            projection.apply(input, into: output, count: count, state: state)
         }
         Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
         Operations.scale(x, by: Float(dimension).squareRoot(), count: count * dimension)

@@ -14,7 +14,7 @@ struct LlamaArchitecture: DecoderArchitecture {
 
     init(weights: WeightLoader) throws(ModelError) {
         decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFrequencies) { (layer: Int) throws(ModelError) in
-            try DecoderBlock.load(layer: layer, from: weights)
+            try DecoderBlock.load(layer: layer, from: weights, feedForward: .all)
         }
     }
 }

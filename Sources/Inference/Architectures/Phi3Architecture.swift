@@ -16,18 +16,19 @@ struct Phi3Architecture: DecoderArchitecture {
         let c = weights.configuration
         decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFactorsShort) { (index: Int) throws(ModelError) in
             // The fused matrices are viewed as their parts, rows in the order llama.cpp splits them.
-            let qkv = try weights.matrix(.queryKeyValue, layer: index, columns: c.embeddingLength, rows: c.queryDimension + 2 * c.kvDimension)
-            let gateUp = try weights.matrix(.up, layer: index, columns: c.embeddingLength, rows: 2 * c.feedForwardLength)
+            let qkv = try weights.projection(.queryKeyValue, layer: index, columns: c.embeddingLength, rows: c.queryDimension + 2 * c.kvDimension)
+            // Its llama.cpp graph gives the feed-forward neither scales nor biases.
+            let gateUp = try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: 2 * c.feedForwardLength, applies: [])
             return DecoderBlock(
                 attentionNorm: try weights.vector(.attentionNorm, layer: index),
                 query: qkv.rows(0..<c.queryDimension),
                 key: qkv.rows(c.queryDimension..<(c.queryDimension + c.kvDimension)),
                 value: qkv.rows((c.queryDimension + c.kvDimension)..<(c.queryDimension + 2 * c.kvDimension)),
-                attentionOutput: try weights.matrix(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
+                attentionOutput: try weights.projection(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
                 feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
                 gate: gateUp.rows(0..<c.feedForwardLength),
                 up: gateUp.rows(c.feedForwardLength..<(2 * c.feedForwardLength)),
-                down: try weights.matrix(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength))
+                down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: []))
         }
     }
 }

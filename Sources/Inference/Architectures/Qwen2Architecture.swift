@@ -12,7 +12,7 @@ struct Qwen2Architecture: DecoderArchitecture {
 
     init(weights: WeightLoader) throws(ModelError) {
         decoder = try DecoderModel(weights: weights) { (layer: Int) throws(ModelError) in
-            try DecoderBlock.load(layer: layer, from: weights, biases: true)
+            try DecoderBlock.load(layer: layer, from: weights, biases: true, feedForward: [])
         }
     }
 }

@@ -13,7 +13,7 @@ struct Qwen3Architecture: DecoderArchitecture {
 
     init(weights: WeightLoader) throws(ModelError) {
         decoder = try DecoderModel(weights: weights) { (layer: Int) throws(ModelError) in
-            try DecoderBlock.load(layer: layer, from: weights, queryKeyNorms: true)
+            try DecoderBlock.load(layer: layer, from: weights, queryKeyNorms: true, feedForward: .scale)
         }
     }
 }

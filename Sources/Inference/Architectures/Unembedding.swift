@@ -3,14 +3,14 @@
 struct Unembedding: Sendable {
     /// The final norm's weights.
     let norm: [Float]
-    /// The output matrix (the token embedding when the file ties them).
-    let output: Matrix
+    /// The output projection (the token embedding when the file ties them).
+    let output: Projection
 
     /// Writes the logits of the `count` residual rows at `rows` into `state.logits`, row after
     /// row (`count` at most the batch capacity), through `state.normed`.
     func apply(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, state: InferenceState) {
         normalize(rows, count: count, configuration: c, into: state.normed)
-        state.pool.multiply(output, state.normed, into: state.logits, count: count, scratch: state.scratch)
+        output.apply(state.normed, into: state.logits, count: count, state: state)
     }
 
     /// Writes the final norm of the `count` residual rows at `rows` into `output`: the hidden

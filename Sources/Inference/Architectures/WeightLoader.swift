@@ -33,6 +33,29 @@ struct WeightLoader {
         try vector(named: role.weight(layer: layer), length: length)
     }
 
+    /// Weight `role` (of block `layer`, or of the model) as a projection of `columns` inputs to
+    /// `rows` outputs, with the scale and bias the file has of those the architecture `applies`
+    /// (the bias required with `requireBias`); a feed-forward matrix's bias comes before its
+    /// scale, as in llama.cpp's `build_ffn`.
+    func projection(_ role: TensorName, layer: Int? = nil, columns: Int, rows: Int, requireBias: Bool = false,
+                    applies extras: Projection.Extras = .all) throws(ModelError) -> Projection {
+        let feedForward: Set<TensorName> = [.gate, .up, .down]
+        var projection = Projection(try matrix(role, layer: layer, columns: columns, rows: rows), biasBeforeScale: feedForward.contains(role))
+        try withScaleAndBias(&projection, of: role, layer: layer, requireBias: requireBias, applies: extras)
+        return projection
+    }
+
+    /// Adds `role`'s scale and bias, those of `extras` the file has, to a projection of it.
+    func withScaleAndBias(_ projection: inout Projection, of role: TensorName, layer: Int?, requireBias: Bool = false,
+                          applies extras: Projection.Extras = .all) throws(ModelError) {
+        if requireBias || (extras.contains(.bias) && gguf.tensorsByName[role.bias(layer: layer)] != nil) {
+            projection.bias = try vector(named: role.bias(layer: layer), length: projection.matrix.rows)
+        }
+        if extras.contains(.scale), gguf.tensorsByName[role.scale(layer: layer)] != nil {
+            projection.scale = try vector(named: role.scale(layer: layer), length: 1)[0]
+        }
+    }
+
     /// Bias `role` of block `layer`, of `length`, widened to F32.
     func bias(_ role: TensorName, layer: Int, length: Int) throws(ModelError) -> [Float] {
         try vector(named: role.bias(layer: layer), length: length)
@@ -51,13 +74,15 @@ struct WeightLoader {
         }
     }
 
-    /// The token embedding, and the output matrix (the embedding itself when the file ties them).
-    func embeddingAndOutput() throws(ModelError) -> (embedding: Matrix, output: Matrix) {
+    /// The token embedding, and the output projection (the embedding itself when the file ties
+    /// them, with the output's scale and bias when it has them).
+    func embeddingAndOutput() throws(ModelError) -> (embedding: Matrix, output: Projection) {
         let embedding = try matrix(.tokenEmbedding, columns: configuration.embeddingLength, rows: configuration.vocabularySize,
                                    multiplied: !has(.output))
-        let output = has(.output)
+        var output = Projection(has(.output)
             ? try matrix(.output, columns: configuration.embeddingLength, rows: configuration.vocabularySize)
-            : embedding
+            : embedding)
+        try withScaleAndBias(&output, of: .output, layer: nil)
         return (embedding, output)
     }
 }

@@ -1,0 +1,43 @@
+/// A weight matrix as llama.cpp applies it: the product, times the tensor's scale when the file
+/// has one (`<name>.scale`, one number, as FP8 and NVFP4 exports and llama.cpp's random-weight
+/// test models carry), plus its bias when it has one (`<name>.bias`). Attention's products add
+/// the bias after scaling (`build_lora_mm`, then the bias); the feed-forward's before
+/// (`build_ffn`): `biasBeforeScale`.
+struct Projection: Sendable {
+    /// What of a matrix's scale and bias an architecture's graph applies (llama.cpp's graphs pass
+    /// some and leave the others, present in the file, unused: Qwen 2's feed-forward takes
+    /// neither).
+    struct Extras: OptionSet, Sendable {
+        let rawValue: Int
+        static let scale = Extras(rawValue: 1)
+        static let bias = Extras(rawValue: 2)
+        static let all: Extras = [.scale, .bias]
+    }
+
+    let matrix: Matrix
+    var scale: Float?
+    var bias: [Float]?
+    /// Whether the bias is added before the scale multiplies (llama.cpp's feed-forward order).
+    var biasBeforeScale = false
+
+    init(_ matrix: Matrix, scale: Float? = nil, bias: [Float]? = nil, biasBeforeScale: Bool = false) {
+        self.matrix = matrix
+        self.scale = scale
+        self.bias = bias
+        self.biasBeforeScale = biasBeforeScale
+    }
+
+    /// The projection to output rows `range` of a fused matrix (Phi-3's Q/K/V): those rows, their
+    /// part of the bias, the one scale.
+    func rows(_ range: Range<Int>) -> Projection {
+        Projection(matrix.rows(range), scale: scale, bias: bias.map { Array($0[range]) }, biasBeforeScale: biasBeforeScale)
+    }
+
+    /// `count` products of `input` rows into `output` rows, scaled and biased.
+    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
+        state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
+        if biasBeforeScale, let bias { Operations.addBias(bias, to: output, count: count) }
+        if let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
+        if !biasBeforeScale, let bias { Operations.addBias(bias, to: output, count: count) }
+    }
+}

@@ -79,7 +79,7 @@ $(ARCH_MODELS)/.made: scripts/make_arch_references.py | venv llama-server
 test-swift: build models synthetic-models arch-models
 	swift test $(SWIFT_FLAGS)
 
-test-integration: build venv models llama-server
+test-integration: build venv models llama-server arch-models
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration --ignore=Tests/integration/test_soak.py
 
 ## llama.cpp's own llama-server, which the remote tests talk to: built from the llama.cpp that PyPI's

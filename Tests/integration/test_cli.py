@@ -1,5 +1,5 @@
 """The inference commands as a user runs them: `lumen info`, `lumen generate` (streaming, Ctrl-C)
-and `lumen bench --json`, on the shared stories260K model."""
+and `lumen bench --json`, on the shared stories260K model; `--prompt-ids` on llama.cpp's random-weight llama model."""
 import json
 import os
 import re
@@ -224,3 +224,26 @@ def test_help_is_help_not_an_error(arguments):
     result = subprocess.run([lumen_bin(), *arguments], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0 and result.stdout.startswith("OVERVIEW:"), (result.stdout, result.stderr)
     assert "Error" not in result.stdout + result.stderr
+
+
+def test_generate_takes_a_prompt_as_ids_and_continues_as_llama_cpp_does():
+    """llama.cpp's own random-weight llama model (make arch-models) has no text vocabulary: its
+    prompt is given as ids, and the greedy ids are llama.cpp's (Tests/reference/archs/llama.json)."""
+    reference = json.load(open(os.path.join(os.path.dirname(__file__), "..", "reference", "archs", "llama.json")))
+    path = os.path.join(os.environ.get("LUMEN_ARCH_MODELS", ".build/arch-models"), reference["model"])
+    if not os.path.exists(path):
+        pytest.fail(f"{path} is missing: run make arch-models")
+    case = reference["cases"][0]
+    ids = ",".join(map(str, case["prompt_ids"]))
+    result = subprocess.run([lumen_bin(), "generate", path, "--prompt-ids", ids, "-n", "6", "--temp", "0", "--json"],
+                            capture_output=True, text=True, check=True)
+    report = json.loads(result.stdout)
+    assert report["prompt_ids"] == case["prompt_ids"] and report["ids"] == case["greedy_ids"][:6]
+    assert report["text"] == "".join(format(token, "x") for token in case["greedy_ids"][:6])
+    for arguments, complaint in [(["some text", "--prompt-ids", ids], "give a prompt or --prompt-ids, not both"),
+                                 ([], "give a prompt, or its token ids with --prompt-ids"),
+                                 (["--prompt-ids", "1,x"], "--prompt-ids must be comma-separated token ids")]:
+        refused = subprocess.run([lumen_bin(), "generate", path, *arguments], capture_output=True, text=True)
+        assert refused.returncode == 2 and complaint in refused.stderr, refused.stderr
+    out_of_range = subprocess.run([lumen_bin(), "generate", path, "--prompt-ids", "1,500"], capture_output=True, text=True)
+    assert out_of_range.returncode == 2 and "--prompt-ids: 500 is not a token id (the vocabulary has 128)" in out_of_range.stderr

@@ -66,7 +66,7 @@ actor KernelCore {
     /// The subshells, oldest first.
     private var subshells: [String] = []
     private var shells: [String?: ShellState] = [:]
-    private var commLane: AsyncStream<Message>.Continuation?
+    private var commLane: Lane?
     private var reportedDropKinds: Set<String> = []
 
     init(
@@ -112,7 +112,7 @@ actor KernelCore {
             if let subshell, lanes[subshell] == nil {
                 refuse(message, unknownSubshell: subshell)
             } else if Self.commTypes.contains(message.messageType) {
-                comms().yield(message)
+                comms().events.yield(.message(message))
             } else {
                 lane(of: subshell).events.yield(.message(message))
             }
@@ -141,6 +141,23 @@ actor KernelCore {
     /// The lane of `shell`, started on first use for the main shell.
     private func lane(of shell: String?) -> Lane {
         if let lane = lanes[shell] { return lane }
+        let lane = startLane(of: shell)
+        lanes[shell] = lane
+        return lane
+    }
+
+    /// The comm lane, started on first use. Its messages belong to no shell's queue, so no mark
+    /// reaches it.
+    private func comms() -> Lane {
+        if let commLane { return commLane }
+        let lane = startLane(of: nil)
+        commLane = lane
+        return lane
+    }
+
+    /// A lane whose worker handles its events in order: requests dispatched as shell requests,
+    /// marks ending `shell`'s aborting.
+    private func startLane(of shell: String?) -> Lane {
         let (events, continuation) = AsyncStream.makeStream(of: ShellEvent.self)
         let worker = Task {
             for await event in events {
@@ -150,22 +167,7 @@ actor KernelCore {
                 }
             }
         }
-        let lane = Lane(events: continuation, worker: worker)
-        lanes[shell] = lane
-        return lane
-    }
-
-    /// The comm lane, started on first use.
-    private func comms() -> AsyncStream<Message>.Continuation {
-        if let commLane { return commLane }
-        let (messages, continuation) = AsyncStream.makeStream(of: Message.self)
-        Task {
-            for await message in messages {
-                await dispatch(message, replyingOn: shell, role: .shell)
-            }
-        }
-        commLane = continuation
-        return continuation
+        return Lane(events: continuation, worker: worker)
     }
 
     /// Answers a shell request for a subshell that does not exist as ipykernel does: busy, an
@@ -283,9 +285,9 @@ actor KernelCore {
                 return .reply("comm_info_reply", CommInfoReply(comms: open.mapValues(CommInfoReply.Comm.init(targetName:))))
             }
         },
-        "comm_open": { core, message, _ in await core.receiveComm(message, as: .open(target: "")) },
-        "comm_msg": { core, message, _ in await core.receiveComm(message, as: .message) },
-        "comm_close": { core, message, _ in await core.receiveComm(message, as: .close) },
+        "comm_open": { core, message, _ in await core.receiveComm(message) },
+        "comm_msg": { core, message, _ in await core.receiveComm(message) },
+        "comm_close": { core, message, _ in await core.receiveComm(message) },
         "create_subshell_request": { core, _, _ in core.createSubshell() },
         "list_subshell_request": { core, _, _ in .reply("list_subshell_reply", ListSubshellReply(subshellIDs: core.subshells)) },
         "delete_subshell_request": { core, message, _ in
@@ -336,7 +338,7 @@ actor KernelCore {
 
     /// Hands a comm message to the evaluator, whose output has the message as parent; content
     /// that does not decode is logged and dropped, as ipykernel does (comm messages have no reply).
-    private func receiveComm(_ message: Message, as kind: CommMessage.Kind) async -> Response {
+    private func receiveComm(_ message: Message) async -> Response {
         let content: CommContent
         do {
             content = try message.decodeContent(CommContent.self)
@@ -344,13 +346,16 @@ actor KernelCore {
             logger.warning("invalid \(message.messageType) content: \(error)")
             return .none
         }
-        var kind = kind
-        if case .open = kind {
+        let kind: CommMessage.Kind
+        switch message.messageType {
+        case "comm_open":
             guard let target = content.targetName else {
                 logger.warning("invalid comm_open content: no target_name")
                 return .none
             }
             kind = .open(target: target)
+        case "comm_msg": kind = .message
+        default: kind = .close
         }
         let data = (try? JSONEncoder().encode(content.data)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
         let sink = JupyterOutputSink(

@@ -93,10 +93,9 @@ final class InteractiveForm: Sendable {
             return try Widget.make(.named("Dropdown"), settings: [("options", value), description], context: context)
         case .range(let lower, let upper) where upper > lower:
             return try Widget.make(.named("IntSlider"), settings: [("min", .integer(lower)), ("max", .integer(upper - 1)),
-                                                                   ("value", .integer(lower + (upper - 1 - lower) / 2)), description], context: context)
+                                                                   ("value", .integer(middle(lower, upper))), description], context: context)
         default:
-            throw LumenError(.type, "interact() makes no control for \(label): \(value.typeName) (give a Bool, a number, a String, an array, a range or a widget)",
-                             at: location)
+            throw noControl(for: value, label: label, at: location)
         }
     }
 
@@ -105,12 +104,20 @@ final class InteractiveForm: Sendable {
         switch value {
         case .host(let widget as Widget): return (try widget.property("value")) ?? .null
         case .array(let items): return items.first ?? .null
-        case .range(let lower, let upper) where upper > lower: return .integer(lower + (upper - 1 - lower) / 2)
+        case .range(let lower, let upper) where upper > lower: return .integer(middle(lower, upper))
         case .bool, .integer, .double, .string: return value
-        default:
-            throw LumenError(.type, "interact() makes no control for \(label): \(value.typeName) (give a Bool, a number, a String, an array, a range or a widget)",
-                             at: location)
+        default: throw noControl(for: value, label: label, at: location)
         }
+    }
+
+    /// Where a slider over `lower..<upper` starts: its middle, as ipywidgets starts one.
+    private static func middle(_ lower: Int, _ upper: Int) -> Int {
+        lower + (upper - 1 - lower) / 2
+    }
+
+    private static func noControl(for value: Value, label: String, at location: SourceLocation) -> LumenError {
+        LumenError(.type, "interact() makes no control for \(label): \(value.typeName) (give a Bool, a number, a String, an array, a range or a widget)",
+                   at: location)
     }
 
     /// ipywidgets' range around a single value: `-v…3v` (or `3v…-v` below zero, `0…1` at zero).

@@ -22,8 +22,12 @@ public final class WeightCache: Sendable {
         let key = Self.key(path)
         if let cached = models.withLock({ $0[key]?.model }) { return cached }
         let model = try LanguageModel(path: key)
-        models.withLock { $0[key] = Weak(model) }
-        return model
+        // Two first loads of one file can race; the one stored first is everyone's.
+        return models.withLock { models in
+            if let stored = models[key]?.model { return stored }
+            models[key] = Weak(model)
+            return model
+        }
     }
 
     /// `model(at:)` on a thread of its own, off Swift's cooperative pool: reading a file's

@@ -1,4 +1,5 @@
 import Dispatch
+import Foundation
 import GGUF
 import GenerationTypes
 @testable import Inference
@@ -48,8 +49,20 @@ struct SessionPoolTests {
 
     @Test("every pool of one file shares its weights, however its path is spelt")
     func poolsShareWeights() throws {
-        let one = try SessionPool(loading: try TestData.path("models/stories260K.gguf"), contextLength: 16, threads: 1)
-        let other = try SessionPool(loading: try TestData.path("models/./stories260K.gguf"), contextLength: 16, threads: 1)
+        // A file of its own: tests running alongside reload, and so evict, the shared models.
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-pools-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let file = directory.appendingPathComponent("model.gguf")
+        try FileManager.default.copyItem(atPath: try TestData.path("models/stories260K.gguf"), toPath: file.path)
+        let link = directory.appendingPathComponent("link.gguf")
+        try FileManager.default.createSymbolicLink(at: link, withDestinationURL: file)
+        let one = try SessionPool(loading: file.path, contextLength: 16, threads: 1)
+        let other = try SessionPool(loading: directory.path + "/./model.gguf", contextLength: 16, threads: 1)
+        let linked = try SessionPool(loading: link.path, contextLength: 16, threads: 1)
         #expect(one.model === other.model)
+        #expect(one.model === linked.model)
+        let elsewhere = try SessionPool(loading: try TestData.path("models/stories260K.gguf"), contextLength: 16, threads: 1)
+        #expect(one.model !== elsewhere.model)
     }
 }

@@ -14,8 +14,12 @@ import pathlib
 import subprocess
 import sys
 
-# The architectures whose test models Lumen runs as llama.cpp does; each later one is added here.
-ARCHITECTURES = ["llama", "qwen2", "qwen3", "gemma3"]
+# The test models Lumen runs as llama.cpp does, by reference name: each later architecture is
+# added here (test-llama-archs writes ARCH-dense.gguf, and ARCH-moe.gguf for those with experts).
+MODELS = {
+    "llama": "llama-dense", "llama-moe": "llama-moe", "qwen2": "qwen2-dense", "qwen3": "qwen3-dense",
+    "gemma3": "gemma3-dense", "qwen3moe": "qwen3moe-moe", "smollm3": "smollm3-dense",
+}
 # test-llama-archs draws a new seed each run unless given one: this one makes the models the
 # references were made from, byte for byte.
 SEED = 42
@@ -24,13 +28,13 @@ STEPS = 32
 
 
 def make_models(binary, models):
-    """Writes ARCH-dense.gguf for each architecture into `models` (llama.cpp also writes MoE
-    variants of some, which Lumen does not run yet)."""
+    """Writes the test models of MODELS' architectures into `models`."""
     models.mkdir(parents=True, exist_ok=True)
-    pattern = "^(" + "|".join(ARCHITECTURES) + ")$"
+    architectures = sorted({model.rsplit("-", 1)[0] for model in MODELS.values()})
+    pattern = "^(" + "|".join(architectures) + ")$"
     subprocess.run([str(binary), "-a", pattern, "-s", str(SEED), "-o", str(models)], check=True, capture_output=True)
-    for name in ARCHITECTURES:
-        assert (models / f"{name}-dense.gguf").exists(), f"test-llama-archs wrote no {name}-dense.gguf"
+    for model in MODELS.values():
+        assert (models / f"{model}.gguf").exists(), f"test-llama-archs wrote no {model}.gguf"
 
 
 def main(arguments):
@@ -43,8 +47,8 @@ def main(arguments):
     from llama_reference import greedy_reference
     llama_cpp.llama_backend_init()
     out.mkdir(parents=True, exist_ok=True)
-    for name in ARCHITECTURES:
-        reference, logits = greedy_reference(models / f"{name}-dense.gguf", PROMPT, STEPS, f"{name}.logits.bin")
+    for name, model in MODELS.items():
+        reference, logits = greedy_reference(models / f"{model}.gguf", PROMPT, STEPS, f"{name}.logits.bin")
         (out / f"{name}.logits.bin").write_bytes(logits)
         (out / f"{name}.json").write_text(json.dumps(reference, indent=1) + "\n")
         case = reference["cases"][0]

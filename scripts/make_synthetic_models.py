@@ -1,6 +1,8 @@
 #!/usr/bin/env python3
 """Writes small random-weight models in the exact tensor layouts of the architectures no real
-model here covers (qwen2, qwen3, phi3, and Llama 3 with its rope_freqs), each with the real
+model here covers (qwen2, qwen3, phi3, Llama 3 with its rope_freqs, Qwen 3's mixture of experts
+with more experts than it routes to, and SmolLM3 with enough layers for one without RoPE), each
+with the real
 vocabulary of its family from ../shared/models/vocab/. The weights come from a fixed seed, so the
 same files come out every time: the references in Tests/reference/synthetic/ were made from them
 with llama.cpp (scripts/make_synthetic_references.py).
@@ -22,6 +24,8 @@ MODELS = {
     "qwen3": ("qwen3", "ggml-vocab-qwen2.gguf", 32, {"qk_norm": True, "tied": True}),
     "phi3": ("phi3", "ggml-vocab-phi-3.gguf", 16, {"fused": True}),
     "llama3": ("llama", "ggml-vocab-llama-bpe.gguf", 16, {"rope_freqs": True}),
+    "qwen3moe": ("qwen3moe", "ggml-vocab-qwen2.gguf", 32, {"qk_norm": True, "experts": (8, 2, 48)}),
+    "smollm3": ("smollm3", "ggml-vocab-llama-bpe.gguf", 16, {"layers": 4}),
 }
 
 
@@ -52,7 +56,8 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     vocabulary_size = copy_vocabulary(writer, shared / "models/vocab" / vocabulary)
     writer.add_context_length(CONTEXT)
     writer.add_embedding_length(EMBED)
-    writer.add_block_count(LAYERS)
+    layers = options.get("layers", LAYERS)
+    writer.add_block_count(layers)
     writer.add_feed_forward_length(FFN)
     writer.add_head_count(HEADS)
     writer.add_head_count_kv(KV_HEADS)
@@ -61,6 +66,11 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     writer.add_key_length(head)
     writer.add_value_length(head)
     writer.add_rope_dimension_count(head)
+    if options.get("experts"):
+        count, used, width = options["experts"]
+        writer.add_expert_count(count)
+        writer.add_expert_used_count(used)
+        writer.add_expert_feed_forward_length(width)
 
     def tensor(name, *shape, scale=0.5):
         writer.add_tensor(name, (random.standard_normal(shape[::-1]) * scale / numpy.sqrt(shape[0])).astype(numpy.float32))
@@ -70,7 +80,7 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
 
     query, kv = HEADS * head, KV_HEADS * head
     tensor("token_embd.weight", EMBED, vocabulary_size, scale=8.0)
-    for layer in range(LAYERS):
+    for layer in range(layers):
         prefix = f"blk.{layer}."
         norm(prefix + "attn_norm.weight", EMBED)
         # Large query and key weights make attention peaked, so RoPE and the cache matter to
@@ -89,6 +99,14 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             norm(prefix + "attn_k_norm.weight", head)
         tensor(prefix + "attn_output.weight", query, EMBED)
         norm(prefix + "ffn_norm.weight", EMBED)
+        if options.get("experts"):
+            # A decisive router, so tokens go to different experts.
+            count, _, width = options["experts"]
+            tensor(prefix + "ffn_gate_inp.weight", EMBED, count, scale=8.0)
+            tensor(prefix + "ffn_gate_exps.weight", EMBED, width, count)
+            tensor(prefix + "ffn_up_exps.weight", EMBED, width, count)
+            tensor(prefix + "ffn_down_exps.weight", width, EMBED, count)
+            continue
         if options.get("fused"):
             tensor(prefix + "ffn_up.weight", EMBED, 2 * FFN)
         else:

@@ -25,6 +25,24 @@ public enum TensorName: String, CaseIterable, Sendable {
     /// The up projection, or gate and up rows in one matrix (Phi-3).
     case up = "ffn_up"
     case down = "ffn_down"
+    /// A mixture of experts' router: a score per expert.
+    case router = "ffn_gate_inp"
+    /// Every expert's gate, up and down matrices in one three-dimensional tensor.
+    case gateExperts = "ffn_gate_exps"
+    case upExperts = "ffn_up_exps"
+    case downExperts = "ffn_down_exps"
+    /// A Gated DeltaNet layer's gate of its output (`z`), or the gate of a gated attention layer's output.
+    case attentionGate = "attn_gate"
+    /// A Gated DeltaNet layer's short convolution: a row of weights per channel.
+    case convolution = "ssm_conv1d"
+    /// Its per-head decay bias (`ssm_dt.bias`), decay rates (`ssm_a`, −exp(A_log), a tensor without suffix), decay and
+    /// write-strength projections, output norm and output projection.
+    case decayBias = "ssm_dt"
+    case decayRate = "ssm_a"
+    case decay = "ssm_alpha"
+    case writeStrength = "ssm_beta"
+    case recurrentNorm = "ssm_norm"
+    case recurrentOutput = "ssm_out"
 
     /// The weight's name in the file: of block `layer`, or of the model when `layer` is nil.
     public func weight(layer: Int? = nil) -> String { stem(layer) + ".weight" }
@@ -34,6 +52,9 @@ public enum TensorName: String, CaseIterable, Sendable {
 
     /// The name of its per-tensor scale (`blk.3.attn_q.scale`, one number).
     public func scale(layer: Int? = nil) -> String { stem(layer) + ".scale" }
+
+    /// The name of a tensor stored without a suffix (`blk.3.ssm_a`).
+    public func bare(layer: Int? = nil) -> String { stem(layer) }
 
     private func stem(_ layer: Int?) -> String { layer.map { "blk.\($0).\(rawValue)" } ?? rawValue }
 

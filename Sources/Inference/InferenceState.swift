@@ -46,6 +46,24 @@ final class InferenceState {
     let attended: UnsafeMutablePointer<Float>
     /// The feed-forward's gate (then the gated product) and up projections, `[batch][ff]`.
     let gate, up: UnsafeMutablePointer<Float>
+    /// A mixture of experts' buffers (empty for a dense model): the router's scores
+    /// `[batch][experts]`, the rows routed to one expert gathered `[batch][dim]`, and each row's
+    /// expert outputs in the order they were chosen, `[batch][used][dim]`.
+    let routerScores, routedRows, expertOutputs: UnsafeMutablePointer<Float>
+    /// A hybrid recurrent model's buffers (empty otherwise): the products a Gated DeltaNet layer
+    /// (or a gated attention layer) mixes, `[batch][max(channels, 2q)]`; the gate of its output,
+    /// `[batch][max(value dimension, q)]`; each value head's decay and write strength,
+    /// `[batch][value heads]`; and its output before the output projection, `[batch][value dimension]`.
+    let mixed, outputGate, decays, strengths, recurrentOutput: UnsafeMutablePointer<Float>
+    /// Each sequence's recurrent state, `[sequence][recurrent layer][Recurrence.stateFloats]`
+    /// (zeroed by the first pass at position 0), and the position it has reached: a recurrent
+    /// state cannot go back, so a pass continues it only from there (`continuesRecurrence`).
+    let recurrentStates: UnsafeMutablePointer<Float>
+    var recurrentPositions: [Int]
+    /// Each layer's place among the recurrent layers (nil for an attention layer).
+    private let recurrentIndex: [Int?]
+    /// Floats of one sequence's recurrent state in one recurrent layer, and over all of them.
+    private let recurrentLayerFloats, recurrentFloatsPerSequence: Int
     /// Logits, `[batch][vocab]` (only the last row unless every token's are asked for).
     let logits: UnsafeMutablePointer<Float>
     /// Per-product working memory.
@@ -97,7 +115,7 @@ final class InferenceState {
         let threads = pool.threads
         let dimension = configuration.embeddingLength
         let kvDimension = configuration.kvDimension
-        let hidden = configuration.feedForwardLength
+        let hidden = configuration.widestFeedForward
         let widest = max(dimension, hidden, configuration.queryDimension)
         var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
         func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
@@ -115,6 +133,26 @@ final class InferenceState {
         gate = buffer(batchCapacity * hidden)
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
+        let experts = configuration.experts
+        routerScores = buffer(experts.map { batchCapacity * $0.count } ?? 0)
+        routedRows = buffer(experts == nil ? 0 : batchCapacity * dimension)
+        expertOutputs = buffer(experts.map { batchCapacity * $0.used * dimension } ?? 0)
+        let recurrence = configuration.recurrence
+        mixed = buffer(recurrence.map { batchCapacity * max($0.channels, 2 * configuration.queryDimension) } ?? 0)
+        outputGate = buffer(recurrence.map { batchCapacity * max($0.valueDimension, configuration.queryDimension) } ?? 0)
+        decays = buffer(recurrence.map { batchCapacity * $0.valueHeads } ?? 0)
+        strengths = buffer(recurrence.map { batchCapacity * $0.valueHeads } ?? 0)
+        recurrentOutput = buffer(recurrence.map { batchCapacity * $0.valueDimension } ?? 0)
+        var ordinal = 0
+        recurrentIndex = (0..<configuration.blockCount).map { layer in
+            guard configuration.isRecurrent(layer: layer) else { return nil }
+            defer { ordinal += 1 }
+            return ordinal
+        }
+        recurrentLayerFloats = recurrence?.stateFloats ?? 0
+        recurrentFloatsPerSequence = ordinal * recurrentLayerFloats
+        recurrentStates = buffer(sequenceCapacity * recurrentFloatsPerSequence)
+        recurrentPositions = Array(repeating: 0, count: sequenceCapacity)
         // 8-bit activations for a whole batch, in chunks of eight tokens (the last padded): prompt
         // batches meet quantized weights in integer products. The block sums are followed by the
         // half-block sums (three per block, see `lumen_quantize_q8_tokens`). Each thread's row
@@ -187,13 +225,15 @@ final class InferenceState {
     }
 
     /// The keys and values of the first `count` positions of `sequence`, in the order
-    /// `cachedRuns` visits them.
+    /// `cachedRuns` visits them, then its recurrent state (which must be at `count`).
     func cacheContents(count: Int, sequence: Int = 0) -> [UInt8] {
-        var contents = [UInt8](repeating: 0, count: count * bytesPerCachedToken)
+        precondition(recurrentFloatsPerSequence == 0 || recurrentPositions[sequence] == count, "a recurrent state is only at its position")
+        var contents = [UInt8](repeating: 0, count: count * bytesPerCachedToken + recurrentStateBytes)
         contents.withUnsafeMutableBytes { destination in
             cachedRuns(count: count, sequence: sequence) { run, offset, bytes in
                 (destination.baseAddress! + offset).copyMemory(from: run, byteCount: bytes)
             }
+            (destination.baseAddress! + count * bytesPerCachedToken).copyMemory(from: recurrentState(of: sequence), byteCount: recurrentStateBytes)
         }
         return contents
     }
@@ -201,23 +241,51 @@ final class InferenceState {
     /// Writes back `contents`, from `cacheContents(count:)` of a session of the same model and
     /// cache type, as the first `count` positions of `sequence`, whose position becomes `count`.
     func restoreCache(_ contents: [UInt8], count: Int, sequence: Int = 0) {
-        precondition(contents.count == count * bytesPerCachedToken && count <= contextLength, "a cache of another shape")
+        precondition(contents.count == count * bytesPerCachedToken + recurrentStateBytes && count <= contextLength, "a cache of another shape")
         contents.withUnsafeBytes { source in
             cachedRuns(count: count, sequence: sequence) { run, offset, bytes in
                 run.copyMemory(from: source.baseAddress! + offset, byteCount: bytes)
             }
+            UnsafeMutableRawPointer(recurrentState(of: sequence)).copyMemory(from: source.baseAddress! + count * bytesPerCachedToken, byteCount: recurrentStateBytes)
         }
         positions[sequence] = count
+        recurrentPositions[sequence] = count
     }
 
     /// Copies the keys and values of the first `count` positions of sequence `source` into
-    /// sequence `destination`, whose position becomes `count`.
+    /// sequence `destination`, whose position becomes `count`, and the recurrent state (which
+    /// must be at `count`).
     func copyCache(from source: Int, to destination: Int, count: Int) {
+        precondition(recurrentFloatsPerSequence == 0 || recurrentPositions[source] == count, "a recurrent state is only at its position")
         let offset = cacheOffset(sequence: destination, kvHead: 0, position: 0) - cacheOffset(sequence: source, kvHead: 0, position: 0)
         cachedRuns(count: count, sequence: source) { run, _, bytes in
             (run + offset).copyMemory(from: run, byteCount: bytes)
         }
+        recurrentState(of: destination).update(from: recurrentState(of: source), count: recurrentFloatsPerSequence)
         positions[destination] = count
+        recurrentPositions[destination] = count
+    }
+
+    /// Whether the model keeps a recurrent state, which cannot go back to an earlier position.
+    var isRecurrent: Bool { recurrentFloatsPerSequence > 0 }
+
+    /// Whether a pass from `sequence`'s position may continue its recurrent state: it starts
+    /// afresh at position 0, and otherwise only goes on from where it is.
+    func continuesRecurrence(_ sequence: Int) -> Bool {
+        !isRecurrent || positions[sequence] == 0 || positions[sequence] == recurrentPositions[sequence]
+    }
+
+    /// Bytes of one sequence's recurrent state.
+    var recurrentStateBytes: Int { recurrentFloatsPerSequence * 4 }
+
+    /// `sequence`'s recurrent state over every recurrent layer.
+    private func recurrentState(of sequence: Int) -> UnsafeMutablePointer<Float> {
+        recurrentStates + sequence * recurrentFloatsPerSequence
+    }
+
+    /// `sequence`'s recurrent state in `layer` (a recurrent layer): `Recurrence.stateFloats` floats.
+    func recurrentState(sequence: Int, layer: Int) -> UnsafeMutablePointer<Float> {
+        recurrentState(of: sequence) + (recurrentIndex[layer] ?? 0) * recurrentLayerFloats
     }
 
     /// Calls `body` for each contiguous run of the first `count` positions of `sequence` — for

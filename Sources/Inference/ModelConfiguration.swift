@@ -47,11 +47,66 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// The RoPE base of sliding-window layers, when it differs (llama.cpp's
     /// `rope_freq_base_train_swa`).
     public var slidingRopeFrequencyBase: Float?
+    /// Layers whose queries and keys are not rotated (SmolLM3's every fourth); none unless the
+    /// architecture says.
+    public var unrotatedLayers: [Bool] = []
+    /// The routed experts of a mixture-of-experts model's feed-forward (`expert_count`,
+    /// `expert_used_count`, `expert_feed_forward_length`), nil for a dense model.
+    public var experts: Experts?
+
+    /// The Gated DeltaNet layers of a hybrid recurrent model (Qwen3.5), nil for a model of
+    /// attention layers only; `recurrentLayers` says which layers they are.
+    public var recurrence: Recurrence?
+    /// Which layers are recurrent rather than attention (llama.cpp's `is_recr`).
+    public var recurrentLayers: [Bool] = []
+
+    /// A Gated DeltaNet layer's shape (llama.cpp's `ssm.*` keys).
+    public struct Recurrence: Sendable, Equatable {
+        /// Inputs the short convolution sees, the current one included (`ssm.conv_kernel`).
+        public var convolutionWidth: Int
+        /// Key heads (`ssm.group_count`) and value heads (`ssm.time_step_rank`).
+        public var keyHeads, valueHeads: Int
+        /// Width of a key head (`ssm.state_size`) and of a value head (`ssm.inner_size` / value heads).
+        public var keyHeadDimension, valueHeadDimension: Int
+
+        /// Width of all key heads together (queries and keys each).
+        public var keyDimension: Int { keyHeads * keyHeadDimension }
+        /// Width of all value heads together (`ssm.inner_size`).
+        public var valueDimension: Int { valueHeads * valueHeadDimension }
+        /// Channels the convolution mixes: queries, keys and values.
+        public var channels: Int { 2 * keyDimension + valueDimension }
+        /// Floats of one layer's state for one sequence: the convolution's last inputs, then each
+        /// value head's key × value matrix.
+        public var stateFloats: Int { (convolutionWidth - 1) * channels + valueHeads * keyHeadDimension * valueHeadDimension }
+    }
+
+    /// Whether `layer` is recurrent.
+    public func isRecurrent(layer: Int) -> Bool {
+        recurrentLayers.indices.contains(layer) && recurrentLayers[layer]
+    }
+
+    /// A mixture of experts' shape.
+    public struct Experts: Sendable, Equatable {
+        /// Experts per layer.
+        public var count: Int
+        /// Experts each token is routed to (llama.cpp's `n_expert_used`).
+        public var used: Int
+        /// Width of one expert's hidden layer.
+        public var feedForwardLength: Int
+    }
 
     /// Width of all query heads together.
     public var queryDimension: Int { headDimension * headCount }
     /// Width of the key and value vectors of one position.
     public var kvDimension: Int { headDimension * headCountKV }
+
+    /// Whether RoPE rotates the queries and keys of `layer`.
+    public func rotates(layer: Int) -> Bool {
+        !(unrotatedLayers.indices.contains(layer) && unrotatedLayers[layer])
+    }
+
+    /// The widest feed-forward hidden layer: the dense one's or an expert's.
+    public var widestFeedForward: Int { max(feedForwardLength, experts?.feedForwardLength ?? 0) }
 
     /// Whether `layer` attends over a sliding window.
     public func slides(layer: Int) -> Bool {
@@ -115,6 +170,17 @@ public struct ModelConfiguration: Sendable, Equatable {
         // A window of 0 is none, as llama.cpp reads it.
         if let window = gguf.metadata[prefix + "attention.sliding_window"]?.intValue, window != 0 {
             slidingWindow = try integer("attention.sliding_window")
+        }
+        if let count = gguf.metadata[prefix + "expert_count"]?.intValue, count > 0 {
+            let used = try integer("expert_used_count")
+            guard used <= count else {
+                throw ModelError(file: file, field: prefix + "expert_used_count", reason: "\(used) experts per token of \(count)")
+            }
+            // Without its own width (no key, or 0), an expert is the dense width shared among those
+            // used (llama.cpp's default).
+            let ownWidth = gguf.metadata[prefix + "expert_feed_forward_length"]?.intValue ?? 0
+            let width = ownWidth == 0 ? feedForwardLength / used : try integer("expert_feed_forward_length")
+            experts = Experts(count: count, used: used, feedForwardLength: width)
         }
         try kind.configure(&self, gguf: gguf)
     }

@@ -53,17 +53,19 @@ enum Operations {
     }
 
     /// Rotates each new token's queries and keys (`state.query`, `state.key`) with the RoPE tables
-    /// and writes its keys and values into the cache of `layer`, at its row's sequence and
-    /// position.
+    /// (unless the layer does not `rotate`) and writes its keys and values into the cache of
+    /// `layer`, at its row's sequence and position.
     static func ropeAndCache(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration,
-                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
+                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>, rotates: Bool = true) {
         let pairs = configuration.ropeDimensionCount / 2
         let kvDimension = configuration.kvDimension, headDimension = configuration.headDimension
         for index in 0..<count {
             let sequence = state.rowSequences[index], position = state.rowPositions[index]
             let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
-            rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
-            rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
+            if rotates {
+                rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
+                rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
+            }
             for head in 0..<configuration.headCountKV {
                 let offset = state.cacheOffset(sequence: sequence, kvHead: head, position: position)
                 let source = index * kvDimension + head * headDimension

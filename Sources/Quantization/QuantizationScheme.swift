@@ -73,13 +73,14 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// The type for tensor `name` of shape `shape` in a model of `layers` blocks; `tiedOutput`
     /// says the model has no `output.weight` and reuses the token embedding as its output.
     ///
-    /// Vectors (norms) stay F32. A scheme named after a type gives every matrix that type; the
+    /// Vectors (norms) and a mixture of experts' router stay F32 (as llama.cpp leaves
+    /// `ffn_gate_inp`). A scheme named after a type gives every matrix that type; the
     /// mixes follow llama.cpp's `llama_tensor_get_type` (without an importance matrix): the output
     /// matrix (the token embedding when tied) gets Q6_K, and the tensors their rules name more
     /// bits. A matrix whose rows are not a whole number of blocks falls back to a format whose
     /// blocks fit, as llama.cpp does (`TypeQuantizer.fallback`), else to F16.
     func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false) -> TensorType {
-        guard shape.count >= 2, name.hasSuffix(".weight") else { return .f32 }
+        guard shape.count >= 2, name.hasSuffix(".weight"), TensorName.blockWeight(name)?.role != .router else { return .f32 }
         var type = baseType
         if let mix = Self.table[self]?.mix {
             if name == TensorName.output.weight() || (tiedOutput && name == TensorName.tokenEmbedding.weight()) {

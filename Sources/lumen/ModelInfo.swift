@@ -66,10 +66,17 @@ struct ModelInfo {
             ("embedding", String(configuration.embeddingLength)),
             ("layers", String(configuration.blockCount)),
             ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value, \(configuration.headDimension) wide"),
-            ("feed-forward", String(configuration.feedForwardLength)),
-            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions"),
+            ("feed-forward", configuration.experts.map { "\($0.count) experts of \($0.feedForwardLength), \($0.used) per token" }
+                ?? String(configuration.feedForwardLength)),
+            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated),
             ("rms epsilon", String(configuration.rmsEpsilon)),
         ]
+    }
+
+    /// The layers RoPE leaves out, when there are any.
+    private var unrotated: String {
+        let layers = (0..<model.configuration.blockCount).filter { !model.configuration.rotates(layer: $0) }
+        return layers.isEmpty ? "" : " (not in layer\(layers.count == 1 ? "" : "s") \(layers.map(String.init).joined(separator: ", ")))"
     }
 
     /// `n` with a K/M/B suffix.

@@ -6,7 +6,7 @@ import Testing
 @Suite("Batched decoding", .serialized)
 struct BatchedDecodingTests {
     /// Every architecture and weight format path: the two real models (Llama-style Q4_1 and
-    /// Gemma 3 Q4_K_M), the synthetic Qwen 2, Qwen 3, Phi-3 and Llama 3 models, and the tiny
+    /// Gemma 3 Q4_K_M), the synthetic models (`RealModelTests.synthetic`), and the tiny
     /// Llama in Q4_0 and Q4_K (the eight-row layout), Q6_K, Q8_0 and F16.
     static let models: [String] = SpeculativeDecodingTests.realModels.map { "real:" + $0 } + RealModelTests.synthetic.map { "synthetic:" + $0 }
         + ["quant-test-q4_0", "quant-test-q4_k", "quant-test-q6_k", "quant-test-q8_0", "quant-test-f16"].map { "shared:models/\($0).gguf" }

@@ -1,5 +1,6 @@
 """The inference commands as a user runs them: `lumen info`, `lumen generate` (streaming, Ctrl-C)
-and `lumen bench --json`, on the shared stories260K model; `--prompt-ids` on llama.cpp's random-weight llama model."""
+and `lumen bench --json`, on the shared stories260K model; `--prompt-ids` and `info` on llama.cpp's
+random-weight model of each architecture."""
 import json
 import os
 import re
@@ -226,13 +227,24 @@ def test_help_is_help_not_an_error(arguments):
     assert "Error" not in result.stdout + result.stderr
 
 
-def test_generate_takes_a_prompt_as_ids_and_continues_as_llama_cpp_does():
-    """llama.cpp's own random-weight llama model (make arch-models) has no text vocabulary: its
-    prompt is given as ids, and the greedy ids are llama.cpp's (Tests/reference/archs/llama.json)."""
-    reference = json.load(open(os.path.join(os.path.dirname(__file__), "..", "reference", "archs", "llama.json")))
+ARCHITECTURE_REFERENCES = os.path.join(os.path.dirname(__file__), "..", "reference", "archs")
+
+
+def architecture_model(name):
+    """llama.cpp's random-weight model of reference `name` (make arch-models), and its reference."""
+    reference = json.load(open(os.path.join(ARCHITECTURE_REFERENCES, f"{name}.json")))
     path = os.path.join(os.environ.get("LUMEN_ARCH_MODELS", ".build/arch-models"), reference["model"])
     if not os.path.exists(path):
         pytest.fail(f"{path} is missing: run make arch-models")
+    return path, reference
+
+
+@pytest.mark.parametrize("name", sorted(file[:-5] for file in os.listdir(ARCHITECTURE_REFERENCES) if file.endswith(".json")))
+def test_generate_takes_a_prompt_as_ids_and_continues_as_llama_cpp_does(name):
+    """llama.cpp's own random-weight model of each architecture (make arch-models) has no text
+    vocabulary: its prompt is given as ids, and the greedy ids are llama.cpp's
+    (Tests/reference/archs/NAME.json)."""
+    path, reference = architecture_model(name)
     case = reference["cases"][0]
     ids = ",".join(map(str, case["prompt_ids"]))
     result = subprocess.run([lumen_bin(), "generate", path, "--prompt-ids", ids, "-n", "6", "--temp", "0", "--json"],
@@ -240,6 +252,26 @@ def test_generate_takes_a_prompt_as_ids_and_continues_as_llama_cpp_does():
     report = json.loads(result.stdout)
     assert report["prompt_ids"] == case["prompt_ids"] and report["ids"] == case["greedy_ids"][:6]
     assert report["text"] == "".join(format(token, "x") for token in case["greedy_ids"][:6])
+
+
+def test_info_describes_experts_as_the_file_declares_them():
+    """A mixture of experts' shape in `lumen info`, against the file's keys as the gguf package reads them."""
+    import gguf
+    for name in ["qwen3moe", "llama-moe"]:
+        path, _ = architecture_model(name)
+        fields = gguf.GGUFReader(path).fields
+        architecture = fields["general.architecture"].contents()
+        count, used = fields[f"{architecture}.expert_count"].contents(), fields[f"{architecture}.expert_used_count"].contents()
+        # llama's experts are as wide as its feed-forward; qwen3moe's have a width of their own.
+        width_key = "feed_forward_length" if architecture == "llama" else "expert_feed_forward_length"
+        width = fields[f"{architecture}.{width_key}"].contents()
+        info = subprocess.run([lumen_bin(), "info", path], capture_output=True, text=True, check=True).stdout
+        assert re.search(rf"^feed-forward +{count} experts of {width}, {used} per token$", info, re.MULTILINE), info
+
+
+def test_generate_refuses_prompt_ids_it_cannot_use():
+    path, reference = architecture_model("llama")
+    ids = ",".join(map(str, reference["cases"][0]["prompt_ids"]))
     for arguments, complaint in [(["some text", "--prompt-ids", ids], "give a prompt or --prompt-ids, not both"),
                                  ([], "give a prompt, or its token ids with --prompt-ids"),
                                  (["--prompt-ids", "1,x"], "--prompt-ids must be comma-separated token ids")]:

@@ -11,7 +11,7 @@ struct DecoderBlock: Sendable {
     var queryNorm, keyNorm: [Float]?
     let attentionOutput: Projection
     let feedForwardNorm: [Float]
-    let gate, up, down: Projection
+    let feedForward: FeedForward
 
     /// The block of layer `index` with separate Q/K/V and gate/up tensors under llama.cpp's names;
     /// `biases` requires the Q/K/V biases. The Q/K/V and attention output products take the
@@ -27,9 +27,7 @@ struct DecoderBlock: Sendable {
             value: try weights.projection(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension, requireBias: biases),
             attentionOutput: try weights.projection(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
             feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
-            gate: try weights.projection(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: feedForward),
-            up: try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: feedForward),
-            down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: feedForward))
+            feedForward: try FeedForward.load(layer: index, from: weights, extras: feedForward))
         if queryKeyNorms {
             block.queryNorm = try weights.vector(.queryNorm, layer: index, length: c.headDimension)
             block.keyNorm = try weights.vector(.keyNorm, layer: index, length: c.headDimension)
@@ -38,7 +36,7 @@ struct DecoderBlock: Sendable {
     }
 
     /// The matrices one token reads.
-    var matrices: [Matrix] { [query, key, value, attentionOutput, gate, up, down].map(\.matrix) }
+    var matrices: [Matrix] { [query, key, value, attentionOutput].map(\.matrix) + feedForward.matrices }
 
     /// The whole model's forward pass over these blocks: embedding rows → per block
     /// x += Wo · attention(RoPE(Wq·n), RoPE(Wk·n), Wv·n) with n = RMSNorm(x), then
@@ -64,16 +62,14 @@ struct DecoderBlock: Sendable {
             if let norm = block.keyNorm {
                 Operations.rmsNorm(state.key, weights: norm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.headCountKV, width: c.headDimension)
             }
-            Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
+            Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines,
+                                    rotates: c.rotates(layer: layer))
             Operations.attention(state: state, layer: layer, count: count, configuration: c)
             project(block.attentionOutput, state.attended, normed)
             state.visit(.attentionOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
             Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            project(block.gate, normed, state.gate)
-            project(block.up, normed, state.up)
-            Operations.swiGLU(state.gate, state.up, count: count * c.feedForwardLength, pool: state.pool)
-            project(block.down, state.gate, normed)
+            block.feedForward.apply(normed, into: normed, count: count, state: state)
             state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
             state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)

@@ -26,7 +26,8 @@ protocol ModelArchitecture: Sendable {
 /// The architectures Lumen runs, by name: the one table of them.
 enum Architectures {
     static let all: [any ModelArchitecture.Type] = [LlamaArchitecture.self, Qwen2Architecture.self, Qwen3Architecture.self,
-                                                    Phi3Architecture.self, Gemma3Architecture.self]
+                                                    Phi3Architecture.self, Gemma3Architecture.self, Qwen3MoEArchitecture.self,
+                                                    SmolLM3Architecture.self]
 
     /// The architecture `general.architecture` names.
     static func named(_ name: String) -> (any ModelArchitecture.Type)? {

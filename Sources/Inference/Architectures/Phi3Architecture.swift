@@ -26,9 +26,9 @@ struct Phi3Architecture: DecoderArchitecture {
                 value: qkv.rows((c.queryDimension + c.kvDimension)..<(c.queryDimension + 2 * c.kvDimension)),
                 attentionOutput: try weights.projection(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
                 feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
-                gate: gateUp.rows(0..<c.feedForwardLength),
-                up: gateUp.rows(c.feedForwardLength..<(2 * c.feedForwardLength)),
-                down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: []))
+                feedForward: .dense(gate: gateUp.rows(0..<c.feedForwardLength),
+                                    up: gateUp.rows(c.feedForwardLength..<(2 * c.feedForwardLength)),
+                                    down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: [])))
         }
     }
 }

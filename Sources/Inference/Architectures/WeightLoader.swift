@@ -56,6 +56,36 @@ struct WeightLoader {
         }
     }
 
+    /// The experts of `role` in block `layer`: a three-dimensional tensor of `count` matrices of
+    /// `rows` rows of `columns`, each a projection with its entry of the per-expert scales
+    /// (`<name>.scale`, `count` numbers) when the file has them.
+    func experts(_ role: TensorName, layer: Int, columns: Int, rows: Int, count: Int) throws(ModelError) -> [Projection] {
+        let name = role.weight(layer: layer)
+        let found = try tensor(name)
+        guard found.shape == [columns, rows, count] else {
+            throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "has shape \(found.shape), expected [\(columns), \(rows), \(count)]")
+        }
+        let all = try Matrix(found, in: gguf, interleaving: true)
+        let scales = gguf.tensorsByName[role.scale(layer: layer)] == nil ? nil : try vector(named: role.scale(layer: layer), length: count)
+        return (0..<count).map { Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], biasBeforeScale: true) }
+    }
+
+    /// Tensor `role` of block `layer` stored without a suffix (`blk.3.ssm_a`), a vector of `length`, widened to F32.
+    func bareVector(_ role: TensorName, layer: Int, length: Int) throws(ModelError) -> [Float] {
+        try vector(named: role.bare(layer: layer), length: length)
+    }
+
+    /// Weight `role` of block `layer`, `rows` rows of `columns` (a row per channel), widened to F32 row after row.
+    func table(_ role: TensorName, layer: Int, columns: Int, rows: Int) throws(ModelError) -> [Float] {
+        let weights = try matrix(role, layer: layer, columns: columns, rows: rows, multiplied: false)
+        return [Float](unsafeUninitializedCapacity: rows * columns) { buffer, count in
+            if let base = buffer.baseAddress {
+                for row in 0..<rows { weights.dequantize(row: row, into: base + row * columns) }
+            }
+            count = rows * columns
+        }
+    }
+
     /// Bias `role` of block `layer`, of `length`, widened to F32.
     func bias(_ role: TensorName, layer: Int, length: Int) throws(ModelError) -> [Float] {
         try vector(named: role.bias(layer: layer), length: length)

@@ -1,0 +1,43 @@
+import GGUF
+
+/// A decoder block's feed-forward: one SwiGLU network, or a mixture of experts.
+enum FeedForward: Sendable {
+    /// `down · (silu(gate · x) ⊙ up · x)`.
+    case dense(gate: Projection, up: Projection, down: Projection)
+    /// Routed experts, each a SwiGLU network.
+    case experts(MixtureOfExperts)
+
+    /// The feed-forward of layer `index`: the experts when the model has them (`configuration.experts`),
+    /// else the dense network with the scale and bias of `extras` the file has.
+    static func load(layer index: Int, from weights: WeightLoader, extras: Projection.Extras) throws(ModelError) -> FeedForward {
+        let c = weights.configuration
+        if let experts = c.experts {
+            return .experts(try MixtureOfExperts.load(layer: index, from: weights, experts: experts))
+        }
+        return .dense(gate: try weights.projection(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),
+                      up: try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),
+                      down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: extras))
+    }
+
+    /// The matrices one generated token reads in full.
+    var matrices: [Matrix] {
+        switch self {
+        case let .dense(gate, up, down): [gate.matrix, up.matrix, down.matrix]
+        case let .experts(experts): experts.matrices
+        }
+    }
+
+    /// The feed-forward of `count` rows of `input` into `output` (which may be `input`), with the
+    /// state's `gate` and `up` buffers as its hidden layer.
+    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
+        switch self {
+        case let .dense(gate, up, down):
+            gate.apply(input, into: state.gate, count: count, state: state)
+            up.apply(input, into: state.up, count: count, state: state)
+            Operations.swiGLU(state.gate, state.up, count: count * gate.matrix.rows, pool: state.pool)
+            down.apply(state.gate, into: output, count: count, state: state)
+        case let .experts(experts):
+            experts.apply(input, into: output, count: count, state: state)
+        }
+    }
+}

@@ -1,0 +1,141 @@
+import Foundation
+import GGUF
+
+/// A Gated DeltaNet layer (linear attention with a gated delta rule, Qwen3.5's recurrent layers),
+/// as llama.cpp's `build_layer_attn_linear` and its `gated_delta_net` operation compute it. For
+/// each token: the queries, keys and values (one product, `attn_qkv`) go through a short causal
+/// convolution over the last `convolutionWidth` inputs of each channel and SiLU; queries and
+/// keys are L2-normalized per head; each value head's state S (key × value) decays by
+/// exp(g) — g = softplus(α + dt bias) · a — then takes the delta rule's write
+/// S += k ⊗ β (v − Sᵀk), β = sigmoid(·), and the head's output is Sᵀq / √(head width); the
+/// output is RMS-normed per value head, times SiLU of the output gate (`attn_gate`), and
+/// projected back (`ssm_out`). Value head h reads key head h mod (key heads), as ggml repeats
+/// them. The convolution's last inputs and the states are each sequence's recurrent state
+/// (`InferenceState.recurrentState`), zeroed when a sequence starts at position 0.
+struct GatedDeltaNet: Sendable {
+    let mix: Projection
+    let outputGate: Projection
+    /// The convolution's weights, a row of `convolutionWidth` per channel.
+    let convolution: [Float]
+    let decayBias, decayRate: [Float]
+    let decay, writeStrength: Projection
+    let norm: [Float]
+    let output: Projection
+    let shape: ModelConfiguration.Recurrence
+
+    /// The layer `index` under llama.cpp's names, with the scales the file has.
+    static func load(layer index: Int, from weights: WeightLoader, shape: ModelConfiguration.Recurrence) throws(ModelError) -> GatedDeltaNet {
+        let c = weights.configuration
+        return GatedDeltaNet(
+            mix: try weights.projection(.queryKeyValue, layer: index, columns: c.embeddingLength, rows: shape.channels, applies: .scale),
+            outputGate: try weights.projection(.attentionGate, layer: index, columns: c.embeddingLength, rows: shape.valueDimension, applies: .scale),
+            convolution: try weights.table(.convolution, layer: index, columns: shape.convolutionWidth, rows: shape.channels),
+            decayBias: try weights.bias(.decayBias, layer: index, length: shape.valueHeads),
+            decayRate: try weights.bareVector(.decayRate, layer: index, length: shape.valueHeads),
+            decay: try weights.projection(.decay, layer: index, columns: c.embeddingLength, rows: shape.valueHeads, applies: .scale),
+            writeStrength: try weights.projection(.writeStrength, layer: index, columns: c.embeddingLength, rows: shape.valueHeads, applies: .scale),
+            norm: try weights.vector(.recurrentNorm, layer: index, length: shape.valueHeadDimension),
+            output: try weights.projection(.recurrentOutput, layer: index, columns: shape.valueDimension, rows: c.embeddingLength, applies: .scale),
+            shape: shape)
+    }
+
+    /// The matrices one token reads.
+    var matrices: [Matrix] { [mix, outputGate, decay, writeStrength, output].map(\.matrix) }
+
+    /// The layer over `count` rows of `input` (normed residual rows) into `output`, continuing
+    /// each row's sequence's state in `layer`.
+    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
+               epsilon: Float, state: InferenceState) {
+        let s = shape, channels = s.channels
+        let mixed = state.mixed, gate = state.outputGate, decays = state.decays, strengths = state.strengths
+        mix.apply(input, into: mixed, count: count, state: state)
+        outputGate.apply(input, into: gate, count: count, state: state)
+        decay.apply(input, into: decays, count: count, state: state)
+        writeStrength.apply(input, into: strengths, count: count, state: state)
+        for index in 0..<(count * s.valueHeads) {
+            let head = index % s.valueHeads
+            strengths[index] = 1 / (1 + exp(-strengths[index]))
+            decays[index] = Self.softplus(decays[index] + decayBias[head]) * decayRate[head]
+        }
+        let rowSequences = state.rowSequences, rowPositions = state.rowPositions
+        let width = s.convolutionWidth, kept = width - 1
+        // The convolution, channel by channel through the rows in order, in place: each input is
+        // read before its output is written, and then becomes the newest kept input.
+        convolution.withUnsafeBufferPointer { convolution in
+        state.pool.parallelChunks(channels, chunk: 64, work: count * channels * width) { _, range in
+            for row in 0..<count {
+                let sequence = rowSequences[row], states = state.recurrentState(sequence: sequence, layer: layer)
+                for channel in range {
+                    let history = states + channel * kept, weights = convolution.baseAddress! + channel * width
+                    if rowPositions[row] == 0 { history.update(repeating: 0, count: kept) }
+                    let value = mixed[row * channels + channel]
+                    var sum: Float = 0
+                    for tap in 0..<kept { sum += history[tap] * weights[tap] }
+                    sum += value * weights[kept]
+                    for tap in 0..<(kept - 1) { history[tap] = history[tap + 1] }
+                    if kept > 0 { history[kept - 1] = value }
+                    mixed[row * channels + channel] = sum / (1 + exp(-sum))
+                }
+            }
+        }
+        }
+        // Queries and keys L2-normalized per head: x / √(Σx² + ε).
+        for row in 0..<count {
+            for head in 0..<(2 * s.keyHeads) {
+                let vector = mixed + row * channels + head * s.keyHeadDimension
+                var squares: Float = 0
+                for index in 0..<s.keyHeadDimension { squares += vector[index] * vector[index] }
+                let scale = 1 / (squares + epsilon).squareRoot()
+                for index in 0..<s.keyHeadDimension { vector[index] *= scale }
+            }
+        }
+        // The delta rule, value head by value head through the rows in order. A head's state is
+        // stored as llama.cpp's: row j holds S[·][j], so each product reads a row.
+        let keyWidth = s.keyHeadDimension, valueWidth = s.valueHeadDimension
+        let statesOffset = kept * channels, scale = 1 / Float(valueWidth).squareRoot()
+        let out = state.recurrentOutput
+        state.pool.parallelChunks(s.valueHeads, chunk: 1, work: count * s.valueHeads * keyWidth * valueWidth * 4) { _, range in
+            var delta = [Float](repeating: 0, count: valueWidth)
+            for head in range {
+                let keyHead = head % s.keyHeads
+                for row in 0..<count {
+                    let sequence = rowSequences[row]
+                    let matrix = state.recurrentState(sequence: sequence, layer: layer) + statesOffset + head * keyWidth * valueWidth
+                    if rowPositions[row] == 0 { matrix.update(repeating: 0, count: keyWidth * valueWidth) }
+                    let base = mixed + row * channels
+                    let query = base + keyHead * keyWidth, key = base + s.keyDimension + keyHead * keyWidth
+                    let value = base + 2 * s.keyDimension + head * valueWidth
+                    let factor = exp(decays[row * s.valueHeads + head]), strength = strengths[row * s.valueHeads + head]
+                    for index in 0..<(keyWidth * valueWidth) { matrix[index] *= factor }
+                    for j in 0..<valueWidth {
+                        let column = matrix + j * keyWidth
+                        var sum: Float = 0
+                        for i in 0..<keyWidth { sum += column[i] * key[i] }
+                        delta[j] = (value[j] - sum) * strength
+                    }
+                    for j in 0..<valueWidth {
+                        let column = matrix + j * keyWidth, change = delta[j]
+                        for i in 0..<keyWidth { column[i] += key[i] * change }
+                    }
+                    let result = out + row * s.valueDimension + head * valueWidth
+                    for j in 0..<valueWidth {
+                        let column = matrix + j * keyWidth
+                        var sum: Float = 0
+                        for i in 0..<keyWidth { sum += column[i] * query[i] }
+                        result[j] = sum * scale
+                    }
+                }
+            }
+        }
+        // RMSNorm per value head, times SiLU of the gate; then the output projection.
+        Operations.rmsNorm(out, weights: norm, epsilon: epsilon, into: out, count: count * s.valueHeads, width: valueWidth)
+        for index in 0..<(count * s.valueDimension) {
+            let g = gate[index]
+            out[index] *= g / (1 + exp(-g))
+        }
+        self.output.apply(out, into: output, count: count, state: state)
+    }
+
+    /// ggml's softplus: log(1 + eˣ), x itself above 20.
+    private static func softplus(_ x: Float) -> Float { x > 20 ? x : log1p(exp(x)) }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import GGUF
+
+/// A mixture of experts' feed-forward, as llama.cpp's `build_moe_ffn` computes it with softmax
+/// gating: the router scores every expert for each token, the softmax of the scores picks the
+/// `used` most probable, their probabilities are divided by their sum, and the token's output is
+/// the weighted sum of those experts' SwiGLU feed-forwards, added in the order they were chosen.
+/// Each expert multiplies only the rows routed to it, gathered together: a generated token reads
+/// the router and `used` experts' weights, a prompt batch each expert's once.
+struct MixtureOfExperts: Sendable {
+    /// The router (`ffn_gate_inp`): a score per expert.
+    let router: Projection
+    /// Each expert's gate, up and down products: its rows of the three-dimensional expert
+    /// tensors, with its entry of their per-expert scales.
+    let gate, up, down: [Projection]
+    /// Experts each token is routed to.
+    let used: Int
+
+    /// The experts of layer `index` under llama.cpp's names, of the shape `configuration.experts`
+    /// gives.
+    static func load(layer index: Int, from weights: WeightLoader, experts: ModelConfiguration.Experts) throws(ModelError) -> MixtureOfExperts {
+        let c = weights.configuration
+        return MixtureOfExperts(
+            router: try weights.projection(.router, layer: index, columns: c.embeddingLength, rows: experts.count, applies: []),
+            gate: try weights.experts(.gateExperts, layer: index, columns: c.embeddingLength, rows: experts.feedForwardLength, count: experts.count),
+            up: try weights.experts(.upExperts, layer: index, columns: c.embeddingLength, rows: experts.feedForwardLength, count: experts.count),
+            down: try weights.experts(.downExperts, layer: index, columns: experts.feedForwardLength, rows: c.embeddingLength, count: experts.count),
+            used: experts.used)
+    }
+
+    /// The matrices one generated token reads in full: the router and `used` experts' (every
+    /// expert is the same size).
+    var matrices: [Matrix] {
+        [router.matrix] + (0..<used).flatMap { [gate[$0].matrix, up[$0].matrix, down[$0].matrix] }
+    }
+
+    /// The smallest sum of the chosen probabilities divided by (the smallest normal F16, as
+    /// llama.cpp clamps it).
+    private static let smallestSum: Float = 6.103515625e-5
+
+    /// The feed-forward of `count` rows of `input` into `output` (which may be `input`: every
+    /// input row is read before an output row is written).
+    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
+        let experts = gate.count, dimension = router.matrix.columns, width = gate[0].matrix.rows
+        let scores = state.routerScores
+        router.apply(input, into: scores, count: count, state: state)
+        // Each row's chosen experts, most probable first, and their weights.
+        var chosen = [Int](repeating: 0, count: count * used), weights = [Float](repeating: 0, count: count * used)
+        for row in 0..<count {
+            let probabilities = scores + row * experts
+            Self.softmax(probabilities, count: experts)
+            var sum: Float = 0
+            for slot in 0..<used {
+                var best = -1
+                for expert in 0..<experts where !chosen[(row * used)..<(row * used + slot)].contains(expert) {
+                    if best < 0 || probabilities[expert] > probabilities[best] { best = expert }
+                }
+                chosen[row * used + slot] = best
+                weights[row * used + slot] = probabilities[best]
+                sum += probabilities[best]
+            }
+            let divisor = max(sum, Self.smallestSum)
+            for slot in 0..<used { weights[row * used + slot] /= divisor }
+        }
+        // Each expert on the rows routed to it: gathered, multiplied, and each result put in its
+        // row's slot for that expert.
+        let gathered = state.routedRows, outputs = state.expertOutputs
+        var places: [Int] = []
+        places.reserveCapacity(count)
+        for expert in 0..<experts {
+            places.removeAll(keepingCapacity: true)
+            for place in chosen.indices where chosen[place] == expert { places.append(place) }
+            if places.isEmpty { continue }
+            for (index, place) in places.enumerated() {
+                (gathered + index * dimension).update(from: input + (place / used) * dimension, count: dimension)
+            }
+            gate[expert].apply(gathered, into: state.gate, count: places.count, state: state)
+            up[expert].apply(gathered, into: state.up, count: places.count, state: state)
+            Operations.swiGLU(state.gate, state.up, count: places.count * width, pool: state.pool)
+            down[expert].apply(state.gate, into: gathered, count: places.count, state: state)
+            for (index, place) in places.enumerated() {
+                (outputs + place * dimension).update(from: gathered + index * dimension, count: dimension)
+            }
+        }
+        // Each row: its experts' outputs, weighted, summed in the order they were chosen.
+        for row in 0..<count {
+            let target = output + row * dimension
+            for slot in 0..<used {
+                let weight = weights[row * used + slot], source = outputs + (row * used + slot) * dimension
+                if slot == 0 {
+                    for index in 0..<dimension { target[index] = source[index] * weight }
+                } else {
+                    for index in 0..<dimension { target[index] += source[index] * weight }
+                }
+            }
+        }
+    }
+
+    /// The softmax of `count` scores, in place.
+    private static func softmax(_ scores: UnsafeMutablePointer<Float>, count: Int) {
+        var maximum = -Float.infinity
+        for index in 0..<count { maximum = max(maximum, scores[index]) }
+        var total: Double = 0
+        for index in 0..<count {
+            scores[index] = exp(scores[index] - maximum)
+            total += Double(scores[index])
+        }
+        let scale = Float(1 / total)
+        for index in 0..<count { scores[index] *= scale }
+    }
+}

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Writes small random-weight models in the exact tensor layouts of the architectures no real
 model here covers (qwen2, qwen3, phi3, Llama 3 with its rope_freqs, Qwen 3's mixture of experts
-with more experts than it routes to, and SmolLM3 with enough layers for one without RoPE), each
+with more experts than it routes to, SmolLM3 with enough layers for one without RoPE, and the
+Qwen3.5 hybrid of Gated DeltaNet and gated attention layers), each
 with the real
 vocabulary of its family from ../shared/models/vocab/. The weights come from a fixed seed, so the
 same files come out every time: the references in Tests/reference/synthetic/ were made from them
@@ -26,6 +27,12 @@ MODELS = {
     "llama3": ("llama", "ggml-vocab-llama-bpe.gguf", 16, {"rope_freqs": True}),
     "qwen3moe": ("qwen3moe", "ggml-vocab-qwen2.gguf", 32, {"qk_norm": True, "experts": (8, 2, 48)}),
     "smollm3": ("smollm3", "ggml-vocab-llama-bpe.gguf", 16, {"layers": 4}),
+    # Qwen3.5's hybrid: three Gated DeltaNet layers (2 key heads, 4 value heads of 16, a
+    # convolution over 4 inputs), then a gated attention layer rotating 16 of its 32 dimensions.
+    "qwen35": ("qwen35", "ggml-vocab-qwen35.gguf", 32, {"layers": 4, "hybrid": (2, 4, 16, 4), "rope": 16}),
+    # Its mixture of experts: 8 experts of 48 (gate and up in one tensor), 2 routed, and a shared expert of 96.
+    "qwen35moe": ("qwen35moe", "ggml-vocab-qwen35.gguf", 32, {"layers": 4, "hybrid": (2, 4, 16, 4), "rope": 16,
+                                                            "experts": (8, 2, 48), "fused_experts": True, "shared_expert": 96}),
 }
 
 
@@ -65,12 +72,24 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     writer.add_rope_freq_base(10000.0)
     writer.add_key_length(head)
     writer.add_value_length(head)
-    writer.add_rope_dimension_count(head)
+    writer.add_rope_dimension_count(options.get("rope", head))
+    if options.get("hybrid"):
+        key_heads, value_heads, width, convolution = options["hybrid"]
+        writer.add_ssm_conv_kernel(convolution)
+        writer.add_ssm_inner_size(value_heads * width)
+        writer.add_ssm_state_size(width)
+        writer.add_ssm_time_step_rank(value_heads)
+        writer.add_ssm_group_count(key_heads)
+        writer.add_uint32(f"{architecture}.full_attention_interval", 4)
+        rotated = options.get("rope", head) // 2
+        writer.add_rope_dimension_sections([rotated - 2 * (rotated // 3), rotated // 3, rotated // 3, 0])
     if options.get("experts"):
         count, used, width = options["experts"]
         writer.add_expert_count(count)
         writer.add_expert_used_count(used)
         writer.add_expert_feed_forward_length(width)
+        if options.get("shared_expert"):
+            writer.add_expert_shared_feed_forward_length(options["shared_expert"])
 
     def tensor(name, *shape, scale=0.5):
         writer.add_tensor(name, (random.standard_normal(shape[::-1]) * scale / numpy.sqrt(shape[0])).astype(numpy.float32))
@@ -78,11 +97,64 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     def norm(name, width):
         writer.add_tensor(name, (1 + 0.1 * random.standard_normal(width)).astype(numpy.float32))
 
+    def hybrid_layer(prefix, layer, shape, head):
+        """A Qwen3.5 layer: Gated DeltaNet unless it is every fourth, then gated attention; the
+        post-attention norm before the feed-forward."""
+        key_heads, value_heads, width, convolution = shape
+        if (layer + 1) % 4 != 0:
+            channels = 2 * key_heads * width + value_heads * width
+            # Strong mixing weights and write strengths, so the recurrence shapes the logits.
+            tensor(prefix + "attn_qkv.weight", EMBED, channels, scale=4.0)
+            tensor(prefix + "attn_gate.weight", EMBED, value_heads * width)
+            writer.add_tensor(prefix + "ssm_conv1d.weight", (0.7 * random.standard_normal((channels, convolution))).astype(numpy.float32))
+            writer.add_tensor(prefix + "ssm_dt.bias", random.standard_normal(value_heads).astype(numpy.float32))
+            writer.add_tensor(prefix + "ssm_a", (-numpy.exp(random.uniform(-1.0, 0.5, value_heads))).astype(numpy.float32))
+            tensor(prefix + "ssm_alpha.weight", EMBED, value_heads, scale=2.0)
+            tensor(prefix + "ssm_beta.weight", EMBED, value_heads, scale=4.0)
+            norm(prefix + "ssm_norm.weight", width)
+            tensor(prefix + "ssm_out.weight", value_heads * width, EMBED, scale=2.0)
+        else:
+            tensor(prefix + "attn_q.weight", EMBED, 2 * HEADS * head, scale=4.0)
+            tensor(prefix + "attn_k.weight", EMBED, KV_HEADS * head, scale=4.0)
+            tensor(prefix + "attn_v.weight", EMBED, KV_HEADS * head)
+            norm(prefix + "attn_q_norm.weight", head)
+            norm(prefix + "attn_k_norm.weight", head)
+            tensor(prefix + "attn_output.weight", HEADS * head, EMBED)
+        norm(prefix + "post_attention_norm.weight", EMBED)
+        if options.get("experts"):
+            experts(prefix)
+        else:
+            tensor(prefix + "ffn_gate.weight", EMBED, FFN)
+            tensor(prefix + "ffn_up.weight", EMBED, FFN)
+            tensor(prefix + "ffn_down.weight", FFN, EMBED)
+
+    def experts(prefix):
+        """Routed experts with a decisive router, so tokens go to different experts: their gate
+        and up matrices in one tensor with `fused_experts`; and a gated shared expert of
+        `shared_expert` width."""
+        count, _, width = options["experts"]
+        tensor(prefix + "ffn_gate_inp.weight", EMBED, count, scale=8.0)
+        if options.get("fused_experts"):
+            tensor(prefix + "ffn_gate_up_exps.weight", EMBED, 2 * width, count)
+        else:
+            tensor(prefix + "ffn_gate_exps.weight", EMBED, width, count)
+            tensor(prefix + "ffn_up_exps.weight", EMBED, width, count)
+        tensor(prefix + "ffn_down_exps.weight", width, EMBED, count)
+        if options.get("shared_expert"):
+            shared = options["shared_expert"]
+            writer.add_tensor(prefix + "ffn_gate_inp_shexp.weight", (random.standard_normal(EMBED) * 2 / numpy.sqrt(EMBED)).astype(numpy.float32))
+            tensor(prefix + "ffn_gate_shexp.weight", EMBED, shared)
+            tensor(prefix + "ffn_up_shexp.weight", EMBED, shared)
+            tensor(prefix + "ffn_down_shexp.weight", shared, EMBED)
+
     query, kv = HEADS * head, KV_HEADS * head
     tensor("token_embd.weight", EMBED, vocabulary_size, scale=8.0)
     for layer in range(layers):
         prefix = f"blk.{layer}."
         norm(prefix + "attn_norm.weight", EMBED)
+        if options.get("hybrid"):
+            hybrid_layer(prefix, layer, options["hybrid"], head)
+            continue
         # Large query and key weights make attention peaked, so RoPE and the cache matter to
         # the logits (with near-uniform attention, a wrong RoPE would go unnoticed).
         if options.get("fused"):
@@ -100,12 +172,7 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         tensor(prefix + "attn_output.weight", query, EMBED)
         norm(prefix + "ffn_norm.weight", EMBED)
         if options.get("experts"):
-            # A decisive router, so tokens go to different experts.
-            count, _, width = options["experts"]
-            tensor(prefix + "ffn_gate_inp.weight", EMBED, count, scale=8.0)
-            tensor(prefix + "ffn_gate_exps.weight", EMBED, width, count)
-            tensor(prefix + "ffn_up_exps.weight", EMBED, width, count)
-            tensor(prefix + "ffn_down_exps.weight", width, EMBED, count)
+            experts(prefix)
             continue
         if options.get("fused"):
             tensor(prefix + "ffn_up.weight", EMBED, 2 * FFN)

@@ -23,6 +23,8 @@ PROMPTS = {
     "llama3": "<|start_header_id|>user<|end_header_id|>\n\nHello there!<|eot_id|>",
     "qwen3moe": "<|im_start|>user\nName three rivers in Europe.<|im_end|>\n<|im_start|>assistant\n",
     "smollm3": "Once upon a time, in a land far away, there lived a",
+    "qwen35": "<|im_start|>user\nWhat is a recurrent state? Explain it step by step, then give an example.<|im_end|>\n<|im_start|>assistant\n",
+    "qwen35moe": "Experts are chosen for each token by a router; a shared expert sees every token.",
 }
 STEPS = 32
 

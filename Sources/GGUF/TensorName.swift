@@ -31,6 +31,14 @@ public enum TensorName: String, CaseIterable, Sendable {
     case gateExperts = "ffn_gate_exps"
     case upExperts = "ffn_up_exps"
     case downExperts = "ffn_down_exps"
+    /// Every expert's gate and up matrices in one tensor: each expert's gate rows, then its up rows.
+    case gateUpExperts = "ffn_gate_up_exps"
+    /// The shared expert (beside the routed ones): its gate (one weight per input, a sigmoid of
+    /// their product scaling its output) and its feed-forward.
+    case sharedExpertGate = "ffn_gate_inp_shexp"
+    case gateSharedExpert = "ffn_gate_shexp"
+    case upSharedExpert = "ffn_up_shexp"
+    case downSharedExpert = "ffn_down_shexp"
     /// A Gated DeltaNet layer's gate of its output (`z`), or the gate of a gated attention layer's output.
     case attentionGate = "attn_gate"
     /// A Gated DeltaNet layer's short convolution: a row of weights per channel.

@@ -225,15 +225,18 @@ final class InferenceState {
     }
 
     /// The keys and values of the first `count` positions of `sequence`, in the order
-    /// `cachedRuns` visits them, then its recurrent state (which must be at `count`).
+    /// `cachedRuns` visits them, then its recurrent state (which must be at `count`; at 0 it is
+    /// all zeros).
     func cacheContents(count: Int, sequence: Int = 0) -> [UInt8] {
-        precondition(recurrentFloatsPerSequence == 0 || recurrentPositions[sequence] == count, "a recurrent state is only at its position")
+        precondition(!isRecurrent || count == 0 || recurrentPositions[sequence] == count, "a recurrent state is only at its position")
         var contents = [UInt8](repeating: 0, count: count * bytesPerCachedToken + recurrentStateBytes)
         contents.withUnsafeMutableBytes { destination in
             cachedRuns(count: count, sequence: sequence) { run, offset, bytes in
                 (destination.baseAddress! + offset).copyMemory(from: run, byteCount: bytes)
             }
-            (destination.baseAddress! + count * bytesPerCachedToken).copyMemory(from: recurrentState(of: sequence), byteCount: recurrentStateBytes)
+            if count > 0 {
+                (destination.baseAddress! + count * bytesPerCachedToken).copyMemory(from: recurrentState(of: sequence), byteCount: recurrentStateBytes)
+            }
         }
         return contents
     }

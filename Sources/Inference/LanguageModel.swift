@@ -81,9 +81,11 @@ public final class LanguageModel: Sendable {
                              reason: "\(state.positions[sequence] + tokens.count) tokens do not fit in the context of \(state.contextLength)")
         }
         try check(tokens, state: state)
+        try checkRecurrence(of: [sequence], state: state)
         state.placeRun(count: tokens.count, sequence: sequence)
         architecture.forward(tokens, state: state, allLogits: allLogits)
         state.positions[sequence] += tokens.count
+        state.recurrentPositions[sequence] = state.positions[sequence]
     }
 
     /// Runs one token of each of several sequences through the model in one pass — each weight
@@ -99,11 +101,24 @@ public final class LanguageModel: Sendable {
         }
         let tokens = steps.map(\.token)
         try check(tokens, state: state)
+        try checkRecurrence(of: steps.map(\.sequence), state: state)
         state.placeEach(steps.map(\.sequence))
         state.scratch.tokenByToken = true
         defer { state.scratch.tokenByToken = false }
         architecture.forward(tokens, state: state, allLogits: true)
-        for step in steps { state.positions[step.sequence] += 1 }
+        for step in steps {
+            state.positions[step.sequence] += 1
+            state.recurrentPositions[step.sequence] = state.positions[step.sequence]
+        }
+    }
+
+    /// Refuses a pass that would continue a recurrent state from a position it is not at: a
+    /// recurrent state cannot go back (the sessions start such a sequence again from position 0).
+    private func checkRecurrence(of sequences: [Int], state: InferenceState) throws(ModelError) {
+        for sequence in sequences where !state.continuesRecurrence(sequence) {
+            throw ModelError(file: gguf.path, field: "recurrent state",
+                             reason: "is at position \(state.recurrentPositions[sequence]) and cannot continue from \(state.positions[sequence])")
+        }
     }
 
     /// Refuses tokens outside the vocabulary, and more than a pass takes.

@@ -93,6 +93,9 @@ public struct ModelConfiguration: Sendable, Equatable {
         public var used: Int
         /// Width of one expert's hidden layer.
         public var feedForwardLength: Int
+        /// Width of the shared expert's hidden layer, when the file has a shared expert
+        /// (`expert_shared_feed_forward_length`, else the feed-forward length).
+        public var sharedFeedForwardLength: Int
     }
 
     /// Width of all query heads together.
@@ -106,7 +109,7 @@ public struct ModelConfiguration: Sendable, Equatable {
     }
 
     /// The widest feed-forward hidden layer: the dense one's or an expert's.
-    public var widestFeedForward: Int { max(feedForwardLength, experts?.feedForwardLength ?? 0) }
+    public var widestFeedForward: Int { max(feedForwardLength, experts?.feedForwardLength ?? 0, experts?.sharedFeedForwardLength ?? 0) }
 
     /// Whether `layer` attends over a sliding window.
     public func slides(layer: Int) -> Bool {
@@ -180,7 +183,9 @@ public struct ModelConfiguration: Sendable, Equatable {
             // used (llama.cpp's default).
             let ownWidth = gguf.metadata[prefix + "expert_feed_forward_length"]?.intValue ?? 0
             let width = ownWidth == 0 ? feedForwardLength / used : try integer("expert_feed_forward_length")
-            experts = Experts(count: count, used: used, feedForwardLength: width)
+            let sharedWidth = gguf.metadata[prefix + "expert_shared_feed_forward_length"]?.intValue ?? 0
+            experts = Experts(count: count, used: used, feedForwardLength: width,
+                              sharedFeedForwardLength: sharedWidth == 0 ? feedForwardLength : try integer("expert_shared_feed_forward_length"))
         }
         try kind.configure(&self, gguf: gguf)
     }

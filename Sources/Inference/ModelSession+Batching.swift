@@ -263,8 +263,9 @@ extension ModelSession {
     /// is another — and returns the logits: the samples of one prompt read it once.
     private func startFromCachedPrompt(_ prompt: [Int32], reuse: PrefixReuse, sequence: Int) -> [Float]? {
         guard reuse != .none, let donor = sequences.indices.first(where: { index in
+            // A recurrent state is only where its sequence is: after the prompt, nothing more.
             guard let saved = sequences[index].promptLogits, !sequences[index].hooked, saved.tokenCount == prompt.count,
-                  saved.exact || reuse == .any else { return false }
+                  saved.exact || reuse == .any, !state.isRecurrent || sequences[index].tokens.count == prompt.count else { return false }
             return sequences[index].tokens.starts(with: prompt)
         }), let saved = sequences[donor].promptLogits else { return nil }
         if donor != sequence { state.copyCache(from: donor, to: sequence, count: prompt.count) }
@@ -282,7 +283,7 @@ extension ModelSession {
             let cached = sequences[index]
             guard !cached.hooked else { return 0 }
             let common = zip(cached.tokens, prompt).prefix { $0 == $1 }.count
-            return reuse.reusable(common: common, aligned: cached.alignedTokens, count: prompt.count, batch: state.batchCapacity)
+            return continuable(reuse.reusable(common: common, aligned: cached.alignedTokens, count: prompt.count, batch: state.batchCapacity), of: cached)
         }
         guard let donor = sequences.indices.max(by: { reusable($0) < reusable($1) }), donor != sequence else { return }
         let count = reusable(donor)

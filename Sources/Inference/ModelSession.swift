@@ -22,6 +22,9 @@ public actor ModelSession {
     public nonisolated let cacheType: KVCacheType
     /// Bytes of keys and values one cached token takes (a saved state's size per token).
     public nonisolated let bytesPerCachedToken: Int
+    /// Bytes of one sequence's recurrent state (0 for a model of attention layers only), which a
+    /// saved state holds after its keys and values.
+    public nonisolated let recurrentStateBytes: Int
     /// How many sequences decode together at most.
     public nonisolated let sequenceCapacity: Int
     /// The sequences a session of `lumen serve` or of a cell's model decodes together unless told
@@ -81,6 +84,7 @@ public actor ModelSession {
         stateByteCount = state.byteCount
         self.cacheType = cacheType
         bytesPerCachedToken = state.bytesPerCachedToken
+        recurrentStateBytes = state.recurrentStateBytes
     }
 
     // MARK: - Generation
@@ -293,9 +297,12 @@ public actor ModelSession {
     }
 
     /// The speculative decoding `options` ask for, unless hooks look into the forward passes
-    /// (they would see drafts that are thrown away) or tokens are forced.
+    /// (they would see drafts that are thrown away), tokens are forced, or the model (or draft
+    /// model) keeps a recurrent state.
     private func speculator(for options: GenerationOptions, pipeline: GenerationPipeline, prompt: [Int32], stop: StopSignal) -> Speculator? {
-        guard let speculation = options.speculation, pipeline.hooks.isEmpty, options.forcedTokens.isEmpty else { return nil }
+        // A recurrent state cannot take back rejected drafts.
+        guard let speculation = options.speculation, pipeline.hooks.isEmpty, options.forcedTokens.isEmpty, !state.isRecurrent,
+              pipeline.draftModel?.configuration.recurrence == nil else { return nil }
         let draftMax = min(speculation.draftMax, state.batchCapacity - 1)
         if let draft = pipeline.draftModel {
             let context = min(contextLength, prompt.count + min(options.maxTokens, contextLength) + draftMax + 1)
@@ -373,7 +380,7 @@ public actor ModelSession {
         var cached = sequences[sequence]
         let common = zip(cached.tokens, tokens).prefix { $0 == $1 }.count
         let batch = state.batchCapacity
-        let reused = reuse.reusable(common: common, aligned: cached.alignedTokens, count: tokens.count, batch: batch)
+        let reused = continuable(reuse.reusable(common: common, aligned: cached.alignedTokens, count: tokens.count, batch: batch), of: cached)
         // Read from a batch boundary of an aligned prefix, the prompt's whole batches are aligned
         // too; otherwise only what was aligned before the reused part stays so.
         let alignedAfter = reused <= cached.alignedTokens && reused % batch == 0
@@ -385,6 +392,12 @@ public actor ModelSession {
         if let saved = cached.promptLogits, saved.tokenCount > reused || cached.hooked { cached.promptLogits = nil }
         sequences[sequence] = cached
         return PromptRead(tokens: tokens, sequence: sequence, reused: reused, next: reused, alignedAfter: alignedAfter, reuse: reuse)
+    }
+
+    /// `reusable` tokens of `cached`, or none when the model keeps a recurrent state and that is
+    /// not all of them: a recurrent state cannot go back, so a cache is continued whole or read again.
+    func continuable(_ reusable: Int, of cached: CachedSequence) -> Int {
+        !state.isRecurrent || reusable == cached.tokens.count ? reusable : 0
     }
 
     /// Reads the next batch of a prompt; after its last, the last token's logits are in the

@@ -62,8 +62,8 @@ public enum SavedState {
             throw refuse("holds a \(header.cacheType) cache; the session's is \(session.cacheType.rawValue)")
         }
         let contents = [UInt8](data.dropFirst(start + length))
-        guard contents.count == header.contentBytes, contents.count == session.bytesPerCachedToken * header.tokens.count, digest(contents) == header.contentSHA256 else {
-            throw refuse("is corrupt: its keys and values do not match their size or checksum")
+        guard contents.count == header.contentBytes, contents.count == session.bytesPerCachedToken * header.tokens.count + session.recurrentStateBytes, digest(contents) == header.contentSHA256 else {
+            throw refuse("is corrupt: its keys and values (and recurrent state) do not match their size or checksum")
         }
         guard header.tokens.count <= session.contextLength else {
             throw refuse("holds \(header.tokens.count) tokens, more than the session's context of \(session.contextLength)")

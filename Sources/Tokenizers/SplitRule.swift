@@ -5,8 +5,10 @@
 enum SplitRule: Sendable {
     /// `'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)`
     case gpt2
-    /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,maxDigits}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`
-    case llama3(maxDigits: Int)
+    /// `(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}{1,maxDigits}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+|\s+(?!\S)|\s+`;
+    /// with `marksAreLetters`, `[\p{L}\p{M}]` in place of `\p{L}` (Qwen3.5's
+    /// `[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+` and ` ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*`)
+    case llama3(maxDigits: Int, marksAreLetters: Bool = false)
     /// `\p{N}{1,maxRun}` (`\p{N}+` for `Int.max`)
     case numbers(maxRun: Int)
     /// `[\r\n]`
@@ -27,9 +29,12 @@ enum SplitRule: Sendable {
         @inline(__always) func flags(_ index: Int) -> CodepointClass { index < end ? CodepointClass.of(text[index]) : [] }
         @inline(__always) func isSpace(_ index: Int) -> Bool { flags(index).contains(.whitespace) }
         @inline(__always) func isLineBreak(_ index: Int) -> Bool { codepoint(index) == 0x0A || codepoint(index) == 0x0D }
+        // What `\p{L}` stands for: letters, and accent marks too where the expression says so.
+        let letters: CodepointClass = if case .llama3(_, true) = self { [.letter, .accentMark] } else { .letter }
+        @inline(__always) func isLetter(_ index: Int) -> Bool { !flags(index).isDisjoint(with: letters) }
         @inline(__always) func isOther(_ index: Int) -> Bool {
             let found = flags(index)
-            return found.isDisjoint(with: [.whitespace, .letter, .number]) && !found.isEmpty
+            return found.isDisjoint(with: letters.union([.whitespace, .number])) && !found.isEmpty
         }
 
         switch self {
@@ -39,11 +44,11 @@ enum SplitRule: Sendable {
             if let contraction = contractionLength(text, at: position, end: end, ignoringCase: isLlama3) {
                 return contraction
             }
-            if case .llama3(let maxDigits) = self {
+            if case .llama3(let maxDigits, _) = self {
                 if !(isLineBreak(position) || currentFlags.contains(.number)),
-                   currentFlags.contains(.letter) || flags(position + 1).contains(.letter) {
+                   isLetter(position) || isLetter(position + 1) {
                     var index = position + 1
-                    while flags(index).contains(.letter) { index += 1 }
+                    while isLetter(index) { index += 1 }
                     return index - position
                 }
                 if currentFlags.contains(.number) {
@@ -62,7 +67,7 @@ enum SplitRule: Sendable {
                 }
             }
             let anchorFlags = isLlama3 ? currentFlags : nextFlags
-            if nextFlags.isDisjoint(with: [.whitespace, .letter, .number]), !anchorFlags.isEmpty {
+            if nextFlags.isDisjoint(with: letters.union([.whitespace, .number])), !anchorFlags.isEmpty {
                 var index = position + leadingSpace
                 while isOther(index) { index += 1 }
                 if isLlama3 { while isLineBreak(index) { index += 1 } }

@@ -70,7 +70,15 @@ struct ModelInfo {
                 ?? String(configuration.feedForwardLength)),
             ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated),
             ("rms epsilon", String(configuration.rmsEpsilon)),
-        ]
+        ] + recurrence
+    }
+
+    /// The recurrent layers of a hybrid model, when it has them.
+    private var recurrence: [(String, String)] {
+        let configuration = model.configuration
+        guard let r = configuration.recurrence else { return [] }
+        let layers = (0..<configuration.blockCount).filter { configuration.isRecurrent(layer: $0) }.count
+        return [("recurrent", "\(layers) of \(configuration.blockCount) layers (Gated DeltaNet, \(r.keyHeads) key and \(r.valueHeads) value heads of \(r.valueHeadDimension), a convolution over \(r.convolutionWidth) inputs)")]
     }
 
     /// The layers RoPE leaves out, when there are any.

@@ -269,6 +269,21 @@ def test_info_describes_experts_as_the_file_declares_them():
         assert re.search(rf"^feed-forward +{count} experts of {width}, {used} per token$", info, re.MULTILINE), info
 
 
+def test_info_describes_recurrent_layers_as_the_file_declares_them():
+    """A hybrid model's recurrent layers in `lumen info`, against the file's keys as the gguf package reads them."""
+    import gguf
+    path, _ = architecture_model("qwen35")
+    fields = gguf.GGUFReader(path).fields
+    flags = fields["qwen35.attention.recurrent_layers"].contents()
+    value_heads, key_heads = fields["qwen35.ssm.time_step_rank"].contents(), fields["qwen35.ssm.group_count"].contents()
+    width = fields["qwen35.ssm.inner_size"].contents() // value_heads
+    convolution = fields["qwen35.ssm.conv_kernel"].contents()
+    info = subprocess.run([lumen_bin(), "info", path], capture_output=True, text=True, check=True).stdout
+    expected = (f"{sum(map(bool, flags))} of {len(flags)} layers (Gated DeltaNet, {key_heads} key and {value_heads} value heads "
+                f"of {width}, a convolution over {convolution} inputs)")
+    assert re.search(rf"^recurrent +{re.escape(expected)}$", info, re.MULTILINE), info
+
+
 def test_generate_refuses_prompt_ids_it_cannot_use():
     path, reference = architecture_model("llama")
     ids = ",".join(map(str, reference["cases"][0]["prompt_ids"]))

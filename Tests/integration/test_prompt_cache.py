@@ -40,4 +40,4 @@ def test_prompt_cache_keeps_greedy_output_and_skips_the_saved_prompt(tmp_path):
     data[-100] ^= 0xFF
     damaged.write_bytes(bytes(data))
     broken = generate(SMOLLM2, PROMPT, "--prompt-cache", str(damaged))
-    assert broken.returncode == 1 and "is corrupt: its keys and values do not match their size or checksum" in broken.stderr, broken.stderr
+    assert broken.returncode == 1 and "is corrupt: its keys and values (and recurrent state) do not match their size or checksum" in broken.stderr, broken.stderr

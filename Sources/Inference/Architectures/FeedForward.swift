@@ -5,7 +5,7 @@ enum FeedForward: Sendable {
     /// `down · (silu(gate · x) ⊙ up · x)`.
     case dense(gate: Projection, up: Projection, down: Projection)
     /// Routed experts, each a SwiGLU network.
-    case experts(MixtureOfExperts)
+    indirect case experts(MixtureOfExperts)
 
     /// The feed-forward of layer `index`: the experts when the model has them (`configuration.experts`),
     /// else the dense network with the scale and bias of `extras` the file has.

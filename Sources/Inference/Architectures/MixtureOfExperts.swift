@@ -15,23 +15,52 @@ struct MixtureOfExperts: Sendable {
     let gate, up, down: [Projection]
     /// Experts each token is routed to.
     let used: Int
+    /// The expert every token goes through besides (Qwen3.5-MoE's, Qwen3-Next's), scaled by the
+    /// sigmoid of its gate's product with the token, when the file has one.
+    let shared: SharedExpert?
+
+    /// A shared expert: a gate vector and a SwiGLU feed-forward.
+    struct SharedExpert: Sendable {
+        let gate: [Float]
+        let feedForward: FeedForward
+    }
 
     /// The experts of layer `index` under llama.cpp's names, of the shape `configuration.experts`
     /// gives.
     static func load(layer index: Int, from weights: WeightLoader, experts: ModelConfiguration.Experts) throws(ModelError) -> MixtureOfExperts {
-        let c = weights.configuration
+        let c = weights.configuration, width = experts.feedForwardLength
+        var gate: [Projection], up: [Projection]
+        if weights.has(.gateUpExperts, layer: index) {
+            // One tensor of each expert's gate rows, then its up rows (with the up tensor's scales, as llama.cpp applies them).
+            let both = try weights.experts(.gateUpExperts, layer: index, columns: c.embeddingLength, rows: 2 * width, count: experts.count,
+                                           scales: .upExperts)
+            gate = both.map { $0.rows(0..<width) }
+            up = both.map { $0.rows(width..<(2 * width)) }
+        } else {
+            gate = try weights.experts(.gateExperts, layer: index, columns: c.embeddingLength, rows: width, count: experts.count)
+            up = try weights.experts(.upExperts, layer: index, columns: c.embeddingLength, rows: width, count: experts.count)
+        }
+        var shared: SharedExpert?
+        if weights.has(.upSharedExpert, layer: index) {
+            let sharedWidth = experts.sharedFeedForwardLength
+            shared = SharedExpert(
+                gate: try weights.vector(.sharedExpertGate, layer: index),
+                feedForward: .dense(
+                    gate: try weights.projection(.gateSharedExpert, layer: index, columns: c.embeddingLength, rows: sharedWidth, applies: .scale),
+                    up: try weights.projection(.upSharedExpert, layer: index, columns: c.embeddingLength, rows: sharedWidth, applies: .scale),
+                    down: try weights.projection(.downSharedExpert, layer: index, columns: sharedWidth, rows: c.embeddingLength, applies: .scale)))
+        }
         return MixtureOfExperts(
             router: try weights.projection(.router, layer: index, columns: c.embeddingLength, rows: experts.count, applies: []),
-            gate: try weights.experts(.gateExperts, layer: index, columns: c.embeddingLength, rows: experts.feedForwardLength, count: experts.count),
-            up: try weights.experts(.upExperts, layer: index, columns: c.embeddingLength, rows: experts.feedForwardLength, count: experts.count),
-            down: try weights.experts(.downExperts, layer: index, columns: experts.feedForwardLength, rows: c.embeddingLength, count: experts.count),
-            used: experts.used)
+            gate: gate, up: up,
+            down: try weights.experts(.downExperts, layer: index, columns: width, rows: c.embeddingLength, count: experts.count),
+            used: experts.used, shared: shared)
     }
 
     /// The matrices one generated token reads in full: the router and `used` experts' (every
     /// expert is the same size).
     var matrices: [Matrix] {
-        [router.matrix] + (0..<used).flatMap { [gate[$0].matrix, up[$0].matrix, down[$0].matrix] }
+        [router.matrix] + (0..<used).flatMap { [gate[$0].matrix, up[$0].matrix, down[$0].matrix] } + (shared?.feedForward.matrices ?? [])
     }
 
     /// The smallest sum of the chosen probabilities divided by (the smallest normal F16, as
@@ -82,7 +111,18 @@ struct MixtureOfExperts: Sendable {
                 (outputs + place * dimension).update(from: gathered + index * dimension, count: dimension)
             }
         }
-        // Each row: its experts' outputs, weighted, summed in the order they were chosen.
+        // The shared expert on every row (its output where the gathered rows were), and its gate.
+        var sharedGates: [Float] = []
+        if let shared {
+            sharedGates = (0..<count).map { row in
+                var sum: Float = 0
+                for index in 0..<dimension { sum += shared.gate[index] * input[row * dimension + index] }
+                return 1 / (1 + exp(-sum))
+            }
+            shared.feedForward.apply(input, into: gathered, count: count, state: state)
+        }
+        // Each row: its experts' outputs, weighted, summed in the order they were chosen; then the
+        // shared expert's, gated.
         for row in 0..<count {
             let target = output + row * dimension
             for slot in 0..<used {
@@ -92,6 +132,10 @@ struct MixtureOfExperts: Sendable {
                 } else {
                     for index in 0..<dimension { target[index] += source[index] * weight }
                 }
+            }
+            if shared != nil {
+                let gate = sharedGates[row], source = gathered + row * dimension
+                for index in 0..<dimension { target[index] += source[index] * gate }
             }
         }
     }

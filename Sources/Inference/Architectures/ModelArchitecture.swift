@@ -27,7 +27,8 @@ protocol ModelArchitecture: Sendable {
 enum Architectures {
     static let all: [any ModelArchitecture.Type] = [LlamaArchitecture.self, Qwen2Architecture.self, Qwen3Architecture.self,
                                                     Phi3Architecture.self, Gemma3Architecture.self, Qwen3MoEArchitecture.self,
-                                                    SmolLM3Architecture.self]
+                                                    SmolLM3Architecture.self, Qwen35Architecture.self,
+                                                    Qwen35MoEArchitecture.self]
 
     /// The architecture `general.architecture` names.
     static func named(_ name: String) -> (any ModelArchitecture.Type)? {

@@ -58,15 +58,16 @@ struct WeightLoader {
 
     /// The experts of `role` in block `layer`: a three-dimensional tensor of `count` matrices of
     /// `rows` rows of `columns`, each a projection with its entry of the per-expert scales
-    /// (`<name>.scale`, `count` numbers) when the file has them.
-    func experts(_ role: TensorName, layer: Int, columns: Int, rows: Int, count: Int) throws(ModelError) -> [Projection] {
+    /// (`<name>.scale`, `count` numbers, or those of `scales`) when the file has them.
+    func experts(_ role: TensorName, layer: Int, columns: Int, rows: Int, count: Int, scales scaleRole: TensorName? = nil) throws(ModelError) -> [Projection] {
         let name = role.weight(layer: layer)
         let found = try tensor(name)
         guard found.shape == [columns, rows, count] else {
             throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "has shape \(found.shape), expected [\(columns), \(rows), \(count)]")
         }
         let all = try Matrix(found, in: gguf, interleaving: true)
-        let scales = gguf.tensorsByName[role.scale(layer: layer)] == nil ? nil : try vector(named: role.scale(layer: layer), length: count)
+        let scaleName = (scaleRole ?? role).scale(layer: layer)
+        let scales = gguf.tensorsByName[scaleName] == nil ? nil : try vector(named: scaleName, length: count)
         return (0..<count).map { Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], biasBeforeScale: true) }
     }
 

@@ -37,6 +37,7 @@ public struct Ablation: SiteHook, Equatable {
         switch point {
         case .headOutputs:
             guard !heads.isEmpty else { throw refuse("no heads to ablate") }
+            if let misfit = c.attentionMisfit([block]) { throw refuse(misfit) }
             if let head = heads.first(where: { !(0..<c.headCount).contains($0) }) {
                 throw refuse("head \(head) is not one of the model's \(c.headCount) heads (0…\(c.headCount - 1))")
             }

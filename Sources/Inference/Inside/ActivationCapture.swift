@@ -1,3 +1,4 @@
+import GGUF
 import Synchronization
 
 /// Keeps a copy of the activations at chosen points and blocks of the forward passes it hooks
@@ -31,6 +32,15 @@ public final class ActivationCapture: ForwardHook {
 
     public func visits(_ point: ActivationPoint, layer: Int) -> Bool {
         points.contains(point) && blocks?.contains(layer) != false
+    }
+
+    /// Refuses to keep heads' outputs or attention probabilities of recurrent layers, which
+    /// have none (so a trace never holds rows that were never written).
+    public func check(_ model: LanguageModel) throws(ModelError) {
+        let c = model.configuration
+        guard !points.isDisjoint(with: [.headOutputs, .attentionProbabilities]),
+              let misfit = c.attentionMisfit((blocks.map(Array.init) ?? Array(0..<c.blockCount)).sorted()) else { return }
+        throw ModelError(file: model.gguf.path, field: "trace", reason: misfit + ": keep \"heads\" and \"attn\" of those (blocks:)")
     }
 
     public func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int) {

@@ -20,7 +20,7 @@ extension ModelSession {
     ///   do not fit, or the task is cancelled.
     public func attentionPattern(_ tokens: [Int32], block: Int) throws(ModelError) -> AttentionPattern {
         let c = model.configuration
-        if let misfit = c.blockMisfit(block) { throw ModelError(file: model.gguf.path, field: "attention", reason: misfit) }
+        if let misfit = c.blockMisfit(block) ?? c.attentionMisfit([block]) { throw ModelError(file: model.gguf.path, field: "attention", reason: misfit) }
         let plan = ActivationTrace(points: [.attentionProbabilities], blocks: [block], configuration: c)
         let capture = plan.capture(tokens: tokens.count)
         _ = try evaluate(tokens, hooks: [capture])

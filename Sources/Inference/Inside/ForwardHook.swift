@@ -60,6 +60,15 @@ extension ModelConfiguration {
     public func blockMisfit(_ block: Int) -> String? {
         (0..<blockCount).contains(block) ? nil : "block \(block) is not one of the model's \(blockCount) blocks (0…\(blockCount - 1))"
     }
+
+    /// Why `blocks` have no attention heads to look at — recurrent layers of a hybrid model —, or
+    /// nil when they all do.
+    public func attentionMisfit(_ blocks: [Int]) -> String? {
+        let recurrent = blocks.filter { isRecurrent(layer: $0) }
+        guard !recurrent.isEmpty else { return nil }
+        let attention = (0..<blockCount).filter { !isRecurrent(layer: $0) }.map(String.init).joined(separator: ", ")
+        return "block\(recurrent.count == 1 ? "" : "s") \(recurrent.map(String.init).joined(separator: ", ")) \(recurrent.count == 1 ? "is a" : "are") recurrent (Gated DeltaNet) layer\(recurrent.count == 1 ? "" : "s") without attention heads; the attention layers are \(attention)"
+    }
 }
 
 /// A hook at one point of one block (an ablation, a patch): it visits there only.

@@ -1,0 +1,54 @@
+import Foundation
+import GGUF
+
+/// Attention whose output each head gates (Qwen3.5's and Qwen3-Next's attention layers, llama.cpp's
+/// `build_layer_attn` there): the query product gives each head its query and then its gate
+/// (`attn_q`, twice the query width, the two side by side per head); queries and keys are
+/// RMS-normed per head and rotated; the heads' attention output is multiplied by sigmoid of
+/// their gate before the output product.
+struct GatedAttention: Sendable {
+    let queryAndGate, key, value: Projection
+    let queryNorm, keyNorm: [Float]
+    let output: Projection
+
+    /// The layer `index` under llama.cpp's names, with the scales and biases the file has (the
+    /// output product's scale only, as its graph applies).
+    static func load(layer index: Int, from weights: WeightLoader) throws(ModelError) -> GatedAttention {
+        let c = weights.configuration
+        return GatedAttention(
+            queryAndGate: try weights.projection(.query, layer: index, columns: c.embeddingLength, rows: 2 * c.queryDimension),
+            key: try weights.projection(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
+            value: try weights.projection(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension),
+            queryNorm: try weights.vector(.queryNorm, layer: index, length: c.headDimension),
+            keyNorm: try weights.vector(.keyNorm, layer: index, length: c.headDimension),
+            output: try weights.projection(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength, applies: .scale))
+    }
+
+    /// The matrices one token reads.
+    var matrices: [Matrix] { [queryAndGate, key, value, output].map(\.matrix) }
+
+    /// The layer over `count` rows of `input` into `output` (which may be `input`), its keys and
+    /// values into the cache of `layer`.
+    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
+               configuration c: ModelConfiguration, state: InferenceState) {
+        let width = c.headDimension, queryWidth = c.queryDimension
+        queryAndGate.apply(input, into: state.mixed, count: count, state: state)
+        key.apply(input, into: state.key, count: count, state: state)
+        value.apply(input, into: state.value, count: count, state: state)
+        for row in 0..<count {
+            for head in 0..<c.headCount {
+                let source = state.mixed + row * 2 * queryWidth + head * 2 * width, place = row * queryWidth + head * width
+                (state.query + place).update(from: source, count: width)
+                (state.outputGate + place).update(from: source + width, count: width)
+            }
+        }
+        Operations.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.headCount, width: width)
+        Operations.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.headCountKV, width: width)
+        Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
+        Operations.attention(state: state, layer: layer, count: count, configuration: c)
+        for index in 0..<(count * queryWidth) {
+            state.attended[index] *= 1 / (1 + exp(-state.outputGate[index]))
+        }
+        self.output.apply(state.attended, into: output, count: count, state: state)
+    }
+}

@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build release venv models synthetic-models arch-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve bench-parallel check-formats clean
+.PHONY: all deps test-deps llama-server build release venv models synthetic-models arch-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve bench-parallel bench-archs check-formats clean
 
 all: build
 
@@ -201,6 +201,16 @@ bench-parallel: release venv models
 	python3 scripts/bench_parallel.py $(BIN_RELEASE) $(LLAMA_BATCHED_BENCH) .build/bench-models/bench-110M-q4_0.gguf \
 		.build/bench-models/bench-110M-q4_k_m.gguf .build/bench-models/bench-110M-q8_0.gguf \
 		$${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/gemma-3-270m-q4_k_m.gguf
+
+## The newer architectures' shapes (a Qwen3.5-0.8B-shaped hybrid, a scaled-down Qwen3-30B-A3B-shaped
+## mixture of experts; random weights, quantized to Q4_K_M by lumen quantize) against llama-bench
+## (built by you, outside the repo), same run: pp128, pp512, tg64 and tg64 at depth 1024.
+bench-archs: release venv
+	@[ -x "$(LLAMA_BENCH)" ] || { echo "Set LLAMA_BENCH=/path/to/llama-bench (see BENCHMARKS.md)"; exit 2; }
+	$(PYTHON) scripts/make_arch_bench_models.py $(SHARED) .build/bench-models
+	for model in qwen35-0.8b-shape qwen3moe-a3b-shape; do [ -f .build/bench-models/$$model-q4_k_m.gguf ] || \
+		$(BIN_RELEASE) quantize .build/bench-models/$$model.gguf .build/bench-models/$$model-q4_k_m.gguf Q4_K_M -t 2; done
+	python3 scripts/bench_architectures.py $(BIN_RELEASE) $(LLAMA_BENCH) .build/bench-models
 
 ## The same files inside a whole model against llama.cpp's logits, with a Python that has
 ## llama-cpp-python installed (outside the repo).

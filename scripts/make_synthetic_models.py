@@ -14,6 +14,8 @@ import sys
 import numpy
 import gguf
 
+from gguf_vocabulary import copy_vocabulary
+
 shared, out = pathlib.Path(sys.argv[1]), pathlib.Path(sys.argv[2])
 out.mkdir(parents=True, exist_ok=True)
 
@@ -34,26 +36,6 @@ MODELS = {
     "qwen35moe": ("qwen35moe", "ggml-vocab-qwen35.gguf", 32, {"layers": 4, "hybrid": (2, 4, 16, 4), "rope": 16,
                                                             "experts": (8, 2, 48), "fused_experts": True, "shared_expert": 96}),
 }
-
-
-def copy_vocabulary(writer, path):
-    reader = gguf.GGUFReader(str(path))
-    for key, field in reader.fields.items():
-        if not key.startswith("tokenizer."):
-            continue
-        value = field.contents()
-        kind = field.types[0]
-        if kind == gguf.GGUFValueType.ARRAY:
-            writer.add_array(key, value)
-        elif kind == gguf.GGUFValueType.STRING:
-            writer.add_string(key, value)
-        elif kind == gguf.GGUFValueType.BOOL:
-            writer.add_bool(key, value)
-        elif kind in (gguf.GGUFValueType.FLOAT32, gguf.GGUFValueType.FLOAT64):
-            writer.add_float32(key, value)
-        else:
-            writer.add_uint32(key, int(value))
-    return len(reader.fields["tokenizer.ggml.tokens"].contents())
 
 
 for name, (architecture, vocabulary, head, options) in MODELS.items():

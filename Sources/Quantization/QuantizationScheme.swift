@@ -42,14 +42,14 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         .q3_K_M: (.q3_K, 12, { role, layer, layers in
             switch role {
             case .value: layer < 2 ? .q5_K : .q4_K
-            case .down: layer < layers / 16 ? .q5_K : .q4_K
+            case .down, .downExperts: layer < layers / 16 ? .q5_K : .q4_K
             case .attentionOutput, .queryKeyValue: .q4_K
             default: nil
             }
         }),
         .q4_K_M: (.q4_K, 15, { role, layer, layers in
             switch role {
-            case .value, .down: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
+            case .value, .down, .downExperts: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
             case .queryKeyValue: .q5_K
             default: nil
             }
@@ -57,7 +57,7 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         .q5_K_S: (.q5_K, 16, { _, _, _ in nil }),
         .q5_K_M: (.q5_K, 17, { role, layer, layers in
             switch role {
-            case .value, .down: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
+            case .value, .down, .downExperts: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
             case .queryKeyValue: .q6_K
             default: nil
             }
@@ -70,17 +70,22 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// llama.cpp's `general.file_type` (`llama_ftype`) for the scheme.
     var fileType: UInt32 { Self.table[self]?.fileType ?? 0 }
 
+    /// The matrices llama.cpp's quantizer leaves as they are (`llama-quant.cpp`): a mixture of
+    /// experts' router (`ffn_gate_inp`) and a recurrent layer's convolution (`ssm_conv1d`, which
+    /// its operation reads as F32).
+    static let keptInF32: Set<TensorName?> = [.router, .convolution]
+
     /// The type for tensor `name` of shape `shape` in a model of `layers` blocks; `tiedOutput`
     /// says the model has no `output.weight` and reuses the token embedding as its output.
     ///
-    /// Vectors (norms) and a mixture of experts' router stay F32 (as llama.cpp leaves
-    /// `ffn_gate_inp`). A scheme named after a type gives every matrix that type; the
+    /// Vectors (norms) and the matrices of `keptInF32` stay F32. A scheme named after a type gives every matrix that type; the
     /// mixes follow llama.cpp's `llama_tensor_get_type` (without an importance matrix): the output
     /// matrix (the token embedding when tied) gets Q6_K, and the tensors their rules name more
-    /// bits. A matrix whose rows are not a whole number of blocks falls back to a format whose
+    /// bits (experts' down matrices as the down matrix: llama.cpp matches `ffn_down` in
+    /// `ffn_down_exps`). A matrix whose rows are not a whole number of blocks falls back to a format whose
     /// blocks fit, as llama.cpp does (`TypeQuantizer.fallback`), else to F16.
     func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false) -> TensorType {
-        guard shape.count >= 2, name.hasSuffix(".weight"), TensorName.blockWeight(name)?.role != .router else { return .f32 }
+        guard shape.count >= 2, name.hasSuffix(".weight"), !Self.keptInF32.contains(TensorName.blockWeight(name)?.role) else { return .f32 }
         var type = baseType
         if let mix = Self.table[self]?.mix {
             if name == TensorName.output.weight() || (tiedOutput && name == TensorName.tokenEmbedding.weight()) {

@@ -68,11 +68,7 @@ struct DecoderBlock: Sendable {
             project(block.attentionOutput, state.attended, normed)
             state.visit(.attentionOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
-            Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            block.feedForward.apply(normed, into: normed, count: count, state: state)
-            state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
-            Operations.add(normed, to: x, count: count * dimension)
-            state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
+            block.feedForward.addResidual(to: x, norm: block.feedForwardNorm, layer: layer, count: count, configuration: c, state: state)
         }
         let first = allLogits ? 0 : count - 1
         unembedding.apply(x + first * dimension, count: count - first, configuration: c, state: state)

@@ -95,7 +95,6 @@ struct GatedDeltaNet: Sendable {
         let statesOffset = kept * channels, scale = 1 / Float(valueWidth).squareRoot()
         let out = state.recurrentOutput
         state.pool.parallelChunks(s.valueHeads, chunk: 1, work: count * s.valueHeads * keyWidth * valueWidth * 4) { _, range in
-            var delta = [Float](repeating: 0, count: valueWidth)
             for head in range {
                 let keyHead = head % s.keyHeads
                 for row in 0..<count {
@@ -106,23 +105,15 @@ struct GatedDeltaNet: Sendable {
                     let query = base + keyHead * keyWidth, key = base + s.keyDimension + keyHead * keyWidth
                     let value = base + 2 * s.keyDimension + head * valueWidth
                     let factor = exp(decays[row * s.valueHeads + head]), strength = strengths[row * s.valueHeads + head]
-                    for index in 0..<(keyWidth * valueWidth) { matrix[index] *= factor }
-                    for j in 0..<valueWidth {
-                        let column = matrix + j * keyWidth
-                        var sum: Float = 0
-                        for i in 0..<keyWidth { sum += column[i] * key[i] }
-                        delta[j] = (value[j] - sum) * strength
-                    }
-                    for j in 0..<valueWidth {
-                        let column = matrix + j * keyWidth, change = delta[j]
-                        for i in 0..<keyWidth { column[i] += key[i] * change }
-                    }
                     let result = out + row * s.valueDimension + head * valueWidth
+                    // Row j of the state (S[·][j]): decay it, read Sᵀk there, write the delta
+                    // (v − Sᵀk)β along k, then read Sᵀq — each row once, while it is in cache.
                     for j in 0..<valueWidth {
                         let column = matrix + j * keyWidth
-                        var sum: Float = 0
-                        for i in 0..<keyWidth { sum += column[i] * query[i] }
-                        result[j] = sum * scale
+                        for i in 0..<keyWidth { column[i] *= factor }
+                        let change = (value[j] - Self.dot(column, key, keyWidth)) * strength
+                        for i in 0..<keyWidth { column[i] += key[i] * change }
+                        result[j] = Self.dot(column, query, keyWidth) * scale
                     }
                 }
             }
@@ -134,6 +125,22 @@ struct GatedDeltaNet: Sendable {
             out[index] *= g / (1 + exp(-g))
         }
         self.output.apply(out, into: output, count: count, state: state)
+    }
+
+    /// The dot product of `count` floats at `a` and `b`, eight lanes at a time.
+    @inline(__always)
+    private static func dot(_ a: UnsafeMutablePointer<Float>, _ b: UnsafeMutablePointer<Float>, _ count: Int) -> Float {
+        var lanes = SIMD8<Float>(), index = 0
+        while index + 8 <= count {
+            lanes += UnsafeRawPointer(a + index).loadUnaligned(as: SIMD8<Float>.self) * UnsafeRawPointer(b + index).loadUnaligned(as: SIMD8<Float>.self)
+            index += 8
+        }
+        var sum = lanes.sum()
+        while index < count {
+            sum += a[index] * b[index]
+            index += 1
+        }
+        return sum
     }
 
     /// ggml's softplus: log(1 + eˣ), x itself above 20.

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Writes small random-weight models in the exact tensor layouts of the architectures no real
-model here covers (qwen2, qwen3, phi3, Llama 3 with its rope_freqs, Qwen 3's mixture of experts
+model here covers (qwen2, qwen3, phi3 fused and with long RoPE factors, Llama 3 with its rope_freqs, Qwen 3's mixture of experts
 with more experts than it routes to, SmolLM3 with enough layers for one without RoPE, and the
 Qwen3.5 hybrid of Gated DeltaNet and gated attention layers), each
 with the real
@@ -27,6 +27,9 @@ MODELS = {
     "qwen3": ("qwen3", "ggml-vocab-qwen2.gguf", 32, {"qk_norm": True, "tied": True}),
     "phi3": ("phi3", "ggml-vocab-phi-3.gguf", 16, {"fused": True}),
     "llama3": ("llama", "ggml-vocab-llama-bpe.gguf", 16, {"rope_freqs": True}),
+    # Phi-3 with separate Q/K/V matrices (its gate and up still fused) and long and short RoPE
+    # factors, trained for 256 positions.
+    "phi3long": ("phi3", "ggml-vocab-phi-3.gguf", 16, {"long_rope": True, "fused_ffn": True}),
     "qwen3moe": ("qwen3moe", "ggml-vocab-qwen2.gguf", 32, {"qk_norm": True, "experts": (8, 2, 48)}),
     "smollm3": ("smollm3", "ggml-vocab-llama-bpe.gguf", 16, {"layers": 4}),
     # Qwen3.5's hybrid: three Gated DeltaNet layers (2 key heads, 4 value heads of 16, a
@@ -55,6 +58,8 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     writer.add_key_length(head)
     writer.add_value_length(head)
     writer.add_rope_dimension_count(options.get("rope", head))
+    if options.get("long_rope"):
+        writer.add_rope_scaling_orig_ctx_len(256)
     if options.get("hybrid"):
         key_heads, value_heads, width, convolution = options["hybrid"]
         writer.add_ssm_conv_kernel(convolution)
@@ -156,7 +161,7 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         if options.get("experts"):
             experts(prefix)
             continue
-        if options.get("fused"):
+        if options.get("fused") or options.get("fused_ffn"):
             tensor(prefix + "ffn_up.weight", EMBED, 2 * FFN)
         else:
             tensor(prefix + "ffn_gate.weight", EMBED, FFN)
@@ -167,6 +172,10 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         tensor("output.weight", EMBED, vocabulary_size, scale=4.0)
     if options.get("rope_freqs"):
         writer.add_tensor("rope_freqs.weight", numpy.linspace(1.0, 8.0, head // 2).astype(numpy.float32))
+    if options.get("long_rope"):
+        # Short and long factors far apart: a session longer than the trained context (256) takes the long ones.
+        writer.add_tensor("rope_factors_short.weight", numpy.linspace(1.0, 2.0, head // 2).astype(numpy.float32))
+        writer.add_tensor("rope_factors_long.weight", numpy.linspace(1.0, 16.0, head // 2).astype(numpy.float32))
     writer.write_header_to_file()
     writer.write_kv_data_to_file()
     writer.write_tensors_to_file()

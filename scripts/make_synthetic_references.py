@@ -21,6 +21,7 @@ PROMPTS = {
     "qwen3": "The quick brown fox jumps over the lazy dog. 1234 + 5678 =",
     "phi3": "<|user|>\nTell me a story about a dragon.<|end|>\n<|assistant|>\n",
     "llama3": "<|start_header_id|>user<|end_header_id|>\n\nHello there!<|eot_id|>",
+    "phi3long": "<|user|>\nCount from one to twenty, slowly, in words.<|end|>\n<|assistant|>\n",
     "qwen3moe": "<|im_start|>user\nName three rivers in Europe.<|im_end|>\n<|im_start|>assistant\n",
     "smollm3": "Once upon a time, in a land far away, there lived a",
     "qwen35": "<|im_start|>user\nWhat is a recurrent state? Explain it step by step, then give an example.<|im_end|>\n<|im_start|>assistant\n",

@@ -9,6 +9,8 @@ public enum TensorName: String, CaseIterable, Sendable {
     case ropeFrequencies = "rope_freqs"
     /// Phi-3's RoPE factors for short contexts.
     case ropeFactorsShort = "rope_factors_short"
+    /// Phi-3's RoPE factors for contexts longer than it was trained on.
+    case ropeFactorsLong = "rope_factors_long"
     case attentionNorm = "attn_norm"
     case query = "attn_q"
     case key = "attn_k"

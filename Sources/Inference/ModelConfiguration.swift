@@ -35,6 +35,9 @@ public struct ModelConfiguration: Sendable, Equatable {
     public var ropeDimensionCount: Int
     /// How RoPE pairs dimensions.
     public var ropeStyle: RoPEStyle = .adjacent
+    /// The context RoPE was trained for (`rope.scaling.original_context_length`, else the context
+    /// length): a session longer than it takes the long RoPE factors when the file has them.
+    public var ropeOriginalContextLength: Int
     /// Vocabulary size.
     public var vocabularySize: Int
     /// What attention scores are multiplied by.
@@ -165,6 +168,8 @@ public struct ModelConfiguration: Sendable, Equatable {
             throw ModelError(file: file, field: prefix + "attention.head_count_kv", reason: "\(headCountKV) key/value heads do not divide \(headCount) query heads")
         }
         ropeDimensionCount = try integer("rope.dimension_count", default: headDimension)
+        let original = gguf.metadata[prefix + "rope.scaling.original_context_length"]?.intValue ?? 0
+        ropeOriginalContextLength = original > 0 ? try integer("rope.scaling.original_context_length") : contextLength
         guard ropeDimensionCount <= headDimension, ropeDimensionCount % 2 == 0 else {
             throw ModelError(file: file, field: prefix + "rope.dimension_count", reason: "\(ropeDimensionCount) must be even and at most the head width \(headDimension)")
         }

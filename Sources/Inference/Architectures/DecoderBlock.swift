@@ -84,20 +84,31 @@ struct DecoderModel: Sendable {
     let output: Projection
     /// Per-pair RoPE frequency factors (Llama 3's `rope_freqs`, Phi-3's short factors).
     let ropeFactors: [Float]?
+    /// The factors for sessions longer than the context RoPE was trained for (Phi-3's long ones).
+    let longRopeFactors: [Float]?
 
     /// Reads the embedding, output and final norm, and `block(layer)` for each layer.
-    init(weights: WeightLoader, ropeFactors: TensorName? = nil, block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
+    init(weights: WeightLoader, ropeFactors: TensorName? = nil, longRopeFactors: TensorName? = nil,
+         block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
         configuration = weights.configuration
         (tokenEmbedding, output) = try weights.embeddingAndOutput()
         var blocks: [DecoderBlock] = []
         for index in 0..<configuration.blockCount { blocks.append(try block(index)) }
         self.blocks = blocks
         outputNorm = try weights.vector(.outputNorm)
-        if let name = ropeFactors, weights.has(name) {
-            self.ropeFactors = try weights.vector(name, length: weights.configuration.ropeDimensionCount / 2)
-        } else {
-            self.ropeFactors = nil
+        func factors(_ name: TensorName?) throws(ModelError) -> [Float]? {
+            guard let name, weights.has(name) else { return nil }
+            return try weights.vector(name, length: weights.configuration.ropeDimensionCount / 2)
         }
+        self.ropeFactors = try factors(ropeFactors)
+        self.longRopeFactors = try factors(longRopeFactors)
+    }
+
+    /// The RoPE factors for sessions of `contextLength` positions a sequence: the long ones past
+    /// the trained context, as llama.cpp's `get_rope_factors` chooses by `n_ctx_seq`.
+    func ropeFactors(forContext contextLength: Int) -> [Float]? {
+        if let longRopeFactors, contextLength > configuration.ropeOriginalContextLength { return longRopeFactors }
+        return ropeFactors
     }
 }
 
@@ -113,6 +124,7 @@ extension DecoderArchitecture {
 
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
         DecoderBlock.forward(decoder.blocks, embedding: decoder.tokenEmbedding, unembedding: unembedding,
-                             ropeFactors: decoder.ropeFactors, configuration: decoder.configuration, tokens: tokens, state: state, allLogits: allLogits)
+                             ropeFactors: decoder.ropeFactors(forContext: state.contextLength), configuration: decoder.configuration,
+                             tokens: tokens, state: state, allLogits: allLogits)
     }
 }

@@ -1,8 +1,9 @@
 import GGUF
 
-/// Phi-3 (`phi3`): LLaMA's block with the Q/K/V products fused in one matrix (`attn_qkv`) and the
-/// gate and up products fused in another (`ffn_up`, gate rows first), RoPE on halves, and the
-/// short RoPE factors (`rope_factors_short`) when the file has them.
+/// Phi-3 (`phi3`): LLaMA's block with the Q/K/V products fused in one matrix (`attn_qkv`, or
+/// three) and the gate and up products fused in another (`ffn_up`, gate rows first), RoPE on
+/// halves, and the RoPE factors the file has: the short ones (`rope_factors_short`), or the long
+/// ones (`rope_factors_long`) in a session longer than the trained context.
 struct Phi3Architecture: DecoderArchitecture {
     static let name = "phi3"
 
@@ -14,16 +15,24 @@ struct Phi3Architecture: DecoderArchitecture {
 
     init(weights: WeightLoader) throws(ModelError) {
         let c = weights.configuration
-        decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFactorsShort) { (index: Int) throws(ModelError) in
-            // The fused matrices are viewed as their parts, rows in the order llama.cpp splits them.
-            let qkv = try weights.projection(.queryKeyValue, layer: index, columns: c.embeddingLength, rows: c.queryDimension + 2 * c.kvDimension)
+        decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFactorsShort, longRopeFactors: .ropeFactorsLong) { (index: Int) throws(ModelError) in
             // Its llama.cpp graph gives the feed-forward neither scales nor biases.
             let gateUp = try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: 2 * c.feedForwardLength, applies: [])
+            let query, key, value: Projection
+            if weights.has(.queryKeyValue, layer: index) {
+                // The fused matrix viewed as its parts, rows in the order llama.cpp splits them.
+                let qkv = try weights.projection(.queryKeyValue, layer: index, columns: c.embeddingLength, rows: c.queryDimension + 2 * c.kvDimension)
+                query = qkv.rows(0..<c.queryDimension)
+                key = qkv.rows(c.queryDimension..<(c.queryDimension + c.kvDimension))
+                value = qkv.rows((c.queryDimension + c.kvDimension)..<(c.queryDimension + 2 * c.kvDimension))
+            } else {
+                query = try weights.projection(.query, layer: index, columns: c.embeddingLength, rows: c.queryDimension)
+                key = try weights.projection(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension)
+                value = try weights.projection(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension)
+            }
             return DecoderBlock(
                 attentionNorm: try weights.vector(.attentionNorm, layer: index),
-                query: qkv.rows(0..<c.queryDimension),
-                key: qkv.rows(c.queryDimension..<(c.queryDimension + c.kvDimension)),
-                value: qkv.rows((c.queryDimension + c.kvDimension)..<(c.queryDimension + 2 * c.kvDimension)),
+                query: query, key: key, value: value,
                 attentionOutput: try weights.projection(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
                 feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
                 feedForward: .dense(gate: gateUp.rows(0..<c.feedForwardLength),

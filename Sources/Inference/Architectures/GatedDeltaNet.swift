@@ -13,13 +13,19 @@ import GGUF
 /// them. The convolution's last inputs and the states are each sequence's recurrent state
 /// (`InferenceState.recurrentState`), zeroed when a sequence starts at position 0.
 struct GatedDeltaNet: Sendable {
+    /// Queries, keys and values in one product (`attn_qkv`), before the convolution.
     let mix: Projection
+    /// The gate of the output (`attn_gate`, llama.cpp's `z`).
     let outputGate: Projection
     /// The convolution's weights, a row of `convolutionWidth` per channel.
     let convolution: [Float]
+    /// Each value head's decay bias (`ssm_dt.bias`) and rate (`ssm_a`, −exp(A_log)).
     let decayBias, decayRate: [Float]
+    /// The per-head decay (α, `ssm_alpha`) and write strength (β before its sigmoid, `ssm_beta`) products.
     let decay, writeStrength: Projection
+    /// The RMSNorm of each value head's output (`ssm_norm`).
     let norm: [Float]
+    /// The projection back to the residual stream (`ssm_out`).
     let output: Projection
     let shape: ModelConfiguration.Recurrence
 
@@ -72,7 +78,7 @@ struct GatedDeltaNet: Sendable {
                     var sum: Float = 0
                     for tap in 0..<kept { sum += history[tap] * weights[tap] }
                     sum += value * weights[kept]
-                    for tap in 0..<(kept - 1) { history[tap] = history[tap + 1] }
+                    for tap in 0..<max(0, kept - 1) { history[tap] = history[tap + 1] }
                     if kept > 0 { history[kept - 1] = value }
                     mixed[row * channels + channel] = sum / (1 + exp(-sum))
                 }

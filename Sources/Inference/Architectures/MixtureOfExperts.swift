@@ -63,8 +63,8 @@ struct MixtureOfExperts: Sendable {
         [router.matrix] + (0..<used).flatMap { [gate[$0].matrix, up[$0].matrix, down[$0].matrix] } + (shared?.feedForward.matrices ?? [])
     }
 
-    /// The smallest sum of the chosen probabilities divided by (the smallest normal F16, as
-    /// llama.cpp clamps it).
+    /// The least the chosen probabilities are divided by: their sum, clamped to at least the
+    /// smallest normal F16, as llama.cpp clamps it.
     private static let smallestSum: Float = 6.103515625e-5
 
     /// The feed-forward of `count` rows of `input` into `output` (which may be `input`: every

@@ -1,7 +1,8 @@
 /// Byte-level BPE as llama.cpp's BPE tokenizer does it: split the text into words with the
 /// vocabulary's pre-tokenizer, write each word's bytes as GPT-2 code points, then keep merging the
 /// adjacent pair with the lowest merge rank (leftmost on ties); a piece that is not a token is
-/// written byte by byte.
+/// written byte by byte. A pre-tokenizer that escapes spaces (Gemma 4) merges the word's
+/// characters instead, and writes a piece that is not a token as `<0xXX>` byte tokens.
 struct BytePairEncoder: Sendable {
     /// How text is split into words.
     let preTokenizer: PreTokenizer
@@ -13,6 +14,8 @@ struct BytePairEncoder: Sendable {
     private let extraSymbols: [[UInt8]: Int32]
     /// The symbol of each byte's GPT-2 code point.
     private let byteSymbols: [Int32]
+    /// The `<0xXX>` token of each byte, for a vocabulary that escapes spaces.
+    private let byteTokens: [Int32?]
 
     /// Reads `merges` ("left right", by rank) against the vocabulary in `lookup`.
     init(preTokenizer: PreTokenizer, lookup: TokenLookup, merges lines: [[UInt8]]) {
@@ -48,6 +51,7 @@ struct BytePairEncoder: Sendable {
         self.merges = merges
         self.extraSymbols = extraSymbols
         byteSymbols = ByteLevelEncoding.encodedByte.map { lookup.id(of: $0) ?? extraSymbols[$0] ?? -1 }
+        byteTokens = (0...255).map { lookup.id(of: Array("<0x\($0 < 16 ? "0" : "")\(String($0, radix: 16, uppercase: true))>".utf8)) }
     }
 
     private struct Symbol {
@@ -73,21 +77,39 @@ struct BytePairEncoder: Sendable {
 
     /// Appends the tokens of `text` to `output`.
     func encode(_ text: ArraySlice<UInt8>, into output: inout [Int32]) {
-        let codepoints = UTF8Codepoints.decode(text)
-        var word: [UInt8] = []
-        var encoded: [UInt8] = []
+        var codepoints = UTF8Codepoints.decode(text)
+        let escapes = preTokenizer.escapesSpaces
+        if escapes { codepoints = codepoints.map { $0 == 0x20 ? 0x2581 : $0 } }
+        var word: [UInt8] = [], encoded: [UInt8] = []
         var symbols: [Symbol] = []
         var queue = PriorityQueue<Bigram>()
         for range in preTokenizer.words(codepoints) {
-            word.removeAll(keepingCapacity: true)
-            for codepoint in codepoints[range] { UTF8Codepoints.encode(codepoint, into: &word) }
             encoded.removeAll(keepingCapacity: true)
             symbols.removeAll(keepingCapacity: true)
-            for byte in word {
-                let start = encoded.count
-                encoded += ByteLevelEncoding.encodedByte[Int(byte)]
-                symbols.append(Symbol(start: start, length: encoded.count - start, id: byteSymbols[Int(byte)],
-                                      previous: symbols.count - 1, next: symbols.count + 1))
+            if escapes {
+                // The word's characters, as they are: a word of line feeds that is a token is one.
+                for codepoint in codepoints[range] {
+                    let start = encoded.count
+                    UTF8Codepoints.encode(codepoint, into: &encoded)
+                    let character = encoded[start...]
+                    symbols.append(Symbol(start: start, length: encoded.count - start,
+                                          id: lookup.id(of: character) ?? extraSymbols[Array(character)] ?? -1,
+                                          previous: symbols.count - 1, next: symbols.count + 1))
+                }
+                if codepoints[range].allSatisfy({ $0 == 0x0A }), let id = lookup.id(of: encoded) {
+                    output.append(id)
+                    continue
+                }
+            } else {
+                // The word's bytes as GPT-2 code points.
+                word.removeAll(keepingCapacity: true)
+                for codepoint in codepoints[range] { UTF8Codepoints.encode(codepoint, into: &word) }
+                for byte in word {
+                    let start = encoded.count
+                    encoded += ByteLevelEncoding.encodedByte[Int(byte)]
+                    symbols.append(Symbol(start: start, length: encoded.count - start, id: byteSymbols[Int(byte)],
+                                          previous: symbols.count - 1, next: symbols.count + 1))
+                }
             }
             symbols[symbols.count - 1].next = -1
             if preTokenizer.ignoresMerges, let id = lookup.id(of: encoded) {
@@ -102,7 +124,7 @@ struct BytePairEncoder: Sendable {
                     output.append(symbol.id)
                 } else {
                     for byte in encoded[symbol.start..<(symbol.start + symbol.length)] {
-                        if let id = lookup.id(of: CollectionOfOne(byte)) { output.append(id) }
+                        if let id = escapes ? byteTokens[Int(byte)] : lookup.id(of: CollectionOfOne(byte)) { output.append(id) }
                     }
                 }
                 index = symbol.next

@@ -13,6 +13,11 @@ public struct PreTokenizer: Sendable {
     let cleansSpaces: Bool
     /// Whether BOS is added unless `tokenizer.ggml.add_bos_token` says otherwise.
     let addsBOSByDefault: Bool
+    /// SentencePiece-style BPE (Gemma 4): spaces become ▁ before splitting, merges run on the
+    /// text's characters rather than on GPT-2's byte code points, a piece that is not a token is
+    /// written as `<0xXX>` byte tokens, a word of line feeds that is a token is taken whole, and
+    /// ▁ reads back as a space.
+    let escapesSpaces: Bool
 
     /// Every pre-tokenizer Lumen knows, with the names llama.cpp gives them.
     public static let all: [PreTokenizer] = [
@@ -24,6 +29,7 @@ public struct PreTokenizer: Sendable {
         PreTokenizer(names: ["dbrx", "smaug-bpe"], rules: [.llama3(maxDigits: 3)]),
         PreTokenizer(names: ["qwen2", "deepseek-r1-qwen"], rules: [.llama3(maxDigits: 1)], cleansSpaces: false),
         PreTokenizer(names: ["stablelm2", "megrez"], rules: [.llama3(maxDigits: 1)]),
+        PreTokenizer(names: ["gemma4"], rules: [.lineFeedRuns], addsBOSByDefault: true, escapesSpaces: true),
         PreTokenizer(names: ["qwen35"], rules: [.llama3(maxDigits: 1, marksAreLetters: true)], cleansSpaces: false),
         PreTokenizer(names: ["gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0",
                              "mellum", "mpt", "olmo", "jais", "exaone4"], rules: [.gpt2]),
@@ -50,12 +56,13 @@ public struct PreTokenizer: Sendable {
     ]
 
     private init(names: [String], rules: [SplitRule], ignoresMerges: Bool = false, cleansSpaces: Bool = true,
-                 addsBOSByDefault: Bool = false) {
+                 addsBOSByDefault: Bool = false, escapesSpaces: Bool = false) {
         self.names = names
         self.rules = rules
         self.ignoresMerges = ignoresMerges
         self.cleansSpaces = cleansSpaces
         self.addsBOSByDefault = addsBOSByDefault
+        self.escapesSpaces = escapesSpaces
     }
 
     /// The pre-tokenizer `tokenizer.ggml.pre` names.

@@ -13,6 +13,8 @@ enum SplitRule: Sendable {
     case numbers(maxRun: Int)
     /// `[\r\n]`
     case lineBreak
+    /// `[^\n]+|[\n]+`: runs of line feeds, and runs of everything else
+    case lineFeedRuns
     /// `\s?[set]+`
     case optionalSpaceThenRun(CodepointSet)
     /// `[set]+`
@@ -90,6 +92,12 @@ enum SplitRule: Sendable {
 
         case .lineBreak:
             return isLineBreak(position) ? 1 : 0
+
+        case .lineFeedRuns:
+            let feeds = codepoint(position) == 0x0A
+            var index = position + 1
+            while index < end, (codepoint(index) == 0x0A) == feeds { index += 1 }
+            return index - position
 
         case .optionalSpaceThenRun(let set):
             var index = position

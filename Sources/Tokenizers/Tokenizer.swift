@@ -60,7 +60,7 @@ public struct Tokenizer: Sendable {
         if attributes.contains(.normal) {
             switch vocabulary.model {
             case .sentencePiece: return unescapeSpaces(text)
-            case .bytePair: return ByteLevelEncoding.decode(text)
+            case .bytePair(let preTokenizer): return preTokenizer.escapesSpaces ? unescapeSpaces(text) : ByteLevelEncoding.decode(text)
             case .test: return text
             }
         }

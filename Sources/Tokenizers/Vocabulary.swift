@@ -78,14 +78,15 @@ public struct Vocabulary: Sendable {
             model = .sentencePiece
             (bos, eos) = (1, 2)
             (addsBOS, addsSpacePrefix, cleansSpaces) = (true, true, false)
-        case "gpt2":
-            let preName = metadata["tokenizer.ggml.pre"]?.stringValue ?? "default"
+        case "gpt2", "gemma4":
+            // Gemma 4's files name their pre-tokenizer by the model, as llama.cpp reads them.
+            let preName = modelName == "gemma4" ? "gemma4" : metadata["tokenizer.ggml.pre"]?.stringValue ?? "default"
             guard let preTokenizer = PreTokenizer.named(preName) else {
                 let known = PreTokenizer.all.flatMap(\.names).sorted().joined(separator: ", ")
                 throw error("tokenizer.ggml.pre", "pre-tokenizer \"\(preName)\" is not supported (supported: \(known))")
             }
             model = .bytePair(preTokenizer)
-            (bos, eos) = (11, 11)
+            (bos, eos) = modelName == "gemma4" ? (nil, nil) : (11, 11)
             (addsBOS, addsSpacePrefix, cleansSpaces) = (preTokenizer.addsBOSByDefault, false, preTokenizer.cleansSpaces)
             guard let lines = metadata["tokenizer.ggml.merges"]?.arrayValue else {
                 throw error("tokenizer.ggml.merges", "is missing (a BPE vocabulary needs its merges)")
@@ -99,7 +100,7 @@ public struct Vocabulary: Sendable {
             (addsBOS, addsSpacePrefix, cleansSpaces) = (false, false, false)
         default:
             throw error("tokenizer.ggml.model", modelName.map {
-                "tokenizer \"\($0)\" is not supported (only \"llama\", SentencePiece, \"gpt2\", byte-level BPE, and llama.cpp's \"test\" are)"
+                "tokenizer \"\($0)\" is not supported (only \"llama\", SentencePiece, \"gpt2\", byte-level BPE, \"gemma4\", and llama.cpp's \"test\" are)"
             } ?? "is missing")
         }
         self.merges = merges
@@ -149,7 +150,8 @@ public struct Vocabulary: Sendable {
             if case .bool(let value)? = metadata["tokenizer.ggml.\(key)"] { return value }
             return nil
         }
-        addsBOS = flag("add_bos_token") ?? addsBOS
+        // llama.cpp adds BOS to Gemma 4 prompts whatever the file says (its pull request 21500).
+        addsBOS = modelName == "gemma4" ? true : flag("add_bos_token") ?? addsBOS
         let addsEOS = flag("add_eos_token") ?? false
         addsSpacePrefix = flag("add_space_prefix") ?? addsSpacePrefix
         if addsBOS, bos == nil { throw error("tokenizer.ggml.add_bos_token", "is true, but there is no BOS token") }

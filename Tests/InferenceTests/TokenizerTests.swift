@@ -75,12 +75,16 @@ struct TokenizerTests {
     /// llama.cpp's own tokenizer cases (`test-tokenizer-0`): `ggml-vocab-NAME.gguf.inp` holds the
     /// texts, separated by `__ggml_vocab_test__` lines, and `.out` a line of ids for each, as
     /// llama.cpp tokenizes them without special tokens.
-    @Test("llama.cpp's own test-tokenizer-0 cases, token for token", arguments: ["qwen35"])
+    @Test("llama.cpp's own test-tokenizer-0 cases, token for token", arguments: ["qwen35", "gemma-4"])
     func llamaCppCases(name: String) throws {
         let path = try TestData.path("models/vocab/ggml-vocab-\(name).gguf")
         let tokenizer = try Tokenizer(gguf: GGUFFile(path: path))
-        let inputs = try String(contentsOfFile: path + ".inp", encoding: .utf8).components(separatedBy: "\n__ggml_vocab_test__\n").dropLast()
-        let outputs = try String(contentsOfFile: path + ".out", encoding: .utf8).split(separator: "\n", omittingEmptySubsequences: false).dropLast()
+        // Read as test-tokenizer-0 reads them: a separator or newline at the very end starts nothing.
+        let separator = "\n__ggml_vocab_test__\n"
+        let raw = try String(contentsOfFile: path + ".inp", encoding: .utf8)
+        let inputs = raw.components(separatedBy: separator).dropLast(raw.hasSuffix(separator) ? 1 : 0)
+        let lines = try String(contentsOfFile: path + ".out", encoding: .utf8)
+        let outputs = lines.split(separator: "\n", omittingEmptySubsequences: false).dropLast(lines.hasSuffix("\n") ? 1 : 0)
         #expect(inputs.count == outputs.count && inputs.count > 30)
         var failures = 0
         for (text, line) in zip(inputs, outputs) {
@@ -89,10 +93,14 @@ struct TokenizerTests {
             #expect(ids == expected, "\(name): \(String(reflecting: text).prefix(80))")
             if ids != expected { failures += 1 }
         }
-        // Cases the files leave out (scripts/make_tokenizer_references.py): combining marks.
+        // Cases the files leave out (scripts/make_tokenizer_references.py), when there are some.
         let extra = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("reference/tokenizer/\(name).json")
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: extra)) as? [String: Any])
+        guard let data = try? Data(contentsOf: extra) else {
+            #expect(failures == 0)
+            return
+        }
+        let root = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
         for entry in try #require(root["cases"] as? [[String: Any]]) {
             let text = try #require(entry["text"] as? String)
             #expect(tokenizer.encode(text, addSpecial: false, parseSpecial: false) == (entry["ids"] as? [Int] ?? []).map(Int32.init),

@@ -68,22 +68,22 @@ struct GatedDeltaNet: Sendable {
         // The convolution, channel by channel through the rows in order, in place: each input is
         // read before its output is written, and then becomes the newest kept input.
         convolution.withUnsafeBufferPointer { convolution in
-        state.pool.parallelChunks(channels, chunk: 64, work: count * channels * width) { _, range in
-            for row in 0..<count {
-                let sequence = rowSequences[row], states = state.recurrentState(sequence: sequence, layer: layer)
-                for channel in range {
-                    let history = states + channel * kept, weights = convolution.baseAddress! + channel * width
-                    if rowPositions[row] == 0 { history.update(repeating: 0, count: kept) }
-                    let value = mixed[row * channels + channel]
-                    var sum: Float = 0
-                    for tap in 0..<kept { sum += history[tap] * weights[tap] }
-                    sum += value * weights[kept]
-                    for tap in 0..<max(0, kept - 1) { history[tap] = history[tap + 1] }
-                    if kept > 0 { history[kept - 1] = value }
-                    mixed[row * channels + channel] = sum / (1 + exp(-sum))
+            state.pool.parallelChunks(channels, chunk: 64, work: count * channels * width) { _, range in
+                for row in 0..<count {
+                    let sequence = rowSequences[row], states = state.recurrentState(sequence: sequence, layer: layer)
+                    for channel in range {
+                        let history = states + channel * kept, weights = convolution.baseAddress! + channel * width
+                        if rowPositions[row] == 0 { history.update(repeating: 0, count: kept) }
+                        let value = mixed[row * channels + channel]
+                        var sum: Float = 0
+                        for tap in 0..<kept { sum += history[tap] * weights[tap] }
+                        sum += value * weights[kept]
+                        for tap in 0..<max(0, kept - 1) { history[tap] = history[tap + 1] }
+                        if kept > 0 { history[kept - 1] = value }
+                        mixed[row * channels + channel] = sum / (1 + exp(-sum))
+                    }
                 }
             }
-        }
         }
         // Queries and keys L2-normalized per head: x / √(Σx² + ε).
         for row in 0..<count {

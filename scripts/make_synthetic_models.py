@@ -2,7 +2,7 @@
 """Writes small random-weight models in the exact tensor layouts of the architectures no real
 model here covers (qwen2, qwen3, phi3 fused and with long RoPE factors, Llama 3 with its rope_freqs, Qwen 3's mixture of experts
 with more experts than it routes to, SmolLM3 with enough layers for one without RoPE, and the
-Qwen3.5 hybrid of Gated DeltaNet and gated attention layers), each
+Qwen3.5 hybrid of Gated DeltaNet and gated attention layers, gpt-oss with MXFP4 experts), each
 with the real
 vocabulary of its family from ../shared/models/vocab/. The weights come from a fixed seed, so the
 same files come out every time: the references in Tests/reference/synthetic/ were made from them
@@ -38,6 +38,9 @@ MODELS = {
     # Its mixture of experts: 8 experts of 48 (gate and up in one tensor), 2 routed, and a shared expert of 96.
     "qwen35moe": ("qwen35moe", "ggml-vocab-qwen35.gguf", 32, {"layers": 4, "hybrid": (2, 4, 16, 4), "rope": 16,
                                                             "experts": (8, 2, 48), "fused_experts": True, "shared_expert": 96}),
+    # gpt-oss: 8 MXFP4 experts of 64 with biases, 2 routed; biased attention with sinks, layer 0
+    # sliding over 8 positions, YaRN RoPE stretched 32 times from 4096 positions, as the real one.
+    "gptoss": ("gpt-oss", "ggml-vocab-qwen2.gguf", 16, {"experts": (8, 2, 64), "gpt_oss": True, "rope_base": 150000.0}),
 }
 
 
@@ -54,12 +57,17 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     writer.add_head_count(HEADS)
     writer.add_head_count_kv(KV_HEADS)
     writer.add_layer_norm_rms_eps(1e-6)
-    writer.add_rope_freq_base(10000.0)
+    writer.add_rope_freq_base(options.get("rope_base", 10000.0))
     writer.add_key_length(head)
     writer.add_value_length(head)
     writer.add_rope_dimension_count(options.get("rope", head))
     if options.get("long_rope"):
         writer.add_rope_scaling_orig_ctx_len(256)
+    if options.get("gpt_oss"):
+        writer.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+        writer.add_rope_scaling_factor(32.0)
+        writer.add_rope_scaling_orig_ctx_len(4096)
+        writer.add_sliding_window(8)
     if options.get("hybrid"):
         key_heads, value_heads, width, convolution = options["hybrid"]
         writer.add_ssm_conv_kernel(convolution)
@@ -115,12 +123,26 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             tensor(prefix + "ffn_up.weight", EMBED, FFN)
             tensor(prefix + "ffn_down.weight", FFN, EMBED)
 
+    def bias(name, *shape):
+        writer.add_tensor(name, (0.1 * random.standard_normal(shape[::-1])).astype(numpy.float32))
+
+    def mxfp4(name, *shape):
+        """A random matrix stored as MXFP4 (gguf's reference quantizer, as ggml's)."""
+        weights = (random.standard_normal(shape[::-1]) * 0.5 / numpy.sqrt(shape[0])).astype(numpy.float32)
+        writer.add_tensor(name, gguf.quants.quantize(weights, gguf.GGMLQuantizationType.MXFP4), raw_dtype=gguf.GGMLQuantizationType.MXFP4)
+
     def experts(prefix):
         """Routed experts with a decisive router, so tokens go to different experts: their gate
         and up matrices in one tensor with `fused_experts`; and a gated shared expert of
-        `shared_expert` width."""
+        `shared_expert` width. gpt-oss's are MXFP4 and biased, as is its router."""
         count, _, width = options["experts"]
         tensor(prefix + "ffn_gate_inp.weight", EMBED, count, scale=8.0)
+        if options.get("gpt_oss"):
+            bias(prefix + "ffn_gate_inp.bias", count)
+            for part, shape in (("gate", (EMBED, width)), ("up", (EMBED, width)), ("down", (width, EMBED))):
+                mxfp4(prefix + f"ffn_{part}_exps.weight", *shape, count)
+                bias(prefix + f"ffn_{part}_exps.bias", shape[1], count)
+            return
         if options.get("fused_experts"):
             tensor(prefix + "ffn_gate_up_exps.weight", EMBED, 2 * width, count)
         else:
@@ -150,14 +172,18 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             tensor(prefix + "attn_q.weight", EMBED, query, scale=4.0)
             tensor(prefix + "attn_k.weight", EMBED, kv, scale=4.0)
             tensor(prefix + "attn_v.weight", EMBED, kv)
-        if options.get("biases"):
+        if options.get("biases") or options.get("gpt_oss"):
             for part, width in (("q", query), ("k", kv), ("v", kv)):
                 writer.add_tensor(prefix + f"attn_{part}.bias", (0.1 * random.standard_normal(width)).astype(numpy.float32))
+        if options.get("gpt_oss"):
+            bias(prefix + "attn_output.bias", EMBED)
+            # Sinks on the scale of the (peaked) scores, so they take a share of each head's attention.
+            writer.add_tensor(prefix + "attn_sinks.weight", (16 * random.standard_normal(HEADS)).astype(numpy.float32))
         if options.get("qk_norm"):
             norm(prefix + "attn_q_norm.weight", head)
             norm(prefix + "attn_k_norm.weight", head)
         tensor(prefix + "attn_output.weight", query, EMBED)
-        norm(prefix + "ffn_norm.weight", EMBED)
+        norm(prefix + ("post_attention_norm.weight" if options.get("gpt_oss") else "ffn_norm.weight"), EMBED)
         if options.get("experts"):
             experts(prefix)
             continue

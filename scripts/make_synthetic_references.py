@@ -26,6 +26,7 @@ PROMPTS = {
     "smollm3": "Once upon a time, in a land far away, there lived a",
     "qwen35": "<|im_start|>user\nWhat is a recurrent state? Explain it step by step, then give an example.<|im_end|>\n<|im_start|>assistant\n",
     "qwen35moe": "Experts are chosen for each token by a router; a shared expert sees every token.",
+    "gptoss": "<|im_start|>user\nWhy do the sliding layers forget? Say it in a few long sentences.<|im_end|>\n<|im_start|>assistant\n",
 }
 STEPS = 32
 

@@ -55,8 +55,9 @@ static float lumen_log_sum_exp(const float *x, long count) {
 }
 
 /// The softmax's numerators in place: `row[p]` = e^(row[p] − max) over `[first, end)`, eight at a
-/// time; returns 1 / their total.
-static float exponentiate(float *row, long first, long end) {
+/// time; returns 1 / their total. A finite `sink` (gpt-oss's per-head attention sink) is one more
+/// score, counted in the maximum and the total but attending to nothing; −∞ is none.
+static float exponentiate(float *row, long first, long end, float sink) {
     __m256 maxima = _mm256_set1_ps(-INFINITY);
     long p = first;
     for (; p + 8 <= end; p += 8) maxima = _mm256_max_ps(maxima, _mm256_loadu_ps(row + p));
@@ -64,6 +65,7 @@ static float exponentiate(float *row, long first, long end) {
     half = _mm_max_ps(half, _mm_movehl_ps(half, half));
     float maximum = _mm_cvtss_f32(_mm_max_ss(half, _mm_movehdup_ps(half)));
     for (; p < end; p++) maximum = row[p] > maximum ? row[p] : maximum;
+    maximum = sink > maximum ? sink : maximum;
     const __m256 shift = _mm256_set1_ps(maximum);
     __m256 totals = _mm256_setzero_ps();
     p = first;
@@ -77,16 +79,17 @@ static float exponentiate(float *row, long first, long end) {
         row[p] = expf(row[p] - maximum);
         total += row[p];
     }
+    if (sink > -INFINITY) total += expf(sink - maximum);
     return 1.0f / total;
 }
 
 /// Defines `lumen_attend_<NAME>`: scores of the query against each cached key (`dim` values,
-/// eight at a time), the softmax (`exp8`), and the weighted sum of the
+/// eight at a time), the softmax (`exp8`, with the `sink`), and the weighted sum of the
 /// cached values, 64 output values at a time in registers over every position (then the remaining
-/// whole vectors together).
+/// whole vectors together). Returns 1 / the softmax's total, which `scores` are the numerators of.
 #define DEFINE_ATTEND(NAME, ELEMENT, LOAD, SCALAR)                                                        \
-    static void lumen_attend_##NAME(const void *keys, const void *values, long stride, const float *query, long dim, \
-                             long first, long length, float scale, float *scores, float *out) {           \
+    static float lumen_attend_##NAME(const void *keys, const void *values, long stride, const float *query, long dim, \
+                             long first, long length, float scale, float sink, float *scores, float *out) { \
         const ELEMENT *k = (const ELEMENT *)keys, *v = (const ELEMENT *)values;                           \
         long p = first;                                                                                   \
         /* Four positions at a time: independent sums, each query load shared. */                        \
@@ -107,7 +110,7 @@ static float exponentiate(float *row, long first, long end) {
             for (; i < dim; i++) score += SCALAR(k + p * stride, i) * query[i];                           \
             scores[p] = score * scale;                                                                    \
         }                                                                                                 \
-        const float inverse = exponentiate(scores, first, length);                                        \
+        const float inverse = exponentiate(scores, first, length, sink);                                  \
         long d = 0;                                                                                       \
         for (; d + 64 <= dim; d += 64) {                                                                  \
             __m256 acc[8];                                                                                \
@@ -138,6 +141,7 @@ static float exponentiate(float *row, long first, long end) {
             for (long p = first; p < length; p++) sum += scores[p] * SCALAR(v + p * stride, d);           \
             out[d] = sum * inverse;                                                                       \
         }                                                                                                 \
+        return inverse;                                                                                   \
     }
 
 DEFINE_ATTEND(f32, float, load_f32, scalar_f32)
@@ -154,7 +158,7 @@ static inline __m128 horizontal_sums4(const __m256 *s) {
 /// go to `scores + j * scores_stride`; `dim` must be a multiple of 8.
 #define DEFINE_ATTEND4(NAME, ELEMENT, LOAD)                                                              \
     static void lumen_attend4_##NAME(const void *keys, const void *values, long stride, const float *query,      \
-                              long query_stride, long dim, long length, float scale, float *scores,       \
+                              long query_stride, long dim, long length, float scale, float sink, float *scores, \
                               long scores_stride, float *out, long out_stride) {                          \
         const ELEMENT *k = (const ELEMENT *)keys, *v = (const ELEMENT *)values;                           \
         float inverse[4];                                                                                 \
@@ -170,7 +174,7 @@ static inline __m128 horizontal_sums4(const __m256 *s) {
             for (int j = 0; j < 4; j++)                                                                   \
                 if (p < length + j) scores[j * scores_stride + p] = totals[j];                            \
         }                                                                                                 \
-        for (int j = 0; j < 4; j++) inverse[j] = exponentiate(scores + j * scores_stride, 0, length + j); \
+        for (int j = 0; j < 4; j++) inverse[j] = exponentiate(scores + j * scores_stride, 0, length + j, sink); \
         /* Sixteen output values of the four queries at a time (eight for the last), over every     \
            position; the last three positions are not seen by every query. */                            \
         for (long d = 0; d < dim; d += 16) {                                                              \

@@ -22,6 +22,7 @@ static const struct lumen_format_kernels formats[] = {
     {.name = "Q6_K", .dequantize = dequantize_q6_k, .dot = dot_q6_k, .dot_q8 = dot_q6_k_q8, .levels = levels_q6_k},
     {.name = "IQ4_NL", .dequantize = dequantize_iq4_nl, .dot = dot_iq4_nl, .dot_q8 = dot_iq4_nl_q8, .levels = levels_iq4_nl},
     {.name = "IQ4_XS", .dequantize = dequantize_iq4_xs, .dot = dot_iq4_xs, .dot_q8 = dot_iq4_xs_q8, .levels = levels_iq4_xs},
+    {.name = "MXFP4", .dequantize = dequantize_mxfp4, .dot = dot_mxfp4, .dot_q8 = dot_mxfp4_q8, .levels = levels_mxfp4},
 };
 
 static const struct lumen_format_kernels *lumen_format_kernels_at(long index) {

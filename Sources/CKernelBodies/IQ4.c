@@ -1,7 +1,7 @@
-// The non-linear 4-bit formats, whose nibbles index a table of 16 values: IQ4_NL (blocks of 32)
-// and IQ4_XS (blocks of 256 with 6-bit sub-block scales). Each has a dequantization, an F32 dot
-// product, a dot product with 8-bit activations and a levels decoder; its row in Formats.c names
-// them.
+// The non-linear 4-bit formats, whose nibbles index a table of 16 values: IQ4_NL (blocks of 32),
+// IQ4_XS (blocks of 256 with 6-bit sub-block scales) and MXFP4 (blocks of 32 FP4 numbers with a
+// power-of-two scale: gpt-oss's experts). Each has a dequantization, an F32 dot product, a dot
+// product with 8-bit activations and a levels decoder; its row in Formats.c names them.
 
 #include "Blocks.h"
 
@@ -9,9 +9,9 @@
 /// `PRODUCTS`: |w| meets `a` carrying `w`'s sign (no IQ4 value is −128, so |w| fits a byte).
 #define SIGNED_PRODUCTS(PRODUCTS, w, a) PRODUCTS(_mm256_sign_epi8((w), (w)), _mm256_sign_epi8((a), (w)))
 
-/// IQ4 nibbles: sub-block values 0–15 (low) and 16–31 (high) of `nibbles`, shifted by 128.
-static inline void iq4_levels(const uint8_t *nibbles, uint8_t *levels) {
-    const __m128i table = _mm_add_epi8(_mm_loadu_si128((const __m128i *)lumen_iq4_values), _mm_set1_epi8((char)0x80));
+/// Nibbles indexing `values`: sub-block values 0–15 (low) and 16–31 (high) of `nibbles`, shifted by 128.
+static inline void table_levels(const int8_t *values, const uint8_t *nibbles, uint8_t *levels) {
+    const __m128i table = _mm_add_epi8(_mm_loadu_si128((const __m128i *)values), _mm_set1_epi8((char)0x80));
     const __m128i packed = _mm_loadu_si128((const __m128i *)nibbles), mask = _mm_set1_epi8(0x0F);
     _mm_storeu_si128((__m128i *)levels, _mm_shuffle_epi8(table, _mm_and_si128(packed, mask)));
     _mm_storeu_si128((__m128i *)(levels + 16), _mm_shuffle_epi8(table, _mm_and_si128(_mm_srli_epi16(packed, 4), mask)));
@@ -71,7 +71,7 @@ static void levels_iq4_nl(const void *row, unsigned char *levels, float *scales,
     const uint8_t *block = (const uint8_t *)row;
     for (long b = 0; b < count / 32; b++, block += 18, levels += 32) {
         const float d = half_to_float(block);
-        iq4_levels(block + 2, levels);
+        table_levels(lumen_iq4_values, block + 2, levels);
         two_groups(scales, mins, b, d, -128.0f * d);
     }
 }
@@ -139,8 +139,65 @@ static void levels_iq4_xs(const void *row, unsigned char *levels, float *scales,
         for (int sub = 0; sub < 8; sub++, levels += 32) {
             const int scale = ((block[4 + sub / 2] >> (4 * (sub % 2))) & 0x0F) | (((high >> (2 * sub)) & 3) << 4);
             const float dl = d * (float)(scale - 32);
-            iq4_levels(block + 8 + 16 * sub, levels);
+            table_levels(lumen_iq4_values, block + 8 + 16 * sub, levels);
             two_groups(scales, mins, sub, dl, -128.0f * dl);
         }
+    }
+}
+
+// MARK: - MXFP4
+
+/// An E8M0 scale (a bare exponent, bias 127) halved, as ggml's `GGML_E8M0_TO_FP32_HALF`: the
+/// factor of MXFP4's doubled values. Exponents 0 and 1 give the subnormals 2^−128 and 2^−127.
+static inline float e8m0_half(uint8_t e) {
+    const uint32_t bits = e < 2 ? 0x00200000u << e : (uint32_t)(e - 1) << 23;
+    float value;
+    memcpy(&value, &bits, 4);
+    return value;
+}
+
+/// MXFP4 blocks (17 bytes): an E8M0 exponent `e`, 16 bytes of nibbles; w = 2^(e−128)·value[q].
+static void dequantize_mxfp4(const void *row, float *out, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 32; b++, block += 17, out += 32) {
+        const float d = e8m0_half(block[0]);
+        for (int j = 0; j < 16; j++) {
+            out[j] = d * (float)lumen_mxfp4_values[block[1 + j] & 0x0F];
+            out[j + 16] = d * (float)lumen_mxfp4_values[block[1 + j] >> 4];
+        }
+    }
+}
+
+DEFINE_WIDENING_DOT(dot_mxfp4, dequantize_mxfp4, 32, 17)
+
+/// Defines an MXFP4 × 8-bit kernel: IQ4_NL's with MXFP4's table and one-byte power-of-two scales,
+/// blocks alternating between two accumulators.
+#define DEFINE_MXFP4_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
+    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count) { \
+        (void)sums; /* MXFP4 values are signed: no offset to take off. */                                    \
+        const uint8_t *blocks = (const uint8_t *)row;                                                        \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_mxfp4_values)); \
+        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
+        for (long b = 0; b < count / 32; b++) {                                                              \
+            const uint8_t *block = blocks + 17 * b;                                                          \
+            const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(block + 1, low_mask));         \
+            const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * b));              \
+            const __m256 products = _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations));     \
+            const __m256 scale = _mm256_set1_ps(e8m0_half(block[0]) * scales[b]);                            \
+            if (b & 1) sum1 = _mm256_fmadd_ps(scale, products, sum1);                                        \
+            else sum0 = _mm256_fmadd_ps(scale, products, sum0);                                              \
+        }                                                                                                    \
+        return horizontal_sum(_mm256_add_ps(sum0, sum1));                                                    \
+    }
+
+DEFINE_Q8_DOT(dot_mxfp4_q8, DEFINE_MXFP4_Q8_KERNEL)
+
+static void levels_mxfp4(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+    const uint8_t *block = (const uint8_t *)row;
+    for (long b = 0; b < count / 32; b++, block += 17, levels += 32) {
+        const float d = e8m0_half(block[0]);
+        table_levels(lumen_mxfp4_values, block + 1, levels);
+        two_groups(scales, mins, b, d, -128.0f * d);
     }
 }

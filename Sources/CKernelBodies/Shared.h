@@ -2,8 +2,8 @@
 #define LUMEN_CKERNELS_SHARED_H
 
 // What the kernel files share and the module does not export: the instruction set, F16
-// conversion, a horizontal sum, CPU feature checks, the VNNI target attribute and the IQ4 value
-// table.
+// conversion, a horizontal sum, CPU feature checks, the VNNI target attribute and the IQ4 and
+// MXFP4 value tables.
 //
 // The kernels are written with x86's AVX2, FMA and F16C intrinsics. Built for x86-64-v3 (the
 // default on x86-64) they are those instructions; otherwise (`LUMEN_PORTABLE=1`, arm64) SIMDe
@@ -107,5 +107,9 @@ static inline int has_vnni(void) {
 
 /// The 16 values IQ4_NL and IQ4_XS nibbles index (ggml's `kvalues_iq4nl`).
 static const int8_t lumen_iq4_values[16] = {-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113};
+
+/// The 16 values MXFP4 nibbles index: FP4 (E2M1) numbers, doubled so that they are integers
+/// (ggml's `kvalues_mxfp4`; the block scale is halved to match).
+static const int8_t lumen_mxfp4_values[16] = {0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12};
 
 #endif

@@ -21,6 +21,8 @@ public enum TensorName: String, CaseIterable, Sendable {
     case keyNorm = "attn_k_norm"
     case attentionOutput = "attn_output"
     case attentionPostNorm = "post_attention_norm"
+    /// gpt-oss's attention sinks: a score per query head.
+    case attentionSinks = "attn_sinks"
     case feedForwardNorm = "ffn_norm"
     case feedForwardPostNorm = "post_ffw_norm"
     case gate = "ffn_gate"

@@ -11,10 +11,11 @@ public enum KVCacheType: String, Sendable, CaseIterable {
         static let queriesAtOnce = 4
         let bytesPerElement: Int
         let store: @convention(c) (UnsafePointer<Float>?, UnsafeMutableRawPointer?, Int) -> Void
-        let attend: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, UnsafePointer<Float>?, Int, Int, Int, Float,
-                                    UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) -> Void
+        /// One query head over a range of positions, with an attention sink or −∞ (`lumen_attend_f32`).
+        let attend: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, UnsafePointer<Float>?, Int, Int, Int, Float, Float,
+                                    UnsafeMutablePointer<Float>?, UnsafeMutablePointer<Float>?) -> Float
         /// `queriesAtOnce` consecutive tokens' queries of one head (`lumen_attend4_f32`).
-        let attendFour: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, UnsafePointer<Float>?, Int, Int, Int, Float,
+        let attendFour: @convention(c) (UnsafeRawPointer?, UnsafeRawPointer?, Int, UnsafePointer<Float>?, Int, Int, Int, Float, Float,
                                         UnsafeMutablePointer<Float>?, Int, UnsafeMutablePointer<Float>?, Int) -> Void
     }
 

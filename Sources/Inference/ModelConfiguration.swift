@@ -38,6 +38,8 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// The context RoPE was trained for (`rope.scaling.original_context_length`, else the context
     /// length): a session longer than it takes the long RoPE factors when the file has them.
     public var ropeOriginalContextLength: Int
+    /// How RoPE is stretched past the trained context (linear or YaRN), if at all.
+    public var ropeScaling: RoPEScaling = .unscaled
     /// Vocabulary size.
     public var vocabularySize: Int
     /// What attention scores are multiplied by.
@@ -125,6 +127,21 @@ public struct ModelConfiguration: Sendable, Equatable {
         slidingLayers = (0..<blockCount).map { $0 % period < period - 1 }
     }
 
+    /// Which layers slide, as llama.cpp's `load_swa_pattern` reads `attention.sliding_window_pattern`:
+    /// a flag per layer, or a period (`defaultPeriod` without the key).
+    mutating func readSlidingWindowPattern(gguf: GGUFFile, defaultPeriod: Int) throws(ModelError) {
+        let key = architecture + ".attention.sliding_window_pattern"
+        let pattern = gguf.metadata[key]
+        if let flags = pattern?.arrayValue {
+            guard flags.count == blockCount else {
+                throw ModelError(file: gguf.path, field: key, reason: "has \(flags.count) entries for \(blockCount) layers")
+            }
+            slidingLayers = flags.map { if case .bool(true) = $0 { true } else { $0.intValue == 1 } }
+        } else {
+            setSlidingWindowPattern(period: pattern?.intValue.flatMap { $0 > 0 ? $0 : nil } ?? defaultPeriod)
+        }
+    }
+
     /// Reads the configuration of a GGUF file whose architecture Lumen runs; any other is refused
     /// by name.
     public init(gguf: GGUFFile, vocabularySize: Int) throws(ModelError) {
@@ -173,6 +190,7 @@ public struct ModelConfiguration: Sendable, Equatable {
         guard ropeDimensionCount <= headDimension, ropeDimensionCount % 2 == 0 else {
             throw ModelError(file: file, field: prefix + "rope.dimension_count", reason: "\(ropeDimensionCount) must be even and at most the head width \(headDimension)")
         }
+        ropeScaling = try RoPEScaling(gguf: gguf, prefix: prefix, originalContextLength: ropeOriginalContextLength)
         attentionScale = 1 / Float(headDimension).squareRoot()
         self.vocabularySize = vocabularySize
         // A window of 0 is none, as llama.cpp reads it.

@@ -20,16 +20,19 @@ enum Operations {
     }
 
     /// Fills RoPE tables (`[token][pair]` cosines and sines) for tokens at `positions`, with
-    /// frequency base `base`. `factors` (Llama 3's `rope_freqs`) divide each pair's frequency.
+    /// frequency base `base`, stretched as the configuration's `ropeScaling` says. `factors`
+    /// (Llama 3's `rope_freqs`) divide each pair's frequency.
     static func prepareRoPE(positions: [Int], configuration: ModelConfiguration, base: Float, factors: [Float]? = nil,
                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
-        let pairs = configuration.ropeDimensionCount / 2
+        let dimensions = configuration.ropeDimensionCount, pairs = dimensions / 2, scaling = configuration.ropeScaling
         for (token, position) in positions.enumerated() {
             for pair in 0..<pairs {
                 let factor = Double(factors?[pair] ?? 1)
-                let angle = Double(position) * pow(Double(base), -2 * Double(pair) / Double(configuration.ropeDimensionCount)) / factor
-                cosines[token * pairs + pair] = Float(cos(angle))
-                sines[token * pairs + pair] = Float(sin(angle))
+                let angle = Double(position) * pow(Double(base), -2 * Double(pair) / Double(dimensions)) / factor
+                let (cosine, sine) = scaling == .unscaled ? (Float(cos(angle)), Float(sin(angle)))
+                    : scaling.rotation(angle: angle, pair: pair, dimensions: dimensions, base: base)
+                cosines[token * pairs + pair] = cosine
+                sines[token * pairs + pair] = sine
             }
         }
     }
@@ -79,8 +82,10 @@ enum Operations {
     /// or over its last `window` positions. A prompt's tokens go four at a time (`attendFour`:
     /// each cached key and value read once for the four), unless a window cuts off positions
     /// within them or the batch is computed token by token (`MatrixPool.Scratch.tokenByToken`,
-    /// and always when its rows are of several sequences).
-    static func attention(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration, window: Int? = nil) {
+    /// and always when its rows are of several sequences). `sinks` (gpt-oss's) give each query
+    /// head one more score in its softmax, which attends to nothing.
+    static func attention(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration, window: Int? = nil,
+                          sinks: [Float]? = nil) {
         let headDimension = configuration.headDimension
         let heads = configuration.headCount
         let queryDimension = configuration.queryDimension
@@ -103,24 +108,25 @@ enum Operations {
                 let query = state.query + firstToken * queryDimension + head * headDimension
                 let output = state.attended + firstToken * queryDimension + head * headDimension
                 let length = rowPositions[firstToken] + 1
+                let sink = sinks?[head] ?? -.infinity
                 // A sliding window keeps the positions p with (token position − p) < window.
                 if tokens == together && headDimension % 8 == 0 && window.map({ length + together - 1 <= $0 }) ?? true && fourAtOnce {
                     let kvOffset = state.cacheOffset(sequence: rowSequences[firstToken], kvHead: head / group, position: 0)
                     attend.attendFour(keys + kvOffset, values + kvOffset, headDimension, query, queryDimension, headDimension,
-                                      length, scale, scores, state.contextLength, output, queryDimension)
+                                      length, scale, sink, scores, state.contextLength, output, queryDimension)
                     continue
                 }
                 for token in 0..<tokens {
                     let kvOffset = state.cacheOffset(sequence: rowSequences[firstToken + token], kvHead: head / group, position: 0)
                     let length = rowPositions[firstToken + token] + 1
                     let first = window.map { max(0, length - $0) } ?? 0
-                    attend.attend(keys + kvOffset, values + kvOffset, headDimension, query + token * queryDimension, headDimension,
-                                  first, length, scale, scores, output + token * queryDimension)
+                    _ = attend.attend(keys + kvOffset, values + kvOffset, headDimension, query + token * queryDimension, headDimension,
+                                      first, length, scale, sink, scores, output + token * queryDimension)
                 }
             }
         }
         state.visit(.headOutputs, layer: layer, rows: state.attended, count: count, width: queryDimension)
-        state.visitAttentionProbabilities(layer: layer, count: count, configuration: configuration, window: window)
+        state.visitAttentionProbabilities(layer: layer, count: count, configuration: configuration, window: window, sinks: sinks)
     }
 
     /// `gate = gelu(gate) * up`, elementwise, with GELU's tanh approximation (as ggml), split
@@ -161,6 +167,18 @@ enum Operations {
             for index in range {
                 let value = gate[index]
                 gate[index] = value / (1 + exp(-value)) * up[index]
+            }
+        }
+    }
+
+    /// gpt-oss's clamped SwiGLU (`ggml_swiglu_oai` with α 1.702 and limit 7), elementwise:
+    /// `gate = g · sigmoid(1.702 g) · (clamp(up, −7, 7) + 1)` with g = min(gate, 7).
+    static func clampedSwiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
+        let alpha: Float = 1.702, limit: Float = 7
+        pool.parallelChunks(count, chunk: 1024, work: count * 16) { _, range in
+            for index in range {
+                let g = min(gate[index], limit), u = min(max(up[index], -limit), limit)
+                gate[index] = g / (1 + exp(-alpha * g)) * (u + 1)
             }
         }
     }

@@ -1,3 +1,4 @@
+import Foundation
 import CKernels
 import GGUF
 
@@ -75,6 +76,28 @@ enum BlockQuantizer {
         storeHalf(scale, destination, 0)
         for (index, value) in x.enumerated() {
             destination.storeBytes(of: Int8((value * inverse).rounded()), toByteOffset: 2 + index, as: Int8.self)
+        }
+    }
+
+    /// MXFP4's doubled FP4 values (ggml's `kvalues_mxfp4`), in nibble order.
+    private static let mxfp4Values: [Float] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12]
+
+    /// MXFP4 as llama.cpp's `quantize_row_mxfp4_ref`: the exponent `e` = ⌊log₂ max |x|⌋ − 2 + 127
+    /// (so the largest value lands near 4, FP4's top of ±6 to spare), and each value the nearest
+    /// of the sixteen doubled FP4 values times 2^(e − 128) (the first in table order on a tie).
+    static func mxfp4(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
+        let maxMagnitude = x.reduce(0) { max($0, abs($1)) }
+        let exponent = maxMagnitude > 0 ? min(255, max(0, Int(Foundation.log2(maxMagnitude).rounded(.down)) - 2 + 127)) : 0
+        // 2^(e − 128), subnormal for e < 2 (as ggml's `GGML_E8M0_TO_FP32_HALF`).
+        let d = Float(sign: .plus, exponent: exponent - 128, significand: 1)
+        func nearest(_ value: Float) -> UInt8 {
+            var best = 0
+            for index in 1..<16 where abs(mxfp4Values[index] * d - value) < abs(mxfp4Values[best] * d - value) { best = index }
+            return UInt8(best)
+        }
+        destination.storeBytes(of: UInt8(exponent), as: UInt8.self)
+        for index in 0..<16 {
+            destination.storeBytes(of: nearest(x[index]) | nearest(x[index + 16]) << 4, toByteOffset: 1 + index, as: UInt8.self)
         }
     }
 

@@ -18,6 +18,7 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     case q4_K_M = "Q4_K_M"
     case q5_K_S = "Q5_K_S"
     case q5_K_M = "Q5_K_M"
+    case mxfp4MoE = "MXFP4_MOE"
 
     /// Parses a name such as `q4_k_m` (any case).
     public init?(name: String) {
@@ -30,8 +31,13 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
 
     /// A mix's departure from its base type for one matrix: given a block weight's role (e.g.
     /// `.value`, `blk.N.attn_v.weight`), its layer and the model's layer count, the type it gets
-    /// instead, or nil for the base type. Every mix also gives the output matrix Q6_K.
-    private typealias Mix = @Sendable (_ role: TensorName, _ layer: Int, _ layers: Int) -> TensorType?
+    /// instead, or nil for the base type.
+    private typealias Rules = @Sendable (_ role: TensorName, _ layer: Int, _ layers: Int) -> TensorType?
+    /// A mix: the type of the output matrix (and of a tied embedding), and the rules for the others.
+    private typealias Mix = (output: TensorType, rules: Rules)
+
+    /// The experts' matrices (three-dimensional tensors).
+    private static let expertRoles: Set<TensorName> = [.gateExperts, .upExperts, .downExperts, .gateUpExperts]
 
     /// What each scheme is: the type most matrices get, llama.cpp's `general.file_type`
     /// (`llama_ftype`) for it, and for llama.cpp's mixes the rules of its `llama_tensor_get_type`.
@@ -39,29 +45,31 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         .f32: (.f32, 0, nil), .f16: (.f16, 1, nil), .q8_0: (.q8_0, 7, nil), .q4_0: (.q4_0, 2, nil),
         .q4_1: (.q4_1, 3, nil), .q5_1: (.q5_1, 9, nil), .q2_K: (.q2_K, 10, nil), .q3_K: (.q3_K, 11, nil),
         .q4_K: (.q4_K, 14, nil), .q5_K: (.q5_K, 16, nil), .q6_K: (.q6_K, 18, nil),
-        .q3_K_M: (.q3_K, 12, { role, layer, layers in
+        .q3_K_M: (.q3_K, 12, (.q6_K, { role, layer, layers in
             switch role {
             case .value: layer < 2 ? .q5_K : .q4_K
             case .down, .downExperts: layer < layers / 16 ? .q5_K : .q4_K
             case .attentionOutput, .queryKeyValue: .q4_K
             default: nil
             }
-        }),
-        .q4_K_M: (.q4_K, 15, { role, layer, layers in
+        })),
+        .q4_K_M: (.q4_K, 15, (.q6_K, { role, layer, layers in
             switch role {
             case .value, .down, .downExperts: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
             case .queryKeyValue: .q5_K
             default: nil
             }
-        }),
-        .q5_K_S: (.q5_K, 16, { _, _, _ in nil }),
-        .q5_K_M: (.q5_K, 17, { role, layer, layers in
+        })),
+        .q5_K_S: (.q5_K, 16, (.q6_K, { _, _, _ in nil })),
+        .q5_K_M: (.q5_K, 17, (.q6_K, { role, layer, layers in
             switch role {
             case .value, .down, .downExperts: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
             case .queryKeyValue: .q6_K
             default: nil
             }
-        }),
+        })),
+        // gpt-oss's own format: experts in MXFP4, every other matrix (the output included) Q8_0.
+        .mxfp4MoE: (.q8_0, 38, (.q8_0, { role, _, _ in expertRoles.contains(role) ? .mxfp4 : nil })),
     ]
 
     /// The type most matrices get.
@@ -80,7 +88,7 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     ///
     /// Vectors (norms) and the matrices of `keptInF32` stay F32. A scheme named after a type gives every matrix that type; the
     /// mixes follow llama.cpp's `llama_tensor_get_type` (without an importance matrix): the output
-    /// matrix (the token embedding when tied) gets Q6_K, and the tensors their rules name more
+    /// matrix (the token embedding when tied) gets Q6_K in the K-quant mixes (Q8_0 in MXFP4_MOE), and the tensors their rules name more
     /// bits (experts' down matrices as the down matrix: llama.cpp matches `ffn_down` in
     /// `ffn_down_exps`). A matrix whose rows are not a whole number of blocks falls back to a format whose
     /// blocks fit, as llama.cpp does (`TypeQuantizer.fallback`), else to F16.
@@ -89,8 +97,8 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         var type = baseType
         if let mix = Self.table[self]?.mix {
             if name == TensorName.output.weight() || (tiedOutput && name == TensorName.tokenEmbedding.weight()) {
-                type = .q6_K
-            } else if let block = TensorName.blockWeight(name), let role = block.role, let chosen = mix(role, block.layer, layers) {
+                type = mix.output
+            } else if let block = TensorName.blockWeight(name), let role = block.role, let chosen = mix.rules(role, block.layer, layers) {
                 type = chosen
             }
         }

@@ -36,6 +36,7 @@ struct TypeQuantizer: Sendable {
         (.q4_K, { BlockQuantizer.kQuant($0, $1, levels: 15) }, .q5_0),
         (.q5_K, { BlockQuantizer.kQuant($0, $1, levels: 31) }, .q5_1),
         (.q6_K, BlockQuantizer.q6_K, .q8_0),
+        (.mxfp4, BlockQuantizer.mxfp4, .q8_0),
     ]
 }
 

@@ -13,10 +13,17 @@ struct KernelFixture {
     }
 
     /// A row of `blocks` random blocks of `type` whose F16 scales (`d`, and `dmin` for Q4_K/Q5_K)
-    /// are `scale`; every other byte is random.
+    /// are `scale` (MXFP4's power-of-two scale the power of two at or below it); every other byte
+    /// is random.
     mutating func row(_ type: TensorType, blocks: Int, scale: Float16) -> [UInt8] {
         let blockBytes = type.layout.blockBytes
         var bytes = (0..<(blocks * blockBytes)).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        if type == .mxfp4 {
+            // The block's value is 2^(e − 128) · value[q].
+            let exponent = scale == 0 ? 0 : UInt8(Int(Foundation.log2(Double(scale)).rounded(.down)) + 128)
+            for block in 0..<blocks { bytes[block * blockBytes] = exponent }
+            return bytes
+        }
         let scaleOffsets: [Int] = switch type {
         case .q4_K, .q5_K, .q4_1, .q5_1: [0, 2]
         case .q6_K: [208]
@@ -40,6 +47,13 @@ struct KernelFixture {
 
     /// ggml's `kvalues_iq4nl`, the values IQ4 nibbles index.
     static let iq4Values: [Double] = [-127, -104, -83, -65, -49, -35, -22, -10, 1, 13, 25, 38, 53, 69, 89, 113]
+    /// The FP4 (E2M1) numbers 0, 0.5, 1, 1.5, 2, 3, 4, 6 and their negatives, as the MX
+    /// specification defines them (bit 3 the sign, then two exponent bits and one mantissa bit).
+    static let fp4Values: [Double] = (0..<16).map { code in
+        let exponent = (code >> 1) & 3, mantissa = Double(code & 1)
+        let magnitude = exponent == 0 ? mantissa * 0.5 : (1 + mantissa / 2) * Foundation.pow(2, Double(exponent - 1))
+        return code & 8 == 0 ? magnitude : -magnitude
+    }
 
     /// Scale and min `j` of a K-quant block's 12 packed bytes, by ggml's definition.
     static func scaleAndMin(_ j: Int, _ packed: ArraySlice<UInt8>) -> (scale: Double, min: Double) {
@@ -94,6 +108,10 @@ struct KernelFixture {
                 let highSet = (b[l] >> (4 * h + g)) & 1 == 1
                 return d * Double(scales[8 * h + 2 * g + l / 16]) * Double(q - (highSet ? 0 : 4))
             }
+        case .mxfp4:
+            // An E8M0 scale: 2^(e − 127) times each FP4 number.
+            let d = Foundation.pow(2, Double(Int(b[0]) - 127))
+            return b[1...].map { d * Self.fp4Values[Int($0 & 0x0F)] } + b[1...].map { d * Self.fp4Values[Int($0 >> 4)] }
         case .iq4_nl:
             return b[2...].map { half(block, 0) * Self.iq4Values[Int($0 & 0x0F)] } + b[2...].map { half(block, 0) * Self.iq4Values[Int($0 >> 4)] }
         case .iq4_xs:
@@ -552,13 +570,14 @@ struct KernelTests {
     /// The softmax definition in doubles: one query's attention over positions `[first, length)`
     /// of cached keys and values laid out `[position][stride]`.
     static func referenceAttention(keys: [Float], values: [Float], stride: Int, query: ArraySlice<Float>, dim: Int,
-                                   positions: Range<Int>, scale: Float) -> [Double] {
+                                   positions: Range<Int>, scale: Float, sink: Float = -.infinity) -> [Double] {
         let logits = positions.map { p in
             (0..<dim).reduce(0.0) { $0 + Double(keys[p * stride + $1]) * Double(query[query.startIndex + $1]) } * Double(scale)
         }
-        let maximum = logits.max() ?? 0
+        let maximum = max(logits.max() ?? 0, Double(sink))
         let weights = logits.map { Foundation.exp($0 - maximum) }
-        let total = weights.reduce(0, +)
+        // An attention sink is one more score in the softmax, with no value.
+        let total = weights.reduce(0, +) + Foundation.exp(Double(sink) - maximum)
         return (0..<dim).map { d in zip(positions, weights).reduce(0.0) { $0 + $1.1 * Double(values[$1.0 * stride + d]) } / total }
     }
 
@@ -575,20 +594,22 @@ struct KernelTests {
     func attention(cacheType: KVCacheType) {
         var fixture = KernelFixture()
         let kernels = cacheType.kernels
-        for (dim, stride, first, length) in [(64, 64, 0, 1), (64, 192, 0, 37), (72, 72, 5, 40), (96, 288, 0, 17), (256, 512, 3, 9), (5, 7, 0, 3)] {
+        let cases = [(64, 64, 0, 1), (64, 192, 0, 37), (72, 72, 5, 40), (96, 288, 0, 17), (256, 512, 3, 9), (5, 7, 0, 3)]
+        // Without a sink, with a small one and with one that outweighs every position (gpt-oss's).
+        for ((dim, stride, first, length), sink) in cases.flatMap({ c in [-Float.infinity, -0.5, 6].map { (c, $0) } }) {
             let (keys, values) = (Self.cache(cacheType, fixture.floats(length * stride, scale: 2)), Self.cache(cacheType, fixture.floats(length * stride)))
             let query = fixture.floats(dim)
             var scores = [Float](repeating: 0, count: length), output = [Float](repeating: .nan, count: dim)
             let scale: Float = 0.125
             keys.bytes.withUnsafeBytes { k in
                 values.bytes.withUnsafeBytes { v in
-                    kernels.attend(k.baseAddress, v.baseAddress, stride, query, dim, first, length, scale, &scores, &output)
+                    _ = kernels.attend(k.baseAddress, v.baseAddress, stride, query, dim, first, length, scale, sink, &scores, &output)
                 }
             }
             let expected = Self.referenceAttention(keys: keys.cached, values: values.cached, stride: stride, query: query[...], dim: dim,
-                                                   positions: first..<length, scale: scale)
+                                                   positions: first..<length, scale: scale, sink: sink)
             for d in 0..<dim {
-                #expect(abs(Double(output[d]) - expected[d]) <= 1e-5, "\(cacheType) dim \(dim), positions \(first)..<\(length), value \(d): \(output[d]) vs \(expected[d])")
+                #expect(abs(Double(output[d]) - expected[d]) <= 1e-5, "\(cacheType) dim \(dim), positions \(first)..<\(length), sink \(sink), value \(d): \(output[d]) vs \(expected[d])")
             }
         }
     }
@@ -597,7 +618,8 @@ struct KernelTests {
     func attentionFourQueries(cacheType: KVCacheType) {
         var fixture = KernelFixture()
         let kernels = cacheType.kernels
-        for (dim, stride, length) in [(8, 8, 1), (48, 48, 2), (64, 192, 37), (72, 72, 9), (256, 256, 20)] {
+        let cases = [(8, 8, 1), (48, 48, 2), (64, 192, 37), (72, 72, 9), (256, 256, 20)]
+        for ((dim, stride, length), sink) in cases.flatMap({ c in [-Float.infinity, 1].map { (c, $0) } }) {
             let positions = length + 3
             let (keys, values) = (Self.cache(cacheType, fixture.floats(positions * stride, scale: 2)), Self.cache(cacheType, fixture.floats(positions * stride)))
             // The queries of four tokens, one row apart, and their outputs likewise (rows of `queryStride`).
@@ -607,14 +629,14 @@ struct KernelTests {
             let scale: Float = 0.2
             keys.bytes.withUnsafeBytes { k in
                 values.bytes.withUnsafeBytes { v in
-                    kernels.attendFour(k.baseAddress, v.baseAddress, stride, queries, queryStride, dim, length, scale,
+                    kernels.attendFour(k.baseAddress, v.baseAddress, stride, queries, queryStride, dim, length, scale, sink,
                                        &scores, scoresStride, &output, queryStride)
                 }
             }
             for j in 0..<4 {
                 let expected = Self.referenceAttention(keys: keys.cached, values: values.cached, stride: stride,
                                                        query: queries[(j * queryStride)..<(j * queryStride + dim)], dim: dim,
-                                                       positions: 0..<(length + j), scale: scale)
+                                                       positions: 0..<(length + j), scale: scale, sink: sink)
                 for d in 0..<dim {
                     let value = output[j * queryStride + d]
                     #expect(abs(Double(value) - expected[d]) <= 1e-5, "\(cacheType) dim \(dim), query \(j) of length \(length + j), value \(d): \(value) vs \(expected[d])")

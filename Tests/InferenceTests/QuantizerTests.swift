@@ -59,7 +59,7 @@ struct QuantizerTests {
     /// Relative round-trip error each format should stay under on Gaussian-like weights.
     static let bounds: [(TensorType, Double)] = [
         (.f16, 1e-3), (.q8_0, 0.01), (.q6_K, 0.03), (.q5_K, 0.05), (.q5_0, 0.06), (.q4_K, 0.1), (.q4_1, 0.1), (.q5_1, 0.06), (.q4_0, 0.12),
-        (.q3_K, 0.2), (.q2_K, 0.4),
+        (.q3_K, 0.2), (.q2_K, 0.4), (.mxfp4, 0.2),
     ]
 
     @Test("every type Lumen writes it can read, and each fallback is another type it reads")

@@ -116,7 +116,7 @@ def test_an_output_directory_that_does_not_exist_is_named(tmp_path):
     assert f"directory {tmp_path / 'missing'} does not exist" in result.stderr and ".partial" not in result.stderr
 
 
-@pytest.mark.parametrize("kind", ["Q5_1", "Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS", "Q4_1"])
+@pytest.mark.parametrize("kind", ["Q5_1", "Q2_K", "Q3_K", "IQ4_NL", "IQ4_XS", "Q4_1", "MXFP4"])
 def test_lumen_reads_every_loadable_format_as_the_gguf_package_does(tmp_path, kind):
     """A file with random blocks of the format (small, finite scales), widened to F32 by Lumen
     (`lumen quantize IN OUT F32`) and by `gguf.quants.dequantize`: the weights must agree."""
@@ -127,9 +127,13 @@ def test_lumen_reads_every_loadable_format_as_the_gguf_package_does(tmp_path, ki
     generator = np.random.default_rng(7)
     blocks = generator.integers(0, 256, size=(rows * columns // block_size, block_bytes), dtype=np.uint8)
     # The F16 scale fields of each layout, set to small random values so no weight overflows.
-    scale_offsets = {"Q5_1": [0, 2], "Q4_1": [0, 2], "Q2_K": [80, 82], "Q3_K": [108], "IQ4_NL": [0], "IQ4_XS": [0]}[kind]
+    scale_offsets = {"Q5_1": [0, 2], "Q4_1": [0, 2], "Q2_K": [80, 82], "Q3_K": [108], "IQ4_NL": [0], "IQ4_XS": [0], "MXFP4": []}[kind]
     for offset in scale_offsets:
         blocks[:, offset:offset + 2] = (generator.random(len(blocks)) * 0.02).astype(np.float16).view(np.uint8).reshape(-1, 2)
+    if kind == "MXFP4":
+        # Its one-byte power-of-two scale: exponents 2^-10 … 2^0, the subnormal ones (0 and 1) too.
+        blocks[:, 0] = generator.integers(117, 128, size=len(blocks))
+        blocks[:2, 0] = [0, 1]
     source = tmp_path / "in.gguf"
     writer = gguf.GGUFWriter(str(source), "llama")
     writer.add_tensor("blk.0.ffn_down.weight", blocks.reshape(rows, columns // block_size * block_bytes), raw_dtype=quant_type)
@@ -165,3 +169,40 @@ def test_widening_to_f32_reports_the_file_as_larger(tmp_path):
     result = quantize(shared_model("quant-test-q8_0.gguf"), tmp_path / "wide.gguf", "F32")
     source, wide = os.path.getsize(shared_model("quant-test-q8_0.gguf")), os.path.getsize(tmp_path / "wide.gguf")
     assert f"({wide / source:.2f}× larger)" in result.stdout, result.stdout
+
+
+def test_mxfp4_moe_writes_experts_as_mxfp4_and_the_rest_as_q8_0_as_llama_cpp(tmp_path):
+    """MXFP4_MOE (llama.cpp's gpt-oss format): the three-dimensional expert tensors MXFP4, byte for
+    byte `gguf.quants.quantize`'s blocks (ggml's reference quantizer), every other matrix and the
+    output Q8_0, the router and vectors F32."""
+    import gguf
+    generator = np.random.default_rng(11)
+    source = tmp_path / "moe.gguf"
+    writer = gguf.GGUFWriter(str(source), "qwen3moe")
+    tensors = {
+        "token_embd.weight": (96, 64), "output.weight": (96, 64), "blk.0.attn_q.weight": (64, 64),
+        "blk.0.ffn_gate_inp.weight": (4, 64), "blk.0.ffn_gate_exps.weight": (4, 32, 64),
+        "blk.0.ffn_up_exps.weight": (4, 32, 64), "blk.0.ffn_down_exps.weight": (4, 64, 32), "blk.0.attn_norm.weight": (64,),
+    }
+    for name, shape in tensors.items():
+        values = generator.standard_normal(shape).astype(np.float32)
+        # Outliers and an all-zero row, which the scale search must handle as ggml does.
+        values.reshape(-1)[::97] *= 40
+        if len(shape) == 3:
+            values[0, 0] = 0
+        writer.add_tensor(name, values)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    quantize(source, tmp_path / "out.gguf", "MXFP4_MOE")
+    originals = {tensor.name: np.asarray(tensor.data, dtype=np.float32) for tensor in GGUFReader(str(source)).tensors}
+    written = {tensor.name: tensor for tensor in GGUFReader(str(tmp_path / "out.gguf")).tensors}
+    types = {name: tensor.tensor_type.name for name, tensor in written.items()}
+    assert types == {"token_embd.weight": "Q8_0", "output.weight": "Q8_0", "blk.0.attn_q.weight": "Q8_0",
+                     "blk.0.ffn_gate_inp.weight": "F32", "blk.0.ffn_gate_exps.weight": "MXFP4",
+                     "blk.0.ffn_up_exps.weight": "MXFP4", "blk.0.ffn_down_exps.weight": "MXFP4", "blk.0.attn_norm.weight": "F32"}
+    for name in ("blk.0.ffn_gate_exps.weight", "blk.0.ffn_up_exps.weight", "blk.0.ffn_down_exps.weight"):
+        expected = gguf.quants.quantize(originals[name], gguf.GGMLQuantizationType.MXFP4)
+        assert np.array_equal(np.asarray(written[name].data).reshape(-1), expected.reshape(-1)), name
+    assert GGUFReader(str(tmp_path / "out.gguf")).fields["general.file_type"].contents() == 38

@@ -95,26 +95,27 @@ struct lumen_format_kernels {
       (groups, group_count, blocks, block_bytes, halves, rows))                                                       \
     /* One query head's attention over cached positions `[first, length)` of an F32 (or F16) cache laid out           \
        `[position][stride]`, `keys` and `values` pointing at the head's `dim` values of position 0: `scores[p]` =     \
-       key · query · scale, softmax over them, and `out` = the softmax-weighted sum of the values. `scores` needs     \
-       room for `length` floats. */                                                                                   \
-    X(void, attend_f32, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
-                         long length, float scale, float *scores, float *out),                                        \
-      (keys, values, stride, query, dim, first, length, scale, scores, out))                                          \
-    X(void, attend_f16, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
-                         long length, float scale, float *scores, float *out),                                        \
-      (keys, values, stride, query, dim, first, length, scale, scores, out))                                          \
+       key · query · scale, softmax over them and `sink` (an attention sink's score, which attends to nothing; −∞ for \
+       none), and `out` = the softmax-weighted sum of the values. `scores` needs room for `length` floats and is left \
+       with each position's exp(score − max); returns 1 / the softmax's total. */                                    \
+    X(float, attend_f32, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
+                          long length, float scale, float sink, float *scores, float *out),                           \
+      (keys, values, stride, query, dim, first, length, scale, sink, scores, out))                                    \
+    X(float, attend_f16, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
+                          long length, float scale, float sink, float *scores, float *out),                           \
+      (keys, values, stride, query, dim, first, length, scale, sink, scores, out))                                    \
     /* Four consecutive tokens' queries of one head at once (query j at `query + j * query_stride`, attending to      \
        positions `[0, length + j)`, its output at `out + j * out_stride`), each cached key and value read once for    \
        the four; otherwise as `lumen_attend_f32`. `dim` must be a multiple of 8, and `scores` needs room for          \
        `3 * scores_stride + length + 3` floats. */                                                                    \
     X(void, attend4_f32, (const void *keys, const void *values, long stride, const float *query, long query_stride,   \
-                          long dim, long length, float scale, float *scores, long scores_stride, float *out,          \
+                          long dim, long length, float scale, float sink, float *scores, long scores_stride, float *out, \
                           long out_stride),                                                                           \
-      (keys, values, stride, query, query_stride, dim, length, scale, scores, scores_stride, out, out_stride))        \
+      (keys, values, stride, query, query_stride, dim, length, scale, sink, scores, scores_stride, out, out_stride))  \
     X(void, attend4_f16, (const void *keys, const void *values, long stride, const float *query, long query_stride,   \
-                          long dim, long length, float scale, float *scores, long scores_stride, float *out,          \
+                          long dim, long length, float scale, float sink, float *scores, long scores_stride, float *out, \
                           long out_stride),                                                                           \
-      (keys, values, stride, query, query_stride, dim, length, scale, scores, scores_stride, out, out_stride))        \
+      (keys, values, stride, query, query_stride, dim, length, scale, sink, scores, scores_stride, out, out_stride))  \
     /* log Σ e^x over `count` floats (the maximum taken out first; e^x eight at a time, within 1.3 ulp, summed in     \
        doubles): what turns a vocabulary's logits into log-probabilities, for every generated token. */               \
     X(float, log_sum_exp, (const float *x, long count), (x, count))                                                   \

@@ -7,12 +7,14 @@ enum FeedForward: Sendable {
     /// Routed experts, each a SwiGLU network.
     indirect case experts(MixtureOfExperts)
 
-    /// The feed-forward of layer `index`: the experts when the model has them (`configuration.experts`),
-    /// else the dense network with the scale and bias of `extras` the file has.
-    static func load(layer index: Int, from weights: WeightLoader, extras: Projection.Extras) throws(ModelError) -> FeedForward {
+    /// The feed-forward of layer `index`: the experts (of `variant`) when the model has them
+    /// (`configuration.experts`), else the dense network with the scale and bias of `extras` the
+    /// file has.
+    static func load(layer index: Int, from weights: WeightLoader, extras: Projection.Extras,
+                     experts variant: MixtureOfExperts.Variant = .standard) throws(ModelError) -> FeedForward {
         let c = weights.configuration
         if let experts = c.experts {
-            return .experts(try MixtureOfExperts.load(layer: index, from: weights, experts: experts))
+            return .experts(try MixtureOfExperts.load(layer: index, from: weights, experts: experts, variant: variant))
         }
         return .dense(gate: try weights.projection(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),
                       up: try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),

@@ -9,18 +9,7 @@ struct Gemma3Architecture: ModelArchitecture {
 
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         configuration.ropeStyle = .halves
-        // Which layers slide: a flag per layer, or a period (six by default), as llama.cpp's
-        // `load_swa_pattern` reads `attention.sliding_window_pattern`.
-        let pattern = gguf.metadata["gemma3.attention.sliding_window_pattern"]
-        if let flags = pattern?.arrayValue {
-            guard flags.count == configuration.blockCount else {
-                throw ModelError(file: gguf.path, field: "gemma3.attention.sliding_window_pattern",
-                                 reason: "has \(flags.count) entries for \(configuration.blockCount) layers")
-            }
-            configuration.slidingLayers = flags.map { if case .bool(true) = $0 { true } else { $0.intValue == 1 } }
-        } else {
-            configuration.setSlidingWindowPattern(period: pattern?.intValue.flatMap { $0 > 0 ? $0 : nil } ?? 6)
-        }
+        try configuration.readSlidingWindowPattern(gguf: gguf, defaultPeriod: 6)
         configuration.slidingRopeFrequencyBase = Float(gguf.metadata["gemma3.rope.freq_base_swa"]?.doubleValue ?? 10_000)
         // Linear scaling by a factor of 0 or 1 (llama.cpp's "none") changes nothing.
         let factor = gguf.metadata["gemma3.rope.scaling.factor"]?.doubleValue ?? 0

@@ -3,8 +3,9 @@ import GGUF
 
 /// A mixture of experts' feed-forward, as llama.cpp's `build_moe_ffn` computes it with softmax
 /// gating: the router scores every expert for each token, the softmax of the scores picks the
-/// `used` most probable, their probabilities are divided by their sum, and the token's output is
-/// the weighted sum of those experts' SwiGLU feed-forwards, added in the order they were chosen.
+/// `used` most probable, their probabilities are divided by their sum (which is the softmax of
+/// the chosen scores alone, gpt-oss's gating), and the token's output is the weighted sum of those
+/// experts' gated feed-forwards, added in the order they were chosen.
 /// Each expert multiplies only the rows routed to it, gathered together: a generated token reads
 /// the router and `used` experts' weights, a prompt batch each expert's once.
 struct MixtureOfExperts: Sendable {
@@ -15,9 +16,33 @@ struct MixtureOfExperts: Sendable {
     let gate, up, down: [Projection]
     /// Experts each token is routed to.
     let used: Int
+    /// How an expert's gate meets its up product.
+    let activation: Activation
+
+    /// What an architecture's graph asks of its experts: their activation, and which of their
+    /// per-expert scales and biases it applies (llama.cpp's graphs pass some to `build_moe_ffn`
+    /// and leave others in the file unused).
+    struct Variant: Sendable {
+        var activation: Activation = .swiGLU
+        var extras: Projection.Extras = .scale
+
+        /// Qwen 3, Qwen 3.5 and Mixtral's: SwiGLU experts with their scales.
+        static let standard = Variant()
+        /// gpt-oss's: clamped SwiGLU experts with their biases.
+        static let gptOss = Variant(activation: .clampedSwiGLU, extras: .bias)
+    }
     /// The expert every token goes through besides (Qwen3.5-MoE's, Qwen3-Next's), scaled by the
     /// sigmoid of its gate's product with the token, when the file has one.
     let shared: SharedExpert?
+
+    /// An expert's gated activation.
+    enum Activation: Sendable {
+        /// silu(gate) ⊙ up.
+        case swiGLU
+        /// gpt-oss's clamped SwiGLU (`ggml_swiglu_oai`, α 1.702, limit 7): g = min(gate, 7),
+        /// g · sigmoid(1.702 g) ⊙ (clamp(up, −7, 7) + 1).
+        case clampedSwiGLU
+    }
 
     /// A shared expert: a gate vector and a SwiGLU feed-forward.
     struct SharedExpert: Sendable {
@@ -26,19 +51,21 @@ struct MixtureOfExperts: Sendable {
     }
 
     /// The experts of layer `index` under llama.cpp's names, of the shape `configuration.experts`
-    /// gives.
-    static func load(layer index: Int, from weights: WeightLoader, experts: ModelConfiguration.Experts) throws(ModelError) -> MixtureOfExperts {
+    /// gives, with the router's bias and the experts' scales and biases `variant` applies when the
+    /// file has them.
+    static func load(layer index: Int, from weights: WeightLoader, experts: ModelConfiguration.Experts,
+                     variant: Variant) throws(ModelError) -> MixtureOfExperts {
         let c = weights.configuration, width = experts.feedForwardLength
         var gate: [Projection], up: [Projection]
         if weights.has(.gateUpExperts, layer: index) {
             // One tensor of each expert's gate rows, then its up rows (with the up tensor's scales, as llama.cpp applies them).
             let both = try weights.experts(.gateUpExperts, layer: index, columns: c.embeddingLength, rows: 2 * width, count: experts.count,
-                                           scales: .upExperts)
+                                           applies: variant.extras, scales: .upExperts)
             gate = both.map { $0.rows(0..<width) }
             up = both.map { $0.rows(width..<(2 * width)) }
         } else {
-            gate = try weights.experts(.gateExperts, layer: index, columns: c.embeddingLength, rows: width, count: experts.count)
-            up = try weights.experts(.upExperts, layer: index, columns: c.embeddingLength, rows: width, count: experts.count)
+            gate = try weights.experts(.gateExperts, layer: index, columns: c.embeddingLength, rows: width, count: experts.count, applies: variant.extras)
+            up = try weights.experts(.upExperts, layer: index, columns: c.embeddingLength, rows: width, count: experts.count, applies: variant.extras)
         }
         var shared: SharedExpert?
         if weights.has(.upSharedExpert, layer: index) {
@@ -51,10 +78,11 @@ struct MixtureOfExperts: Sendable {
                     down: try weights.projection(.downSharedExpert, layer: index, columns: sharedWidth, rows: c.embeddingLength, applies: .scale)))
         }
         return MixtureOfExperts(
-            router: try weights.projection(.router, layer: index, columns: c.embeddingLength, rows: experts.count, applies: []),
+            router: try weights.projection(.router, layer: index, columns: c.embeddingLength, rows: experts.count, applies: .bias),
             gate: gate, up: up,
-            down: try weights.experts(.downExperts, layer: index, columns: width, rows: c.embeddingLength, count: experts.count),
-            used: experts.used, shared: shared)
+            down: try weights.experts(.downExperts, layer: index, columns: width, rows: c.embeddingLength, count: experts.count,
+                                      applies: variant.extras),
+            used: experts.used, activation: variant.activation, shared: shared)
     }
 
     /// The matrices one generated token reads in full: the router and `used` experts' (every
@@ -105,7 +133,10 @@ struct MixtureOfExperts: Sendable {
             }
             gate[expert].apply(gathered, into: state.gate, count: places.count, state: state)
             up[expert].apply(gathered, into: state.up, count: places.count, state: state)
-            Operations.swiGLU(state.gate, state.up, count: places.count * width, pool: state.pool)
+            switch activation {
+            case .swiGLU: Operations.swiGLU(state.gate, state.up, count: places.count * width, pool: state.pool)
+            case .clampedSwiGLU: Operations.clampedSwiGLU(state.gate, state.up, count: places.count * width, pool: state.pool)
+            }
             down[expert].apply(state.gate, into: gathered, count: places.count, state: state)
             for (index, place) in places.enumerated() {
                 (outputs + place * dimension).update(from: gathered + index * dimension, count: dimension)

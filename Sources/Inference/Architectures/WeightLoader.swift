@@ -58,8 +58,11 @@ struct WeightLoader {
 
     /// The experts of `role` in block `layer`: a three-dimensional tensor of `count` matrices of
     /// `rows` rows of `columns`, each a projection with its entry of the per-expert scales
-    /// (`<name>.scale`, `count` numbers, or those of `scales`) when the file has them.
-    func experts(_ role: TensorName, layer: Int, columns: Int, rows: Int, count: Int, scales scaleRole: TensorName? = nil) throws(ModelError) -> [Projection] {
+    /// (`<name>.scale`, `count` numbers, or those of `scales`) and its row of the per-expert biases
+    /// (`<name>.bias`, `count` rows of `rows`, added after the scale as `ggml_add_id` adds them)
+    /// when the file has them and the architecture `applies` them.
+    func experts(_ role: TensorName, layer: Int, columns: Int, rows: Int, count: Int, applies extras: Projection.Extras,
+                 scales scaleRole: TensorName? = nil) throws(ModelError) -> [Projection] {
         let name = role.weight(layer: layer)
         let found = try tensor(name)
         guard found.shape == [columns, rows, count] else {
@@ -67,8 +70,21 @@ struct WeightLoader {
         }
         let all = try Matrix(found, in: gguf, interleaving: true)
         let scaleName = (scaleRole ?? role).scale(layer: layer)
-        let scales = gguf.tensorsByName[scaleName] == nil ? nil : try vector(named: scaleName, length: count)
-        return (0..<count).map { Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], biasBeforeScale: true) }
+        let scales = !extras.contains(.scale) || gguf.tensorsByName[scaleName] == nil ? nil : try vector(named: scaleName, length: count)
+        var biases: [[Float]]?
+        if extras.contains(.bias), let tensor = gguf.tensorsByName[role.bias(layer: layer)] {
+            guard tensor.shape == [rows, count] else {
+                throw ModelError(file: gguf.path, field: "tensor \(role.bias(layer: layer))", reason: "has shape \(tensor.shape), expected [\(rows), \(count)]")
+            }
+            let matrix = try Matrix(tensor, in: gguf, interleaving: false)
+            biases = (0..<count).map { expert in
+                [Float](unsafeUninitializedCapacity: rows) { buffer, initialized in
+                    if let base = buffer.baseAddress { matrix.dequantize(row: expert, into: base) }
+                    initialized = rows
+                }
+            }
+        }
+        return (0..<count).map { Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], bias: biases?[$0]) }
     }
 
     /// Tensor `role` of block `layer` stored without a suffix (`blk.3.ssm_a`), a vector of `length`, widened to F32.

@@ -106,7 +106,7 @@ extension InferenceState {
     /// Hands each head's attention probabilities at block `layer` for the batch's `count` tokens
     /// (`ActivationPoint.attentionProbabilities`) to the hooks that visit them, recomputing them
     /// with the cache's own attention kernel after the batch's keys are cached.
-    func visitAttentionProbabilities(layer: Int, count: Int, configuration c: ModelConfiguration, window: Int?) {
+    func visitAttentionProbabilities(layer: Int, count: Int, configuration c: ModelConfiguration, window: Int?, sinks: [Float]?) {
         guard hooks.contains(where: { $0.visits(.attentionProbabilities, layer: layer) }) else { return }
         let width = c.headCount * contextLength, group = c.headCount / c.headCountKV
         var rows = [Float](repeating: 0, count: count * width)
@@ -116,12 +116,12 @@ extension InferenceState {
             let first = window.map { max(0, length - $0) } ?? 0
             for head in 0..<c.headCount {
                 let kvOffset = cacheOffset(sequence: rowSequences[token], kvHead: head / group, position: 0)
-                // The kernel leaves each position's exp(score − max) in `scores`.
-                cacheKernels.attend(keyCache(layer: layer) + kvOffset, valueCache(layer: layer) + kvOffset, c.headDimension,
-                                    query + token * c.queryDimension + head * c.headDimension, c.headDimension, first, length,
-                                    c.attentionScale, &scores, &output)
-                let total = scores[first..<length].reduce(0, +)
-                for key in first..<length { rows[token * width + head * contextLength + key] = scores[key] / total }
+                // The kernel leaves each position's exp(score − max) in `scores` and returns 1 / their
+                // total (a sink's share included: with one, a row sums to less than 1, as llama.cpp's).
+                let inverse = cacheKernels.attend(keyCache(layer: layer) + kvOffset, valueCache(layer: layer) + kvOffset, c.headDimension,
+                                                  query + token * c.queryDimension + head * c.headDimension, c.headDimension, first, length,
+                                                  c.attentionScale, sinks?[head] ?? -.infinity, &scores, &output)
+                for key in first..<length { rows[token * width + head * contextLength + key] = scores[key] * inverse }
             }
         }
         rows.withUnsafeMutableBufferPointer { buffer in

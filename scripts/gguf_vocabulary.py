@@ -3,11 +3,15 @@ into a gguf.GGUFWriter: the random-weight models get a family's real vocabulary 
 import gguf
 
 
-def copy_vocabulary(writer, path):
-    """Writes every `tokenizer.*` key of the file at `path` into `writer`; returns the vocabulary size."""
+def copy_vocabulary(writer, path, keys="tokenizer.", overrides=None):
+    """Writes every key of the file at `path` that starts with `keys` into `writer`, those of
+    `overrides` with the value it gives instead; returns the vocabulary size."""
     reader = gguf.GGUFReader(str(path))
     for key, field in reader.fields.items():
-        if not key.startswith("tokenizer."):
+        if not key.startswith(keys) or key.startswith("GGUF.") or key == "general.architecture":
+            continue
+        if overrides and key in overrides:
+            writer.add_string(key, overrides[key])
             continue
         value = field.contents()
         kind = field.types[0]

@@ -44,6 +44,14 @@ MODELS = {
 }
 
 
+# A vocabulary-only file with GPT-4o's pre-tokenizer (gpt-oss's) on Llama 3's byte-level vocabulary
+# (o200k itself is not here): llama.cpp's tokenizations of it are Tests/reference/tokenizer/gpt-4o.json.
+vocabulary_writer = gguf.GGUFWriter(str(out / "gpt-4o-vocab.gguf"), "llama")
+copy_vocabulary(vocabulary_writer, shared / "models/vocab/ggml-vocab-llama-bpe.gguf", keys="", overrides={"tokenizer.ggml.pre": "gpt-4o"})
+vocabulary_writer.write_header_to_file()
+vocabulary_writer.write_kv_data_to_file()
+vocabulary_writer.close()
+
 for name, (architecture, vocabulary, head, options) in MODELS.items():
     random = numpy.random.default_rng(sum(map(ord, name)))
     writer = gguf.GGUFWriter(str(out / f"{name}.gguf"), architecture)

@@ -31,6 +31,7 @@ public struct PreTokenizer: Sendable {
         PreTokenizer(names: ["stablelm2", "megrez"], rules: [.llama3(maxDigits: 1)]),
         PreTokenizer(names: ["gemma4"], rules: [.lineFeedRuns], addsBOSByDefault: true, escapesSpaces: true),
         PreTokenizer(names: ["qwen35"], rules: [.llama3(maxDigits: 1, marksAreLetters: true)], cleansSpaces: false),
+        PreTokenizer(names: ["gpt-4o", "llama4", "kanana2", "talkie"], rules: [.gpt4o], cleansSpaces: false),
         PreTokenizer(names: ["gpt-2", "phi-2", "jina-es", "jina-de", "gigachat", "jina-v2-es", "jina-v2-de", "a.x-4.0",
                              "mellum", "mpt", "olmo", "jais", "exaone4"], rules: [.gpt2]),
         PreTokenizer(names: ["smollm", "command-r"], rules: [.numbers(maxRun: 1), .gpt2], cleansSpaces: false),

@@ -9,6 +9,12 @@ enum SplitRule: Sendable {
     /// with `marksAreLetters`, `[\p{L}\p{M}]` in place of `\p{L}` (Qwen3.5's
     /// `[^\r\n\p{L}\p{N}]?[\p{L}\p{M}]+` and ` ?[^\s\p{L}\p{M}\p{N}]+[\r\n]*`)
     case llama3(maxDigits: Int, marksAreLetters: Bool = false)
+    /// GPT-4o's (o200k's), as llama.cpp runs it — `std::regex` over its collapsed text, where every
+    /// letter beyond ASCII is one code that is neither `[a-z]` nor `[A-Z]`, so it counts as upper
+    /// and lower case alike:
+    /// `[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))*((?=[\p{L}])([^A-Z]))+(?:'[sS]|'[tT]|'[rR][eE]|'[vV][eE]|'[mM]|'[lL][lL]|'[dD])?`
+    /// `|[^\r\n\p{L}\p{N}]?((?=[\p{L}])([^a-z]))+((?=[\p{L}])([^A-Z]))*(?:…)?|\p{N}{1,3}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+`
+    case gpt4o
     /// `\p{N}{1,maxRun}` (`\p{N}+` for `Int.max`)
     case numbers(maxRun: Int)
     /// `[\r\n]`
@@ -37,6 +43,19 @@ enum SplitRule: Sendable {
         @inline(__always) func isOther(_ index: Int) -> Bool {
             let found = flags(index)
             return found.isDisjoint(with: letters.union([.whitespace, .number])) && !found.isEmpty
+        }
+        // The expressions' last alternatives: `\s*[\r\n]+` (with `untilLastLineBreak`), then
+        // `\s+(?!\S)|\s+`, at least one position when nothing matches.
+        func whitespace(untilLastLineBreak: Bool) -> Int {
+            var spaces = 0
+            var afterLastLineBreak = 0
+            while isSpace(position + spaces) {
+                if isLineBreak(position + spaces) { afterLastLineBreak = position + spaces + 1 }
+                spaces += 1
+            }
+            if untilLastLineBreak, afterLastLineBreak > 0 { return afterLastLineBreak - position }
+            if spaces > 1, position + spaces < end { return spaces - 1 }
+            return max(spaces, 1)
         }
 
         switch self {
@@ -75,15 +94,45 @@ enum SplitRule: Sendable {
                 if isLlama3 { while isLineBreak(index) { index += 1 } }
                 return index - position
             }
-            var spaces = 0
-            var afterLastLineBreak = 0
-            while isSpace(position + spaces) {
-                if isLineBreak(position + spaces) { afterLastLineBreak = position + spaces + 1 }
-                spaces += 1
+            return whitespace(untilLastLineBreak: isLlama3)
+
+        case .gpt4o:
+            // A letter that is not lower case ASCII (the regex's "upper"), one not upper case ASCII ("lower").
+            func isUpper(_ index: Int) -> Bool { isLetter(index) && !(0x61...0x7A).contains(codepoint(index)) }
+            func isLower(_ index: Int) -> Bool { isLetter(index) && !(0x41...0x5A).contains(codepoint(index)) }
+            func withContraction(_ index: Int) -> Int {
+                index - position + (index < end ? contractionLength(text, at: index, end: end, ignoringCase: true) ?? 0 : 0)
             }
-            if isLlama3, afterLastLineBreak > 0 { return afterLastLineBreak - position }
-            if spaces > 1, position + spaces < end { return spaces - 1 }
-            return max(spaces, 1)
+            // The two word alternatives, after the optional non-letter, non-number character.
+            let prefixed = !isLineBreak(position) && !isLetter(position) && !flags(position).contains(.number) && position < end
+            let start = prefixed ? position + 1 : position
+            var uppers = 0
+            while isUpper(start + uppers) { uppers += 1 }
+            // Upper* Lower+: the longest run of uppers that a lower follows, then every lower after it.
+            for taken in stride(from: uppers, through: 0, by: -1) where isLower(start + taken) {
+                var index = start + taken + 1
+                while isLower(index) { index += 1 }
+                return withContraction(index)
+            }
+            // Upper+ Lower*.
+            if uppers > 0 {
+                var index = start + uppers
+                while isLower(index) { index += 1 }
+                return withContraction(index)
+            }
+            if flags(position).contains(.number) {
+                var index = position
+                while index - position < 3, flags(index).contains(.number) { index += 1 }
+                return index - position
+            }
+            let otherStart = codepoint(position) == 0x20 && isOther(position + 1) ? position + 1 : position
+            if isOther(otherStart) {
+                var index = otherStart
+                while isOther(index) { index += 1 }
+                while isLineBreak(index) || codepoint(index) == 0x2F { index += 1 }
+                return index - position
+            }
+            return whitespace(untilLastLineBreak: true)
 
         case .numbers(let maxRun):
             var index = position

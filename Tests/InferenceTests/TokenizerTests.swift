@@ -109,6 +109,23 @@ struct TokenizerTests {
         #expect(failures == 0)
     }
 
+    @Test("GPT-4o's pre-tokenizer (gpt-oss's) splits at letter case, three digits and punctuation as llama.cpp does")
+    func gpt4oCases() throws {
+        // Llama 3's vocabulary with the gpt-4o pre-tokenizer (scripts/make_synthetic_models.py); the
+        // ids are llama.cpp's (scripts/make_tokenizer_references.py).
+        let tokenizer = try Tokenizer(gguf: GGUFFile(path: try TestData.syntheticModel("gpt-4o-vocab")))
+        let reference = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("reference/tokenizer/gpt-4o.json")
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: reference)) as? [String: Any])
+        let cases = try #require(root["cases"] as? [[String: Any]])
+        #expect(cases.count >= 10)
+        for entry in cases {
+            let text = try #require(entry["text"] as? String)
+            #expect(tokenizer.encode(text, addSpecial: false, parseSpecial: false) == (entry["ids"] as? [Int] ?? []).map(Int32.init),
+                    "gpt-4o: \(String(reflecting: text))")
+        }
+    }
+
     @Test("an unknown pre-tokenizer is refused by name, not replaced by a fallback")
     func unknownPreTokenizer() throws {
         #expect(PreTokenizer.named("qwen2") != nil)

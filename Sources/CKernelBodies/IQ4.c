@@ -170,8 +170,18 @@ static void dequantize_mxfp4(const void *row, float *out, long count) {
 
 DEFINE_WIDENING_DOT(dot_mxfp4, dequantize_mxfp4, 32, 17)
 
-/// Defines an MXFP4 × 8-bit kernel: IQ4_NL's with MXFP4's table and one-byte power-of-two scales,
-/// blocks alternating between two accumulators.
+/// One MXFP4 block `b`: its nibbles look their signed values up in `table`, and their products
+/// times `SCALE` (the block's power of two × the activation scale, broadcast) are added into `acc`.
+#define MXFP4_Q8_STEP(PRODUCTS, b, acc, SCALE)                                                               \
+    {                                                                                                        \
+        const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(blocks + 17 * (b) + 1, low_mask)); \
+        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
+        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations)), acc); \
+    }
+
+/// Defines an MXFP4 × 8-bit kernel: IQ4_NL's with MXFP4's table and one-byte power-of-two scales;
+/// four blocks a step, each into an accumulator of its own, the weights asked for ahead (as the
+/// Q4_0 kernel), their four scales made and multiplied by the activations' at once.
 #define DEFINE_MXFP4_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
     ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count) { \
         (void)sums; /* MXFP4 values are signed: no offset to take off. */                                    \
@@ -179,16 +189,20 @@ DEFINE_WIDENING_DOT(dot_mxfp4, dequantize_mxfp4, 32, 17)
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_mxfp4_values)); \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
-        for (long b = 0; b < count / 32; b++) {                                                              \
-            const uint8_t *block = blocks + 17 * b;                                                          \
-            const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(block + 1, low_mask));         \
-            const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * b));              \
-            const __m256 products = _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations));     \
-            const __m256 scale = _mm256_set1_ps(e8m0_half(block[0]) * scales[b]);                            \
-            if (b & 1) sum1 = _mm256_fmadd_ps(scale, products, sum1);                                        \
-            else sum0 = _mm256_fmadd_ps(scale, products, sum0);                                              \
+        __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                       \
+        long b = 0;                                                                                          \
+        for (; b + 3 < count / 32; b += 4) {                                                                 \
+            prefetch_weights_ahead(blocks + 17 * b, 4 * 17);                                                 \
+            const __m128 powers = _mm_setr_ps(e8m0_half(blocks[17 * b]), e8m0_half(blocks[17 * b + 17]),     \
+                                              e8m0_half(blocks[17 * b + 34]), e8m0_half(blocks[17 * b + 51])); \
+            const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(powers, _mm_loadu_ps(scales + b)));        \
+            MXFP4_Q8_STEP(PRODUCTS, b, sum0, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0)))           \
+            MXFP4_Q8_STEP(PRODUCTS, b + 1, sum1, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1)))       \
+            MXFP4_Q8_STEP(PRODUCTS, b + 2, sum2, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2)))       \
+            MXFP4_Q8_STEP(PRODUCTS, b + 3, sum3, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3)))       \
         }                                                                                                    \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1));                                                    \
+        for (; b < count / 32; b++) MXFP4_Q8_STEP(PRODUCTS, b, sum0, _mm256_set1_ps(e8m0_half(blocks[17 * b]) * scales[b])) \
+        return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));          \
     }
 
 DEFINE_Q8_DOT(dot_mxfp4_q8, DEFINE_MXFP4_Q8_KERNEL)

@@ -52,6 +52,7 @@ static float dot_q8_0(const void *row, const float *x, long count) {
             for (int i = 0; i < 4; i++) sum[t][i] = _mm256_setzero_ps();                                        \
         long b = 0;                                                                                             \
         for (; b + 3 < n; b += 4) {                                                                             \
+            prefetch_weights_ahead(blocks + 34 * b, 4 * 34);                                                    \
             Q8_TOKENS_BLOCK(b, 0, TOKENS, PRODUCTS)                                                             \
             Q8_TOKENS_BLOCK(b + 1, 1, TOKENS, PRODUCTS)                                                         \
             Q8_TOKENS_BLOCK(b + 2, 2, TOKENS, PRODUCTS)                                                         \

@@ -545,7 +545,12 @@ public actor ModelSession {
 
     /// The `k` most likely next tokens after `prompt`, with their log-probabilities.
     public func nextTokenLogProbabilities(_ prompt: String, k: Int) throws(ModelError) -> [(id: Int32, logProbability: Float)] {
-        guard try ingest(model.tokenizer.encode(prompt)) != nil else { return [] }
+        try nextTokenLogProbabilities(tokens: model.tokenizer.encode(prompt), k: k)
+    }
+
+    /// `nextTokenLogProbabilities(_:k:)` after a prompt of token ids.
+    public func nextTokenLogProbabilities(tokens: [Int32], k: Int) throws(ModelError) -> [(id: Int32, logProbability: Float)] {
+        guard try ingest(tokens) != nil else { return [] }
         return LogSoftmax.top(UnsafeBufferPointer(start: state.logits, count: model.configuration.vocabularySize), k: k)
     }
 }

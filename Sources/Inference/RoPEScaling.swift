@@ -54,6 +54,14 @@ public struct RoPEScaling: Sendable, Equatable {
 
     private init() {}
 
+    /// How the scaling reads in `lumen info` ("YaRN ×32 from 4096 positions"), nil for none.
+    public var summary: String? {
+        let factor = 1 / frequencyScale
+        let stretch = factor.rounded() == factor ? String(Int(factor)) : String(factor)
+        if extrapolation != 0 { return "YaRN ×\(stretch) from \(originalContextLength) positions" }
+        return frequencyScale == 1 ? nil : "linear ×\(stretch)"
+    }
+
     /// The cosine and sine of the rotation of dimension pair `pair` (of `dimensions` rotated ones)
     /// at unscaled angle `angle`, for frequency base `base` (`rope_yarn` with
     /// `ggml_rope_yarn_corr_dims`).

@@ -31,10 +31,29 @@ extension LoadedModel: GenerativeModel {
 
     func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {
         try await withSession { session in
-            try await session.nextTokenLogProbabilities(prompt, k: k).map { entry in
-                (entry.id, String(decoding: session.model.tokenizer.piece(entry.id), as: UTF8.self), Double(entry.logProbability))
-            }
+            try await Self.pieces(session.nextTokenLogProbabilities(prompt, k: k), session: session)
         }
+    }
+
+    /// `nextTokens(_:k:)` after a prompt of token ids, read as they are.
+    func nextTokens(tokens: [Int32], k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {
+        try await withSession { session in
+            try await Self.pieces(session.nextTokenLogProbabilities(tokens: tokens, k: k), session: session)
+        }
+    }
+
+    private static func pieces(_ top: [(id: Int32, logProbability: Float)], session: ModelSession) -> [(id: Int32?, piece: String, logProbability: Double)] {
+        top.map { entry in
+            (entry.id, String(decoding: session.model.tokenizer.piece(entry.id), as: UTF8.self), Double(entry.logProbability))
+        }
+    }
+
+    /// `generate(_:options:hooks:stop:)` after a prompt of token ids, read as they are.
+    func generate(tokens: [Int32], options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
+        -> AsyncThrowingStream<TokenEvent, any Error> {
+        let lease = try await lease()
+        let pipeline = try GenerationPipeline(options: options, model: lease.session.model, hooks: hooks)
+        return lease.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)
     }
 
     func conversation(system: String?, template: String?, note: (String) -> Void) async throws -> ChatSession {

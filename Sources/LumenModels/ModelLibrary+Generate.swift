@@ -13,13 +13,15 @@ extension ModelLibrary {
 
     static let generate = Builtin(
         name: "generate",
-        signature: "generate(_ model or state, _ prompt: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1, stopButton: false) -> Generation",
-        summary: "Generates text after the prompt, showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives. n: samples of the prompt decode together (seeds seed, seed + 1, …; the prompt read once) and come back as a list, shown as a table. stopButton: true shows a Stop button above the text in Jupyter: it ends this generation alone (marked interrupted) and the cell goes on."
+        signature: "generate(_ model or state, _ prompt: String or [Int], maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1, stopButton: false) -> Generation",
+        summary: "Generates text after the prompt (text, or token ids read as they are, no BOS added: for models without a text vocabulary), showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives. n: samples of the prompt decode together (seeds seed, seed + 1, …; the prompt read once) and come back as a list, shown as a table. stopButton: true shows a Stop button above the text in Jupyter: it ends this generation alone (marked interrupted) and the cell goes on."
     ) { arguments, context in
         let state: StateObject? = if case .host(let object as StateObject)? = arguments.peekPositional() { object } else { nil }
         if state != nil { _ = arguments.nextPositional() }
         let model: any GenerativeModel = try state?.model ?? generativeModel(&arguments)
-        let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
+        let promptArgument = try arguments.requirePositional("prompt")
+        let promptIDs = try promptTokens(promptArgument, model: model, function: "generate")
+        let prompt = try promptIDs.map { "\($0)" } ?? arguments.string(promptArgument, "prompt")
         var options = try generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
         let stopButton = try arguments.labelledBool("stopButton") ?? false
@@ -30,6 +32,12 @@ extension ModelLibrary {
         let samples = try arguments.labelledInteger("n") ?? 1
         try arguments.finish()
         guard (1...256).contains(samples) else { throw LumenError(.value, "n: takes 1 to 256 samples, got \(samples)", at: context.location) }
+        if promptIDs != nil {
+            let others = [("a state", state != nil), ("n: samples", samples > 1), ("draft:", draftModel != nil)]
+            if let (name, _) = others.first(where: \.1) {
+                throw LumenError(.value, "a prompt of token ids cannot be combined with \(name) yet; give the prompt as text", at: promptArgument.1)
+            }
+        }
         if samples > 1 {
             let others = [("a state", state != nil), ("timeout:", timeout != nil), ("stopButton:", stopButton), ("steer:", !steering.hooks.isEmpty),
                           ("interventions:", !changes.hooks.isEmpty), ("lookup: or draft:", speculation != nil)]
@@ -45,6 +53,9 @@ extension ModelLibrary {
         let generation = try await streamGeneration(prompt: (state?.text ?? "") + prompt, options: options, timeout: timeout,
                                                     stopButton: stopButton, record: record, context: context) { stop in
             let hooks = steering.hooks + changes.hooks
+            if let promptIDs, let local = model as? LoadedModel {
+                return (nil, try await local.generate(tokens: promptIDs, options: options, hooks: hooks, stop: stop))
+            }
             if let state { return (nil, try await state.generate(prompt, options: options, hooks: hooks, draft: draftModel, stop: stop)) }
             if let draftModel, let local = model as? LoadedModel {
                 return (nil, try await local.generate(prompt, options: options, hooks: hooks, draft: draftModel, stop: stop))

@@ -223,25 +223,54 @@ final class ModelLibrary: LumenLibrary {
         let model = try loadedModel(&arguments)
         let (idsValue, location) = try arguments.requirePositional("ids")
         try arguments.finish()
-        let ids = try Operators.elements(of: idsValue, at: location).map { value in
-            guard case .integer(let id) = value, let narrow = Int32(exactly: id) else {
-                throw LumenError(.type, "detokenize() needs Int token ids, got \(value.description)", at: location)
-            }
-            return narrow
-        }
+        let ids = try tokenIDs(idsValue, at: location, function: "detokenize")
         let llama = try modelCall(at: location) { () throws(ModelError) in try model.model() }
         return .string(llama.tokenizer.decode(ids))
     }
 
-    static let nextTokens = Builtin(name: "nextTokens", signature: "nextTokens(_ model, _ prompt: String, k: Int = 10) -> Table", summary: "The k most likely next tokens after the prompt, as a table and a bar chart of probabilities (a remote model's from the server's top_logprobs).") { arguments, context in
+    /// The elements of `value`, a list of Ints, as token ids (not yet checked against a vocabulary).
+    static func tokenIDs(_ value: Value, at location: SourceLocation, function: String) throws -> [Int32] {
+        var ids: [Int32] = []
+        for element in try Operators.elements(of: value, at: location) {
+            guard case .integer(let id) = element, let narrow = Int32(exactly: id) else {
+                throw LumenError(.type, "\(function)() needs Int token ids, got \(element.description)", at: location)
+            }
+            ids.append(narrow)
+        }
+        return ids
+    }
+
+    /// A prompt given as token ids (a list of Ints, read as they are: no BOS added) for `model`,
+    /// or nil when `argument` is not a list: for models without a text vocabulary (llama.cpp's
+    /// random-weight test models) and exact experiments, as `lumen generate --prompt-ids`. Each id
+    /// must be in the vocabulary; a served model refuses them.
+    static func promptTokens(_ argument: (Value, SourceLocation), model: any GenerativeModel, function: String) throws -> [Int32]? {
+        guard case .array = argument.0 else { return nil }
+        let local = try modelCall(at: argument.1) { () throws(ModelError) in try model.loaded(for: "a prompt of token ids") }
+        let ids = try tokenIDs(argument.0, at: argument.1, function: function)
+        let vocabularySize = try modelCall(at: argument.1) { () throws(ModelError) in try local.model() }.configuration.vocabularySize
+        guard !ids.isEmpty else { throw LumenError(.value, "\(function)() needs at least one token id in the prompt", at: argument.1) }
+        if let outside = ids.first(where: { $0 < 0 || Int($0) >= vocabularySize }) {
+            throw LumenError(.value, "\(function)(): \(outside) is not a token id (the vocabulary has \(vocabularySize))", at: argument.1)
+        }
+        return ids
+    }
+
+    static let nextTokens = Builtin(name: "nextTokens", signature: "nextTokens(_ model, _ prompt: String or [Int], k: Int = 10) -> Table", summary: "The k most likely next tokens after the prompt (text, or token ids read as they are), as a table and a bar chart of probabilities (a remote model's from the server's top_logprobs).") { arguments, context in
         let model = try generativeModel(&arguments)
-        let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
+        let promptArgument = try arguments.requirePositional("prompt")
+        let promptIDs = try promptTokens(promptArgument, model: model, function: "nextTokens")
+        let prompt = try promptIDs.map { "\($0)" } ?? arguments.string(promptArgument, "prompt")
         let k = try arguments.labelledInteger("k") ?? 10
         try arguments.finish()
         guard k >= 1 else { throw LumenError(.value, "k must be at least 1", at: context.location) }
         let top: [(id: Int32?, piece: String, logProbability: Double)]
         do {
-            top = try await model.nextTokens(prompt, k: k)
+            if let promptIDs, let local = model as? LoadedModel {
+                top = try await local.nextTokens(tokens: promptIDs, k: k)
+            } else {
+                top = try await model.nextTokens(prompt, k: k)
+            }
         } catch is CancellationError {
             throw CancellationError()
         } catch {

@@ -68,9 +68,18 @@ struct ModelInfo {
             ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value, \(configuration.headDimension) wide"),
             ("feed-forward", configuration.experts.map { "\($0.count) experts of \($0.feedForwardLength), \($0.used) per token" }
                 ?? String(configuration.feedForwardLength)),
-            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated),
+            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated
+                + (configuration.ropeScaling.summary.map { ", \($0)" } ?? "")),
             ("rms epsilon", String(configuration.rmsEpsilon)),
-        ] + recurrence
+        ] + slidingWindow + recurrence
+    }
+
+    /// The sliding-window layers, when the model has them.
+    private var slidingWindow: [(String, String)] {
+        let configuration = model.configuration
+        let layers = (0..<configuration.blockCount).filter { configuration.slides(layer: $0) }.count
+        guard let window = configuration.slidingWindow, layers > 0 else { return [] }
+        return [("sliding window", "\(window) positions in \(layers) of \(configuration.blockCount) layers")]
     }
 
     /// The recurrent layers of a hybrid model, when it has them.

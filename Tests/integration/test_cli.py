@@ -7,6 +7,7 @@ import re
 import signal
 import subprocess
 
+import numpy as np
 import pytest
 
 from conftest import lumen_bin
@@ -282,6 +283,37 @@ def test_info_describes_recurrent_layers_as_the_file_declares_them():
     expected = (f"{sum(map(bool, flags))} of {len(flags)} layers (Gated DeltaNet, {key_heads} key and {value_heads} value heads "
                 f"of {width}, a convolution over {convolution} inputs)")
     assert re.search(rf"^recurrent +{re.escape(expected)}$", info, re.MULTILINE), info
+
+
+def test_info_describes_sliding_layers_and_rope_scaling_as_the_file_declares_them(tmp_path):
+    """gpt-oss's alternating sliding-window layers and its YaRN RoPE in `lumen info`, against the
+    file's keys as the gguf package reads them (the YaRN keys written into a copy)."""
+    import gguf
+    path, _ = architecture_model("gpt-oss")
+    fields = gguf.GGUFReader(path).fields
+    window = fields["gpt-oss.attention.sliding_window"].contents()
+    pattern = fields["gpt-oss.attention.sliding_window_pattern"].contents()
+    info = subprocess.run([lumen_bin(), "info", path], capture_output=True, text=True, check=True).stdout
+    assert re.search(rf"^sliding window +{window} positions in {sum(map(bool, pattern))} of {len(pattern)} layers$", info, re.MULTILINE), info
+    assert re.search(r"^rope +base [0-9.]+, \d+ dimensions$", info, re.MULTILINE), info
+    writer = gguf.GGUFWriter(str(tmp_path / "yarn.gguf"), "gpt-oss")
+    reader = gguf.GGUFReader(path)
+    for key, field in reader.fields.items():
+        if key.startswith("GGUF.") or key == "general.architecture" or key.startswith("gpt-oss.rope.scaling.") \
+                or (field.types[0] == gguf.GGUFValueType.ARRAY and len(field.data) == 0):
+            continue
+        writer.add_key_value(key, field.contents(), field.types[0], field.types[-1] if field.types[0] == gguf.GGUFValueType.ARRAY else None)
+    writer.add_rope_scaling_type(gguf.RopeScalingType.YARN)
+    writer.add_rope_scaling_factor(32.0)
+    writer.add_rope_scaling_orig_ctx_len(4096)
+    for tensor in reader.tensors:
+        writer.add_tensor(tensor.name, np.asarray(tensor.data), raw_shape=list(reversed([int(n) for n in tensor.shape])), raw_dtype=tensor.tensor_type)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    info = subprocess.run([lumen_bin(), "info", str(tmp_path / "yarn.gguf")], capture_output=True, text=True, check=True).stdout
+    assert re.search(r"^rope +base [0-9.]+, \d+ dimensions, YaRN ×32 from 4096 positions$", info, re.MULTILINE), info
 
 
 def test_generate_refuses_prompt_ids_it_cannot_use():

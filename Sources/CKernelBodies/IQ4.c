@@ -19,61 +19,83 @@ static inline void table_levels(const int8_t *values, const uint8_t *nibbles, ui
 
 // MARK: - IQ4_NL
 
+/// Blocks of 32 weights, `BYTES` bytes each: a scale field that `SCALE(block)` reads, then 16
+/// bytes of nibbles (weights 0–15 low, 16–31 high) indexing `VALUES`; w = scale·value[q].
+#define DEQUANTIZE_TABLE_BLOCKS(row, out, count, BYTES, SCALE, VALUES)                       \
+    {                                                                                        \
+        const uint8_t *block = (const uint8_t *)(row);                                       \
+        for (long b = 0; b < (count) / 32; b++, block += (BYTES), (out) += 32) {             \
+            const float d = SCALE(block);                                                    \
+            const uint8_t *nibbles = block + (BYTES) - 16;                                   \
+            for (int j = 0; j < 16; j++) {                                                   \
+                (out)[j] = d * (float)(VALUES)[nibbles[j] & 0x0F];                            \
+                (out)[j + 16] = d * (float)(VALUES)[nibbles[j] >> 4];                         \
+            }                                                                                \
+        }                                                                                    \
+    }
+
 /// IQ4_NL blocks (18 bytes): F16 `d`, 16 bytes of nibbles; w = d·value[q].
 static void dequantize_iq4_nl(const void *row, float *out, long count) {
-    const uint8_t *block = (const uint8_t *)row;
-    for (long b = 0; b < count / 32; b++, block += 18, out += 32) {
-        const float d = half_to_float(block);
-        for (int j = 0; j < 16; j++) {
-            out[j] = d * (float)lumen_iq4_values[block[2 + j] & 0x0F];
-            out[j + 16] = d * (float)lumen_iq4_values[block[2 + j] >> 4];
-        }
-    }
+    DEQUANTIZE_TABLE_BLOCKS(row, out, count, 18, half_to_float, lumen_iq4_values)
 }
 
 DEFINE_WIDENING_DOT(dot_iq4_nl, dequantize_iq4_nl, 32, 18)
 
-/// One IQ4_NL block `b`: its nibbles look their signed values up in `table`, and their products
-/// times `SCALE` (weight scale × activation scale, broadcast) are added into `acc`.
-#define IQ4_NL_Q8_STEP(PRODUCTS, b, acc, SCALE)                                                              \
+/// One block `b` of `BYTES` bytes whose last 16 are nibbles: they look their signed values up in
+/// `table`, and their products times `SCALE` (weight scale × activation scale, broadcast) are
+/// added into `acc`.
+#define TABLE_Q8_STEP(PRODUCTS, BYTES, b, acc, SCALE)                                                        \
     {                                                                                                        \
-        const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(blocks + 18 * (b) + 2, low_mask)); \
+        const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(blocks + (BYTES) * (b) + (BYTES) - 16, low_mask)); \
         const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
         acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations)), acc); \
     }
 
-/// Defines an IQ4_NL × 8-bit kernel. Its blocks are laid out as Q4_0's (F16 d, 16 bytes of
-/// nibbles), so four blocks per step have their scales converted and multiplied together, as in
-/// the Q4_0 kernel, and each block's products go to an accumulator of their own.
-#define DEFINE_IQ4_NL_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                   \
+/// Defines a × 8-bit kernel for blocks of 32 nibbles indexing `VALUES` (IQ4_NL, MXFP4): `BYTES`
+/// bytes a block, whose scale `SCALE(block)` reads and `SCALES4(block)` reads for four blocks in a
+/// row. Four blocks a step, each into an accumulator of its own, the weights asked for ahead (as
+/// the Q4_0 kernel), the four scales multiplied by the activations' at once.
+#define DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, BYTES, SCALE, SCALES4, VALUES)                    \
     ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count) { \
-        (void)sums; /* IQ4 values are signed: no offset to take off. */ \
+        (void)sums; /* The values are signed: no offset to take off. */                                     \
         const uint8_t *blocks = (const uint8_t *)row;                                                        \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
-        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_iq4_values));     \
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(VALUES)));      \
         __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
         __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                       \
         long b = 0;                                                                                          \
         for (; b + 3 < count / 32; b += 4) {                                                                 \
-            const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(q4_0_scales4(blocks + 18 * b), _mm_loadu_ps(scales + b))); \
-            IQ4_NL_Q8_STEP(PRODUCTS, b, sum0, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0)))          \
-            IQ4_NL_Q8_STEP(PRODUCTS, b + 1, sum1, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1)))      \
-            IQ4_NL_Q8_STEP(PRODUCTS, b + 2, sum2, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2)))      \
-            IQ4_NL_Q8_STEP(PRODUCTS, b + 3, sum3, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3)))      \
+            prefetch_weights_ahead(blocks + (BYTES) * b, 4 * (BYTES));                                       \
+            const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(SCALES4(blocks + (BYTES) * b), _mm_loadu_ps(scales + b))); \
+            TABLE_Q8_STEP(PRODUCTS, BYTES, b, sum0, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0)))    \
+            TABLE_Q8_STEP(PRODUCTS, BYTES, b + 1, sum1, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1))) \
+            TABLE_Q8_STEP(PRODUCTS, BYTES, b + 2, sum2, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2))) \
+            TABLE_Q8_STEP(PRODUCTS, BYTES, b + 3, sum3, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3))) \
         }                                                                                                    \
-        for (; b < count / 32; b++) IQ4_NL_Q8_STEP(PRODUCTS, b, sum0, _mm256_set1_ps(half_to_float(blocks + 18 * b) * scales[b])) \
+        for (; b < count / 32; b++) TABLE_Q8_STEP(PRODUCTS, BYTES, b, sum0, _mm256_set1_ps(SCALE(blocks + (BYTES) * b) * scales[b])) \
         return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));          \
     }
 
+/// IQ4_NL's blocks are laid out as Q4_0's (F16 d, 16 bytes of nibbles).
+#define DEFINE_IQ4_NL_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS) \
+    DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, 18, half_to_float, q4_0_scales4, lumen_iq4_values)
+
 DEFINE_Q8_DOT(dot_iq4_nl_q8, DEFINE_IQ4_NL_Q8_KERNEL)
 
-static void levels_iq4_nl(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
-    const uint8_t *block = (const uint8_t *)row;
-    for (long b = 0; b < count / 32; b++, block += 18, levels += 32) {
-        const float d = half_to_float(block);
-        table_levels(lumen_iq4_values, block + 2, levels);
-        two_groups(scales, mins, b, d, -128.0f * d);
+/// The levels of blocks laid out as `DEQUANTIZE_TABLE_BLOCKS` reads them: each value shifted by
+/// 128, so each block's min is −128 · its scale.
+#define TABLE_LEVELS(row, levels, scales, mins, count, BYTES, SCALE, VALUES)                      \
+    {                                                                                            \
+        const uint8_t *block = (const uint8_t *)(row);                                           \
+        for (long b = 0; b < (count) / 32; b++, block += (BYTES), (levels) += 32) {              \
+            const float d = SCALE(block);                                                        \
+            table_levels((VALUES), block + (BYTES) - 16, (levels));                              \
+            two_groups((scales), (mins), b, d, -128.0f * d);                                     \
+        }                                                                                        \
     }
+
+static void levels_iq4_nl(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
+    TABLE_LEVELS(row, levels, scales, mins, count, 18, half_to_float, lumen_iq4_values)
 }
 
 // MARK: - IQ4_XS
@@ -156,62 +178,24 @@ static inline float e8m0_half(uint8_t e) {
     return value;
 }
 
+/// The block at `block`'s E8M0 scale, halved (`e8m0_half`), and those of four blocks in a row.
+static inline float mxfp4_scale(const uint8_t *block) { return e8m0_half(block[0]); }
+static inline __m128 mxfp4_scales4(const uint8_t *block) {
+    return _mm_setr_ps(e8m0_half(block[0]), e8m0_half(block[17]), e8m0_half(block[34]), e8m0_half(block[51]));
+}
+
 /// MXFP4 blocks (17 bytes): an E8M0 exponent `e`, 16 bytes of nibbles; w = 2^(e−128)·value[q].
 static void dequantize_mxfp4(const void *row, float *out, long count) {
-    const uint8_t *block = (const uint8_t *)row;
-    for (long b = 0; b < count / 32; b++, block += 17, out += 32) {
-        const float d = e8m0_half(block[0]);
-        for (int j = 0; j < 16; j++) {
-            out[j] = d * (float)lumen_mxfp4_values[block[1 + j] & 0x0F];
-            out[j + 16] = d * (float)lumen_mxfp4_values[block[1 + j] >> 4];
-        }
-    }
+    DEQUANTIZE_TABLE_BLOCKS(row, out, count, 17, mxfp4_scale, lumen_mxfp4_values)
 }
 
 DEFINE_WIDENING_DOT(dot_mxfp4, dequantize_mxfp4, 32, 17)
 
-/// One MXFP4 block `b`: its nibbles look their signed values up in `table`, and their products
-/// times `SCALE` (the block's power of two × the activation scale, broadcast) are added into `acc`.
-#define MXFP4_Q8_STEP(PRODUCTS, b, acc, SCALE)                                                               \
-    {                                                                                                        \
-        const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(blocks + 17 * (b) + 1, low_mask)); \
-        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
-        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations)), acc); \
-    }
-
-/// Defines an MXFP4 × 8-bit kernel: IQ4_NL's with MXFP4's table and one-byte power-of-two scales;
-/// four blocks a step, each into an accumulator of its own, the weights asked for ahead (as the
-/// Q4_0 kernel), their four scales made and multiplied by the activations' at once.
-#define DEFINE_MXFP4_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count) { \
-        (void)sums; /* MXFP4 values are signed: no offset to take off. */                                    \
-        const uint8_t *blocks = (const uint8_t *)row;                                                        \
-        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
-        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_mxfp4_values)); \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
-        __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                       \
-        long b = 0;                                                                                          \
-        for (; b + 3 < count / 32; b += 4) {                                                                 \
-            prefetch_weights_ahead(blocks + 17 * b, 4 * 17);                                                 \
-            const __m128 powers = _mm_setr_ps(e8m0_half(blocks[17 * b]), e8m0_half(blocks[17 * b + 17]),     \
-                                              e8m0_half(blocks[17 * b + 34]), e8m0_half(blocks[17 * b + 51])); \
-            const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(powers, _mm_loadu_ps(scales + b)));        \
-            MXFP4_Q8_STEP(PRODUCTS, b, sum0, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0)))           \
-            MXFP4_Q8_STEP(PRODUCTS, b + 1, sum1, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1)))       \
-            MXFP4_Q8_STEP(PRODUCTS, b + 2, sum2, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2)))       \
-            MXFP4_Q8_STEP(PRODUCTS, b + 3, sum3, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3)))       \
-        }                                                                                                    \
-        for (; b < count / 32; b++) MXFP4_Q8_STEP(PRODUCTS, b, sum0, _mm256_set1_ps(e8m0_half(blocks[17 * b]) * scales[b])) \
-        return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));          \
-    }
+#define DEFINE_MXFP4_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS) \
+    DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, 17, mxfp4_scale, mxfp4_scales4, lumen_mxfp4_values)
 
 DEFINE_Q8_DOT(dot_mxfp4_q8, DEFINE_MXFP4_Q8_KERNEL)
 
 static void levels_mxfp4(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
-    const uint8_t *block = (const uint8_t *)row;
-    for (long b = 0; b < count / 32; b++, block += 17, levels += 32) {
-        const float d = e8m0_half(block[0]);
-        table_levels(lumen_mxfp4_values, block + 1, levels);
-        two_groups(scales, mins, b, d, -128.0f * d);
-    }
+    TABLE_LEVELS(row, levels, scales, mins, count, 17, mxfp4_scale, lumen_mxfp4_values)
 }

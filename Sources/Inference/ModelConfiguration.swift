@@ -116,6 +116,12 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// The widest feed-forward hidden layer: the dense one's or an expert's.
     public var widestFeedForward: Int { max(feedForwardLength, experts?.feedForwardLength ?? 0, experts?.sharedFeedForwardLength ?? 0) }
 
+    /// Refuses a file of a mixture-of-experts architecture that declares no experts.
+    func requireExperts(gguf: GGUFFile) throws(ModelError) {
+        guard experts == nil else { return }
+        throw ModelError(file: gguf.path, field: architecture + ".expert_count", reason: "is missing: a \(architecture) model has experts")
+    }
+
     /// Whether `layer` attends over a sliding window.
     public func slides(layer: Int) -> Bool {
         slidingWindow != nil && slidingLayers.indices.contains(layer) && slidingLayers[layer]

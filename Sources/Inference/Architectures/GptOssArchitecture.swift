@@ -12,9 +12,7 @@ struct GptOssArchitecture: DecoderArchitecture {
 
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         configuration.ropeStyle = .halves
-        guard configuration.experts != nil else {
-            throw ModelError(file: gguf.path, field: "gpt-oss.expert_count", reason: "is missing: a gpt-oss model has experts")
-        }
+        try configuration.requireExperts(gguf: gguf)
         guard configuration.slidingWindow != nil else {
             throw ModelError(file: gguf.path, field: "gpt-oss.attention.sliding_window", reason: "is missing: gpt-oss's layers alternate sliding and global attention")
         }

@@ -8,9 +8,7 @@ struct Qwen35MoEArchitecture: ModelArchitecture {
 
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         try Qwen35Architecture.configure(&configuration, gguf: gguf)
-        guard configuration.experts != nil else {
-            throw ModelError(file: gguf.path, field: "qwen35moe.expert_count", reason: "is missing: a qwen35moe model has experts")
-        }
+        try configuration.requireExperts(gguf: gguf)
     }
 
     /// The same model as Qwen3.5's: its feed-forwards load as experts (`FeedForward.load`).

@@ -8,9 +8,7 @@ struct Qwen3MoEArchitecture: DecoderArchitecture {
 
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         configuration.ropeStyle = .halves
-        guard configuration.experts != nil else {
-            throw ModelError(file: gguf.path, field: "qwen3moe.expert_count", reason: "is missing: a qwen3moe model has experts")
-        }
+        try configuration.requireExperts(gguf: gguf)
     }
 
     let decoder: DecoderModel

@@ -1,14 +1,14 @@
 """Lumen against llama.cpp in the same run: `lumen bench` and `llama-bench` on the same files,
-2 threads, alternating engines for a number of rounds of 3 repetitions and keeping each engine's
+2 threads, alternating engines for a number of rounds of 3 repetitions (or as many as asked) and keeping each engine's
 best mean per test. Both print llama-bench's JSON fields (n_prompt, n_gen, n_depth, avg_ts), so
 rows pair up by test. Imported by bench_compare.py, bench_real_models.py and bench_formats.py."""
 import json
 import subprocess
 
 
-def arguments(prompts, generations, depths):
+def arguments(prompts, generations, depths, repetitions=3):
     return ["-t", "2", "-p", ",".join(map(str, prompts)), "-n", ",".join(map(str, generations)),
-            "-d", ",".join(map(str, depths)), "-r", "3", "-o", "json"]
+            "-d", ",".join(map(str, depths)), "-r", str(repetitions), "-o", "json"]
 
 
 def speeds(command):
@@ -21,12 +21,14 @@ def test_name(prompt, generated, depth):
     return (f"pp{prompt}" if prompt else f"tg{generated}") + (f" @ d{depth}" if depth else "")
 
 
-def print_table(lumen_binary, llama_bench, models, rounds, prompts=(128,), generations=(64,), depths=(0,), lumen_options=()):
-    """Prints a Markdown table row per model (name → path) and test; `lumen_options` are added to
-    Lumen's command line (e.g. its KV cache type)."""
-    print("| model | test | llama.cpp t/s | Lumen t/s | Lumen ÷ llama.cpp |")
-    print("|---|---|---:|---:|---:|")
-    options = arguments(prompts, generations, depths)
+def print_table(lumen_binary, llama_bench, models, rounds, prompts=(128,), generations=(64,), depths=(0,), lumen_options=(),
+                repetitions=3, header=True):
+    """Prints a Markdown table row per model (name → path) and test, under its header unless
+    `header` is false; `lumen_options` are added to Lumen's command line (e.g. its KV cache type)."""
+    if header:
+        print("| model | test | llama.cpp t/s | Lumen t/s | Lumen ÷ llama.cpp |")
+        print("|---|---|---:|---:|---:|")
+    options = arguments(prompts, generations, depths, repetitions)
     engines = {"llama": [llama_bench, "-m"], "lumen": [lumen_binary, "bench", *lumen_options]}
     for name, path in models.items():
         best = {"llama": {}, "lumen": {}}

@@ -70,7 +70,12 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     writer.add_value_length(head)
     writer.add_rope_dimension_count(options.get("rope", head))
     if options.get("long_rope"):
+        # As convert_hf_to_gguf writes Phi-3's 128k files: longrope and an attention factor (theirs
+        # is √(1 + ln(scale) / ln(trained)) ≈ 1.19; 0.6 here, so that it visibly flattens this
+        # model's peaked attention).
         writer.add_rope_scaling_orig_ctx_len(256)
+        writer.add_rope_scaling_type(gguf.RopeScalingType.LONGROPE)
+        writer.add_rope_scaling_attn_factors(0.6)
     if options.get("gpt_oss"):
         writer.add_rope_scaling_type(gguf.RopeScalingType.YARN)
         writer.add_rope_scaling_factor(32.0)

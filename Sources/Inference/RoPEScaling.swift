@@ -10,7 +10,8 @@ public struct RoPEScaling: Sendable, Equatable {
     public var frequencyScale: Float = 1
     /// How far the fast pairs keep their unscaled angles (llama.cpp's `yarn_ext_factor`: 1 for YaRN, else 0).
     public var extrapolation: Float = 0
-    /// What cosines and sines are multiplied by (YaRN's `mscale`, with the attention factor).
+    /// What cosines and sines are multiplied by (YaRN's `mscale`, with the attention factor;
+    /// Phi-3's long-context files give one too, `rope.scaling.attn_factor`).
     public var magnitude: Float = 1
     /// The rotations per trained context that bound YaRN's ramp (`yarn_beta_fast`, `yarn_beta_slow`).
     public var betaFast: Float = 32, betaSlow: Float = 1
@@ -25,15 +26,17 @@ public struct RoPEScaling: Sendable, Equatable {
     init(gguf: GGUFFile, prefix: String, originalContextLength: Int) throws(ModelError) {
         func number(_ key: String) -> Float? { gguf.metadata[prefix + key]?.doubleValue.map { Float($0) } }
         let type = gguf.metadata[prefix + "rope.scaling.type"]?.stringValue ?? "linear"
-        guard ["none", "linear", "yarn"].contains(type) else {
-            throw ModelError(file: gguf.path, field: prefix + "rope.scaling.type", reason: "RoPE scaling \"\(type)\" is not supported (none, linear and yarn are)")
+        // Phi-3's "longrope" is its factor tensors (`DecoderModel.ropeFactors`) and the attention
+        // factor below; the angles themselves are not stretched.
+        guard ["none", "linear", "yarn", "longrope"].contains(type) else {
+            throw ModelError(file: gguf.path, field: prefix + "rope.scaling.type", reason: "RoPE scaling \"\(type)\" is not supported (none, linear, yarn and longrope are)")
         }
         let factor = number("rope.scaling.factor") ?? 0
         guard factor >= 0, factor.isFinite else {
             throw ModelError(file: gguf.path, field: prefix + "rope.scaling.factor", reason: "\(factor) is not a scaling factor")
         }
         self.originalContextLength = originalContextLength
-        frequencyScale = type == "none" || factor == 0 ? 1 : 1 / factor
+        frequencyScale = type == "none" || type == "longrope" || factor == 0 ? 1 : 1 / factor
         let extrapolationKey = number("rope.scaling.yarn_ext_factor") ?? -1
         extrapolation = extrapolationKey >= 0 ? extrapolationKey : (type == "yarn" ? 1 : 0)
         betaFast = number("rope.scaling.yarn_beta_fast") ?? 32

@@ -83,8 +83,9 @@ enum BlockQuantizer {
     private static let mxfp4Values: [Float] = [0, 1, 2, 3, 4, 6, 8, 12, 0, -1, -2, -3, -4, -6, -8, -12]
 
     /// MXFP4 as llama.cpp's `quantize_row_mxfp4_ref`: the exponent `e` = ⌊log₂ max |x|⌋ − 2 + 127
-    /// (so the largest value lands near 4, FP4's top of ±6 to spare), and each value the nearest
-    /// of the sixteen doubled FP4 values times 2^(e − 128) (the first in table order on a tie).
+    /// (so the block's largest magnitude is 4 to 8 FP4 units of 2^(e − 127), and values beyond
+    /// FP4's largest, 6, clip as in ggml), and each value the nearest of the sixteen doubled FP4
+    /// values times 2^(e − 128) (the first in table order on a tie).
     static func mxfp4(_ x: UnsafeBufferPointer<Float>, _ destination: UnsafeMutableRawPointer) {
         let maxMagnitude = x.reduce(0) { max($0, abs($1)) }
         let exponent = maxMagnitude > 0 ? min(255, max(0, Int(Foundation.log2(maxMagnitude).rounded(.down)) - 2 + 127)) : 0

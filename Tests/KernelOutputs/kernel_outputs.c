@@ -33,12 +33,14 @@ static void print_floats(const char *name, const float *x, long count) {
 }
 
 /// Where a quantized format's F16 scales sit in its block, so that `fill_row` can make them
-/// 1/32; its kernels come from the format table (`lumen_format_kernels_at`).
+/// 1/32 (or, for a one-byte E8M0 scale at the block's start, 2^-5); its kernels come from the
+/// format table (`lumen_format_kernels_at`).
 struct format {
     const char *name;
     long block_size, block_bytes;
     int scale_offsets[2], scale_count;
     const struct lumen_format_kernels *kernels;
+    int e8m0_scale;
 };
 
 static struct format formats[] = {
@@ -46,6 +48,7 @@ static struct format formats[] = {
     {"Q5_0", 32, 22, {0}, 1, 0},   {"Q5_1", 32, 24, {0, 2}, 2, 0},    {"Q2_K", 256, 84, {80, 82}, 2, 0},
     {"Q3_K", 256, 110, {108}, 1, 0}, {"Q4_K", 256, 144, {0, 2}, 2, 0}, {"Q5_K", 256, 176, {0, 2}, 2, 0},
     {"Q6_K", 256, 210, {208}, 1, 0}, {"IQ4_NL", 32, 18, {0}, 1, 0},   {"IQ4_XS", 256, 136, {0}, 1, 0},
+    {"MXFP4", 32, 17, {0}, 0, 0, 1},
 };
 
 /// The format table's row named `name`; exits when there is none.
@@ -60,6 +63,7 @@ static const struct lumen_format_kernels *kernels_named(const char *name) {
 static void fill_row(const struct format *format, uint8_t *row, long blocks) {
     for (long i = 0; i < blocks * format->block_bytes; i++) row[i] = (uint8_t)next_random();
     for (long b = 0; b < blocks; b++) {
+        if (format->e8m0_scale) row[b * format->block_bytes] = 122;
         for (int s = 0; s < format->scale_count; s++) {
             row[b * format->block_bytes + format->scale_offsets[s]] = 0x00;
             row[b * format->block_bytes + format->scale_offsets[s] + 1] = 0x28;
@@ -189,13 +193,14 @@ static void attention(void) {
     fill_floats(query, 4 * DIM);
     lumen_store_f16(keys, half_keys, (LENGTH + 3) * STRIDE);
     lumen_store_f16(cache_values, half_values, (LENGTH + 3) * STRIDE);
-    lumen_attend_f32(keys, cache_values, STRIDE, query, DIM, 3, LENGTH, 0.125f, scores, out);
+    // Without a sink, and with one (gpt-oss's attention sinks).
+    lumen_attend_f32(keys, cache_values, STRIDE, query, DIM, 3, LENGTH, 0.125f, -INFINITY, scores, out);
     print_floats("attend_f32", out, DIM);
-    lumen_attend_f16(half_keys, half_values, STRIDE, query, DIM, 0, LENGTH, 0.125f, scores, out);
+    lumen_attend_f16(half_keys, half_values, STRIDE, query, DIM, 0, LENGTH, 0.125f, 0.75f, scores, out);
     print_floats("attend_f16", out, DIM);
-    lumen_attend4_f32(keys, cache_values, STRIDE, query, DIM, DIM, LENGTH, 0.125f, scores, LENGTH + 8, out, DIM);
+    lumen_attend4_f32(keys, cache_values, STRIDE, query, DIM, DIM, LENGTH, 0.125f, 0.75f, scores, LENGTH + 8, out, DIM);
     print_floats("attend4_f32", out, 4 * DIM);
-    lumen_attend4_f16(half_keys, half_values, STRIDE, query, DIM, DIM, LENGTH, 0.125f, scores, LENGTH + 8, out, DIM);
+    lumen_attend4_f16(half_keys, half_values, STRIDE, query, DIM, DIM, LENGTH, 0.125f, -INFINITY, scores, LENGTH + 8, out, DIM);
     print_floats("attend4_f16", out, 4 * DIM);
     static float logits[1003];
     fill_floats(logits, 1003);

@@ -25,12 +25,13 @@ enum Operations {
     static func prepareRoPE(positions: [Int], configuration: ModelConfiguration, base: Float, factors: [Float]? = nil,
                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>) {
         let dimensions = configuration.ropeDimensionCount, pairs = dimensions / 2, scaling = configuration.ropeScaling
+        // The scaling's ramp depends on the base alone: once a pass, not once a token.
+        let mixes = scaling == .unscaled ? nil : scaling.extrapolationMixes(dimensions: dimensions, base: base)
         for (token, position) in positions.enumerated() {
             for pair in 0..<pairs {
                 let factor = Double(factors?[pair] ?? 1)
                 let angle = Double(position) * pow(Double(base), -2 * Double(pair) / Double(dimensions)) / factor
-                let (cosine, sine) = scaling == .unscaled ? (Float(cos(angle)), Float(sin(angle)))
-                    : scaling.rotation(angle: angle, pair: pair, dimensions: dimensions, base: base)
+                let (cosine, sine) = mixes.map { scaling.rotation(angle: angle, mix: $0[pair]) } ?? (Float(cos(angle)), Float(sin(angle)))
                 cosines[token * pairs + pair] = cosine
                 sines[token * pairs + pair] = sine
             }

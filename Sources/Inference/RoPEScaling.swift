@@ -65,23 +65,26 @@ public struct RoPEScaling: Sendable, Equatable {
         return frequencyScale == 1 ? nil : "linear ×\(stretch)"
     }
 
-    /// The cosine and sine of the rotation of dimension pair `pair` (of `dimensions` rotated ones)
-    /// at unscaled angle `angle`, for frequency base `base` (`rope_yarn` with
-    /// `ggml_rope_yarn_corr_dims`).
-    func rotation(angle: Double, pair: Int, dimensions: Int, base: Float) -> (cosine: Float, sine: Float) {
-        var theta = Double(frequencyScale) * angle
-        if extrapolation != 0 {
-            // The pairs that turn more than `betaFast` times over the trained context keep their
-            // angle, those that turn fewer than `betaSlow` times are interpolated, a ramp between.
-            func correctionDimension(_ rotations: Float) -> Float {
-                Float(dimensions) * log(Float(originalContextLength) / (rotations * 2 * .pi)) / (2 * log(base))
-            }
-            let low = max(0, correctionDimension(betaFast).rounded(.down))
-            let high = min(Float(dimensions - 1), correctionDimension(betaSlow).rounded(.up))
-            let position = (Float(pair) - low) / max(0.001, high - low)
-            let mix = Double((1 - min(1, max(0, position))) * extrapolation)
-            theta = theta * (1 - mix) + angle * mix
+    /// How far each of the `dimensions / 2` rotated pairs keeps its unscaled angle, for frequency
+    /// base `base` (YaRN's ramp, `rope_yarn_ramp` over `ggml_rope_yarn_corr_dims`: the pairs that
+    /// turn more than `betaFast` times over the trained context keep their angle, those that turn
+    /// fewer than `betaSlow` times are interpolated); all 0 without extrapolation.
+    func extrapolationMixes(dimensions: Int, base: Float) -> [Double] {
+        guard extrapolation != 0 else { return [Double](repeating: 0, count: dimensions / 2) }
+        func correctionDimension(_ rotations: Float) -> Float {
+            Float(dimensions) * log(Float(originalContextLength) / (rotations * 2 * .pi)) / (2 * log(base))
         }
+        let low = max(0, correctionDimension(betaFast).rounded(.down))
+        let high = min(Float(dimensions - 1), correctionDimension(betaSlow).rounded(.up))
+        return (0..<(dimensions / 2)).map { pair in
+            Double((1 - min(1, max(0, (Float(pair) - low) / max(0.001, high - low)))) * extrapolation)
+        }
+    }
+
+    /// The cosine and sine of a rotation by unscaled angle `angle`, interpolated but for the
+    /// share `mix` of it its pair keeps (`extrapolationMixes`), times the magnitude (`rope_yarn`).
+    func rotation(angle: Double, mix: Double) -> (cosine: Float, sine: Float) {
+        let theta = Double(frequencyScale) * angle * (1 - mix) + angle * mix
         return (Float(cos(theta)) * magnitude, Float(sin(theta)) * magnitude)
     }
 }

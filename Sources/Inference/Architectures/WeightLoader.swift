@@ -76,13 +76,8 @@ struct WeightLoader {
             guard tensor.shape == [rows, count] else {
                 throw ModelError(file: gguf.path, field: "tensor \(role.bias(layer: layer))", reason: "has shape \(tensor.shape), expected [\(rows), \(count)]")
             }
-            let matrix = try Matrix(tensor, in: gguf, interleaving: false)
-            biases = (0..<count).map { expert in
-                [Float](unsafeUninitializedCapacity: rows) { buffer, initialized in
-                    if let base = buffer.baseAddress { matrix.dequantize(row: expert, into: base) }
-                    initialized = rows
-                }
-            }
+            let flat = widened(try Matrix(tensor, in: gguf, interleaving: false))
+            biases = (0..<count).map { Array(flat[($0 * rows)..<(($0 + 1) * rows)]) }
         }
         return (0..<count).map { Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], bias: biases?[$0]) }
     }
@@ -94,13 +89,7 @@ struct WeightLoader {
 
     /// Weight `role` of block `layer`, `rows` rows of `columns` (a row per channel), widened to F32 row after row.
     func table(_ role: TensorName, layer: Int, columns: Int, rows: Int) throws(ModelError) -> [Float] {
-        let weights = try matrix(role, layer: layer, columns: columns, rows: rows, multiplied: false)
-        return [Float](unsafeUninitializedCapacity: rows * columns) { buffer, count in
-            if let base = buffer.baseAddress {
-                for row in 0..<rows { weights.dequantize(row: row, into: base + row * columns) }
-            }
-            count = rows * columns
-        }
+        widened(try matrix(role, layer: layer, columns: columns, rows: rows, multiplied: false))
     }
 
     /// Bias `role` of block `layer`, of `length`, widened to F32.
@@ -114,10 +103,17 @@ struct WeightLoader {
         guard found.shape == [length] else {
             throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "has shape \(found.shape), expected [\(length)]")
         }
-        let weights = try Matrix(found, in: gguf, interleaving: false)
-        return [Float](unsafeUninitializedCapacity: length) { buffer, count in
-            if let base = buffer.baseAddress { weights.dequantize(row: 0, into: base) }
-            count = length
+        return widened(try Matrix(found, in: gguf, interleaving: false))
+    }
+
+    /// Every row of `weights`, widened to F32, one after another.
+    private func widened(_ weights: Matrix) -> [Float] {
+        let (rows, columns) = (weights.rows, weights.columns)
+        return [Float](unsafeUninitializedCapacity: rows * columns) { buffer, count in
+            if let base = buffer.baseAddress {
+                for row in 0..<rows { weights.dequantize(row: row, into: base + row * columns) }
+            }
+            count = rows * columns
         }
     }
 

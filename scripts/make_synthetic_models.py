@@ -2,7 +2,8 @@
 """Writes small random-weight models in the exact tensor layouts of the architectures no real
 model here covers (qwen2, qwen3, phi3 fused and with long RoPE factors, Llama 3 with its rope_freqs, Qwen 3's mixture of experts
 with more experts than it routes to, SmolLM3 with enough layers for one without RoPE, and the
-Qwen3.5 hybrid of Gated DeltaNet and gated attention layers, gpt-oss with MXFP4 experts), each
+Qwen3.5 hybrid of Gated DeltaNet and gated attention layers, gpt-oss with MXFP4 experts, LFM2-MoE's
+short convolutions and sigmoid-gated experts), each
 with the real
 vocabulary of its family from ../shared/models/vocab/. The weights come from a fixed seed, so the
 same files come out every time: the references in Tests/reference/synthetic/ were made from them
@@ -41,6 +42,11 @@ MODELS = {
     # gpt-oss: 8 MXFP4 experts of 64 with biases, 2 routed; biased attention with sinks, layer 0
     # sliding over 8 positions, YaRN RoPE stretched 32 times from 4096 positions, as the real one.
     "gptoss": ("gpt-oss", "ggml-vocab-qwen2.gguf", 16, {"experts": (8, 2, 64), "gpt_oss": True, "rope_base": 150000.0}),
+    # LFM2-MoE: short-convolution layers (over 3 inputs) around one attention layer (2), a dense
+    # first layer, then 8 experts of 48, 2 routed by sigmoid with a selection bias; a milder router
+    # (its sigmoids not all 0 or 1, so the bias changes some choices) and stronger experts.
+    "lfm2moe": ("lfm2moe", "ggml-vocab-llama-bpe.gguf", 16, {"layers": 4, "lfm2": 2, "experts": (8, 2, 48),
+                                                            "router_scale": 2.0, "down_scale": 8.0}),
 }
 
 
@@ -62,8 +68,17 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     layers = options.get("layers", LAYERS)
     writer.add_block_count(layers)
     writer.add_feed_forward_length(FFN)
-    writer.add_head_count(HEADS)
-    writer.add_head_count_kv(KV_HEADS)
+    attending = options.get("lfm2")
+    if attending is None:
+        writer.add_head_count(HEADS)
+        writer.add_head_count_kv(KV_HEADS)
+    else:
+        # As LFM2's converter writes them: key/value heads per layer, none in a convolution layer.
+        writer.add_head_count(HEADS)
+        writer.add_head_count_kv([KV_HEADS if layer == attending else 0 for layer in range(layers)])
+        writer.add_shortconv_l_cache(3)
+        writer.add_leading_dense_block_count(1)
+        writer.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
     writer.add_layer_norm_rms_eps(1e-6)
     writer.add_rope_freq_base(options.get("rope_base", 10000.0))
     writer.add_key_length(head)
@@ -136,6 +151,32 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             tensor(prefix + "ffn_up.weight", EMBED, FFN)
             tensor(prefix + "ffn_down.weight", FFN, EMBED)
 
+    def lfm2_layer(prefix, layer):
+        """An LFM2 layer: a short convolution unless it is the one that attends (with query and key
+        norms); a dense feed-forward in the first layer, experts (with a selection bias) after."""
+        if layer != attending:
+            # Its three parts about as large as the residual, so that neither the convolution (with
+            # its two gates, a product of three) nor the experts drown the other.
+            tensor(prefix + "shortconv.in_proj.weight", EMBED, 3 * EMBED, scale=1.0)
+            writer.add_tensor(prefix + "shortconv.conv.weight", (0.7 * random.standard_normal((EMBED, 3))).astype(numpy.float32))
+            tensor(prefix + "shortconv.out_proj.weight", EMBED, EMBED)
+        else:
+            tensor(prefix + "attn_q.weight", EMBED, HEADS * head, scale=4.0)
+            tensor(prefix + "attn_k.weight", EMBED, KV_HEADS * head, scale=4.0)
+            tensor(prefix + "attn_v.weight", EMBED, KV_HEADS * head)
+            norm(prefix + "attn_q_norm.weight", head)
+            norm(prefix + "attn_k_norm.weight", head)
+            tensor(prefix + "attn_output.weight", HEADS * head, EMBED)
+        norm(prefix + "ffn_norm.weight", EMBED)
+        if layer == 0:
+            tensor(prefix + "ffn_gate.weight", EMBED, FFN)
+            tensor(prefix + "ffn_up.weight", EMBED, FFN)
+            tensor(prefix + "ffn_down.weight", FFN, EMBED)
+        else:
+            experts(prefix)
+            # On the scale of the sigmoid's probabilities, so it changes some choices.
+            writer.add_tensor(prefix + "exp_probs_b.bias", (0.3 * random.standard_normal(options["experts"][0])).astype(numpy.float32))
+
     def bias(name, *shape):
         writer.add_tensor(name, (0.1 * random.standard_normal(shape[::-1])).astype(numpy.float32))
 
@@ -149,7 +190,7 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         and up matrices in one tensor with `fused_experts`; and a gated shared expert of
         `shared_expert` width. gpt-oss's are MXFP4 and biased, as is its router."""
         count, _, width = options["experts"]
-        tensor(prefix + "ffn_gate_inp.weight", EMBED, count, scale=8.0)
+        tensor(prefix + "ffn_gate_inp.weight", EMBED, count, scale=options.get("router_scale", 8.0))
         if options.get("gpt_oss"):
             bias(prefix + "ffn_gate_inp.bias", count)
             for part, shape in (("gate", (EMBED, width)), ("up", (EMBED, width)), ("down", (width, EMBED))):
@@ -161,7 +202,7 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         else:
             tensor(prefix + "ffn_gate_exps.weight", EMBED, width, count)
             tensor(prefix + "ffn_up_exps.weight", EMBED, width, count)
-        tensor(prefix + "ffn_down_exps.weight", width, EMBED, count)
+        tensor(prefix + "ffn_down_exps.weight", width, EMBED, count, scale=options.get("down_scale", 0.5))
         if options.get("shared_expert"):
             shared = options["shared_expert"]
             writer.add_tensor(prefix + "ffn_gate_inp_shexp.weight", (random.standard_normal(EMBED) * 2 / numpy.sqrt(EMBED)).astype(numpy.float32))
@@ -176,6 +217,9 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         norm(prefix + "attn_norm.weight", EMBED)
         if options.get("hybrid"):
             hybrid_layer(prefix, layer, options["hybrid"], head)
+            continue
+        if attending is not None:
+            lfm2_layer(prefix, layer)
             continue
         # Large query and key weights make attention peaked, so RoPE and the cache matter to
         # the logits (with near-uniform attention, a wrong RoPE would go unnoticed).
@@ -206,7 +250,7 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             tensor(prefix + "ffn_gate.weight", EMBED, FFN)
             tensor(prefix + "ffn_up.weight", EMBED, FFN)
         tensor(prefix + "ffn_down.weight", FFN, EMBED)
-    norm("output_norm.weight", EMBED)
+    norm("token_embd_norm.weight" if attending is not None else "output_norm.weight", EMBED)
     if not options.get("tied"):
         tensor("output.weight", EMBED, vocabulary_size, scale=4.0)
     if options.get("rope_freqs"):

@@ -27,6 +27,7 @@ PROMPTS = {
     "qwen35": "<|im_start|>user\nWhat is a recurrent state? Explain it step by step, then give an example.<|im_end|>\n<|im_start|>assistant\n",
     "qwen35moe": "Experts are chosen for each token by a router; a shared expert sees every token.",
     "gptoss": "<|im_start|>user\nWhy do the sliding layers forget? Say it in a few long sentences.<|im_end|>\n<|im_start|>assistant\n",
+    "lfm2moe": "<|start_header_id|>user<|end_header_id|>\n\nA short convolution remembers the last three tokens, and attention the rest.<|eot_id|>",
 }
 STEPS = 32
 

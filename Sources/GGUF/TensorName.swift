@@ -5,6 +5,8 @@ public enum TensorName: String, CaseIterable, Sendable {
     case tokenEmbedding = "token_embd"
     case output = "output"
     case outputNorm = "output_norm"
+    /// The final norm under the name LFM2's files give it.
+    case tokenEmbeddingNorm = "token_embd_norm"
     /// Llama 3's per-dimension RoPE frequency factors.
     case ropeFrequencies = "rope_freqs"
     /// Phi-3's RoPE factors for short contexts.
@@ -31,6 +33,9 @@ public enum TensorName: String, CaseIterable, Sendable {
     case down = "ffn_down"
     /// A mixture of experts' router: a score per expert.
     case router = "ffn_gate_inp"
+    /// A bias added to the router's probabilities only to choose the experts (`exp_probs_b.bias`,
+    /// DeepSeek V3's, LFM2-MoE's).
+    case expertSelectionBias = "exp_probs_b"
     /// Every expert's gate, up and down matrices in one three-dimensional tensor.
     case gateExperts = "ffn_gate_exps"
     case upExperts = "ffn_up_exps"
@@ -55,6 +60,12 @@ public enum TensorName: String, CaseIterable, Sendable {
     case writeStrength = "ssm_beta"
     case recurrentNorm = "ssm_norm"
     case recurrentOutput = "ssm_out"
+    /// LFM2's short-convolution layer: its input product (three parts: a gate before the
+    /// convolution, one after it, and the input), its convolution (a row per channel) and its
+    /// output product.
+    case shortConvolutionInput = "shortconv.in_proj"
+    case shortConvolution = "shortconv.conv"
+    case shortConvolutionOutput = "shortconv.out_proj"
 
     /// The weight's name in the file: of block `layer`, or of the model when `layer` is nil.
     public func weight(layer: Int? = nil) -> String { stem(layer) + ".weight" }
@@ -74,7 +85,7 @@ public enum TensorName: String, CaseIterable, Sendable {
     /// any other tensor. The role is nil for a tensor of a block this table does not name.
     public static func blockWeight(_ name: String) -> (layer: Int, role: TensorName?)? {
         let parts = name.split(separator: ".")
-        guard parts.count == 4, parts[0] == "blk", let layer = Int(parts[1]), parts[3] == "weight" else { return nil }
-        return (layer, TensorName(rawValue: String(parts[2])))
+        guard parts.count >= 4, parts[0] == "blk", let layer = Int(parts[1]), parts.last == "weight" else { return nil }
+        return (layer, TensorName(rawValue: parts[2..<(parts.count - 1)].joined(separator: ".")))
     }
 }

@@ -50,10 +50,11 @@ final class InferenceState {
     /// `[batch][experts]`, the rows routed to one expert gathered `[batch][dim]`, and each row's
     /// expert outputs in the order they were chosen, `[batch][used][dim]`.
     let routerScores, routedRows, expertOutputs: UnsafeMutablePointer<Float>
-    /// A hybrid recurrent model's buffers (empty otherwise): the products a Gated DeltaNet layer
-    /// (or a gated attention layer) mixes, `[batch][max(channels, 2q)]`; the gate of its output,
-    /// `[batch][max(value dimension, q)]`; each value head's decay and write strength,
-    /// `[batch][value heads]`; and its output before the output projection, `[batch][value dimension]`.
+    /// A hybrid recurrent model's buffers (empty otherwise): the products a recurrent layer (or a
+    /// gated attention layer) mixes, `[batch][max(projected width, 2q)]`; and a Gated DeltaNet
+    /// layer's gate of its output, `[batch][max(value dimension, q)]`, each value head's decay and
+    /// write strength, `[batch][value heads]`, and its output before the output projection,
+    /// `[batch][value dimension]`.
     let mixed, outputGate, decays, strengths, recurrentOutput: UnsafeMutablePointer<Float>
     /// Each sequence's recurrent state, `[sequence][recurrent layer][Recurrence.stateFloats]`
     /// (zeroed by the first pass at position 0), and the position it has reached: a recurrent
@@ -137,12 +138,12 @@ final class InferenceState {
         routerScores = buffer(experts.map { batchCapacity * $0.count } ?? 0)
         routedRows = buffer(experts == nil ? 0 : batchCapacity * dimension)
         expertOutputs = buffer(experts.map { batchCapacity * $0.used * dimension } ?? 0)
-        let recurrence = configuration.recurrence
-        mixed = buffer(recurrence.map { batchCapacity * max($0.channels, 2 * configuration.queryDimension) } ?? 0)
-        outputGate = buffer(recurrence.map { batchCapacity * max($0.valueDimension, configuration.queryDimension) } ?? 0)
-        decays = buffer(recurrence.map { batchCapacity * $0.valueHeads } ?? 0)
-        strengths = buffer(recurrence.map { batchCapacity * $0.valueHeads } ?? 0)
-        recurrentOutput = buffer(recurrence.map { batchCapacity * $0.valueDimension } ?? 0)
+        let recurrence = configuration.recurrence, rule = recurrence?.deltaRule
+        mixed = buffer(recurrence.map { batchCapacity * max($0.projectedWidth, 2 * configuration.queryDimension) } ?? 0)
+        outputGate = buffer(rule.map { batchCapacity * max($0.valueDimension, configuration.queryDimension) } ?? 0)
+        decays = buffer(rule.map { batchCapacity * $0.valueHeads } ?? 0)
+        strengths = buffer(rule.map { batchCapacity * $0.valueHeads } ?? 0)
+        recurrentOutput = buffer(rule.map { batchCapacity * $0.valueDimension } ?? 0)
         var ordinal = 0
         recurrentIndex = (0..<configuration.blockCount).map { layer in
             guard configuration.isRecurrent(layer: layer) else { return nil }

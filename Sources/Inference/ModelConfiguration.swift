@@ -59,16 +59,38 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// `expert_used_count`, `expert_feed_forward_length`), nil for a dense model.
     public var experts: Experts?
 
-    /// The Gated DeltaNet layers of a hybrid recurrent model (Qwen3.5), nil for a model of
-    /// attention layers only; `recurrentLayers` says which layers they are.
+    /// The recurrent layers of a hybrid model (Qwen3.5's Gated DeltaNet, LFM2's short
+    /// convolutions), nil for a model of attention layers only; `recurrentLayers` says which
+    /// layers they are.
     public var recurrence: Recurrence?
     /// Which layers are recurrent rather than attention (llama.cpp's `is_recr`).
     public var recurrentLayers: [Bool] = []
+    /// The layers before the first mixture of experts, whose feed-forward is dense
+    /// (`leading_dense_block_count`, read by the architectures whose graph takes it: LFM2-MoE's).
+    public var leadingDenseLayers = 0
 
-    /// A Gated DeltaNet layer's shape (llama.cpp's `ssm.*` keys).
+    /// A recurrent layer's shape: a short causal convolution, and the gated delta rule's heads
+    /// when the layer has them.
     public struct Recurrence: Sendable, Equatable {
-        /// Inputs the short convolution sees, the current one included (`ssm.conv_kernel`).
+        /// Inputs the short convolution sees, the current one included (`ssm.conv_kernel`,
+        /// `shortconv.l_cache`).
         public var convolutionWidth: Int
+        /// Channels the convolution mixes.
+        public var convolutionChannels: Int
+        /// Width of the products a layer makes of its input before the convolution.
+        public var projectedWidth: Int
+        /// The delta rule's heads (Gated DeltaNet), nil for a convolution alone (LFM2).
+        public var deltaRule: DeltaRule?
+
+        /// Floats of one layer's state for one sequence: the convolution's last inputs, then each
+        /// value head's key × value matrix.
+        public var stateFloats: Int { (convolutionWidth - 1) * convolutionChannels + (deltaRule?.stateFloats ?? 0) }
+        /// What the layer is, for messages.
+        public var kind: String { deltaRule == nil ? "short convolution" : "Gated DeltaNet" }
+    }
+
+    /// A Gated DeltaNet layer's heads (llama.cpp's `ssm.*` keys).
+    public struct DeltaRule: Sendable, Equatable {
         /// Key heads (`ssm.group_count`) and value heads (`ssm.time_step_rank`).
         public var keyHeads, valueHeads: Int
         /// Width of a key head (`ssm.state_size`) and of a value head (`ssm.inner_size` / value heads).
@@ -80,9 +102,8 @@ public struct ModelConfiguration: Sendable, Equatable {
         public var valueDimension: Int { valueHeads * valueHeadDimension }
         /// Channels the convolution mixes: queries, keys and values.
         public var channels: Int { 2 * keyDimension + valueDimension }
-        /// Floats of one layer's state for one sequence: the convolution's last inputs, then each
-        /// value head's key × value matrix.
-        public var stateFloats: Int { (convolutionWidth - 1) * channels + valueHeads * keyHeadDimension * valueHeadDimension }
+        /// Floats of each value head's key × value matrix.
+        public var stateFloats: Int { valueHeads * keyHeadDimension * valueHeadDimension }
     }
 
     /// Whether `layer` is recurrent.
@@ -101,6 +122,17 @@ public struct ModelConfiguration: Sendable, Equatable {
         /// Width of the shared expert's hidden layer, when the file has a shared expert
         /// (`expert_shared_feed_forward_length`, else the feed-forward length).
         public var sharedFeedForwardLength: Int
+        /// How the router's scores become probabilities (`expert_gating_func`, read by the
+        /// architectures whose graph takes it from the file).
+        public var gating: Gating = .softmax
+    }
+
+    /// How a router's scores become expert probabilities (llama.cpp's `expert_gating_func`).
+    public enum Gating: Int, Sendable, Equatable {
+        /// The softmax over every expert.
+        case softmax = 1
+        /// Each score's sigmoid (DeepSeek V3's, LFM2-MoE's).
+        case sigmoid = 2
     }
 
     /// Width of all query heads together.
@@ -167,6 +199,16 @@ public struct ModelConfiguration: Sendable, Equatable {
             }
             return found
         }
+        // A count per layer (LFM2's head counts, 0 in its convolution layers) gives the count of
+        // the layers that have one: Lumen's layers share one shape.
+        func layerInteger(_ key: String, default value: Int? = nil) throws(ModelError) -> Int {
+            guard let entries = gguf.metadata[prefix + key]?.arrayValue else { return try integer(key, default: value) }
+            let counts = Set(entries.map { $0.intValue ?? -1 }).subtracting([0])
+            guard counts.count == 1, let count = counts.first, count > 0, count <= 1 << 24 else {
+                throw ModelError(file: file, field: prefix + key, reason: "\(entries.count) entries are not one positive count (or 0) for every layer")
+            }
+            return count
+        }
         func number(_ key: String, default value: Double) throws(ModelError) -> Float {
             let found = gguf.metadata[prefix + key]?.doubleValue ?? value
             guard found.isFinite, found > 0 else {
@@ -178,8 +220,8 @@ public struct ModelConfiguration: Sendable, Equatable {
         embeddingLength = try integer("embedding_length")
         blockCount = try integer("block_count")
         feedForwardLength = try integer("feed_forward_length")
-        headCount = try integer("attention.head_count")
-        headCountKV = try integer("attention.head_count_kv", default: headCount)
+        headCount = try layerInteger("attention.head_count")
+        headCountKV = try layerInteger("attention.head_count_kv", default: headCount)
         contextLength = try integer("context_length", default: 2048)
         rmsEpsilon = try number("attention.layer_norm_rms_epsilon", default: 1e-5)
         ropeFrequencyBase = try number("rope.freq_base", default: 10_000)

@@ -66,12 +66,23 @@ struct ModelInfo {
             ("embedding", String(configuration.embeddingLength)),
             ("layers", String(configuration.blockCount)),
             ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value, \(configuration.headDimension) wide"),
-            ("feed-forward", configuration.experts.map { "\($0.count) experts of \($0.feedForwardLength), \($0.used) per token" }
-                ?? String(configuration.feedForwardLength)),
+            ("feed-forward", feedForward),
             ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated
                 + (configuration.ropeScaling.summary.map { ", \($0)" } ?? "")),
             ("rms epsilon", String(configuration.rmsEpsilon)),
         ] + slidingWindow + recurrence
+    }
+
+    /// The feed-forward's width, or its experts' (after the leading dense layers, if any).
+    private var feedForward: String {
+        let c = model.configuration
+        guard let experts = c.experts else { return String(c.feedForwardLength) }
+        let routed = "\(experts.count) experts of \(experts.feedForwardLength), \(experts.used) per token"
+        switch c.leadingDenseLayers {
+        case 0: return routed
+        case 1: return "\(c.feedForwardLength) in layer 0, then \(routed)"
+        case let dense: return "\(c.feedForwardLength) in layers 0–\(dense - 1), then \(routed)"
+        }
     }
 
     /// The sliding-window layers, when the model has them.
@@ -87,7 +98,8 @@ struct ModelInfo {
         let configuration = model.configuration
         guard let r = configuration.recurrence else { return [] }
         let layers = (0..<configuration.blockCount).filter { configuration.isRecurrent(layer: $0) }.count
-        return [("recurrent", "\(layers) of \(configuration.blockCount) layers (Gated DeltaNet, \(r.keyHeads) key and \(r.valueHeads) value heads of \(r.valueHeadDimension), a convolution over \(r.convolutionWidth) inputs)")]
+        let heads = r.deltaRule.map { ", \($0.keyHeads) key and \($0.valueHeads) value heads of \($0.valueHeadDimension)" } ?? ""
+        return [("recurrent", "\(layers) of \(configuration.blockCount) layers (\(r.kind)\(heads), a convolution over \(r.convolutionWidth) inputs)")]
     }
 
     /// The layers RoPE leaves out, when there are any.

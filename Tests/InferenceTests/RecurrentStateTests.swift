@@ -4,14 +4,17 @@ import GenerationTypes
 import Testing
 @testable import Inference
 
-/// A hybrid recurrent model's state (the synthetic Qwen3.5: Gated DeltaNet layers beside
-/// attention) in a session, as the KV cache is: continued when a prompt extends what the cache
+/// A hybrid recurrent model's state (the synthetic Qwen3.5's Gated DeltaNet layers and
+/// LFM2-MoE's short convolutions, beside attention) in a session, as the KV cache is: continued when a prompt extends what the cache
 /// holds, read again from the start otherwise (a recurrent state cannot go back), saved and
 /// restored, and consistent after an interrupted read. The oracle is a new session reading the
 /// whole prompt, whose own output the architecture tests check against llama.cpp.
 @Suite("Recurrent state in a session")
 struct RecurrentStateTests {
-    static func model() throws -> LanguageModel { try LanguageModel(path: try TestData.syntheticModel("qwen35")) }
+    /// The synthetic hybrid models, and the first of their attention layers.
+    static let models = ["qwen35": 3, "lfm2moe": 2]
+
+    static func model(_ name: String = "qwen35") throws -> LanguageModel { try LanguageModel(path: try TestData.syntheticModel(name)) }
 
     /// The ids and every step's logits of a greedy generation from `tokens`, and how many prompt tokens it reused.
     func run(_ session: ModelSession, _ tokens: [Int32], reusingAny: Bool = false) async throws -> (ids: [Int32], logits: [[Float]], reused: Int) {
@@ -28,9 +31,10 @@ struct RecurrentStateTests {
         return zip(a, b).map { zip($0, $1).map { abs($0 - $1) }.max() ?? 0 }.max() ?? 0
     }
 
-    @Test("a prompt that extends the whole cache continues the state; one that shares only part of it is read again; each gives a fresh read's tokens and logits")
-    func continuesOnlyWhole() async throws {
-        let model = try Self.model()
+    @Test("a prompt that extends the whole cache continues the state; one that shares only part of it is read again; each gives a fresh read's tokens and logits",
+          arguments: models.keys.sorted())
+    func continuesOnlyWhole(name: String) async throws {
+        let model = try Self.model(name)
         let session = ModelSession(model: model, threads: 2, batchSize: 8)
         let prompt = session.tokenize("A recurrent state carries the whole history of a sequence in a fixed size.")
         let first = try await run(session, prompt)
@@ -53,9 +57,9 @@ struct RecurrentStateTests {
         #expect(reread.ids == freshDiverging.ids && reread.logits == freshDiverging.logits)
     }
 
-    @Test("a saved state holds the recurrent state: restored in another session, it continues as the original")
-    func savedStateContinues() async throws {
-        let model = try Self.model()
+    @Test("a saved state holds the recurrent state: restored in another session, it continues as the original", arguments: models.keys.sorted())
+    func savedStateContinues(name: String) async throws {
+        let model = try Self.model(name)
         let session = ModelSession(model: model, threads: 2, batchSize: 8)
         let prompt = session.tokenize("Saved states hold keys, values and the recurrent state.")
         _ = try await session.prefill(prompt)
@@ -67,12 +71,15 @@ struct RecurrentStateTests {
         let restored = try await run(other, longer, reusingAny: true)
         let fresh = try await run(ModelSession(model: model, threads: 2, batchSize: 8), longer)
         #expect(restored.reused == prompt.count)
-        #expect(restored.ids == fresh.ids && restored.logits == fresh.logits)
+        // Read in other batches than the fresh read's (a mixture of experts then multiplies
+        // other groups of rows): the logits agree to F32 rounding.
+        #expect(restored.ids == fresh.ids && Self.largestDifference(restored.logits, fresh.logits) < 1e-3,
+                "\(Self.largestDifference(restored.logits, fresh.logits))")
     }
 
-    @Test("a read interrupted between batches leaves the state where the cache is: the next generation is a fresh read's")
-    func interruptedReadStaysConsistent() async throws {
-        let model = try Self.model()
+    @Test("a read interrupted between batches leaves the state where the cache is: the next generation is a fresh read's", arguments: models.keys.sorted())
+    func interruptedReadStaysConsistent(name: String) async throws {
+        let model = try Self.model(name)
         let session = ModelSession(model: model, threads: 1, batchSize: 4)
         let prompt = session.tokenize(String(repeating: "Interrupts keep the state consistent. ", count: 20))
         let stop = StopSignal()
@@ -85,12 +92,14 @@ struct RecurrentStateTests {
         #expect(after.ids == fresh.ids && after.logits == fresh.logits)
     }
 
-    @Test("attention patterns, head ablations and traces of heads are refused for recurrent blocks, naming the attention layers")
-    func noAttentionInRecurrentBlocks() async throws {
-        let model = try Self.model()
+    @Test("attention patterns, head ablations and traces of heads are refused for recurrent blocks, naming the attention layers",
+          arguments: models.sorted { $0.key < $1.key })
+    func noAttentionInRecurrentBlocks(name: String, attention: Int) async throws {
+        let model = try Self.model(name)
         let session = ModelSession(model: model, threads: 1, batchSize: 8)
         let tokens = session.tokenize("Which blocks attend?")
-        let expected = "block 0 is a recurrent (Gated DeltaNet) layer without attention heads; the attention layers are 3"
+        let kind = name == "qwen35" ? "Gated DeltaNet" : "short convolution"
+        let expected = "block 0 is a recurrent (\(kind)) layer without attention heads; the attention layers are \(attention)"
         do {
             _ = try await session.attentionPattern(tokens, block: 0)
             Issue.record("an attention pattern of a recurrent block")
@@ -99,8 +108,8 @@ struct RecurrentStateTests {
         }
         #expect(throws: ModelError.self) { try Ablation(heads: [0], block: 0, headDimension: model.configuration.headDimension).check(model) }
         #expect(throws: ModelError.self) { try ActivationCapture([.attentionProbabilities]).check(model) }
-        try ActivationCapture([.attentionProbabilities], blocks: [3]).check(model)
-        let pattern = try await session.attentionPattern(tokens, block: 3)
+        try ActivationCapture([.attentionProbabilities], blocks: [attention]).check(model)
+        let pattern = try await session.attentionPattern(tokens, block: attention)
         #expect(pattern.weights.count == model.configuration.headCount && pattern.weights[0].count == tokens.count)
     }
 

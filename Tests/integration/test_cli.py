@@ -268,6 +268,15 @@ def test_info_describes_experts_as_the_file_declares_them():
         width = fields[f"{architecture}.{width_key}"].contents()
         info = subprocess.run([lumen_bin(), "info", path], capture_output=True, text=True, check=True).stdout
         assert re.search(rf"^feed-forward +{count} experts of {width}, {used} per token$", info, re.MULTILINE), info
+    # LFM2-MoE's leading dense layers before its experts.
+    path, _ = architecture_model("lfm2moe")
+    fields = gguf.GGUFReader(path).fields
+    dense, width = fields["lfm2moe.leading_dense_block_count"].contents(), fields["lfm2moe.feed_forward_length"].contents()
+    experts = (f"{fields['lfm2moe.expert_count'].contents()} experts of {fields['lfm2moe.expert_feed_forward_length'].contents()}, "
+               f"{fields['lfm2moe.expert_used_count'].contents()} per token")
+    assert dense == 1
+    info = subprocess.run([lumen_bin(), "info", path], capture_output=True, text=True, check=True).stdout
+    assert re.search(rf"^feed-forward +{width} in layer 0, then {experts}$", info, re.MULTILINE), info
 
 
 def test_info_describes_recurrent_layers_as_the_file_declares_them():
@@ -283,6 +292,15 @@ def test_info_describes_recurrent_layers_as_the_file_declares_them():
     expected = (f"{sum(map(bool, flags))} of {len(flags)} layers (Gated DeltaNet, {key_heads} key and {value_heads} value heads "
                 f"of {width}, a convolution over {convolution} inputs)")
     assert re.search(rf"^recurrent +{re.escape(expected)}$", info, re.MULTILINE), info
+    # LFM2's convolution layers are those without key/value heads.
+    path, _ = architecture_model("lfm2")
+    fields = gguf.GGUFReader(path).fields
+    heads = fields["lfm2.attention.head_count_kv"].contents()
+    info = subprocess.run([lumen_bin(), "info", path], capture_output=True, text=True, check=True).stdout
+    expected = (f"{heads.count(0)} of {len(heads)} layers (short convolution, "
+                f"a convolution over {fields['lfm2.shortconv.l_cache'].contents()} inputs)")
+    assert re.search(rf"^recurrent +{re.escape(expected)}$", info, re.MULTILINE), info
+    assert re.search(rf"^heads +{max(heads)} query, {max(heads)} key/value", info, re.MULTILINE), info
 
 
 def test_info_describes_sliding_layers_and_rope_scaling_as_the_file_declares_them(tmp_path):

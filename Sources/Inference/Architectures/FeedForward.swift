@@ -8,12 +8,12 @@ enum FeedForward: Sendable {
     indirect case experts(MixtureOfExperts)
 
     /// The feed-forward of layer `index`: the experts (of `variant`) when the model has them
-    /// (`configuration.experts`), else the dense network with the scale and bias of `extras` the
-    /// file has.
+    /// (`configuration.experts`) past its leading dense layers, else the dense network with the
+    /// scale and bias of `extras` the file has.
     static func load(layer index: Int, from weights: WeightLoader, extras: Projection.Extras,
                      experts variant: MixtureOfExperts.Variant = .standard) throws(ModelError) -> FeedForward {
         let c = weights.configuration
-        if let experts = c.experts {
+        if let experts = c.experts, index >= c.leadingDenseLayers {
             return .experts(try MixtureOfExperts.load(layer: index, from: weights, experts: experts, variant: variant))
         }
         return .dense(gate: try weights.projection(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),

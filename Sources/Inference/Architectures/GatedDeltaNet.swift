@@ -17,8 +17,8 @@ struct GatedDeltaNet: Sendable {
     let mix: Projection
     /// The gate of the output (`attn_gate`, llama.cpp's `z`).
     let outputGate: Projection
-    /// The convolution's weights, a row of `convolutionWidth` per channel.
-    let convolution: [Float]
+    /// The short convolution over queries, keys and values, then SiLU.
+    let convolution: CausalConvolution
     /// Each value head's decay bias (`ssm_dt.bias`) and rate (`ssm_a`, −exp(A_log)).
     let decayBias, decayRate: [Float]
     /// The per-head decay (α, `ssm_alpha`) and write strength (β before its sigmoid, `ssm_beta`) products.
@@ -27,15 +27,16 @@ struct GatedDeltaNet: Sendable {
     let norm: [Float]
     /// The projection back to the residual stream (`ssm_out`).
     let output: Projection
-    let shape: ModelConfiguration.Recurrence
+    let shape: ModelConfiguration.DeltaRule
 
     /// The layer `index` under llama.cpp's names, with the scales the file has.
-    static func load(layer index: Int, from weights: WeightLoader, shape: ModelConfiguration.Recurrence) throws(ModelError) -> GatedDeltaNet {
+    static func load(layer index: Int, from weights: WeightLoader, convolutionWidth: Int, shape: ModelConfiguration.DeltaRule) throws(ModelError) -> GatedDeltaNet {
         let c = weights.configuration
         return GatedDeltaNet(
             mix: try weights.projection(.queryKeyValue, layer: index, columns: c.embeddingLength, rows: shape.channels, applies: .scale),
             outputGate: try weights.projection(.attentionGate, layer: index, columns: c.embeddingLength, rows: shape.valueDimension, applies: .scale),
-            convolution: try weights.table(.convolution, layer: index, columns: shape.convolutionWidth, rows: shape.channels),
+            convolution: CausalConvolution(weights: try weights.table(.convolution, layer: index, columns: convolutionWidth, rows: shape.channels),
+                                           width: convolutionWidth),
             decayBias: try weights.bias(.decayBias, layer: index, length: shape.valueHeads),
             decayRate: try weights.bareVector(.decayRate, layer: index, length: shape.valueHeads),
             decay: try weights.projection(.decay, layer: index, columns: c.embeddingLength, rows: shape.valueHeads, applies: .scale),
@@ -63,28 +64,8 @@ struct GatedDeltaNet: Sendable {
             strengths[index] = 1 / (1 + exp(-strengths[index]))
             decays[index] = Self.softplus(decays[index] + decayBias[head]) * decayRate[head]
         }
+        convolution.apply(mixed, stride: channels, channels: channels, count: count, layer: layer, activation: .silu, state: state)
         let rowSequences = state.rowSequences, rowPositions = state.rowPositions
-        let width = s.convolutionWidth, kept = width - 1
-        // The convolution, channel by channel through the rows in order, in place: each input is
-        // read before its output is written, and then becomes the newest kept input.
-        convolution.withUnsafeBufferPointer { convolution in
-            state.pool.parallelChunks(channels, chunk: 64, work: count * channels * width) { _, range in
-                for row in 0..<count {
-                    let sequence = rowSequences[row], states = state.recurrentState(sequence: sequence, layer: layer)
-                    for channel in range {
-                        let history = states + channel * kept, weights = convolution.baseAddress! + channel * width
-                        if rowPositions[row] == 0 { history.update(repeating: 0, count: kept) }
-                        let value = mixed[row * channels + channel]
-                        var sum: Float = 0
-                        for tap in 0..<kept { sum += history[tap] * weights[tap] }
-                        sum += value * weights[kept]
-                        for tap in 0..<max(0, kept - 1) { history[tap] = history[tap + 1] }
-                        if kept > 0 { history[kept - 1] = value }
-                        mixed[row * channels + channel] = sum / (1 + exp(-sum))
-                    }
-                }
-            }
-        }
         // Queries and keys L2-normalized per head: x / √(Σx² + ε).
         for row in 0..<count {
             for head in 0..<(2 * s.keyHeads) {
@@ -98,7 +79,7 @@ struct GatedDeltaNet: Sendable {
         // The delta rule, value head by value head through the rows in order. A head's state is
         // stored as llama.cpp's: row j holds S[·][j], so each product reads a row.
         let keyWidth = s.keyHeadDimension, valueWidth = s.valueHeadDimension
-        let statesOffset = kept * channels, scale = 1 / Float(valueWidth).squareRoot()
+        let statesOffset = (convolution.width - 1) * channels, scale = 1 / Float(valueWidth).squareRoot()
         let out = state.recurrentOutput
         state.pool.parallelChunks(s.valueHeads, chunk: 1, work: count * s.valueHeads * keyWidth * valueWidth * 4) { _, range in
             for head in range {

@@ -1,11 +1,12 @@
 import Foundation
 import GGUF
 
-/// A mixture of experts' feed-forward, as llama.cpp's `build_moe_ffn` computes it with softmax
-/// gating: the router scores every expert for each token, the softmax of the scores picks the
-/// `used` most probable, their probabilities are divided by their sum (which is the softmax of
-/// the chosen scores alone, gpt-oss's gating), and the token's output is the weighted sum of those
-/// experts' gated feed-forwards, added in the order they were chosen.
+/// A mixture of experts' feed-forward, as llama.cpp's `build_moe_ffn` computes it: the router
+/// scores every expert for each token, the scores' softmax (or each one's sigmoid) picks the
+/// `used` most probable (after adding the selection bias, when the file has one), their
+/// probabilities are divided by their sum (with softmax, the softmax of the chosen scores alone,
+/// gpt-oss's gating), and the token's output is the
+/// weighted sum of those experts' gated feed-forwards, added in the order they were chosen.
 /// Each expert multiplies only the rows routed to it, gathered together: a generated token reads
 /// the router and `used` experts' weights, a prompt batch each expert's once.
 struct MixtureOfExperts: Sendable {
@@ -18,6 +19,10 @@ struct MixtureOfExperts: Sendable {
     let used: Int
     /// How an expert's gate meets its up product.
     let activation: Activation
+    /// How the router's scores become probabilities.
+    let gating: ModelConfiguration.Gating
+    /// Added to the probabilities only to choose the experts (`exp_probs_b`), when the file has it.
+    let selectionBias: [Float]?
 
     /// What an architecture's graph asks of its experts: their activation, and which of their
     /// per-expert scales and biases it applies (llama.cpp's graphs pass some to `build_moe_ffn`
@@ -25,11 +30,15 @@ struct MixtureOfExperts: Sendable {
     struct Variant: Sendable {
         var activation: Activation = .swiGLU
         var extras: Projection.Extras = .scale
+        /// Whether the gating is the file's (`ModelConfiguration.Experts.gating`), not softmax.
+        var filesGating = false
 
         /// Qwen 3, Qwen 3.5 and Mixtral's: SwiGLU experts with their scales.
         static let standard = Variant()
         /// gpt-oss's: clamped SwiGLU experts with their biases.
         static let gptOss = Variant(activation: .clampedSwiGLU, extras: .bias)
+        /// LFM2-MoE's: SwiGLU experts without their scales, gated as the file says.
+        static let lfm2 = Variant(extras: [], filesGating: true)
     }
     /// The expert every token goes through besides (Qwen3.5-MoE's, Qwen3-Next's), scaled by the
     /// sigmoid of its gate's product with the token, when the file has one.
@@ -82,7 +91,10 @@ struct MixtureOfExperts: Sendable {
             gate: gate, up: up,
             down: try weights.experts(.downExperts, layer: index, columns: width, rows: c.embeddingLength, count: experts.count,
                                       applies: variant.extras),
-            used: experts.used, activation: variant.activation, shared: shared)
+            used: experts.used, activation: variant.activation,
+            gating: variant.filesGating ? experts.gating : .softmax,
+            selectionBias: try weights.optionalBias(.expertSelectionBias, layer: index, length: experts.count),
+            shared: shared)
     }
 
     /// The matrices one generated token reads in full: the router and `used` experts' (every
@@ -105,12 +117,16 @@ struct MixtureOfExperts: Sendable {
         var chosen = [Int](repeating: 0, count: count * used), weights = [Float](repeating: 0, count: count * used)
         for row in 0..<count {
             let probabilities = scores + row * experts
-            Self.softmax(probabilities, count: experts)
+            switch gating {
+            case .softmax: Self.softmax(probabilities, count: experts)
+            case .sigmoid: for expert in 0..<experts { probabilities[expert] = 1 / (1 + exp(-probabilities[expert])) }
+            }
+            let selection = { (expert: Int) in probabilities[expert] + (selectionBias?[expert] ?? 0) }
             var sum: Float = 0
             for slot in 0..<used {
                 var best = -1
                 for expert in 0..<experts where !chosen[(row * used)..<(row * used + slot)].contains(expert) {
-                    if best < 0 || probabilities[expert] > probabilities[best] { best = expert }
+                    if best < 0 || selection(expert) > selection(best) { best = expert }
                 }
                 chosen[row * used + slot] = best
                 weights[row * used + slot] = probabilities[best]

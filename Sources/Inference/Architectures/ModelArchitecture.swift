@@ -28,7 +28,8 @@ enum Architectures {
     static let all: [any ModelArchitecture.Type] = [LlamaArchitecture.self, Qwen2Architecture.self, Qwen3Architecture.self,
                                                     Phi3Architecture.self, Gemma3Architecture.self, Qwen3MoEArchitecture.self,
                                                     SmolLM3Architecture.self, Qwen35Architecture.self,
-                                                    Qwen35MoEArchitecture.self, GptOssArchitecture.self]
+                                                    Qwen35MoEArchitecture.self, GptOssArchitecture.self, LFM2Architecture.self,
+                                                    LFM2MoEArchitecture.self]
 
     /// The architecture `general.architecture` names.
     static func named(_ name: String) -> (any ModelArchitecture.Type)? {

@@ -18,22 +18,9 @@ struct Phi3Architecture: DecoderArchitecture {
         decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFactorsShort, longRopeFactors: .ropeFactorsLong) { (index: Int) throws(ModelError) in
             // Its llama.cpp graph gives the feed-forward neither scales nor biases.
             let gateUp = try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: 2 * c.feedForwardLength, applies: [])
-            let query, key, value: Projection
-            if weights.has(.queryKeyValue, layer: index) {
-                // The fused matrix viewed as its parts, rows in the order llama.cpp splits them.
-                let qkv = try weights.projection(.queryKeyValue, layer: index, columns: c.embeddingLength, rows: c.queryDimension + 2 * c.kvDimension)
-                query = qkv.rows(0..<c.queryDimension)
-                key = qkv.rows(c.queryDimension..<(c.queryDimension + c.kvDimension))
-                value = qkv.rows((c.queryDimension + c.kvDimension)..<(c.queryDimension + 2 * c.kvDimension))
-            } else {
-                query = try weights.projection(.query, layer: index, columns: c.embeddingLength, rows: c.queryDimension)
-                key = try weights.projection(.key, layer: index, columns: c.embeddingLength, rows: c.kvDimension)
-                value = try weights.projection(.value, layer: index, columns: c.embeddingLength, rows: c.kvDimension)
-            }
             return DecoderBlock(
                 attentionNorm: try weights.vector(.attentionNorm, layer: index),
-                query: query, key: key, value: value,
-                attentionOutput: try weights.projection(.attentionOutput, layer: index, columns: c.queryDimension, rows: c.embeddingLength),
+                attention: try SelfAttention.load(layer: index, from: weights),
                 feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
                 feedForward: .dense(gate: gateUp.rows(0..<c.feedForwardLength),
                                     up: gateUp.rows(c.feedForwardLength..<(2 * c.feedForwardLength)),

@@ -24,9 +24,10 @@ struct Qwen35Architecture: ModelArchitecture {
             throw ModelError(file: gguf.path, field: prefix + "ssm.inner_size",
                              reason: "\(inner) over \(valueHeads) value heads of \(keyHeads) key heads of \(keyWidth): value and key heads must be as wide, and key heads divide value heads")
         }
-        configuration.recurrence = ModelConfiguration.Recurrence(
-            convolutionWidth: try integer("ssm.conv_kernel"), keyHeads: keyHeads, valueHeads: valueHeads,
-            keyHeadDimension: keyWidth, valueHeadDimension: inner / valueHeads)
+        let rule = ModelConfiguration.DeltaRule(keyHeads: keyHeads, valueHeads: valueHeads, keyHeadDimension: keyWidth,
+                                                valueHeadDimension: inner / valueHeads)
+        configuration.recurrence = ModelConfiguration.Recurrence(convolutionWidth: try integer("ssm.conv_kernel"), convolutionChannels: rule.channels,
+                                                                 projectedWidth: rule.channels, deltaRule: rule)
         let layers = configuration.blockCount
         if let flags = gguf.metadata[prefix + "attention.recurrent_layers"]?.arrayValue {
             guard flags.count == layers else {
@@ -64,8 +65,8 @@ struct Qwen35Architecture: ModelArchitecture {
         (tokenEmbedding, output) = try weights.embeddingAndOutput()
         var blocks: [Block] = []
         for index in 0..<c.blockCount {
-            let mixer: Mixer = if let shape = c.recurrence, c.isRecurrent(layer: index) {
-                .recurrent(try GatedDeltaNet.load(layer: index, from: weights, shape: shape))
+            let mixer: Mixer = if let recurrence = c.recurrence, let rule = recurrence.deltaRule, c.isRecurrent(layer: index) {
+                .recurrent(try GatedDeltaNet.load(layer: index, from: weights, convolutionWidth: recurrence.convolutionWidth, shape: rule))
             } else {
                 .attention(try GatedAttention.load(layer: index, from: weights))
             }

@@ -16,6 +16,11 @@ struct WeightLoader {
     /// Whether the file has weight `name` (of block `layer`, or of the model).
     func has(_ name: TensorName, layer: Int? = nil) -> Bool { gguf.tensorsByName[name.weight(layer: layer)] != nil }
 
+    /// Bias `role` of block `layer`, of `length`, widened to F32, when the file has it.
+    func optionalBias(_ role: TensorName, layer: Int, length: Int) throws(ModelError) -> [Float]? {
+        gguf.tensorsByName[role.bias(layer: layer)] == nil ? nil : try bias(role, layer: layer, length: length)
+    }
+
     /// Weight `role` (of block `layer`, or of the model) as a matrix of `rows` rows of `columns`;
     /// `multiplied` unless it is only looked up by row (see `Matrix.init`).
     func matrix(_ role: TensorName, layer: Int? = nil, columns: Int, rows: Int, multiplied: Bool = true) throws(ModelError) -> Matrix {

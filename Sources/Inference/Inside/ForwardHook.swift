@@ -67,7 +67,7 @@ extension ModelConfiguration {
         let recurrent = blocks.filter { isRecurrent(layer: $0) }
         guard !recurrent.isEmpty else { return nil }
         let attention = (0..<blockCount).filter { !isRecurrent(layer: $0) }.map(String.init).joined(separator: ", ")
-        return "block\(recurrent.count == 1 ? "" : "s") \(recurrent.map(String.init).joined(separator: ", ")) \(recurrent.count == 1 ? "is a" : "are") recurrent (Gated DeltaNet) layer\(recurrent.count == 1 ? "" : "s") without attention heads; the attention layers are \(attention)"
+        return "block\(recurrent.count == 1 ? "" : "s") \(recurrent.map(String.init).joined(separator: ", ")) \(recurrent.count == 1 ? "is a" : "are") recurrent\(recurrence.map { " (\($0.kind))" } ?? "") layer\(recurrent.count == 1 ? "" : "s") without attention heads; the attention layers are \(attention)"
     }
 }
 

@@ -79,7 +79,7 @@ $(ARCH_MODELS)/.made: scripts/make_arch_references.py | venv llama-server
 test-swift: build models synthetic-models arch-models
 	swift test $(SWIFT_FLAGS)
 
-test-integration: build venv models llama-server arch-models
+test-integration: build venv models synthetic-models llama-server arch-models
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration --ignore=Tests/integration/test_soak.py
 
 ## llama.cpp's own llama-server, which the remote tests talk to: built from the llama.cpp that PyPI's
@@ -208,7 +208,7 @@ bench-parallel: release venv models
 bench-archs: release venv
 	@[ -x "$(LLAMA_BENCH)" ] || { echo "Set LLAMA_BENCH=/path/to/llama-bench (see BENCHMARKS.md)"; exit 2; }
 	$(PYTHON) scripts/make_arch_bench_models.py $(SHARED) .build/bench-models
-	for model in qwen35-0.8b-shape qwen3moe-a3b-shape; do [ -f .build/bench-models/$$model-q4_k_m.gguf ] || \
+	for model in qwen35-0.8b-shape qwen3moe-a3b-shape lfm2-1.2b-shape; do [ -f .build/bench-models/$$model-q4_k_m.gguf ] || \
 		$(BIN_RELEASE) quantize .build/bench-models/$$model.gguf .build/bench-models/$$model-q4_k_m.gguf Q4_K_M -t 2; done
 	python3 scripts/bench_architectures.py $(BIN_RELEASE) $(LLAMA_BENCH) .build/bench-models
 

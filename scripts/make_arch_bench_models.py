@@ -9,7 +9,9 @@ in Q8_0 (norms and the router F32); and a gpt-oss-20b-shaped mixture of experts 
 24 layers of 2880, 64 query and 8 KV heads of 64, 32 experts of 2880 with 4 routed, sinks, biases,
 every other layer sliding over 128 positions, YaRN), written directly in llama.cpp's MXFP4_MOE
 layout (experts MXFP4, other matrices Q8_0) from random blocks, as its 19 billion weights would
-take hours to quantize here. All with the Qwen3.5 vocabulary of ../shared (151,936 tokens).
+take hours to quantize here; and an LFM2-1.2B-shaped hybrid (`lfm2`: 16 layers of 2048, short
+convolutions over 3 inputs but in layers 2, 5, 8, 10, 12 and 14, which attend with 32 and 8 heads
+of 64, an 8192 feed-forward) in Q8_0. All with the Qwen3.5 vocabulary of ../shared (151,936 tokens).
 Usage: make_arch_bench_models.py SHARED_DIR OUT_DIR"""
 import pathlib
 import sys
@@ -24,6 +26,8 @@ SHAPES = {
                               hybrid=dict(key_heads=16, value_heads=16, width=128, convolution=4)),
     "qwen3moe-a3b-shape": dict(architecture="qwen3moe", embed=2048, layers=8, heads=32, kv_heads=4, head=128, rope=128, ffn=6144,
                                experts=dict(count=32, used=8, width=768)),
+    "lfm2-1.2b-shape": dict(architecture="lfm2", embed=2048, layers=16, heads=32, kv_heads=8, head=64, rope=64, ffn=8192,
+                            lfm2=dict(attention=[2, 5, 8, 10, 12, 14], convolution=3)),
     "gpt-oss-20b-shape-mxfp4": dict(architecture="gpt-oss", embed=2880, layers=24, heads=64, kv_heads=8, head=64, rope=64, ffn=2880,
                                     experts=dict(count=32, used=4, width=2880), gpt_oss=True),
 }
@@ -50,8 +54,11 @@ def write(name, shape, shared, out):
     writer.add_embedding_length(embed)
     writer.add_block_count(shape["layers"])
     writer.add_feed_forward_length(shape["ffn"])
+    lfm2 = shape.get("lfm2")
     writer.add_head_count(shape["heads"])
-    writer.add_head_count_kv(shape["kv_heads"])
+    # LFM2's key/value heads are counted per layer, none in a convolution layer.
+    writer.add_head_count_kv([shape["kv_heads"] if layer in lfm2["attention"] else 0 for layer in range(shape["layers"])]
+                             if lfm2 else shape["kv_heads"])
     writer.add_key_length(head)
     writer.add_value_length(head)
     writer.add_rope_dimension_count(shape["rope"])
@@ -94,6 +101,8 @@ def write(name, shape, shared, out):
         writer.add_ssm_group_count(hybrid["key_heads"])
         writer.add_uint32(f"{architecture}.full_attention_interval", 4)
         writer.add_rope_dimension_sections([11, 11, 10, 0])
+    if lfm2:
+        writer.add_shortconv_l_cache(lfm2["convolution"])
     if experts:
         writer.add_expert_count(experts["count"])
         writer.add_expert_used_count(experts["used"])
@@ -103,7 +112,11 @@ def write(name, shape, shared, out):
     for layer in range(shape["layers"]):
         prefix = f"blk.{layer}."
         vector(prefix + "attn_norm.weight", embed)
-        if hybrid and (layer + 1) % 4 != 0:
+        if lfm2 and layer not in lfm2["attention"]:
+            matrix(prefix + "shortconv.in_proj.weight", embed, 3 * embed)
+            matrix(prefix + "shortconv.conv.weight", lfm2["convolution"], embed, quantized=False)
+            matrix(prefix + "shortconv.out_proj.weight", embed, embed)
+        elif hybrid and (layer + 1) % 4 != 0:
             key_heads, value_heads, width = hybrid["key_heads"], hybrid["value_heads"], hybrid["width"]
             channels = 2 * key_heads * width + value_heads * width
             matrix(prefix + "attn_qkv.weight", embed, channels)
@@ -142,7 +155,7 @@ def write(name, shape, shared, out):
             matrix(prefix + "ffn_gate.weight", embed, shape["ffn"])
             matrix(prefix + "ffn_up.weight", embed, shape["ffn"])
             matrix(prefix + "ffn_down.weight", shape["ffn"], embed)
-    vector("output_norm.weight", embed)
+    vector("token_embd_norm.weight" if lfm2 else "output_norm.weight", embed)
     matrix("output.weight", embed, vocabulary)
     writer.write_header_to_file()
     writer.write_kv_data_to_file()

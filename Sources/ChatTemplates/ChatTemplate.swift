@@ -35,6 +35,10 @@ public struct ChatTemplate: Sendable {
     public let bosToken: String
     /// The text `eos_token` stands for.
     public let eosToken: String
+    /// How the format marks a model's reasoning, when it does.
+    public let reasoning: ReasoningSyntax?
+    /// Whether the template reads `enable_thinking`: whether thinking can be switched on or off.
+    public let hasThinkingSwitch: Bool
     private let template: Template
 
     /// The template of `gguf` (or `override`, or the built-in format chosen for the file's
@@ -58,20 +62,36 @@ public struct ChatTemplate: Sendable {
         self.origin = origin
         self.bosToken = bosToken
         self.eosToken = eosToken
+        reasoning = ReasoningSyntax.used(byTemplate: source)
+        hasThinkingSwitch = source.contains("enable_thinking")
         template = try Template(source)
     }
 
     /// The prompt for `messages`; with `addGenerationPrompt`, ending where the assistant's reply
-    /// starts. `now` is what `strftime_now` formats.
-    public func render(_ messages: [ChatMessage], addGenerationPrompt: Bool = true,
+    /// starts. A message's reasoning is its `reasoning_content` (and, in harmony, its `thinking`,
+    /// as llama.cpp passes it); `thinking` sets `enable_thinking` (nil leaves it undefined, the
+    /// template's default); `variables` are more of the template's variables (a server request's
+    /// `chat_template_kwargs`). `now` is what `strftime_now` formats.
+    public func render(_ messages: [ChatMessage], addGenerationPrompt: Bool = true, thinking: Bool? = nil,
+                       variables extra: [(String, TemplateValue)] = [],
                        now: TemplateEnvironment.DateComponents = .utc(secondsSince1970: Int(Date().timeIntervalSince1970))) throws(TemplateError) -> String {
-        let variables: [String: TemplateValue] = [
-            "messages": .list(messages.map { .dictionary(TemplateValue.Dictionary([("role", .string($0.role)), ("content", .string($0.content))])) }),
+        let messages: [TemplateValue] = messages.map { message in
+            var fields: [(String, TemplateValue)] = [("role", .string(message.role)), ("content", .string(message.content))]
+            if let reasoning = message.reasoning {
+                fields.append(("reasoning_content", .string(reasoning)))
+                if self.reasoning == .harmony { fields.append(("thinking", .string(reasoning))) }
+            }
+            return .dictionary(TemplateValue.Dictionary(fields))
+        }
+        var variables: [String: TemplateValue] = [
+            "messages": .list(messages),
             "add_generation_prompt": .bool(addGenerationPrompt),
             "bos_token": .string(bosToken),
             "eos_token": .string(eosToken),
             "tools": .none,
         ]
+        if let thinking { variables["enable_thinking"] = .bool(thinking) }
+        for (name, value) in extra { variables[name] = value }
         return try template.render(variables, environment: TemplateEnvironment(now: now))
     }
 }

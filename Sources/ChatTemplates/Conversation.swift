@@ -12,6 +12,9 @@ public struct Conversation: Sendable {
     public private(set) var messages: [ChatMessage]
     /// The system message it started with.
     public let system: String?
+    /// Whether the model thinks before it replies, for a template with the switch
+    /// (`enable_thinking`); nil: the template's default.
+    public var thinking: Bool?
 
     /// A conversation with the model whose file and vocabulary are `gguf` and `vocabulary`,
     /// starting with `system` (if any), rendered by `template` (default: the file's, else the built-in format of its architecture).
@@ -44,7 +47,7 @@ public struct Conversation: Sendable {
             throw ModelError(file: "chat template", field: "template", reason: "the server renders this conversation with its own template")
         }
         do {
-            return try template.render(messages, addGenerationPrompt: true)
+            return try template.render(messages, addGenerationPrompt: true, thinking: thinking)
         } catch {
             throw ModelError(file: "chat template", field: error.kind, reason: error.description)
         }

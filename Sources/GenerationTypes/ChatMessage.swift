@@ -6,11 +6,14 @@ public struct ChatMessage: Sendable, Equatable {
     public var content: String
     /// Whether this is a reply cut short by an interrupt (not shown to the template).
     public var isPartial: Bool
+    /// A reply's reasoning before its text, when the model gave one (`reasoning_content`).
+    public var reasoning: String?
 
     /// Creates a message.
-    public init(role: String, content: String, isPartial: Bool = false) {
+    public init(role: String, content: String, isPartial: Bool = false, reasoning: String? = nil) {
         self.role = role
         self.content = content
         self.isPartial = isPartial
+        self.reasoning = reasoning
     }
 }

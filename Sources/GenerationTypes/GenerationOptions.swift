@@ -57,6 +57,9 @@ public struct GenerationOptions: Sendable, Equatable {
     /// Speculative decoding by prompt lookup or a draft model (`GenerationPipeline.draftModel`);
     /// nil: none. The output is the same either way.
     public var speculation: Speculation?
+    /// Special tokens whose text the output shows, which it otherwise leaves out (llama.cpp's
+    /// `preserved_tokens`: the markers a chat format's reasoning is split at).
+    public var shownTokens: Set<Int32> = []
 
     /// Creates options.
     public init(sampling: SamplingOptions = SamplingOptions(), maxTokens: Int = 128, stopStrings: [String] = [], stopAtEndOfSequence: Bool = true) {

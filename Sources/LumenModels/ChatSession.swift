@@ -38,6 +38,7 @@ public final class ChatSession: PropertyTableHostObject {
                 var entry = LumenDictionary()
                 entry[.string("role")] = .string(message.role)
                 entry[.string("content")] = .string(message.content)
+                if let reasoning = message.reasoning { entry[.string("reasoning")] = .string(reasoning) }
                 if message.isPartial { entry[.string("partial")] = .bool(true) }
                 return .dictionary(entry)
             })

@@ -19,16 +19,24 @@ final class ConversationLibrary: LumenLibrary {
 
     static let conversation = Builtin(
         name: "conversation",
-        signature: "conversation(_ model, system: String? = nil, template: String? = nil) -> Conversation",
-        summary: "Starts a conversation with the model, rendered by its chat template (or template:, a Jinja template; the built-in format of its architecture (Gemma, Llama 3, Phi-3, else ChatML) when the model has none). Each say() reuses the cached earlier turns."
+        signature: "conversation(_ model, system: String? = nil, template: String? = nil, thinking: Bool? = nil) -> Conversation",
+        summary: "Starts a conversation with the model, rendered by its chat template (or template:, a Jinja template; the built-in format of its architecture (Gemma, Llama 3, Phi-3, else ChatML) when the model has none). Each say() reuses the cached earlier turns. A reply's reasoning (Qwen's <think>, gpt-oss's analysis channel, Gemma 4's thought channel) is shown dimmed and kept apart: reply.reasoning, reply.text the answer. thinking: true or false switches it on or off where the template can (enable_thinking); nil keeps the template's default."
     ) { arguments, context in
         let model = try ModelLibrary.generativeModel(&arguments)
         let system = try arguments.labelledString("system")
         let template = try arguments.labelledString("template")
+        let thinking = try arguments.labelledBool("thinking")
         try arguments.finish()
-        return try await ModelLibrary.modelWork(at: context.location) {
-            .host(try await model.conversation(system: system, template: template) { context.output.stream(.stderr, $0) })
+        let chat = try await ModelLibrary.modelWork(at: context.location) {
+            try await model.conversation(system: system, template: template) { context.output.stream(.stderr, $0) }
         }
+        if let thinking {
+            guard chat.conversation.template?.hasThinkingSwitch == true else {
+                throw LumenError(.value, "thinking: needs a chat template that reads enable_thinking; \(model.name)'s does not", at: context.location)
+            }
+            chat.update { $0.thinking = thinking }
+        }
+        return .host(chat)
     }
 
     static let say = Builtin(
@@ -55,10 +63,11 @@ final class ConversationLibrary: LumenLibrary {
         turn.append(ChatMessage(role: "user", content: message))
         let generation = try await ModelLibrary.streamGeneration(prompt: message, options: options, timeout: timeout, stopButton: stopButton,
                                                     record: RunDraft(entry: "say", model: chat.model, messages: turn.messages),
-                                                    context: context) { stop in
+                                                    reasoning: turn.template?.reasoning, context: context) { stop in
             try await chat.engine.reply(to: turn, options: options, stop: stop)
         }
-        turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted || generation.stats.finishReason == .timeout))
+        turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted || generation.stats.finishReason == .timeout,
+                                reasoning: generation.reasoning))
         chat.update { $0 = turn }
         return generation
     }

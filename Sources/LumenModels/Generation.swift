@@ -11,8 +11,11 @@ import RunLog
 public final class Generation: PropertyTableHostObject {
     /// The prompt.
     public let prompt: String
-    /// The generated text.
+    /// The generated text: the reply, without the reasoning before it.
     public let text: String
+    /// The model's reasoning before its reply, when its chat format marks one (`<think>`,
+    /// harmony's analysis channel).
+    public let reasoning: String?
     /// The generated tokens.
     public let tokens: [GeneratedToken]
     /// Figures about the run.
@@ -22,9 +25,11 @@ public final class Generation: PropertyTableHostObject {
     /// Whether the run was interrupted.
     public let interrupted: Bool
 
-    init(prompt: String, text: String, tokens: [GeneratedToken], stats: GenerationSummary, options: GenerationOptions, interrupted: Bool) {
+    init(prompt: String, text: String, reasoning: String? = nil, tokens: [GeneratedToken], stats: GenerationSummary, options: GenerationOptions,
+         interrupted: Bool) {
         self.prompt = prompt
         self.text = text
+        self.reasoning = reasoning
         self.tokens = tokens
         self.stats = stats
         self.options = options
@@ -38,6 +43,7 @@ public final class Generation: PropertyTableHostObject {
         // Float's 0.949999988).
         ("options", { RunOptions($0.options).value }),
         ("prompt", { .string($0.prompt) }),
+        ("reasoning", { $0.reasoning.map { .string($0) } ?? .null }),
         ("stats", { generation in
             let stats = generation.stats
             var entry = LumenDictionary()
@@ -71,7 +77,9 @@ public final class Generation: PropertyTableHostObject {
 
     public var summary: String { text + "\n" + Self.summaryLine(stats, interrupted: interrupted) }
 
-    public var mimeBundle: MIMEBundle { Self.bundle(text: text, footer: Self.summaryLine(stats, interrupted: interrupted)) }
+    public var mimeBundle: MIMEBundle {
+        Self.bundle(text: text, reasoning: reasoning, footer: Self.summaryLine(stats, interrupted: interrupted))
+    }
 
     /// The one-line summary under a generation.
     static func summaryLine(_ stats: GenerationSummary, interrupted: Bool) -> String {
@@ -84,10 +92,12 @@ public final class Generation: PropertyTableHostObject {
     /// The summary line alone, shown under text that was streamed as it was generated.
     var footerBundle: MIMEBundle { Self.footer(Self.summaryLine(stats, interrupted: interrupted)) }
 
-    /// Text with its footer, as plain text (the footer on its own line) and HTML.
-    static func bundle(text: String, footer: String) -> MIMEBundle {
-        let html = "<div style=\"white-space: pre-wrap\">\(HTML.escape(text))</div>" + (Self.footer(footer).data["text/html"] ?? "")
-        return MIMEBundle(["text/plain": text + "\n" + footer, "text/html": html])
+    /// Text with its footer, as plain text (the footer on its own line) and HTML; the reasoning
+    /// before it, if any, dimmed in plain text and collapsed in HTML.
+    static func bundle(text: String, reasoning: String? = nil, footer: String) -> MIMEBundle {
+        let html = (reasoning.map(ReasoningDisplay.html) ?? "") + "<div style=\"white-space: pre-wrap\">\(HTML.escape(text))</div>"
+            + (Self.footer(footer).data["text/html"] ?? "")
+        return MIMEBundle(["text/plain": (reasoning.map(ReasoningDisplay.plain) ?? "") + text + "\n" + footer, "text/html": html])
     }
 
     /// A footer as plain text and HTML.

@@ -82,3 +82,10 @@ extension LoadedModel: GenerativeModel {
 
     func loaded(for use: String) throws(ModelError) -> LoadedModel { self }
 }
+
+extension LoadedModel {
+    /// How the model's chat template marks its reasoning, if it does.
+    var reasoningSyntax: ReasoningSyntax? {
+        (try? model()).flatMap { $0.gguf.metadata["tokenizer.chat_template"]?.stringValue }.flatMap(ReasoningSyntax.used(byTemplate:))
+    }
+}

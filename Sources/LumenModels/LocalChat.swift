@@ -21,7 +21,10 @@ struct LocalChat: ChatEngine {
         var options = options
         options.reusesCachedPrefix = true
         let lease = try await model.lease(preferring: sessionIndex)
-        let tokens = conversation.promptTokens(lease.session.model.tokenizer, text: prompt)
+        let tokenizer = lease.session.model.tokenizer
+        let tokens = conversation.promptTokens(tokenizer, text: prompt)
+        // The markers of the reasoning are shown, so that it can be told from the reply.
+        options.shownTokens.formUnion(conversation.template?.reasoning?.shownTokenIDs(in: tokenizer.vocabulary) ?? [])
         return (prompt, lease.generate(tokens: tokens, options: options, stop: stop, startingFrom: inherited))
     }
 

@@ -1,3 +1,4 @@
+import ChatTemplates
 import Evaluation
 import Foundation
 import GGUF
@@ -49,9 +50,15 @@ extension ModelLibrary {
         var record = RunDraft(entry: "generate", model: model)
         record.steering = steering.logged
         record.interventions = changes.logged
+        // A text prompt's output is split into reasoning and reply as the model's chat format marks them.
+        let local = promptIDs == nil ? try? model.loaded(for: "reasoning") : nil
+        let reasoning = local?.reasoningSyntax
+        if let reasoning, let tokenizer = try? local?.model().tokenizer {
+            options.shownTokens.formUnion(reasoning.shownTokenIDs(in: tokenizer.vocabulary))
+        }
         // From a state, the model reads the state's text and the prompt; the run log keeps both.
         let generation = try await streamGeneration(prompt: (state?.text ?? "") + prompt, options: options, timeout: timeout,
-                                                    stopButton: stopButton, record: record, context: context) { stop in
+                                                    stopButton: stopButton, record: record, reasoning: reasoning, context: context) { stop in
             let hooks = steering.hooks + changes.hooks
             if let promptIDs, let local = model as? LoadedModel {
                 return (nil, try await local.generate(tokens: promptIDs, options: options, hooks: hooks, stop: stop))
@@ -86,9 +93,11 @@ extension ModelLibrary {
     /// keeps the partial text (the returned generation says it was interrupted; the caller ends
     /// the cell); after `timeout` seconds it stops the same way and is returned with finish
     /// reason `timeout`. The generation, finished or not, goes to the run log as `record`
-    /// describes it.
+    /// describes it. With a `reasoning` syntax, the model's reasoning is told from its reply as
+    /// they stream (the reasoning dimmed, an ANSI faint italic every front end's stream shows)
+    /// and kept apart in the generation.
     static func streamGeneration(prompt: String, options: GenerationOptions, timeout: Double?, stopButton: Bool = false, record: RunDraft,
-                                 context: Builtin.Context,
+                                 reasoning: ReasoningSyntax? = nil, context: Builtin.Context,
                                  start: (StopSignal) async throws -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>))
         async throws -> Generation {
         let output = context.output
@@ -99,15 +108,29 @@ extension ModelLibrary {
         let button = stopButton ? try StopButton.show(context: context) { stop.raise() } : nil
         defer { button?.remove(context: context) }
         let (rendered, events) = try await modelWork(at: context.location) { try await start(stop) }
-        let consumer = Task { () async throws -> GenerationCollector in
+        let consumer = Task { () async throws -> (GenerationCollector, ReasonedReply?) in
             var collected = GenerationCollector()
-            // The text's UTF-8 bytes streamed so far (the text only grows, a scalar at a time).
-            var streamed = 0
+            var split = reasoning.map { ReasoningStream(syntax: $0, prompt: rendered ?? prompt) }
+            // The text's UTF-8 bytes read so far (the text only grows, a scalar at a time), and
+            // whether the last text streamed was reasoning and the stream ends without a line break.
+            var streamed = 0, inReasoning = false, endsLine = true
+            func show(_ text: String, reasoning: Bool) {
+                guard !text.isEmpty else { return }
+                if reasoning != inReasoning { output.stream(.stdout, reasoning ? ReasoningDisplay.dimOn : ReasoningDisplay.dimOff + (endsLine ? "" : "\n")) }
+                output.stream(.stdout, text)
+                inReasoning = reasoning
+                endsLine = text.hasSuffix("\n")
+            }
             func streamRest() {
                 let text = collected.text.utf8
                 guard text.count > streamed else { return }
-                output.stream(.stdout, String(decoding: text.dropFirst(streamed), as: UTF8.self))
+                let piece = String(decoding: text.dropFirst(streamed), as: UTF8.self)
                 streamed = text.count
+                guard var reasoned = split else { return show(piece, reasoning: false) }
+                let (thought, said) = reasoned.append(piece)
+                split = reasoned
+                show(thought, reasoning: true)
+                show(said, reasoning: false)
             }
             let clock = ContinuousClock()
             var lastUpdate = clock.now
@@ -124,8 +147,9 @@ extension ModelLibrary {
                 throw error
             }
             streamRest()
-            if streamed > 0, !collected.text.hasSuffix("\n") { output.stream(.stdout, "\n") }
-            return collected
+            if inReasoning { output.stream(.stdout, ReasoningDisplay.dimOff) }
+            if streamed > 0, !endsLine { output.stream(.stdout, "\n") }
+            return (collected, split?.reply)
         }
         let deadline = timeout.map { seconds in
             Task {
@@ -133,7 +157,7 @@ extension ModelLibrary {
                 stop.raise()
             }
         }
-        let result: Result<GenerationCollector, any Error> = await withTaskCancellationHandler {
+        let result: Result<(GenerationCollector, ReasonedReply?), any Error> = await withTaskCancellationHandler {
             await consumer.result
         } onCancel: {
             stop.raise()
@@ -141,17 +165,17 @@ extension ModelLibrary {
         deadline?.cancel()
         let interrupted = Task.isCancelled || button?.wasPressed == true
         let deadlinePassed = if case .success? = await deadline?.result { true } else { false }
-        let collected: GenerationCollector
+        let collected: GenerationCollector, reply: ReasonedReply?
         do {
-            collected = try result.get()
+            (collected, reply) = try result.get()
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
         var stats = collected.summary ?? GenerationSummary(promptTokens: 0, generatedTokens: collected.tokens.count, timeToFirstToken: 0,
                                                            promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
         if deadlinePassed, !interrupted, stats.finishReason == .cancelled { stats.finishReason = .timeout }
-        let generation = Generation(prompt: rendered ?? prompt, text: collected.text, tokens: collected.tokens, stats: stats, options: options,
-                                    interrupted: interrupted)
+        let generation = Generation(prompt: rendered ?? prompt, text: reply?.content ?? collected.text, reasoning: reply?.reasoning,
+                                    tokens: collected.tokens, stats: stats, options: options, interrupted: interrupted)
         output.display(generation.footerBundle, displayID: nil)
         context.shownLive(.host(generation))
         try context.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered,

@@ -68,11 +68,18 @@ public struct ChatDelta: Codable, Sendable, Equatable {
     public var role: String?
     /// The text this chunk adds.
     public var content: String?
+    /// The reasoning this chunk adds (llama-server's `reasoning_content`).
+    public var reasoningContent: String?
 
     /// A delta.
-    public init(role: String? = nil, content: String? = nil) {
+    public init(role: String? = nil, content: String? = nil, reasoningContent: String? = nil) {
         self.role = role
         self.content = content
+        self.reasoningContent = reasoningContent
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case role, content, reasoningContent = "reasoning_content"
     }
 }
 

@@ -21,6 +21,12 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
     public var n: Int?
     /// The end user's identifier; accepted and ignored.
     public var user: String?
+    /// How the model's reasoning comes back, as llama-server's `reasoning_format`: `none` leaves
+    /// it in the content; any other (`auto`, the default, `deepseek`) puts it in
+    /// `reasoning_content`.
+    public var reasoningFormat: String?
+    /// More variables for the chat template (`{"enable_thinking": false}`), as llama-server takes them.
+    public var chatTemplateKwargs: [String: TemplateArgument]?
 
     /// A request.
     public init(model: String?, messages: [WireChatMessage], sampling: SamplingFields, stream: Bool? = nil, streamOptions: StreamOptions? = nil,
@@ -36,7 +42,7 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
 
     enum CodingKeys: String, GenerationRequestKeys, CaseIterable {
         case model, messages, maxCompletionTokens = "max_completion_tokens", stream, streamOptions = "stream_options", logprobs,
-             topLogprobs = "top_logprobs", n, user
+             topLogprobs = "top_logprobs", n, user, reasoningFormat = "reasoning_format", chatTemplateKwargs = "chat_template_kwargs"
     }
 
     /// Every field this request knows; a server refuses others.
@@ -52,6 +58,8 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
         maxCompletionTokens = try container.decodeIfPresent(Int.self, forKey: .maxCompletionTokens)
         logprobs = try container.decodeIfPresent(Bool.self, forKey: .logprobs)
         topLogprobs = try container.decodeIfPresent(Int.self, forKey: .topLogprobs)
+        reasoningFormat = try container.decodeIfPresent(String.self, forKey: .reasoningFormat)
+        chatTemplateKwargs = try container.decodeIfPresent([String: TemplateArgument].self, forKey: .chatTemplateKwargs)
         try decodeSharedFields(from: container, decoder: decoder)
     }
 
@@ -62,6 +70,44 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
         try container.encodeIfPresent(maxCompletionTokens, forKey: .maxCompletionTokens)
         try container.encodeIfPresent(logprobs, forKey: .logprobs)
         try container.encodeIfPresent(topLogprobs, forKey: .topLogprobs)
+        try container.encodeIfPresent(reasoningFormat, forKey: .reasoningFormat)
+        try container.encodeIfPresent(chatTemplateKwargs, forKey: .chatTemplateKwargs)
         try encodeSharedFields(into: &container, encoder: encoder)
+    }
+}
+
+/// A value given to a chat template by a request (`chat_template_kwargs`): a boolean, a number
+/// or a string.
+public enum TemplateArgument: Codable, Sendable, Equatable {
+    case bool(Bool)
+    case integer(Int)
+    case number(Double)
+    case string(String)
+
+    /// Reads a boolean, number or string; anything else is refused.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let value = try? container.decode(Bool.self) {
+            self = .bool(value)
+        } else if let value = try? container.decode(Int.self) {
+            self = .integer(value)
+        } else if let value = try? container.decode(Double.self) {
+            self = .number(value)
+        } else if let value = try? container.decode(String.self) {
+            self = .string(value)
+        } else {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: "a chat template argument must be a boolean, a number or a string")
+        }
+    }
+
+    /// Writes the value.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .bool(let value): try container.encode(value)
+        case .integer(let value): try container.encode(value)
+        case .number(let value): try container.encode(value)
+        case .string(let value): try container.encode(value)
+        }
     }
 }

@@ -1,15 +1,20 @@
 /// One message of a chat request or response. `content` may arrive as a string or as a list of
-/// parts; the text parts are joined (other kinds of part are refused).
+/// parts; the text parts are joined (other kinds of part are refused). An assistant message's
+/// reasoning is `reasoning_content`, as llama-server gives and takes it.
 public struct WireChatMessage: Codable, Sendable, Equatable {
     /// `system`, `user`, `assistant` or `tool`.
     public var role: String
     /// The text.
     public var content: String
+    /// An assistant message's reasoning before its text (llama-server's `reasoning_content`),
+    /// when it has one.
+    public var reasoningContent: String?
 
     /// A message.
-    public init(role: String, content: String) {
+    public init(role: String, content: String, reasoningContent: String? = nil) {
         self.role = role
         self.content = content
+        self.reasoningContent = reasoningContent
     }
 
     private struct Part: Decodable {
@@ -18,13 +23,22 @@ public struct WireChatMessage: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, content
+        case role, content, reasoningContent = "reasoning_content"
+    }
+
+    /// Writes the role, the content, and the reasoning when there is one.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(role, forKey: .role)
+        try container.encode(content, forKey: .content)
+        try container.encodeIfPresent(reasoningContent, forKey: .reasoningContent)
     }
 
     /// Reads a message whose content is a string, null, or a list of text parts.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         role = try container.decode(String.self, forKey: .role)
+        reasoningContent = try container.decodeIfPresent(String.self, forKey: .reasoningContent)
         if let text = try? container.decodeIfPresent(String.self, forKey: .content) {
             content = text
         } else if let parts = try? container.decode([Part].self, forKey: .content) {

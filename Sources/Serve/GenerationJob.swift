@@ -1,3 +1,4 @@
+import ChatTemplates
 import Foundation
 import GenerationTypes
 import Inference
@@ -12,7 +13,8 @@ import Scoring
 /// as interrupted; a request cancelled while it waits leaves the queue without running.
 struct GenerationJob: Sendable {
     let model: ServedModel
-    let promptTokens: [Int32]
+    /// The prompt, and how the answer's reasoning is told from its reply.
+    let prompt: ServedPrompt
     let options: GenerationOptions
     /// Alternatives per token to report.
     let alternatives: Int
@@ -24,7 +26,7 @@ struct GenerationJob: Sendable {
     let created: Int
     let logger: Logger
     /// The prompt and messages, for the record.
-    let prompt: String
+    let loggedPrompt: String
     let messages: [ChatMessage]?
     /// Receives the finished (or abandoned) generation.
     let record: (@Sendable (ServedGeneration) -> Void)?
@@ -41,31 +43,45 @@ struct GenerationJob: Sendable {
             try await send(String(decoding: try encoder.encode(answer), as: UTF8.self))
         }
         var first = true
+        var split = prompt.reasoning.map { ReasoningStream(syntax: $0, prompt: prompt.rendered ?? "", inline: prompt.inlineReasoning) }
         let summary = try await run(on: lease) { token in
             let entries = wantsLogprobs ? [logprob(token)] : nil
-            guard !token.text.isEmpty || entries != nil else { return }
-            try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: token.text, logprobs: entries,
-                                    finishReason: nil, usage: nil))
+            // What the token adds to the reasoning and to the reply.
+            var (reasoning, text): (String?, String) = (nil, token.text)
+            if var reasoned = split {
+                let (thought, said) = reasoned.append(token.text)
+                split = reasoned
+                (reasoning, text) = (thought.isEmpty ? nil : thought, said)
+            }
+            guard !text.isEmpty || reasoning != nil || entries != nil else { return }
+            try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: text, reasoning: reasoning,
+                                    logprobs: entries, finishReason: nil, usage: nil))
             first = false
         }
-        try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: "", logprobs: nil,
+        try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: "", reasoning: nil, logprobs: nil,
                                 finishReason: summary.finishReason.apiName, usage: nil))
         if includeUsage {
             try await emit(R.usageChunk(id: id, created: created, model: model.name,
-                                        usage: Usage(promptTokens: promptTokens.count, completionTokens: summary.generatedTokens)))
+                                        usage: Usage(promptTokens: prompt.tokens.count, completionTokens: summary.generatedTokens)))
         }
     }
 
     /// The whole answer.
     func whole<R: ServedGenerationRequest>(_ type: R.Type, on lease: SessionLease) async throws -> R.Answer {
-        var text = echo ? prompt : ""
+        var text = echo ? loggedPrompt : ""
         var entries: [TokenLogprob] = echo && wantsLogprobs ? try await promptLogprobs(on: lease) : []
         let summary = try await run(on: lease) { token in
             text += token.text
             if wantsLogprobs { entries.append(logprob(token)) }
         }
-        return R.answer(id: id, created: created, model: model.name, chunk: false, first: true, text: text, logprobs: wantsLogprobs ? entries : nil,
-                        finishReason: summary.finishReason.apiName, usage: Usage(promptTokens: promptTokens.count, completionTokens: summary.generatedTokens))
+        var reasoning: String?
+        if let syntax = prompt.reasoning {
+            let reply = syntax.reply(prompt: prompt.rendered ?? "", output: text, inline: prompt.inlineReasoning)
+            (reasoning, text) = (reply.reasoning.flatMap { $0.isEmpty ? nil : $0 }, reply.content)
+        }
+        return R.answer(id: id, created: created, model: model.name, chunk: false, first: true, text: text, reasoning: reasoning,
+                        logprobs: wantsLogprobs ? entries : nil, finishReason: summary.finishReason.apiName,
+                        usage: Usage(promptTokens: prompt.tokens.count, completionTokens: summary.generatedTokens))
     }
 
     /// Generates on the leased session, handing each token to `consume`. Each request is logged
@@ -74,13 +90,13 @@ struct GenerationJob: Sendable {
     /// interrupted; one the model failed is not recorded (the server logs the error).
     private func run(on lease: SessionLease, _ consume: (GeneratedToken) async throws -> Void) async throws -> GenerationSummary {
         let index = lease.index
-        logger.info("\(id) session \(index): started, \(promptTokens.count) prompt tokens")
+        logger.info("\(id) session \(index): started, \(prompt.tokens.count) prompt tokens")
         var collected = GenerationCollector()
         let started = ContinuousClock.now
         var failure: (any Error)?
         do {
             let pipeline = try GenerationPipeline(options: options, model: model.model, hooks: model.hooks)
-            for try await event in lease.session.generate(tokens: promptTokens, options: options, pipeline: pipeline) {
+            for try await event in lease.session.generate(tokens: prompt.tokens, options: options, pipeline: pipeline) {
                 collected.add(event)
                 if case .token(let token) = event {
                     do {
@@ -99,15 +115,15 @@ struct GenerationJob: Sendable {
             // Cut short: the consumer failed (a closed connection) or the task was cancelled.
             logger.info("\(id) session \(index): disconnected after \(tokens.count) tokens (\(shutdown.interruption))")
             let seconds = (ContinuousClock.now - started).seconds
-            record?(ServedGeneration(model: model, prompt: prompt, messages: messages, tokens: tokens,
-                                     summary: GenerationSummary(promptTokens: promptTokens.count, generatedTokens: tokens.count, timeToFirstToken: 0,
+            record?(ServedGeneration(model: model, prompt: loggedPrompt, messages: messages, tokens: tokens,
+                                     summary: GenerationSummary(promptTokens: prompt.tokens.count, generatedTokens: tokens.count, timeToFirstToken: 0,
                                                                 promptTokensPerSecond: 0, generationTokensPerSecond: seconds > 0 ? Double(tokens.count) / seconds : 0,
                                                                 finishReason: .cancelled),
                                      options: options, disconnected: true))
             throw failure ?? CancellationError()
         }
-        logger.info("\(id) session \(index): \(promptTokens.count) prompt tokens, \(summary.generatedTokens) generated, \(summary.finishReason.rawValue)")
-        record?(ServedGeneration(model: model, prompt: prompt, messages: messages, tokens: tokens, summary: summary, options: options, disconnected: false))
+        logger.info("\(id) session \(index): \(prompt.tokens.count) prompt tokens, \(summary.generatedTokens) generated, \(summary.finishReason.rawValue)")
+        record?(ServedGeneration(model: model, prompt: loggedPrompt, messages: messages, tokens: tokens, summary: summary, options: options, disconnected: false))
         return summary
     }
 
@@ -121,12 +137,12 @@ struct GenerationJob: Sendable {
     /// has none: NaN).
     private func promptLogprobs(on lease: SessionLease) async throws -> [TokenLogprob] {
         var logProbabilities: [Float] = []
-        if promptTokens.count >= 2 {
-            let windows = try ScoringWindows.whole(tokenCount: promptTokens.count)
-            logProbabilities = try await lease.session.scores(of: promptTokens, window: windows.windows[0], startsWithBOS: false).logProbabilities
+        if prompt.tokens.count >= 2 {
+            let windows = try ScoringWindows.whole(tokenCount: prompt.tokens.count)
+            logProbabilities = try await lease.session.scores(of: prompt.tokens, window: windows.windows[0], startsWithBOS: false).logProbabilities
         }
         let tokenizer = model.model.tokenizer
-        return promptTokens.enumerated().map { position, id in
+        return prompt.tokens.enumerated().map { position, id in
             let bytes = tokenizer.piece(id)
             return TokenLogprob(token: String(decoding: bytes, as: UTF8.self), logprob: position == 0 ? .nan : Double(logProbabilities[position - 1]),
                                 bytes: bytes.map(Int.init), topLogprobs: [])

@@ -134,11 +134,12 @@ public struct OpenAIServer: Sendable {
         let (parsed, constraint) = try await read(R.self, body)
         let model = try servedModel(parsed.model)
         // Tokenizing (and rendering a chat) takes long for a big prompt: not on the cooperative pool.
-        let promptTokens = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) in try parsed.promptTokens(for: model) }
-        guard !promptTokens.isEmpty else {
+        let prompt = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) in try parsed.prompt(for: model) }
+        guard !prompt.tokens.isEmpty else {
             throw ServerError.invalid("the prompt is empty, and this model adds no BOS token: give at least one token", param: R.promptField)
         }
-        var options = try generationOptions(parsed, promptTokens: promptTokens.count, model: model)
+        var options = try generationOptions(parsed, promptTokens: prompt.tokens.count, model: model)
+        options.shownTokens = prompt.shownTokens
         if let (constraint, field) = constraint {
             do {
                 let vocabulary = model.model.tokenizer.vocabulary
@@ -148,9 +149,9 @@ public struct OpenAIServer: Sendable {
             }
             options.constraint = constraint
         }
-        let job = GenerationJob(model: model, promptTokens: promptTokens, options: options, alternatives: parsed.alternatives ?? 0,
+        let job = GenerationJob(model: model, prompt: prompt, options: options, alternatives: parsed.alternatives ?? 0,
                                 wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
-                                created: Int(Date().timeIntervalSince1970), logger: logger, prompt: parsed.loggedPrompt,
+                                created: Int(Date().timeIntervalSince1970), logger: logger, loggedPrompt: parsed.loggedPrompt,
                                 messages: parsed.loggedMessages, record: record, limits: limits, shutdown: shutdown)
         let lease = try await job.lease()
         guard parsed.stream == true else { return try json(try await job.whole(R.self, on: lease), closing: true) }

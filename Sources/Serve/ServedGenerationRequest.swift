@@ -1,7 +1,23 @@
 import ChatTemplates
 import GenerationTypes
 import Inference
+import Jinja
 import OpenAIAPI
+
+/// A generation request's prompt as the model reads it, and how the answer's reasoning is told
+/// from its reply.
+struct ServedPrompt: Sendable {
+    /// The prompt's tokens.
+    var tokens: [Int32]
+    /// The text a chat template rendered (nil for a completion's prompt).
+    var rendered: String?
+    /// How the model's reasoning is marked (nil: the format marks none).
+    var reasoning: ReasoningSyntax?
+    /// Whether the reasoning is left in the reply (`reasoning_format: none`), not split from it.
+    var inlineReasoning = false
+    /// The special tokens the output shows: the reasoning's markers.
+    var shownTokens: Set<Int32> = []
+}
 
 /// A generation request the server answers (`/v1/completions`, `/v1/chat/completions`): its
 /// fields, its prompt's tokens, and the shape of its answer, so one handler serves both.
@@ -32,11 +48,12 @@ protocol ServedGenerationRequest: Decodable, Sendable {
     var loggedMessages: [ChatMessage]? { get }
     /// The field that holds the prompt, named in errors about it.
     static var promptField: String { get }
-    /// The prompt's tokens for `model`.
-    func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32]
-    /// An answer (`chunk`: one piece of a stream, the first when `first`) with `text`, the
-    /// tokens' log-probabilities when asked for, and the finish reason and usage when known.
-    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, logprobs: [TokenLogprob]?,
+    /// The prompt for `model`: its tokens, and how the answer's reasoning is told from its reply.
+    func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt
+    /// An answer (`chunk`: one piece of a stream, the first when `first`) with `text` (and the
+    /// model's `reasoning` before it, when it is told apart), the tokens' log-probabilities when
+    /// asked for, and the finish reason and usage when known.
+    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, reasoning: String?, logprobs: [TokenLogprob]?,
                        finishReason: String?, usage: Usage?) -> Answer
     /// The last chunk of a stream that asked for usage: no choices, the token counts.
     static func usageChunk(id: String, created: Int, model: String, usage: Usage) -> Answer
@@ -50,11 +67,11 @@ extension CompletionRequest: ServedGenerationRequest {
     var echoesPrompt: Bool { echo == true }
     var loggedMessages: [ChatMessage]? { nil }
 
-    func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {
-        model.model.tokenizer.encode(prompt)
+    func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt {
+        ServedPrompt(tokens: model.model.tokenizer.encode(prompt))
     }
 
-    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, logprobs: [TokenLogprob]?,
+    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, reasoning: String?, logprobs: [TokenLogprob]?,
                        finishReason: String?, usage: Usage?) -> Completion {
         let legacy = logprobs.map { entries in
             var offsets: [Int] = []
@@ -84,29 +101,50 @@ extension ChatCompletionRequest: ServedGenerationRequest {
     var echoesPrompt: Bool { false }
     var loggedMessages: [ChatMessage]? { messages.map { ChatMessage(role: $0.role, content: $0.content) } }
 
-    func promptTokens(for model: ServedModel) throws(ServerError) -> [Int32] {
+    func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt {
         guard !messages.isEmpty else { throw .invalid("messages must not be empty", param: "messages") }
         let template: ChatTemplate
         switch model.chatTemplate {
         case .success(let parsed): template = parsed
         case .failure(let error): throw .failed("the model's chat template cannot be used: \(error)")
         }
+        let splits: Bool
+        switch reasoningFormat ?? "auto" {
+        case "none": splits = false
+        case "auto", "deepseek": splits = true
+        case let other: throw .invalid("reasoning_format must be none, auto or deepseek, got '\(other)'", param: "reasoning_format")
+        }
+        let variables = (chatTemplateKwargs ?? [:]).sorted { $0.key < $1.key }.map { name, value -> (String, TemplateValue) in
+            switch value {
+            case .bool(let flag): (name, .bool(flag))
+            case .integer(let number): (name, .int(number))
+            case .number(let number): (name, .float(number))
+            case .string(let text): (name, .string(text))
+            }
+        }
         let text: String
         do {
-            text = try template.render(messages.map { ChatMessage(role: $0.role, content: $0.content) }, addGenerationPrompt: true)
+            text = try template.render(messages.map { ChatMessage(role: $0.role, content: $0.content, reasoning: $0.reasoningContent) },
+                                       addGenerationPrompt: true, variables: variables)
         } catch {
             throw .invalid("the chat template failed on these messages: \(error)", param: "messages")
         }
-        return Conversation.promptTokens(model.model.tokenizer, text: text)
+        var prompt = ServedPrompt(tokens: Conversation.promptTokens(model.model.tokenizer, text: text), rendered: text)
+        if let syntax = template.reasoning {
+            prompt.reasoning = syntax
+            prompt.inlineReasoning = !splits
+            prompt.shownTokens = syntax.shownTokenIDs(in: model.model.tokenizer.vocabulary)
+        }
+        return prompt
     }
 
-    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, logprobs: [TokenLogprob]?,
+    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, reasoning: String?, logprobs: [TokenLogprob]?,
                        finishReason: String?, usage: Usage?) -> ChatCompletion {
         let choice = chunk
-            ? ChatChoice(delta: ChatDelta(role: first ? "assistant" : nil, content: text), logprobs: logprobs.map { ChatLogprobs(content: $0) },
-                         finishReason: finishReason)
-            : ChatChoice(message: WireChatMessage(role: "assistant", content: text), logprobs: logprobs.map { ChatLogprobs(content: $0) },
-                         finishReason: finishReason)
+            ? ChatChoice(delta: ChatDelta(role: first ? "assistant" : nil, content: text.isEmpty && reasoning != nil ? nil : text, reasoningContent: reasoning),
+                         logprobs: logprobs.map { ChatLogprobs(content: $0) }, finishReason: finishReason)
+            : ChatChoice(message: WireChatMessage(role: "assistant", content: text, reasoningContent: reasoning),
+                         logprobs: logprobs.map { ChatLogprobs(content: $0) }, finishReason: finishReason)
         return ChatCompletion(id: id, chunk: chunk, created: created, model: model, choices: [choice], usage: usage)
     }
 

@@ -29,7 +29,7 @@ public final class ServedModel: Sendable {
     ///
     /// - Throws: `ModelError` when a hook does not fit the model.
     public init(name: String, model: LanguageModel, instances: Int, parallel: Int = 1, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil,
-                hooks: [any ForwardHook] = []) throws(ModelError) {
+                hooks: [any ForwardHook] = [], template: String? = nil) throws(ModelError) {
         for hook in hooks { try hook.check(model) }
         self.hooks = hooks
         self.name = name
@@ -38,7 +38,7 @@ public final class ServedModel: Sendable {
                            requestsPerSession: parallel)
         self.created = created
         self.pooling = pooling ?? Pooling.declared(by: model) ?? .mean
-        chatTemplate = Result { () throws(ModelError) in try ChatTemplate(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary) }
+        chatTemplate = Result { () throws(ModelError) in try ChatTemplate(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary, override: template) }
     }
 
     /// The context length of its sessions.

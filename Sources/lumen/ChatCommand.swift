@@ -28,6 +28,11 @@ struct ChatCommand: AsyncParsableCommand {
     @Option(help: "A Jinja chat template file to use instead of the model's.")
     var template: String?
 
+    @Option(name: [.customLong("reasoning"), .customLong("rea", withSingleDash: true)],
+            help: ArgumentHelp("Thinking before replies, where the template can switch it (enable_thinking): on, off, or auto (the template's default).",
+                               valueName: "on|off|auto"))
+    var reasoning = "auto"
+
     @OptionGroup var sampling: SamplingArguments
 
     @OptionGroup(title: "Constrained output") var constraints: ConstraintArguments
@@ -52,6 +57,16 @@ struct ChatCommand: AsyncParsableCommand {
         if let note = conversation.template?.origin.fallbackNote(model: model, option: "--template") {
             FileHandle.standardError.write(Data((note + "\n").utf8))
         }
+        switch reasoning {
+        case "auto": break
+        case "on", "off":
+            guard conversation.template?.hasThinkingSwitch == true else {
+                throw ValidationError("--reasoning \(reasoning): the chat template has no thinking switch (enable_thinking)")
+            }
+            conversation.thinking = reasoning == "on"
+        default: throw ValidationError("--reasoning takes on, off or auto, got \(reasoning)")
+        }
+        if let syntax = conversation.template?.reasoning { options.shownTokens = syntax.shownTokenIDs(in: llama.tokenizer.vocabulary) }
         let lease = try await SessionPool(model: llama, contextLength: sampling.contextLength, threads: sampling.threads).lease()
         defer { lease.release() }
         let session = lease.session
@@ -112,10 +127,36 @@ struct ChatCommand: AsyncParsableCommand {
         events.interruptRouting.set { stop.raise(); return true }
         defer { events.interruptRouting.set(nil) }
         let pipeline = try GenerationPipeline(options: options, model: llama, hooks: hooks)
-        let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)) { token in
-            FileHandle.standardOutput.write(Data(token.text.utf8))
+        // The reasoning, when the format marks one, is shown dimmed on a terminal, on lines of its own.
+        var split = conversation.template?.reasoning.map { ReasoningStream(syntax: $0, prompt: rendered) }
+        let dims = isatty(STDOUT_FILENO) != 0
+        var inReasoning = false, endsLine = true
+        func show(_ text: String, finished: Bool = false) {
+            // `finished`: the reply is over, and so is the reasoning if it was still going.
+            var (thought, said) = ("", text)
+            if var reasoned = split {
+                (thought, said) = reasoned.append(text)
+                split = reasoned
+            }
+            var out = ""
+            if !thought.isEmpty {
+                if !inReasoning, dims { out += "\u{1B}[2;3m" }
+                inReasoning = true
+                out += thought
+                endsLine = thought.hasSuffix("\n")
+            }
+            if inReasoning, !said.isEmpty || finished {
+                out += (dims ? "\u{1B}[22;23m" : "") + (endsLine ? "" : "\n")
+                inReasoning = false
+            }
+            FileHandle.standardOutput.write(Data((out + said).utf8))
         }
-        let (text, generated, summary) = (collected.text, collected.tokens, collected.summary)
+        let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)) { token in
+            show(token.text)
+        }
+        show("", finished: true)
+        let (generated, summary) = (collected.tokens, collected.summary)
+        let reply = split?.reply ?? ReasonedReply(reasoning: nil, content: collected.text)
         FileHandle.standardOutput.write(Data("\n".utf8))
         let interrupted = stop.isRaised
         if let summary {
@@ -123,7 +164,7 @@ struct ChatCommand: AsyncParsableCommand {
                                   prompt: message, messages: conversation.messages, renderedPrompt: rendered, tokens: generated, summary: summary,
                                   options: options, interrupted: interrupted, steering: controlVectors.logged))
         }
-        conversation.append(ChatMessage(role: "assistant", content: text, isPartial: interrupted))
+        conversation.append(ChatMessage(role: "assistant", content: reply.content, isPartial: interrupted, reasoning: reply.reasoning))
         if let summary {
             let reused = summary.reusedPromptTokens > 0 ? ", \(summary.reusedPromptTokens) reused" : ""
             let note = String(format: "[%d prompt tokens%@, %d generated at %.1f tok/s, finished: %@]\n", summary.promptTokens, reused,

@@ -17,7 +17,10 @@ struct ServeCommand: AsyncParsableCommand {
         Each MODEL is served under its file name without .gguf (the first is the default). \
         Streaming (Server-Sent Events) and whole answers, logprobs/top_logprobs, max_tokens, \
         temperature, top_p, top_k, min_p, repeat_penalty, seed, stop and echo (the prompt scored, \
-        in whole answers). /v1/embeddings pools each input as --pooling says and normalizes it, \
+        in whole answers). A reasoning model's thinking comes back as reasoning_content, \
+        as llama-server gives it (reasoning_format none leaves it in the content; \
+        chat_template_kwargs pass variables such as enable_thinking to the template). \
+        /v1/embeddings pools each input as --pooling says and normalizes it, \
         as llama-server --embeddings does. --control-vector… (llama.cpp's flags) steer every \
         request to every served model, each vector checked against each model at start. \
         Concurrent requests decode together: each of a model's --instances sessions runs up to \
@@ -40,6 +43,9 @@ struct ServeCommand: AsyncParsableCommand {
 
     @Option(help: "The address to listen on.")
     var host = "127.0.0.1"
+
+    @Option(name: .customLong("chat-template-file"), help: ArgumentHelp("A Jinja chat template file every served model uses instead of its own.", valueName: "file"))
+    var chatTemplateFile: String?
 
     @Option(parsing: .unconditional, help: "The port (0: any free port; the URL is printed).")
     var port = 8080
@@ -131,6 +137,11 @@ struct ServeCommand: AsyncParsableCommand {
         let paths = try models.map { try ModelLocator.resolve($0) }
         let (instances, parallel, contextLength, threads, pooling) = (self.instances, self.parallel, self.contextLength, self.threads, self.pooling)
         let controlVectors = self.controlVectors
+        let template = try chatTemplateFile.map { path in
+            do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
+                throw ValidationError("--chat-template-file \(path): \(error.localizedDescription)")
+            }
+        }
         // Loading the models and reading the vector files is blocking work: on a thread of its own.
         let served = try await DedicatedThread.run(name: "lumen-load") { () throws -> [ServedModel] in
             try paths.map { path in
@@ -138,7 +149,7 @@ struct ServeCommand: AsyncParsableCommand {
                 return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
                                        instances: instances, parallel: parallel, contextLength: contextLength, threads: threads,
                                        created: Int(Date().timeIntervalSince1970),
-                                       pooling: pooling, hooks: try controlVectors.hooks(for: model))
+                                       pooling: pooling, hooks: try controlVectors.hooks(for: model), template: template)
             }
         }
         let names = served.map(\.name)

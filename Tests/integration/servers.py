@@ -89,17 +89,17 @@ def free_port():
         return probe.getsockname()[1]
 
 
-def start_llama_cpp_server(*extra):
+def start_llama_cpp_server(*extra, model=SMOLLM2):
     """llama.cpp's own `llama-server` (LLAMA_SERVER names the binary; `make llama-server` builds it
-    from llama-cpp-python's source package) on SmolLM2, one thread, with `extra` arguments, once
-    it is healthy."""
+    from llama-cpp-python's source package) on `model` (SmolLM2 unless told), one thread, with
+    `extra` arguments, once it is healthy."""
     binary = os.environ.get("LLAMA_SERVER", "")
     if not os.path.exists(binary):
         raise AssertionError("LLAMA_SERVER must name llama.cpp's llama-server (make test builds it with make llama-server)")
-    if not SMOLLM2.exists():
-        raise AssertionError(f"{SMOLLM2} is missing (make models fetches it)")
+    if not model.exists():
+        raise AssertionError(f"{model} is missing (make models or make synthetic-models writes it)")
     port = free_port()
-    server = Server([binary, "--model", str(SMOLLM2), "--host", "127.0.0.1", "--port", str(port), "--threads", "1", "--ctx-size", "2048", *extra])
+    server = Server([binary, "--model", str(model), "--host", "127.0.0.1", "--port", str(port), "--threads", "1", "--ctx-size", "2048", *extra])
     server.url = f"http://127.0.0.1:{port}/v1"
     server.wait_for(r"listening on http")
     return server

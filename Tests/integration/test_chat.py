@@ -51,8 +51,8 @@ def test_tokenize_parses_special_tokens_unless_plain():
     assert 151644 not in json.loads(plain.stdout)
 
 
-def jinja2_render(source, messages, add_generation_prompt, bos="<BOS>", eos="<EOS>"):
-    """Renders as transformers' apply_chat_template does."""
+def jinja2_render(source, messages, add_generation_prompt, bos="<BOS>", eos="<EOS>", **variables):
+    """Renders as transformers' apply_chat_template does, with more of the template's `variables`."""
     def raise_exception(message):
         raise jinja2.exceptions.TemplateError(message)
 
@@ -64,7 +64,7 @@ def jinja2_render(source, messages, add_generation_prompt, bos="<BOS>", eos="<EO
     environment.globals["raise_exception"] = raise_exception
     environment.globals["strftime_now"] = lambda fmt: NOW.strftime(fmt)
     return environment.from_string(source).render(messages=messages, add_generation_prompt=add_generation_prompt,
-                                                  bos_token=bos, eos_token=eos, tools=None)
+                                                  bos_token=bos, eos_token=eos, tools=None, **variables)
 
 
 CONVERSATIONS = [

@@ -61,7 +61,7 @@ struct GenerationProgress {
             summary.finishReason = reason
             return nil
         }
-        var (text, stopped) = textStream.append(tokenizer.piece(token))
+        var (text, stopped) = textStream.append(tokenizer.piece(token, showSpecial: options.shownTokens.contains(token)))
         let cancelled = shouldStop()
         // The token just sampled is the last one when the cache has no room to run it.
         let exhausted = summary.generatedTokens >= options.maxTokens || contextFull || steps.outputComplete

@@ -95,7 +95,7 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 	tar xzf $(LLAMA_CPP)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C $(LLAMA_CPP)/source --strip-components=1
 	cmake -S $(LLAMA_CPP)/source/vendor/llama.cpp -B $(LLAMA_CPP)/build -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
 	  -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF > /dev/null
-	cmake --build $(LLAMA_CPP)/build --target llama-server test-gbnf-validator -j $$(nproc) > /dev/null
+	cmake --build $(LLAMA_CPP)/build --target llama-server test-gbnf-validator llama-quantize -j $$(nproc) > /dev/null
 
 ## The Swift tests on the portable kernels only (LUMEN_PORTABLE=1: SIMDe, as arm64 builds them),
 ## in a build folder of their own; CI runs it after make test so the portable path cannot rot.

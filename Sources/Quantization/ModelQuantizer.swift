@@ -66,12 +66,14 @@ public struct ModelQuantizer: Sendable {
         let layers = model.metadata["\(architecture).block_count"]?.intValue
             ?? Set(model.tensors.compactMap { TensorName.blockWeight($0.name)?.layer }).count
         let tiedOutput = model.tensorsByName[TensorName.output.weight()] == nil
+        let valueOrdinals = QuantizationScheme.valueOrdinals(model.tensors.map(\.name))
         try model.requireKnownTypes()
         return try model.tensors.map { tensor throws(ModelError) in
             guard tensor.type.isSupported else {
                 throw ModelError(file: model.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) cannot be read, so it cannot be converted")
             }
-            return (tensor, scheme.type(forTensor: tensor.name, shape: tensor.shape, layers: layers, tiedOutput: tiedOutput))
+            return (tensor, scheme.type(forTensor: tensor.name, shape: tensor.shape, layers: layers, tiedOutput: tiedOutput,
+                                        valueOrdinal: valueOrdinals[tensor.name]))
         }
     }
 

@@ -30,11 +30,16 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     public var description: String { rawValue }
 
     /// A mix's departure from its base type for one matrix: given a block weight's role (e.g.
-    /// `.value`, `blk.N.attn_v.weight`), its layer and the model's layer count, the type it gets
-    /// instead, or nil for the base type.
+    /// `.down`, `blk.N.ffn_down.weight`), its layer and the model's layer count — for the
+    /// value-like roles, its place among the model's value-like matrices and their count, as
+    /// llama.cpp counts `i_attention_wv` — the type it gets instead, or nil for the base type.
     private typealias Rules = @Sendable (_ role: TensorName, _ layer: Int, _ layers: Int) -> TensorType?
     /// A mix: the type of the output matrix (and of a tied embedding), and the rules for the others.
     private typealias Mix = (output: TensorType, rules: Rules)
+
+    /// The matrices llama.cpp's mixes treat as attention's values (`category_is_attn_v`): a
+    /// value matrix, or one that holds the values with other rows (`attn_qkv`).
+    static let valueLikeRoles: Set<TensorName> = [.value, .queryKeyValue]
 
     /// The experts' matrices (three-dimensional tensors).
     private static let expertRoles: Set<TensorName> = [.gateExperts, .upExperts, .downExperts, .gateUpExperts]
@@ -47,24 +52,22 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
         .q4_K: (.q4_K, 14, nil), .q5_K: (.q5_K, 16, nil), .q6_K: (.q6_K, 18, nil),
         .q3_K_M: (.q3_K, 12, (.q6_K, { role, layer, layers in
             switch role {
-            case .value: layer < 2 ? .q5_K : .q4_K
-            case .down, .downExperts: layer < layers / 16 ? .q5_K : .q4_K
-            case .attentionOutput, .queryKeyValue: .q4_K
+            case .value, .queryKeyValue: layer < 2 ? .q5_K : .q4_K
+            case .down, .downExperts, .downSharedExpert: layer < layers / 16 ? .q5_K : .q4_K
+            case .attentionOutput: .q4_K
             default: nil
             }
         })),
         .q4_K_M: (.q4_K, 15, (.q6_K, { role, layer, layers in
             switch role {
-            case .value, .down, .downExperts: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
-            case .queryKeyValue: .q5_K
+            case .value, .queryKeyValue, .down, .downExperts, .downSharedExpert: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
             default: nil
             }
         })),
         .q5_K_S: (.q5_K, 16, (.q6_K, { _, _, _ in nil })),
         .q5_K_M: (.q5_K, 17, (.q6_K, { role, layer, layers in
             switch role {
-            case .value, .down, .downExperts: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
-            case .queryKeyValue: .q6_K
+            case .value, .queryKeyValue, .down, .downExperts, .downSharedExpert: usesMoreBits(layer: layer, of: layers) ? .q6_K : nil
             default: nil
             }
         })),
@@ -79,30 +82,42 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     var fileType: UInt32 { Self.table[self]?.fileType ?? 0 }
 
     /// The matrices llama.cpp's quantizer leaves as they are (`llama-quant.cpp`): a mixture of
-    /// experts' router (`ffn_gate_inp`) and a recurrent layer's convolution (`ssm_conv1d`, which
-    /// its operation reads as F32).
-    static let keptInF32: Set<TensorName?> = [.router, .convolution]
+    /// experts' router (`ffn_gate_inp`) and a recurrent layer's convolution (`ssm_conv1d`,
+    /// LFM2's `shortconv.conv`, which its operation reads as F32).
+    static let keptInF32: Set<TensorName?> = [.router, .convolution, .shortConvolution]
 
     /// The type for tensor `name` of shape `shape` in a model of `layers` blocks; `tiedOutput`
-    /// says the model has no `output.weight` and reuses the token embedding as its output.
+    /// says the model has no `output.weight` and reuses the token embedding as its output;
+    /// `valueOrdinal` is a value-like matrix's place among the model's and their count
+    /// (`valueOrdinals`; without it, its layer among the layers).
     ///
     /// Vectors (norms) and the matrices of `keptInF32` stay F32. A scheme named after a type gives every matrix that type; the
     /// mixes follow llama.cpp's `llama_tensor_get_type` (without an importance matrix): the output
     /// matrix (the token embedding when tied) gets Q6_K in the K-quant mixes (Q8_0 in MXFP4_MOE), and the tensors their rules name more
-    /// bits (experts' down matrices as the down matrix: llama.cpp matches `ffn_down` in
-    /// `ffn_down_exps`). A matrix whose rows are not a whole number of blocks falls back to a format whose
+    /// bits (experts' and the shared expert's down matrices as the down matrix: llama.cpp matches
+    /// `ffn_down` in `ffn_down_exps` and `ffn_down_shexp`; a fused `attn_qkv` as the value matrix,
+    /// counted among the value-like matrices, not the layers). A matrix whose rows are not a whole number of blocks falls back to a format whose
     /// blocks fit, as llama.cpp does (`TypeQuantizer.fallback`), else to F16.
-    func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false) -> TensorType {
+    func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false,
+              valueOrdinal: (index: Int, count: Int)? = nil) -> TensorType {
         guard shape.count >= 2, name.hasSuffix(".weight"), !Self.keptInF32.contains(TensorName.blockWeight(name)?.role) else { return .f32 }
         var type = baseType
         if let mix = Self.table[self]?.mix {
             if name == TensorName.output.weight() || (tiedOutput && name == TensorName.tokenEmbedding.weight()) {
                 type = mix.output
-            } else if let block = TensorName.blockWeight(name), let role = block.role, let chosen = mix.rules(role, block.layer, layers) {
-                type = chosen
+            } else if let block = TensorName.blockWeight(name), let role = block.role {
+                let (index, count) = Self.valueLikeRoles.contains(role) ? valueOrdinal ?? (block.layer, layers) : (block.layer, layers)
+                if let chosen = mix.rules(role, index, count) { type = chosen }
             }
         }
         return Self.fitting(type, rowLength: shape[0])
+    }
+
+    /// Each value-like matrix among `names` (in file order, as llama.cpp counts them): its place
+    /// among them and their count. In a hybrid model they are fewer than the layers.
+    static func valueOrdinals(_ names: [String]) -> [String: (index: Int, count: Int)] {
+        let valueLike = names.filter { TensorName.blockWeight($0)?.role.map(valueLikeRoles.contains) == true }
+        return Dictionary(uniqueKeysWithValues: valueLike.enumerated().map { ($1, ($0, valueLike.count)) })
     }
 
     /// `type`, or its fallback (`TypeQuantizer.fallback`) whose blocks divide `rowLength`.

@@ -206,3 +206,28 @@ def test_mxfp4_moe_writes_experts_as_mxfp4_and_the_rest_as_q8_0_as_llama_cpp(tmp
         expected = gguf.quants.quantize(originals[name], gguf.GGMLQuantizationType.MXFP4)
         assert np.array_equal(np.asarray(written[name].data).reshape(-1), expected.reshape(-1)), name
     assert GGUFReader(str(tmp_path / "out.gguf")).fields["general.file_type"].contents() == 38
+
+
+ARCHITECTURE_REFERENCES = os.path.join(os.path.dirname(__file__), "..", "reference", "archs")
+
+
+@pytest.mark.parametrize("kind", ["Q3_K_M", "Q4_K_M", "Q5_K_M"])
+def test_mixes_give_each_tensor_llama_quantizes_type_in_every_architecture(tmp_path, kind):
+    """The K-quant mixes on llama.cpp's own test model of every architecture Lumen runs
+    (make arch-models), tensor by tensor against `llama-quantize` (built beside llama-server):
+    value-like matrices counted among themselves (a hybrid's fused `attn_qkv` and LFM2's attention
+    layers), the shared expert's down matrix as a down matrix, convolutions kept F32."""
+    import json
+    binary = os.path.join(os.path.dirname(os.environ.get("LLAMA_SERVER", "")), "llama-quantize")
+    if not os.path.exists(binary):
+        pytest.fail("llama-quantize is missing beside LLAMA_SERVER (make llama-server builds both)")
+    folder = os.environ.get("LUMEN_ARCH_MODELS", ".build/arch-models")
+    models = sorted({json.load(open(os.path.join(ARCHITECTURE_REFERENCES, name)))["model"]
+                     for name in os.listdir(ARCHITECTURE_REFERENCES) if name.endswith(".json")})
+    for model in models:
+        source = os.path.join(folder, model)
+        subprocess.run([binary, source, str(tmp_path / "llama.gguf"), kind, "2"], capture_output=True, check=True)
+        quantize(source, tmp_path / "lumen.gguf", kind)
+        expected = {tensor.name: tensor.tensor_type.name for tensor in GGUFReader(str(tmp_path / "llama.gguf")).tensors}
+        written = {tensor.name: tensor.tensor_type.name for tensor in GGUFReader(str(tmp_path / "lumen.gguf")).tensors}
+        assert written == expected, (model, {name: (expected.get(name), written.get(name)) for name in expected if written.get(name) != expected[name]})

@@ -137,19 +137,27 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             norm(prefix + "ssm_norm.weight", width)
             tensor(prefix + "ssm_out.weight", value_heads * width, EMBED, scale=2.0)
         else:
-            tensor(prefix + "attn_q.weight", EMBED, 2 * HEADS * head, scale=4.0)
-            tensor(prefix + "attn_k.weight", EMBED, KV_HEADS * head, scale=4.0)
-            tensor(prefix + "attn_v.weight", EMBED, KV_HEADS * head)
-            norm(prefix + "attn_q_norm.weight", head)
-            norm(prefix + "attn_k_norm.weight", head)
-            tensor(prefix + "attn_output.weight", HEADS * head, EMBED)
+            # The query product gives each head its query and its output's gate.
+            normed_attention(prefix, 2 * HEADS * head, head)
         norm(prefix + "post_attention_norm.weight", EMBED)
         if options.get("experts"):
             experts(prefix)
         else:
-            tensor(prefix + "ffn_gate.weight", EMBED, FFN)
-            tensor(prefix + "ffn_up.weight", EMBED, FFN)
-            tensor(prefix + "ffn_down.weight", FFN, EMBED)
+            dense_feed_forward(prefix)
+
+    def normed_attention(prefix, query_rows, head):
+        """Peaked attention with per-head query and key norms."""
+        tensor(prefix + "attn_q.weight", EMBED, query_rows, scale=4.0)
+        tensor(prefix + "attn_k.weight", EMBED, KV_HEADS * head, scale=4.0)
+        tensor(prefix + "attn_v.weight", EMBED, KV_HEADS * head)
+        norm(prefix + "attn_q_norm.weight", head)
+        norm(prefix + "attn_k_norm.weight", head)
+        tensor(prefix + "attn_output.weight", HEADS * head, EMBED)
+
+    def dense_feed_forward(prefix):
+        tensor(prefix + "ffn_gate.weight", EMBED, FFN)
+        tensor(prefix + "ffn_up.weight", EMBED, FFN)
+        tensor(prefix + "ffn_down.weight", FFN, EMBED)
 
     def lfm2_layer(prefix, layer):
         """An LFM2 layer: a short convolution unless it is the one that attends (with query and key
@@ -161,17 +169,10 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             writer.add_tensor(prefix + "shortconv.conv.weight", (0.7 * random.standard_normal((EMBED, 3))).astype(numpy.float32))
             tensor(prefix + "shortconv.out_proj.weight", EMBED, EMBED)
         else:
-            tensor(prefix + "attn_q.weight", EMBED, HEADS * head, scale=4.0)
-            tensor(prefix + "attn_k.weight", EMBED, KV_HEADS * head, scale=4.0)
-            tensor(prefix + "attn_v.weight", EMBED, KV_HEADS * head)
-            norm(prefix + "attn_q_norm.weight", head)
-            norm(prefix + "attn_k_norm.weight", head)
-            tensor(prefix + "attn_output.weight", HEADS * head, EMBED)
+            normed_attention(prefix, HEADS * head, head)
         norm(prefix + "ffn_norm.weight", EMBED)
         if layer == 0:
-            tensor(prefix + "ffn_gate.weight", EMBED, FFN)
-            tensor(prefix + "ffn_up.weight", EMBED, FFN)
-            tensor(prefix + "ffn_down.weight", FFN, EMBED)
+            dense_feed_forward(prefix)
         else:
             experts(prefix)
             # On the scale of the sigmoid's probabilities, so it changes some choices.

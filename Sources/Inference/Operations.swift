@@ -19,6 +19,17 @@ enum Operations {
         }
     }
 
+    /// Fills the state's RoPE tables for the rows it placed: the global layers', and the sliding
+    /// layers' when their base differs (`ModelConfiguration.slidingRopeFrequencyBase`).
+    static func prepareRoPE(state: InferenceState, configuration c: ModelConfiguration, factors: [Float]? = nil) {
+        prepareRoPE(positions: state.rowPositions, configuration: c, base: c.ropeFrequencyBase, factors: factors,
+                    cosines: state.ropeCosines, sines: state.ropeSines)
+        if let slidingBase = c.slidingRopeFrequencyBase {
+            prepareRoPE(positions: state.rowPositions, configuration: c, base: slidingBase, factors: factors,
+                        cosines: state.slidingRopeCosines, sines: state.slidingRopeSines)
+        }
+    }
+
     /// Fills RoPE tables (`[token][pair]` cosines and sines) for tokens at `positions`, with
     /// frequency base `base`, stretched as the configuration's `ropeScaling` says. `factors`
     /// (Llama 3's `rope_freqs`) divide each pair's frequency.

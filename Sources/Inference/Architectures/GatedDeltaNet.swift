@@ -12,7 +12,7 @@ import GGUF
 /// projected back (`ssm_out`). Value head h reads key head h mod (key heads), as ggml repeats
 /// them. The convolution's last inputs and the states are each sequence's recurrent state
 /// (`InferenceState.recurrentState`), zeroed when a sequence starts at position 0.
-struct GatedDeltaNet: Sendable {
+struct GatedDeltaNet: TokenMixer {
     /// Queries, keys and values in one product (`attn_qkv`), before the convolution.
     let mix: Projection
     /// The gate of the output (`attn_gate`, llama.cpp's `z`).
@@ -52,8 +52,8 @@ struct GatedDeltaNet: Sendable {
     /// The layer over `count` rows of `input` (normed residual rows) into `output`, continuing
     /// each row's sequence's state in `layer`.
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
-               epsilon: Float, state: InferenceState) {
-        let s = shape, channels = s.channels
+               configuration: ModelConfiguration, state: InferenceState) {
+        let s = shape, channels = s.channels, epsilon = configuration.rmsEpsilon
         let mixed = state.mixed, gate = state.outputGate, decays = state.decays, strengths = state.strengths
         mix.apply(input, into: mixed, count: count, state: state)
         outputGate.apply(input, into: gate, count: count, state: state)

@@ -71,10 +71,7 @@ struct Gemma3Architecture: ModelArchitecture {
         }
         Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
         Operations.scale(x, by: Float(dimension).squareRoot(), count: count * dimension)
-        Operations.prepareRoPE(positions: state.rowPositions, configuration: c, base: c.ropeFrequencyBase,
-                               cosines: state.ropeCosines, sines: state.ropeSines)
-        Operations.prepareRoPE(positions: state.rowPositions, configuration: c, base: c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase,
-                               cosines: state.slidingRopeCosines, sines: state.slidingRopeSines)
+        Operations.prepareRoPE(state: state, configuration: c)
         for (layer, block) in blocks.enumerated() {
             let slides = c.slides(layer: layer)
             // Attention: x += PostNorm(Wo · attention(RoPE(QNorm(Wq·n)), RoPE(KNorm(Wk·n)), Wv·n)), n = RMSNorm(x).

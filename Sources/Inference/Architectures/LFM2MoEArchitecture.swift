@@ -4,7 +4,7 @@ import GGUF
 /// `MixtureOfExperts` feed-forward past the leading dense layers (`leading_dense_block_count`),
 /// gated as the file says (`expert_gating_func`, sigmoid in the released files) with a selection
 /// bias, the chosen weights normalized (llama.cpp's graph leaves `expert_weights_scale` unread).
-struct LFM2MoEArchitecture: ModelArchitecture {
+struct LFM2MoEArchitecture: DecoderArchitecture {
     static let name = "lfm2moe"
 
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
@@ -22,17 +22,9 @@ struct LFM2MoEArchitecture: ModelArchitecture {
 
     /// The same model as LFM2's: its feed-forwards past the leading dense layers load as experts
     /// (`FeedForward.load`).
-    let hybrid: LFM2Architecture
+    let decoder: DecoderModel
 
     init(weights: WeightLoader) throws(ModelError) {
-        hybrid = try LFM2Architecture(weights: weights)
-    }
-
-    var matrices: [Matrix] { hybrid.matrices }
-    var tokenEmbedding: Matrix { hybrid.tokenEmbedding }
-    var unembedding: Unembedding { hybrid.unembedding }
-
-    func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
-        hybrid.forward(tokens, state: state, allLogits: allLogits)
+        decoder = try LFM2Architecture(weights: weights).decoder
     }
 }

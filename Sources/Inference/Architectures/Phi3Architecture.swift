@@ -19,9 +19,9 @@ struct Phi3Architecture: DecoderArchitecture {
             // Its llama.cpp graph gives the feed-forward neither scales nor biases.
             let gateUp = try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: 2 * c.feedForwardLength, applies: [])
             return DecoderBlock(
-                attentionNorm: try weights.vector(.attentionNorm, layer: index),
-                attention: try SelfAttention.load(layer: index, from: weights),
+                mixerNorm: try weights.vector(.attentionNorm, layer: index),
                 feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
+                mixer: try SelfAttention.load(layer: index, from: weights),
                 feedForward: .dense(gate: gateUp.rows(0..<c.feedForwardLength),
                                     up: gateUp.rows(c.feedForwardLength..<(2 * c.feedForwardLength)),
                                     down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: [])))

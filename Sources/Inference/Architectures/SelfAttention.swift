@@ -5,7 +5,7 @@ import GGUF
 /// before RoPE (Qwen 3, LFM2), sliding-window layers and per-head attention sinks (gpt-oss).
 /// Every product is a `Projection`, with the scale and bias the file gives it (llama.cpp's
 /// `build_qkv` and `build_attn`).
-struct SelfAttention: Sendable {
+struct SelfAttention: TokenMixer {
     let query, key, value: Projection
     var queryNorm, keyNorm: [Float]?
     /// Each query head's attention sink: a score in its softmax that attends to nothing.

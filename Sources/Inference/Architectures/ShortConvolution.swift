@@ -5,7 +5,7 @@ import GGUF
 /// convolution (`CausalConvolution`, no activation), c gates its output, and the product is
 /// projected back (`shortconv.out_proj`). The convolution's last inputs are each sequence's
 /// recurrent state in the layer.
-struct ShortConvolution: Sendable {
+struct ShortConvolution: TokenMixer {
     let input: Projection
     let convolution: CausalConvolution
     let output: Projection
@@ -25,7 +25,8 @@ struct ShortConvolution: Sendable {
 
     /// The layer over `count` rows of `input` into `output` (which may be `input`), continuing
     /// each row's sequence's state in `layer`.
-    func apply(_ rows: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int, state: InferenceState) {
+    func apply(_ rows: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
+               configuration: ModelConfiguration, state: InferenceState) {
         let dimension = self.output.matrix.rows, stride = 3 * dimension, mixed = state.mixed
         input.apply(rows, into: mixed, count: count, state: state)
         // b ⊙ x where b was, convolved there.

@@ -5,8 +5,8 @@ import GGUF
 /// scores every expert for each token, the scores' softmax (or each one's sigmoid) picks the
 /// `used` most probable (after adding the selection bias, when the file has one), their
 /// probabilities are divided by their sum (with softmax, the softmax of the chosen scores alone,
-/// gpt-oss's gating), and the token's output is the
-/// weighted sum of those experts' gated feed-forwards, added in the order they were chosen.
+/// gpt-oss's gating), and the token's output is the weighted sum of those experts' gated
+/// feed-forwards, added in the order they were chosen.
 /// Each expert multiplies only the rows routed to it, gathered together: a generated token reads
 /// the router and `used` experts' weights, a prompt batch each expert's once.
 struct MixtureOfExperts: Sendable {

@@ -91,11 +91,6 @@ public struct ReasoningSyntax: Sendable, Equatable {
         return String(text[..<closed.upperBound] + withoutHeaders(text[closed.upperBound...]))
     }
 
-    /// The reply to `output` generated after `prompt`: split, or with the reasoning `inline`.
-    public func reply(prompt: String, output: String, inline: Bool = false) -> ReasonedReply {
-        reply(after: openReasoning(in: prompt), output: output, inline: inline)
-    }
-
     /// The reply to `output` generated after a prompt that leaves `openBlock` open.
     func reply(after openBlock: Substring, output: String, inline: Bool) -> ReasonedReply {
         inline ? ReasonedReply(reasoning: nil, content: self.inline(after: openBlock, output: output)) : split(after: openBlock, output: output)
@@ -140,10 +135,11 @@ public struct ReasonedReply: Sendable, Equatable {
 
 /// Splits a growing output as it streams (or, `inline`, leaves the reasoning in the reply as
 /// `ReasoningSyntax.inline` does): each call gives what the reasoning and the reply have gained
-/// since the last. Once a split reply has begun, the rest is reply as it comes.
+/// since the last. Once a split reply has begun, the rest is reply as it comes; without a syntax,
+/// all of it is.
 public struct ReasoningStream: Sendable {
-    /// The syntax.
-    public let syntax: ReasoningSyntax
+    /// The syntax, if the format marks reasoning.
+    public let syntax: ReasoningSyntax?
     /// Whether the reasoning stays in the reply.
     public let inline: Bool
     /// The reasoning block the prompt leaves open.
@@ -152,16 +148,16 @@ public struct ReasoningStream: Sendable {
     private var shown = ReasonedReply(reasoning: nil, content: "")
 
     /// A stream of the output generated after `prompt`.
-    public init(syntax: ReasoningSyntax, prompt: String, inline: Bool = false) {
+    public init(syntax: ReasoningSyntax?, prompt: String, inline: Bool = false) {
         self.syntax = syntax
         self.inline = inline
-        openBlock = String(syntax.openReasoning(in: prompt))
+        openBlock = syntax.map { String($0.openReasoning(in: prompt)) } ?? ""
     }
 
     /// Adds `text` to the output; returns what the reasoning and the reply gained.
     public mutating func append(_ text: String) -> (reasoning: String, content: String) {
         output += text
-        guard inline || shown.content.isEmpty else {
+        guard syntax != nil, inline || shown.content.isEmpty else {
             shown.content += text
             return ("", text)
         }
@@ -171,7 +167,12 @@ public struct ReasoningStream: Sendable {
     }
 
     /// The split of the whole output so far.
-    public var reply: ReasonedReply { syntax.reply(after: openBlock[...], output: output, inline: inline) }
+    public var reply: ReasonedReply { reply(to: output) }
+
+    /// The split of `output`, a whole output after the same prompt.
+    public func reply(to output: String) -> ReasonedReply {
+        syntax?.reply(after: openBlock[...], output: output, inline: inline) ?? ReasonedReply(reasoning: nil, content: output)
+    }
 
     /// What `new` adds to `old` (nothing when it does not extend it).
     private static func gain(from old: String, to new: String) -> String {

@@ -108,29 +108,18 @@ extension ModelLibrary {
         let button = stopButton ? try StopButton.show(context: context) { stop.raise() } : nil
         defer { button?.remove(context: context) }
         let (rendered, events) = try await modelWork(at: context.location) { try await start(stop) }
-        let consumer = Task { () async throws -> (GenerationCollector, ReasonedReply?) in
+        let consumer = Task { () async throws -> (GenerationCollector, ReasonedReply) in
             var collected = GenerationCollector()
-            var split = reasoning.map { ReasoningStream(syntax: $0, prompt: rendered ?? prompt) }
-            // The text's UTF-8 bytes read so far (the text only grows, a scalar at a time), and
-            // whether the last text streamed was reasoning and the stream ends without a line break.
-            var streamed = 0, inReasoning = false, endsLine = true
-            func show(_ text: String, reasoning: Bool) {
-                guard !text.isEmpty else { return }
-                if reasoning != inReasoning { output.stream(.stdout, reasoning ? ReasoningDisplay.dimOn : ReasoningDisplay.dimOff + (endsLine ? "" : "\n")) }
-                output.stream(.stdout, text)
-                inReasoning = reasoning
-                endsLine = text.hasSuffix("\n")
-            }
+            var split = ReasoningStream(syntax: reasoning, prompt: rendered ?? prompt), printer = ReasoningPrinter()
+            // The text's UTF-8 bytes read so far (the text only grows, a scalar at a time).
+            var streamed = 0
             func streamRest() {
                 let text = collected.text.utf8
                 guard text.count > streamed else { return }
-                let piece = String(decoding: text.dropFirst(streamed), as: UTF8.self)
+                let (thought, said) = split.append(String(decoding: text.dropFirst(streamed), as: UTF8.self))
                 streamed = text.count
-                guard var reasoned = split else { return show(piece, reasoning: false) }
-                let (thought, said) = reasoned.append(piece)
-                split = reasoned
-                show(thought, reasoning: true)
-                show(said, reasoning: false)
+                let shown = printer.text(reasoning: thought, reply: said)
+                if !shown.isEmpty { output.stream(.stdout, shown) }
             }
             let clock = ContinuousClock()
             var lastUpdate = clock.now
@@ -147,9 +136,9 @@ extension ModelLibrary {
                 throw error
             }
             streamRest()
-            if inReasoning { output.stream(.stdout, ReasoningDisplay.dimOff) }
-            if streamed > 0, !endsLine { output.stream(.stdout, "\n") }
-            return (collected, split?.reply)
+            let end = printer.finish() + (streamed > 0 && !printer.endsLine ? "\n" : "")
+            if !end.isEmpty { output.stream(.stdout, end) }
+            return (collected, split.reply)
         }
         let deadline = timeout.map { seconds in
             Task {
@@ -157,7 +146,7 @@ extension ModelLibrary {
                 stop.raise()
             }
         }
-        let result: Result<(GenerationCollector, ReasonedReply?), any Error> = await withTaskCancellationHandler {
+        let result: Result<(GenerationCollector, ReasonedReply), any Error> = await withTaskCancellationHandler {
             await consumer.result
         } onCancel: {
             stop.raise()
@@ -165,7 +154,7 @@ extension ModelLibrary {
         deadline?.cancel()
         let interrupted = Task.isCancelled || button?.wasPressed == true
         let deadlinePassed = if case .success? = await deadline?.result { true } else { false }
-        let collected: GenerationCollector, reply: ReasonedReply?
+        let collected: GenerationCollector, reply: ReasonedReply
         do {
             (collected, reply) = try result.get()
         } catch {
@@ -174,7 +163,7 @@ extension ModelLibrary {
         var stats = collected.summary ?? GenerationSummary(promptTokens: 0, generatedTokens: collected.tokens.count, timeToFirstToken: 0,
                                                            promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
         if deadlinePassed, !interrupted, stats.finishReason == .cancelled { stats.finishReason = .timeout }
-        let generation = Generation(prompt: rendered ?? prompt, text: reply?.content ?? collected.text, reasoning: reply?.reasoning,
+        let generation = Generation(prompt: rendered ?? prompt, text: reply.content, reasoning: reply.reasoning,
                                     tokens: collected.tokens, stats: stats, options: options, interrupted: interrupted)
         output.display(generation.footerBundle, displayID: nil)
         context.shownLive(.host(generation))

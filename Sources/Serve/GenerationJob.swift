@@ -43,19 +43,14 @@ struct GenerationJob: Sendable {
             try await send(String(decoding: try encoder.encode(answer), as: UTF8.self))
         }
         var first = true
-        var split = prompt.reasoning.map { ReasoningStream(syntax: $0, prompt: prompt.rendered ?? "", inline: prompt.inlineReasoning) }
+        var split = prompt.replyStream()
         let summary = try await run(on: lease) { token in
             let entries = wantsLogprobs ? [logprob(token)] : nil
             // What the token adds to the reasoning and to the reply.
-            var (reasoning, text): (String?, String) = (nil, token.text)
-            if var reasoned = split {
-                let (thought, said) = reasoned.append(token.text)
-                split = reasoned
-                (reasoning, text) = (thought.isEmpty ? nil : thought, said)
-            }
-            guard !text.isEmpty || reasoning != nil || entries != nil else { return }
-            try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: text, reasoning: reasoning,
-                                    logprobs: entries, finishReason: nil, usage: nil))
+            let (reasoning, text) = split.append(token.text)
+            guard !text.isEmpty || !reasoning.isEmpty || entries != nil else { return }
+            try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: text,
+                                    reasoning: reasoning.isEmpty ? nil : reasoning, logprobs: entries, finishReason: nil, usage: nil))
             first = false
         }
         try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: "", reasoning: nil, logprobs: nil,
@@ -74,12 +69,9 @@ struct GenerationJob: Sendable {
             text += token.text
             if wantsLogprobs { entries.append(logprob(token)) }
         }
-        var reasoning: String?
-        if let syntax = prompt.reasoning {
-            let reply = syntax.reply(prompt: prompt.rendered ?? "", output: text, inline: prompt.inlineReasoning)
-            (reasoning, text) = (reply.reasoning.flatMap { $0.isEmpty ? nil : $0 }, reply.content)
-        }
-        return R.answer(id: id, created: created, model: model.name, chunk: false, first: true, text: text, reasoning: reasoning,
+        let reply = prompt.replyStream().reply(to: text)
+        return R.answer(id: id, created: created, model: model.name, chunk: false, first: true, text: reply.content,
+                        reasoning: reply.reasoning.flatMap { $0.isEmpty ? nil : $0 },
                         logprobs: wantsLogprobs ? entries : nil, finishReason: summary.finishReason.apiName,
                         usage: Usage(promptTokens: prompt.tokens.count, completionTokens: summary.generatedTokens))
     }

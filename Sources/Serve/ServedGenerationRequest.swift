@@ -84,7 +84,12 @@ extension ChatCompletionRequest: ServedGenerationRequest {
     var alternatives: Int? { logprobs == true ? (topLogprobs ?? 0) : nil }
     var loggedPrompt: String { messages.last?.content ?? "" }
     var echoesPrompt: Bool { false }
-    var loggedMessages: [ChatMessage]? { messages.map { ChatMessage(role: $0.role, content: $0.content) } }
+    var loggedMessages: [ChatMessage]? { chatMessages }
+
+    /// The messages as the chat template takes them, with their reasoning.
+    private var chatMessages: [ChatMessage] {
+        messages.map { ChatMessage(role: $0.role, content: $0.content, reasoning: $0.reasoningContent) }
+    }
 
     func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt {
         guard !messages.isEmpty else { throw .invalid("messages must not be empty", param: "messages") }
@@ -109,8 +114,7 @@ extension ChatCompletionRequest: ServedGenerationRequest {
         }
         let text: String
         do {
-            text = try template.render(messages.map { ChatMessage(role: $0.role, content: $0.content, reasoning: $0.reasoningContent) },
-                                       addGenerationPrompt: true, variables: variables)
+            text = try template.render(chatMessages, addGenerationPrompt: true, variables: variables)
         } catch {
             throw .invalid("the chat template failed on these messages: \(error)", param: "messages")
         }

@@ -13,4 +13,9 @@ struct ServedPrompt: Sendable {
     var inlineReasoning = false
     /// The special tokens the output shows: the reasoning's markers.
     var shownTokens: Set<Int32> = []
+
+    /// A stream that tells the answer's reasoning from its reply.
+    func replyStream() -> ReasoningStream {
+        ReasoningStream(syntax: reasoning, prompt: rendered ?? "", inline: inlineReasoning)
+    }
 }

@@ -48,11 +48,7 @@ struct ChatCommand: AsyncParsableCommand {
         options.reusesCachedPrefix = true
         options.constraint = try constraints.constraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
-        let templateSource = try template.map { path in
-            do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
-                throw CommandError("cannot read \(path): \(error.localizedDescription)")
-            }
-        }
+        let templateSource = try template.map { (path: String) throws(CommandError) in try TextFile.read(path) }
         var conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: templateSource)
         if let note = conversation.template?.origin.fallbackNote(model: model, option: "--template") {
             FileHandle.standardError.write(Data((note + "\n").utf8))
@@ -128,35 +124,15 @@ struct ChatCommand: AsyncParsableCommand {
         defer { events.interruptRouting.set(nil) }
         let pipeline = try GenerationPipeline(options: options, model: llama, hooks: hooks)
         // The reasoning, when the format marks one, is shown dimmed on a terminal, on lines of its own.
-        var split = conversation.template?.reasoning.map { ReasoningStream(syntax: $0, prompt: rendered) }
-        let dims = isatty(STDOUT_FILENO) != 0
-        var inReasoning = false, endsLine = true
-        func show(_ text: String, finished: Bool = false) {
-            // `finished`: the reply is over, and so is the reasoning if it was still going.
-            var (thought, said) = ("", text)
-            if var reasoned = split {
-                (thought, said) = reasoned.append(text)
-                split = reasoned
-            }
-            var out = ""
-            if !thought.isEmpty {
-                if !inReasoning, dims { out += "\u{1B}[2;3m" }
-                inReasoning = true
-                out += thought
-                endsLine = thought.hasSuffix("\n")
-            }
-            if inReasoning, !said.isEmpty || finished {
-                out += (dims ? "\u{1B}[22;23m" : "") + (endsLine ? "" : "\n")
-                inReasoning = false
-            }
-            FileHandle.standardOutput.write(Data((out + said).utf8))
-        }
+        var split = ReasoningStream(syntax: conversation.template?.reasoning, prompt: rendered)
+        var printer = ReasoningPrinter(dims: isatty(STDOUT_FILENO) != 0)
         let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)) { token in
-            show(token.text)
+            let (thought, said) = split.append(token.text)
+            FileHandle.standardOutput.write(Data(printer.text(reasoning: thought, reply: said).utf8))
         }
-        show("", finished: true)
+        FileHandle.standardOutput.write(Data(printer.finish().utf8))
         let (generated, summary) = (collected.tokens, collected.summary)
-        let reply = split?.reply ?? ReasonedReply(reasoning: nil, content: collected.text)
+        let reply = split.reply
         FileHandle.standardOutput.write(Data("\n".utf8))
         let interrupted = stop.isRaised
         if let summary {

@@ -137,14 +137,11 @@ struct ServeCommand: AsyncParsableCommand {
         let paths = try models.map { try ModelLocator.resolve($0) }
         let (instances, parallel, contextLength, threads, pooling) = (self.instances, self.parallel, self.contextLength, self.threads, self.pooling)
         let controlVectors = self.controlVectors
-        let template = try chatTemplateFile.map { path in
-            do { return try String(contentsOfFile: path, encoding: .utf8) } catch {
-                throw ValidationError("--chat-template-file \(path): \(error.localizedDescription)")
-            }
-        }
-        // Loading the models and reading the vector files is blocking work: on a thread of its own.
+        let templateFile = chatTemplateFile
+        // Loading the models and reading the vector and template files is blocking work: on a thread of its own.
         let served = try await DedicatedThread.run(name: "lumen-load") { () throws -> [ServedModel] in
-            try paths.map { path in
+            let template = try templateFile.map { (path: String) throws(CommandError) in try TextFile.read(path) }
+            return try paths.map { path in
                 let model = try WeightCache.shared.model(at: path)
                 return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
                                        instances: instances, parallel: parallel, contextLength: contextLength, threads: threads,

@@ -1,4 +1,5 @@
 import Foundation
+import GGUF
 
 /// A short causal convolution over each channel of a recurrent layer (ggml's `ssm_conv`, in
 /// Gated DeltaNet and LFM2's short-convolution layers): a channel's output at a token is its
@@ -10,6 +11,11 @@ struct CausalConvolution: Sendable {
     let weights: [Float]
     /// Inputs a channel's output sees, the current one included.
     let width: Int
+
+    /// The convolution `role` of block `index`: `channels` rows of `width` weights.
+    static func load(_ role: TensorName, layer index: Int, from weights: WeightLoader, width: Int, channels: Int) throws(ModelError) -> CausalConvolution {
+        CausalConvolution(weights: try weights.table(role, layer: index, columns: width, rows: channels), width: width)
+    }
 
     /// Whether outputs go through SiLU (Gated DeltaNet's) or are left as they are (LFM2's).
     enum Activation: Sendable {

@@ -35,8 +35,7 @@ struct GatedDeltaNet: TokenMixer {
         return GatedDeltaNet(
             mix: try weights.projection(.queryKeyValue, layer: index, columns: c.embeddingLength, rows: shape.channels, applies: .scale),
             outputGate: try weights.projection(.attentionGate, layer: index, columns: c.embeddingLength, rows: shape.valueDimension, applies: .scale),
-            convolution: CausalConvolution(weights: try weights.table(.convolution, layer: index, columns: convolutionWidth, rows: shape.channels),
-                                           width: convolutionWidth),
+            convolution: try CausalConvolution.load(.convolution, layer: index, from: weights, width: convolutionWidth, channels: shape.channels),
             decayBias: try weights.bias(.decayBias, layer: index, length: shape.valueHeads),
             decayRate: try weights.bareVector(.decayRate, layer: index, length: shape.valueHeads),
             decay: try weights.projection(.decay, layer: index, columns: c.embeddingLength, rows: shape.valueHeads, applies: .scale),

@@ -42,8 +42,8 @@ struct LFM2Architecture: DecoderArchitecture {
             }
             // Its graph gives the dense feed-forward neither scales nor biases.
             return DecoderBlock(mixerNorm: try weights.vector(.attentionNorm, layer: index),
-                                     feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index), mixer: mixer,
-                                     feedForward: try FeedForward.load(layer: index, from: weights, extras: [], experts: .lfm2))
+                                feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index), mixer: mixer,
+                                feedForward: try FeedForward.load(layer: index, from: weights, extras: [], experts: .lfm2))
         }
     }
 }

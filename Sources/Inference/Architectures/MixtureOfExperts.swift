@@ -19,7 +19,7 @@ struct MixtureOfExperts: Sendable {
     let used: Int
     /// How an expert's gate meets its up product.
     let activation: Activation
-    /// How the router's scores become probabilities.
+    /// How the router's scores become probabilities (`ModelConfiguration.Experts.gating`).
     let gating: ModelConfiguration.Gating
     /// Added to the probabilities only to choose the experts (`exp_probs_b`), when the file has it.
     let selectionBias: [Float]?
@@ -30,15 +30,13 @@ struct MixtureOfExperts: Sendable {
     struct Variant: Sendable {
         var activation: Activation = .swiGLU
         var extras: Projection.Extras = .scale
-        /// Whether the gating is the file's (`ModelConfiguration.Experts.gating`), not softmax.
-        var filesGating = false
 
         /// Qwen 3, Qwen 3.5 and Mixtral's: SwiGLU experts with their scales.
         static let standard = Variant()
         /// gpt-oss's: clamped SwiGLU experts with their biases.
         static let gptOss = Variant(activation: .clampedSwiGLU, extras: .bias)
-        /// LFM2-MoE's: SwiGLU experts without their scales, gated as the file says.
-        static let lfm2 = Variant(extras: [], filesGating: true)
+        /// LFM2-MoE's: SwiGLU experts without their scales.
+        static let lfm2 = Variant(extras: [])
     }
     /// The expert every token goes through besides (Qwen3.5-MoE's, Qwen3-Next's), scaled by the
     /// sigmoid of its gate's product with the token, when the file has one.
@@ -92,7 +90,7 @@ struct MixtureOfExperts: Sendable {
             down: try weights.experts(.downExperts, layer: index, columns: width, rows: c.embeddingLength, count: experts.count,
                                       applies: variant.extras),
             used: experts.used, activation: variant.activation,
-            gating: variant.filesGating ? experts.gating : .softmax,
+            gating: experts.gating,
             selectionBias: try weights.optionalBias(.expertSelectionBias, layer: index, length: experts.count),
             shared: shared)
     }

@@ -51,8 +51,8 @@ struct Qwen35Architecture: DecoderArchitecture {
                 try GatedAttention.load(layer: index, from: weights)
             }
             return DecoderBlock(mixerNorm: try weights.vector(.attentionNorm, layer: index),
-                                     feedForwardNorm: try weights.vector(.attentionPostNorm, layer: index), mixer: mixer,
-                                     feedForward: try FeedForward.load(layer: index, from: weights, extras: .scale))
+                                feedForwardNorm: try weights.vector(.attentionPostNorm, layer: index), mixer: mixer,
+                                feedForward: try FeedForward.load(layer: index, from: weights, extras: .scale))
         }
     }
 }

@@ -16,7 +16,7 @@ struct ShortConvolution: TokenMixer {
         let dimension = weights.configuration.embeddingLength
         return ShortConvolution(
             input: try weights.projection(.shortConvolutionInput, layer: index, columns: dimension, rows: 3 * dimension, applies: []),
-            convolution: CausalConvolution(weights: try weights.table(.shortConvolution, layer: index, columns: width, rows: dimension), width: width),
+            convolution: try CausalConvolution.load(.shortConvolution, layer: index, from: weights, width: width, channels: dimension),
             output: try weights.projection(.shortConvolutionOutput, layer: index, columns: dimension, rows: dimension, applies: []))
     }
 

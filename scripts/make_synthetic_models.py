@@ -3,8 +3,8 @@
 model here covers (qwen2, qwen3, phi3 fused and with long RoPE factors, Llama 3 with its rope_freqs, Qwen 3's mixture of experts
 with more experts than it routes to, SmolLM3 with enough layers for one without RoPE, and the
 Qwen3.5 hybrid of Gated DeltaNet and gated attention layers, gpt-oss with MXFP4 experts, LFM2-MoE's
-short convolutions and sigmoid-gated experts), each
-with the real
+short convolutions and sigmoid-gated experts, Gemma 4 dense — narrower sliding heads, per-layer
+embeddings, layers sharing another's keys and values — and its mixture of experts), each with the real
 vocabulary of its family from ../shared/models/vocab/. The weights come from a fixed seed, so the
 same files come out every time: the references in Tests/reference/synthetic/ were made from them
 with llama.cpp (scripts/make_synthetic_references.py).
@@ -47,6 +47,12 @@ MODELS = {
     # (its sigmoids not all 0 or 1, so the bias changes some choices) and stronger experts.
     "lfm2moe": ("lfm2moe", "ggml-vocab-llama-bpe.gguf", 16, {"layers": 4, "lfm2": 2, "experts": (8, 2, 48),
                                                             "router_scale": 2.0, "down_scale": 8.0}),
+    # Gemma 4 as E2B: sliding layers (8 positions, heads of 16) around full ones (heads of 32, one
+    # key/value head, values = keys as the 31B's, proportional RoPE), per-layer embeddings of 8, the
+    # last two layers reading layers 2's and 3's keys and values, wider feed-forwards there.
+    "gemma4": ("gemma4", "ggml-vocab-gemma-4.gguf", 32, {"layers": 6, "gemma4": True}),
+    # Gemma 4 as 26B-A4B: a dense feed-forward beside 8 experts of 32 (2 routed), no per-layer embeddings.
+    "gemma4moe": ("gemma4", "ggml-vocab-gemma-4.gguf", 32, {"layers": 4, "gemma4": True, "experts": (8, 2, 32)}),
 }
 
 
@@ -67,9 +73,29 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     writer.add_embedding_length(EMBED)
     layers = options.get("layers", LAYERS)
     writer.add_block_count(layers)
-    writer.add_feed_forward_length(FFN)
+    if options.get("gemma4") and not options.get("experts"):
+        # E2B's double-wide feed-forwards in the layers that share keys and values.
+        writer.add_feed_forward_length([FFN] * (layers - 2) + [2 * FFN] * 2)
+    else:
+        writer.add_feed_forward_length(FFN)
     attending = options.get("lfm2")
-    if attending is None:
+    gemma4 = options.get("gemma4")
+    # Gemma 4: which layers slide, and how many at the end read an earlier layer's cache.
+    sliding = [layer % 4 != 3 and layer != layers - 1 for layer in range(layers)] if gemma4 else []
+    shared_kv = 2 if gemma4 and not options.get("experts") else 0
+    if gemma4:
+        writer.add_head_count(HEADS)
+        writer.add_head_count_kv([KV_HEADS if slides else 1 for slides in sliding])
+        writer.add_sliding_window(8)
+        writer.add_sliding_window_pattern(sliding)
+        writer.add_shared_kv_layers(shared_kv)
+        writer.add_key_length_swa(16)
+        writer.add_value_length_swa(16)
+        writer.add_rope_dimension_count_swa(16)
+        writer.add_rope_freq_base_swa(10000.0)
+        writer.add_final_logit_softcapping(30.0)
+        writer.add_embedding_length_per_layer_input(0 if options.get("experts") else 8)
+    elif attending is None:
         writer.add_head_count(HEADS)
         writer.add_head_count_kv(KV_HEADS)
     else:
@@ -80,7 +106,7 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         writer.add_leading_dense_block_count(1)
         writer.add_expert_gating_func(gguf.ExpertGatingFuncType.SIGMOID)
     writer.add_layer_norm_rms_eps(1e-6)
-    writer.add_rope_freq_base(options.get("rope_base", 10000.0))
+    writer.add_rope_freq_base(options.get("rope_base", 1000000.0 if options.get("gemma4") else 10000.0))
     writer.add_key_length(head)
     writer.add_value_length(head)
     writer.add_rope_dimension_count(options.get("rope", head))
@@ -211,7 +237,71 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             tensor(prefix + "ffn_up_shexp.weight", EMBED, shared)
             tensor(prefix + "ffn_down_shexp.weight", shared, EMBED)
 
+    def table(name, *shape, scale):
+        """An embedding table in F16 (Gemma 4's vocabulary has 262,144 rows)."""
+        writer.add_tensor(name, (random.standard_normal(shape[::-1]) * scale / numpy.sqrt(shape[0])).astype(numpy.float16))
+
+    def gemma4_layer(prefix, layer):
+        """A Gemma 4 layer: attention with query, key and (unweighted) value norms, post norms,
+        a GELU feed-forward — beside experts in the MoE — then the per-layer embedding's gated
+        product, and the layer's output scale."""
+        slides = sliding[layer]
+        width, kv_heads = (16, KV_HEADS) if slides else (head, 1)
+        tensor(prefix + "attn_q.weight", EMBED, HEADS * width, scale=4.0)
+        norm(prefix + "attn_q_norm.weight", width)
+        if layer < layers - shared_kv:
+            tensor(prefix + "attn_k.weight", EMBED, kv_heads * width, scale=4.0)
+            norm(prefix + "attn_k_norm.weight", width)
+            if slides or options.get("experts"):
+                tensor(prefix + "attn_v.weight", EMBED, kv_heads * width)
+        tensor(prefix + "attn_output.weight", HEADS * width, EMBED)
+        norm(prefix + "post_attention_norm.weight", EMBED)
+        norm(prefix + "ffn_norm.weight", EMBED)
+        hidden = FFN if layer < layers - shared_kv else 2 * FFN
+        tensor(prefix + "ffn_gate.weight", EMBED, hidden)
+        tensor(prefix + "ffn_up.weight", EMBED, hidden)
+        tensor(prefix + "ffn_down.weight", hidden, EMBED)
+        norm(prefix + "post_ffw_norm.weight", EMBED)
+        if options.get("experts"):
+            count, _, expert_width = options["experts"]
+            tensor(prefix + "ffn_gate_inp.weight", EMBED, count, scale=8.0)
+            writer.add_tensor(prefix + "ffn_gate_inp.scale", (1 + 0.3 * random.standard_normal(EMBED)).astype(numpy.float32))
+            for name in ("pre_ffw_norm_2", "post_ffw_norm_1", "post_ffw_norm_2"):
+                norm(prefix + name + ".weight", EMBED)
+            tensor(prefix + "ffn_gate_up_exps.weight", EMBED, 2 * expert_width, count)
+            tensor(prefix + "ffn_down_exps.weight", expert_width, EMBED, count)
+            writer.add_tensor(prefix + "ffn_down_exps.scale", random.uniform(0.5, 2.0, count).astype(numpy.float32))
+        else:
+            tensor(prefix + "inp_gate.weight", EMBED, 8, scale=2.0)
+            tensor(prefix + "proj.weight", 8, EMBED)
+            norm(prefix + "post_norm.weight", EMBED)
+        writer.add_tensor(prefix + "layer_output_scale.weight", numpy.array([random.uniform(0.5, 1.5)], dtype=numpy.float32))
+
     query, kv = HEADS * head, KV_HEADS * head
+    if gemma4:
+        # Small beside the blocks' outputs: with the output tied to it, a large embedding would echo the input token.
+        table("token_embd.weight", EMBED, vocabulary_size, scale=1.0)
+        if not options.get("experts"):
+            table("per_layer_token_embd.weight", 8 * layers, vocabulary_size, scale=8.0)
+            tensor("per_layer_model_proj.weight", EMBED, 8 * layers)
+            norm("per_layer_proj_norm.weight", 8)
+        for layer in range(layers):
+            prefix = f"blk.{layer}."
+            norm(prefix + "attn_norm.weight", EMBED)
+            gemma4_layer(prefix, layer)
+        norm("output_norm.weight", EMBED)
+        if not options.get("experts"):
+            # An output matrix of its own, its logits spread widely enough over 262,144 tokens that
+            # greedy choices are clear (the MoE keeps Gemma's tied output).
+            table("output.weight", EMBED, vocabulary_size, scale=4.0)
+        # Proportional RoPE: the full layers rotate their first 8 pairs, not the other 8.
+        writer.add_tensor("rope_freqs.weight", numpy.array([1.0] * 8 + [1e30] * 8, dtype=numpy.float32))
+        writer.write_header_to_file()
+        writer.write_kv_data_to_file()
+        writer.write_tensors_to_file()
+        writer.close()
+        print(out / f"{name}.gguf")
+        continue
     tensor("token_embd.weight", EMBED, vocabulary_size, scale=8.0)
     for layer in range(layers):
         prefix = f"blk.{layer}."

@@ -28,6 +28,8 @@ PROMPTS = {
     "qwen35moe": "Experts are chosen for each token by a router; a shared expert sees every token.",
     "gptoss": "<|im_start|>user\nWhy do the sliding layers forget? Say it in a few long sentences.<|im_end|>\n<|im_start|>assistant\n",
     "lfm2moe": "<|start_header_id|>user<|end_header_id|>\n\nA short convolution remembers the last three tokens, and attention the rest.<|eot_id|>",
+    "gemma4": "<|turn>user\nThe sliding layers see eight tokens; the full ones see all of them, and the last two borrow their caches.<turn|>\n<|turn>model\n",
+    "gemma4moe": "A dense feed-forward and routed experts, side by side in every layer of a Gemma 4 mixture.",
 }
 STEPS = 32
 

@@ -66,6 +66,23 @@ public enum TensorName: String, CaseIterable, Sendable {
     case shortConvolutionInput = "shortconv.in_proj"
     case shortConvolution = "shortconv.conv"
     case shortConvolutionOutput = "shortconv.out_proj"
+    /// Gemma 4's per-layer embeddings: a table of every layer's token embeddings side by side,
+    /// the product of the scaled embedding giving each layer's part, and that part's norm.
+    case perLayerTokenEmbedding = "per_layer_token_embd"
+    case perLayerModelProjection = "per_layer_model_proj"
+    case perLayerProjectionNorm = "per_layer_proj_norm"
+    /// A Gemma 4 layer's gate of its per-layer embedding, the product back to the residual
+    /// stream, and its norm.
+    case perLayerInputGate = "inp_gate"
+    case perLayerProjection = "proj"
+    case perLayerPostNorm = "post_norm"
+    /// A Gemma 4 layer's output scale (one number).
+    case layerOutputScale = "layer_output_scale"
+    /// Gemma 4's mixture of experts: the norm before the experts, and the norms after the dense
+    /// feed-forward and after the experts.
+    case expertsNorm = "pre_ffw_norm_2"
+    case denseFeedForwardPostNorm = "post_ffw_norm_1"
+    case expertsPostNorm = "post_ffw_norm_2"
 
     /// The weight's name in the file: of block `layer`, or of the model when `layer` is nil.
     public func weight(layer: Int? = nil) -> String { stem(layer) + ".weight" }

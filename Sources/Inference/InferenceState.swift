@@ -32,8 +32,8 @@ final class InferenceState {
     var hooks: [any ForwardHook] = []
 
     // The forward pass's buffers, row-major, one row per token of the batch (`batch` is at most
-    // `batchCapacity`; dim = embedding length, q = query dimension, kv = key/value dimension,
-    // ff = feed-forward length, vocab = vocabulary size):
+    // `batchCapacity`; dim = embedding length, q = the widest layer's query dimension, kv = its
+    // key/value dimension, ff = the widest feed-forward length, vocab = vocabulary size):
     /// The residual stream, `[batch][dim]`.
     let residual: UnsafeMutablePointer<Float>
     /// A normed copy of the residual stream, or a block's output before it is added, `[batch][dim]`.
@@ -50,6 +50,13 @@ final class InferenceState {
     /// `[batch][experts]`, the rows routed to one expert gathered `[batch][dim]`, and each row's
     /// expert outputs in the order they were chosen, `[batch][used][dim]`.
     let routerScores, routedRows, expertOutputs: UnsafeMutablePointer<Float>
+    /// A second feed-forward's output beside the first, and the router's input when it is not the
+    /// experts' (Gemma 4's dense feed-forward and experts side by side), `[batch][dim]` each
+    /// (empty for a dense model).
+    let branch, routerInput: UnsafeMutablePointer<Float>
+    /// Each row's per-layer embedding inputs (Gemma 4's), `[batch][layer][per-layer width]`, then
+    /// one more row for a table row being read (empty for a model without them).
+    let perLayerInputs: UnsafeMutablePointer<Float>
     /// A hybrid recurrent model's buffers (empty otherwise): the products a recurrent layer (or a
     /// gated attention layer) mixes, `[batch][max(projected width, 2q)]`; and a Gated DeltaNet
     /// layer's gate of its output, `[batch][max(value dimension, q)]`, each value head's decay and
@@ -83,8 +90,14 @@ final class InferenceState {
     private let layerStride: Int
     /// Bytes of one KV head's cached keys (or values) at one position.
     private let headBytes: Int
+    /// Floats of one KV head's slot at one position: the widest layer's head (a narrower head
+    /// fills the start of its slot).
+    let cachedHeadDimension: Int
     /// Layers, and KV heads per layer, in the cache.
     private let cachedLayers, cachedHeads: Int
+    /// Each layer's place in the cache: its own, or the one of the layer whose keys and values it
+    /// shares (`ModelConfiguration.cacheLayer`).
+    private let cacheSlots: [Int]
     /// The cache's element type and its kernels.
     let cacheType: KVCacheType
     let cacheKernels: KVCacheType.Kernels
@@ -115,9 +128,10 @@ final class InferenceState {
         ownsPool = sharedPool == nil
         let threads = pool.threads
         let dimension = configuration.embeddingLength
-        let kvDimension = configuration.kvDimension
+        let kvDimension = configuration.headCountKV * configuration.widestHeadDimension
+        let queryDimension = configuration.widestQueryDimension
         let hidden = configuration.widestFeedForward
-        let widest = max(dimension, hidden, configuration.queryDimension)
+        let widest = max(dimension, hidden, queryDimension, configuration.blockCount * configuration.perLayerEmbeddingLength)
         var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
         func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
             let pointer = UnsafeMutablePointer<Float>.allocate(capacity: max(1, count))
@@ -127,10 +141,10 @@ final class InferenceState {
         }
         residual = buffer(batchCapacity * dimension)
         normed = buffer(batchCapacity * dimension)
-        query = buffer(batchCapacity * configuration.queryDimension)
+        query = buffer(batchCapacity * queryDimension)
         key = buffer(batchCapacity * kvDimension)
         value = buffer(batchCapacity * kvDimension)
-        attended = buffer(batchCapacity * configuration.queryDimension)
+        attended = buffer(batchCapacity * queryDimension)
         gate = buffer(batchCapacity * hidden)
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
@@ -138,6 +152,9 @@ final class InferenceState {
         routerScores = buffer(experts.map { batchCapacity * $0.count } ?? 0)
         routedRows = buffer(experts == nil ? 0 : batchCapacity * dimension)
         expertOutputs = buffer(experts.map { batchCapacity * $0.used * dimension } ?? 0)
+        branch = buffer(experts == nil ? 0 : batchCapacity * dimension)
+        routerInput = buffer(experts == nil ? 0 : batchCapacity * dimension)
+        perLayerInputs = buffer((batchCapacity + 1) * configuration.blockCount * configuration.perLayerEmbeddingLength)
         let recurrence = configuration.recurrence, rule = recurrence?.deltaRule
         mixed = buffer(recurrence.map { batchCapacity * max($0.projectedWidth, 2 * configuration.queryDimension) } ?? 0)
         outputGate = buffer(rule.map { batchCapacity * max($0.valueDimension, configuration.queryDimension) } ?? 0)
@@ -173,17 +190,22 @@ final class InferenceState {
             activations: activations
         )
         scores = buffer(threads * scoresPerThread)
-        ropeCosines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
-        ropeSines = buffer(batchCapacity * configuration.ropeDimensionCount / 2)
-        let slidingPairs = configuration.slidingRopeFrequencyBase == nil ? 0 : batchCapacity * configuration.ropeDimensionCount / 2
+        let pairs = batchCapacity * configuration.widestRopeDimensionCount / 2
+        ropeCosines = buffer(pairs)
+        ropeSines = buffer(pairs)
+        let slidingPairs = configuration.slidingRopeFrequencyBase == nil ? 0 : pairs
         slidingRopeCosines = buffer(slidingPairs)
         slidingRopeSines = buffer(slidingPairs)
         layerStride = sequenceCapacity * contextLength * kvDimension * cacheKernels.bytesPerElement
-        headBytes = configuration.headDimension * cacheKernels.bytesPerElement
-        cachedLayers = configuration.blockCount
-        cachedHeads = kvDimension / max(1, configuration.headDimension)
+        cachedHeadDimension = configuration.widestHeadDimension
+        headBytes = cachedHeadDimension * cacheKernels.bytesPerElement
+        cachedHeads = configuration.headCountKV
+        // Layers that share another's keys and values take no place of their own.
+        let owners = (0..<configuration.blockCount).filter { configuration.cacheLayer($0) == $0 }
+        cachedLayers = owners.count
+        cacheSlots = (0..<configuration.blockCount).map { owners.firstIndex(of: configuration.cacheLayer($0)) ?? 0 }
         // Float buffers hold the cache's bytes (F16 elements take half a float each).
-        cacheBytes = configuration.blockCount * layerStride
+        cacheBytes = cachedLayers * layerStride
         keys = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
         values = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
         self.allocations = allocations
@@ -215,10 +237,12 @@ final class InferenceState {
         rowsAreOneRun = sequences.count == 1
     }
 
-    /// The cached keys of `layer`: `[sequence][kv head][position][head dimension]`.
-    func keyCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(keys) + layer * layerStride }
-    /// The cached values of `layer`: `[sequence][kv head][position][head dimension]`.
-    func valueCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(values) + layer * layerStride }
+    /// The cached keys of `layer` (or of the layer it shares them with):
+    /// `[sequence][kv head][position][cachedHeadDimension]`.
+    func keyCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(keys) + cacheSlots[layer] * layerStride }
+    /// The cached values of `layer` (or of the layer it shares them with):
+    /// `[sequence][kv head][position][cachedHeadDimension]`.
+    func valueCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(values) + cacheSlots[layer] * layerStride }
     /// Where KV head `kvHead` of `sequence` at `position` starts in a layer's keys or values, in
     /// bytes: each head's positions are contiguous, so attention streams them.
     func cacheOffset(sequence: Int = 0, kvHead: Int, position: Int) -> Int {
@@ -293,13 +317,13 @@ final class InferenceState {
     }
 
     /// Calls `body` for each contiguous run of the first `count` positions of `sequence` — for
-    /// each layer its keys then its values, each KV head in turn — with the run's start, its
+    /// each layer that keeps its own its keys then its values, each KV head in turn — with the run's start, its
     /// offset in that order, and its length in bytes.
     private func cachedRuns(count: Int, sequence: Int, _ body: (UnsafeMutableRawPointer, Int, Int) -> Void) {
         let bytes = count * headBytes
         var offset = 0
-        for layer in 0..<cachedLayers {
-            for cache in [keyCache(layer: layer), valueCache(layer: layer)] {
+        for slot in 0..<cachedLayers {
+            for cache in [UnsafeMutableRawPointer(keys) + slot * layerStride, UnsafeMutableRawPointer(values) + slot * layerStride] {
                 for head in 0..<cachedHeads {
                     body(cache + cacheOffset(sequence: sequence, kvHead: head, position: 0), offset, bytes)
                     offset += bytes

@@ -21,10 +21,34 @@ public struct ModelConfiguration: Sendable, Equatable {
     public var feedForwardLength: Int
     /// Number of query heads.
     public var headCount: Int
-    /// Number of key/value heads (grouped-query attention when fewer than `headCount`).
+    /// Number of key/value heads (grouped-query attention when fewer than `headCount`): the most
+    /// of any layer when layers differ (`layerHeadCountsKV`).
     public var headCountKV: Int
-    /// Width of one head (`attention.key_length`, else embedding length / heads).
+    /// Width of one head (`attention.key_length`, else embedding length / heads): of the
+    /// full-attention layers when sliding ones differ (`slidingHeadDimension`).
     public var headDimension: Int
+    /// Each layer's key/value heads when the file gives them per layer and they differ (Gemma 4's
+    /// full layers have fewer); empty when every attention layer has `headCountKV`.
+    public var layerHeadCountsKV: [Int] = []
+    /// Each layer's feed-forward width when the file gives them per layer and they differ (Gemma
+    /// 4 E2B's wider ones); empty when every layer's is `feedForwardLength` (then the widest).
+    public var layerFeedForwardLengths: [Int] = []
+    /// The head width of sliding-window layers when it differs (`attention.key_length_swa`).
+    public var slidingHeadDimension: Int?
+    /// The dimensions RoPE rotates in sliding-window layers when they differ
+    /// (`rope.dimension_count_swa`).
+    public var slidingRopeDimensionCount: Int?
+    /// The last layers that compute no keys and values of their own but attend over an earlier
+    /// layer's (`attention.shared_kv_layers`; `cacheLayer`).
+    public var sharedKVLayers = 0
+    /// Logits become `cap · tanh(logits / cap)` (`final_logit_softcapping`), when the file says.
+    public var finalLogitSoftcapping: Float?
+    /// Whether each layer's dense feed-forward runs beside its experts rather than in their place
+    /// (Gemma 4's mixture of experts).
+    public var denseBesideExperts = false
+    /// Width of each layer's own token embedding (Gemma 4's per-layer embeddings,
+    /// `embedding_length_per_layer_input`), 0 for none.
+    public var perLayerEmbeddingLength = 0
     /// The context the model was trained for.
     public var contextLength: Int
     /// RMSNorm epsilon.
@@ -140,6 +164,41 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// Width of the key and value vectors of one position.
     public var kvDimension: Int { headDimension * headCountKV }
 
+    /// The configuration as layer `index` sees it: its head width, key/value heads, rotated
+    /// dimensions and feed-forward width where layers differ (llama.cpp's per-layer
+    /// `n_embd_head_k(il)`, `n_head_kv(il)`, `n_rot(il)`, `n_ff(il)`). Attention and the
+    /// feed-forward of a layer are computed with it.
+    public func layer(_ index: Int) -> ModelConfiguration {
+        var view = self
+        if slides(layer: index) {
+            if let slidingHeadDimension { view.headDimension = slidingHeadDimension }
+            if let slidingRopeDimensionCount { view.ropeDimensionCount = slidingRopeDimensionCount }
+        }
+        if layerHeadCountsKV.indices.contains(index), layerHeadCountsKV[index] > 0 { view.headCountKV = layerHeadCountsKV[index] }
+        if layerFeedForwardLengths.indices.contains(index), layerFeedForwardLengths[index] > 0 {
+            view.feedForwardLength = layerFeedForwardLengths[index]
+        }
+        return view
+    }
+
+    /// The widest head of any layer: a KV cache slot's width.
+    public var widestHeadDimension: Int { max(headDimension, slidingHeadDimension ?? 0) }
+    /// The widest query heads together of any layer.
+    public var widestQueryDimension: Int { headCount * widestHeadDimension }
+    /// The most dimensions RoPE rotates in any layer.
+    public var widestRopeDimensionCount: Int { max(ropeDimensionCount, slidingRopeDimensionCount ?? 0) }
+    /// Whether some layers' heads are narrower than the full layers' (`headDimension`).
+    public var headWidthsDiffer: Bool { slidingHeadDimension.map { $0 != headDimension } ?? false }
+
+    /// The layer whose keys and values `layer` attends over: itself, or for the last
+    /// `sharedKVLayers` layers the last earlier layer that slides as it does (llama.cpp's reuse
+    /// of `n_layer_kv_from_start - 2` or `- 1`).
+    public func cacheLayer(_ layer: Int) -> Int {
+        let first = blockCount - sharedKVLayers
+        guard layer >= first else { return layer }
+        return first - (slides(layer: layer) ? 2 : 1)
+    }
+
     /// Whether RoPE rotates the queries and keys of `layer`.
     public func rotates(layer: Int) -> Bool {
         !(unrotatedLayers.indices.contains(layer) && unrotatedLayers[layer])
@@ -199,15 +258,15 @@ public struct ModelConfiguration: Sendable, Equatable {
             }
             return found
         }
-        // A count per layer (LFM2's head counts, 0 in its convolution layers) gives the count of
-        // the layers that have one: Lumen's layers share one shape.
-        func layerInteger(_ key: String, default value: Int? = nil) throws(ModelError) -> Int {
-            guard let entries = gguf.metadata[prefix + key]?.arrayValue else { return try integer(key, default: value) }
-            let counts = Set(entries.map { $0.intValue ?? -1 }).subtracting([0])
-            guard counts.count == 1, let count = counts.first, count > 0, count <= 1 << 24 else {
-                throw ModelError(file: file, field: prefix + key, reason: "\(entries.count) entries are not one positive count (or 0) for every layer")
+        // A count per layer (LFM2's head counts, 0 in its convolution layers; Gemma 4's key/value
+        // heads) gives the most of any layer, and each layer's when the layers that have one differ.
+        func layerIntegers(_ key: String, layers: Int, default value: Int? = nil) throws(ModelError) -> (most: Int, perLayer: [Int]) {
+            guard let entries = gguf.metadata[prefix + key]?.arrayValue else { return (try integer(key, default: value), []) }
+            let counts = entries.map { $0.intValue ?? -1 }
+            guard counts.count == layers, counts.allSatisfy({ (0...(1 << 24)).contains($0) }), let most = counts.max(), most > 0 else {
+                throw ModelError(file: file, field: prefix + key, reason: "\(entries.count) entries are not a count (or 0) for each of \(layers) layers")
             }
-            return count
+            return (most, Set(counts).subtracting([0]).count > 1 ? counts : [])
         }
         func number(_ key: String, default value: Double) throws(ModelError) -> Float {
             let found = gguf.metadata[prefix + key]?.doubleValue ?? value
@@ -218,10 +277,15 @@ public struct ModelConfiguration: Sendable, Equatable {
         }
         self.architecture = architecture
         embeddingLength = try integer("embedding_length")
-        blockCount = try integer("block_count")
-        feedForwardLength = try integer("feed_forward_length")
-        headCount = try layerInteger("attention.head_count")
-        headCountKV = try layerInteger("attention.head_count_kv", default: headCount)
+        let layers = try integer("block_count")
+        blockCount = layers
+        (feedForwardLength, layerFeedForwardLengths) = try layerIntegers("feed_forward_length", layers: layers)
+        let heads = try layerIntegers("attention.head_count", layers: layers)
+        guard heads.perLayer.isEmpty else {
+            throw ModelError(file: file, field: prefix + "attention.head_count", reason: "query heads that differ between layers are not supported")
+        }
+        headCount = heads.most
+        (headCountKV, layerHeadCountsKV) = try layerIntegers("attention.head_count_kv", layers: layers, default: headCount)
         contextLength = try integer("context_length", default: 2048)
         rmsEpsilon = try number("attention.layer_norm_rms_epsilon", default: 1e-5)
         ropeFrequencyBase = try number("rope.freq_base", default: 10_000)
@@ -229,8 +293,9 @@ public struct ModelConfiguration: Sendable, Equatable {
             throw ModelError(file: file, field: prefix + "attention.head_count", reason: "\(headCount) heads do not divide the embedding length \(embeddingLength)")
         }
         headDimension = try integer("attention.key_length", default: embeddingLength / headCount)
-        guard headCount % headCountKV == 0 else {
-            throw ModelError(file: file, field: prefix + "attention.head_count_kv", reason: "\(headCountKV) key/value heads do not divide \(headCount) query heads")
+        let queryHeads = headCount
+        if let kvHeads = ([headCountKV] + layerHeadCountsKV).first(where: { $0 > 0 && queryHeads % $0 != 0 }) {
+            throw ModelError(file: file, field: prefix + "attention.head_count_kv", reason: "\(kvHeads) key/value heads do not divide \(headCount) query heads")
         }
         ropeDimensionCount = try integer("rope.dimension_count", default: headDimension)
         let original = gguf.metadata[prefix + "rope.scaling.original_context_length"]?.intValue ?? 0

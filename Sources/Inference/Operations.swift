@@ -20,12 +20,16 @@ enum Operations {
     }
 
     /// Fills the state's RoPE tables for the rows it placed: the global layers', and the sliding
-    /// layers' when their base differs (`ModelConfiguration.slidingRopeFrequencyBase`).
-    static func prepareRoPE(state: InferenceState, configuration c: ModelConfiguration, factors: [Float]? = nil) {
+    /// layers' when their base differs (`ModelConfiguration.slidingRopeFrequencyBase`) over their
+    /// own rotated dimensions; `factors` divide the global layers' frequencies, and the sliding
+    /// layers' too unless `slidingFactors` is false (Gemma 4's full layers alone take them).
+    static func prepareRoPE(state: InferenceState, configuration c: ModelConfiguration, factors: [Float]? = nil, slidingFactors: Bool = true) {
         prepareRoPE(positions: state.rowPositions, configuration: c, base: c.ropeFrequencyBase, factors: factors,
                     cosines: state.ropeCosines, sines: state.ropeSines)
         if let slidingBase = c.slidingRopeFrequencyBase {
-            prepareRoPE(positions: state.rowPositions, configuration: c, base: slidingBase, factors: factors,
+            var sliding = c
+            if let dimensions = c.slidingRopeDimensionCount { sliding.ropeDimensionCount = dimensions }
+            prepareRoPE(positions: state.rowPositions, configuration: sliding, base: slidingBase, factors: slidingFactors ? factors : nil,
                         cosines: state.slidingRopeCosines, sines: state.slidingRopeSines)
         }
     }
@@ -69,9 +73,12 @@ enum Operations {
 
     /// Rotates each new token's queries and keys (`state.query`, `state.key`) with the RoPE tables
     /// (unless the layer does not `rotate`) and writes its keys and values into the cache of
-    /// `layer`, at its row's sequence and position.
+    /// `layer`, at its row's sequence and position — the queries alone in a layer that does not
+    /// `cachesKeys` (it attends over another layer's). `configuration` is the layer's
+    /// (`ModelConfiguration.layer`).
     static func ropeAndCache(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration,
-                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>, rotates: Bool = true) {
+                             cosines: UnsafeMutablePointer<Float>, sines: UnsafeMutablePointer<Float>, rotates: Bool = true,
+                             cachesKeys: Bool = true) {
         let pairs = configuration.ropeDimensionCount / 2
         let kvDimension = configuration.kvDimension, headDimension = configuration.headDimension
         for index in 0..<count {
@@ -79,8 +86,11 @@ enum Operations {
             let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
             if rotates {
                 rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
-                rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
+                if cachesKeys {
+                    rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
+                }
             }
+            guard cachesKeys else { continue }
             for head in 0..<configuration.headCountKV {
                 let offset = state.cacheOffset(sequence: sequence, kvHead: head, position: position)
                 let source = index * kvDimension + head * headDimension
@@ -95,10 +105,11 @@ enum Operations {
     /// each cached key and value read once for the four), unless a window cuts off positions
     /// within them or the batch is computed token by token (`MatrixPool.Scratch.tokenByToken`,
     /// and always when its rows are of several sequences). `sinks` (gpt-oss's) give each query
-    /// head one more score in its softmax, which attends to nothing.
+    /// head one more score in its softmax, which attends to nothing. `configuration` is the
+    /// layer's (`ModelConfiguration.layer`).
     static func attention(state: InferenceState, layer: Int, count: Int, configuration: ModelConfiguration, window: Int? = nil,
                           sinks: [Float]? = nil) {
-        let headDimension = configuration.headDimension
+        let headDimension = configuration.headDimension, stride = state.cachedHeadDimension
         let heads = configuration.headCount
         let queryDimension = configuration.queryDimension
         let group = heads / configuration.headCountKV
@@ -124,7 +135,7 @@ enum Operations {
                 // A sliding window keeps the positions p with (token position − p) < window.
                 if tokens == together && headDimension % 8 == 0 && window.map({ length + together - 1 <= $0 }) ?? true && fourAtOnce {
                     let kvOffset = state.cacheOffset(sequence: rowSequences[firstToken], kvHead: head / group, position: 0)
-                    attend.attendFour(keys + kvOffset, values + kvOffset, headDimension, query, queryDimension, headDimension,
+                    attend.attendFour(keys + kvOffset, values + kvOffset, stride, query, queryDimension, headDimension,
                                       length, scale, sink, scores, state.contextLength, output, queryDimension)
                     continue
                 }
@@ -132,13 +143,18 @@ enum Operations {
                     let kvOffset = state.cacheOffset(sequence: rowSequences[firstToken + token], kvHead: head / group, position: 0)
                     let length = rowPositions[firstToken + token] + 1
                     let first = window.map { max(0, length - $0) } ?? 0
-                    _ = attend.attend(keys + kvOffset, values + kvOffset, headDimension, query + token * queryDimension, headDimension,
+                    _ = attend.attend(keys + kvOffset, values + kvOffset, stride, query + token * queryDimension, headDimension,
                                       first, length, scale, sink, scores, output + token * queryDimension)
                 }
             }
         }
         state.visit(.headOutputs, layer: layer, rows: state.attended, count: count, width: queryDimension)
         state.visitAttentionProbabilities(layer: layer, count: count, configuration: configuration, window: window, sinks: sinks)
+    }
+
+    /// `cap · tanh(x / cap)`, elementwise (Gemma's final logit softcapping).
+    static func softcap(_ x: UnsafeMutablePointer<Float>, cap: Float, count: Int) {
+        for index in 0..<count { x[index] = cap * tanh(x[index] / cap) }
     }
 
     /// `gate = gelu(gate) * up`, elementwise, with GELU's tanh approximation (as ggml), split

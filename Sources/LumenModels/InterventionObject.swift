@@ -45,7 +45,7 @@ extension RunIntervention {
         }
         switch kind {
         case .ablate:
-            return point == .headOutputs ? Ablation(heads: heads ?? [], block: block, headDimension: c.headDimension) : Ablation(point, block: block)
+            return point == .headOutputs ? Ablation(heads: heads ?? [], block: block, headDimension: c.layer(block).headDimension) : Ablation(point, block: block)
         case .patch:
             return ActivationPatch(point, block: block, source: sourceRows ?? [], width: point.width(in: c, contextLength: 0),
                                    positions: Set(positions ?? []))

@@ -65,19 +65,43 @@ struct ModelInfo {
                 : "no (the built-in \(BuiltinChatTemplate.chosen(for: model.gguf, vocabulary: model.tokenizer.vocabulary).name) format is used)"),
             ("embedding", String(configuration.embeddingLength)),
             ("layers", String(configuration.blockCount)),
-            ("heads", "\(configuration.headCount) query, \(configuration.headCountKV) key/value, \(configuration.headDimension) wide"),
+            ("heads", heads),
             ("feed-forward", feedForward),
-            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated
+            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated + slidingRoPE
                 + (configuration.ropeScaling.summary.map { ", \($0)" } ?? "")),
             ("rms epsilon", String(configuration.rmsEpsilon)),
-        ] + slidingWindow + recurrence
+        ] + slidingWindow + recurrence + gemma4
+    }
+
+    /// The attention heads, and how layers' differ when they do.
+    private var heads: String {
+        let c = model.configuration
+        let kv = c.layerHeadCountsKV.isEmpty ? String(c.headCountKV) : c.layerHeadCountsKV.map(String.init).joined(separator: "/")
+        let sliding = c.headWidthsDiffer ? " (sliding layers' \(c.slidingHeadDimension ?? 0))" : ""
+        return "\(c.headCount) query, \(kv) key/value, \(c.headDimension) wide" + sliding
+    }
+
+    /// Gemma 4's per-layer embeddings, shared keys and values and logit softcapping, when the model has them.
+    private var gemma4: [(String, String)] {
+        let c = model.configuration
+        var lines: [(String, String)] = []
+        if c.perLayerEmbeddingLength > 0 { lines.append(("per-layer embeddings", "\(c.perLayerEmbeddingLength) a layer")) }
+        if c.sharedKVLayers > 0 {
+            let first = c.blockCount - c.sharedKVLayers
+            let sources = Set((first..<c.blockCount).map(c.cacheLayer)).sorted().map(String.init).joined(separator: " and ")
+            lines.append(("shared keys/values", "layers \(first)–\(c.blockCount - 1) attend over layers \(sources)'"))
+        }
+        if let cap = c.finalLogitSoftcapping { lines.append(("logit softcapping", String(cap))) }
+        return lines
     }
 
     /// The feed-forward's width, or its experts' (after the leading dense layers, if any).
     private var feedForward: String {
         let c = model.configuration
-        guard let experts = c.experts else { return String(c.feedForwardLength) }
+        let dense = c.layerFeedForwardLengths.isEmpty ? String(c.feedForwardLength) : c.layerFeedForwardLengths.map(String.init).joined(separator: "/")
+        guard let experts = c.experts else { return dense }
         let routed = "\(experts.count) experts of \(experts.feedForwardLength), \(experts.used) per token"
+        if c.denseBesideExperts { return "\(dense) beside \(routed)" }
         switch c.leadingDenseLayers {
         case 0: return routed
         case 1: return "\(c.feedForwardLength) in layer 0, then \(routed)"
@@ -100,6 +124,13 @@ struct ModelInfo {
         let layers = (0..<configuration.blockCount).filter { configuration.isRecurrent(layer: $0) }.count
         let heads = r.deltaRule.map { ", \($0.keyHeads) key and \($0.valueHeads) value heads of \($0.valueHeadDimension)" } ?? ""
         return [("recurrent", "\(layers) of \(configuration.blockCount) layers (\(r.kind)\(heads), a convolution over \(r.convolutionWidth) inputs)")]
+    }
+
+    /// The sliding layers' RoPE, when it differs.
+    private var slidingRoPE: String {
+        let c = model.configuration
+        guard c.slidingRopeFrequencyBase != nil || c.slidingRopeDimensionCount != nil else { return "" }
+        return " (sliding layers: base \(c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase), \(c.slidingRopeDimensionCount ?? c.ropeDimensionCount) dimensions)"
     }
 
     /// The layers RoPE leaves out, when there are any.

@@ -34,9 +34,9 @@ struct RealModelTests {
     /// The random-weight models of the architectures no real model here covers, made by
     /// `scripts/make_synthetic_models.py` (`make synthetic-models`) with their family's real
     /// vocabulary; references made from them with llama.cpp are in `Tests/reference/synthetic/`.
-    static let synthetic = ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe"]
+    static let synthetic = ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe", "gemma4", "gemma4moe"]
 
-    @Test("synthetic qwen2, qwen3, phi3 (fused, and separate with long RoPE factors), Llama 3, Qwen 3 MoE (8 experts, 2 routed), SmolLM3 (a layer without RoPE), Qwen3.5 (Gated DeltaNet and gated attention) and its MoE (fused experts, a shared expert), gpt-oss (MXFP4 experts, sinks, a sliding layer, YaRN), LFM2-MoE (short convolutions, sigmoid-gated experts with a selection bias) models against llama.cpp, both activation paths",
+    @Test("synthetic qwen2, qwen3, phi3 (fused, and separate with long RoPE factors), Llama 3, Qwen 3 MoE (8 experts, 2 routed), SmolLM3 (a layer without RoPE), Qwen3.5 (Gated DeltaNet and gated attention) and its MoE (fused experts, a shared expert), gpt-oss (MXFP4 experts, sinks, a sliding layer, YaRN), LFM2-MoE (short convolutions, sigmoid-gated experts with a selection bias), Gemma 4 (narrower sliding heads, per-layer embeddings, shared keys and values) and its MoE models against llama.cpp, both activation paths",
           arguments: synthetic, [ActivationPrecision.quantized, .float32])
     func syntheticFidelity(name: String, activations: ActivationPrecision) throws {
         let references = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()

@@ -23,8 +23,8 @@ struct ArchitectureCellTests {
         return (path, try #require(first["prompt"] as? String), try #require(first["greedy_ids"] as? [Int]))
     }
 
-    @Test("mixtures of experts (gpt-oss's in MXFP4), a model with a layer without RoPE and hybrid recurrent models (Gated DeltaNet, short convolutions): load, generate as llama.cpp does, nextTokens, perplexity, a conversation with the model's template",
-          arguments: ["qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe"])
+    @Test("mixtures of experts (gpt-oss's in MXFP4), a model with a layer without RoPE, hybrid recurrent models (Gated DeltaNet, short convolutions) and Gemma 4 (dense and MoE): load, generate as llama.cpp does, nextTokens, perplexity, a conversation with the model's template",
+          arguments: ["qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe", "gemma4", "gemma4moe"])
     func endToEnd(name: String) async throws {
         let (path, prompt, greedy) = try Self.model(name)
         let interpreter = modelInterpreter()

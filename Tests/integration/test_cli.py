@@ -279,6 +279,40 @@ def test_info_describes_experts_as_the_file_declares_them():
     assert re.search(rf"^feed-forward +{width} in layer 0, then {experts}$", info, re.MULTILINE), info
 
 
+def test_info_describes_gemma4_as_the_file_declares_it():
+    """Gemma 4's layers of two head widths, key/value heads and feed-forward widths per layer,
+    per-layer embeddings, shared keys and values, softcapping and experts beside the dense
+    feed-forward in `lumen info`, against the synthetic models' keys as the gguf package reads them."""
+    import gguf
+    folder = os.environ.get("LUMEN_SYNTHETIC_MODELS", ".build/synthetic-models")
+    for name in ["gemma4", "gemma4moe"]:
+        path = os.path.join(folder, f"{name}.gguf")
+        fields = gguf.GGUFReader(path).fields
+        value = lambda key: fields[f"gemma4.{key}"].contents()
+        info = subprocess.run([lumen_bin(), "info", path], capture_output=True, text=True, check=True).stdout
+        kv = "/".join(map(str, value("attention.head_count_kv")))
+        assert re.search(rf"^heads +{value('attention.head_count')} query, {kv} key/value, {value('attention.key_length')} wide "
+                         rf"\(sliding layers' {value('attention.key_length_swa')}\)$", info, re.MULTILINE), info
+        assert re.search(rf"^logit softcapping +{value('final_logit_softcapping')}$", info, re.MULTILINE), info
+        assert re.search(rf"sliding layers: base {value('rope.freq_base_swa')}, {value('rope.dimension_count_swa')} dimensions", info), info
+        sliding = value("attention.sliding_window_pattern")
+        assert re.search(rf"^sliding window +{value('attention.sliding_window')} positions in {sum(sliding)} of {len(sliding)} layers$",
+                         info, re.MULTILINE), info
+        shared, layers = value("attention.shared_kv_layers"), value("block_count")
+        if name == "gemma4":
+            widths = value("feed_forward_length")
+            assert re.search(rf"^feed-forward +{'/'.join(map(str, widths))}$", info, re.MULTILINE), info
+            assert re.search(rf"^per-layer embeddings +{value('embedding_length_per_layer_input')} a layer$", info, re.MULTILINE), info
+            # llama.cpp's rule: the shared layers read the last sliding and the last full layer before them.
+            first = layers - shared
+            assert re.search(rf"^shared keys/values +layers {first}–{layers - 1} attend over layers {first - 2} and {first - 1}'$",
+                             info, re.MULTILINE), info
+        else:
+            experts = f"{value('expert_count')} experts of {value('expert_feed_forward_length')}, {value('expert_used_count')} per token"
+            assert re.search(rf"^feed-forward +{value('feed_forward_length')} beside {experts}$", info, re.MULTILINE), info
+            assert shared == 0 and "shared keys/values" not in info and "per-layer embeddings" not in info
+
+
 def test_info_describes_recurrent_layers_as_the_file_declares_them():
     """A hybrid model's recurrent layers in `lumen info`, against the file's keys as the gguf package reads them."""
     import gguf

@@ -92,9 +92,22 @@ struct DecoderModel: Sendable {
     }
 }
 
-/// An architecture whose model is a `DecoderModel`: its matrices and forward pass come from it.
+/// A whole model's forward pass and what it reads: `DecoderModel`, `GemmaDecoder`.
+protocol DecoderPass: Sendable {
+    var tokenEmbedding: Matrix { get }
+    var unembedding: Unembedding { get }
+    /// Every matrix one generated token reads.
+    var matrices: [Matrix] { get }
+    /// As `ModelArchitecture.forward`.
+    func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool)
+}
+
+extension DecoderModel: DecoderPass {}
+
+/// An architecture whose model is a `DecoderPass`: its matrices and forward pass come from it.
 protocol DecoderArchitecture: ModelArchitecture {
-    var decoder: DecoderModel { get }
+    associatedtype Decoder: DecoderPass
+    var decoder: Decoder { get }
 }
 
 extension DecoderArchitecture {

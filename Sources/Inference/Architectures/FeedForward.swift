@@ -1,9 +1,9 @@
 import GGUF
 
-/// A decoder block's feed-forward: one SwiGLU network, or a mixture of experts.
+/// A decoder block's feed-forward: one gated network, or a mixture of experts.
 enum FeedForward: Sendable {
-    /// `down · (silu(gate · x) ⊙ up · x)`.
-    case dense(gate: Projection, up: Projection, down: Projection)
+    /// `down · (act(gate · x) ⊙ up · x)`, SiLU unless the `activation` says (Gemma's GELU).
+    case dense(gate: Projection, up: Projection, down: Projection, activation: MixtureOfExperts.Activation = .swiGLU)
     /// Routed experts, each a SwiGLU network.
     indirect case experts(MixtureOfExperts)
 
@@ -16,15 +16,24 @@ enum FeedForward: Sendable {
         if let experts = c.experts, index >= c.leadingDenseLayers {
             return .experts(try MixtureOfExperts.load(layer: index, from: weights, experts: experts, variant: variant))
         }
+        return try loadDense(layer: index, from: weights, extras: extras)
+    }
+
+    /// The dense network of layer `index` (of the layer's width), with the scale and bias of
+    /// `extras` the file has, gated by `activation`.
+    static func loadDense(layer index: Int, from weights: WeightLoader, extras: Projection.Extras,
+                          activation: MixtureOfExperts.Activation = .swiGLU) throws(ModelError) -> FeedForward {
+        let c = weights.configuration.layer(index)
         return .dense(gate: try weights.projection(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),
                       up: try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),
-                      down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: extras))
+                      down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: extras),
+                      activation: activation)
     }
 
     /// The matrices one generated token reads in full.
     var matrices: [Matrix] {
         switch self {
-        case let .dense(gate, up, down): [gate.matrix, up.matrix, down.matrix]
+        case let .dense(gate, up, down, _): [gate.matrix, up.matrix, down.matrix]
         case let .experts(experts): experts.matrices
         }
     }
@@ -33,10 +42,10 @@ enum FeedForward: Sendable {
     /// state's `gate` and `up` buffers as its hidden layer.
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
         switch self {
-        case let .dense(gate, up, down):
+        case let .dense(gate, up, down, activation):
             gate.apply(input, into: state.gate, count: count, state: state)
             up.apply(input, into: state.up, count: count, state: state)
-            Operations.swiGLU(state.gate, state.up, count: count * gate.matrix.rows, pool: state.pool)
+            activation.apply(state.gate, state.up, count: count * gate.matrix.rows, pool: state.pool)
             down.apply(state.gate, into: output, count: count, state: state)
         case let .experts(experts):
             experts.apply(input, into: output, count: count, state: state)

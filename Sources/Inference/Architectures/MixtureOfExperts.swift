@@ -37,6 +37,8 @@ struct MixtureOfExperts: Sendable {
         static let gptOss = Variant(activation: .clampedSwiGLU, extras: .bias)
         /// LFM2-MoE's: SwiGLU experts without their scales.
         static let lfm2 = Variant(extras: [])
+        /// Gemma 4's: GELU-gated experts with their scales.
+        static let gemma4 = Variant(activation: .geGLU)
     }
     /// The expert every token goes through besides (Qwen3.5-MoE's, Qwen3-Next's), scaled by the
     /// sigmoid of its gate's product with the token, when the file has one.
@@ -49,6 +51,17 @@ struct MixtureOfExperts: Sendable {
         /// gpt-oss's clamped SwiGLU (`ggml_swiglu_oai`, α 1.702, limit 7): g = min(gate, 7),
         /// g · sigmoid(1.702 g) ⊙ (clamp(up, −7, 7) + 1).
         case clampedSwiGLU
+        /// gelu(gate) ⊙ up (GELU's tanh approximation).
+        case geGLU
+
+        /// `gate = act(gate) ⊙ up` over `count` floats.
+        func apply(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
+            switch self {
+            case .swiGLU: Operations.swiGLU(gate, up, count: count, pool: pool)
+            case .clampedSwiGLU: Operations.clampedSwiGLU(gate, up, count: count, pool: pool)
+            case .geGLU: Operations.geGLU(gate, up, count: count, pool: pool)
+            }
+        }
     }
 
     /// A shared expert: a gate vector and a SwiGLU feed-forward.
@@ -106,11 +119,14 @@ struct MixtureOfExperts: Sendable {
     private static let smallestSum: Float = 6.103515625e-5
 
     /// The feed-forward of `count` rows of `input` into `output` (which may be `input`: every
-    /// input row is read before an output row is written).
-    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
+    /// input row is read before an output row is written), routed by the router's product with
+    /// `routerInput` rows when given (Gemma 4 routes on other rows than its experts take), else
+    /// with `input`.
+    func apply(_ input: UnsafeMutablePointer<Float>, routerInput: UnsafeMutablePointer<Float>? = nil,
+               into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
         let experts = gate.count, dimension = router.matrix.columns, width = gate[0].matrix.rows
         let scores = state.routerScores
-        router.apply(input, into: scores, count: count, state: state)
+        router.apply(routerInput ?? input, into: scores, count: count, state: state)
         // Each row's chosen experts, most probable first, and their weights.
         var chosen = [Int](repeating: 0, count: count * used), weights = [Float](repeating: 0, count: count * used)
         for row in 0..<count {
@@ -147,10 +163,7 @@ struct MixtureOfExperts: Sendable {
             }
             gate[expert].apply(gathered, into: state.gate, count: places.count, state: state)
             up[expert].apply(gathered, into: state.up, count: places.count, state: state)
-            switch activation {
-            case .swiGLU: Operations.swiGLU(state.gate, state.up, count: places.count * width, pool: state.pool)
-            case .clampedSwiGLU: Operations.clampedSwiGLU(state.gate, state.up, count: places.count * width, pool: state.pool)
-            }
+            activation.apply(state.gate, state.up, count: places.count * width, pool: state.pool)
             down[expert].apply(state.gate, into: gathered, count: places.count, state: state)
             for (index, place) in places.enumerated() {
                 (outputs + place * dimension).update(from: gathered + index * dimension, count: dimension)

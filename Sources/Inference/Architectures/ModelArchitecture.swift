@@ -26,7 +26,7 @@ protocol ModelArchitecture: Sendable {
 /// The architectures Lumen runs, by name: the one table of them.
 enum Architectures {
     static let all: [any ModelArchitecture.Type] = [LlamaArchitecture.self, Qwen2Architecture.self, Qwen3Architecture.self,
-                                                    Phi3Architecture.self, Gemma3Architecture.self, Qwen3MoEArchitecture.self,
+                                                    Phi3Architecture.self, Gemma3Architecture.self, Gemma4Architecture.self, Qwen3MoEArchitecture.self,
                                                     SmolLM3Architecture.self, Qwen35Architecture.self,
                                                     Qwen35MoEArchitecture.self, GptOssArchitecture.self, LFM2Architecture.self,
                                                     LFM2MoEArchitecture.self]

@@ -7,10 +7,12 @@ struct Unembedding: Sendable {
     let output: Projection
 
     /// Writes the logits of the `count` residual rows at `rows` into `state.logits`, row after
-    /// row (`count` at most the batch capacity), through `state.normed`.
+    /// row (`count` at most the batch capacity), through `state.normed`, softcapped when the
+    /// model says (`ModelConfiguration.finalLogitSoftcapping`).
     func apply(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, state: InferenceState) {
         normalize(rows, count: count, configuration: c, into: state.normed)
         output.apply(state.normed, into: state.logits, count: count, state: state)
+        if let cap = c.finalLogitSoftcapping { Operations.softcap(state.logits, cap: cap, count: count * output.matrix.rows) }
     }
 
     /// Writes the final norm of the `count` residual rows at `rows` into `output`: the hidden

@@ -87,6 +87,12 @@ struct WeightLoader {
         return (0..<count).map { Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], bias: biases?[$0]) }
     }
 
+    /// The per-input scales of `role` in block `layer` (`<name>.scale`, a vector of `length`:
+    /// Gemma 4's router's), widened to F32.
+    func scaleVector(_ role: TensorName, layer: Int, length: Int) throws(ModelError) -> [Float] {
+        try vector(named: role.scale(layer: layer), length: length)
+    }
+
     /// Tensor `role` of block `layer` stored without a suffix (`blk.3.ssm_a`), a vector of `length`, widened to F32.
     func bareVector(_ role: TensorName, layer: Int, length: Int) throws(ModelError) -> [Float] {
         try vector(named: role.bare(layer: layer), length: length)

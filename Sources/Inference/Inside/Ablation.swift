@@ -41,8 +41,8 @@ public struct Ablation: SiteHook, Equatable {
             if let head = heads.first(where: { !(0..<c.headCount).contains($0) }) {
                 throw refuse("head \(head) is not one of the model's \(c.headCount) heads (0…\(c.headCount - 1))")
             }
-            guard headDimension == c.headDimension else {
-                throw refuse("the ablation was made for heads of \(headDimension) floats, but the model's have \(c.headDimension)")
+            guard headDimension == c.layer(block).headDimension else {
+                throw refuse("the ablation was made for heads of \(headDimension) floats, but block \(block)'s have \(c.layer(block).headDimension)")
             }
         case .attentionOutput, .feedForwardOutput: break
         case .blockOutput, .attentionProbabilities:

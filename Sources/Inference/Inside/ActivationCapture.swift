@@ -35,11 +35,16 @@ public final class ActivationCapture: ForwardHook {
     }
 
     /// Refuses to keep heads' outputs or attention probabilities of recurrent layers, which
-    /// have none (so a trace never holds rows that were never written).
+    /// have none (so a trace never holds rows that were never written), and heads' outputs of
+    /// layers whose heads are of other widths together (a trace's tensor has one shape).
     public func check(_ model: LanguageModel) throws(ModelError) {
         let c = model.configuration
+        let chosen = (blocks.map(Array.init) ?? Array(0..<c.blockCount)).sorted()
+        if points.contains(.headOutputs), let misfit = c.headWidthMisfit(chosen) {
+            throw ModelError(file: model.gguf.path, field: "trace", reason: misfit + ": keep \"heads\" of those (blocks:)")
+        }
         guard !points.isDisjoint(with: [.headOutputs, .attentionProbabilities]),
-              let misfit = c.attentionMisfit((blocks.map(Array.init) ?? Array(0..<c.blockCount)).sorted()) else { return }
+              let misfit = c.attentionMisfit(chosen) else { return }
         throw ModelError(file: model.gguf.path, field: "trace", reason: misfit + ": keep \"heads\" and \"attn\" of those (blocks:)")
     }
 

@@ -69,6 +69,15 @@ extension ModelConfiguration {
         let attention = (0..<blockCount).filter { !isRecurrent(layer: $0) }.map(String.init).joined(separator: ", ")
         return "block\(recurrent.count == 1 ? "" : "s") \(recurrent.map(String.init).joined(separator: ", ")) \(recurrent.count == 1 ? "is a" : "are") recurrent\(recurrence.map { " (\($0.kind))" } ?? "") layer\(recurrent.count == 1 ? "" : "s") without attention heads; the attention layers are \(attention)"
     }
+
+    /// Why the heads' outputs of `blocks` cannot be kept together — some are narrower than the
+    /// full layers' (Gemma 4's sliding layers) —, or nil when they can.
+    public func headWidthMisfit(_ blocks: [Int]) -> String? {
+        let narrower = blocks.filter { layer($0).headDimension != headDimension }
+        guard let first = narrower.first else { return nil }
+        let full = (0..<blockCount).filter { layer($0).headDimension == headDimension }.map(String.init).joined(separator: ", ")
+        return "block\(narrower.count == 1 ? "" : "s") \(narrower.map(String.init).joined(separator: ", ")) \(narrower.count == 1 ? "has" : "have") heads of \(layer(first).headDimension) floats, the others \(headDimension); the blocks with heads of \(headDimension) are \(full)"
+    }
 }
 
 /// A hook at one point of one block (an ablation, a patch): it visits there only.
@@ -105,7 +114,8 @@ extension InferenceState {
 
     /// Hands each head's attention probabilities at block `layer` for the batch's `count` tokens
     /// (`ActivationPoint.attentionProbabilities`) to the hooks that visit them, recomputing them
-    /// with the cache's own attention kernel after the batch's keys are cached.
+    /// with the cache's own attention kernel after the batch's keys are cached. `c` is the layer's
+    /// configuration (`ModelConfiguration.layer`).
     func visitAttentionProbabilities(layer: Int, count: Int, configuration c: ModelConfiguration, window: Int?, sinks: [Float]?) {
         guard hooks.contains(where: { $0.visits(.attentionProbabilities, layer: layer) }) else { return }
         let width = c.headCount * contextLength, group = c.headCount / c.headCountKV
@@ -118,7 +128,7 @@ extension InferenceState {
                 let kvOffset = cacheOffset(sequence: rowSequences[token], kvHead: head / group, position: 0)
                 // The kernel leaves each position's exp(score − max) in `scores` and returns 1 / their
                 // total (a sink's share included: with one, a row sums to less than 1, as llama.cpp's).
-                let inverse = cacheKernels.attend(keyCache(layer: layer) + kvOffset, valueCache(layer: layer) + kvOffset, c.headDimension,
+                let inverse = cacheKernels.attend(keyCache(layer: layer) + kvOffset, valueCache(layer: layer) + kvOffset, cachedHeadDimension,
                                                   query + token * c.queryDimension + head * c.headDimension, c.headDimension, first, length,
                                                   c.attentionScale, sinks?[head] ?? -.infinity, &scores, &output)
                 for key in first..<length { rows[token * width + head * contextLength + key] = scores[key] * inverse }

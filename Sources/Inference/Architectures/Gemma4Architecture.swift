@@ -1,0 +1,55 @@
+import GGUF
+
+/// Gemma 4 (`gemma4`): a `GemmaDecoder` whose sliding-window layers (the file's pattern) have
+/// their own head width, rotated dimensions and RoPE base, whose full layers may have fewer
+/// key/value heads and values that are their keys; attention scores unscaled (the query and key
+/// norms scale them), values normed, per-layer embeddings (E2B, E4B), the last layers attending
+/// over earlier layers' keys and values, experts beside the dense feed-forward (26B-A4B), and
+/// softcapped logits.
+struct Gemma4Architecture: DecoderArchitecture {
+    static let name = "gemma4"
+
+    static func configure(_ c: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
+        let prefix = name + "."
+        func integer(_ key: String) throws(ModelError) -> Int {
+            guard let value = gguf.metadata[prefix + key]?.intValue, value >= 0, value <= 1 << 24 else {
+                throw ModelError(file: gguf.path, field: prefix + key, reason: gguf.metadata[prefix + key] == nil ? "is missing" : "is out of range")
+            }
+            return value
+        }
+        c.ropeStyle = .halves
+        c.attentionScale = 1
+        try c.readSlidingWindowPattern(gguf: gguf, defaultPeriod: 6)
+        c.slidingRopeFrequencyBase = Float(gguf.metadata[prefix + "rope.freq_base_swa"]?.doubleValue ?? Double(c.ropeFrequencyBase))
+        c.slidingHeadDimension = try integer("attention.key_length_swa")
+        c.slidingRopeDimensionCount = gguf.metadata[prefix + "rope.dimension_count_swa"] == nil ? nil : try integer("rope.dimension_count_swa")
+        guard let headWidth = c.slidingHeadDimension, headWidth > 0, headWidth % 2 == 0,
+              (c.slidingRopeDimensionCount ?? c.ropeDimensionCount) <= headWidth, (c.slidingRopeDimensionCount ?? 0) % 2 == 0 else {
+            throw ModelError(file: gguf.path, field: prefix + "attention.key_length_swa",
+                             reason: "sliding heads of \(c.slidingHeadDimension ?? 0) cannot rotate \(c.slidingRopeDimensionCount ?? c.ropeDimensionCount) dimensions")
+        }
+        c.perLayerEmbeddingLength = try integer("embedding_length_per_layer_input")
+        c.sharedKVLayers = gguf.metadata[prefix + "attention.shared_kv_layers"] == nil ? 0 : try integer("attention.shared_kv_layers")
+        if c.sharedKVLayers > 0 {
+            // The shared layers read the last sliding and the last full layer before them.
+            let first = c.blockCount - c.sharedKVLayers
+            guard first >= 2, c.slides(layer: first - 2), !c.slides(layer: first - 1) else {
+                throw ModelError(file: gguf.path, field: prefix + "attention.shared_kv_layers",
+                                 reason: "\(c.sharedKVLayers) shared layers of \(c.blockCount) need a sliding then a full layer before them")
+            }
+        }
+        c.denseBesideExperts = c.experts != nil
+        if let cap = gguf.metadata[prefix + "final_logit_softcapping"]?.doubleValue, cap != 0 {
+            guard cap > 0, cap.isFinite else {
+                throw ModelError(file: gguf.path, field: prefix + "final_logit_softcapping", reason: "\(cap) is not a positive number")
+            }
+            c.finalLogitSoftcapping = Float(cap)
+        }
+    }
+
+    let decoder: GemmaDecoder
+
+    init(weights: WeightLoader) throws(ModelError) {
+        decoder = try GemmaDecoder(weights: weights, extras: .scale, valueNorm: true)
+    }
+}

@@ -129,8 +129,9 @@ struct ModelInfo {
     /// The sliding layers' RoPE, when it differs.
     private var slidingRoPE: String {
         let c = model.configuration
-        guard c.slidingRopeFrequencyBase != nil || c.slidingRopeDimensionCount != nil else { return "" }
-        return " (sliding layers: base \(c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase), \(c.slidingRopeDimensionCount ?? c.ropeDimensionCount) dimensions)"
+        let base = c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase, dimensions = c.slidingRopeDimensionCount ?? c.ropeDimensionCount
+        guard base != c.ropeFrequencyBase || dimensions != c.ropeDimensionCount else { return "" }
+        return " (sliding layers: base \(base), \(dimensions) dimensions)"
     }
 
     /// The layers RoPE leaves out, when there are any.

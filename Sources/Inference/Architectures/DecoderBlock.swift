@@ -3,12 +3,23 @@ import GGUF
 /// The pre-norm decoder block LLaMA made common: x += mixer(RMSNorm(x)), then
 /// x += feed-forward(RMSNorm(x)). The mixer is attention in most architectures (`load`: LLaMA,
 /// Qwen 2, Qwen 3, Phi-3, SmolLM3, gpt-oss, LFM2's attention layers) and, in the hybrid ones, a
-/// recurrent layer or gated attention (`TokenMixer`).
+/// recurrent layer or gated attention (`TokenMixer`). Gemma's blocks (`gemma`) also norm both
+/// outputs before they join the residual stream, and Gemma 4's may add experts beside the dense
+/// feed-forward, a per-layer input and an output scale.
 struct DecoderBlock: Sendable {
     /// The norms before the mixer and before the feed-forward.
     let mixerNorm, feedForwardNorm: [Float]
     let mixer: any TokenMixer
     let feedForward: FeedForward
+    /// The norms of the mixer's and the feed-forward's outputs (Gemma's), when the block has them.
+    var mixerPostNorm: [Float]? = nil
+    var feedForwardPostNorm: [Float]? = nil
+    /// Experts whose output joins the dense feed-forward's (Gemma 4's 26B-A4B).
+    var expertsBesideDense: ExpertsBesideDense? = nil
+    /// The layer's per-layer input, added after the feed-forward (Gemma 4's E2B, E4B).
+    var perLayerInput: PerLayerEmbeddings.LayerInput? = nil
+    /// What the block's output is multiplied by (`layer_output_scale`), when the file says.
+    var outputScale: Float? = nil
 
     /// The attention block of layer `index` under llama.cpp's names: its attention
     /// (`SelfAttention.load` with `biases`, `queryKeyNorms` and `sinks`), and a feed-forward with
@@ -26,7 +37,10 @@ struct DecoderBlock: Sendable {
     }
 
     /// The matrices one token reads.
-    var matrices: [Matrix] { mixer.matrices + feedForward.matrices }
+    var matrices: [Matrix] {
+        mixer.matrices + feedForward.matrices + (expertsBesideDense?.experts.matrices ?? [])
+            + [perLayerInput?.gate.matrix, perLayerInput?.projection.matrix].compactMap { $0 }
+    }
 }
 
 /// A whole model made of `DecoderBlock`s: embedding, blocks, final norm and output.
@@ -40,12 +54,23 @@ struct DecoderModel: Sendable {
     let ropeFactors: [Float]?
     /// The factors for sessions longer than the context RoPE was trained for (Phi-3's long ones).
     let longRopeFactors: [Float]?
+    /// Whether the factors divide the sliding layers' frequencies too (not Gemma 4's).
+    let slidingRopeFactors: Bool
+    /// What the embedding rows are multiplied by (Gemma's √dim), when the architecture says.
+    let embeddingScale: Float?
+    /// Each layer's own token embeddings (Gemma 4's), when the configuration has them.
+    let perLayerEmbeddings: PerLayerEmbeddings?
 
-    /// Reads the embedding, output and final norm (`outputNorm`), the RoPE factors the file has,
-    /// and `block(layer)` for each layer.
+    /// Reads the embedding, output and final norm (`outputNorm`), the RoPE factors the file has
+    /// (dividing the sliding layers' frequencies unless `slidingRopeFactors` is false), the
+    /// per-layer embeddings the configuration has, and `block(layer)` for each layer; the
+    /// embedding rows scaled by √dim with `scalesEmbedding` (Gemma's).
     init(weights: WeightLoader, outputNorm: TensorName = .outputNorm, ropeFactors: TensorName? = nil, longRopeFactors: TensorName? = nil,
-         block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
+         slidingRopeFactors: Bool = true, scalesEmbedding: Bool = false, block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
         configuration = weights.configuration
+        self.slidingRopeFactors = slidingRopeFactors
+        embeddingScale = scalesEmbedding ? Float(configuration.embeddingLength).squareRoot() : nil
+        perLayerEmbeddings = try PerLayerEmbeddings.load(from: weights)
         (tokenEmbedding, output) = try weights.embeddingAndOutput()
         var blocks: [DecoderBlock] = []
         for index in 0..<configuration.blockCount { blocks.append(try block(index)) }
@@ -69,45 +94,48 @@ struct DecoderModel: Sendable {
     var unembedding: Unembedding { Unembedding(norm: outputNorm, output: output) }
 
     /// Every matrix one generated token reads.
-    var matrices: [Matrix] { blocks.flatMap(\.matrices) + [output.matrix] }
+    var matrices: [Matrix] { blocks.flatMap(\.matrices) + [perLayerEmbeddings?.projection.matrix, output.matrix].compactMap { $0 } }
 
-    /// The forward pass, as `ModelArchitecture.forward`: embedding rows → per block
-    /// x += mixer(RMSNorm(x)) (attention rotates with the session's RoPE factors), then
-    /// x += feed-forward(RMSNorm(x)) → final norm → logits.
+    /// The forward pass, as `ModelArchitecture.forward`: embedding rows (scaled, and the per-layer
+    /// inputs prepared, as the model says) → per block x += mixer(RMSNorm(x)) (attention rotates
+    /// with the session's RoPE factors), then x += feed-forward(RMSNorm(x)), each output normed
+    /// first where the block says, then the block's per-layer input and output scale → final
+    /// norm → logits. Hooks see the mixer's output, the feed-forward's and the block's.
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
         let c = configuration
         let count = tokens.count, dimension = c.embeddingLength
         let x = state.residual, normed = state.normed
         Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
-        Operations.prepareRoPE(state: state, configuration: c, factors: ropeFactors(forContext: state.contextLength))
+        if let embeddingScale { Operations.scale(x, by: embeddingScale, count: count * dimension) }
+        perLayerEmbeddings?.prepare(tokens, embedded: x, configuration: c, state: state)
+        Operations.prepareRoPE(state: state, configuration: c, factors: ropeFactors(forContext: state.contextLength), slidingFactors: slidingRopeFactors)
+        let norm = { (weights: [Float]?, rows: UnsafeMutablePointer<Float>) in
+            if let weights { Operations.rmsNorm(rows, weights: weights, epsilon: c.rmsEpsilon, into: rows, count: count, width: dimension) }
+        }
         for (layer, block) in blocks.enumerated() {
             Operations.rmsNorm(x, weights: block.mixerNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
             block.mixer.apply(normed, into: normed, count: count, layer: layer, configuration: c, state: state)
+            norm(block.mixerPostNorm, normed)
             state.visit(.attentionOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
-            block.feedForward.addResidual(to: x, norm: block.feedForwardNorm, layer: layer, count: count, configuration: c, state: state)
+            Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
+            block.feedForward.apply(normed, into: normed, count: count, state: state)
+            block.expertsBesideDense?.add(to: normed, residual: x, count: count, configuration: c, state: state)
+            norm(block.feedForwardPostNorm, normed)
+            state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
+            Operations.add(normed, to: x, count: count * dimension)
+            block.perLayerInput?.add(to: x, layer: layer, count: count, configuration: c, state: state)
+            if let scale = block.outputScale { Operations.scale(x, by: scale, count: count * dimension) }
+            state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
         let first = allLogits ? 0 : count - 1
         unembedding.apply(x + first * dimension, count: count - first, configuration: c, state: state)
     }
 }
 
-/// A whole model's forward pass and what it reads: `DecoderModel`, `GemmaDecoder`.
-protocol DecoderPass: Sendable {
-    var tokenEmbedding: Matrix { get }
-    var unembedding: Unembedding { get }
-    /// Every matrix one generated token reads.
-    var matrices: [Matrix] { get }
-    /// As `ModelArchitecture.forward`.
-    func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool)
-}
-
-extension DecoderModel: DecoderPass {}
-
-/// An architecture whose model is a `DecoderPass`: its matrices and forward pass come from it.
+/// An architecture whose model is a `DecoderModel`: its matrices and forward pass come from it.
 protocol DecoderArchitecture: ModelArchitecture {
-    associatedtype Decoder: DecoderPass
-    var decoder: Decoder { get }
+    var decoder: DecoderModel { get }
 }
 
 extension DecoderArchitecture {

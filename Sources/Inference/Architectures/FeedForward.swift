@@ -52,17 +52,3 @@ enum FeedForward: Sendable {
         }
     }
 }
-
-extension FeedForward {
-    /// A pre-norm block's second half on the residual rows `x`: x += FFN(RMSNorm(x) with `norm`),
-    /// the feed-forward's output and then the block's shown to hooks, through `state.normed`.
-    func addResidual(to x: UnsafeMutablePointer<Float>, norm: [Float], layer: Int, count: Int, configuration c: ModelConfiguration,
-                     state: InferenceState) {
-        let normed = state.normed, dimension = c.embeddingLength
-        Operations.rmsNorm(x, weights: norm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-        apply(normed, into: normed, count: count, state: state)
-        state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
-        Operations.add(normed, to: x, count: count * dimension)
-        state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
-    }
-}

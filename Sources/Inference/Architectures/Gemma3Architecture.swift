@@ -1,7 +1,8 @@
 import GGUF
 
-/// Gemma 3 (`gemma3`): a `GemmaDecoder` with five sliding-window layers (RoPE base 10,000) for
-/// every global one (or the layers the file's pattern names).
+/// Gemma 3 (`gemma3`): embeddings scaled by √dim, blocks of `DecoderBlock.gemma` (query and key
+/// norms, norms after attention and after the GELU-gated feed-forward), and five sliding-window
+/// layers (RoPE base 10,000) for every global one (or the layers the file's pattern names).
 struct Gemma3Architecture: DecoderArchitecture {
     static let name = "gemma3"
 
@@ -16,9 +17,11 @@ struct Gemma3Architecture: DecoderArchitecture {
         }
     }
 
-    let decoder: GemmaDecoder
+    let decoder: DecoderModel
 
     init(weights: WeightLoader) throws(ModelError) {
-        decoder = try GemmaDecoder(weights: weights, extras: [], valueNorm: false)
+        decoder = try DecoderModel(weights: weights, scalesEmbedding: true) { (layer: Int) throws(ModelError) in
+            try DecoderBlock.gemma(layer: layer, from: weights, extras: [], valueNorm: false)
+        }
     }
 }

@@ -1,6 +1,6 @@
 import GGUF
 
-/// Gemma 4 (`gemma4`): a `GemmaDecoder` whose sliding-window layers (the file's pattern) have
+/// Gemma 4 (`gemma4`): Gemma 3's decoder (`DecoderBlock.gemma`) whose sliding-window layers (the file's pattern) have
 /// their own head width, rotated dimensions and RoPE base, whose full layers may have fewer
 /// key/value heads and values that are their keys; attention scores unscaled (the query and key
 /// norms scale them), values normed, per-layer embeddings (E2B, E4B), the last layers attending
@@ -47,9 +47,12 @@ struct Gemma4Architecture: DecoderArchitecture {
         }
     }
 
-    let decoder: GemmaDecoder
+    let decoder: DecoderModel
 
     init(weights: WeightLoader) throws(ModelError) {
-        decoder = try GemmaDecoder(weights: weights, extras: .scale, valueNorm: true)
+        decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFrequencies, slidingRopeFactors: false, scalesEmbedding: true) {
+            (layer: Int) throws(ModelError) in
+            try DecoderBlock.gemma(layer: layer, from: weights, extras: .scale, valueNorm: true)
+        }
     }
 }

@@ -1,0 +1,26 @@
+import GGUF
+
+extension DecoderBlock {
+    /// A Gemma 3 or Gemma 4 block of layer `index` under llama.cpp's names: attention with
+    /// per-head query and key norms and a norm after it (`post_attention_norm`), a GELU-gated
+    /// feed-forward with a norm after it (`post_ffw_norm`) applying the products' `extras`; with
+    /// `valueNorm` (Gemma 4), values normed without weights and equal to the keys where the file
+    /// has no value matrix, and what the file has of experts beside the dense feed-forward, a
+    /// per-layer input and an output scale.
+    static func gemma(layer index: Int, from weights: WeightLoader, extras: Projection.Extras, valueNorm: Bool) throws(ModelError) -> DecoderBlock {
+        let c = weights.configuration
+        var block = DecoderBlock(
+            mixerNorm: try weights.vector(.attentionNorm, layer: index),
+            feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
+            mixer: try SelfAttention.load(layer: index, from: weights, queryKeyNorms: true, valueNorm: valueNorm, valuesMayBeKeys: valueNorm),
+            feedForward: try FeedForward.loadDense(layer: index, from: weights, extras: extras, activation: .geGLU))
+        block.mixerPostNorm = try weights.vector(.attentionPostNorm, layer: index)
+        block.feedForwardPostNorm = try weights.vector(.feedForwardPostNorm, layer: index)
+        if let experts = c.experts, c.denseBesideExperts {
+            block.expertsBesideDense = try ExpertsBesideDense.load(layer: index, from: weights, experts: experts)
+        }
+        if c.perLayerEmbeddingLength > 0 { block.perLayerInput = try PerLayerEmbeddings.LayerInput.load(layer: index, from: weights) }
+        if weights.has(.layerOutputScale, layer: index) { block.outputScale = try weights.vector(.layerOutputScale, layer: index, length: 1)[0] }
+        return block
+    }
+}

@@ -1,0 +1,66 @@
+import GGUF
+
+/// Gemma 4's per-layer embeddings (E2B, E4B): every layer's own embedding of each token (a row of
+/// the table holds all layers' side by side), mixed with a product of the token's scaled
+/// embedding (llama.cpp's `project_per_layer_inputs`); each layer gates its part into the
+/// residual stream after its feed-forward (`LayerInput`).
+struct PerLayerEmbeddings: Sendable {
+    let table: Matrix
+    let projection: Projection
+    let norm: [Float]
+
+    /// A layer's use of its per-layer input: x += RMSNorm(proj · (gelu(gate · x) ⊙ input)).
+    struct LayerInput: Sendable {
+        let gate, projection: Projection
+        let postNorm: [Float]
+
+        /// The layer input of layer `index` under llama.cpp's names (`inp_gate`, `proj`, `post_norm`).
+        static func load(layer index: Int, from weights: WeightLoader) throws(ModelError) -> LayerInput {
+            let c = weights.configuration
+            return LayerInput(
+                gate: try weights.projection(.perLayerInputGate, layer: index, columns: c.embeddingLength, rows: c.perLayerEmbeddingLength, applies: []),
+                projection: try weights.projection(.perLayerProjection, layer: index, columns: c.perLayerEmbeddingLength, rows: c.embeddingLength, applies: []),
+                postNorm: try weights.vector(.perLayerPostNorm, layer: index))
+        }
+
+        /// Adds layer `layer`'s gated per-layer input (`state.perLayerInputs`) to the residual rows `x`.
+        func add(to x: UnsafeMutablePointer<Float>, layer: Int, count: Int, configuration c: ModelConfiguration, state: InferenceState) {
+            let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, dimension = c.embeddingLength
+            gate.apply(x, into: state.gate, count: count, state: state)
+            for row in 0..<count {
+                (state.up + row * width).update(from: state.perLayerInputs + row * rowWidth + layer * width, count: width)
+            }
+            Operations.geGLU(state.gate, state.up, count: count * width, pool: state.pool)
+            projection.apply(state.gate, into: state.normed, count: count, state: state)
+            Operations.rmsNorm(state.normed, weights: postNorm, epsilon: c.rmsEpsilon, into: state.normed, count: count, width: dimension)
+            Operations.add(state.normed, to: x, count: count * dimension)
+        }
+    }
+
+    /// The model's per-layer embeddings under llama.cpp's names (`per_layer_token_embd`,
+    /// `per_layer_model_proj`, `per_layer_proj_norm`), when its configuration has them.
+    static func load(from weights: WeightLoader) throws(ModelError) -> PerLayerEmbeddings? {
+        let c = weights.configuration, width = c.perLayerEmbeddingLength * c.blockCount
+        guard c.perLayerEmbeddingLength > 0 else { return nil }
+        return PerLayerEmbeddings(
+            table: try weights.matrix(.perLayerTokenEmbedding, columns: width, rows: c.vocabularySize, multiplied: false),
+            projection: try weights.projection(.perLayerModelProjection, columns: c.embeddingLength, rows: width, applies: []),
+            norm: try weights.vector(.perLayerProjectionNorm, length: c.perLayerEmbeddingLength))
+    }
+
+    /// Writes each token's per-layer inputs into `state.perLayerInputs`:
+    /// (RMSNorm(W·x / √dim), per layer) + table row · √width) / √2, for the embedded rows `x`.
+    func prepare(_ tokens: [Int32], embedded x: UnsafeMutablePointer<Float>, configuration c: ModelConfiguration, state: InferenceState) {
+        let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, count = tokens.count
+        let inputs = state.perLayerInputs, tableRow = inputs + state.batchCapacity * rowWidth
+        projection.apply(x, into: inputs, count: count, state: state)
+        Operations.scale(inputs, by: 1 / Float(c.embeddingLength).squareRoot(), count: count * rowWidth)
+        Operations.rmsNorm(inputs, weights: norm, epsilon: c.rmsEpsilon, into: inputs, count: count * c.blockCount, width: width)
+        let tableScale = Float(width).squareRoot(), mixScale = 1 / Float(2).squareRoot()
+        for (index, token) in tokens.enumerated() {
+            table.dequantize(row: Int(token), into: tableRow)
+            let row = inputs + index * rowWidth
+            for offset in 0..<rowWidth { row[offset] = (row[offset] + tableRow[offset] * tableScale) * mixScale }
+        }
+    }
+}

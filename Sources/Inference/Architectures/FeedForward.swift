@@ -4,7 +4,7 @@ import GGUF
 enum FeedForward: Sendable {
     /// `down · (act(gate · x) ⊙ up · x)`, SiLU unless the `activation` says (Gemma's GELU).
     case dense(gate: Projection, up: Projection, down: Projection, activation: MixtureOfExperts.Activation = .swiGLU)
-    /// Routed experts, each a SwiGLU network.
+    /// Routed experts, each a gated network (`MixtureOfExperts.Activation`).
     indirect case experts(MixtureOfExperts)
 
     /// The feed-forward of layer `index`: the experts (of `variant`) when the model has them

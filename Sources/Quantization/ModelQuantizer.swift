@@ -66,6 +66,7 @@ public struct ModelQuantizer: Sendable {
         let layers = model.metadata["\(architecture).block_count"]?.intValue
             ?? Set(model.tensors.compactMap { TensorName.blockWeight($0.name)?.layer }).count
         let tiedOutput = model.tensorsByName[TensorName.output.weight()] == nil
+        let experts = model.metadata["\(architecture).expert_count"]?.intValue ?? 0
         let valueOrdinals = QuantizationScheme.valueOrdinals(model.tensors.map(\.name))
         try model.requireKnownTypes()
         return try model.tensors.map { tensor throws(ModelError) in
@@ -73,7 +74,7 @@ public struct ModelQuantizer: Sendable {
                 throw ModelError(file: model.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) cannot be read, so it cannot be converted")
             }
             return (tensor, scheme.type(forTensor: tensor.name, shape: tensor.shape, layers: layers, tiedOutput: tiedOutput,
-                                        valueOrdinal: valueOrdinals[tensor.name]))
+                                        valueOrdinal: valueOrdinals[tensor.name], experts: experts))
         }
     }
 

@@ -82,14 +82,27 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     var fileType: UInt32 { Self.table[self]?.fileType ?? 0 }
 
     /// The matrices llama.cpp's quantizer leaves as they are (`llama-quant.cpp`): a mixture of
-    /// experts' router (`ffn_gate_inp`) and a recurrent layer's convolution (`ssm_conv1d`,
-    /// LFM2's `shortconv.conv`, which its operation reads as F32).
-    static let keptInF32: Set<TensorName?> = [.router, .convolution, .shortConvolution]
+    /// experts' router (`ffn_gate_inp`), a recurrent layer's convolution (`ssm_conv1d`, LFM2's
+    /// `shortconv.conv`, which its operation reads as F32) and Gemma 4's per-layer embedding
+    /// product (`per_layer_model_proj`, "not too big").
+    static let keptInF32: Set<TensorName> = [.router, .convolution, .shortConvolution, .perLayerModelProjection]
+
+    /// What llama.cpp's mixes give a model of exactly eight experts (Mixtral's shape) instead of
+    /// their rules: its keys and values Q8_0 ("trades just ~128MB"), its attention output Q5_K
+    /// in the mixes of fewer bits; nil where the mix's own rule stands.
+    private func eightExpertType(_ role: TensorName) -> TensorType? {
+        switch role {
+        case .key, .value, .queryKeyValue: .q8_0
+        case .attentionOutput: [.q3_K_M, .q4_K_M].contains(self) ? .q5_K : baseType
+        default: nil
+        }
+    }
 
     /// The type for tensor `name` of shape `shape` in a model of `layers` blocks; `tiedOutput`
     /// says the model has no `output.weight` and reuses the token embedding as its output;
     /// `valueOrdinal` is a value-like matrix's place among the model's and their count
-    /// (`valueOrdinals`; without it, its layer among the layers).
+    /// (`valueOrdinals`; without it, its layer among the layers); `experts` is the model's
+    /// `expert_count` (0 for a dense model).
     ///
     /// Vectors (norms) and the matrices of `keptInF32` stay F32. A scheme named after a type gives every matrix that type; the
     /// mixes follow llama.cpp's `llama_tensor_get_type` (without an importance matrix): the output
@@ -99,15 +112,16 @@ public enum QuantizationScheme: String, Sendable, CaseIterable, CustomStringConv
     /// counted among the value-like matrices, not the layers). A matrix whose rows are not a whole number of blocks falls back to a format whose
     /// blocks fit, as llama.cpp does (`TypeQuantizer.fallback`), else to F16.
     func type(forTensor name: String, shape: [Int], layers: Int, tiedOutput: Bool = false,
-              valueOrdinal: (index: Int, count: Int)? = nil) -> TensorType {
-        guard shape.count >= 2, name.hasSuffix(".weight"), !Self.keptInF32.contains(TensorName.blockWeight(name)?.role) else { return .f32 }
+              valueOrdinal: (index: Int, count: Int)? = nil, experts: Int = 0) -> TensorType {
+        let role = TensorName.blockWeight(name).map(\.role) ?? TensorName(rawValue: String(name.dropLast(".weight".count)))
+        guard shape.count >= 2, name.hasSuffix(".weight"), !(role.map(Self.keptInF32.contains) ?? false) else { return .f32 }
         var type = baseType
         if let mix = Self.table[self]?.mix {
             if name == TensorName.output.weight() || (tiedOutput && name == TensorName.tokenEmbedding.weight()) {
                 type = mix.output
             } else if let block = TensorName.blockWeight(name), let role = block.role {
                 let (index, count) = Self.valueLikeRoles.contains(role) ? valueOrdinal ?? (block.layer, layers) : (block.layer, layers)
-                if let chosen = mix.rules(role, index, count) { type = chosen }
+                if let chosen = (experts == 8 ? eightExpertType(role) : nil) ?? mix.rules(role, index, count) { type = chosen }
             }
         }
         return Self.fitting(type, rowLength: shape[0])

@@ -214,9 +214,11 @@ ARCHITECTURE_REFERENCES = os.path.join(os.path.dirname(__file__), "..", "referen
 @pytest.mark.parametrize("kind", ["Q3_K_M", "Q4_K_M", "Q5_K_M"])
 def test_mixes_give_each_tensor_llama_quantizes_type_in_every_architecture(tmp_path, kind):
     """The K-quant mixes on llama.cpp's own test model of every architecture Lumen runs
-    (make arch-models), tensor by tensor against `llama-quantize` (built beside llama-server):
-    value-like matrices counted among themselves (a hybrid's fused `attn_qkv` and LFM2's attention
-    layers), the shared expert's down matrix as a down matrix, convolutions kept F32."""
+    (make arch-models) and the synthetic Gemma 4 models (which test-llama-archs does not write),
+    tensor by tensor against `llama-quantize` (built beside llama-server): value-like matrices
+    counted among themselves (a hybrid's fused `attn_qkv` and LFM2's attention layers), the shared
+    expert's down matrix as a down matrix, convolutions and Gemma 4's per-layer embedding product
+    kept F32, an eight-expert model's keys, values and attention output given more bits."""
     import json
     binary = os.path.join(os.path.dirname(os.environ.get("LLAMA_SERVER", "")), "llama-quantize")
     if not os.path.exists(binary):
@@ -224,8 +226,10 @@ def test_mixes_give_each_tensor_llama_quantizes_type_in_every_architecture(tmp_p
     folder = os.environ.get("LUMEN_ARCH_MODELS", ".build/arch-models")
     models = sorted({json.load(open(os.path.join(ARCHITECTURE_REFERENCES, name)))["model"]
                      for name in os.listdir(ARCHITECTURE_REFERENCES) if name.endswith(".json")})
-    for model in models:
-        source = os.path.join(folder, model)
+    synthetic = os.environ.get("LUMEN_SYNTHETIC_MODELS", ".build/synthetic-models")
+    sources = [os.path.join(folder, model) for model in models] + [os.path.join(synthetic, f"{name}.gguf") for name in ("gemma4", "gemma4moe")]
+    for source in sources:
+        model = os.path.basename(source)
         subprocess.run([binary, source, str(tmp_path / "llama.gguf"), kind, "2"], capture_output=True, check=True)
         quantize(source, tmp_path / "lumen.gguf", kind)
         expected = {tensor.name: tensor.tensor_type.name for tensor in GGUFReader(str(tmp_path / "llama.gguf")).tensors}

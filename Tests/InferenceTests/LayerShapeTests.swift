@@ -1,0 +1,41 @@
+import Foundation
+import GGUF
+import Testing
+@testable import Inference
+
+/// Looking inside a model whose layers differ in shape (the synthetic Gemma 4: sliding layers 0,
+/// 1, 2 and 4 with heads of 16 over 8 positions, full layers 3 and 5 with heads of 32; layers 4
+/// and 5 attend over layers 2's and 3's caches), against what the file declares.
+@Suite("Layers of different shapes, looked into")
+struct LayerShapeTests {
+    @Test("heads of the narrower sliding layers are refused in traces by name, the full layers' kept; an ablation takes its block's head width")
+    func headsOfOneWidth() throws {
+        let model = try LanguageModel(path: try TestData.syntheticModel("gemma4"))
+        let c = model.configuration
+        #expect((0..<c.blockCount).map { c.layer($0).headDimension } == [16, 16, 16, 32, 16, 32])
+        do {
+            try ActivationCapture([.headOutputs]).check(model)
+            Issue.record("heads of 16 and 32 floats kept together")
+        } catch {
+            #expect(error.reason == "blocks 0, 1, 2, 4 have heads of 16 floats, the others 32; the blocks with heads of 32 are 3, 5: keep \"heads\" of those (blocks:)")
+        }
+        try ActivationCapture([.headOutputs], blocks: [3, 5]).check(model)
+        try Ablation(heads: [1], block: 0, headDimension: 16).check(model)
+        #expect(throws: ModelError.self) { try Ablation(heads: [1], block: 0, headDimension: 32).check(model) }
+    }
+
+    @Test("a layer sharing an earlier layer's cache attends over its own window: each row a distribution over at most 8 positions")
+    func sharedSlidingLayerAttention() async throws {
+        let model = try LanguageModel(path: try TestData.syntheticModel("gemma4"))
+        let session = ModelSession(model: model, threads: 1, batchSize: 8)
+        let tokens = session.tokenize("A sliding layer that borrows its keys still looks back only eight tokens, no further than that.")
+        #expect(tokens.count > 16)
+        let pattern = try await session.attentionPattern(tokens, block: 4)
+        for head in pattern.weights {
+            for (query, row) in head.enumerated() {
+                #expect(abs(row.reduce(0, +) - 1) < 1e-4)
+                #expect(row.enumerated().allSatisfy { key, weight in key > query || query - key < 8 || weight == 0 }, "query \(query)")
+            }
+        }
+    }
+}

@@ -213,6 +213,15 @@ public struct ModelConfiguration: Sendable, Equatable {
         throw ModelError(file: gguf.path, field: architecture + ".expert_count", reason: "is missing: a \(architecture) model has experts")
     }
 
+    /// Integer key `key` under the architecture's prefix (`qwen35.ssm.group_count`), which an
+    /// architecture's `configure` reads: from `minimum` to 2^24, required.
+    func integer(_ key: String, in gguf: GGUFFile, minimum: Int = 1) throws(ModelError) -> Int {
+        let field = architecture + "." + key
+        guard let value = gguf.metadata[field]?.intValue else { throw ModelError(file: gguf.path, field: field, reason: "is missing") }
+        guard value >= minimum, value <= 1 << 24 else { throw ModelError(file: gguf.path, field: field, reason: "\(value) is out of range") }
+        return value
+    }
+
     /// Whether `layer` attends over a sliding window.
     public func slides(layer: Int) -> Bool {
         slidingWindow != nil && slidingLayers.indices.contains(layer) && slidingLayers[layer]

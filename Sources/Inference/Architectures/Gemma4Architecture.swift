@@ -11,25 +11,19 @@ struct Gemma4Architecture: DecoderArchitecture {
 
     static func configure(_ c: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         let prefix = name + "."
-        func integer(_ key: String) throws(ModelError) -> Int {
-            guard let value = gguf.metadata[prefix + key]?.intValue, value >= 0, value <= 1 << 24 else {
-                throw ModelError(file: gguf.path, field: prefix + key, reason: gguf.metadata[prefix + key] == nil ? "is missing" : "is out of range")
-            }
-            return value
-        }
         c.ropeStyle = .halves
         c.attentionScale = 1
         try c.readSlidingWindowPattern(gguf: gguf, defaultPeriod: 6)
         c.slidingRopeFrequencyBase = Float(gguf.metadata[prefix + "rope.freq_base_swa"]?.doubleValue ?? Double(c.ropeFrequencyBase))
-        c.slidingHeadDimension = try integer("attention.key_length_swa")
-        c.slidingRopeDimensionCount = gguf.metadata[prefix + "rope.dimension_count_swa"] == nil ? nil : try integer("rope.dimension_count_swa")
+        c.slidingHeadDimension = try c.integer("attention.key_length_swa", in: gguf, minimum: 0)
+        c.slidingRopeDimensionCount = gguf.metadata[prefix + "rope.dimension_count_swa"] == nil ? nil : try c.integer("rope.dimension_count_swa", in: gguf, minimum: 0)
         guard let headWidth = c.slidingHeadDimension, headWidth > 0, headWidth % 2 == 0,
               (c.slidingRopeDimensionCount ?? c.ropeDimensionCount) <= headWidth, (c.slidingRopeDimensionCount ?? 0) % 2 == 0 else {
             throw ModelError(file: gguf.path, field: prefix + "attention.key_length_swa",
                              reason: "sliding heads of \(c.slidingHeadDimension ?? 0) cannot rotate \(c.slidingRopeDimensionCount ?? c.ropeDimensionCount) dimensions")
         }
-        c.perLayerEmbeddingLength = try integer("embedding_length_per_layer_input")
-        c.sharedKVLayers = gguf.metadata[prefix + "attention.shared_kv_layers"] == nil ? 0 : try integer("attention.shared_kv_layers")
+        c.perLayerEmbeddingLength = try c.integer("embedding_length_per_layer_input", in: gguf, minimum: 0)
+        c.sharedKVLayers = gguf.metadata[prefix + "attention.shared_kv_layers"] == nil ? 0 : try c.integer("attention.shared_kv_layers", in: gguf, minimum: 0)
         if c.sharedKVLayers > 0 {
             // The shared layers read the last sliding and the last full layer before them.
             let first = c.blockCount - c.sharedKVLayers

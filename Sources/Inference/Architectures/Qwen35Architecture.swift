@@ -12,21 +12,15 @@ struct Qwen35Architecture: DecoderArchitecture {
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         configuration.ropeStyle = .halves
         let prefix = configuration.architecture + "."
-        func integer(_ key: String) throws(ModelError) -> Int {
-            guard let value = gguf.metadata[prefix + key]?.intValue, value > 0 else {
-                throw ModelError(file: gguf.path, field: prefix + key, reason: "is missing or not a positive integer")
-            }
-            return value
-        }
-        let valueHeads = try integer("ssm.time_step_rank"), keyHeads = try integer("ssm.group_count")
-        let inner = try integer("ssm.inner_size"), keyWidth = try integer("ssm.state_size")
+        let valueHeads = try configuration.integer("ssm.time_step_rank", in: gguf), keyHeads = try configuration.integer("ssm.group_count", in: gguf)
+        let inner = try configuration.integer("ssm.inner_size", in: gguf), keyWidth = try configuration.integer("ssm.state_size", in: gguf)
         guard inner % valueHeads == 0, inner / valueHeads == keyWidth, valueHeads % keyHeads == 0 else {
             throw ModelError(file: gguf.path, field: prefix + "ssm.inner_size",
                              reason: "\(inner) over \(valueHeads) value heads of \(keyHeads) key heads of \(keyWidth): value and key heads must be as wide, and key heads divide value heads")
         }
         let rule = ModelConfiguration.DeltaRule(keyHeads: keyHeads, valueHeads: valueHeads, keyHeadDimension: keyWidth,
                                                 valueHeadDimension: inner / valueHeads)
-        configuration.recurrence = ModelConfiguration.Recurrence(convolutionWidth: try integer("ssm.conv_kernel"), convolutionChannels: rule.channels,
+        configuration.recurrence = ModelConfiguration.Recurrence(convolutionWidth: try configuration.integer("ssm.conv_kernel", in: gguf), convolutionChannels: rule.channels,
                                                                  projectedWidth: rule.channels, deltaRule: rule)
         let layers = configuration.blockCount
         if let flags = gguf.metadata[prefix + "attention.recurrent_layers"]?.arrayValue {

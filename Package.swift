@@ -95,7 +95,7 @@ let package = Package(
             name: "Serve",
             dependencies: ["OpenAIAPI", "ChatTemplates", "GGUF", "GenerationTypes", "Grammars", "Inference", "Scoring", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                           .product(name: "Logging", package: "swift-log")]
+                           .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol", "PythonText"]),
         .target(name: "Widgets", dependencies: ["Evaluation", "LumenLanguage", "OrderedJSON", "PythonText"]),

@@ -4,17 +4,21 @@ import OrderedJSON
 /// literals, character classes, `.`, groups, `* + ? {m} {m,} {m,n}`, comments, and tokens
 /// (`<[id]>`, `<text>`, `!` before either for any other token). Repetitions are rewritten into
 /// rules as llama.cpp rewrites them. Unlike llama.cpp, which prints a message and drops the
-/// grammar, every problem is a `GrammarError` with its line and column.
+/// grammar, every problem is a `GrammarError` with its line and column, and so is crossing one of
+/// the `GrammarLimits` (nesting is bounded, so the recursion over groups is too).
 struct GBNFParser {
     /// llama.cpp's limit on repetition counts (`MAX_REPETITION_THRESHOLD`).
     static let repetitionLimit = 2000
-    /// The most rules repetitions may add, so a grammar cannot ask for unbounded memory.
-    static let ruleLimit = 100_000
 
     private let text: [UInt8]
     private var position = 0
     private let tokenNamed: ((String) -> Int32?)?
     private let source: String
+    private let limits: GrammarLimits
+    /// Asked between rules: whether whoever wants the grammar has gone.
+    private let isCancelled: () -> Bool
+    /// Symbols in the rules so far.
+    private var symbolCount = 0
 
     private var ruleIDs: [String: Int32] = [:]
     private var names: [String] = []
@@ -25,17 +29,22 @@ struct GBNFParser {
     private var classIndex: [CharacterClass: Int32] = [:]
 
     /// A parser of `text`; `tokenNamed` finds the token a `<text>` element names (without it, only
-    /// `<[id]>` tokens parse). `source` names the text in errors.
-    init(_ text: String, source: String = "grammar", tokenNamed: ((String) -> Int32?)? = nil) {
+    /// `<[id]>` tokens parse). `source` names the text in errors; `limits` bound its size;
+    /// `isCancelled` is asked between rules, and a yes ends the parse with an error.
+    init(_ text: String, source: String = "grammar", tokenNamed: ((String) -> Int32?)? = nil, limits: GrammarLimits = .standard,
+         isCancelled: @escaping () -> Bool = { false }) {
         self.text = Array(text.utf8)
         self.tokenNamed = tokenNamed
         self.source = source
+        self.limits = limits
+        self.isCancelled = isCancelled
     }
 
     /// The grammar the text defines, starting at its `root` rule.
     mutating func parse() throws(GrammarError) -> Grammar {
         skipSpace(newlines: true)
         while position < text.count {
+            guard !isCancelled() else { throw GrammarError.cancelled(source) }
             try parseRule()
         }
         for (index, definition) in definitions.enumerated() where definition == nil {
@@ -44,8 +53,9 @@ struct GBNFParser {
         guard let root = ruleIDs["root"] else {
             throw GrammarError(source, at: .whole, "has no rule named root, where the output starts")
         }
-        let locations = offsets.map { location(of: $0) }
-        return try Grammar(rules: definitions.map { $0 ?? [] }, ruleNames: names, classes: classes, root: root, source: source, locations: locations)
+        let offsets = self.offsets
+        return try Grammar(rules: definitions.map { $0 ?? [] }, ruleNames: names, classes: classes, root: root, source: source,
+                           location: { location(of: offsets[$0]) }, limits: limits)
     }
 
     // MARK: - Rules
@@ -53,7 +63,7 @@ struct GBNFParser {
     private mutating func parseRule() throws(GrammarError) {
         let start = position
         let name = try parseName()
-        let id = ruleID(name, at: start)
+        let id = try ruleID(name, at: start)
         if definitions[Int(id)] != nil {
             throw error(at: start, "rule \"\(name)\" is defined twice")
         }
@@ -62,7 +72,7 @@ struct GBNFParser {
         guard text[position...].starts(with: "::=".utf8) else { throw error(at: position, "expected ::= after the rule name \"\(name)\"") }
         position += 3
         skipSpace(newlines: true)
-        definitions[Int(id)] = try parseAlternatives(ruleName: name, nested: false)
+        definitions[Int(id)] = try parseAlternatives(ruleName: name, depth: 0, at: start)
         if position < text.count {
             if text[position] == UInt8(ascii: "\r") {
                 position += position + 1 < text.count && text[position + 1] == UInt8(ascii: "\n") ? 2 : 1
@@ -75,17 +85,22 @@ struct GBNFParser {
         skipSpace(newlines: true)
     }
 
-    private mutating func parseAlternatives(ruleName: String, nested: Bool) throws(GrammarError) -> [[Grammar.Symbol]] {
-        var alternatives = [try parseSequence(ruleName: ruleName, nested: nested)]
+    /// The alternatives of a rule (`depth` 0) or of a group nested `depth` deep, which starts at `start`.
+    private mutating func parseAlternatives(ruleName: String, depth: Int, at start: Int) throws(GrammarError) -> [[Grammar.Symbol]] {
+        var alternatives = [try parseSequence(ruleName: ruleName, depth: depth)]
         while position < text.count, text[position] == UInt8(ascii: "|") {
+            guard alternatives.count < limits.alternatives else {
+                throw error(at: start, "\(depth == 0 ? "rule \"\(ruleName)\"" : "this group") has more than \(limits.alternatives) alternatives, the most allowed")
+            }
             position += 1
             skipSpace(newlines: true)
-            alternatives.append(try parseSequence(ruleName: ruleName, nested: nested))
+            alternatives.append(try parseSequence(ruleName: ruleName, depth: depth))
         }
         return alternatives
     }
 
-    private mutating func parseSequence(ruleName: String, nested: Bool) throws(GrammarError) -> [Grammar.Symbol] {
+    private mutating func parseSequence(ruleName: String, depth: Int) throws(GrammarError) -> [Grammar.Symbol] {
+        let nested = depth > 0
         var sequence: [Grammar.Symbol] = []
         // Where the last item (what a repetition applies to) starts in `sequence`; nil before any.
         var lastItem: Int?
@@ -131,10 +146,11 @@ struct GBNFParser {
                 lastItem = sequence.count
                 sequence.append(try parseToken())
             case UInt8(ascii: "("):
+                guard depth < limits.nesting else { throw error(at: start, "groups nest more than \(limits.nesting) deep, the most allowed") }
                 position += 1
                 skipSpace(newlines: true)
-                let id = generatedRule(from: ruleName, at: start)
-                definitions[Int(id)] = try parseAlternatives(ruleName: ruleName, nested: true)
+                let id = try generatedRule(from: ruleName, at: start)
+                definitions[Int(id)] = try parseAlternatives(ruleName: ruleName, depth: depth + 1, at: start)
                 guard position < text.count, text[position] == UInt8(ascii: ")") else {
                     throw error(at: position < text.count ? position : start, position < text.count ? "expected ) to close the group opened at column \(TextPosition(offset: start, in: text).column)" : "group is not closed with )")
                 }
@@ -173,14 +189,27 @@ struct GBNFParser {
                                ruleName: ruleName, at: start)
                 lastItem = nil
             default:
-                guard Self.isWordCharacter(byte) else { return sequence }
+                guard Self.isWordCharacter(byte) else { return try counted(sequence, at: start) }
                 let name = try parseName()
                 lastItem = sequence.count
-                sequence.append(.rule(ruleID(name, at: start)))
+                sequence.append(.rule(try ruleID(name, at: start)))
             }
             skipSpace(newlines: nested)
         }
+        return try counted(sequence, at: position)
+    }
+
+    /// `sequence`, counted against the limit on symbols (`offset`: where it ends).
+    private mutating func counted(_ sequence: [Grammar.Symbol], at offset: Int) throws(GrammarError) -> [Grammar.Symbol] {
+        symbolCount += sequence.count
+        try checkSymbols(at: offset)
         return sequence
+    }
+
+    private func checkSymbols(at offset: Int, adding extra: Int = 0) throws(GrammarError) {
+        guard symbolCount + extra <= limits.symbols else {
+            throw error(at: offset, "the grammar grows past \(limits.symbols) symbols, the most allowed (repetitions count each copy)")
+        }
     }
 
     /// Rewrites the item at `sequence[item...]` repeated `minimum` to `maximum` (nil: unbounded)
@@ -190,9 +219,12 @@ struct GBNFParser {
                                      at offset: Int) throws(GrammarError) {
         let repeated = Array(sequence[item...])
         let optional = maximum.map { $0 - minimum } ?? 1
-        guard names.count + optional <= Self.ruleLimit, sequence.count + repeated.count * max(0, minimum - 1) <= Self.ruleLimit * 10 else {
-            throw error(at: offset, "repetition makes the grammar too large; use smaller counts")
+        guard names.count + optional <= limits.rules else {
+            throw error(at: offset, "repetition makes the grammar more than \(limits.rules) rules, the most allowed; use smaller counts")
         }
+        // The copies in this sequence and in the optional rules, beyond what `sequence` already counts.
+        try checkSymbols(at: offset, adding: sequence.count + repeated.count * (max(0, minimum - 1) + optional))
+        symbolCount += repeated.count * optional
         if minimum == 0 {
             sequence.removeSubrange(item...)
         } else {
@@ -200,7 +232,7 @@ struct GBNFParser {
         }
         var previous: Int32 = 0
         for index in 0..<optional {
-            let id = generatedRule(from: ruleName, at: offset)
+            let id = try generatedRule(from: ruleName, at: offset)
             var alternative = repeated
             if maximum == nil { alternative.append(.rule(id)) } else if index > 0 { alternative.append(.rule(previous)) }
             definitions[Int(id)] = [alternative, []]
@@ -318,8 +350,9 @@ struct GBNFParser {
 
     // MARK: - Tables
 
-    private mutating func ruleID(_ name: String, at offset: Int) -> Int32 {
+    private mutating func ruleID(_ name: String, at offset: Int) throws(GrammarError) -> Int32 {
         if let id = ruleIDs[name] { return id }
+        guard names.count < limits.rules else { throw error(at: offset, "the grammar has more than \(limits.rules) rules, the most allowed") }
         let id = Int32(names.count)
         ruleIDs[name] = id
         names.append(name)
@@ -329,10 +362,10 @@ struct GBNFParser {
     }
 
     /// A new rule for a group or repetition in rule `name` (`name_7`, as llama.cpp names them).
-    private mutating func generatedRule(from name: String, at offset: Int) -> Int32 {
+    private mutating func generatedRule(from name: String, at offset: Int) throws(GrammarError) -> Int32 {
         var candidate = "\(name)_\(names.count)"
         while ruleIDs[candidate] != nil { candidate += "_" }
-        let id = ruleID(candidate, at: offset)
+        let id = try ruleID(candidate, at: offset)
         definitions[Int(id)] = []
         return id
     }
@@ -394,10 +427,10 @@ struct GBNFParser {
 
 extension Grammar {
     /// The grammar of llama.cpp GBNF `text`. `tokenNamed` finds the token a `<text>` element
-    /// names; without it only `<[id]>` tokens parse.
+    /// names; without it only `<[id]>` tokens parse. `limits` bound its size.
     ///
-    /// - Throws: `GrammarError` with the line and column of the first problem.
-    public init(gbnf text: String, tokenNamed: ((String) -> Int32?)? = nil) throws(GrammarError) {
-        try self.init(.grammar(text), tokenNamed: tokenNamed)
+    /// - Throws: `GrammarError` with the line and column of the first problem or crossed limit.
+    public init(gbnf text: String, tokenNamed: ((String) -> Int32?)? = nil, limits: GrammarLimits = .standard) throws(GrammarError) {
+        try self.init(.grammar(text), tokenNamed: tokenNamed, limits: limits)
     }
 }

@@ -23,33 +23,57 @@ public struct Grammar: Sendable {
     let classes: [CharacterClass]
     /// The rule the whole output must match.
     let root: Int32
+    /// The bounds it was compiled within, and that following it keeps to.
+    public let limits: GrammarLimits
 
     /// Checks the rules: a rule that can begin with itself (left recursion, which a top-down
-    /// matcher cannot expand) is an error located at `locations[rule]`.
+    /// matcher cannot expand) is an error located at `location(rule)`. The checks take time and
+    /// memory linear in the grammar's size, and no recursion.
     init(rules: [[[Symbol]]], ruleNames: [String], classes: [CharacterClass], root: Int32, source: String,
-         locations: [GrammarError.Location]) throws(GrammarError) {
+         location: (Int) -> GrammarError.Location, limits: GrammarLimits = .standard) throws(GrammarError) {
         self.rules = rules
         self.ruleNames = ruleNames
         self.classes = classes
         self.root = root
+        self.limits = limits
         if let recursive = leftRecursiveRule() {
-            throw GrammarError(source, at: locations[recursive], "rule \"\(ruleNames[recursive])\" is left-recursive (it can begin with itself); rewrite it with repetition, as x ::= y (\"+\" y)*")
+            throw GrammarError(source, at: location(recursive), "rule \"\(ruleNames[recursive])\" is left-recursive (it can begin with itself); rewrite it with repetition, as x ::= y (\"+\" y)*")
         }
     }
 
-    /// Which rules match the empty string.
+    /// Which rules match the empty string: a worklist over the alternatives made only of rule
+    /// references, each counting its references not yet known to be nullable.
     private func nullableRules() -> [Bool] {
         var nullable = [Bool](repeating: false, count: rules.count)
-        var changed = true
-        while changed {
-            changed = false
-            for (index, alternatives) in rules.enumerated() where !nullable[index] {
-                let empty = alternatives.contains { sequence in
-                    sequence.allSatisfy { if case .rule(let other) = $0 { nullable[Int(other)] } else { false } }
+        // Per alternative of references only: its rule and how many references remain unknown.
+        var owners: [Int] = []
+        var remaining: [Int] = []
+        // Per rule: the alternatives (indices into the above) it is referred to in, once per reference.
+        var referrers = [[Int]](repeating: [], count: rules.count)
+        var queue: [Int] = []
+        for (rule, alternatives) in rules.enumerated() {
+            for sequence in alternatives {
+                guard sequence.allSatisfy({ if case .rule = $0 { true } else { false } }) else { continue }
+                if sequence.isEmpty {
+                    if !nullable[rule] {
+                        nullable[rule] = true
+                        queue.append(rule)
+                    }
+                    continue
                 }
-                if empty {
-                    nullable[index] = true
-                    changed = true
+                let alternative = owners.count
+                owners.append(rule)
+                remaining.append(sequence.count)
+                for case .rule(let other) in sequence { referrers[Int(other)].append(alternative) }
+            }
+        }
+        while let rule = queue.popLast() {
+            for alternative in referrers[rule] {
+                remaining[alternative] -= 1
+                let owner = owners[alternative]
+                if remaining[alternative] == 0, !nullable[owner] {
+                    nullable[owner] = true
+                    queue.append(owner)
                 }
             }
         }
@@ -71,19 +95,26 @@ public struct Grammar: Sendable {
             }
             return found
         }
-        // Depth-first search for a cycle: 0 unvisited, 1 on the path, 2 done.
+        // Depth-first search for a cycle, with a stack of its own: 0 unvisited, 1 on the path, 2 done.
         var mark = [UInt8](repeating: 0, count: rules.count)
-        func cycle(from rule: Int) -> Int? {
-            mark[rule] = 1
-            for next in leading[rule] {
-                if mark[next] == 1 { return next }
-                if mark[next] == 0, let found = cycle(from: next) { return found }
+        var path: [(rule: Int, next: Int)] = []
+        for start in rules.indices where mark[start] == 0 {
+            mark[start] = 1
+            path.append((start, 0))
+            while let (rule, next) = path.last {
+                guard next < leading[rule].count else {
+                    mark[rule] = 2
+                    path.removeLast()
+                    continue
+                }
+                path[path.count - 1].next += 1
+                let following = leading[rule][next]
+                if mark[following] == 1 { return following }
+                if mark[following] == 0 {
+                    mark[following] = 1
+                    path.append((following, 0))
+                }
             }
-            mark[rule] = 2
-            return nil
-        }
-        for rule in rules.indices where mark[rule] == 0 {
-            if let found = cycle(from: rule) { return found }
         }
         return nil
     }

@@ -2,7 +2,8 @@
 /// set of parse stacks still alive, each stack's top a terminal (a character class or a token)
 /// or nothing left to match (the output may end there). Stacks and states are interned, so
 /// equal ones share an id, and transitions are remembered: after a few steps a generation mostly
-/// looks transitions up (ASCII ones in a flat table).
+/// looks transitions up (ASCII ones in a flat table). Within the grammar's `limits`: past its
+/// stacks, states or steps per token it stops (`overrun` says why) and every state is dead.
 struct GrammarAutomaton: Sendable {
     /// The state with no stack: nothing can follow.
     static let dead: Int32 = 0
@@ -37,7 +38,14 @@ struct GrammarAutomaton: Sendable {
     /// The state before any output.
     private(set) var initial: Int32 = 0
 
+    private let limits: GrammarLimits
+    /// Stack steps taken since `beginToken`.
+    private var steps = 0
+    /// Why the automaton stopped following the grammar, once a limit is crossed.
+    private(set) var overrun: String?
+
     init(_ grammar: Grammar) {
+        limits = grammar.limits
         var symbols: [Grammar.Symbol] = []
         var continues: [Bool] = []
         var starts: [[Int32]] = []
@@ -61,6 +69,25 @@ struct GrammarAutomaton: Sendable {
             closure(of: alternative < 0 ? Self.emptyStack : push(alternative, on: Self.emptyStack), into: &start)
         }
         initial = state(of: start)
+    }
+
+    /// Starts counting the steps of one token against `limits.stepsPerToken`.
+    mutating func beginToken() {
+        steps = 0
+    }
+
+    /// Counts `count` stack steps; false (and `overrun` set) once past a limit.
+    private mutating func spend(_ count: Int) -> Bool {
+        guard overrun == nil else { return false }
+        steps += count
+        if steps > limits.stepsPerToken {
+            overrun = "following the grammar took more than \(limits.stepsPerToken) steps for one token: it is too ambiguous"
+        } else if stacks.count > limits.stacks {
+            overrun = "following the grammar needed more than \(limits.stacks) parse stacks: it is too ambiguous"
+        } else if states.count > limits.stacks / 8 {
+            overrun = "following the grammar needed more than \(limits.stacks / 8) states: it is too ambiguous"
+        }
+        return overrun == nil
     }
 
     // MARK: - States
@@ -109,6 +136,7 @@ struct GrammarAutomaton: Sendable {
     }
 
     private mutating func computeNext(_ state: Int32, _ code: UInt32) -> Int32 {
+        guard spend(states[Int(state)].count) else { return Self.dead }
         var result: [Int32] = []
         for stack in states[Int(state)] where stack != Self.emptyStack {
             let (top, below) = stacks[Int(stack)]
@@ -156,6 +184,7 @@ struct GrammarAutomaton: Sendable {
 
     /// The state after `token` taken whole by the token elements on top of `state`'s stacks.
     mutating func next(_ state: Int32, token: Int32) -> Int32 {
+        guard spend(states[Int(state)].count) else { return Self.dead }
         var result: [Int32] = []
         for stack in states[Int(state)] where stack != Self.emptyStack {
             let (top, below) = stacks[Int(stack)]
@@ -201,25 +230,50 @@ struct GrammarAutomaton: Sendable {
     }
 
     /// Adds to `result` the stacks with terminal tops (or nothing left) that `stack` stands for:
-    /// a rule on top is replaced by each of its alternatives, recursively (llama.cpp's
-    /// `advance_stack`). The grammar has no left recursion, so this ends.
+    /// a rule on top is replaced by each of its alternatives, and so on down (llama.cpp's
+    /// `advance_stack`), depth first with a stack of its own, remembering each stack's closure.
+    /// The grammar has no left recursion, so this ends.
     private mutating func closure(of stack: Int32, into result: inout [Int32]) {
-        guard stack != Self.emptyStack, case .rule(let rule) = symbols[Int(stacks[Int(stack)].top)] else {
-            result.append(stack)
-            return
-        }
-        if let known = closures[stack] {
+        if let known = knownClosure(of: stack) {
             result += known
             return
         }
-        let (top, below) = stacks[Int(stack)]
-        let continuation = continues[Int(top)] ? push(top + 1, on: below) : below
-        var found: [Int32] = []
-        for start in alternativeStarts[Int(rule)] {
-            closure(of: start < 0 ? continuation : push(start, on: continuation), into: &found)
+        // The stacks being expanded: each one's alternatives, the next to expand, and what they gave so far.
+        var frames: [(stack: Int32, expansions: [Int32], next: Int, found: [Int32])] = [(stack, expansions(of: stack), 0, [])]
+        while let last = frames.indices.last {
+            guard frames[last].next < frames[last].expansions.count else {
+                let done = frames.removeLast()
+                let found = Array(Set(done.found))
+                guard spend(found.count) else { return }
+                closures[done.stack] = found
+                if frames.isEmpty { result += found } else { frames[frames.count - 1].found += found }
+                continue
+            }
+            let expansion = frames[last].expansions[frames[last].next]
+            frames[last].next += 1
+            guard spend(1) else { return }
+            if let known = knownClosure(of: expansion) {
+                guard spend(known.count) else { return }
+                frames[last].found += known
+            } else {
+                frames.append((expansion, expansions(of: expansion), 0, []))
+            }
         }
-        found = Array(Set(found))
-        closures[stack] = found
-        result += found
+    }
+
+    /// The closure of `stack` when it is known without expanding: the stack itself when its top
+    /// is terminal (or it is empty), or the closure remembered.
+    private func knownClosure(of stack: Int32) -> [Int32]? {
+        guard stack != Self.emptyStack, case .rule = symbols[Int(stacks[Int(stack)].top)] else { return [stack] }
+        return closures[stack]
+    }
+
+    /// The stacks a stack with rule `top` stands for, one per alternative of the rule, each on
+    /// what follows the rule.
+    private mutating func expansions(of stack: Int32) -> [Int32] {
+        let (top, below) = stacks[Int(stack)]
+        guard case .rule(let rule) = symbols[Int(top)] else { return [] }
+        let continuation = continues[Int(top)] ? push(top + 1, on: below) : below
+        return alternativeStarts[Int(rule)].map { start in start < 0 ? continuation : push(start, on: continuation) }
     }
 }

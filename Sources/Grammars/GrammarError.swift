@@ -25,6 +25,16 @@ public struct GrammarError: Error, Sendable, Equatable, CustomStringConvertible 
         self.reason = reason
     }
 
+    /// Whether this is `cancelled`: the grammar's compilation stopped because it was no longer wanted.
+    public var isCancellation: Bool { reason == Self.cancellationReason }
+
+    /// Compiling `source` stopped because whoever asked for it went away.
+    public static func cancelled(_ source: String) -> GrammarError {
+        GrammarError(source, at: .whole, cancellationReason)
+    }
+
+    private static let cancellationReason = "compilation was cancelled"
+
     public var description: String {
         switch location {
         case .text(let line, let column): "\(source), line \(line), column \(column): \(reason)"

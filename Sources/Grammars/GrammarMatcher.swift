@@ -22,6 +22,10 @@ public struct GrammarMatcher: Sendable {
         state = automaton.initial
     }
 
+    /// Why the grammar can no longer be followed, once following it crossed one of its
+    /// `GrammarLimits` (then no token is allowed).
+    public var overrun: String? { automaton.overrun }
+
     /// Whether the output so far is a whole sentence of the grammar, so the generation may end.
     public var canEnd: Bool { prefix.isEmpty && automaton.accepts(state) }
 
@@ -41,6 +45,7 @@ public struct GrammarMatcher: Sendable {
         guard next != GrammarAutomaton.dead else { return false }
         state = next
         prefix = nextPrefix
+        automaton.beginToken()
         return true
     }
 

@@ -24,13 +24,16 @@ extension Grammar {
         }
     }
 
-    /// The grammar of `constraint`; `tokenNamed` finds the token a GBNF `<text>` element names.
+    /// The grammar of `constraint`; `tokenNamed` finds the token a GBNF `<text>` element names;
+    /// `limits` bound its size; `isCancelled` is asked as it is read, and a yes ends the
+    /// compilation with `GrammarError.cancelled`.
     ///
-    /// - Throws: `GrammarError` naming what is wrong and where.
-    public init(_ constraint: OutputConstraint, tokenNamed: ((String) -> Int32?)? = nil) throws(GrammarError) {
+    /// - Throws: `GrammarError` naming what is wrong (or the limit crossed) and where.
+    public init(_ constraint: OutputConstraint, tokenNamed: ((String) -> Int32?)? = nil, limits: GrammarLimits = .standard,
+                isCancelled: @escaping () -> Bool = { false }) throws(GrammarError) {
         let text = try Self.gbnf(for: constraint)
         var parser = GBNFParser(text, source: constraint.optionName == "grammar" ? "grammar" : "grammar made from \(constraint.optionName)",
-                                tokenNamed: tokenNamed)
+                                tokenNamed: tokenNamed, limits: limits, isCancelled: isCancelled)
         self = try parser.parse()
     }
 

@@ -4,14 +4,18 @@ import GGUF
 
 /// A session's cached prompt saved to a file (llama.cpp's `--prompt-cache`): the tokens with
 /// their keys and values, bound to the SHA-256 of the model file that computed them. Reading it
-/// back refuses a file of another model, another cache shape or type, or whose contents do not
-/// match their checksum, saying which.
+/// back refuses a file of another model, another cache shape or type, or one changed anywhere
+/// since it was written, saying which part changed.
 ///
-/// The file: "LUMENKV" and a format version byte, a little-endian UInt32 header length, the
-/// header as JSON (`Header`), then the keys and values as `InferenceState.cacheContents` lays
-/// them out.
+/// The file: "LUMENKV" and a format version byte (2), a little-endian UInt32 header length, the
+/// header as JSON (`Header`: the model binding, cache shape, tokens and the keys' and values'
+/// own SHA-256), the keys and values as `InferenceState.cacheContents` lays them out, and last
+/// the SHA-256 of everything before it.
 public enum SavedState {
-    static let magic = Array("LUMENKV".utf8) + [1]
+    static let signature = Array("LUMENKV".utf8)
+    static let version: UInt8 = 2
+    static var magic: [UInt8] { signature + [version] }
+    static let checksumBytes = 32
 
     struct Header: Codable {
         var modelSHA256: String
@@ -35,6 +39,7 @@ public enum SavedState {
             withUnsafeBytes(of: UInt32(json.count).littleEndian) { data.append(contentsOf: $0) }
             data.append(json)
             data.append(contentsOf: prefix.contents)
+            data.append(contentsOf: SHA256.hash(data: data))
             try data.write(to: URL(fileURLWithPath: path), options: .atomic)
         } catch {
             throw ModelError(file: path, field: "state", reason: "cannot be written: \(error.localizedDescription)")
@@ -45,15 +50,27 @@ public enum SavedState {
     /// SHA-256 of its model's file.
     public static func read(from path: String, for session: ModelSession, modelSHA256: String) throws(ModelError) -> ModelSession.CachedPrefix {
         func refuse(_ reason: String) -> ModelError { ModelError(file: path, field: "state", reason: reason) }
-        guard let data = FileManager.default.contents(atPath: path) else { throw refuse("cannot be read") }
-        let start = magic.count + 4
-        guard data.count >= start, data.prefix(magic.count).elementsEqual(magic) else {
-            throw refuse("is not a Lumen state file (or one of another version)")
+        guard let file = FileManager.default.contents(atPath: path) else { throw refuse("cannot be read") }
+        guard file.count >= signature.count + 1, file.prefix(signature.count).elementsEqual(signature) else { throw refuse("is not a Lumen state file") }
+        let fileVersion = file[file.startIndex + signature.count]
+        guard fileVersion == version else {
+            throw refuse("is a state file of format \(fileVersion), this Lumen reads format \(version)\(fileVersion < version ? " (which checksums the whole file): make it again" : "")")
         }
+        let start = magic.count + 4
+        guard file.count >= start + checksumBytes else { throw refuse("is corrupt: it is cut short") }
+        let data = file.prefix(file.count - checksumBytes)
+        let wholeFileIntact = SHA256.hash(data: data).elementsEqual(file.suffix(checksumBytes))
         let length = data.dropFirst(magic.count).prefix(4).enumerated().reduce(0) { $0 | Int($1.element) << (8 * $1.offset) }
         guard length <= data.count - start,
               let header = try? JSONDecoder().decode(Header.self, from: data.subdata(in: data.startIndex + start..<data.startIndex + start + length)) else {
-            throw refuse("is corrupt: its header cannot be read")
+            throw refuse("is corrupt: \(wholeFileIntact ? "its header cannot be read" : "its header was changed or cut short (the file's checksum does not match)")")
+        }
+        let contents = [UInt8](data.dropFirst(start + length))
+        let contentsIntact = contents.count == header.contentBytes && digest(contents) == header.contentSHA256
+        guard wholeFileIntact else {
+            throw refuse("is corrupt: the file's checksum does not match: " + (contentsIntact
+                ? "its header (model binding, cache shape or tokens) or the checksum itself was changed"
+                : "its keys and values (and recurrent state) were changed or cut short"))
         }
         guard header.modelSHA256 == modelSHA256 else {
             throw refuse("was made by another model file (SHA-256 \(header.modelSHA256.prefix(12))…, this one's is \(modelSHA256.prefix(12))…)")
@@ -61,8 +78,7 @@ public enum SavedState {
         guard header.cacheType == session.cacheType.rawValue else {
             throw refuse("holds a \(header.cacheType) cache; the session's is \(session.cacheType.rawValue)")
         }
-        let contents = [UInt8](data.dropFirst(start + length))
-        guard contents.count == header.contentBytes, contents.count == session.bytesPerCachedToken * header.tokens.count + session.recurrentStateBytes, digest(contents) == header.contentSHA256 else {
+        guard contentsIntact, contents.count == session.bytesPerCachedToken * header.tokens.count + session.recurrentStateBytes else {
             throw refuse("is corrupt: its keys and values (and recurrent state) do not match their size or checksum")
         }
         guard header.tokens.count <= session.contextLength else {

@@ -68,7 +68,13 @@ extension ModelLibrary {
         let (vector, source) = try steeringVector(value, blocks: range, at: location)
         var scaled = source
         scaled.scale = scale
-        return ([vector.scaled(by: Float(scale)).steering(blocks: range)],
+        let steering = vector.scaled(by: Float(scale))
+        if let block = steering.directions.keys.sorted().first(where: { steering.directions[$0]!.contains { !$0.isFinite } }) {
+            let (_, scaleLocation) = arguments.labelled("steerScale") ?? (value, location)
+            throw LumenError(.value, "steer: times steerScale: \(scale) is not finite at block \(block): the vector and its scale must give finite numbers",
+                             at: scaleLocation)
+        }
+        return ([steering.steering(blocks: range)],
                 RunSteering(vectors: [scaled], blocks: range.map { [$0.lowerBound, $0.upperBound] }))
     }
 

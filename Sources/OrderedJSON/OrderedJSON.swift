@@ -41,6 +41,26 @@ public enum OrderedJSON: Equatable, Sendable {
         }
     }
 
+    /// The first number, in document order, too large for a double (`1e309`), as a path
+    /// (`temperature`, `input[2].scale`) and as written; nil when every number is finite.
+    public func firstNonFiniteNumber() -> (path: String, text: String)? {
+        // Values still to visit, last first, each with its path.
+        var pending: [(value: OrderedJSON, path: String)] = [(self, "")]
+        while let (value, path) = pending.popLast() {
+            switch value {
+            case .number(let number, let written) where !number.isFinite:
+                return (path, written)
+            case .array(let items):
+                pending += items.indices.reversed().map { (items[$0], "\(path)[\($0)]") }
+            case .object(let members):
+                pending += members.reversed().map { ($0.value, path.isEmpty ? $0.key : "\(path).\($0.key)") }
+            default:
+                continue
+            }
+        }
+        return nil
+    }
+
     /// Parses `text`.
     ///
     /// - Throws: `OrderedJSON.SyntaxError` with the line and column of the first problem.

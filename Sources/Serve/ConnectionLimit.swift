@@ -1,13 +1,15 @@
 import Foundation
 import Logging
+import NIOCore
 import Synchronization
 
 /// The server's count of open connections against its limits, so that it refuses connections
 /// before it could run out of descriptors: at most the configured number are served, and at most
 /// half the descriptors left after a reserve (the soft limit raised to the hard limit first);
 /// beyond that, connections get a 503, and once refused connections would fill the descriptors
-/// too, new ones are closed at once. Reaching either limit is logged once each time, at warning
-/// level.
+/// too, new ones are closed at once. Before refusing, it closes the connection idle longest (one
+/// with no request under way), so idle clients cannot keep others out until their idle timeout.
+/// Reaching either limit is logged once each time, at warning level.
 final class ConnectionLimit: Sendable {
     /// What becomes of a new connection.
     enum Admission {
@@ -29,6 +31,8 @@ final class ConnectionLimit: Sendable {
     private let full = Atomic<Bool>(false)
     private let exhausted = Atomic<Bool>(false)
     private let logger: Logger
+    /// The connections with no request under way, each with when it became idle (a count).
+    private let idle = Mutex<(channels: [ObjectIdentifier: (since: Int, channel: any Channel)], clock: Int)>(([:], 0))
     /// Descriptors kept for everything but connections: model files, the run log, the event loops.
     static let reservedDescriptors = 64
 
@@ -50,6 +54,11 @@ final class ConnectionLimit: Sendable {
     func admit() -> Admission {
         let count = open.wrappingAdd(1, ordering: .relaxed).newValue
         if count <= limit { return .admitted }
+        if let oldest = takeOldestIdle() {
+            // It is counted until its close completes: briefly one over the limit.
+            oldest.close(promise: nil)
+            return .admitted
+        }
         if !full.exchange(true, ordering: .relaxed) {
             logger.warning("\(limit) connections are open, the most allowed (\(origin)): new ones get 503 until some close")
         }
@@ -58,6 +67,27 @@ final class ConnectionLimit: Sendable {
             logger.warning("\(count) connections fill the descriptors this server may use (\(descriptors)): new ones are closed at once")
         }
         return .dropped
+    }
+
+    /// Marks `channel` idle (no request under way) or busy.
+    func setIdle(_ channel: any Channel, _ isIdle: Bool) {
+        idle.withLock { idle in
+            if isIdle {
+                idle.clock += 1
+                idle.channels[ObjectIdentifier(channel)] = (idle.clock, channel)
+            } else {
+                idle.channels[ObjectIdentifier(channel)] = nil
+            }
+        }
+    }
+
+    /// The connection idle longest, no longer marked idle, if any.
+    private func takeOldestIdle() -> (any Channel)? {
+        idle.withLock { idle in
+            guard let (key, oldest) = idle.channels.min(by: { $0.value.since < $1.value.since }) else { return nil }
+            idle.channels[key] = nil
+            return oldest.channel
+        }
     }
 
     /// Counts a connection closed.

@@ -9,10 +9,13 @@ import Foundation
 /// `Retry-After`, in OpenAI's error shape) and closes it, passing nothing on. A refused
 /// connection that sends no request within a second is closed without an answer, so refused
 /// connections cannot hold descriptors for the idle timeout; when even refusing would take
-/// descriptors the server cannot spare, the connection is closed at once.
-final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandler {
+/// descriptors the server cannot spare, the connection is closed at once. An admitted connection
+/// is marked idle from its start and after each answer, busy from each request's head, so the
+/// limit can close the one idle longest to admit another.
+final class ConnectionLimitHandler: ChannelDuplexHandler, RemovableChannelHandler {
     typealias InboundIn = HTTPRequestPart
     typealias InboundOut = HTTPRequestPart
+    typealias OutboundIn = HTTPResponsePart
     typealias OutboundOut = HTTPResponsePart
 
     /// Counts the connection from `handlerAdded` to `handlerRemoved`, which NIO calls once each.
@@ -29,7 +32,7 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
     func handlerAdded(context: ChannelHandlerContext) {
         switch limit.admit() {
         case .admitted:
-            break
+            limit.setIdle(context.channel, true)
         case .refused:
             refused = true
             closing = context.eventLoop.assumeIsolated().scheduleTask(in: Self.refusalWait) { context.close(promise: nil) }
@@ -43,13 +46,22 @@ final class ConnectionLimitHandler: ChannelInboundHandler, RemovableChannelHandl
     static let refusalWait = TimeAmount.seconds(1)
 
     func handlerRemoved(context: ChannelHandlerContext) {
+        if !refused { limit.setIdle(context.channel, false) }
         limit.leave()
         closing?.cancel()
         closing = nil
     }
 
+    func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+        if !refused, case .end = unwrapOutboundIn(data) { limit.setIdle(context.channel, true) }
+        context.write(data, promise: promise)
+    }
+
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        guard refused else { return context.fireChannelRead(data) }
+        guard refused else {
+            if case .head = unwrapInboundIn(data) { limit.setIdle(context.channel, false) }
+            return context.fireChannelRead(data)
+        }
         guard case .head = unwrapInboundIn(data) else { return }
         let error = APIErrorResponse(message: "the server has \(limit.limit) connections open, the most it takes; try again shortly",
                                      type: "server_error", code: "too_many_connections")

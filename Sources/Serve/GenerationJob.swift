@@ -1,6 +1,8 @@
 import ChatTemplates
 import Foundation
+import GGUF
 import GenerationTypes
+import Grammars
 import Inference
 import Logging
 import OpenAIAPI
@@ -16,6 +18,8 @@ struct GenerationJob: Sendable {
     /// The prompt, and how the answer's reasoning is told from its reply.
     let prompt: ServedPrompt
     let options: GenerationOptions
+    /// The options' output constraint compiled, and the request field that asked for it.
+    let grammar: (grammar: Grammar, field: String)?
     /// Alternatives per token to report.
     let alternatives: Int
     /// Whether log-probabilities were asked for.
@@ -87,7 +91,10 @@ struct GenerationJob: Sendable {
         let started = ContinuousClock.now
         var failure: (any Error)?
         do {
-            let pipeline = try GenerationPipeline(options: options, model: model.model, hooks: model.hooks)
+            var unconstrained = options
+            unconstrained.constraint = nil
+            var pipeline = try GenerationPipeline(options: unconstrained, model: model.model, hooks: model.hooks)
+            pipeline.grammar = grammar?.grammar
             for try await event in lease.session.generate(tokens: prompt.tokens, options: options, pipeline: pipeline) {
                 collected.add(event)
                 if case .token(let token) = event {
@@ -101,6 +108,9 @@ struct GenerationJob: Sendable {
             }
         } catch is CancellationError {
             // Cut short below; any other error is the model's, answered 500 and not recorded.
+        } catch let error as ModelError where error.field == "grammar" {
+            // The request's grammar led where no token can follow, or grew past its limits.
+            throw ServerError.invalid("\(grammar?.field ?? "grammar"): \(error.reason)", param: grammar?.field)
         }
         let tokens = collected.tokens
         guard let summary = collected.summary, failure == nil else {

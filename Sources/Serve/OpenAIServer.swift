@@ -8,6 +8,7 @@ import Inference
 import Logging
 import NIOCore
 import OpenAIAPI
+import OrderedJSON
 import ServiceLifecycle
 
 /// `lumen serve`: the OpenAI-compatible API over models loaded in this process —
@@ -30,28 +31,42 @@ public struct OpenAIServer: Sendable {
     let record: (@Sendable (ServedGeneration) -> Void)?
     /// Timeouts and bounds.
     let limits: ServerLimits
+    /// Which web pages may call it.
+    let crossSite: CrossSitePolicy
     /// Set by the first signal.
     private let shutdown = ServerShutdown()
+    /// The grammars requests asked for, compiled.
+    private let grammars: GrammarCache
     /// The largest request body accepted, in bytes.
     static let maximumBodyBytes = 4 << 20
     /// The most alternatives per token a request may ask for.
     static let maximumAlternatives = 20
     /// The most inputs one embeddings request may give.
     static let maximumEmbeddingInputs = 256
+    /// How long after the shutdown's grace connections stay open for the cancelled requests' answers.
+    static let answerTimeAfterGrace = Duration.seconds(3)
 
     /// A server of `models` (at least one), requiring `apiKey` when given, within `limits`,
-    /// handing each generation to `record`.
-    public init(models: [ServedModel], apiKey: String?, limits: ServerLimits = ServerLimits(), record: (@Sendable (ServedGeneration) -> Void)? = nil) {
+    /// answering web pages as `crossSite` allows, handing each generation to `record`.
+    public init(models: [ServedModel], apiKey: String?, limits: ServerLimits = ServerLimits(), crossSite: CrossSitePolicy = CrossSitePolicy(),
+                record: (@Sendable (ServedGeneration) -> Void)? = nil) {
         self.models = models
         self.apiKey = apiKey
         self.limits = limits
+        self.crossSite = crossSite
         self.record = record
+        grammars = GrammarCache(limits: limits.grammar)
     }
 
     /// Serves on `host`:`port` (0: any free port) until SIGINT or SIGTERM, calling `listening`
     /// with the base URL once the socket accepts connections.
     public func run(host: String, port: Int, logger: Logger, listening: @escaping @Sendable (String) -> Void) async throws {
         let router = Router()
+        router.add(middleware: CrossSiteMiddleware(policy: crossSite, keyed: apiKey != nil) { refusal in self.errorResponse(refusal) })
+        for path in ["/v1/models", "/v1/completions", "/v1/chat/completions", "/v1/embeddings"] {
+            // Preflights, which the middleware answers.
+            router.on(RouterPath(path), method: .options) { _, _ in Response(status: .noContent) }
+        }
         router.get("/v1/models") { request, _ in self.respond(request) { () throws(ServerError) in try self.modelList() } }
         router.post("/v1/completions") { request, _ in await self.generate(CompletionRequest.self, request, logger: logger) }
         router.post("/v1/chat/completions") { request, _ in await self.generate(ChatCompletionRequest.self, request, logger: logger) }
@@ -66,7 +81,9 @@ public struct OpenAIServer: Sendable {
                                   listening("http://\(shown):\(bound)/v1")
                               }, logger: logger)
         var configuration = ServiceGroupConfiguration(services: [app], logger: logger)
-        configuration.maximumGracefulShutdownDuration = limits.shutdownGrace
+        // The server cancels running requests itself when the grace ends; this leaves their
+        // answers (a 503, a stream's last event) time to be written before connections close.
+        configuration.maximumGracefulShutdownDuration = limits.shutdownGrace + Self.answerTimeAfterGrace
         let group = ServiceGroup(configuration: configuration)
         let (shutdown, grace) = (self.shutdown, limits.shutdownGrace)
         let signals = SignalListener(signals: [SIGINT, SIGTERM]) { number in
@@ -76,6 +93,10 @@ public struct OpenAIServer: Sendable {
             }
             logger.notice("shutting down: no new connections; running requests are cancelled in \(grace) (a second signal exits at once)")
             Task { await group.triggerGracefulShutdown() }
+            Task {
+                try? await Task.sleep(for: grace)
+                shutdown.cancelRunning()
+            }
         }
         defer { signals.cancel() }
         do {
@@ -115,7 +136,7 @@ public struct OpenAIServer: Sendable {
         do {
             try authorize(request)
             return try await request.body.consumeWithCancellationOnInboundClose { body in
-                try await answer(body)
+                try await shutdown.cancellingWhenGraceEnds { try await answer(body) }
             }
         } catch {
             let refusal = failure(error)
@@ -140,16 +161,18 @@ public struct OpenAIServer: Sendable {
         }
         var options = try generationOptions(parsed, promptTokens: prompt.tokens.count, model: model)
         options.shownTokens = prompt.shownTokens
+        var grammar: (grammar: Grammar, field: String)?
         if let (constraint, field) = constraint {
             do {
-                let vocabulary = model.model.tokenizer.vocabulary
-                _ = try Grammar(constraint) { vocabulary.id(of: Array($0.utf8)) }
-            } catch {
+                let compiled = try await grammars.grammar(for: constraint, model: model)
+                if compiled.duration > .milliseconds(100) { logger.info("compiled the request's \(field) in \(compiled.duration)") }
+                grammar = (compiled.grammar, field)
+            } catch let error as GrammarError {
                 throw ServerError.invalid("\(error)", param: field)
             }
             options.constraint = constraint
         }
-        let job = GenerationJob(model: model, prompt: prompt, options: options, alternatives: parsed.alternatives ?? 0,
+        let job = GenerationJob(model: model, prompt: prompt, options: options, grammar: grammar, alternatives: parsed.alternatives ?? 0,
                                 wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
                                 created: Int(Date().timeIntervalSince1970), logger: logger, loggedPrompt: parsed.loggedPrompt,
                                 messages: parsed.loggedMessages, record: record, limits: limits, shutdown: shutdown)
@@ -199,7 +222,7 @@ public struct OpenAIServer: Sendable {
         do {
             names = try JSONDecoder().decode(FieldNames.self, from: data).names
         } catch {
-            throw .invalid("the body is not a JSON object")
+            throw Self.notAnObject(data)
         }
         if let unknown = names.subtracting(fieldNames).sorted().first {
             throw .invalid("unknown field '\(unknown)'", param: unknown)
@@ -210,6 +233,23 @@ public struct OpenAIServer: Sendable {
             let failure = DecodingFailure.describe(error, decoding: T.self, from: data)
             throw .invalid("malformed request: \(failure.message)", param: failure.field)
         }
+    }
+
+    /// Why `data` is not a JSON object the server can read: where its syntax breaks, or the field
+    /// holding a number too large for a double (`1e309`), which Foundation's reader refuses
+    /// without naming it.
+    private static func notAnObject(_ data: Data) -> ServerError {
+        let parsed: OrderedJSON
+        do {
+            parsed = try OrderedJSON(parsing: String(decoding: data, as: UTF8.self))
+        } catch {
+            return .invalid("the body is not valid JSON: line \(error.line), column \(error.column): \(error.reason)")
+        }
+        guard case .object = parsed else { return .invalid("the body is not a JSON object") }
+        if let (path, text) = parsed.firstNonFiniteNumber() {
+            return .invalid("field '\(path)' must be a finite number, got \(text)", param: path.prefix { $0 != "." && $0 != "[" }.description)
+        }
+        return .invalid("the body is not a JSON object")
     }
 
     /// The answer to an embeddings request whose body is `body`: each input's embedding, pooled
@@ -238,6 +278,11 @@ public struct OpenAIServer: Sendable {
             if tokens.count > model.contextLength {
                 throw ServerError.invalid("input \(index) is \(tokens.count) tokens; the context holds \(model.contextLength)", param: "input")
             }
+        }
+        let total = inputs.reduce(0) { $0 + $1.count }
+        guard total <= limits.maximumEmbeddingTokens else {
+            throw ServerError.invalid("the inputs are \(total) tokens together; one request may embed at most \(limits.maximumEmbeddingTokens) (--max-embedding-tokens)",
+                                      param: "input")
         }
         let id = "embd-" + UUID().uuidString
         logger.info("\(id) started: \(inputs.count) inputs, \(inputs.reduce(0) { $0 + $1.count }) tokens")
@@ -342,11 +387,15 @@ public struct OpenAIServer: Sendable {
         return options
     }
 
-    /// Checks the bearer token, comparing in constant time.
+    /// Checks the bearer token, comparing the key in constant time; the scheme's name is
+    /// case-insensitive (RFC 9110, 11.1), and blanks may surround the key.
     private func authorize(_ request: Request) throws(ServerError) {
         guard let apiKey else { return }
-        let given = Array((request.headers[.authorization] ?? "").utf8)
-        let expected = Array(("Bearer " + apiKey).utf8)
+        let header = (request.headers[.authorization] ?? "").trimmingCharacters(in: .whitespaces)
+        let scheme = header.prefix { $0 != " " }
+        guard scheme.lowercased() == "bearer" else { throw .unauthorized }
+        let given = Array(header.dropFirst(scheme.count).trimmingCharacters(in: .whitespaces).utf8)
+        let expected = Array(apiKey.utf8)
         var difference = UInt8(given.count == expected.count ? 0 : 1)
         for index in expected.indices {
             difference |= expected[index] ^ (index < given.count ? given[index] : 0)
@@ -375,7 +424,7 @@ public struct OpenAIServer: Sendable {
         case let refusal as ServerError:
             return refusal
         case is CancellationError:
-            return .unavailable("the request was cancelled: \(shutdown.interruption)")
+            return .unavailable("the request was cancelled: \(shutdown.interruption)", retry: shutdown.hasBegun)
         case FairPool.Refusal.queueFull(let waiting):
             return .unavailable("\(waiting) requests are already waiting for a session, the most this server queues; retry shortly", retry: true)
         case FairPool.Refusal.waitedTooLong(let limit):

@@ -81,6 +81,8 @@ extension CompletionRequest: ServedGenerationRequest {
 
 extension ChatCompletionRequest: ServedGenerationRequest {
     static let promptField = "messages"
+    /// The roles a message may have, as OpenAI's API takes them.
+    static let roles: Set<String> = ["system", "developer", "user", "assistant", "tool"]
     var alternatives: Int? { logprobs == true ? (topLogprobs ?? 0) : nil }
     var loggedPrompt: String { messages.last?.content ?? "" }
     var echoesPrompt: Bool { false }
@@ -93,6 +95,10 @@ extension ChatCompletionRequest: ServedGenerationRequest {
 
     func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt {
         guard !messages.isEmpty else { throw .invalid("messages must not be empty", param: "messages") }
+        if let (index, message) = messages.enumerated().first(where: { !Self.roles.contains($0.element.role) }) {
+            throw .invalid("messages[\(index)].role must be one of \(Self.roles.sorted().joined(separator: ", ")), got \(message.role.debugDescription)",
+                           param: "messages")
+        }
         let template: ChatTemplate
         switch model.chatTemplate {
         case .success(let parsed): template = parsed

@@ -19,6 +19,16 @@ struct ServerError: Error {
     static let unauthorized = ServerError(status: .unauthorized, body: APIErrorResponse(
         message: "missing or incorrect API key (send it as 'Authorization: Bearer KEY')", type: "authentication_error", code: "invalid_api_key"))
 
+    /// 403: the request comes from a web page of an origin the server does not allow.
+    static func forbidden(_ message: String) -> ServerError {
+        ServerError(status: .forbidden, body: APIErrorResponse(message: message, type: "invalid_request_error", code: "origin_not_allowed"))
+    }
+
+    /// 415: the body is not sent as JSON.
+    static func unsupportedMediaType(_ message: String) -> ServerError {
+        ServerError(status: .unsupportedMediaType, body: APIErrorResponse(message: message, type: "invalid_request_error"))
+    }
+
     /// 404: no served model has this name.
     static func unknownModel(_ name: String, served: [String]) -> ServerError {
         ServerError(status: .notFound, body: APIErrorResponse(message: "model '\(name)' is not served here (served: \(served.joined(separator: ", ")))",

@@ -1,3 +1,5 @@
+import Grammars
+
 /// How much `lumen serve` takes on and how long it waits, so that abandoned, slow and excess
 /// clients cannot tie it up: the bounds behind `--timeout-idle`, `--max-connections`,
 /// `--max-queue`, `--max-queue-wait` and `--shutdown-grace`.
@@ -14,6 +16,12 @@ public struct ServerLimits: Sendable {
     public var maximumWait: Duration = .seconds(120)
     /// After SIGTERM or SIGINT: how long running requests may go on before they are cancelled.
     public var shutdownGrace: Duration = .seconds(5)
+    /// The most tokens one `/v1/embeddings` request may ask to embed, its inputs together
+    /// (`--max-embedding-tokens`); more get 400.
+    public var maximumEmbeddingTokens = 8192
+    /// What a request's grammar or JSON schema may cost to compile and to follow
+    /// (`--grammar-max-nesting`, `--grammar-max-rules`, `--grammar-max-alternatives`, `--grammar-max-symbols`).
+    public var grammar = GrammarLimits.standard
     /// What `Retry-After` asks a refused client to wait, in seconds.
     static let retryAfterSeconds = 1
 

@@ -383,12 +383,27 @@ final class Widget: SettableHostObject, CommEndpoint {
                 context.output.stream(.stderr, "\(kind.name) \(id): the front end set '\(name)' to \(json.text), but it takes \(WidgetAttribute.describe(attribute.kind))\n")
             }
         }
+        if let (low, high) = invertedBounds(after: accepted) {
+            // As ipywidgets refuses it ("setting min > max"): both left as they were, and the front end told so.
+            context.output.stream(.stderr, "\(kind.name) \(id): the front end set min \(low.text) above max \(high.text); both are left as they were\n")
+            accepted.removeAll { $0.0 == "min" || $0.0 == "max" }
+            send(method: "update", state: state.withLock { $0.values.filter { $0.key == "min" || $0.key == "max" } }, context: context)
+        }
         let changed = state.withLock { Self.assign(accepted, in: &$0) }
         let clamped = clampValue()
         if !clamped.isEmpty {
             send(method: "update", state: state.withLock { $0.values.filter { $0.key == "value" } }, context: context)
         }
         try await notify(Self.merging(changed, clamped), context: context)
+    }
+
+    /// The bounds `changes` would leave, when they would put `min` above `max`.
+    private func invertedBounds(after changes: [(String, OrderedJSON)]) -> (low: OrderedJSON, high: OrderedJSON)? {
+        let current = state.withLock { $0.values }
+        func bound(_ name: String) -> OrderedJSON? { changes.last { $0.0 == name }?.1 ?? current[name] }
+        guard changes.contains(where: { $0.0 == "min" || $0.0 == "max" }), let low = bound("min"), let high = bound("max"),
+              case .number(let bottom, _) = low, case .number(let top, _) = high, bottom > top else { return nil }
+        return (low, high)
     }
 
     /// Whether the front end's `json` is a value `attribute` takes.

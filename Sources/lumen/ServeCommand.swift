@@ -1,6 +1,7 @@
 import ArgumentParser
 import Executors
 import Foundation
+import Grammars
 import GenerationTypes
 import Inference
 import LumenModels
@@ -81,6 +82,28 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("shutdown-grace"), parsing: .unconditional, help: "Seconds running requests may go on after SIGINT or SIGTERM before they are cancelled.")
     var shutdownGrace = ServerLimits().shutdownGrace.seconds
 
+    @Option(name: .customLong("max-embedding-tokens"), parsing: .unconditional,
+            help: "Tokens one /v1/embeddings request may ask to embed, all its inputs together; more get 400.")
+    var maximumEmbeddingTokens = ServerLimits().maximumEmbeddingTokens
+
+    @Option(name: .customLong("grammar-max-nesting"), parsing: .unconditional, help: "How deep a request's grammar may nest groups; deeper gets 400.")
+    var grammarNesting = GrammarLimits.standard.nesting
+
+    @Option(name: .customLong("grammar-max-rules"), parsing: .unconditional,
+            help: "Rules a request's grammar (or JSON schema) may have, with those its groups and repetitions add; more gets 400.")
+    var grammarRules = GrammarLimits.standard.rules
+
+    @Option(name: .customLong("grammar-max-alternatives"), parsing: .unconditional, help: "Alternatives one rule of a request's grammar may have; more gets 400.")
+    var grammarAlternatives = GrammarLimits.standard.alternatives
+
+    @Option(name: .customLong("grammar-max-symbols"), parsing: .unconditional,
+            help: "Symbols a request's grammar may have, repetitions rewritten; more gets 400.")
+    var grammarSymbols = GrammarLimits.standard.symbols
+
+    @Option(name: .customLong("cors-origin"),
+            help: ArgumentHelp("An origin (scheme://host[:port]) whose web pages may call the API from a browser; repeatable; * allows any.", valueName: "origin"))
+    var corsOrigins: [String] = []
+
     @Option(help: ArgumentHelp("How /v1/embeddings pools a text's hidden states (default: as the file declares, else mean).", valueName: "mean|cls|last"))
     var pooling: Pooling?
 
@@ -96,6 +119,11 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maximumQueued = maximumQueued
         limits.maximumWait = .milliseconds(Int64(maximumWait * 1000))
         limits.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
+        limits.maximumEmbeddingTokens = maximumEmbeddingTokens
+        limits.grammar.nesting = grammarNesting
+        limits.grammar.rules = grammarRules
+        limits.grammar.alternatives = grammarAlternatives
+        limits.grammar.symbols = grammarSymbols
         return limits
     }
 
@@ -123,6 +151,13 @@ struct ServeCommand: AsyncParsableCommand {
         guard shutdownGrace >= 0, shutdownGrace <= 86_400 else { throw ValidationError("--shutdown-grace must be in 0…86400 seconds, got \(shutdownGrace)") }
         guard maximumConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, got \(maximumConnections)") }
         guard maximumQueued >= 0 else { throw ValidationError("--max-queue must be 0 or more, got \(maximumQueued)") }
+        for (name, value) in [("--max-embedding-tokens", maximumEmbeddingTokens), ("--grammar-max-nesting", grammarNesting), ("--grammar-max-rules", grammarRules),
+                              ("--grammar-max-alternatives", grammarAlternatives), ("--grammar-max-symbols", grammarSymbols)] where value < 1 {
+            throw ValidationError("\(name) must be at least 1, got \(value)")
+        }
+        for origin in corsOrigins where origin != "*" && CrossSitePolicy.origin(of: origin) != origin {
+            throw ValidationError("--cors-origin must be * or an origin as browsers send it (scheme://host[:port], no path), got \(origin)")
+        }
     }
 
     func run() async throws {
@@ -133,6 +168,9 @@ struct ServeCommand: AsyncParsableCommand {
                 throw ValidationError("--api-key-env \(variable): the variable is not set or empty")
             }
             return value
+        }
+        if key == nil, !CrossSitePolicy.isLoopback(host) {
+            FileHandle.standardError.write(Data("lumen serve: warning: listening on \(host) without --api-key-env: anyone who can reach this address can use the models\n".utf8))
         }
         let paths = try models.map { try ModelLocator.resolve($0) }
         let (instances, parallel, contextLength, threads, pooling) = (self.instances, self.parallel, self.contextLength, self.threads, self.pooling)
@@ -158,7 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
         for model in served {
             FileHandle.standardError.write(Data("lumen serve: \(model.name): \(model.capacityNote)\n".utf8))
         }
-        try await OpenAIServer(models: served, apiKey: key, limits: limits, record: log.map { Self.recorder($0, steering: controlVectors.logged) }).run(host: host, port: port, logger: logger) { url in
+        try await OpenAIServer(models: served, apiKey: key, limits: limits, crossSite: CrossSitePolicy(allowedOrigins: corsOrigins), record: log.map { Self.recorder($0, steering: controlVectors.logged) }).run(host: host, port: port, logger: logger) { url in
             FileHandle.standardError.write(Data("lumen serve: \(names.joined(separator: ", ")) at \(url)\n".utf8))
         }
         for model in served {

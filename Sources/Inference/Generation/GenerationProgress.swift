@@ -52,7 +52,8 @@ struct GenerationProgress {
         let recorded = summary.generatedTokens < options.recordedLogits ? Array(logits) : nil
         guard let (token, logProbability) = steps.draw(from: logits) else {
             throw ModelError(file: file, field: "grammar",
-                             reason: "no token of the vocabulary can continue the output as the grammar requires, after \(summary.generatedTokens) tokens")
+                             reason: (steps.grammarOverrun.map { $0 + ", " } ?? "no token of the vocabulary can continue the output as the grammar requires, ")
+                                + "after \(summary.generatedTokens) tokens")
         }
         summary.generatedTokens += 1
         if firstTokenTime == nil { firstTokenTime = .now }

@@ -80,6 +80,9 @@ struct TokenSteps {
         return token
     }
 
+    /// Why the grammar could not be followed, when following it crossed one of its limits.
+    var grammarOverrun: String? { grammar?.overrun }
+
     /// Whether the grammar is complete: nothing may follow the output.
     var outputComplete: Bool { grammar?.isComplete ?? false }
 

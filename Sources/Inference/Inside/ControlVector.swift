@@ -41,10 +41,14 @@ public struct ControlVector: Sendable, Equatable {
             }
             width = tensor.shape[0]
             let values = try Matrix(tensor, in: gguf, interleaving: false)
-            directions[block] = [Float](unsafeUninitializedCapacity: tensor.shape[0]) { buffer, count in
+            let direction = [Float](unsafeUninitializedCapacity: tensor.shape[0]) { buffer, count in
                 if let base = buffer.baseAddress { values.dequantize(row: 0, into: base) }
                 count = tensor.shape[0]
             }
+            if let index = direction.firstIndex(where: { !$0.isFinite }) {
+                throw ModelError(file: path, field: "tensor \(tensor.name)", reason: "holds \(direction[index]) at index \(index): a direction must be finite")
+            }
+            directions[block] = direction
         }
         guard let width else { throw ModelError(file: path, field: "tensors", reason: "there are none: a control vector has a direction.N per block") }
         self.init(width: width, directions: directions)
@@ -69,7 +73,12 @@ public struct ControlVector: Sendable, Equatable {
         for (path, scale) in files {
             let vector = try ControlVector(contentsOf: path)
             if let misfit = vector.misfit(model) { throw ModelError(file: path, field: "directions", reason: misfit) }
-            sum = sum.map { $0 + vector.scaled(by: scale) } ?? vector.scaled(by: scale)
+            let scaled = vector.scaled(by: scale)
+            let total = sum.map { $0 + scaled } ?? scaled
+            if let (block, _) = total.directions.sorted(by: { $0.key < $1.key }).first(where: { $0.value.contains { !$0.isFinite } }) {
+                throw ModelError(file: path, field: "direction.\(block)", reason: "times the scale \(scale) (added to the vectors before it) is not finite")
+            }
+            sum = total
         }
         return sum
     }

@@ -54,13 +54,13 @@ final class ConnectionLimit: Sendable {
     func admit() -> Admission {
         let count = open.wrappingAdd(1, ordering: .relaxed).newValue
         if count <= limit { return .admitted }
+        if !full.exchange(true, ordering: .relaxed) {
+            logger.warning("\(limit) connections are open, the most allowed (\(origin)): each new one closes the one idle longest, or gets 503 when none is idle")
+        }
         if let oldest = takeOldestIdle() {
             // It is counted until its close completes: briefly one over the limit.
             oldest.close(promise: nil)
             return .admitted
-        }
-        if !full.exchange(true, ordering: .relaxed) {
-            logger.warning("\(limit) connections are open, the most allowed (\(origin)): new ones get 503 until some close")
         }
         if count <= descriptors { return .refused }
         if !exhausted.exchange(true, ordering: .relaxed) {

@@ -1,6 +1,7 @@
 """`lumen generate --prompt-cache` (llama.cpp's flag): the greedy output is the same with and
 without it, a second run reuses the saved prompt, and a state of another model or a damaged file
 is refused, saying which."""
+import json
 import re
 import subprocess
 
@@ -40,4 +41,32 @@ def test_prompt_cache_keeps_greedy_output_and_skips_the_saved_prompt(tmp_path):
     data[-100] ^= 0xFF
     damaged.write_bytes(bytes(data))
     broken = generate(SMOLLM2, PROMPT, "--prompt-cache", str(damaged))
-    assert broken.returncode == 1 and "is corrupt: its keys and values (and recurrent state) do not match their size or checksum" in broken.stderr, broken.stderr
+    assert broken.returncode == 1 and "its keys and values (and recurrent state) were changed or cut short" in broken.stderr, broken.stderr
+
+
+def test_a_state_file_changed_anywhere_is_refused_naming_the_part(tmp_path):
+    state = tmp_path / "prompt.state"
+    assert generate(SMOLLM2, PROMPT, "--prompt-cache", str(state)).returncode == 0
+    data = state.read_bytes()
+    header_end = 12 + int.from_bytes(data[8:12], "little")
+    header = json.loads(data[12:header_end])
+    # The token list replaced by another text's of the same length: once accepted ("640 reused").
+    forged = dict(header, tokens=[header["tokens"][0]] + [29871] * (len(header["tokens"]) - 1))
+    text = json.dumps(forged, separators=(",", ":")).encode()
+    cases = {
+        "header": data[:8] + len(text).to_bytes(4, "little") + text + data[header_end:],
+        "keys and values": data[:header_end + 10] + bytes([data[header_end + 10] ^ 1]) + data[header_end + 11:],
+        "checksum": data[:-1] + bytes([data[-1] ^ 1]),
+        "cut": data[:-40],
+    }
+    reasons = {
+        "header": "its header (model binding, cache shape or tokens) or the checksum itself was changed",
+        "keys and values": "its keys and values (and recurrent state) were changed or cut short",
+        "checksum": "its header (model binding, cache shape or tokens) or the checksum itself was changed",
+        "cut": "the file's checksum does not match",
+    }
+    for name, content in cases.items():
+        damaged = tmp_path / f"{name}.state"
+        damaged.write_bytes(content)
+        result = generate(SMOLLM2, PROMPT, "--prompt-cache", str(damaged))
+        assert result.returncode == 1 and "is corrupt" in result.stderr and reasons[name] in result.stderr, (name, result.stderr)

@@ -135,7 +135,7 @@ def test_idle_slowloris_and_trickling_connections_are_closed_while_requests_are_
         idle = [socket.create_connection(server.address, timeout=30) for _ in range(10)]
         slow = [socket.create_connection(server.address, timeout=30) for _ in range(10)]
         trickle = socket.create_connection(server.address, timeout=30)
-        trickle.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Length: 100000\r\n\r\n{")
+        trickle.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{")
         for connection in slow:
             connection.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\n")
         opened = time.monotonic()
@@ -178,16 +178,17 @@ def test_idle_slowloris_and_trickling_connections_are_closed_while_requests_are_
 
 
 def test_connections_beyond_the_limit_get_503_and_the_limit_is_logged(tmp_path):
-    server = serve(tmp_path, "--max-connections", "8", "--timeout-idle", "600")
+    server = serve(tmp_path, "--max-connections", "8", "--timeout-idle", "600", "--instances", "1", "-np", "1")
     try:
         start = len(server.lines)
-        held = [socket.create_connection(server.address, timeout=30) for _ in range(8)]
-        # The eighth is counted once the server has taken it: a request on it answers.
-        held[-1].sendall(b"GET /v1/models HTTP/1.1\r\nHost: x\r\n\r\n")
-        assert held[-1].recv(4096).startswith(b"HTTP/1.1 200")
+        # Eight connections each with a request under way, one running and seven queued, so none
+        # is idle (idle ones are closed to make room: test_serve_hardening.py).
+        held = [raw_request(server, ENDLESS) for _ in range(8)]
+        server.wait_for(r"session 0: started", timeout=60, start=start)
+        server.wait_for_count(r"queued for a session", 7, timeout=60, start=start)
         status, headers, body = post(server, {"prompt": "x", "max_tokens": 1})
         assert status == 503 and headers["Retry-After"] == "1" and "8 connections open" in body["error"]["message"]
-        server.wait_for(r"8 connections are open, the most allowed \(--max-connections 8\)", timeout=30, start=start)
+        server.wait_for(r"8 connections are open, the most allowed \(--max-connections 8\): each new one closes the one idle longest", timeout=30, start=start)
         for connection in held:
             connection.close()
         server.wait_for(r"below the limit again", timeout=30, start=start)
@@ -197,27 +198,31 @@ def test_connections_beyond_the_limit_get_503_and_the_limit_is_logged(tmp_path):
 
 
 def test_a_flood_of_connections_never_exhausts_the_descriptors(tmp_path):
-    # 200 descriptors: 64 kept for the server, 68 connections served, as many more refused with 503.
+    # 200 descriptors: 64 kept for the server, 68 connections served, the rest refused with 503.
     server = serve(tmp_path, "--timeout-idle", "600", preexec_fn=lambda: resource.setrlimit(resource.RLIMIT_NOFILE, (200, 200)))
     try:
         start = len(server.lines)
         flood = []
         for _ in range(400):
             try:
-                flood.append(socket.create_connection(server.address, timeout=30))
+                connection = socket.create_connection(server.address, timeout=30)
+                # A request under way on each, so the served ones are busy, not idle.
+                connection.sendall(b"POST /v1/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{")
+                flood.append(connection)
             except OSError:
                 pass
         server.wait_for(r"68 connections are open, the most allowed \(half of the descriptor limit 200 after 64 reserved\)", timeout=30, start=start)
-        server.wait_for(r"connections fill the descriptors this server may use \(136\): new ones are closed at once", timeout=30, start=start)
-        # Once the refused connections of the flood are closed (a second after each), a new client
-        # gets a clear 503 while the 68 served ones are held.
+        # A new client gets a clear 503 once the 68 served ones are busy (one whose request the server
+        # has not read yet is idle, and may be closed to make room: then the client is served).
         deadline = time.monotonic() + 30
         while True:
             try:
                 status, headers, body = post(server, {"prompt": "x", "max_tokens": 1})
-                break
+                if status == 503:
+                    break
             except (ConnectionResetError, urllib.error.URLError):
-                assert time.monotonic() < deadline, "new connections are still closed at once"
+                pass
+            assert time.monotonic() < deadline, "no 503 while the served connections are busy"
         assert status == 503 and "68 connections open" in body["error"]["message"]
         for connection in flood:
             connection.close()
@@ -273,6 +278,22 @@ def test_sigterm_cancels_running_generations_after_the_grace_period(tmp_path):
     assert len([line for line in server.lines[start:] if "(the server is shutting down)" in line]) == 2
     interrupted = [r for r in runs(server) if r["entry"] == "lumen serve" and r["interrupted"]]
     assert len(interrupted) == 2 and all(r["generatedTokens"] > 0 for r in interrupted)
+
+
+def test_at_shutdown_a_waiting_whole_request_gets_503_with_retry_after(tmp_path):
+    server = serve(tmp_path, "--instances", "1", "-np", "1", "--shutdown-grace", "1")
+    start = len(server.lines)
+    answers = []
+    thread = threading.Thread(target=lambda: answers.append(post(server, ENDLESS, timeout=120)), daemon=True)
+    thread.start()
+    server.wait_for(r"session 0: started", timeout=60, start=start)
+    server.process.send_signal(signal.SIGTERM)
+    thread.join(60)
+    assert server.process.wait(timeout=60) == 0
+    # Not a closed connection: an answer the client can act on.
+    status, headers, body = answers[0]
+    assert status == 503 and headers["Retry-After"] == "1", body
+    assert body["error"]["message"] == "the request was cancelled: the server is shutting down"
 
 
 def test_a_second_signal_ends_the_process_at_once(tmp_path):

@@ -77,6 +77,21 @@ import Testing
         #expect(throws: GrammarError.self) { try Grammar(.jsonSchema(schema), limits: tight) }
     }
 
+    @Test("a compilation whose caller has gone stops between rules with a cancellation, not a grammar mistake")
+    func cancellation() throws {
+        var asked = 0
+        do {
+            _ = try Grammar(.grammar(chain(1_000)), isCancelled: {
+                asked += 1
+                return asked > 10
+            })
+            Issue.record("compiled although cancelled")
+        } catch {
+            #expect(error.isCancellation && asked == 11, "\(error)")
+        }
+        #expect(try Grammar(.grammar(chain(1_000))).rules.count == 1_002)
+    }
+
     @Test("an ambiguous grammar stops at its per-token step budget, saying why, and allows nothing after", .timeLimit(.minutes(1)))
     func ambiguityBudget() throws {
         // Each "a" may close or open any of 2,000 × 2,000 nested optional repetitions.

@@ -16,6 +16,7 @@ import time
 import jsonschema
 import pytest
 
+from conftest import lumen_bin
 from servers import start_lumen_serve_of
 
 STORIES = pathlib.Path(os.environ.get("LUMEN_TEST_DATA", pathlib.Path(__file__).resolve().parents[3] / "shared")) / "models" / "stories260K.gguf"
@@ -246,3 +247,16 @@ def test_idle_connections_at_the_limit_make_room_for_a_new_client(tmp_path):
             sock.close()
     finally:
         limited.stop()
+
+
+def test_the_same_grammars_are_errors_in_cells_and_on_the_command_line_never_crashes(tmp_path):
+    deep = "root ::= " + "(" * 30000 + '"a"' + ")" * 30000
+    (tmp_path / "deep.gbnf").write_text(deep)
+    result = subprocess.run([lumen_bin(), "generate", str(STORIES), "x", "--grammar-file", str(tmp_path / "deep.gbnf"), "--no-log"],
+                            capture_output=True, text=True, timeout=120)
+    # Exit 1 with the place, where it was a SIGSEGV (exit 139).
+    assert result.returncode == 1 and "deep.gbnf: grammar, line 1, column 266: groups nest more than 256 deep" in result.stderr, result.stderr
+    chain = "root ::= r0\n" + "".join(f"r{i} ::= r{i + 1}\n" for i in range(100000)) + 'r100000 ::= "a"\n'
+    (tmp_path / "cell.lumen").write_text(f'let m = load("{STORIES}")\nlet g = {json.dumps(chain)}\ngenerate(m, "x", grammar: g, maxTokens: 4)\n')
+    result = subprocess.run([lumen_bin(), "repl", str(tmp_path / "cell.lumen"), "--no-log"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "the grammar has more than 20000 rules, the most allowed" in result.stderr, result.stderr[-2000:]

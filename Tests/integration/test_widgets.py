@@ -180,6 +180,9 @@ def test_bad_widget_messages_are_reported_and_the_kernel_goes_on(kc):
         ({"method": "update", "state": {"value": "abc"}, "buffer_paths": []}, "the front end set 'value' to \"abc\", but it takes an Int"),
         ({"method": "teleport"}, 'Unknown front-end to back-end widget msg with method "teleport"'),
         ({"state": {}}, "a widget message without a method"),
+        # ipywidgets refuses it too ("setting min > max"): both bounds stay as they were.
+        ({"method": "update", "state": {"min": 10, "max": 0}, "buffer_paths": []}, "the front end set min 10 above max 0; both are left as they were"),
+        ({"method": "update", "state": {"min": 200}, "buffer_paths": []}, "the front end set min 200 above max 100; both are left as they were"),
     ]:
         msg = kc.session.msg("comm_msg", {"comm_id": comm_id, "data": data})
         kc.shell_channel.send(msg)
@@ -188,8 +191,8 @@ def test_bad_widget_messages_are_reported_and_the_kernel_goes_on(kc):
     malformed = kc.session.msg("comm_msg", {"data": {}})
     kc.shell_channel.send(malformed)
     assert types(collect_iopub(kc, malformed["header"]["msg_id"])) == ["busy", "idle"]
-    reply, messages = run(kc, "s.value")
-    assert [m["content"]["data"]["text/plain"] for m in messages if m["msg_type"] == "execute_result"] == ["4"]
+    reply, messages = run(kc, "[s.value, s.min, s.max]")
+    assert [m["content"]["data"]["text/plain"] for m in messages if m["msg_type"] == "execute_result"] == ["[4, 0, 100]"]
 
 
 def test_comm_info_lists_open_widgets_until_closed(kc):

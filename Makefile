@@ -87,6 +87,10 @@ test-integration: build venv models synthetic-models llama-server arch-models
 ## in .build/llama.cpp, never committed. 5 to 10 minutes on 2 cores, once.
 LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama-cpp-python\[server\]==//p' Tests/integration/requirements.txt)
 LLAMA_CPP := .build/llama.cpp
+## The oracle's CPU code: AVX2/FMA/F16C, as on the machines its references were made on, not the
+## build machine's own (-march=native turns on AMX where a CPU has it, whose tiles a sandbox may
+## not grant: llama-server then dies of SIGILL on its first large Q4_1 batch).
+LLAMA_CPP_CPU := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 export LLAMA_SERVER ?= $(abspath $(LLAMA_CPP)/build/bin/llama-server)
 llama-server: $(LLAMA_CPP)/build/bin/llama-server
 $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-deps
@@ -94,13 +98,15 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 	python3 -m pip download --quiet --no-deps --no-binary llama-cpp-python "llama-cpp-python==$(LLAMA_CPP_PYTHON)" -d $(LLAMA_CPP)
 	tar xzf $(LLAMA_CPP)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C $(LLAMA_CPP)/source --strip-components=1
 	cmake -S $(LLAMA_CPP)/source/vendor/llama.cpp -B $(LLAMA_CPP)/build -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
-	  -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF > /dev/null
+	  -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF $(LLAMA_CPP_CPU) > /dev/null
 	cmake --build $(LLAMA_CPP)/build --target llama-server test-gbnf-validator llama-quantize -j $$(nproc) > /dev/null
 
-## The Swift tests on the portable kernels only (LUMEN_PORTABLE=1: SIMDe, as arm64 builds them),
-## in a build folder of their own; CI runs it after make test so the portable path cannot rot.
-test-portable: deps models synthetic-models arch-models
-	LUMEN_PORTABLE=1 swift test --build-path .build-portable $(SWIFT_FLAGS)
+## The Swift tests on the portable kernels (SIMDe, the code arm64 builds run), chosen at run time
+## by LUMEN_KERNELS=portable in the same build as make test (the portable variant is compiled
+## with the same flags whether or not the AVX2 one is beside it); CI runs it after make test so
+## the portable path cannot rot. LUMEN_PORTABLE=1 swift build makes a build without the AVX2 variant.
+test-portable: build models synthetic-models arch-models
+	LUMEN_KERNELS=portable swift test $(SWIFT_FLAGS)
 
 ## The kernels on arm64, checked on this x86-64 machine: Tests/KernelOutputs/kernel_outputs.c prints
 ## every kernel's results on fixed inputs; it is built with the AVX2 kernels (which the Swift tests

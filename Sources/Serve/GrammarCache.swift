@@ -44,13 +44,18 @@ final class GrammarCache: Sendable {
         let cancelled = Atomic<Bool>(false)
         let limits = self.limits
         let started = ContinuousClock.now
-        let grammar = try await withTaskCancellationHandler {
-            // The work ends by itself within the limits; a cancellation only ends it sooner.
-            try await DedicatedThread.run(name: "lumen-grammar") { () throws(GrammarError) -> Grammar in
-                try Self.compile(constraint, for: model, limits: limits) { cancelled.load(ordering: .relaxed) }
+        let grammar: Grammar
+        do {
+            grammar = try await withTaskCancellationHandler {
+                // The work ends by itself within the limits; a cancellation only ends it sooner.
+                try await DedicatedThread.run(name: "lumen-grammar") { () throws(GrammarError) -> Grammar in
+                    try Self.compile(constraint, for: model, limits: limits) { cancelled.load(ordering: .relaxed) }
+                }
+            } onCancel: {
+                cancelled.store(true, ordering: .relaxed)
             }
-        } onCancel: {
-            cancelled.store(true, ordering: .relaxed)
+        } catch let error as GrammarError where error.isCancellation {
+            throw CancellationError()
         }
         try Task.checkCancellation()
         store(grammar, as: key)

@@ -447,7 +447,7 @@ struct KernelTests {
         }
     }
 
-    @Test("the AVX2 kernels run exactly when the CPU has AVX2, FMA and F16C and the build is not portable")
+    @Test("the AVX2 kernels run exactly when the CPU has AVX2, FMA and F16C, the build is not portable and LUMEN_KERNELS does not ask for the portable ones")
     func kernelVariant() throws {
         let variant = String(cString: lumen_kernel_variant())
         #if os(Linux) && arch(x86_64)
@@ -455,8 +455,9 @@ struct KernelTests {
         let cpuinfo = try String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8)
         let flags = Set(cpuinfo.split(separator: "\n").first { $0.hasPrefix("flags") }?.split(separator: " ").map(String.init) ?? [])
         let capable = ["avx2", "fma", "f16c"].allSatisfy(flags.contains)
-        let portableBuild = ProcessInfo.processInfo.environment["LUMEN_PORTABLE"] == "1"
-        #expect(variant == (capable && !portableBuild ? "avx2" : "portable"))
+        let environment = ProcessInfo.processInfo.environment
+        let portable = environment["LUMEN_PORTABLE"] == "1" || environment["LUMEN_KERNELS"] == "portable"
+        #expect(variant == (capable && !portable ? "avx2" : "portable"))
         #else
         #expect(variant == "portable")
         #endif

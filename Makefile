@@ -45,7 +45,7 @@ release: deps
 $(VENV)/.installed: Tests/integration/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	$(VENV)/bin/pip install -q -r Tests/integration/requirements.txt
+	CMAKE_ARGS="$(LLAMA_CPP_CPU)" $(VENV)/bin/pip install -q -r Tests/integration/requirements.txt
 	touch $@
 
 venv: deps $(VENV)/.installed

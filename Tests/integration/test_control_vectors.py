@@ -164,3 +164,26 @@ def test_lumen_serve_steers_every_request_as_lumen_generate_does(tmp_path):
     refused = subprocess.run([lumen_bin(), "serve", str(MODELS["smollm2"]), "--port", "0", "--control-vector", str(inside("gemma3-steer.cvec.gguf"))],
                              capture_output=True, text=True, timeout=120)
     assert refused.returncode == 1 and "the control vector has 640 values per block, but the model's residual stream has 576" in refused.stderr, refused.stderr
+
+
+def test_a_vector_holding_nan_or_infinity_or_a_scale_that_overflows_is_refused_naming_it(tmp_path):
+    import gguf
+    path = tmp_path / "nan.cvec.gguf"
+    writer = gguf.GGUFWriter(str(path), "controlvector")
+    for block in range(1, 4):
+        direction = np.zeros(576, dtype=np.float32)
+        if block == 2:
+            direction[7] = np.inf
+        writer.add_tensor(f"direction.{block}", direction)
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+    for command in (["generate", str(MODELS["smollm2"]), "x", "-n", "1", "--no-log", "--control-vector", str(path)],
+                    ["serve", str(MODELS["smollm2"]), "--port", "0", "--no-log", "--control-vector", str(path)]):
+        result = subprocess.run([lumen_bin(), *command], capture_output=True, text=True, timeout=120)
+        assert result.returncode == 1 and f"{path}: tensor direction.2: holds inf at index 7: a direction must be finite" in result.stderr, result.stderr
+    vector = str(inside("smollm2-steer.cvec.gguf"))
+    result = subprocess.run([lumen_bin(), "generate", str(MODELS["smollm2"]), "x", "-n", "1", "--no-log", "--control-vector-scaled", vector, "3e38"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 1 and "times the scale 3e+38 (added to the vectors before it) is not finite" in result.stderr, result.stderr

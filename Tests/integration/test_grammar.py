@@ -79,6 +79,34 @@ FOLLOWED = {"json": "A JSON object describing a person:", "json_arr": "Three fru
 FORCED = {"arithmetic": "2+2*3 =", "unicode": "A word:"}
 
 
+# Where two engines' greedy texts part, llama.cpp's own margin between its pick and Lumen's at that
+# token must be below this, in nats: a near tie that the engines' arithmetic decides. The engines'
+# log-probabilities differ by up to 0.09 nat on the tokens before such a point (SmolLM2, chess.gbnf,
+# on an AVX-512 machine: llama.cpp 3 by 0.135 over 2, Lumen 2 by 0.24 over 3, after 16 equal tokens).
+NEAR_TIE = 0.25
+
+
+def assert_same_greedy_text(llama_cpp_server, body, text, name):
+    """Lumen's greedy `text` is llama.cpp's under the same request, or parts from it only at a
+    near tie of llama.cpp's own."""
+    status, llama = post(llama_cpp_server.url.removesuffix("/v1") + "/completion",
+                         {"prompt": body["prompt"], "grammar": body["grammar"], "temperature": 0, "n_predict": body["max_tokens"], "n_probs": 5})
+    assert status == 200, llama
+    if text == llama["content"]:
+        return
+    offset = 0
+    for step in llama["completion_probabilities"]:
+        if not text.startswith(step["token"], offset):
+            # The first token Lumen did not pick: Lumen's is among llama.cpp's likeliest, nearly as likely.
+            rivals = [entry for entry in step["top_logprobs"] if entry["token"] and text.startswith(entry["token"], offset)]
+            assert rivals, (name, text, llama["content"], step)
+            margin = step["logprob"] - max(entry["logprob"] for entry in rivals)
+            assert margin < NEAR_TIE, (name, text, llama["content"], margin)
+            return
+        offset += len(step["token"])
+    raise AssertionError((name, text, llama["content"]))
+
+
 def test_greedy_output_under_a_grammar_is_llama_cpps(served, llama_cpp_server):
     every = grammars()
     for name, prompt in {**FOLLOWED, **FORCED}.items():
@@ -87,9 +115,7 @@ def test_greedy_output_under_a_grammar_is_llama_cpps(served, llama_cpp_server):
         assert status == 200, lumen
         text = lumen["choices"][0]["text"]
         if name in FOLLOWED:
-            status, llama = post(llama_cpp_server.url + "/completions", body)
-            assert status == 200, llama
-            assert text == llama["choices"][0]["text"], name
+            assert_same_greedy_text(llama_cpp_server, body, text, name)
         # Cut off by max_tokens, the text may already be a sentence (one that could go on) or a prefix of one.
         finished = lumen["choices"][0]["finish_reason"] == "stop"
         assert llama_cpp_verdict(every[name], text) in (("valid",) if finished else ("valid", "prefix")), (name, text)

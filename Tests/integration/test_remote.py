@@ -128,6 +128,8 @@ def test_key_bad_json_unknown_fields_and_unknown_models_are_refused(served):
     status, body = post(served.url + "/completions", {"prompt": "x"})
     assert status == 401 and body["error"]["type"] == "authentication_error"
     status, body = post(served.url + "/completions", b"{not json", key=KEY)
+    assert status == 400 and body["error"]["message"] == "the body is not valid JSON: line 1, column 2: expected a member name in quotes"
+    status, body = post(served.url + "/completions", b"[1, 2]", key=KEY)
     assert status == 400 and body["error"]["message"] == "the body is not a JSON object"
     status, body = post(served.url + "/completions", {"prompt": "x", "tempreature": 0}, key=KEY)
     assert status == 400 and body["error"]["param"] == "tempreature"

@@ -104,10 +104,14 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 ## The Swift tests on the portable kernels (SIMDe, the code arm64 builds run), chosen at run time
 ## by LUMEN_KERNELS=portable in the same build as make test (the portable variant is compiled
 ## with the same flags whether or not the AVX2 one is beside it); CI runs it after make test so
-## the portable path cannot rot. Only the test targets that reach the kernels (through Inference)
-## run again. LUMEN_PORTABLE=1 swift build makes a build without the AVX2 variant.
+## the portable path cannot rot. What runs again is what computes with the kernels and checks the
+## numbers: each kernel against its scalar reference, every format and the quantizer, and the
+## forward pass and real models against llama.cpp; the rest (batching, cells, …) is Swift that
+## calls the kernels through the same table either way. LUMEN_PORTABLE=1 swift build makes a build
+## without the AVX2 variant.
+PORTABLE_SUITES := KernelTests|QuantizedFormatTests|QuantizerTests|ReferenceTests|RealModelTests|WorkSplitTests
 test-portable: build models synthetic-models arch-models
-	LUMEN_KERNELS=portable swift test $(SWIFT_FLAGS) --filter "^(InferenceTests|LumenModelsTests)\."
+	LUMEN_KERNELS=portable swift test $(SWIFT_FLAGS) --filter "^InferenceTests\.($(PORTABLE_SUITES))"
 
 ## The kernels on arm64, checked on this x86-64 machine: Tests/KernelOutputs/kernel_outputs.c prints
 ## every kernel's results on fixed inputs; it is built with the AVX2 kernels (which the Swift tests

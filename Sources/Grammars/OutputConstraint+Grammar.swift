@@ -32,9 +32,14 @@ extension Grammar {
     public init(_ constraint: OutputConstraint, tokenNamed: ((String) -> Int32?)? = nil, limits: GrammarLimits = .standard,
                 isCancelled: @escaping () -> Bool = { false }) throws(GrammarError) {
         let text = try Self.gbnf(for: constraint)
-        var parser = GBNFParser(text, source: constraint.optionName == "grammar" ? "grammar" : "grammar made from \(constraint.optionName)",
+        var parser = GBNFParser(text, source: Self.source(of: constraint),
                                 tokenNamed: tokenNamed, limits: limits, isCancelled: isCancelled)
         self = try parser.parse()
+    }
+
+    /// What errors about the grammar of `constraint` call it: "grammar", or "grammar made from json".
+    public static func source(of constraint: OutputConstraint) -> String {
+        constraint.optionName == "grammar" ? "grammar" : "grammar made from \(constraint.optionName)"
     }
 
     /// Checks that `constraint` makes a grammar, before a model is at hand: tokens a grammar names

@@ -81,7 +81,7 @@ final class GrammarCache: Sendable {
         let grammar = try Grammar(constraint, tokenNamed: { vocabulary.id(of: Array($0.utf8)) }, limits: limits, isCancelled: isCancelled)
         var matcher = GrammarMatcher(grammar, trie: model.model.tokenTrie)
         let allowed = matcher.allowedTokens()
-        let source = constraint.optionName == "grammar" ? "grammar" : "grammar made from \(constraint.optionName)"
+        let source = Grammar.source(of: constraint)
         if let overrun = matcher.overrun { throw GrammarError(source, at: .whole, overrun) }
         guard allowed.contains(where: { $0 != 0 }) else {
             throw GrammarError(source, at: .whole, "no token of the model's vocabulary can start an output it allows")

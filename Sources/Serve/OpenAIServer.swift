@@ -230,7 +230,7 @@ public struct OpenAIServer: Sendable {
         do {
             return try JSONDecoder().decode(T.self, from: data)
         } catch {
-            if let refusal = Self.nonFiniteNumber(in: data) { throw refusal }
+            if let parsed = try? OrderedJSON(parsing: String(decoding: data, as: UTF8.self)), let refusal = Self.nonFiniteNumber(in: parsed) { throw refusal }
             let failure = DecodingFailure.describe(error, decoding: T.self, from: data)
             throw .invalid("malformed request: \(failure.message)", param: failure.field)
         }
@@ -239,18 +239,20 @@ public struct OpenAIServer: Sendable {
     /// Why `data` is not a JSON object the server can read: where its syntax breaks, or the field
     /// holding a number too large for a double.
     private static func notAnObject(_ data: Data) -> ServerError {
+        let parsed: OrderedJSON
         do {
-            guard case .object = try OrderedJSON(parsing: String(decoding: data, as: UTF8.self)) else { return .invalid("the body is not a JSON object") }
+            parsed = try OrderedJSON(parsing: String(decoding: data, as: UTF8.self))
         } catch {
             return .invalid("the body is not valid JSON: line \(error.line), column \(error.column): \(error.reason)")
         }
-        return nonFiniteNumber(in: data) ?? .invalid("the body is not a JSON object")
+        guard case .object = parsed else { return .invalid("the body is not a JSON object") }
+        return nonFiniteNumber(in: parsed) ?? .invalid("the body is not a JSON object")
     }
 
     /// The refusal of a body holding a number too large for a double (`1e309`), naming its
     /// field, which Foundation's reader refuses without naming it; nil when there is none.
-    private static func nonFiniteNumber(in data: Data) -> ServerError? {
-        guard let parsed = try? OrderedJSON(parsing: String(decoding: data, as: UTF8.self)), let (path, text) = parsed.firstNonFiniteNumber() else { return nil }
+    private static func nonFiniteNumber(in body: OrderedJSON) -> ServerError? {
+        guard let (path, text) = body.firstNonFiniteNumber() else { return nil }
         return .invalid("field '\(path)' must be a finite number, got \(text)", param: String(path.prefix { $0 != "." && $0 != "[" }))
     }
 

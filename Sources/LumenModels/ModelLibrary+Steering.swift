@@ -69,7 +69,7 @@ extension ModelLibrary {
         var scaled = source
         scaled.scale = scale
         let steering = vector.scaled(by: Float(scale))
-        if let block = steering.directions.keys.sorted().first(where: { steering.directions[$0]!.contains { !$0.isFinite } }) {
+        if let block = steering.firstNonFiniteBlock {
             let (_, scaleLocation) = arguments.labelled("steerScale") ?? (value, location)
             throw LumenError(.value, "steer: times steerScale: \(scale) is not finite at block \(block): the vector and its scale must give finite numbers",
                              at: scaleLocation)

@@ -54,6 +54,11 @@ public struct ControlVector: Sendable, Equatable {
         self.init(width: width, directions: directions)
     }
 
+    /// The first block whose direction holds NaN or an infinity, if any.
+    public var firstNonFiniteBlock: Int? {
+        directions.keys.sorted().first { block in directions[block]!.contains { !$0.isFinite } }
+    }
+
     /// Every direction times `factor`.
     public func scaled(by factor: Float) -> ControlVector {
         ControlVector(width: width, directions: directions.mapValues { $0.map { $0 * factor } })
@@ -75,7 +80,7 @@ public struct ControlVector: Sendable, Equatable {
             if let misfit = vector.misfit(model) { throw ModelError(file: path, field: "directions", reason: misfit) }
             let scaled = vector.scaled(by: scale)
             let total = sum.map { $0 + scaled } ?? scaled
-            if let (block, _) = total.directions.sorted(by: { $0.key < $1.key }).first(where: { $0.value.contains { !$0.isFinite } }) {
+            if let block = total.firstNonFiniteBlock {
                 throw ModelError(file: path, field: "direction.\(block)", reason: "times the scale \(scale) (added to the vectors before it) is not finite")
             }
             sum = total

@@ -45,7 +45,7 @@ release: deps
 $(VENV)/.installed: Tests/integration/requirements.txt
 	python3 -m venv $(VENV)
 	$(VENV)/bin/pip install -q --upgrade pip
-	CMAKE_ARGS="$(LLAMA_CPP_CPU)" $(VENV)/bin/pip install -q -r Tests/integration/requirements.txt
+	CMAKE_ARGS="-DLLAMA_BUILD=OFF" $(VENV)/bin/pip install -q -r Tests/integration/requirements.txt
 	touch $@
 
 venv: deps $(VENV)/.installed
@@ -92,6 +92,11 @@ LLAMA_CPP := .build/llama.cpp
 ## not grant: llama-server then dies of SIGILL on its first large Q4_1 batch).
 LLAMA_CPP_CPU := -DGGML_NATIVE=OFF -DGGML_AVX=ON -DGGML_AVX2=ON -DGGML_FMA=ON -DGGML_F16C=ON -DGGML_BMI2=ON
 export LLAMA_SERVER ?= $(abspath $(LLAMA_CPP)/build/bin/llama-server)
+## llama-cpp-python in the venv is installed without a library of its own (LLAMA_BUILD=OFF: it
+## would compile llama.cpp a second time, ten minutes on 2 cores) and loads the one built here,
+## from the same source, beside llama-server: every target whose Python imports llama_cpp needs
+## llama-server first.
+export LLAMA_CPP_LIB_PATH ?= $(abspath $(LLAMA_CPP)/build/bin)
 llama-server: $(LLAMA_CPP)/build/bin/llama-server
 $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-deps
 	rm -rf $(LLAMA_CPP) && mkdir -p $(LLAMA_CPP)/source

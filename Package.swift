@@ -79,12 +79,12 @@ let package = Package(
         ),
         .target(
             name: "LumenLanguage",
-            dependencies: ["Evaluation", "Display", "Executors", "PythonText", .product(name: "GRDB", package: "GRDB.swift")]
+            dependencies: ["Evaluation", "Display", "Executors", "PythonText", "Tensors", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
             name: "LumenModels",
             dependencies: ["Widgets", "LumenLanguage", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
-                           "Scoring", "Tokenizers"]
+                           "Scoring", "Tensors", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI", dependencies: ["GenerationTypes", "OrderedJSON"]),
         .target(
@@ -122,11 +122,15 @@ let package = Package(
         // Output constrained by llama.cpp's GBNF grammars, JSON schemas, regular expressions and
         // choices: a grammar followed token by token over a vocabulary's trie.
         .target(name: "Grammars", dependencies: ["GenerationTypes", "OrderedJSON", "PythonText"], swiftSettings: optimisedInDebug),
+        // n-dimensional float arrays with NumPy's semantics (broadcasting, reductions along axes,
+        // contractions, indexing) and NumPy's .npy/.npz files: what the engine captures and what
+        // cells compute with.
+        .target(name: "Tensors", swiftSettings: optimisedInDebug),
         // JSON whose objects keep their members' order (a schema's properties, in requests too).
         .target(name: "OrderedJSON", dependencies: ["PythonText"]),
         .target(
             name: "Inference",
-            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tokenizers", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tensors", "Tokenizers", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: optimisedInDebug
         ),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
@@ -163,6 +167,7 @@ let package = Package(
                 "Notebook",
                 "Widgets",
                 "Quantization",
+                "Tensors",
                 "Tokenizers",
                 "Executors",
                 "Jinja",
@@ -182,8 +187,9 @@ let package = Package(
         .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "GenerationTypes", "Executors"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol", "FuzzSupport"]),
         .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "FuzzSupport", "LanguageTestSupport"]),
-        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "LanguageTestSupport"]),
+        .testTarget(name: "TensorsTests", dependencies: ["Tensors"]),
+        .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Tensors", "FuzzSupport", "LanguageTestSupport"]),
+        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),

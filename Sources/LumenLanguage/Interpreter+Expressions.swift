@@ -62,6 +62,10 @@ extension Interpreter {
         case .subscripted(let base, let index, let location):
             let container = try await evaluate(base, in: scope, context: &context)
             return try Operators.subscripted(container, try await evaluate(index, in: scope, context: &context), at: location)
+        case .indices(let items, _):
+            var values: [Value] = []
+            for item in items { values.append(try await evaluate(item, in: scope, context: &context)) }
+            return .host(IndexTuple(values))
         case .call(let callee, let argumentExpressions, let location):
             let function = try await evaluate(callee, in: scope, context: &context)
             var positional: [(Value, SourceLocation)] = []

@@ -1,3 +1,4 @@
+import Tensors
 /// Lumen's operators on values: Int arithmetic that reports overflow instead of trapping, Int
 /// and Double mixing to Double, string and array concatenation, comparisons, ranges, subscripts.
 package enum Operators {
@@ -9,17 +10,17 @@ package enum Operators {
             return .integer(negated)
         case ("-", .double(let number)): return .double(-number)
         case ("!", .bool(let flag)): return .bool(!flag)
-        case ("-", .host(let array as any ArrayHostObject)): return try array.combined("*", with: .integer(-1), reversed: false, at: location)
+        case ("-", .host(let tensor as TensorObject)): return try tensor.combined("*", with: .integer(-1), reversed: false, at: location)
         default:
             throw LumenError(.type, "'\(operation)' cannot be applied to \(value.typeName)", at: location)
         }
     }
 
     package static func binary(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> Value {
-        // Arrays of numbers combine elementwise.
-        if ["+", "-", "*", "/"].contains(operation) {
-            if case .host(let array as any ArrayHostObject) = left { return try array.combined(operation, with: right, reversed: false, at: location) }
-            if case .host(let array as any ArrayHostObject) = right { return try array.combined(operation, with: left, reversed: true, at: location) }
+        // Tensors combine elementwise, comparisons giving masks, as NumPy's arrays.
+        if BinaryOperation.byOperator[operation] != nil {
+            if case .host(let tensor as TensorObject) = left { return try tensor.combined(operation, with: right, reversed: false, at: location) }
+            if case .host(let tensor as TensorObject) = right { return try tensor.combined(operation, with: left, reversed: true, at: location) }
         }
         // Host objects that stand for a number (a perplexity) take part as that number.
         if case .host(let object) = left, let number = object.numericValue { return try binary(operation, .double(number), right, at: location) }
@@ -29,6 +30,7 @@ package enum Operators {
         case "!=": return .bool(!left.equals(right))
         case "<", "<=", ">", ">=": return .bool(try compare(operation, left, right, at: location))
         case "..<", "...":
+            if left.isNull || right.isNull { return .host(try partialRange(operation, left, right, at: location)) }
             guard case .integer(let lower) = left, case .integer(let upper) = right else {
                 throw LumenError(.type, "a range needs Int bounds, not \(left.typeName) and \(right.typeName)", at: location)
             }
@@ -49,6 +51,21 @@ package enum Operators {
         default:
             throw LumenError(.type, "'\(operation)' cannot be applied to \(left.typeName) and \(right.typeName)", at: location)
         }
+    }
+
+    /// `2...`, `..<3`, `...3` or `...` (a null bound is open): a closed upper bound becomes the
+    /// index after it, and `...-1` the axis's end.
+    private static func partialRange(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> PartialRange {
+        func bound(_ value: Value) throws -> Int? {
+            switch value {
+            case .null: return nil
+            case .integer(let number): return number
+            default: throw LumenError(.type, "a range needs Int bounds, not \(value.typeName)", at: location)
+            }
+        }
+        var upper = try bound(right)
+        if operation == "...", let closed = upper { upper = closed == -1 ? nil : closed + 1 }
+        return PartialRange(lower: try bound(left), upper: upper)
     }
 
     private static func integer(_ operation: String, _ a: Int, _ b: Int, at location: SourceLocation) throws -> Value {
@@ -120,23 +137,15 @@ package enum Operators {
 
     package static func subscripted(_ container: Value, _ index: Value, at location: SourceLocation) throws -> Value {
         switch (container, index) {
-        case (.array(let elements), .integer(let position)):
-            guard elements.indices.contains(position) else {
-                throw LumenError(.index, "index \(position) is out of range for an array of \(elements.count)", at: location)
-            }
-            return elements[position]
-        case (.array(let elements), .range(let lower, let upper)):
-            guard lower >= 0, upper <= elements.count else {
-                throw LumenError(.index, "range \(lower)..<\(upper) is out of bounds for an array of \(elements.count)", at: location)
-            }
-            return .array(Array(elements[lower..<upper]))
+        case (.array(let elements), _):
+            return try subscripted(elements, index, at: location)
         case (.string(let text), .integer(let position)):
             guard position >= 0, position < text.count else {
                 throw LumenError(.index, "index \(position) is out of range for a string of \(text.count) characters", at: location)
             }
             return .string(String(text[text.index(text.startIndex, offsetBy: position)]))
-        case (.host(let array as any ArrayHostObject), _):
-            return try array.subscripted(by: index, at: location)
+        case (.host(let tensor as TensorObject), _):
+            return try tensor.subscripted(by: index, at: location)
         case (.host(let object as any IndexableHostObject), .integer(let position)):
             guard let element = object.element(at: position) else {
                 throw LumenError(.index, "index \(position) is out of range for \(object.typeName) of \(object.count)", at: location)
@@ -152,12 +161,54 @@ package enum Operators {
         }
     }
 
+    /// The elements of an array `index` selects, with NumPy's rules: an Int (negative from the
+    /// end), a range, an array of Ints, or several of these, one per nesting level
+    /// (`a[0..<2, -1]`: the last element of each of the first two).
+    private static func subscripted(_ elements: [Value], _ index: Value, at location: SourceLocation) throws -> Value {
+        func position(_ value: Int) throws -> Int {
+            let resolved = value < 0 ? elements.count + value : value
+            guard elements.indices.contains(resolved) else {
+                throw LumenError(.index, "index \(value) is out of range for an array of \(elements.count)", at: location)
+            }
+            return resolved
+        }
+        switch index {
+        case .integer(let value):
+            return elements[try position(value)]
+        case .range(let lower, let upper):
+            guard let range = PartialRange(lower: lower, upper: upper).indices(in: elements.count) else {
+                throw LumenError(.index, "range \(lower)..<\(upper) is out of bounds for an array of \(elements.count)", at: location)
+            }
+            return .array(Array(elements[range]))
+        case .host(let partial as PartialRange):
+            guard let range = partial.indices(in: elements.count) else {
+                throw LumenError(.index, "range \(partial.summary) is out of bounds for an array of \(elements.count)", at: location)
+            }
+            return .array(Array(elements[range]))
+        case .array(let positions):
+            return .array(try positions.map { value in
+                guard case .integer(let number) = value else { throw LumenError(.type, "an array's index list holds Ints, not \(value.typeName)", at: location) }
+                return elements[try position(number)]
+            })
+        case .host(let tuple as IndexTuple):
+            guard let first = tuple.items.first else { return .array(elements) }
+            let rest = tuple.items.count == 2 ? tuple.items[1] : .host(IndexTuple(Array(tuple.items.dropFirst())))
+            let selected = try subscripted(elements, first, at: location)
+            if case .integer = first { return try subscripted(selected, rest, at: location) }
+            guard case .array(let chosen) = selected else { return selected }
+            return .array(try chosen.map { try subscripted($0, rest, at: location) })
+        default:
+            throw LumenError(.type, "an array cannot be subscripted with \(index.typeName)", at: location)
+        }
+    }
+
     /// `container` with the element at `index` replaced by `value` (nil removes a dictionary entry).
     package static func replacing(_ index: Value, in container: Value, with value: Value, at location: SourceLocation) throws -> Value {
         switch (container, index) {
-        case (.array(var elements), .integer(let position)):
+        case (.array(var elements), .integer(let index)):
+            let position = index < 0 ? elements.count + index : index
             guard elements.indices.contains(position) else {
-                throw LumenError(.index, "index \(position) is out of range for an array of \(elements.count)", at: location)
+                throw LumenError(.index, "index \(index) is out of range for an array of \(elements.count)", at: location)
             }
             elements[position] = value
             return .array(elements)

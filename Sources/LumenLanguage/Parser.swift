@@ -242,6 +242,9 @@ public struct Parser {
         (["??"], true), (["..<", "..."], false), (["+", "-"], false), (["*", "/", "%"], false),
     ]
 
+    /// The precedence level of `..<` and `...`.
+    private static let rangeLevel = precedence.firstIndex { $0.operators.contains("..<") }!
+
     private mutating func parseExpression() throws(LumenError) -> Expression {
         depth += 1
         defer { depth -= 1 }
@@ -265,6 +268,10 @@ public struct Parser {
         let (operators, rightAssociative) = Self.precedence[level]
         while case .symbol(let symbol) = current.kind, operators.contains(symbol) {
             let location = advance().location
+            // `2...` before the end of a subscript item: a range up to the axis's end.
+            if symbol == "...", isSymbol("]") || isSymbol(",") {
+                return .binary(symbol, left, .literal(.null, location), location)
+            }
             skipNewlines()
             let right = rightAssociative ? try parseBinary(level: level) : try parseBinary(level: level + 1)
             left = .binary(symbol, left, right, location)
@@ -274,6 +281,15 @@ public struct Parser {
     }
 
     private mutating func parseUnary() throws(LumenError) -> Expression {
+        // `..<3` and `...3`: a range from the axis's start; `...` alone: the whole axis.
+        if isSymbol("...") || isSymbol("..<") {
+            let token = advance()
+            guard case .symbol(let symbol) = token.kind else { return try parsePostfix() }
+            if symbol == "...", isSymbol("]") || isSymbol(",") {
+                return .binary(symbol, .literal(.null, token.location), .literal(.null, token.location), token.location)
+            }
+            return .binary(symbol, .literal(.null, token.location), try parseBinary(level: Self.rangeLevel + 1), token.location)
+        }
         if isSymbol("-") || isSymbol("!") {
             depth += 1
             defer { depth -= 1 }
@@ -304,9 +320,13 @@ public struct Parser {
                 expression = .member(expression, try expectIdentifier("after '.'"), location)
             } else if isSymbol("[") {
                 let location = advance().location
-                let index = try parseExpression()
+                var items = [try parseExpression()]
+                while isSymbol(",") {
+                    advance()
+                    items.append(try parseExpression())
+                }
                 try expectSymbol("]", "to close the subscript")
-                expression = .subscripted(expression, index, location)
+                expression = .subscripted(expression, items.count == 1 ? items[0] : .indices(items, location), location)
             } else {
                 return expression
             }

@@ -3,8 +3,8 @@ import Foundation
 
 /// The built-in functions every Lumen session starts with.
 enum StandardLibrary {
-    static let all: [Builtin] = DisplayLibrary.all + JobLibrary.all + [print, eprint, sleep, input, env, len, string, int, double, minimum, maximum, sum, mean,
-                                 stdev, sorted, range, stride, now, random, assert, abs, round, sqrt, exp, log, pow]
+    static let all: [Builtin] = DisplayLibrary.all + JobLibrary.all + TensorLibrary.all + [print, eprint, sleep, input, env, len, string, int, double, minimum, maximum, sum, mean,
+                                 stdev, sorted, range, stride, now, random, assert]
 
     static let print = Builtin(
         name: "print",
@@ -113,16 +113,6 @@ enum StandardLibrary {
         return .double(number)
     }
 
-    /// `reduction` of an array host object given as the only positional argument (over `axis:`
-    /// when given), or nil when the argument is not one.
-    private static func reducedArray(_ arguments: inout Arguments, _ reduction: ArrayReduction, at location: SourceLocation) throws -> Value? {
-        guard case .host(let array as any ArrayHostObject) = arguments.peekPositional() else { return nil }
-        _ = arguments.nextPositional()
-        let axis = try arguments.labelledInteger("axis")
-        try arguments.finish()
-        return try array.reduced(reduction, axis: axis, at: location)
-    }
-
     /// The numbers of a call's arguments (one array or range, or several numbers), and whether
     /// all of them are Ints, so that results of Int inputs stay Ints.
     private static func numbers(_ arguments: inout Arguments, _ function: String) throws -> (values: [Double], integers: Bool) {
@@ -144,28 +134,28 @@ enum StandardLibrary {
         integer && Swift.abs(value) < 9e18 ? .integer(Int(value)) : .double(value)
     }
 
-    static let minimum = Builtin(name: "min", signature: "min(_ numbers...) -> Number", summary: "The smallest of the numbers (or of one array's; of a Tensor's, over axis: when given).") { arguments, context in
-        if let reduced = try reducedArray(&arguments, .min, at: context.location) { return reduced }
+    static let minimum = Builtin(name: "min", signature: "min(_ numbers...) -> Number", summary: "The smallest of the numbers (or of one array's; of a Tensor's, over axis: — an Int or an array of Ints — when given, keepdims: true keeping them).") { arguments, context in
+        if let reduced = try await TensorLibrary.reduced(&arguments, .min, at: context.location) { return reduced }
         let (values, integers) = try numbers(&arguments, "min")
         guard let smallest = values.min() else { throw LumenError(.value, "min() of nothing", at: context.location) }
         return number(smallest, integer: integers)
     }
 
-    static let maximum = Builtin(name: "max", signature: "max(_ numbers...) -> Number", summary: "The largest of the numbers (or of one array's; of a Tensor's, over axis: when given).") { arguments, context in
-        if let reduced = try reducedArray(&arguments, .max, at: context.location) { return reduced }
+    static let maximum = Builtin(name: "max", signature: "max(_ numbers...) -> Number", summary: "The largest of the numbers (or of one array's; of a Tensor's, over axis: — an Int or an array of Ints — when given, keepdims: true keeping them).") { arguments, context in
+        if let reduced = try await TensorLibrary.reduced(&arguments, .max, at: context.location) { return reduced }
         let (values, integers) = try numbers(&arguments, "max")
         guard let largest = values.max() else { throw LumenError(.value, "max() of nothing", at: context.location) }
         return number(largest, integer: integers)
     }
 
-    static let sum = Builtin(name: "sum", signature: "sum(_ numbers) -> Number", summary: "The sum of an array's numbers (of a Tensor's, over axis: when given).") { arguments, context in
-        if let reduced = try reducedArray(&arguments, .sum, at: context.location) { return reduced }
+    static let sum = Builtin(name: "sum", signature: "sum(_ numbers) -> Number", summary: "The sum of an array's numbers (of a Tensor's, over axis: — an Int or an array of Ints — when given, keepdims: true keeping them).") { arguments, context in
+        if let reduced = try await TensorLibrary.reduced(&arguments, .sum, at: context.location) { return reduced }
         let (values, integers) = try numbers(&arguments, "sum")
         return number(values.reduce(0, +), integer: integers)
     }
 
-    static let mean = Builtin(name: "mean", signature: "mean(_ numbers) -> Double", summary: "The arithmetic mean of an array's numbers (of a Tensor's, over axis: when given).") { arguments, context in
-        if let reduced = try reducedArray(&arguments, .mean, at: context.location) { return reduced }
+    static let mean = Builtin(name: "mean", signature: "mean(_ numbers) -> Double", summary: "The arithmetic mean of an array's numbers (of a Tensor's, over axis: — an Int or an array of Ints — when given, keepdims: true keeping them).") { arguments, context in
+        if let reduced = try await TensorLibrary.reduced(&arguments, .mean, at: context.location) { return reduced }
         let values = try numbers(&arguments, "mean").values
         guard !values.isEmpty else { throw LumenError(.value, "mean() of nothing", at: context.location) }
         return .double(values.reduce(0, +) / Double(values.count))
@@ -234,31 +224,5 @@ enum StandardLibrary {
         }
         if !holds { throw LumenError(.assertion, message ?? "assertion failed", at: context.location) }
         return .null
-    }
-
-    static let abs = mathFunction("abs", "The absolute value.") { Swift.abs($0) }
-    static let round = mathFunction("round", "The nearest whole number (halves away from zero).") { $0.rounded() }
-    static let sqrt = mathFunction("sqrt", "The square root.") { $0.squareRoot() }
-    static let exp = mathFunction("exp", "e raised to the power.") { Foundation.exp($0) }
-    static let log = mathFunction("log", "The natural logarithm.") { Foundation.log($0) }
-
-    /// A one-argument numeric function; Int in, Int out for `abs` and `round`.
-    private static func mathFunction(_ name: String, _ summary: String, _ compute: @escaping @Sendable (Double) -> Double) -> Builtin {
-        Builtin(name: name, signature: "\(name)(_ x: Number) -> Number", summary: summary) { arguments, _ in
-            let argument = try arguments.requirePositional("x")
-            try arguments.finish()
-            if case .integer(let number) = argument.0, name == "abs" || name == "round" {
-                guard number != Int.min else { throw LumenError(.value, "integer overflow in \(name)(\(number))", at: argument.1) }
-                return .integer(name == "abs" ? Swift.abs(number) : number)
-            }
-            return .double(compute(try arguments.number(argument, "x")))
-        }
-    }
-
-    static let pow = Builtin(name: "pow", signature: "pow(_ base: Number, _ exponent: Number) -> Double", summary: "`base` raised to `exponent`.") { arguments, _ in
-        let base = try arguments.number(try arguments.requirePositional("base"), "base")
-        let exponent = try arguments.number(try arguments.requirePositional("exponent"), "exponent")
-        try arguments.finish()
-        return .double(Foundation.pow(base, exponent))
     }
 }

@@ -18,8 +18,10 @@ public indirect enum Expression: Sendable {
     case call(callee: Expression, arguments: [Argument], SourceLocation)
     /// `base.name`.
     case member(Expression, String, SourceLocation)
-    /// `base[index]`.
+    /// `base[index]`; `base[i, j, …]` has `.indices` as its index.
     case subscripted(Expression, Expression, SourceLocation)
+    /// The items of a subscript of several (`t[0, 1..<3, -1]`), one per axis.
+    case indices([Expression], SourceLocation)
     /// `{ a, b in … }` or `{ … $0 … }`.
     case closure(Closure, SourceLocation)
 
@@ -30,7 +32,7 @@ public indirect enum Expression: Sendable {
              .shorthandArgument(_, let location), .array(_, let location), .dictionary(_, let location),
              .unary(_, _, let location), .binary(_, _, _, let location), .ternary(_, _, _, let location),
              .call(_, _, let location), .member(_, _, let location), .subscripted(_, _, let location),
-             .closure(_, let location):
+             .indices(_, let location), .closure(_, let location):
             location
         }
     }

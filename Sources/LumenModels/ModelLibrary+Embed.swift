@@ -1,6 +1,7 @@
 import GGUF
 import Inference
 import LumenLanguage
+import Tensors
 
 extension ModelLibrary {
     static let embed = Builtin(

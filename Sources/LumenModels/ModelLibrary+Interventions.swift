@@ -2,6 +2,7 @@ import GGUF
 import Inference
 import LumenLanguage
 import RunLog
+import Tensors
 
 extension ModelLibrary {
     static let ablate = Builtin(
@@ -43,7 +44,7 @@ extension ModelLibrary {
         guard let point = ActivationPoint(name: name), point != .attentionProbabilities else {
             throw LumenError(.value, "point: \(name.debugDescription) cannot be patched: choose resid, attn_out, ffn_out or heads", at: context.location)
         }
-        guard let tensor = source.tensors[point], let index = source.index(ofBlock: block), let rows = tensor.element(index) else {
+        guard let tensor = source.tensors[point], let index = source.index(ofBlock: block), let rows = try? tensor.indexed([.index(index)]) else {
             throw LumenError(.value, "the source trace did not keep \(name) at block \(block): trace it with keep: [\"\(name)\"] and that block", at: context.location)
         }
         guard source.interventions.isEmpty, source.generated == nil else {

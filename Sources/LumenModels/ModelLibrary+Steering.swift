@@ -4,6 +4,7 @@ import GGUF
 import Inference
 import LumenLanguage
 import RunLog
+import Tensors
 
 extension ModelLibrary {
     static let controlVector = Builtin(
@@ -88,7 +89,7 @@ extension ModelLibrary {
             return (object.vector, object.source)
         case .host(let object as TensorObject):
             guard object.tensor.rank == 1 else {
-                throw LumenError(.value, "steer: needs a Tensor of one axis (a direction of the residual stream's width), got \(TensorObject.shapeText(object.tensor))", at: location)
+                throw LumenError(.value, "steer: needs a Tensor of one axis (a direction of the residual stream's width), got \(object.tensor.shapeText)", at: location)
             }
             guard let blocks else { throw LumenError(.value, "steer: with a Tensor needs steerBlocks: (the blocks to add it after)", at: location) }
             let values = object.tensor.values

@@ -3,6 +3,7 @@ import Evaluation
 import Inference
 import LumenLanguage
 import RunLog
+import Tensors
 import Tokenizers
 
 /// A trace in cells (`trace(m, prompt, keep:)`): the run's tokens, the activations kept, as
@@ -85,7 +86,7 @@ final class TraceObject: PropertyTableHostObject {
 
     var mimeBundle: MIMEBundle {
         let table = Table(columns: ["point", "shape", "axes"], rows: trace.points.compactMap { point in
-            tensors[point].map { [point.rawValue, TensorObject.shapeText($0), $0.axes.joined(separator: " × ")] }
+            tensors[point].map { [point.rawValue, $0.shapeText, $0.axes.joined(separator: " × ")] }
         })
         let tokens = "tokens: " + pieces.map(\.debugDescription).joined(separator: " ")
         return MIMEBundle(["text/html": "<p>\(HTML.escape(summary))</p>\n<p>\(HTML.escape(tokens))</p>\n" + table.html,

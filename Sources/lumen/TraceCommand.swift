@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Inference
+import Tensors
 
 /// `lumen trace MODEL PROMPT -o DIR`: the prompt's residual stream and attention probabilities,
 /// as NumPy files, for Python to read.

@@ -121,7 +121,7 @@ struct IntrospectionTests {
         let completion = await interpreter.complete("x = pri", cursor: 7)
         #expect(completion.matches == ["print"])
         #expect((completion.start, completion.end) == (4, 7))
-        #expect(await interpreter.complete("e", cursor: 1).matches == ["else", "env", "eprint", "exp"])
+        #expect(await interpreter.complete("e", cursor: 1).matches == ["einsum", "else", "env", "eprint", "exp", "expandDims"])
         #expect(await interpreter.complete("😀 sl", cursor: 4).start == 2)
     }
 

@@ -5,6 +5,7 @@ import Testing
 @testable import LumenLanguage
 @testable import LumenModels
 import RunLog
+import Tensors
 
 /// What each host object says it has — properties and methods, which completion lists and the
 /// unknown-member error names — against what it answers.

@@ -93,7 +93,7 @@ def test_ablate_and_patch_in_cells_change_the_run_as_llama_cpp_changed_its_graph
     ('trace(m, "Hello", keep: ["mlp"])', 'keep: "mlp" is not a point; the points are resid, attn_out, ffn_out, heads, attn'),
     ('trace(m, "Hello", blocks: [7])', "blocks: 7 is not one of the model's 5 blocks (0…4)"),
     ('trace(m, "Hello").attn', 'this trace kept resid, not attn: trace(…, keep: ["attn"]) keeps it'),
-    ('trace(m, "Hello").resid[0][5]', "index 5 is out of range for the 4 positions of a Tensor [4 × 64]"),
+    ('trace(m, "Hello").resid[0][5]', "index 5 is out of bounds for axis 0 (position) of length 4 of a Tensor [4 × 64]"),
     ('trace(m, "Hello").resid + tensor([1, 2])', "shapes [5 × 4 × 64] and [2] do not broadcast"),
     ('ablate(block: 1)', 'ablate needs heads: (some heads) or point: ("attn_out" or "ffn_out"), one of the two'),
     ('trace(m, "Hello", interventions: [ablate(block: 1, heads: [8])])', "head 8 is not one of the model's 8 heads (0…7)"),

@@ -1,4 +1,5 @@
 import Foundation
+import Tensors
 
 /// What a trace keeps of a run (`lumen trace`, `trace(m, prompt, keep:)` in cells): some points
 /// of some blocks, with what that costs known before the run, and the captured rows arranged as

@@ -1,57 +1,71 @@
 import Display
 import Evaluation
 import Foundation
-import Inference
-import LumenLanguage
+import Tensors
 
-/// A tensor in cells: activations a trace kept, or what arithmetic made of them. Subscripts
-/// select along the first axis (`t.resid[5][-1]`: block 5's last position), `+ - * /` work
-/// elementwise and broadcast a trailing shape, `sum`/`mean`/`max`/`min` reduce (over `axis:`),
-/// and `norm`, `dot`, `cosine`, `topk` and `save` are its methods. Shown as a heatmap (two axes),
-/// a table (one) or a summary, and as text in the terminal.
-final class TensorObject: PropertyTableHostObject, ArrayHostObject {
+/// A tensor in cells: activations a trace kept, or what arithmetic made of them, with NumPy's
+/// semantics. Subscripts select along each axis (`t.resid[5, -1]`, `t[0..<3, ..., [2, 7]]`),
+/// operators work elementwise with broadcasting (comparisons give masks), and the tensor
+/// built-ins (`softmax`, `sum(axis:)`, `matmul`, `einsum`, …) are its methods too. Shown as a
+/// heatmap (two axes), a table (one) or a summary, and as text in the terminal.
+public final class TensorObject: PropertyTableHostObject {
     /// The tensor.
-    let tensor: Tensor
+    public let tensor: Tensor
 
-    init(_ tensor: Tensor) {
+    public init(_ tensor: Tensor) {
         self.tensor = tensor
     }
 
     /// `tensor` as a value: a Double when it has no axes, else a Tensor.
-    static func value(_ tensor: Tensor) -> Value {
+    public static func value(_ tensor: Tensor) -> Value {
         tensor.rank == 0 ? .double(Double(tensor.values[0])) : .host(TensorObject(tensor))
     }
 
-    var typeName: String { "Tensor" }
-    static let properties = PropertyTable<TensorObject>([
+    public var typeName: String { "Tensor" }
+    public static let properties = PropertyTable<TensorObject>([
         ("shape", { .array($0.tensor.shape.map(Value.integer)) }),
         ("axes", { .array($0.tensor.axes.map(Value.string)) }),
+        ("labels", { .array($0.tensor.labels.map { $0.map { .array($0.map(Value.string)) } ?? .null }) }),
         ("values", { .nested($0.tensor.values[...], shape: $0.tensor.shape[...]) }),
+        ("T", { .host(TensorObject((try? $0.tensor.transposing()) ?? $0.tensor)) }),
     ])
-    var methodNames: [String] { ["norm", "dot", "cosine", "topk", "save", "sum", "mean", "max", "min"] }
+    public var methodNames: [String] { TensorLibrary.methodNames }
 
+    /// The elements `index` selects: an Int (negative from the end), a Range, a partial range,
+    /// an array of Ints, a Tensor of indices, or several of these (`t[0, 1..<3]`), one per axis.
     func subscripted(by index: Value, at location: SourceLocation) throws(LumenError) -> Value {
-        guard let length = tensor.shape.first else { throw LumenError(.type, "a Tensor of no axes cannot be subscripted", at: location) }
-        let axis = tensor.axes[0]
-        switch index {
-        case .integer(let position):
-            guard let element = tensor.element(position) else {
-                throw LumenError(.index, "index \(position) is out of range for the \(length) \(axis)s of a Tensor \(Self.shapeText(tensor))", at: location)
-            }
-            return Self.value(element)
-        case .range(let lower, let upper):
-            guard let slice = tensor.slice(lower..<upper) else {
-                throw LumenError(.index, "range \(lower)..<\(upper) is out of bounds for the \(length) \(axis)s of a Tensor \(Self.shapeText(tensor))", at: location)
-            }
-            return .host(TensorObject(slice))
-        default:
-            throw LumenError(.type, "a Tensor is subscripted with an Int or a Range, not \(index.typeName)", at: location)
+        let items: [Value]
+        if case .host(let tuple as IndexTuple) = index { items = tuple.items } else { items = [index] }
+        let selection = try items.map { item throws(LumenError) in try Self.axisIndex(item, at: location) }
+        do {
+            return Self.value(try tensor.indexed(selection))
+        } catch {
+            throw LumenError(.index, error.description, at: location)
         }
     }
 
+    /// What one subscript item selects along its axis.
+    private static func axisIndex(_ item: Value, at location: SourceLocation) throws(LumenError) -> AxisIndex {
+        switch item {
+        case .integer(let index): return .index(index)
+        case .range(let lower, let upper): return .range(lower: lower, upper: upper, step: 1)
+        case .host(let partial as PartialRange): return .range(lower: partial.lower, upper: partial.upper, step: 1)
+        case .array(let elements):
+            return .list(try elements.map { element throws(LumenError) in
+                guard case .integer(let index) = element else { throw LumenError(.type, "an index list holds Ints, not \(element.typeName)", at: location) }
+                return index
+            })
+        case .host(let object as TensorObject) where object.tensor.rank == 1:
+            return .list(object.tensor.values.map { Int($0) })
+        default:
+            throw LumenError(.type, "a Tensor is subscripted with Ints, ranges, index lists or `...`, not \(item.typeName)", at: location)
+        }
+    }
+
+    /// `self operation other`, or `other operation self` when `reversed`, elementwise with
+    /// NumPy's broadcasting; `operation` is one of `BinaryOperation.byOperator`'s.
     func combined(_ operation: String, with other: Value, reversed: Bool, at location: SourceLocation) throws(LumenError) -> Value {
-        let operations: [String: Tensor.Operation] = ["+": .add, "-": .subtract, "*": .multiply, "/": .divide]
-        guard let elementwise = operations[operation] else {
+        guard let elementwise = BinaryOperation.byOperator[operation] else {
             throw LumenError(.type, "'\(operation)' cannot be applied to a Tensor and \(other.typeName)", at: location)
         }
         if let number = Operators.number(other) {
@@ -59,48 +73,53 @@ final class TensorObject: PropertyTableHostObject, ArrayHostObject {
         }
         let operand = try Self.tensor(other, at: location)
         let (left, right) = reversed ? (operand, tensor) : (tensor, operand)
-        guard let result = left.combined(elementwise, right) else {
-            throw LumenError(.value, "shapes \(Self.shapeText(left)) and \(Self.shapeText(right)) do not broadcast: one must end the other", at: location)
+        return Self.value(try Self.checked(location) { () throws(TensorError) in try left.combined(elementwise, right) })
+    }
+
+    /// `body`'s tensor, or its error as a `LumenError` at `location`.
+    public static func checked(_ location: SourceLocation, _ body: () throws(TensorError) -> Tensor) throws(LumenError) -> Tensor {
+        do {
+            return try body()
+        } catch {
+            throw LumenError(.value, error.description, at: location)
         }
-        return Self.value(result)
     }
 
-    func reduced(_ reduction: ArrayReduction, axis: Int?, at location: SourceLocation) throws(LumenError) -> Value {
-        let reductions: [ArrayReduction: Tensor.Reduction] = [.sum: .sum, .mean: .mean, .max: .max, .min: .min]
-        let resolved = try axis.map { axis throws(LumenError) in try Self.axis(axis, of: tensor, at: location) }
-        return Self.value(tensor.reduced(reductions[reduction] ?? .sum, axis: resolved))
-    }
-
-    /// `axis` of `tensor` (negative from the end), checked.
-    static func axis(_ axis: Int, of tensor: Tensor, at location: SourceLocation) throws(LumenError) -> Int {
-        let resolved = axis < 0 ? tensor.rank + axis : axis
-        guard tensor.shape.indices.contains(resolved) else {
-            throw LumenError(.index, "axis \(axis) is not one of the \(tensor.rank) axes of a Tensor \(shapeText(tensor))", at: location)
-        }
-        return resolved
-    }
-
-    /// The tensor `value` stands for: a Tensor's, or a (nested) array of numbers'.
-    static func tensor(_ value: Value, at location: SourceLocation) throws(LumenError) -> Tensor {
+    /// The tensor `value` stands for: a Tensor's, a number's (no axes), or a (nested) array of
+    /// numbers'.
+    public static func tensor(_ value: Value, at location: SourceLocation) throws(LumenError) -> Tensor {
         if case .host(let object as TensorObject) = value { return object.tensor }
-        if let number = Operators.number(value) { return Tensor([Float(number)], shape: []) }
+        if let number = Operators.number(value) { return Tensor(scalar: Float(number)) }
+        if case .bool(let flag) = value { return Tensor(scalar: flag ? 1 : 0) }
         guard case .array(let elements) = value, !elements.isEmpty else {
             throw LumenError(.type, "needs a Tensor or a non-empty array of numbers, got \(value.typeName)", at: location)
         }
-        let parts = try elements.map { element throws(LumenError) in try tensor(element, at: location) }
-        guard parts.allSatisfy({ $0.shape == parts[0].shape }) else {
-            throw LumenError(.value, "an array's elements must all have one shape to make a Tensor; they have \(Set(parts.map { shapeText($0) }).sorted().joined(separator: ", "))", at: location)
+        // Iterative over the nesting, so that a deep array cannot exhaust the stack.
+        var level: [Value] = elements, shape = [elements.count]
+        while case .array(let first) = level[0] {
+            var next: [Value] = []
+            next.reserveCapacity(level.count * first.count)
+            for element in level {
+                guard case .array(let inner) = element, inner.count == first.count else {
+                    throw LumenError(.value, "an array's elements must all have one shape to make a Tensor; at depth \(shape.count) they differ", at: location)
+                }
+                next.append(contentsOf: inner)
+            }
+            guard !first.isEmpty else { throw LumenError(.value, "a Tensor cannot be made of empty arrays", at: location) }
+            shape.append(first.count)
+            level = next
         }
-        return Tensor(parts.flatMap(\.values), shape: [parts.count] + parts[0].shape)
+        let values = try level.map { element throws(LumenError) -> Float in
+            guard let number = Operators.number(element) else {
+                throw LumenError(.type, "a Tensor holds numbers, not \(element.typeName)", at: location)
+            }
+            return Float(number)
+        }
+        return Tensor(values, shape: shape)
     }
 
-    /// `[30 × 5 × 576] (block × position × width)`.
-    static func shapeText(_ tensor: Tensor) -> String {
-        "[" + tensor.shape.map(String.init).joined(separator: " × ") + "]"
-    }
-
-    var summary: String {
-        "Tensor \(Self.shapeText(tensor)) (\(tensor.axes.joined(separator: " × ")))"
+    public var summary: String {
+        "Tensor \(tensor.shapeText) (\(tensor.axes.joined(separator: " × ")))"
     }
 
     /// The axes whose labels are text (tokens, texts): shown quoted, so a space or an empty
@@ -162,7 +181,7 @@ final class TensorObject: PropertyTableHostObject, ArrayHostObject {
         return "<p>\(HTML.escape(summary))</p>\n<table>\n<thead><tr>\(head)</tr></thead>\n<tbody>\n\(body)\n</tbody>\n</table>"
     }
 
-    var mimeBundle: MIMEBundle {
+    public var mimeBundle: MIMEBundle {
         switch tensor.rank {
         case 1:
             let table = Table(columns: [tensor.axes[0], "value"],

@@ -1,0 +1,176 @@
+import Foundation
+
+/// What `Tensor.reduced` computes along axes, as NumPy's functions of those names (`norm` is
+/// `numpy.linalg.norm`'s vector 2-norm, `variance` is `numpy.var`, `argmax`/`argmin` take one
+/// axis or none).
+public enum Reduction: String, CaseIterable, Sendable {
+    case sum, mean, max, min, norm, variance, argmax, argmin
+
+    /// Its value over one lane of `count` elements `stride` apart.
+    func apply(_ lane: UnsafePointer<Float>, count: Int, stride: Int) -> Float {
+        switch self {
+        case .sum, .mean, .norm:
+            var total = 0.0
+            for k in 0..<count {
+                let x = Double(lane[k * stride])
+                total += self == .norm ? x * x : x
+            }
+            return Float(self == .mean ? (count == 0 ? .nan : total / Double(count)) : self == .norm ? total.squareRoot() : total)
+        case .variance:
+            guard count > 0 else { return .nan }
+            var total = 0.0
+            for k in 0..<count { total += Double(lane[k * stride]) }
+            let mean = total / Double(count)
+            var squares = 0.0
+            for k in 0..<count {
+                let d = Double(lane[k * stride]) - mean
+                squares += d * d
+            }
+            return Float(squares / Double(count))
+        case .max, .min, .argmax, .argmin:
+            guard count > 0 else { return .nan }
+            var best = lane[0], bestIndex = 0
+            for k in 0..<count {
+                let x = lane[k * stride]
+                // NaN wins, as in NumPy: the first NaN is the maximum and the minimum.
+                if x.isNaN { return self == .max || self == .min ? .nan : Float(k) }
+                if (self == .max || self == .argmax) ? x > best : x < best { (best, bestIndex) = (x, k) }
+            }
+            return self == .max || self == .min ? best : Float(bestIndex)
+        }
+    }
+}
+
+extension Tensor {
+    /// The `reduction` over `axes` (nil: over all, giving a tensor of no axes), the reduced
+    /// axes removed or, with `keepingAxes`, kept with length 1. `argmax` and `argmin` take one
+    /// axis or none (the index into the flattened elements), as NumPy's.
+    public func reduced(_ reduction: Reduction, axes: [Int]? = nil, keepingAxes: Bool = false) throws(TensorError) -> Tensor {
+        let chosen: [Int]
+        if let axes {
+            chosen = try axes.map { axis throws(TensorError) in try resolvedAxis(axis) }
+            guard Set(chosen).count == chosen.count else { throw TensorError("axis repeated in \(axes) for a Tensor \(shapeText)") }
+        } else {
+            chosen = Array(0..<rank)
+        }
+        if reduction == .argmax || reduction == .argmin, chosen.count > 1, axes != nil {
+            throw TensorError("\(reduction.rawValue) takes one axis or none, not \(axes ?? [])")
+        }
+        let kept = (0..<rank).filter { !chosen.contains($0) }
+        let keptShape = kept.map { shape[$0] }, length = chosen.reduce(1) { $0 * shape[$1] }
+        // The reduced axes last, so each lane is contiguous, unless the one reduced axis can be
+        // read in place with a stride.
+        let result: [Float]
+        if chosen.count == 1 {
+            result = lanes(along: chosen[0]) { lane, count, stride in reduction.apply(lane, count: count, stride: stride) }
+        } else {
+            let moved = transposed(kept + chosen.sorted())
+            result = moved.values.withUnsafeBufferPointer { buffer in
+                (0..<keptShape.reduce(1, *)).map { lane in reduction.apply(buffer.baseAddress! + lane * length, count: length, stride: 1) }
+            }
+        }
+        if keepingAxes {
+            let shape = self.shape.indices.map { chosen.contains($0) ? 1 : self.shape[$0] }
+            return Tensor(result, shape: shape, axes: self.axes, labels: shape.indices.map { chosen.contains($0) ? nil : labels[$0] })
+        }
+        return Tensor(result, shape: keptShape, axes: kept.map { self.axes[$0] }, labels: kept.map { labels[$0] })
+    }
+
+    /// `body(lane, count, stride)` for each lane along `axis` (the elements that differ only in
+    /// that axis), in C order of the other axes.
+    func lanes(along axis: Int, _ body: (UnsafePointer<Float>, Int, Int) -> Float) -> [Float] {
+        let outer = shape[..<axis].reduce(1, *), length = shape[axis], inner = shape[(axis + 1)...].reduce(1, *)
+        return values.withUnsafeBufferPointer { buffer in
+            guard let base = buffer.baseAddress else { return [] }
+            var result = [Float](repeating: 0, count: outer * inner)
+            for o in 0..<outer {
+                for i in 0..<inner { result[o * inner + i] = body(base + o * length * inner + i, length, inner) }
+            }
+            return result
+        }
+    }
+
+    /// NumPy's `x - max` then `exp`, normalised along `axis`: the probabilities of logits
+    /// (`logarithmic`: their logarithms, computed without exponentiating and taking the log).
+    public func softmax(axis: Int, logarithmic: Bool = false) throws(TensorError) -> Tensor {
+        let axis = try resolvedAxis(axis)
+        let outer = shape[..<axis].reduce(1, *), length = shape[axis], inner = shape[(axis + 1)...].reduce(1, *)
+        var result = [Float](repeating: 0, count: count)
+        values.withUnsafeBufferPointer { x in
+            result.withUnsafeMutableBufferPointer { out in
+                for o in 0..<outer {
+                    for i in 0..<inner {
+                        let start = o * length * inner + i
+                        var largest = -Float.infinity
+                        for k in 0..<length { largest = Swift.max(largest, x[start + k * inner]) }
+                        if largest == -.infinity { largest = 0 }
+                        var total = 0.0
+                        for k in 0..<length { total += Double(expf(x[start + k * inner] - largest)) }
+                        if logarithmic {
+                            let shift = largest + Float(Foundation.log(total))
+                            for k in 0..<length { out[start + k * inner] = x[start + k * inner] - shift }
+                        } else {
+                            let scale = Float(1 / total)
+                            for k in 0..<length { out[start + k * inner] = expf(x[start + k * inner] - largest) * scale }
+                        }
+                    }
+                }
+            }
+        }
+        return Tensor(result, shape: shape, axes: axes, labels: labels)
+    }
+
+    /// The `k` largest elements along `axis`, largest first (the lower index first among
+    /// equals): their values and their indices, each with that axis `k` long.
+    public func top(_ k: Int, axis: Int = -1) throws(TensorError) -> (values: Tensor, indices: Tensor) {
+        let axis = try resolvedAxis(axis)
+        guard k > 0, k <= shape[axis] else { throw TensorError("k must be between 1 and \(shape[axis]), the length of axis \(axis) of a Tensor \(shapeText); got \(k)") }
+        let moved = movingAxisLast(axis), length = shape[axis], lanes = count / Swift.max(length, 1)
+        var topValues: [Float] = [], topIndices: [Float] = []
+        topValues.reserveCapacity(lanes * k)
+        topIndices.reserveCapacity(lanes * k)
+        for lane in 0..<lanes {
+            let start = lane * length
+            let order = (0..<length).sorted { a, b in
+                // NaN orders last, so the order is strict.
+                let (x, y) = (moved.values[start + a], moved.values[start + b])
+                let (p, q) = (x.isNaN ? -Float.infinity : x, y.isNaN ? -Float.infinity : y)
+                return p > q || (p == q && a < b)
+            }
+            for index in order.prefix(k) {
+                topValues.append(moved.values[start + index])
+                topIndices.append(Float(index))
+            }
+        }
+        var movedShape = moved.shape
+        movedShape[movedShape.count - 1] = k
+        let back = Array(0..<axis) + [rank - 1] + Array(axis..<(rank - 1))
+        let axisLabels = moved.labels.dropLast() + [nil]
+        return (Tensor(topValues, shape: movedShape, axes: moved.axes, labels: Array(axisLabels)).transposed(back),
+                Tensor(topIndices, shape: movedShape, axes: moved.axes, labels: Array(axisLabels)).transposed(back))
+    }
+
+    /// The Euclidean norm over the last axis (a number's magnitude, for a tensor of no axes).
+    public func norms() -> Tensor {
+        guard rank > 0 else { return Tensor(values.map(abs), shape: []) }
+        // The last axis of a tensor with axes always exists.
+        return (try? reduced(.norm, axes: [rank - 1])) ?? self
+    }
+
+    /// The dot product of `a` and `b` over their last axis, the rest broadcast (NumPy's
+    /// `vecdot`).
+    public static func dot(_ a: Tensor, _ b: Tensor) throws(TensorError) -> Tensor {
+        guard a.rank > 0, b.rank > 0 else { throw TensorError("dot needs Tensors of at least one axis, got \(a.shapeText) and \(b.shapeText)") }
+        guard a.shape.last == b.shape.last else {
+            throw TensorError("dot is over the last axis, whose lengths differ: \(a.shapeText) and \(b.shapeText)")
+        }
+        let products = try a.combined(.multiply, b)
+        return try products.reduced(.sum, axes: [products.rank - 1])
+    }
+
+    /// The cosine similarity of `a` and `b` over their last axis, broadcast as `dot`.
+    public static func cosine(_ a: Tensor, _ b: Tensor) throws(TensorError) -> Tensor {
+        let dots = try dot(a, b)
+        return try dots.combined(.divide, a.norms().combined(.multiply, b.norms()))
+    }
+}

@@ -1,0 +1,109 @@
+extension Tensor {
+    /// The same elements in `newShape` (one length may be -1, inferred), as NumPy's `reshape`;
+    /// the axes keep their names and labels where the shape keeps them.
+    public func reshaped(_ newShape: [Int]) throws(TensorError) -> Tensor {
+        var resolved = newShape
+        let unknown = newShape.indices.filter { newShape[$0] == -1 }
+        guard unknown.count <= 1, newShape.allSatisfy({ $0 >= -1 }) else {
+            throw TensorError("cannot reshape a Tensor \(shapeText) to \(newShape): lengths are 0 or more, with at most one -1")
+        }
+        let known = newShape.filter { $0 != -1 }.reduce(1, *)
+        if let axis = unknown.first {
+            guard known > 0, count % known == 0 else { throw TensorError("cannot reshape a Tensor \(shapeText) of \(count) elements to \(newShape)") }
+            resolved[axis] = count / known
+        }
+        guard resolved.reduce(1, *) == count else {
+            throw TensorError("cannot reshape a Tensor \(shapeText) of \(count) elements to \(newShape), which holds \(resolved.reduce(1, *))")
+        }
+        if resolved == shape { return self }
+        return Tensor(values, shape: resolved)
+    }
+
+    /// The axes in the order `permutation` gives (each axis once; negative from the end), or
+    /// reversed when nil, as NumPy's `transpose`.
+    public func transposing(_ permutation: [Int]? = nil) throws(TensorError) -> Tensor {
+        guard let permutation else { return transposed(Array((0..<rank).reversed())) }
+        let resolved = try permutation.map { axis throws(TensorError) in try resolvedAxis(axis) }
+        guard resolved.count == rank, Set(resolved).count == rank else {
+            throw TensorError("transpose needs each of the \(rank) axes of a Tensor \(shapeText) once, got \(permutation)")
+        }
+        return transposed(resolved)
+    }
+
+    /// The axes in the order of `permutation`, a checked permutation of `0..<rank`.
+    func transposed(_ permutation: [Int]) -> Tensor {
+        if permutation == Array(0..<rank) { return self }
+        let own = strides, newShape = permutation.map { shape[$0] }
+        var result: [Float] = []
+        result.reserveCapacity(count)
+        values.withUnsafeBufferPointer { x in
+            Self.forEachElement(of: newShape, strides: [permutation.map { own[$0] }]) { offsets in result.append(x[offsets[0]]) }
+        }
+        return Tensor(result, shape: newShape, axes: permutation.map { axes[$0] }, labels: permutation.map { labels[$0] })
+    }
+
+    /// `axis` moved to the end, the others in order.
+    func movingAxisLast(_ axis: Int) -> Tensor {
+        transposed((0..<rank).filter { $0 != axis } + [axis])
+    }
+
+    /// Without the axes of length 1 in `axes` (nil: all of them), as NumPy's `squeeze`.
+    public func squeezed(axes chosen: [Int]? = nil) throws(TensorError) -> Tensor {
+        let removed: [Int]
+        if let chosen {
+            removed = try chosen.map { axis throws(TensorError) in try resolvedAxis(axis) }
+            if let long = removed.first(where: { shape[$0] != 1 }) {
+                throw TensorError("cannot squeeze axis \(long) of a Tensor \(shapeText): its length is \(shape[long]), not 1")
+            }
+        } else {
+            removed = shape.indices.filter { shape[$0] == 1 }
+        }
+        let kept = shape.indices.filter { !removed.contains($0) }
+        return Tensor(values, shape: kept.map { shape[$0] }, axes: kept.map { axes[$0] }, labels: kept.map { labels[$0] })
+    }
+
+    /// With a new axis of length 1 at `axis` (of the result; negative from the end), as NumPy's
+    /// `expand_dims`.
+    public func expanded(axis: Int) throws(TensorError) -> Tensor {
+        let position = axis < 0 ? rank + 1 + axis : axis
+        guard (0...rank).contains(position) else { throw .axisOutOfRange(axis, of: self) }
+        var newShape = shape, newAxes = axes, newLabels = labels
+        newShape.insert(1, at: position)
+        newAxes.insert("axis\(position)", at: position)
+        newLabels.insert(nil, at: position)
+        return Tensor(values, shape: newShape, axes: newAxes, labels: newLabels)
+    }
+
+    /// `tensors` (all of one shape) along a new axis at `axis`, as NumPy's `stack`.
+    public static func stacked(_ tensors: [Tensor], axis: Int = 0) throws(TensorError) -> Tensor {
+        guard let first = tensors.first else { throw TensorError("stack needs at least one Tensor") }
+        if let other = tensors.first(where: { $0.shape != first.shape }) {
+            throw TensorError("stack needs Tensors of one shape, got \(first.shapeText) and \(other.shapeText)")
+        }
+        let expanded = try tensors.map { tensor throws(TensorError) in try tensor.expanded(axis: axis) }
+        return try concatenated(expanded, axis: axis < 0 ? first.rank + 1 + axis : axis)
+    }
+
+    /// `tensors` joined along `axis`, their other lengths equal, as NumPy's `concatenate`.
+    public static func concatenated(_ tensors: [Tensor], axis: Int = 0) throws(TensorError) -> Tensor {
+        guard let first = tensors.first else { throw TensorError("concat needs at least one Tensor") }
+        let axis = try first.resolvedAxis(axis)
+        for tensor in tensors where tensor.rank != first.rank || tensor.shape.indices.contains(where: { $0 != axis && tensor.shape[$0] != first.shape[$0] }) {
+            throw TensorError("concat along axis \(axis) needs the other lengths equal, got \(first.shapeText) and \(tensor.shapeText)")
+        }
+        let outer = first.shape[..<axis].reduce(1, *)
+        var result: [Float] = []
+        result.reserveCapacity(tensors.reduce(0) { $0 + $1.count })
+        for o in 0..<outer {
+            for tensor in tensors {
+                let block = tensor.shape[axis...].reduce(1, *)
+                result.append(contentsOf: tensor.values[(o * block)..<((o + 1) * block)])
+            }
+        }
+        var shape = first.shape, labels = first.labels
+        shape[axis] = tensors.reduce(0) { $0 + $1.shape[axis] }
+        let joined = tensors.map { $0.labels[axis] }
+        labels[axis] = joined.allSatisfy({ $0 != nil }) ? joined.flatMap { $0 ?? [] } : nil
+        return Tensor(result, shape: shape, axes: first.axes, labels: labels)
+    }
+}

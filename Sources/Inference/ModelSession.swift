@@ -540,7 +540,10 @@ public actor ModelSession {
         guard tokens.count <= contextLength else {
             throw ModelError(file: model.gguf.path, field: "prompt", reason: "\(tokens.count) tokens do not fit in the context of \(contextLength)")
         }
-        for hook in hooks { try hook.check(model) }
+        for hook in hooks {
+            try hook.check(model)
+            try hook.check(model, tokens: tokens.count)
+        }
     }
 
     /// The `k` most likely next tokens after `prompt`, with their log-probabilities.

@@ -72,7 +72,8 @@ enum Operations {
     }
 
     /// Rotates each new token's queries and keys (`state.query`, `state.key`) with the RoPE tables
-    /// (unless the layer does not `rotate`) and writes its keys and values into the cache of
+    /// (unless the layer does not `rotate`), shows hooks the queries, keys and values, and writes
+    /// its keys and values into the cache of
     /// `layer`, at its row's sequence and position — the queries alone in a layer that does not
     /// `cachesKeys` (it attends over another layer's). `configuration` is the layer's
     /// (`ModelConfiguration.layer`).
@@ -81,16 +82,21 @@ enum Operations {
                              cachesKeys: Bool = true) {
         let pairs = configuration.ropeDimensionCount / 2
         let kvDimension = configuration.kvDimension, headDimension = configuration.headDimension
-        for index in 0..<count {
-            let sequence = state.rowSequences[index], position = state.rowPositions[index]
-            let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
-            if rotates {
+        if rotates {
+            for index in 0..<count {
+                let tokenCosines = cosines + index * pairs, tokenSines = sines + index * pairs
                 rope(state.query + index * configuration.queryDimension, heads: configuration.headCount, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
                 if cachesKeys {
                     rope(state.key + index * kvDimension, heads: configuration.headCountKV, cosines: tokenCosines, sines: tokenSines, configuration: configuration)
                 }
             }
-            guard cachesKeys else { continue }
+        }
+        state.visit(.queries, layer: layer, rows: state.query, count: count, width: configuration.queryDimension)
+        guard cachesKeys else { return }
+        state.visit(.keys, layer: layer, rows: state.key, count: count, width: kvDimension)
+        state.visit(.values, layer: layer, rows: state.value, count: count, width: kvDimension)
+        for index in 0..<count {
+            let sequence = state.rowSequences[index], position = state.rowPositions[index]
             for head in 0..<configuration.headCountKV {
                 let offset = state.cacheOffset(sequence: sequence, kvHead: head, position: position)
                 let source = index * kvDimension + head * headDimension

@@ -58,7 +58,8 @@ enum TensorLibrary {
                         at location: SourceLocation) async throws(LumenError) -> Value? {
         guard arguments.peekPositional()?.isTensor == true || convertingArrays else { return nil }
         let x = try tensorArgument(&arguments, "x")
-        let axes = try axes(&arguments) ?? defaultAxis.map { [$0] }
+        // A number has no axis to default to: its reduction is over all (none).
+        let axes = try axes(&arguments) ?? (x.rank > 0 ? defaultAxis.map { [$0] } : nil)
         let keep = try arguments.labelledBool("keepdims") ?? false
         try arguments.finish()
         let value = try await computed(elements: x.count, at: location) { () throws(TensorError) in try x.reduced(reduction, axes: axes, keepingAxes: keep) }

@@ -18,7 +18,7 @@ final class AttentionPatternObject: PropertyTableHostObject {
     init(pattern: AttentionPattern, heads: [Int], tokenizer: Tokenizer) {
         self.pattern = pattern
         self.heads = heads
-        pieces = pattern.tokens.map { String(decoding: tokenizer.piece($0), as: UTF8.self).debugDescription }
+        pieces = pattern.tokens.map { tokenizer.textPiece($0).debugDescription }
     }
 
     var typeName: String { "AttentionPattern" }

@@ -30,7 +30,8 @@ final class InterventionObject: HostObject {
             return "Intervention(ablate \(logged.point) of block \(logged.block)\(heads))"
         case .patch:
             let positions = (logged.positions ?? []).map(String.init).joined(separator: ", ")
-            return "Intervention(patch \(logged.point) of block \(logged.block) at positions \(positions) from a run of \(logged.source?.count ?? 0) tokens)"
+            let from = logged.sourcePositions.map { " (its positions \($0.map(String.init).joined(separator: ", ")))" } ?? ""
+            return "Intervention(patch \(logged.point) of block \(logged.block) at positions \(positions) from a run of \(logged.source?.count ?? 0) tokens\(from))"
         }
     }
     var mimeBundle: MIMEBundle { .plainText(summary) }
@@ -45,10 +46,12 @@ extension RunIntervention {
         }
         switch kind {
         case .ablate:
-            return point == .headOutputs ? Ablation(heads: heads ?? [], block: block, headDimension: c.layer(block).headDimension) : Ablation(point, block: block)
+            // Earlier runs logged a heads ablation at "heads" without heads for other points.
+            guard let heads else { return Ablation(point, block: block) }
+            return Ablation(heads: heads, block: block, headDimension: c.layer(block).headDimension, point: point)
         case .patch:
-            return ActivationPatch(point, block: block, source: sourceRows ?? [], width: point.width(in: c, contextLength: 0),
-                                   positions: Set(positions ?? []))
+            return ActivationPatch(point, block: block, source: sourceRows ?? [], width: point.width(in: c, layer: block, contextLength: 0),
+                                   positions: positions ?? [], from: sourcePositions)
         }
     }
 

@@ -44,7 +44,7 @@ extension LoadedModel: GenerativeModel {
 
     private static func pieces(_ top: [(id: Int32, logProbability: Float)], session: ModelSession) -> [(id: Int32?, piece: String, logProbability: Double)] {
         top.map { entry in
-            (entry.id, String(decoding: session.model.tokenizer.piece(entry.id), as: UTF8.self), Double(entry.logProbability))
+            (entry.id, session.model.tokenizer.textPiece(entry.id), Double(entry.logProbability))
         }
     }
 

@@ -21,7 +21,7 @@ final class LogitLensObject: PropertyTableHostObject {
     init(lens: LogitLens, tokenizer: Tokenizer, followed: (id: Int32, text: String)?) {
         self.lens = lens
         self.followed = followed
-        func text(_ id: Int32) -> String { String(decoding: tokenizer.piece(id), as: UTF8.self) }
+        func text(_ id: Int32) -> String { tokenizer.textPiece(id) }
         pieces = lens.tokens.map(text)
         names = Dictionary(lens.top.flatMap { $0.flatMap { $0.map { ($0.id, text($0.id)) } } }, uniquingKeysWith: { first, _ in first })
     }

@@ -7,55 +7,70 @@ import Tensors
 extension ModelLibrary {
     static let ablate = Builtin(
         name: "ablate",
-        signature: "ablate(block: Int, heads: [Int]? = nil, point: String? = nil) -> Intervention",
-        summary: "An ablation for trace(…, interventions:) and generate(…, interventions:): zeroes some heads' outputs in a block (heads:, a range or an array), or a block's attention or feed-forward output (point: \"attn_out\" or \"ffn_out\"), at every position."
+        signature: "ablate(block: Int, point: String = \"z\" with heads:, heads: [Int]? = nil) -> Intervention",
+        summary: "An ablation for trace(…, interventions:) and generate(…, interventions:): zeroes a point of a block (point: any a block has but pattern — attn_out, mlp_out, resid_mid, mlp_post, …) at every position, or only some heads of it (heads:, a range or an array; point: z unless q, k or v is given)."
     ) { arguments, context in
         guard let block = try arguments.labelledInteger("block") else {
             throw LumenError(.value, "block: is needed (the block to ablate in)", at: context.location)
         }
         let heads = try arguments.labelled("heads").map { argument throws(LumenError) in try integers(argument, "heads") }
-        let point = try arguments.labelledString("point")
+        let name = try arguments.labelledString("point")
         try arguments.finish()
-        switch (heads, point) {
-        case (let heads?, nil):
-            return .host(InterventionObject(RunIntervention(ablating: ActivationPoint.headOutputs.rawValue, block: block, heads: heads)))
-        case (nil, let point?):
-            guard [ActivationPoint.attentionOutput, .feedForwardOutput].map(\.rawValue).contains(point) else {
-                throw LumenError(.value, "point: \(point.debugDescription) cannot be ablated: choose \"attn_out\" or \"ffn_out\" (or heads:)", at: context.location)
-            }
-            return .host(InterventionObject(RunIntervention(ablating: point, block: block)))
-        default:
-            throw LumenError(.value, "ablate needs heads: (some heads) or point: (\"attn_out\" or \"ffn_out\"), one of the two", at: context.location)
+        guard heads != nil || name != nil else {
+            throw LumenError(.value, "ablate needs point: (what to zero) or heads: (which heads of z to zero), or both", at: context.location)
         }
+        let point = name ?? ActivationPoint.headOutputs.rawValue
+        guard let known = ActivationPoint(name: point), known.layout.perBlock, known != .attentionProbabilities else {
+            let choices = ActivationPoint.allCases.filter { $0.layout.perBlock && $0 != .attentionProbabilities }.map(\.rawValue).joined(separator: ", ")
+            throw LumenError(.value, "point: \(point.debugDescription) cannot be ablated in a block: choose one of \(choices)", at: context.location)
+        }
+        return .host(InterventionObject(RunIntervention(ablating: known.rawValue, block: block, heads: heads)))
     }
 
     static let patch = Builtin(
         name: "patch",
-        signature: "patch(_ source: Trace, block: Int, positions: [Int] = all, point: \"resid\") -> Intervention",
-        summary: "Activation patching for trace(…, interventions:) and generate(…, interventions:): replaces the activations at point of block, at positions, with those the source trace kept there (a clean run's, patched into a corrupted one)."
+        signature: "patch(_ source: Trace, block: Int, point: \"resid_post\", positions: [Int] = all, from: [Int]? = nil) -> Intervention",
+        summary: "Activation patching for trace(…, interventions:) and generate(…, interventions:): replaces the activations at point of block, at positions (of the run patched; negative from the end of the source), with those the source trace kept there (a clean run's, patched into a corrupted one) — or, with from:, those at the source's positions from: (as many), for runs of different lengths. A position the run patched does not have is an error, never a silent no-op."
     ) { arguments, context in
         let source: TraceObject = try hostObject(&arguments, "source", "a Trace (from trace(m, prompt, keep:)) to patch from")
         guard let block = try arguments.labelledInteger("block") else {
             throw LumenError(.value, "block: is needed (the block to patch)", at: context.location)
         }
         let positions = try arguments.labelled("positions").map { argument throws(LumenError) in try integers(argument, "positions") }
+        let from = try arguments.labelled("from").map { argument throws(LumenError) in try integers(argument, "from") }
         let name = try arguments.labelledString("point") ?? ActivationPoint.blockOutput.rawValue
         try arguments.finish()
-        guard let point = ActivationPoint(name: name), point != .attentionProbabilities else {
-            throw LumenError(.value, "point: \(name.debugDescription) cannot be patched: choose resid, attn_out, ffn_out or heads", at: context.location)
+        guard let point = ActivationPoint(name: name), point.layout.perBlock, point != .attentionProbabilities else {
+            let choices = ActivationPoint.allCases.filter { $0.layout.perBlock && $0 != .attentionProbabilities }.map(\.rawValue).joined(separator: ", ")
+            throw LumenError(.value, "point: \(name.debugDescription) cannot be patched in a block: choose one of \(choices)", at: context.location)
         }
         guard let tensor = source.tensors[point], let index = source.index(ofBlock: block), let rows = try? tensor.indexed([.index(index)]) else {
-            throw LumenError(.value, "the source trace did not keep \(name) at block \(block): trace it with keep: [\"\(name)\"] and that block", at: context.location)
+            throw LumenError(.value, "the source trace did not keep \(point.rawValue) at block \(block): trace it with keep: [\"\(point.rawValue)\"] and that block", at: context.location)
         }
         guard source.interventions.isEmpty, source.generated == nil else {
             throw LumenError(.value, "patch from a trace of a plain prompt: the source was itself changed or generated, which the run log could not repeat", at: context.location)
         }
-        let count = source.ids.count
-        let chosen = (positions ?? Array(0..<count)).map { $0 < 0 ? count + $0 : $0 }
-        if let outside = chosen.first(where: { !(0..<count).contains($0) }) {
-            throw LumenError(.index, "position \(outside) is not one of the source's \(count) positions", at: context.location)
+        guard source.trace.positions == nil else {
+            throw LumenError(.value, "patch from a trace of every position: the source kept only some (positions:)", at: context.location)
         }
-        return .host(InterventionObject(RunIntervention(patching: name, block: block, positions: chosen, source: source.ids), sourceRows: rows.values))
+        let count = source.ids.count
+        let resolve = { (position: Int) in position < 0 ? count + position : position }
+        var sourcePositions: [Int]?
+        if let from {
+            guard let positions, positions.count == from.count else {
+                throw LumenError(.value, "from: gives the source's position for each of positions: (this run's): \(from.count) for \(positions?.count ?? 0)", at: context.location)
+            }
+            sourcePositions = from.map(resolve)
+        }
+        let chosen = (positions ?? Array(0..<count)).map { sourcePositions == nil ? resolve($0) : $0 }
+        if let outside = (sourcePositions ?? chosen).first(where: { !(0..<count).contains($0) }) {
+            throw LumenError(.index, "position \(outside) is not one of the source's \(count) positions (0…\(count - 1))", at: context.location)
+        }
+        if let negative = chosen.first(where: { $0 < 0 }) {
+            throw LumenError(.index, "positions: \(negative): with from:, positions are this run's, counted from 0", at: context.location)
+        }
+        return .host(InterventionObject(RunIntervention(patching: point.rawValue, block: block, positions: chosen, source: source.ids, sourcePositions: sourcePositions),
+                                        sourceRows: rows.values))
     }
 
     /// An argument that is an Int, a Range or an array of Ints, as Ints.

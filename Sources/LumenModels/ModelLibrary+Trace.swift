@@ -10,8 +10,8 @@ extension ModelLibrary {
 
     static let trace = Builtin(
         name: "trace",
-        signature: "trace(_ model, _ prompt: String, keep: [\"resid\"], blocks: all, generate: 0, interventions: [], steer: nil, steerScale: 1.0, steerBlocks: nil, limit: 2 GiB) -> Trace",
-        summary: "Runs the prompt (and with generate: n, up to n greedy tokens after it, a generation the run log keeps) and keeps activations as tensors: keep: names the points (\"resid\" after each block, \"attn_out\", \"ffn_out\", \"heads\" before the output projection, \"attn\" probabilities), blocks: a range or array chooses blocks. Says what it will keep and refuses more than limit: bytes. interventions: ablate(…) and patch(…) values change the run, and steer: a control vector as generate's does."
+        signature: "trace(_ model, _ prompt: String, keep: [\"resid_post\"], blocks: all, positions: all, generate: 0, interventions: [], steer: nil, steerScale: 1.0, steerBlocks: nil, limit: 2 GiB) -> Trace",
+        summary: "Runs the prompt (and with generate: n, up to n greedy tokens after it, a generation the run log keeps) and keeps activations as tensors: keep: names the points by TransformerLens' names (embed, resid_pre, q, k, v, z, pattern, attn_out, resid_mid, mlp_pre, mlp_post, mlp_out, resid_post, ln_final, logits; docs/language.md gives each one's shape), blocks: and positions: (ranges or arrays; negative positions from the end) choose where. Says what it will keep and refuses more than limit: bytes. interventions: ablate(…) and patch(…) values change the run, and steer: a control vector as generate's does."
     ) { arguments, context in
         let model = try loadedModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
@@ -40,6 +40,13 @@ extension ModelLibrary {
             }
             blocks = Array(Set(blocks)).sorted()
         }
+        let chosenPositions = try arguments.labelled("positions").map { value, location throws(LumenError) -> ([Int], SourceLocation) in
+            let elements = (try? Operators.elements(of: value, at: location)) ?? [value]
+            return (try elements.map { element throws(LumenError) in
+                guard case .integer(let position) = element else { throw LumenError(.type, "positions: holds Ints, not \(element.typeName)", at: location) }
+                return position
+            }, location)
+        }
         let generated = try arguments.labelledInteger("generate") ?? 0
         let limitBytes = try arguments.labelledNumber("limit") ?? Double(traceLimit)
         let (interventionHooks, logged) = try interventions(&arguments, model: model, at: context.location)
@@ -55,7 +62,18 @@ extension ModelLibrary {
         defer { lease.release() }
         let session = lease.session
         let tokens = session.tokenize(prompt)
-        let plan = ActivationTrace(points: points, blocks: blocks, configuration: c)
+        var positions: [Int]?
+        if let (chosen, location) = chosenPositions {
+            guard generated == 0 else { throw LumenError(.value, "positions: chooses positions of the prompt; a trace of a generation keeps them all", at: location) }
+            positions = Array(Set(try chosen.map { position throws(LumenError) in
+                let resolved = position < 0 ? tokens.count + position : position
+                guard (0..<tokens.count).contains(resolved) else {
+                    throw LumenError(.value, "positions: \(position) is not one of the prompt's \(tokens.count) positions (0…\(tokens.count - 1), or -\(tokens.count)…-1)", at: location)
+                }
+                return resolved
+            })).sorted()
+        }
+        let plan = ActivationTrace(points: points, blocks: blocks, positions: positions, configuration: c)
         let most = min(tokens.count + min(generated, session.contextLength), session.contextLength)
         let bytes = plan.bytes(tokens: most)
         guard bytes <= limit else {
@@ -89,7 +107,7 @@ extension ModelLibrary {
             try context.record(RunRecord(generationAt: "trace", origin: try context.origin, model: runModel, prompt: prompt, tokens: generation.tokens,
                                          summary: summary, options: recordedOptions, interrupted: false, steering: steering.logged, interventions: logged))
         }
-        let pieces = ids.map { String(decoding: loaded.tokenizer.piece($0), as: UTF8.self) }
+        let pieces = ids.map { loaded.tokenizer.textPiece($0) }
         let tensors = plan.tensors(from: capture, labels: pieces)
         return .host(TraceObject(trace: plan, ids: ids, pieces: pieces, tensors: tensors, logits: logits, tokenizer: loaded.tokenizer,
                                  generated: text, interventions: logged))

@@ -30,7 +30,7 @@ final class StateObject: PropertyTableHostObject {
     var typeName: String { "State" }
     static let properties = PropertyTable<StateObject>([
         ("ids", { .array($0.prefix.tokens.map { .integer(Int($0)) }) }),
-        ("tokens", { object in .array(object.prefix.tokens.map { .string(String(decoding: object.weights.tokenizer.piece($0), as: UTF8.self)) }) }),
+        ("tokens", { object in .array(object.prefix.tokens.map { .string(object.weights.tokenizer.textPiece($0)) }) }),
         ("text", { .string($0.text) }),
         ("bytes", { .integer($0.prefix.byteCount) }),
         ("cacheType", { .string($0.prefix.cacheType.rawValue) }),

@@ -7,8 +7,9 @@ import Tensors
 import Tokenizers
 
 /// A trace in cells (`trace(m, prompt, keep:)`): the run's tokens, the activations kept, as
-/// tensors named by their points (`t.resid`, `t.attn_out`, `t.ffn_out`, `t.heads`, `t.attn`),
-/// and the logits after the last position.
+/// tensors named by their points (`t.resid_post`, `t.q`, `t.pattern`, …; `t.resid`, `t.attn`,
+/// `t.ffn_out` and `t.heads` as before), and the logits: every position's when the trace kept
+/// the `logits` point, else those after the last position.
 final class TraceObject: PropertyTableHostObject {
     /// What was kept.
     let trace: ActivationTrace
@@ -45,13 +46,19 @@ final class TraceObject: PropertyTableHostObject {
         ("tokens", { .array($0.pieces.map(Value.string)) }),
         ("ids", { .array($0.ids.map { .integer(Int($0)) }) }),
         ("blocks", { .array($0.trace.blocks.map(Value.integer)) }),
-        ("logits", { $0.labelledLogits.map { .host(TensorObject($0)) } ?? .null }),
+        ("logits", { object in
+            if object.tensors[.logits] != nil { return try object.tensor(at: .logits) }
+            return object.labelledLogits.map { .host(TensorObject($0)) } ?? .null
+        }),
         ("text", { $0.generated.map(Value.string) ?? .null }),
         ("bytes", { .integer($0.bytes) }),
     ]
-    static let properties = PropertyTable<TraceObject>(general + ActivationPoint.allCases.map { point in
+    /// Each point by its name and by the names earlier versions gave it; the logits point is
+    /// the `logits` property.
+    static let properties = PropertyTable<TraceObject>(general + (ActivationPoint.allCases.filter { $0 != .logits }.map { ($0.rawValue, $0) }
+        + ActivationPoint.formerNames.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).map { name, point in
         let read: PropertyTable<TraceObject>.Getter = { object in try object.tensor(at: point) }
-        return (point.rawValue, read)
+        return (name, read)
     })
     var methodNames: [String] { ["save"] }
 
@@ -68,7 +75,7 @@ final class TraceObject: PropertyTableHostObject {
     var labelledLogits: Tensor? {
         logits.map { values in
             Tensor(values, shape: [values.count], axes: ["token"],
-                   labels: [(0..<values.count).map { String(decoding: tokenizer.piece(Int32($0)), as: UTF8.self) }])
+                   labels: [(0..<values.count).map { tokenizer.textPiece(Int32($0)) }])
         }
     }
 

@@ -35,7 +35,7 @@ public struct Tokenizer: Sendable {
         case .sentencePiece:
             var byteTokens: [Int32] = []
             for byte in 0...255 {
-                let name = Array("<0x\(byte < 16 ? "0" : "")\(String(byte, radix: 16, uppercase: true))>".utf8)
+                let name = Array(Self.byteName(UInt8(byte)).utf8)
                 guard let id = lookup.id(of: name) ?? lookup.id(of: [UInt8(byte)]) else {
                     throw ModelError(file: file, field: "tokenizer.ggml.tokens", reason: "has no token for byte 0x\(String(byte, radix: 16)) (byte fallback needs all 256)")
                 }
@@ -145,6 +145,18 @@ public struct Tokenizer: Sendable {
         return Array(pieces.text(of: Int(id)))
     }
 
+    /// Token `id`'s text as a label (a tensor's position, a lens's prediction): its text when
+    /// it is whole UTF-8 characters, else each byte as `<0x..>` (never "�").
+    public func textPiece(_ id: Int32) -> String {
+        let bytes = piece(id)
+        return String(validating: bytes, as: UTF8.self) ?? bytes.map(Self.byteName).joined()
+    }
+
+    /// `<0xE2>`: a byte as llama.cpp's vocabularies write byte tokens.
+    static func byteName(_ byte: UInt8) -> String {
+        "<0x" + (byte < 16 ? "0" : "") + String(byte, radix: 16, uppercase: true) + ">"
+    }
+
     /// Token `id` for people to read: special and byte tokens as written in the vocabulary
     /// (`<|im_end|>`, `<0x0A>`), spaces as `·`, line breaks and tabs as `\n` and `\t`, and bytes
     /// that are not whole UTF-8 characters as `<0x..>`.
@@ -156,7 +168,7 @@ public struct Tokenizer: Sendable {
         }
         let bytes = piece(id, showSpecial: true)
         guard let text = String(validating: bytes, as: UTF8.self) else {
-            return bytes.map { "<0x\(String($0, radix: 16, uppercase: true).count == 1 ? "0" : "")\(String($0, radix: 16, uppercase: true))>" }.joined()
+            return bytes.map(Self.byteName).joined()
         }
         var visible = ""
         for scalar in text.unicodeScalars {

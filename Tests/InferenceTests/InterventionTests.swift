@@ -46,7 +46,7 @@ struct InterventionTests {
             let capture = ActivationCapture([point], blocks: [block])
             _ = try await session.evaluate(source, hooks: [capture])
             hook = ActivationPatch(point, block: block, source: capture.rows(point, block: block),
-                                   width: point.width(in: configuration, contextLength: 0), positions: Set(patch["positions"] as? [Int] ?? []))
+                                   width: point.width(in: configuration, contextLength: 0), positions: patch["positions"] as? [Int] ?? [])
         }
         return try await session.evaluate(tokens, hooks: [hook])
     }
@@ -103,13 +103,19 @@ struct InterventionTests {
         let tokens = session.tokenize("The capital of France is")
         let c = llama.configuration
         let misfits: [(any ForwardHook, String)] = [
-            (Ablation(heads: [c.headCount], block: 0, headDimension: c.headDimension), "head \(c.headCount) is not one of the model's \(c.headCount) heads"),
+            (Ablation(heads: [c.headCount], block: 0, headDimension: c.headDimension), "head \(c.headCount) is not one of block 0's \(c.headCount) heads"),
             (Ablation(.attentionOutput, block: c.blockCount), "block \(c.blockCount) is not one of the model's \(c.blockCount) blocks"),
-            (Ablation(.blockOutput, block: 0), "resid cannot be ablated"),
+            (Ablation(.attentionProbabilities, block: 0), "pattern cannot be ablated in a block"),
+            (Ablation(heads: [0], block: 0, headDimension: c.headDimension, point: .blockOutput), "resid_post has no heads"),
             (ActivationPatch(.blockOutput, block: 0, source: [Float](repeating: 0, count: 3 * 8), width: 8, positions: [0]),
-             "the patched rows have 8 floats, but the model's resid rows have \(c.embeddingLength)"),
+             "the patched rows have 8 floats, but the model's resid_post rows have \(c.embeddingLength)"),
             (ActivationPatch(.blockOutput, block: 0, source: [Float](repeating: 0, count: c.embeddingLength), width: c.embeddingLength, positions: [2]),
              "position 2 is not one of the source's 1 positions"),
+            // The silent no-op: a patch of a longer run's positions into a shorter run.
+            (ActivationPatch(.blockOutput, block: 0, source: [Float](repeating: 0, count: 8 * c.embeddingLength), width: c.embeddingLength, positions: [6]),
+             "the source run has 8 tokens and this one \(tokens.count): give positions: (this run's) and from: (the source's)"),
+            (ActivationPatch(.blockOutput, block: 0, source: [Float](repeating: 0, count: 8 * c.embeddingLength), width: c.embeddingLength, positions: [6], from: [6]),
+             "position 6 is not one of this run's \(tokens.count) positions (0…\(tokens.count - 1))"),
         ]
         for (hook, reason) in misfits {
             await #expect { _ = try await session.evaluate(tokens, hooks: [hook]) } throws: { error in

@@ -17,7 +17,7 @@ struct LayerShapeTests {
             try ActivationCapture([.headOutputs]).check(model)
             Issue.record("heads of 16 and 32 floats kept together")
         } catch {
-            #expect(error.reason == "blocks 0, 1, 2, 4 have heads of 16 floats, the others 32; the blocks with heads of 32 are 3, 5: keep \"heads\" of those (blocks:)")
+            #expect(error.reason == "blocks 0, 1, 2, 4 have z rows of 64 floats, the others 128; the blocks with rows of 128 are 3, 5: keep z of those (blocks:)")
         }
         try ActivationCapture([.headOutputs], blocks: [3, 5]).check(model)
         try Ablation(heads: [1], block: 0, headDimension: 16).check(model)

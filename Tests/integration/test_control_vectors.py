@@ -127,11 +127,16 @@ def test_trace_writes_llama_cpps_residual_stream_and_attention_as_numpy(name, tm
 
 
 def test_a_trace_too_large_is_refused_naming_its_size(tmp_path):
-    # 1,600 tokens: 30 blocks × 9 heads × 1,600² attention probabilities alone are 2.6 GiB.
+    # 1,600 tokens: 30 blocks × 9 heads × 1,600² attention probabilities are 2.6 GiB.
     result = subprocess.run([lumen_bin(), "trace", str(MODELS["smollm2"]), "word " * 1600, "-o", str(tmp_path / "trace"), "--no-log"],
                             capture_output=True, text=True, timeout=120)
     assert result.returncode == 1 and not (tmp_path / "trace").exists()
-    assert "a trace of 1601 tokens takes 2.7 GiB (resid 30 blocks × 1601 × 576 floats" in result.stderr and "attn 30 blocks × 9 heads × 1601 × 1601 floats" in result.stderr and "more than the 2.0 GiB allowed: use a shorter prompt" in result.stderr, result.stderr
+    assert "pattern [30 × 9 × 1601 × 1601] (2.6 GiB) is more than the 2.0 GiB a point may take: --positions with at most 1241 positions, or fewer --blocks, fits it" in result.stderr, result.stderr
+    # The limit is per point: the same prompt's residual stream (110 MiB) is written.
+    result = subprocess.run([lumen_bin(), "trace", str(MODELS["smollm2"]), "word " * 1600, "-o", str(tmp_path / "trace"), "--points", "resid_post", "--no-log"],
+                            capture_output=True, text=True, timeout=600)
+    assert result.returncode == 0, result.stderr
+    assert np.load(tmp_path / "trace" / "resid_post.npy", mmap_mode="r").shape == (30, 1601, 576)
 
 
 def test_lumen_serve_steers_every_request_as_lumen_generate_does(tmp_path):

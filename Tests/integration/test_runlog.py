@@ -217,8 +217,8 @@ def test_a_generation_with_an_ablation_and_a_patch_is_logged_with_them_and_repla
     assert output.splitlines()[-1] == "differs: true identical: true", output
     changed, replayed = records(log_path)[1], records(log_path)[2]
     interventions = json.loads(changed["options"])["interventions"]
-    assert interventions[0] == {"kind": "ablate", "point": "heads", "block": 1, "heads": [0, 3]}
-    assert interventions[1] == {"kind": "ablate", "point": "ffn_out", "block": 0}
+    assert interventions[0] == {"kind": "ablate", "point": "z", "block": 1, "heads": [0, 3]}
+    assert interventions[1] == {"kind": "ablate", "point": "mlp_out", "block": 0}
     assert interventions[2]["kind"] == "patch" and interventions[2]["positions"] == [len(interventions[2]["source"]) - 1]
     assert json.loads(replayed["options"])["interventions"] == interventions
 
@@ -230,7 +230,7 @@ def test_a_traced_generation_is_logged_with_its_interventions_and_replays_identi
     output = repl(script)
     assert output.splitlines()[-1] == "identical: true true", output
     traced = records(log_path)[0]
-    assert traced["entry"] == "trace" and json.loads(traced["options"])["interventions"] == [{"kind": "ablate", "point": "ffn_out", "block": 0}]
+    assert traced["entry"] == "trace" and json.loads(traced["options"])["interventions"] == [{"kind": "ablate", "point": "mlp_out", "block": 0}]
 
 
 def test_a_generation_steered_by_a_tensor_direction_is_logged_with_its_values_and_replays_identically(log_path):

@@ -37,10 +37,10 @@ def test_a_trace_keeps_llama_cpps_activations_and_its_tensor_arithmetic_is_numpy
                     '"sum": sum(t.attn[2], axis: -1).values, "top": topk(t.logits, 5), "max": max(t.heads), "bytes": t.bytes]))\n')
     shown = json.loads(out[out.index("{"):])
     saved = np.load(archive)
-    assert sorted(saved.files) == ["attn", "attn_out", "ffn_out", "heads", "ids", "logits", "resid"]
-    resid, attn = saved["resid"], saved["attn"]
+    assert sorted(saved.files) == ["attn_out", "ids", "logits", "mlp_out", "pattern", "resid_post", "z"]
+    resid, attn = saved["resid_post"], saved["pattern"]
     assert resid.dtype == np.float32 and resid.shape == (layers, n, width) and shown["shape"] == [layers, n, width]
-    assert attn.shape == (layers, heads, n, n) and saved["heads"].shape[:3] == (layers, n, heads)
+    assert attn.shape == (layers, heads, n, n) and saved["z"].shape[:3] == (layers, n, heads)
     assert saved["ids"].tolist() == case["tokens"] == shown["ids"]
     assert np.array_equal(np.load(tmp_path / "block3.npy"), resid[3])
     # llama.cpp's residual stream and attention probabilities, as lumen trace's own test holds them.
@@ -50,7 +50,7 @@ def test_a_trace_keeps_llama_cpps_activations_and_its_tensor_arithmetic_is_numpy
     expected_attn = np.fromfile(inside(f"{name}-acts.attn.bin"), dtype=np.float32).reshape(layers, heads, n, n)
     assert np.abs(attn - expected_attn).mean() <= 0.005
     # A block's output is its input plus its attention and feed-forward outputs.
-    assert np.allclose(resid[1] - resid[0], saved["attn_out"][1] + saved["ffn_out"][1], rtol=1e-3, atol=1e-2 * np.abs(resid[1]).max())
+    assert np.allclose(resid[1] - resid[0], saved["attn_out"][1] + saved["mlp_out"][1], rtol=1e-3, atol=1e-2 * np.abs(resid[1]).max())
     # Lumen's Tensor arithmetic is NumPy's on the same saved values.
     last = resid[-1].astype(np.float64)
     assert np.allclose(shown["norms"], np.linalg.norm(last, axis=-1), rtol=1e-4)
@@ -61,8 +61,8 @@ def test_a_trace_keeps_llama_cpps_activations_and_its_tensor_arithmetic_is_numpy
     assert np.allclose(shown["difference"], resid[5][-1] - resid[4][-1] * 0.5, rtol=1e-5, atol=1e-5)
     assert np.allclose(shown["sum"], attn[2].sum(axis=-1), atol=1e-5)
     assert shown["top"]["indices"] == np.argsort(-saved["logits"], kind="stable")[:5].tolist()
-    assert np.isclose(shown["max"], saved["heads"].max())
-    assert shown["bytes"] == sum(saved[k].nbytes for k in ["resid", "attn", "heads", "attn_out", "ffn_out"])
+    assert np.isclose(shown["max"], saved["z"].max())
+    assert shown["bytes"] == sum(saved[k].nbytes for k in ["resid_post", "pattern", "z", "attn_out", "mlp_out"])
 
 
 @pytest.mark.parametrize("name", MODELS)
@@ -89,14 +89,14 @@ def test_ablate_and_patch_in_cells_change_the_run_as_llama_cpp_changed_its_graph
 
 
 @pytest.mark.parametrize("code, message", [
-    ('trace(m, "Hello", keep: ["attn"], limit: 1000)', "this trace would keep 2.5 KiB for 4 tokens (attn 5 blocks × 8 heads × 4 × 4 floats (2.5 KiB)), over the limit of 1000 bytes"),
-    ('trace(m, "Hello", keep: ["mlp"])', 'keep: "mlp" is not a point; the points are resid, attn_out, ffn_out, heads, attn'),
+    ('trace(m, "Hello", keep: ["attn"], limit: 1000)', "this trace would keep 2.5 KiB for 4 tokens (pattern [5 × 8 × 4 × 4] (2.5 KiB)), over the limit of 1000 bytes"),
+    ('trace(m, "Hello", keep: ["mlp"])', 'keep: "mlp" is not a point; the points are embed, resid_pre, q, k, v, z, pattern, attn_out, resid_mid, mlp_pre, mlp_post, mlp_out, resid_post, ln_final, logits'),
     ('trace(m, "Hello", blocks: [7])', "blocks: 7 is not one of the model's 5 blocks (0…4)"),
-    ('trace(m, "Hello").attn', 'this trace kept resid, not attn: trace(…, keep: ["attn"]) keeps it'),
+    ('trace(m, "Hello").attn', 'this trace kept resid_post, not pattern: trace(…, keep: ["pattern"]) keeps it'),
     ('trace(m, "Hello").resid[0][5]', "index 5 is out of bounds for axis 0 (position) of length 4 of a Tensor [4 × 64]"),
     ('trace(m, "Hello").resid + tensor([1, 2])', "shapes [5 × 4 × 64] and [2] do not broadcast"),
-    ('ablate(block: 1)', 'ablate needs heads: (some heads) or point: ("attn_out" or "ffn_out"), one of the two'),
-    ('trace(m, "Hello", interventions: [ablate(block: 1, heads: [8])])', "head 8 is not one of the model's 8 heads (0…7)"),
+    ('ablate(block: 1)', 'ablate needs point: (what to zero) or heads: (which heads of z to zero), or both'),
+    ('trace(m, "Hello", interventions: [ablate(block: 1, heads: [8])])', "head 8 is not one of block 1's 8 heads (0…7)"),
     ('patch(trace(m, "Hello"), block: 2, point: "attn_out")', 'the source trace did not keep attn_out at block 2'),
     ('save(trace(m, "Hello"), "/tmp/x.txt")', 'must end in .npy (one Tensor) or .npz (several)'),
 ])
@@ -118,9 +118,9 @@ def test_a_trace_of_a_generation_keeps_the_generated_tokens_activations(tmp_path
     generated, prompt = np.load(tmp_path / "g.npz"), np.load(tmp_path / "p.npz")
     n = len(shown["plain"])
     # Every token but the last drawn ran through the model; the prompt's rows are a prompt-only trace's.
-    assert len(shown["ids"]) == n + 6 and generated["resid"].shape == (30, n + 5, 576) and generated["attn"].shape == (30, 9, n + 5, n + 5)
-    assert np.array_equal(generated["resid"][:, :n], prompt["resid"])
-    assert np.allclose(generated["attn"].sum(axis=3), 1, atol=1e-5)
+    assert len(shown["ids"]) == n + 6 and generated["resid_post"].shape == (30, n + 5, 576) and generated["pattern"].shape == (30, 9, n + 5, n + 5)
+    assert np.array_equal(generated["resid_post"][:, :n], prompt["resid_post"])
+    assert np.allclose(generated["pattern"].sum(axis=3), 1, atol=1e-5)
 
 
 @pytest.mark.parametrize("pooling", ["mean", "cls", "last"])

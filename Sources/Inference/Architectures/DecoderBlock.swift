@@ -100,26 +100,31 @@ struct DecoderModel: Sendable {
     /// inputs prepared, as the model says) → per block x += mixer(RMSNorm(x)) (attention rotates
     /// with the session's RoPE factors), then x += feed-forward(RMSNorm(x)), each output normed
     /// first where the block says, then the block's per-layer input and output scale → final
-    /// norm → logits. Hooks see the mixer's output, the feed-forward's and the block's.
+    /// norm → logits. Hooks see every `ActivationPoint` in order; when one visits the final norm
+    /// or the logits, every row is unembedded (the last row's logits still end first in
+    /// `state.logits` unless `allLogits`).
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
         let c = configuration
         let count = tokens.count, dimension = c.embeddingLength
         let x = state.residual, normed = state.normed
         Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
         if let embeddingScale { Operations.scale(x, by: embeddingScale, count: count * dimension) }
+        state.visit(.embedding, layer: 0, rows: x, count: count, width: dimension)
         perLayerEmbeddings?.prepare(tokens, embedded: x, configuration: c, state: state)
         Operations.prepareRoPE(state: state, configuration: c, factors: ropeFactors(forContext: state.contextLength), slidingFactors: slidingRopeFactors)
         let norm = { (weights: [Float]?, rows: UnsafeMutablePointer<Float>) in
             if let weights { Operations.rmsNorm(rows, weights: weights, epsilon: c.rmsEpsilon, into: rows, count: count, width: dimension) }
         }
         for (layer, block) in blocks.enumerated() {
+            state.visit(.blockInput, layer: layer, rows: x, count: count, width: dimension)
             Operations.rmsNorm(x, weights: block.mixerNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
             block.mixer.apply(normed, into: normed, count: count, layer: layer, configuration: c, state: state)
             norm(block.mixerPostNorm, normed)
             state.visit(.attentionOutput, layer: layer, rows: normed, count: count, width: dimension)
             Operations.add(normed, to: x, count: count * dimension)
+            state.visit(.blockMiddle, layer: layer, rows: x, count: count, width: dimension)
             Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            block.feedForward.apply(normed, into: normed, count: count, state: state)
+            block.feedForward.apply(normed, into: normed, count: count, layer: layer, state: state)
             block.expertsBesideDense?.add(to: normed, residual: x, count: count, configuration: c, state: state)
             norm(block.feedForwardPostNorm, normed)
             state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
@@ -128,8 +133,13 @@ struct DecoderModel: Sendable {
             if let scale = block.outputScale { Operations.scale(x, by: scale, count: count * dimension) }
             state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
-        let first = allLogits ? 0 : count - 1
-        unembedding.apply(x + first * dimension, count: count - first, configuration: c, state: state)
+        let everyRow = allLogits || state.hooks.contains { $0.visits(.finalNorm, layer: 0) || $0.visits(.logits, layer: 0) }
+        let first = everyRow ? 0 : count - 1
+        unembedding.apply(x + first * dimension, count: count - first, configuration: c, state: state, visiting: everyRow)
+        if everyRow && !allLogits && count > 1 {
+            let vocabulary = output.matrix.rows
+            state.logits.update(from: state.logits + (count - 1) * vocabulary, count: vocabulary)
+        }
     }
 }
 

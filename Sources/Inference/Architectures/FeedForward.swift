@@ -39,13 +39,18 @@ enum FeedForward: Sendable {
     }
 
     /// The feed-forward of `count` rows of `input` into `output` (which may be `input`), with the
-    /// state's `gate` and `up` buffers as its hidden layer.
-    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
+    /// state's `gate` and `up` buffers as its hidden layer; hooks see a dense network's gate
+    /// before and after the activation as those of block `layer` (none when nil: a mixture's
+    /// shared expert).
+    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int?, state: InferenceState) {
         switch self {
         case let .dense(gate, up, down, activation):
+            let hidden = gate.matrix.rows
             gate.apply(input, into: state.gate, count: count, state: state)
+            if let layer { state.visit(.feedForwardPreActivation, layer: layer, rows: state.gate, count: count, width: hidden) }
             up.apply(input, into: state.up, count: count, state: state)
-            activation.apply(state.gate, state.up, count: count * gate.matrix.rows, pool: state.pool)
+            activation.apply(state.gate, state.up, count: count * hidden, pool: state.pool)
+            if let layer { state.visit(.feedForwardActivation, layer: layer, rows: state.gate, count: count, width: hidden) }
             down.apply(state.gate, into: output, count: count, state: state)
         case let .experts(experts):
             experts.apply(input, into: output, count: count, state: state)

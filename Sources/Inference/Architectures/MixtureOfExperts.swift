@@ -177,7 +177,7 @@ struct MixtureOfExperts: Sendable {
                 for index in 0..<dimension { sum += shared.gate[index] * input[row * dimension + index] }
                 return 1 / (1 + exp(-sum))
             }
-            shared.feedForward.apply(input, into: gathered, count: count, state: state)
+            shared.feedForward.apply(input, into: gathered, count: count, layer: nil, state: state)
         }
         // Each row: its experts' outputs, weighted, summed in the order they were chosen; then the
         // shared expert's, gated.

@@ -8,11 +8,14 @@ struct Unembedding: Sendable {
 
     /// Writes the logits of the `count` residual rows at `rows` into `state.logits`, row after
     /// row (`count` at most the batch capacity), through `state.normed`, softcapped when the
-    /// model says (`ModelConfiguration.finalLogitSoftcapping`).
-    func apply(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, state: InferenceState) {
+    /// model says (`ModelConfiguration.finalLogitSoftcapping`). With `visiting` (the rows are
+    /// the pass's, every one), hooks see the final norm and the logits.
+    func apply(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, state: InferenceState, visiting: Bool = false) {
         normalize(rows, count: count, configuration: c, into: state.normed)
+        if visiting { state.visit(.finalNorm, layer: 0, rows: state.normed, count: count, width: c.embeddingLength) }
         output.apply(state.normed, into: state.logits, count: count, state: state)
         if let cap = c.finalLogitSoftcapping { Operations.softcap(state.logits, cap: cap, count: count * output.matrix.rows) }
+        if visiting { state.visit(.logits, layer: 0, rows: state.logits, count: count, width: output.matrix.rows) }
     }
 
     /// Writes the final norm of the `count` residual rows at `rows` into `output`: the hidden

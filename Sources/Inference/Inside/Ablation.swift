@@ -1,10 +1,10 @@
 import GGUF
 
-/// Zeroes activations in the forward pass, at every position: a block's attention or
-/// feed-forward output (the block then adds nothing through it), or some heads' outputs before
-/// the output projection mixes them (`ActivationPoint.headOutputs`).
+/// Zeroes activations in the forward pass, at every position: any point of a block the pass
+/// reads on (its attention or feed-forward output, so the block adds nothing through it), or
+/// some heads' rows of a point that has heads (`q`, `k`, `v`, `z`).
 public struct Ablation: SiteHook, Equatable {
-    /// Where: `.attentionOutput`, `.feedForwardOutput` or `.headOutputs`.
+    /// Where: a point of each block but the attention probabilities.
     public let point: ActivationPoint
     /// The block.
     public let block: Int
@@ -13,7 +13,7 @@ public struct Ablation: SiteHook, Equatable {
     /// At `.headOutputs`, the floats of one head's output (the model's head dimension).
     public let headDimension: Int
 
-    /// Zeroes `point` (`.attentionOutput` or `.feedForwardOutput`) of `block`.
+    /// Zeroes `point` of `block`.
     public init(_ point: ActivationPoint, block: Int) {
         self.point = point
         self.block = block
@@ -21,10 +21,10 @@ public struct Ablation: SiteHook, Equatable {
         headDimension = 0
     }
 
-    /// Zeroes the outputs of `heads` in `block` of a model whose heads have `headDimension`
-    /// floats.
-    public init(heads: [Int], block: Int, headDimension: Int) {
-        point = .headOutputs
+    /// Zeroes the rows of `heads` at `point` (`.headOutputs` unless given: one with heads) in
+    /// `block` of a model whose heads have `headDimension` floats.
+    public init(heads: [Int], block: Int, headDimension: Int, point: ActivationPoint = .headOutputs) {
+        self.point = point
         self.block = block
         self.heads = heads
         self.headDimension = headDimension
@@ -34,24 +34,24 @@ public struct Ablation: SiteHook, Equatable {
         let c = model.configuration
         func refuse(_ reason: String) -> ModelError { ModelError(file: model.gguf.path, field: "ablation", reason: reason) }
         if let misfit = c.blockMisfit(block) { throw refuse(misfit) }
-        switch point {
-        case .headOutputs:
-            guard !heads.isEmpty else { throw refuse("no heads to ablate") }
-            if let misfit = c.attentionMisfit([block]) { throw refuse(misfit) }
-            if let head = heads.first(where: { !(0..<c.headCount).contains($0) }) {
-                throw refuse("head \(head) is not one of the model's \(c.headCount) heads (0…\(c.headCount - 1))")
+        guard point.layout.perBlock, point != .attentionProbabilities else {
+            throw refuse("\(point.rawValue) cannot be ablated in a block: choose a point each block has and the pass reads on (\(ActivationPoint.allCases.filter { $0.layout.perBlock && $0 != .attentionProbabilities }.map(\.rawValue).joined(separator: ", ")))")
+        }
+        if ActivationPoint.attentionPoints.contains(point), let misfit = c.attentionMisfit([block]) { throw refuse(misfit) }
+        guard point.layout.rowAxes.first == "head" || heads.isEmpty else { throw refuse("\(point.rawValue) has no heads: ablate heads of q, k, v or z") }
+        if point.layout.rowAxes.first == "head" && !heads.isEmpty {
+            let count = point.layout.rowShape(c.layer(block))[0]
+            if let head = heads.first(where: { !(0..<count).contains($0) }) {
+                throw refuse("head \(head) is not one of block \(block)'s \(count) \(point == .keys || point == .values ? "key-value " : "")heads (0…\(count - 1))")
             }
             guard headDimension == c.layer(block).headDimension else {
                 throw refuse("the ablation was made for heads of \(headDimension) floats, but block \(block)'s have \(c.layer(block).headDimension)")
             }
-        case .attentionOutput, .feedForwardOutput: break
-        case .blockOutput, .attentionProbabilities:
-            throw refuse("\(point.rawValue) cannot be ablated: choose attn_out, ffn_out or heads")
         }
     }
 
     public func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int) {
-        guard point == .headOutputs else {
+        guard !heads.isEmpty else {
             rows.update(repeating: 0)
             return
         }

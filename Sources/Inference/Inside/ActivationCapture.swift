@@ -14,49 +14,72 @@ public final class ActivationCapture: ForwardHook {
 
     /// The points kept.
     public let points: Set<ActivationPoint>
-    /// The blocks kept (nil: all).
+    /// The blocks kept (nil: all); the points the model has once are kept whatever they are.
     public let blocks: Set<Int>?
+    /// The positions kept (nil: all).
+    public let positions: Set<Int>?
     /// For attention probabilities, the model's head count and the keys kept of each head's
     /// row (nil: the whole context).
     public let attentionKeys: (heads: Int, kept: Int)?
     private let captured = Mutex<[Site: [Float]]>([:])
 
-    /// A capture of `points` in `blocks` (every block when nil); with `attentionKeys`, each of
-    /// the `heads` heads' attention rows is cut to its first `kept` keys, so a capture over a
-    /// large context keeps `heads × kept` floats a token, not `heads × context length`.
-    public init(_ points: Set<ActivationPoint>, blocks: Set<Int>? = nil, attentionKeys: (heads: Int, kept: Int)? = nil) {
+    /// A capture of `points` in `blocks` (every block when nil) at `positions` (every position
+    /// when nil); with `attentionKeys`, each of the `heads` heads' attention rows is cut to its
+    /// first `kept` keys, so a capture over a large context keeps `heads × kept` floats a token,
+    /// not `heads × context length`.
+    public init(_ points: Set<ActivationPoint>, blocks: Set<Int>? = nil, positions: Set<Int>? = nil, attentionKeys: (heads: Int, kept: Int)? = nil) {
         self.points = points
         self.blocks = blocks
+        self.positions = positions
         self.attentionKeys = attentionKeys
     }
 
     public func visits(_ point: ActivationPoint, layer: Int) -> Bool {
-        points.contains(point) && blocks?.contains(layer) != false
+        points.contains(point) && (!point.layout.perBlock || blocks?.contains(layer) != false)
     }
 
-    /// Refuses to keep heads' outputs or attention probabilities of recurrent layers, which
-    /// have none (so a trace never holds rows that were never written), and heads' outputs of
-    /// layers whose heads are of other widths together (a trace's tensor has one shape).
+    /// Refuses to keep what some chosen blocks do not have, so a trace never holds rows that were
+    /// never written: attention's points in recurrent layers, keys and values in layers that
+    /// read another layer's cache, a mixture of experts' feed-forward activations; and rows of
+    /// different widths together (a trace's tensor has one shape).
     public func check(_ model: LanguageModel) throws(ModelError) {
         let c = model.configuration
         let chosen = (blocks.map(Array.init) ?? Array(0..<c.blockCount)).sorted()
-        if points.contains(.headOutputs), let misfit = c.headWidthMisfit(chosen) {
-            throw ModelError(file: model.gguf.path, field: "trace", reason: misfit + ": keep \"heads\" of those (blocks:)")
+        func refuse(_ reason: String) -> ModelError { ModelError(file: model.gguf.path, field: "trace", reason: reason) }
+        let attention = points.intersection(ActivationPoint.attentionPoints).map(\.rawValue).sorted()
+        if !attention.isEmpty, let misfit = c.attentionMisfit(chosen) {
+            throw refuse(misfit + ": keep \(attention.joined(separator: ", ")) of those (blocks:)")
         }
-        guard !points.isDisjoint(with: [.headOutputs, .attentionProbabilities]),
-              let misfit = c.attentionMisfit(chosen) else { return }
-        throw ModelError(file: model.gguf.path, field: "trace", reason: misfit + ": keep \"heads\" and \"attn\" of those (blocks:)")
+        if !points.isDisjoint(with: [.keys, .values]), let sharing = chosen.first(where: { c.cacheLayer($0) != $0 }) {
+            throw refuse("block \(sharing) reads block \(c.cacheLayer(sharing))'s keys and values and computes none: keep k and v of the blocks that cache their own")
+        }
+        if !points.isDisjoint(with: [.feedForwardPreActivation, .feedForwardActivation]), let experts = chosen.first(where: { c.experts != nil && $0 >= c.leadingDenseLayers }) {
+            throw refuse("block \(experts)'s feed-forward is a mixture of experts, whose activations are per expert: mlp_pre and mlp_post exist in dense blocks only (mlp_out is the experts' sum)")
+        }
+        for point in points.sorted(by: { $0.rawValue < $1.rawValue }) where point.layout.perBlock && point != .attentionProbabilities {
+            if let misfit = c.widthMisfit(point, blocks: chosen) { throw refuse(misfit + ": keep \(point.rawValue) of those (blocks:)") }
+        }
     }
 
     public func visit(_ point: ActivationPoint, layer: Int, positions: Range<Int>, rows: UnsafeMutableBufferPointer<Float>, width: Int) {
+        // The positions of this pass that are kept.
+        let keptPositions = positions.filter { self.positions?.contains($0) != false }
         guard point == .attentionProbabilities, let (heads, kept) = attentionKeys else {
-            captured.withLock { $0[Site(point: point, block: layer), default: []] += rows }
+            if keptPositions.count == positions.count {
+                captured.withLock { $0[Site(point: point, block: layer), default: []] += rows }
+            } else {
+                let picked = keptPositions.flatMap { position in rows[((position - positions.lowerBound) * width)..<((position - positions.lowerBound + 1) * width)] }
+                captured.withLock { $0[Site(point: point, block: layer), default: []] += picked }
+            }
             return
         }
         let stride = width / heads, keys = min(kept, stride)
-        var cut = [Float](repeating: 0, count: positions.count * heads * keys)
-        for row in 0..<positions.count * heads {
-            for key in 0..<keys { cut[row * keys + key] = rows[row * stride + key] }
+        var cut = [Float](repeating: 0, count: keptPositions.count * heads * keys)
+        for (index, position) in keptPositions.enumerated() {
+            let row = position - positions.lowerBound
+            for head in 0..<heads {
+                for key in 0..<keys { cut[(index * heads + head) * keys + key] = rows[(row * heads + head) * stride + key] }
+            }
         }
         captured.withLock { $0[Site(point: point, block: layer), default: []] += cut }
     }

@@ -1,41 +1,105 @@
 import GGUF
 
 /// A place in every architecture's forward pass where a `ForwardHook` reads or changes the
-/// activations: the same points in each block, whatever the architecture. The raw value is the
-/// name users meet in cells and file names.
+/// activations: the same points in each block, whatever the architecture, named as
+/// TransformerLens names its hook points. The raw value is the name users meet in cells, on the
+/// command line and in file names; `layout` is the one table of each point's shape and
+/// llama.cpp's node.
 public enum ActivationPoint: String, Sendable, Hashable, CaseIterable {
-    /// The residual stream after a block, its input plus both outputs (llama.cpp's `l_out`): the
-    /// next block's input, or, for the last block, what the final norm and output matrix turn
-    /// into logits.
-    case blockOutput = "resid"
-    /// A block's attention output after its output projection (and Gemma's post-attention
-    /// norm), before it joins the residual stream.
-    case attentionOutput = "attn_out"
-    /// A block's feed-forward output (after Gemma's post-feed-forward norm), before it joins the
-    /// residual stream.
-    case feedForwardOutput = "ffn_out"
+    /// The token embeddings that enter block 0, after the embedding scale (Gemma's √width).
+    case embedding = "embed"
+    /// The residual stream entering a block: the embeddings, or the block before's output.
+    case blockInput = "resid_pre"
+    /// Each head's queries as attention uses them: after the query norm and RoPE
+    /// (TransformerLens's `hook_rot_q`), before the attention scale.
+    case queries = "q"
+    /// Each key-value head's keys as they are cached: after the key norm and RoPE.
+    case keys = "k"
+    /// Each key-value head's values as they are cached.
+    case values = "v"
     /// Each head's attention output before the output projection mixes them (llama.cpp's
-    /// `kqv_out`, TransformerLens's `z`): a row per token of heads × head dimension floats,
-    /// head h's values at h × head dimension.
-    case headOutputs = "heads"
+    /// `kqv_out`): a row per token of heads × head dimension floats, head h's at h × head dimension.
+    case headOutputs = "z"
     /// Each head's attention probabilities (llama.cpp's `kq_soft_max`): a row per token of
     /// heads × context length floats, head h's weight on position p at h × context length + p,
     /// zero outside the causal (or sliding) window. Recomputed only when a hook visits, and
     /// read-only: the forward pass does not use what a hook writes there.
-    case attentionProbabilities = "attn"
+    case attentionProbabilities = "pattern"
+    /// What the block's token mixer adds to the residual stream: attention's output after its
+    /// output projection (and Gemma's post-attention norm); a recurrent layer's output.
+    case attentionOutput = "attn_out"
+    /// The residual stream between the mixer and the feed-forward: the block's input plus
+    /// `attn_out`.
+    case blockMiddle = "resid_mid"
+    /// The feed-forward's gate projection before its activation (a dense feed-forward's; a
+    /// mixture of experts has one per expert and exposes none).
+    case feedForwardPreActivation = "mlp_pre"
+    /// The activation that enters the down projection: act(gate) ⊙ up (a dense feed-forward's).
+    case feedForwardActivation = "mlp_post"
+    /// What the feed-forward adds to the residual stream (after Gemma's post-feed-forward norm).
+    case feedForwardOutput = "mlp_out"
+    /// The residual stream after a block (llama.cpp's `l_out`): the next block's input, or, for
+    /// the last block, what the final norm and output matrix turn into logits.
+    case blockOutput = "resid_post"
+    /// The final norm of the last block's output: what the output matrix reads.
+    case finalNorm = "ln_final"
+    /// The logits of every position (before sampling; after the final softcap where the model
+    /// has one).
+    case logits = "logits"
 
-    /// The point called `name` in cells ("resid", "attn_out", "ffn_out", "heads", "attn").
-    public init?(name: String) { self.init(rawValue: name) }
+    /// The names earlier versions of Lumen gave some points, still accepted.
+    public static let formerNames: [String: ActivationPoint] = ["resid": .blockOutput, "ffn_out": .feedForwardOutput, "heads": .headOutputs, "attn": .attentionProbabilities]
 
-    /// The floats of one token's row at this point in `model`, whose cache holds
-    /// `contextLength` positions.
-    public func width(in c: ModelConfiguration, contextLength: Int) -> Int {
+    /// The point called `name` (its TransformerLens name, or a name earlier versions used).
+    public init?(name: String) {
+        guard let point = Self(rawValue: name) ?? Self.formerNames[name] else { return nil }
+        self = point
+    }
+
+    /// Where a point is, what one token's row holds, and which llama.cpp node computes it.
+    public struct Layout: Sendable {
+        /// Whether each block has the point (false for the embeddings, the final norm and the
+        /// logits, which the model has once; hooks visit those with layer 0).
+        public let perBlock: Bool
+        /// The names of a row's axes ("width"; "head", "width"; "neuron"; "token").
+        public let rowAxes: [String]
+        /// The lengths of a row's axes in a layer of configuration `c` (`ModelConfiguration.layer`);
+        /// for attention probabilities, the heads and the keys of a context of one position.
+        let rowShape: @Sendable (_ c: ModelConfiguration) -> [Int]
+        /// llama.cpp's graph node of the same values (`-L` for block L).
+        public let node: String
+    }
+
+    /// This point's row of the table.
+    public var layout: Layout {
         switch self {
-        case .blockOutput, .attentionOutput, .feedForwardOutput: c.embeddingLength
-        case .headOutputs: c.queryDimension
-        case .attentionProbabilities: c.headCount * contextLength
+        case .embedding: Layout(perBlock: false, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "inp_embd (inp_scaled where scaled)")
+        case .blockInput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "l_out of the block before (the embeddings for block 0)")
+        case .queries: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCount, $0.headDimension] }, node: "Qcur-L after RoPE")
+        case .keys: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCountKV, $0.headDimension] }, node: "Kcur-L after RoPE")
+        case .values: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCountKV, $0.headDimension] }, node: "Vcur-L")
+        case .headOutputs: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCount, $0.headDimension] }, node: "kqv_out-L")
+        case .attentionProbabilities: Layout(perBlock: true, rowAxes: ["head", "key"], rowShape: { [$0.headCount, 1] }, node: "kq_soft_max-L")
+        case .attentionOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "attn_out-L (attn_post_norm-L in Gemma)")
+        case .blockMiddle: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "ffn_inp-L (sa_out-L in Gemma)")
+        case .feedForwardPreActivation: Layout(perBlock: true, rowAxes: ["neuron"], rowShape: { [$0.feedForwardLength] }, node: "ffn_gate-L")
+        case .feedForwardActivation: Layout(perBlock: true, rowAxes: ["neuron"], rowShape: { [$0.feedForwardLength] }, node: "ffn_swiglu-L (ffn_geglu-L in Gemma)")
+        case .feedForwardOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "ffn_out-L (ffn_post_norm-L in Gemma)")
+        case .blockOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "l_out-L")
+        case .finalNorm: Layout(perBlock: false, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "result_norm")
+        case .logits: Layout(perBlock: false, rowAxes: ["token"], rowShape: { [$0.vocabularySize] }, node: "result_output")
         }
     }
+
+    /// The floats of one token's row at this point in layer `layer` of `c`, whose cache holds
+    /// `contextLength` positions.
+    public func width(in c: ModelConfiguration, layer: Int = 0, contextLength: Int) -> Int {
+        let shape = layout.rowShape(c.layer(layer))
+        return self == .attentionProbabilities ? shape[0] * contextLength : shape.reduce(1, *)
+    }
+
+    /// The points only attention layers have (a recurrent layer has none of them).
+    public static let attentionPoints: Set<ActivationPoint> = [.queries, .keys, .values, .headOutputs, .attentionProbabilities]
 }
 
 /// Looks into forward passes, or changes them: captures activations, adds a steering vector,
@@ -52,6 +116,9 @@ public protocol ForwardHook: Sendable {
     /// Refuses, before any pass runs, a hook that does not fit `model` (a vector of another
     /// width, blocks the model does not have), so a run is never silently left unchanged.
     func check(_ model: LanguageModel) throws(ModelError)
+    /// Refuses, before a run of `tokens` positions (a prompt's), a hook that does not fit it (a
+    /// patch at positions the run does not have); `check(_:)` is asked too.
+    func check(_ model: LanguageModel, tokens: Int) throws(ModelError)
 }
 
 extension ModelConfiguration {
@@ -70,13 +137,13 @@ extension ModelConfiguration {
         return "block\(recurrent.count == 1 ? "" : "s") \(recurrent.map(String.init).joined(separator: ", ")) \(recurrent.count == 1 ? "is a" : "are") recurrent\(recurrence.map { " (\($0.kind))" } ?? "") layer\(recurrent.count == 1 ? "" : "s") without attention heads; the attention layers are \(attention)"
     }
 
-    /// Why the heads' outputs of `blocks` cannot be kept together — some are narrower than the
-    /// full layers' (Gemma 4's sliding layers) —, or nil when they can.
-    public func headWidthMisfit(_ blocks: [Int]) -> String? {
-        let narrower = blocks.filter { layer($0).headDimension != headDimension }
-        guard let first = narrower.first else { return nil }
-        let full = (0..<blockCount).filter { layer($0).headDimension == headDimension }.map(String.init).joined(separator: ", ")
-        return "block\(narrower.count == 1 ? "" : "s") \(narrower.map(String.init).joined(separator: ", ")) \(narrower.count == 1 ? "has" : "have") heads of \(layer(first).headDimension) floats, the others \(headDimension); the blocks with heads of \(headDimension) are \(full)"
+    /// Why `point`'s rows of `blocks` cannot be kept together — some are of another width than
+    /// the widest ones (Gemma 4's sliding layers' heads) —, or nil when they can.
+    public func widthMisfit(_ point: ActivationPoint, blocks: [Int]) -> String? {
+        let widths = blocks.map { point.width(in: self, layer: $0, contextLength: 0) }
+        guard let widest = widths.max(), widths.contains(where: { $0 != widest }) else { return nil }
+        let other = blocks.indices.filter { widths[$0] != widest }.map { blocks[$0] }, kept = blocks.indices.filter { widths[$0] == widest }.map { blocks[$0] }
+        return "block\(other.count == 1 ? "" : "s") \(other.map(String.init).joined(separator: ", ")) \(other.count == 1 ? "has" : "have") \(point.rawValue) rows of \(widths[blocks.firstIndex(of: other[0])!]) floats, the others \(widest); the blocks with rows of \(widest) are \(kept.map(String.init).joined(separator: ", "))"
     }
 }
 
@@ -97,6 +164,8 @@ extension SiteHook {
 extension ForwardHook {
     /// Fits every model.
     public func check(_ model: LanguageModel) throws(ModelError) {}
+    /// Fits a run of any length.
+    public func check(_ model: LanguageModel, tokens: Int) throws(ModelError) {}
 }
 
 extension InferenceState {

@@ -131,6 +131,7 @@ package enum Operators {
         case .range(let lower, let upper): return (lower..<upper).map { .integer($0) }
         case .string(let text): return text.map { .string(String($0)) }
         case .dictionary(let dictionary): return dictionary.pairs.map { .array([$0.key, $0.value]) }
+        case .host(let object as any IndexableHostObject): return (0..<object.count).compactMap { object.element(at: $0) }
         default: throw LumenError(.type, "a \(sequence.typeName) is not a sequence", at: location)
         }
     }
@@ -146,11 +147,16 @@ package enum Operators {
             return .string(String(text[text.index(text.startIndex, offsetBy: position)]))
         case (.host(let tensor as TensorObject), _):
             return try tensor.subscripted(by: index, at: location)
-        case (.host(let object as any IndexableHostObject), .integer(let position)):
+        case (.host(let object as any IndexableHostObject), .integer(let index)):
+            let position = index < 0 ? object.count + index : index
             guard let element = object.element(at: position) else {
-                throw LumenError(.index, "index \(position) is out of range for \(object.typeName) of \(object.count)", at: location)
+                throw LumenError(.index, "index \(index) is out of range for \(object.typeName) of \(object.count)", at: location)
             }
             return element
+        case (.host(let object as any IndexableHostObject), .range(let lower, let upper)):
+            return try sliced(object, PartialRange(lower: lower, upper: upper), at: location)
+        case (.host(let object as any IndexableHostObject), .host(let partial as PartialRange)):
+            return try sliced(object, partial, at: location)
         case (.dictionary(let dictionary), _):
             guard DictionaryKey(index) != nil else {
                 throw LumenError(.type, "a \(index.typeName) cannot be a dictionary key", at: location)
@@ -159,6 +165,15 @@ package enum Operators {
         default:
             throw LumenError(.type, "a \(container.typeName) cannot be subscripted with \(index.typeName)", at: location)
         }
+    }
+
+    /// The elements of `object` that `range` selects (bounds negative from the end).
+    private static func sliced(_ object: any IndexableHostObject, _ range: PartialRange, at location: SourceLocation) throws -> Value {
+        guard let indices = range.indices(in: object.count) else {
+            throw LumenError(.index, "range \(range.summary) is out of bounds for \(object.typeName) of \(object.count)", at: location)
+        }
+        guard let slice = object.slice(indices) else { throw LumenError(.type, "a \(object.typeName) cannot be sliced", at: location) }
+        return slice
     }
 
     /// The elements of an array `index` selects, with NumPy's rules: an Int (negative from the

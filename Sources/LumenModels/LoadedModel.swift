@@ -82,7 +82,7 @@ public final class LoadedModel: PropertyTableHostObject {
         ("name", { .string($0.name) }),
         ("path", { .string($0.path) }),
     ])
-    public var methodNames: [String] { ["generate", "prefill", "tokenize", "detokenize", "nextTokens", "perplexity"] }
+    public var methodNames: [String] { ["generate", "prefill", "tokenize", "tokenId", "toText", "nextTokens", "perplexity"] }
 
     var name: String { URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent }
 

@@ -8,11 +8,11 @@ import LumenLanguage
 import Synchronization
 
 /// The built-ins that work with models: `load`, `unload`, `reload`, `prewarm`, `quantize`, `generate`,
-/// `defaults`, `batch`, `compare`, `bench`, `tokenize`, `detokenize`, `nextTokens`, `perplexity`,
+/// `defaults`, `batch`, `compare`, `bench`, `tokenize`, `tokenId`, `toText`, `nextTokens`, `perplexity`,
 /// `compareModels`, the looking-inside ones, and `prefill`/`loadState` (states as values); and what they share in a session: the generation defaults and the run
 /// recorder.
 final class ModelLibrary: LumenLibrary {
-    let builtins: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, detokenize, nextTokens,
+    let builtins: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, tokenId, toText, detokenize, nextTokens,
                                perplexity, compareModels, controlVector, steeringVector, logitLens, attentionPatterns, trace, ablate, patch, embed, prefill, loadState]
     let magics: [Magic] = [defaultsMagic]
     /// Where the session's generations and measurements are recorded.
@@ -207,25 +207,42 @@ final class ModelLibrary: LumenLibrary {
         return .null
     }
 
-    static let tokenize = Builtin(name: "tokenize", signature: "tokenize(_ model, _ text: String) -> Table", summary: "The tokens of the text (BOS first): index, id and piece, with spaces shown as ·, line breaks as \\n, special and byte tokens as written (<0x..>).") { arguments, _ in
+    static let tokenize = Builtin(name: "tokenize", signature: "tokenize(_ model, _ text: String) -> Tokens", summary: "The tokens of the text (BOS first, as generate reads it) as data: t[i] is an id (negative from the end), t[a..<b] Tokens, len(t) their count, for id in t the ids; t.ids, t.pieces (byte fragments as <0x..>), t.text. Shown as a table of index, id and piece.") { arguments, _ in
         let model = try loadedModel(&arguments)
         let text = try arguments.string(try arguments.requirePositional("text"), "text")
         try arguments.finish()
         let llama = try modelCall(at: arguments.callLocation) { () throws(ModelError) in try model.model() }
-        let ids = llama.tokenizer.encode(text)
-        let rows = ids.enumerated().map { index, id in
-            [String(index), String(id), llama.tokenizer.visiblePiece(id)]
-        }
-        return .rendered(Rendered(kind: "Tokens", bundle: Table(columns: ["index", "id", "piece"], rows: rows).mimeBundle))
+        return .host(TokensObject(ids: llama.tokenizer.encode(text), tokenizer: llama.tokenizer))
     }
 
-    static let detokenize = Builtin(name: "detokenize", signature: "detokenize(_ model, _ ids: [Int]) -> String", summary: "The text of token ids.") { arguments, _ in
+    static let tokenId = Builtin(name: "tokenId", signature: "tokenId(_ model, _ text: String) -> Int", summary: "The id of the one token the text is (no BOS): tokenId(m, \" Mary\"); an error naming the pieces when the text is several tokens.") { arguments, context in
         let model = try loadedModel(&arguments)
-        let (idsValue, location) = try arguments.requirePositional("ids")
+        let (value, location) = try arguments.requirePositional("text")
+        let text = try arguments.string((value, location), "text")
         try arguments.finish()
-        let ids = try tokenIDs(idsValue, at: location, function: "detokenize")
         let llama = try modelCall(at: location) { () throws(ModelError) in try model.model() }
-        return .string(llama.tokenizer.decode(ids))
+        let ids = llama.tokenizer.encode(text, addSpecial: false)
+        guard ids.count == 1 else {
+            let pieces = ids.map { llama.tokenizer.visiblePiece($0).debugDescription }.joined(separator: " ")
+            throw LumenError(.value, "\(text.debugDescription) is \(ids.count) tokens\(ids.isEmpty ? "" : " (\(pieces))"), not one: tokenize(m, text).ids gives them all", at: location)
+        }
+        return .integer(Int(ids[0]))
+    }
+
+    static let toText = detokenizing(named: "toText")
+    /// `toText` by the name earlier versions gave it.
+    static let detokenize = detokenizing(named: "detokenize")
+
+    /// The built-in that gives the text of token ids, called `name`.
+    private static func detokenizing(named name: String) -> Builtin {
+        Builtin(name: name, signature: "\(name)(_ model, _ ids: [Int] or Tokens) -> String", summary: "The text of token ids (or of Tokens).") { arguments, _ in
+            let model = try loadedModel(&arguments)
+            let (idsValue, location) = try arguments.requirePositional("ids")
+            try arguments.finish()
+            let ids = try tokenIDs(idsValue, at: location, function: name)
+            let llama = try modelCall(at: location) { () throws(ModelError) in try model.model() }
+            return .string(llama.tokenizer.decode(ids))
+        }
     }
 
     /// The elements of `value`, a list of Ints, as token ids (not yet checked against a vocabulary).

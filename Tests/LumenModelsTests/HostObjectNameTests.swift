@@ -35,7 +35,7 @@ struct HostObjectNameTests {
         let state = StateObject(model: model, weights: try model.model(), prefix: await session.session.cachedPrefix())
         session.release()
         let objects: [any HostObject] = [model, generation, chat, RunList([]), Secret(variable: "A_KEY", value: "x"), job, measurement, vector,
-                                         tensor, trace, intervention, state]
+                                         tensor, trace, intervention, state, TokensObject(ids: [1, 403], tokenizer: try model.model().tokenizer)]
         let builtins = Set((StandardLibrary.all + ModelHost.libraries(runLog: nil, frontEnd: "kernel").flatMap(\.builtins)).map(\.name))
         for object in objects {
             for name in object.propertyNames {

@@ -192,6 +192,15 @@ struct ModelCellTests {
         _ = await session.run("reload(m)")
         #expect(await session.value("m.generate(\"Once\", maxTokens: 3, temperature: 0).tokens.count") == "3")
         #expect(await session.run("detokenize(m, [1, 403, 407])") == "\" Once upon\"")
+        // Tokens as data: indexed (negative from the end), sliced, counted, iterated, and by id.
+        _ = await session.run("let t = tokenize(m, \"Once upon a time\")")
+        #expect(await session.run("[t[0], t[-1], len(t), t.ids.count]") == "[1, 378, 5, 5]")
+        #expect(await session.run("t[1...].pieces") == "[\" Once\", \" upon\", \" a\", \" time\"]")
+        #expect(await session.run("toText(m, t[1..<3])") == "\"Once upon\"")
+        #expect(await session.run("sorted(t)") == "[1, 261, 378, 403, 407]")
+        // A SentencePiece vocabulary puts a space before the text itself, as llama.cpp does.
+        #expect(await session.run("tokenId(m, \"upon\")") == "407")
+        #expect(await session.run("tokenId(m, \"upon a\")").hasPrefix("ValueError: \"upon a\" is 2 tokens (\"·upon\" \"·a\"), not one"))
         #expect(await session.run("perplexity(m, \"Once upon a time\") > 1") == "true")
         #expect(await session.run("perplexity(m, \"Once upon a time\").logprobs.count") == "4")
         #expect(await session.run("bench(m, promptTokens: 8, genTokens: 4, repetitions: 1, threads: [1]).rows.map { $0[\"test\"] }") == "[\"pp8\", \"tg4\"]")

@@ -5,6 +5,7 @@ import GGUF
 import Inference
 import LumenLanguage
 import Synchronization
+import Tokenizers
 
 /// A model loaded in a session: its weights (shared with every other load of the same file) and a
 /// pool of `ModelSession` actors that serialise the work on each KV cache. Cells share the
@@ -23,6 +24,8 @@ public final class LoadedModel: PropertyTableHostObject {
     let parallel: Int
     /// The sessions, nil once unloaded.
     private let pool = Mutex<SessionPool?>(nil)
+    /// Each token's text as a label, made on first use (`tokenLabels`).
+    private let labels = Mutex<[String]?>(nil)
 
     /// Loads the file at `path` with a pool of `instances` sessions of `parallel` sequences.
     init(path: String, contextLength: Int?, threads: Int, instances: Int, parallel: Int) throws(ModelError) {
@@ -34,8 +37,18 @@ public final class LoadedModel: PropertyTableHostObject {
         try open()
     }
 
+    /// Each token's text as a label (`Tokenizer.textPiece`: byte fragments as `<0x..>`), what
+    /// logits are labelled with; made once for the model and shared (copy on write).
+    func tokenLabels(_ tokenizer: Tokenizer) -> [String] {
+        if let known = labels.withLock({ $0 }) { return known }
+        let made = (0..<tokenizer.vocabulary.count).map { tokenizer.textPiece(Int32($0)) }
+        labels.withLock { $0 = made }
+        return made
+    }
+
     /// Reads the file again (after it changed on disk), replacing the weights and sessions.
     func reload() throws(ModelError) {
+        labels.withLock { $0 = nil }
         WeightCache.shared.evict(path)
         try open()
     }

@@ -1,6 +1,8 @@
+import Executors
 import GGUF
 import Inference
 import LumenLanguage
+import Synchronization
 import Tensors
 
 extension ModelLibrary {
@@ -40,5 +42,24 @@ extension ModelLibrary {
         let width = loaded.configuration.embeddingLength
         guard case .array = value else { return .host(TensorObject(Tensor(vectors[0], shape: [width], axes: ["width"]))) }
         return .host(TensorObject(Tensor(vectors.flatMap { $0 }, shape: [texts.count, width], axes: ["text", "width"], labels: [texts, nil])))
+    }
+
+    static let unembedding = Builtin(
+        name: "unembedding",
+        signature: "unembedding(_ model) -> Tensor",
+        summary: "The output matrix with the final norm's weights folded in (TransformerLens's W_U after fold_ln): [token][width], token t's logit is row t · (x / rms(x)) for the last residual stream x. For direct logit attribution: einsum(\"le,e->l\", outputs / rms, W[a] - W[b]). A loaded model only; the whole vocabulary × width as float32."
+    ) { arguments, context in
+        let model = try loadedModel(&arguments)
+        try arguments.finish()
+        let loaded = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
+        // Dequantizing the whole matrix is long work: on a thread of its own, stopped by an interrupt.
+        let cancelled = Atomic<Bool>(false)
+        let folded = await withTaskCancellationHandler {
+            await DedicatedThread.run(name: "lumen-unembedding") { loaded.foldedUnembedding(isCancelled: { cancelled.load(ordering: .relaxed) }) }
+        } onCancel: {
+            cancelled.store(true, ordering: .relaxed)
+        }
+        guard let folded else { throw CancellationError() }
+        return .host(TensorObject(folded))
     }
 }

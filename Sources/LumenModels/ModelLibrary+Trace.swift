@@ -109,7 +109,7 @@ extension ModelLibrary {
         }
         let pieces = ids.map { loaded.tokenizer.textPiece($0) }
         let tensors = plan.tensors(from: capture, labels: pieces)
-        return .host(TraceObject(trace: plan, ids: ids, pieces: pieces, tensors: tensors, logits: logits, tokenizer: loaded.tokenizer,
+        return .host(TraceObject(trace: plan, ids: ids, pieces: pieces, tensors: tensors, logits: logits, tokenLabels: model.tokenLabels(loaded.tokenizer),
                                  generated: text, interventions: logged))
     }
 }

@@ -4,7 +4,6 @@ import Inference
 import LumenLanguage
 import RunLog
 import Tensors
-import Tokenizers
 
 /// A trace in cells (`trace(m, prompt, keep:)`): the run's tokens, the activations kept, as
 /// tensors named by their points (`t.resid_post`, `t.q`, `t.pattern`, …; `t.resid`, `t.attn`,
@@ -21,21 +20,21 @@ final class TraceObject: PropertyTableHostObject {
     let tensors: [ActivationPoint: Tensor]
     /// The logits after the last position (a prompt-only trace).
     let logits: [Float]?
-    /// The model's tokenizer, which labels the logits with their tokens when they are read.
-    let tokenizer: Tokenizer
+    /// Each token's text, the logits' labels.
+    let tokenLabels: [String]
     /// The text generated, for a trace of a generation.
     let generated: String?
     /// The changes made inside the run.
     let interventions: [RunIntervention]
 
-    init(trace: ActivationTrace, ids: [Int32], pieces: [String], tensors: [ActivationPoint: Tensor], logits: [Float]?, tokenizer: Tokenizer,
+    init(trace: ActivationTrace, ids: [Int32], pieces: [String], tensors: [ActivationPoint: Tensor], logits: [Float]?, tokenLabels: [String],
          generated: String?, interventions: [RunIntervention]) {
         self.trace = trace
         self.ids = ids
         self.pieces = pieces
         self.tensors = tensors
         self.logits = logits
-        self.tokenizer = tokenizer
+        self.tokenLabels = tokenLabels
         self.generated = generated
         self.interventions = interventions
     }
@@ -70,12 +69,11 @@ final class TraceObject: PropertyTableHostObject {
         return .host(TensorObject(tensor))
     }
 
-    /// The logits as a tensor labelled with each token's text (made when read: a vocabulary
-    /// has up to hundreds of thousands of tokens).
+    /// The logits as a tensor labelled with each token's text.
     var labelledLogits: Tensor? {
         logits.map { values in
             Tensor(values, shape: [values.count], axes: ["token"],
-                   labels: [(0..<values.count).map { tokenizer.textPiece(Int32($0)) }])
+                   labels: [tokenLabels.count == values.count ? tokenLabels : nil])
         }
     }
 

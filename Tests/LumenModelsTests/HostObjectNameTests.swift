@@ -28,7 +28,7 @@ struct HostObjectNameTests {
         let configuration = try model.model().configuration
         let plan = ActivationTrace(points: ActivationPoint.allCases, blocks: [0], configuration: configuration)
         let trace = TraceObject(trace: plan, ids: [1], pieces: [""], tensors: Dictionary(uniqueKeysWithValues: ActivationPoint.allCases.map { ($0, Tensor([0], shape: [1])) }),
-                                logits: [0, 1], tokenizer: try model.model().tokenizer, generated: nil, interventions: [])
+                                logits: [0, 1], tokenLabels: ["a", "b"], generated: nil, interventions: [])
         let intervention = InterventionObject(RunIntervention(ablating: "attn_out", block: 0))
         let session = try await model.lease()
         _ = try await session.session.prefill([1, 403])

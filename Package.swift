@@ -58,7 +58,7 @@ let package = Package(
         // writer both reproduce.
         .target(name: "PythonText"),
         .target(name: "Jinja", dependencies: ["PythonText"]),
-        .target(name: "Executors"),
+        .target(name: "Executors", dependencies: ["CKernels"]),
         // prctl (variadic, so not callable from Swift) for a kernel that ends with its launcher.
         .target(name: "CProcessControl"),
         .target(
@@ -125,7 +125,7 @@ let package = Package(
         // n-dimensional float arrays with NumPy's semantics (broadcasting, reductions along axes,
         // contractions, indexing) and NumPy's .npy/.npz files: what the engine captures and what
         // cells compute with.
-        .target(name: "Tensors", swiftSettings: optimisedInDebug),
+        .target(name: "Tensors", dependencies: ["CKernels", "Executors"], swiftSettings: optimisedInDebug),
         // JSON whose objects keep their members' order (a schema's properties, in requests too).
         .target(name: "OrderedJSON", dependencies: ["PythonText"]),
         .target(

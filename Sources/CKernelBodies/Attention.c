@@ -54,6 +54,26 @@ static float lumen_log_sum_exp(const float *x, long count) {
     return maximum + (float)log(total);
 }
 
+static void lumen_softmax_f32(const float *x, long count, float *out, int logarithmic) {
+    const float normalizer = lumen_log_sum_exp(x, count);
+    if (logarithmic) {
+        for (long p = 0; p < count; p++) out[p] = x[p] - normalizer;
+        return;
+    }
+    long p = 0;
+    // exp8 needs arguments ≤ 0, which x − log Σ e^x is when the sum is finite.
+    if (isfinite(normalizer)) {
+        const __m256 shift = _mm256_set1_ps(normalizer);
+        const __m256 lowest = _mm256_set1_ps(-87.3f);
+        for (; p + 8 <= count; p += 8) {
+            // Below e^-87.3 (and for −∞) the probability is 0, as expf's.
+            const __m256 d = _mm256_min_ps(_mm256_sub_ps(_mm256_loadu_ps(x + p), shift), _mm256_setzero_ps());
+            _mm256_storeu_ps(out + p, _mm256_and_ps(exp8(d), _mm256_cmp_ps(d, lowest, _CMP_GE_OQ)));
+        }
+    }
+    for (; p < count; p++) out[p] = expf(x[p] - normalizer);
+}
+
 /// The softmax's numerators in place: `row[p]` = e^(row[p] − max) over `[first, end)`, eight at a
 /// time; returns 1 / their total. A finite `sink` (gpt-oss's per-head attention sink) is one more
 /// score, counted in the maximum and the total but attending to nothing; −∞ is none.

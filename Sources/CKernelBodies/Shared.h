@@ -24,7 +24,7 @@
 #include <simde/x86/fma.h>
 #include <simde/x86/f16c.h>
 #define LUMEN_NATIVE_AVX2 0
-// SIMDe's aliases leave out the rounding-mode constants; x86 hosts get them from the system's
+// SIMDe's aliases leave out the rounding-mode and comparison constants; x86 hosts get them from the system's
 // SSE headers, other architectures from here.
 #ifndef _MM_FROUND_NO_EXC
 #define _MM_FROUND_NO_EXC SIMDE_MM_FROUND_NO_EXC
@@ -34,6 +34,9 @@
 #endif
 #ifndef _MM_ROUND_NEAREST
 #define _MM_ROUND_NEAREST SIMDE_MM_ROUND_NEAREST
+#endif
+#ifndef _CMP_GE_OQ
+#define _CMP_GE_OQ SIMDE_CMP_GE_OQ
 #endif
 #endif
 

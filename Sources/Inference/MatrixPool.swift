@@ -1,4 +1,5 @@
 import CKernels
+import Executors
 import Synchronization
 
 /// Multiplies weight matrices by batches of vectors, splitting the rows across threads.

@@ -1,4 +1,5 @@
 import CKernels
+import Executors
 import GenerationTypes
 import Synchronization
 

@@ -16,14 +16,14 @@ enum TensorLibrary {
     static let methodNames = all.map(\.name).filter { !["tensor", "stack", "concat", "loadNumpy", "einsum", "where"].contains($0) }
         + ["sum", "mean", "max", "min", "save"]
 
-    /// Elements of more than this run on a thread of their own, off the cooperative pool.
+    /// Elements of more than this run on the tensor thread, off the cooperative pool.
     private static let inlineElements = 1 << 16
 
-    /// `compute`'s tensor as a value, run on a thread of its own when `elements` is large, its
+    /// `compute`'s tensor as a value, run on the tensor thread when `elements` is large, its
     /// error a `LumenError` at `location`.
     static func computed(elements: Int, at location: SourceLocation, _ compute: @escaping @Sendable () throws(TensorError) -> Tensor) async throws(LumenError) -> Value {
         do {
-            let result = elements <= inlineElements ? try compute() : try await DedicatedThread.run(name: "lumen-tensor", compute)
+            let result = elements <= inlineElements ? try compute() : try await TensorThread.shared.run(compute)
             return TensorObject.value(result)
         } catch {
             throw LumenError(.value, error.description, at: location)

@@ -1,3 +1,4 @@
+import Executors
 import Foundation
 import GGUF
 import Inference

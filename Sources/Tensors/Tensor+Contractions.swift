@@ -1,3 +1,5 @@
+import CKernels
+
 extension Tensor {
     /// NumPy's `matmul`: the matrix product over the last two axes, the leading axes broadcast
     /// as a batch; a tensor of one axis is a row (first operand) or a column (second), that axis
@@ -20,11 +22,13 @@ extension Tensor {
         let stridesB = batchStrides(Array(right.shape.dropLast(2)), matrix: k * n, to: batch)
         let batches = batch.reduce(1, *)
         var result = [Float](repeating: 0, count: batches * m * n), product = 0
+        // Each right matrix transposed once (its columns as rows, for the kernel).
+        let columns = right.swappingLastTwo()
         left.values.withUnsafeBufferPointer { x in
-            right.values.withUnsafeBufferPointer { y in
+            columns.values.withUnsafeBufferPointer { y in
                 result.withUnsafeMutableBufferPointer { out in
                     forEachElement(of: batch, strides: [stridesA, stridesB]) { offsets in
-                        multiply(x.baseAddress! + offsets[0], y.baseAddress! + offsets[1], into: out.baseAddress! + product * m * n, m: m, k: k, n: n)
+                        multiply(x.baseAddress! + offsets[0], transposed: y.baseAddress! + offsets[1], into: out.baseAddress! + product * m * n, m: m, k: k, n: n)
                         product += 1
                     }
                 }
@@ -50,16 +54,18 @@ extension Tensor {
         return strides
     }
 
-    /// `c = a · b` for row-major `a` [m][k] and `b` [k][n]: a row of `c` at a time, each of `a`'s
-    /// elements scaling a row of `b` (a loop the compiler vectorises).
-    static func multiply(_ a: UnsafePointer<Float>, _ b: UnsafePointer<Float>, into c: UnsafeMutablePointer<Float>, m: Int, k: Int, n: Int) {
-        for i in 0..<m {
-            let row = c + i * n
-            row.initialize(repeating: 0, count: n)
-            for p in 0..<k {
-                let scale = a[i * k + p], source = b + p * n
-                for j in 0..<n { row[j] += scale * source[j] }
-            }
+    /// This tensor with its last two axes swapped (each matrix transposed).
+    func swappingLastTwo() -> Tensor {
+        transposed(Array(0..<(rank - 2)) + [rank - 1, rank - 2])
+    }
+
+    /// `c = a · bᵀ` for row-major `a` [m][k] and `bt` [n][k] (each of `c`'s columns a row of
+    /// `bt`): the engine's F32 matrix kernel, `bt`'s rows split across the cores.
+    static func multiply(_ a: UnsafePointer<Float>, transposed bt: UnsafePointer<Float>, into c: UnsafeMutablePointer<Float>, m: Int, k: Int, n: Int) {
+        guard m > 0, n > 0 else { return }
+        guard k > 0 else { return c.initialize(repeating: 0, count: m * n) }
+        Parallel.forEachPart(of: n, work: m * n * k) { rows in
+            lumen_matmul_f32(bt + rows.lowerBound * k, k, rows.count, a, m, k, c + rows.lowerBound, n)
         }
     }
 
@@ -152,11 +158,22 @@ extension Tensor {
         }
         let (batchLength, m, k, n) = (length(a, batch), length(a, ownA), length(a, summed), length(b, ownB))
         let left = try arranged(a, batch + ownA + summed).reshaped([batchLength, m, k])
-        let right = try arranged(b, batch + summed + ownB).reshaped([batchLength, k, n])
-        let product = try matmul(left, right)
+        // The right operand as [batch][its own][shared]: each of the product's columns a row,
+        // as the kernel reads them ("ld,vd->lv" needs no copy at all).
+        let right = try arranged(b, batch + ownB + summed).reshaped([batchLength, n, k])
+        var values = [Float](repeating: 0, count: batchLength * m * n)
+        left.values.withUnsafeBufferPointer { x in
+            right.values.withUnsafeBufferPointer { y in
+                values.withUnsafeMutableBufferPointer { out in
+                    for index in 0..<batchLength {
+                        multiply(x.baseAddress! + index * m * k, transposed: y.baseAddress! + index * n * k, into: out.baseAddress! + index * m * n, m: m, k: k, n: n)
+                    }
+                }
+            }
+        }
         let shape = (batch + ownA).map { letter in a.tensor.shape[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.shape[b.letters.firstIndex(of: letter)!] }
         let names = (batch + ownA).map { letter in a.tensor.axes[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.axes[b.letters.firstIndex(of: letter)!] }
         let labels = (batch + ownA).map { letter in a.tensor.labels[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.labels[b.letters.firstIndex(of: letter)!] }
-        return (Tensor(product.values, shape: shape, axes: names, labels: labels), batch + ownA + ownB)
+        return (Tensor(values, shape: shape, axes: names, labels: labels), batch + ownA + ownB)
     }
 }

@@ -1,3 +1,4 @@
+import CKernels
 import Foundation
 
 /// What `Tensor.reduced` computes along axes, as NumPy's functions of those names (`norm` is
@@ -6,14 +7,27 @@ import Foundation
 public enum Reduction: String, CaseIterable, Sendable {
     case sum, mean, max, min, norm, variance, argmax, argmin
 
-    /// Its value over one lane of `count` elements `stride` apart.
+    /// Its value over one lane of `count` elements `stride` apart (contiguous lanes eight at a
+    /// time, in eight partial sums).
     func apply(_ lane: UnsafePointer<Float>, count: Int, stride: Int) -> Float {
         switch self {
         case .sum, .mean, .norm:
-            var total = 0.0
-            for k in 0..<count {
-                let x = Double(lane[k * stride])
-                total += self == .norm ? x * x : x
+            var total: Double
+            if stride == 1 {
+                var partial = SIMD8<Float>(), k = 0
+                while k + 8 <= count {
+                    let x = UnsafeRawPointer(lane + k).loadUnaligned(as: SIMD8<Float>.self)
+                    partial += self == .norm ? x * x : x
+                    k += 8
+                }
+                total = Double(partial.sum())
+                for rest in k..<count { total += self == .norm ? Double(lane[rest] * lane[rest]) : Double(lane[rest]) }
+            } else {
+                total = 0
+                for k in 0..<count {
+                    let x = Double(lane[k * stride])
+                    total += self == .norm ? x * x : x
+                }
             }
             return Float(self == .mean ? (count == 0 ? .nan : total / Double(count)) : self == .norm ? total.squareRoot() : total)
         case .variance:
@@ -39,6 +53,54 @@ public enum Reduction: String, CaseIterable, Sendable {
             return self == .max || self == .min ? best : Float(bestIndex)
         }
     }
+
+    /// Its values over `length` rows of `width` contiguous floats, `rowStride` apart, into
+    /// `out[0..<width]`: a row at a time, each element of `out` one lane (what a reduction over
+    /// an axis that is not the last reads in order).
+    func applyRows(_ rows: UnsafePointer<Float>, length: Int, width: Int, rowStride: Int, into out: UnsafeMutablePointer<Float>) {
+        guard length > 0 else { return out.initialize(repeating: .nan, count: width) }
+        switch self {
+        case .sum, .mean, .norm:
+            out.initialize(repeating: 0, count: width)
+            for k in 0..<length {
+                let row = rows + k * rowStride
+                if self == .norm {
+                    for i in 0..<width { out[i] += row[i] * row[i] }
+                } else {
+                    for i in 0..<width { out[i] += row[i] }
+                }
+            }
+            if self == .mean { for i in 0..<width { out[i] /= Float(length) } }
+            if self == .norm { for i in 0..<width { out[i] = out[i].squareRoot() } }
+        case .variance:
+            Reduction.mean.applyRows(rows, length: length, width: width, rowStride: rowStride, into: out)
+            var squares = [Float](repeating: 0, count: width)
+            for k in 0..<length {
+                let row = rows + k * rowStride
+                for i in 0..<width {
+                    let d = row[i] - out[i]
+                    squares[i] += d * d
+                }
+            }
+            for i in 0..<width { out[i] = squares[i] / Float(length) }
+        case .max, .min:
+            out.update(from: rows, count: width)
+            for k in 1..<Swift.max(1, length) {
+                let row = rows + k * rowStride
+                // NaN wins and stays, as in NumPy.
+                for i in 0..<width where row[i].isNaN || (self == .max ? row[i] > out[i] : row[i] < out[i]) { out[i] = row[i] }
+            }
+        case .argmax, .argmin:
+            var best = Array(UnsafeBufferPointer(start: rows, count: width))
+            out.initialize(repeating: 0, count: width)
+            for k in 1..<Swift.max(1, length) {
+                let row = rows + k * rowStride
+                for i in 0..<width where !best[i].isNaN && (row[i].isNaN || (self == .argmax ? row[i] > best[i] : row[i] < best[i])) {
+                    (best[i], out[i]) = (row[i], Float(k))
+                }
+            }
+        }
+    }
 }
 
 extension Tensor {
@@ -62,12 +124,11 @@ extension Tensor {
         // read in place with a stride.
         let result: [Float]
         if chosen.count == 1 {
-            result = lanes(along: chosen[0]) { lane, count, stride in reduction.apply(lane, count: count, stride: stride) }
+            result = reducedAlong(chosen[0], reduction)
         } else {
+            // The reduced axes moved last and joined: each lane contiguous.
             let moved = transposed(kept + chosen.sorted())
-            result = moved.values.withUnsafeBufferPointer { buffer in
-                (0..<keptShape.reduce(1, *)).map { lane in reduction.apply(buffer.baseAddress! + lane * length, count: length, stride: 1) }
-            }
+            result = moved.reducedAlong(lanes: keptShape.reduce(1, *), length: length, reduction)
         }
         if keepingAxes {
             let shape = self.shape.indices.map { chosen.contains($0) ? 1 : self.shape[$0] }
@@ -76,44 +137,59 @@ extension Tensor {
         return Tensor(result, shape: keptShape, axes: kept.map { self.axes[$0] }, labels: kept.map { labels[$0] })
     }
 
-    /// `body(lane, count, stride)` for each lane along `axis` (the elements that differ only in
-    /// that axis), in C order of the other axes.
-    func lanes(along axis: Int, _ body: (UnsafePointer<Float>, Int, Int) -> Float) -> [Float] {
+    /// `reduction` along `axis`: contiguous lanes when it is the last, else row by row (the
+    /// elements read in order), the work split across the cores.
+    func reducedAlong(_ axis: Int, _ reduction: Reduction) -> [Float] {
         let outer = shape[..<axis].reduce(1, *), length = shape[axis], inner = shape[(axis + 1)...].reduce(1, *)
-        return values.withUnsafeBufferPointer { buffer in
-            guard let base = buffer.baseAddress else { return [] }
-            var result = [Float](repeating: 0, count: outer * inner)
-            for o in 0..<outer {
-                for i in 0..<inner { result[o * inner + i] = body(base + o * length * inner + i, length, inner) }
+        if inner == 1 { return reducedAlong(lanes: outer, length: length, reduction) }
+        var result = [Float](repeating: 0, count: outer * inner)
+        // Columns in pieces, so a single outer index (axis 0) still splits across the cores.
+        let piece = 4096, pieces = (inner + piece - 1) / piece
+        values.withUnsafeBufferPointer { x in
+            result.withUnsafeMutableBufferPointer { out in
+                guard let source = x.baseAddress, let target = out.baseAddress else { return }
+                Parallel.forEachPart(of: outer * pieces, work: count) { items in
+                    for item in items {
+                        let o = item / pieces, first = item % pieces * piece, width = Swift.min(piece, inner - first)
+                        reduction.applyRows(source + o * length * inner + first, length: length, width: width, rowStride: inner, into: target + o * inner + first)
+                    }
+                }
             }
-            return result
         }
+        return result
+    }
+
+    /// `reduction` of each of `lanes` contiguous lanes of `length` elements.
+    func reducedAlong(lanes: Int, length: Int, _ reduction: Reduction) -> [Float] {
+        var result = [Float](repeating: 0, count: lanes)
+        values.withUnsafeBufferPointer { x in
+            result.withUnsafeMutableBufferPointer { out in
+                guard let source = x.baseAddress else { return }
+                Parallel.forEachPart(of: lanes, work: lanes * length) { part in
+                    for lane in part { out[lane] = reduction.apply(source + lane * length, count: length, stride: 1) }
+                }
+            }
+        }
+        return result
     }
 
     /// NumPy's `x - max` then `exp`, normalised along `axis`: the probabilities of logits
     /// (`logarithmic`: their logarithms, computed without exponentiating and taking the log).
     public func softmax(axis: Int, logarithmic: Bool = false) throws(TensorError) -> Tensor {
         let axis = try resolvedAxis(axis)
-        let outer = shape[..<axis].reduce(1, *), length = shape[axis], inner = shape[(axis + 1)...].reduce(1, *)
+        // Along the last axis each lane is contiguous, for the vectorised kernel; another axis
+        // is moved last and back.
+        guard axis == rank - 1 else {
+            let back = Array(0..<axis) + [rank - 1] + Array(axis..<(rank - 1))
+            return try movingAxisLast(axis).softmax(axis: -1, logarithmic: logarithmic).transposed(back)
+        }
+        let length = shape[axis], lanes = count / Swift.max(length, 1)
         var result = [Float](repeating: 0, count: count)
         values.withUnsafeBufferPointer { x in
             result.withUnsafeMutableBufferPointer { out in
-                for o in 0..<outer {
-                    for i in 0..<inner {
-                        let start = o * length * inner + i
-                        var largest = -Float.infinity
-                        for k in 0..<length { largest = Swift.max(largest, x[start + k * inner]) }
-                        if largest == -.infinity { largest = 0 }
-                        var total = 0.0
-                        for k in 0..<length { total += Double(expf(x[start + k * inner] - largest)) }
-                        if logarithmic {
-                            let shift = largest + Float(Foundation.log(total))
-                            for k in 0..<length { out[start + k * inner] = x[start + k * inner] - shift }
-                        } else {
-                            let scale = Float(1 / total)
-                            for k in 0..<length { out[start + k * inner] = expf(x[start + k * inner] - largest) * scale }
-                        }
-                    }
+                guard let input = x.baseAddress, let output = out.baseAddress else { return }
+                Parallel.forEachPart(of: lanes, work: count * 8) { part in
+                    for lane in part { lumen_softmax_f32(input + lane * length, length, output + lane * length, logarithmic ? 1 : 0) }
                 }
             }
         }

@@ -30,14 +30,48 @@ extension Tensor {
         return transposed(resolved)
     }
 
-    /// The axes in the order of `permutation`, a checked permutation of `0..<rank`.
+    /// The axes in the order of `permutation`, a checked permutation of `0..<rank`: the result's
+    /// rows (its last axis) copied one at a time with the source's stride, a swap of the last two
+    /// axes in tiles that stay in cache.
     func transposed(_ permutation: [Int]) -> Tensor {
         if permutation == Array(0..<rank) { return self }
-        let own = strides, newShape = permutation.map { shape[$0] }
-        var result: [Float] = []
-        result.reserveCapacity(count)
+        let own = strides, newShape = permutation.map { shape[$0] }, sourceStrides = permutation.map { own[$0] }
+        var result = [Float](repeating: 0, count: count)
+        let swapsLastTwo = permutation == Array(0..<(rank - 2)) + [rank - 1, rank - 2]
         values.withUnsafeBufferPointer { x in
-            Self.forEachElement(of: newShape, strides: [permutation.map { own[$0] }]) { offsets in result.append(x[offsets[0]]) }
+            result.withUnsafeMutableBufferPointer { out in
+                guard let source = x.baseAddress, let target = out.baseAddress, let inner = newShape.last, inner > 0 else { return }
+                if swapsLastTwo {
+                    let (rows, columns) = (shape[rank - 2], shape[rank - 1]), matrices = count / Swift.max(1, rows * columns), tile = 32
+                    let bands = (rows + tile - 1) / tile
+                    Parallel.forEachPart(of: matrices * bands, work: count) { part in
+                        for item in part {
+                            let matrix = item / bands, row = item % bands * tile, last = Swift.min(row + tile, rows)
+                            let from = source + matrix * rows * columns, to = target + matrix * rows * columns
+                            for column in stride(from: 0, to: columns, by: tile) {
+                                let end = Swift.min(column + tile, columns)
+                                for r in row..<last {
+                                    // Pointers walked with wrapping arithmetic: the bounds are the loops'.
+                                    var read = from + (r &* columns &+ column), write = to + (column &* rows &+ r)
+                                    for _ in column..<end {
+                                        write.pointee = read.pointee
+                                        read += 1
+                                        write += rows
+                                    }
+                                }
+                            }
+                        }
+                    }
+                    return
+                }
+                let step = sourceStrides[rank - 1]
+                var row = 0
+                Self.forEachElement(of: Array(newShape.dropLast()), strides: [Array(sourceStrides.dropLast())]) { offsets in
+                    let base = source + offsets[0], destination = target + row * inner
+                    for j in 0..<inner { destination[j] = base[j * step] }
+                    row += 1
+                }
+            }
         }
         return Tensor(result, shape: newShape, axes: permutation.map { axes[$0] }, labels: permutation.map { labels[$0] })
     }

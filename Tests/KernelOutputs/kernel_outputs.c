@@ -207,6 +207,11 @@ static void attention(void) {
     for (int i = 0; i < 1003; i++) logits[i] *= 12.0f;
     const float normalizer = lumen_log_sum_exp(logits, 1003);
     print_floats("log_sum_exp", &normalizer, 1);
+    static float probabilities[1003];
+    lumen_softmax_f32(logits, 1003, probabilities, 0);
+    print_floats("softmax_f32", probabilities, 1003);
+    lumen_softmax_f32(logits, 1003, probabilities, 1);
+    print_floats("log_softmax_f32", probabilities, 1003);
 }
 
 int main(void) {

@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build release venv models synthetic-models arch-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tokenizer bench-real bench-formats bench-serve bench-parallel bench-archs check-formats clean
+.PHONY: all deps test-deps llama-server build release venv models synthetic-models arch-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-parallel bench-archs check-formats clean
 
 all: build
 
@@ -176,6 +176,11 @@ bench: release venv
 bench-tokenizer: release models
 	@[ -x "$(LLAMA_TOKENIZE)" ] || { echo "Set LLAMA_TOKENIZE=/path/to/llama-tokenize (see BENCHMARKS.md)"; exit 2; }
 	python3 scripts/bench_tokenizer.py $(BIN_RELEASE) $(LLAMA_TOKENIZE) $(SHARED) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models} 3
+
+## Tensor operations against NumPy (the venv's), same run: softmax, logSoftmax, reductions
+## along each axis, matmul and einsum at the sizes interpretability meets.
+bench-tensors: release venv
+	$(PYTHON) scripts/bench_tensors.py $(BIN_RELEASE)
 
 ## The real models against llama.cpp's llama-bench (built by you, outside the repo), same run.
 bench-real: release models

@@ -54,8 +54,8 @@ static float lumen_log_sum_exp(const float *x, long count) {
     return maximum + (float)log(total);
 }
 
-static void lumen_softmax_f32(const float *x, long count, float *out, int logarithmic) {
-    const float normalizer = lumen_log_sum_exp(x, count);
+static void lumen_softmax_f32(const float *x, long count, float *out, int logarithmic, const float *given) {
+    const float normalizer = given ? *given : lumen_log_sum_exp(x, count);
     if (logarithmic) {
         for (long p = 0; p < count; p++) out[p] = x[p] - normalizer;
         return;

@@ -56,6 +56,10 @@ public final class TensorObject: PropertyTableHostObject {
                 return index
             })
         case .host(let object as TensorObject) where object.tensor.rank == 1:
+            // Indices as argmax and topk give them: whole numbers.
+            guard object.tensor.values.allSatisfy({ $0.rounded() == $0 && abs($0) < 16_777_216 }) else {
+                throw LumenError(.type, "a Tensor used as indices must hold whole numbers", at: location)
+            }
             return .list(object.tensor.values.map { Int($0) })
         default:
             throw LumenError(.type, "a Tensor is subscripted with Ints, ranges, index lists or `...`, not \(item.typeName)", at: location)

@@ -188,8 +188,32 @@ extension Tensor {
         values.withUnsafeBufferPointer { x in
             result.withUnsafeMutableBufferPointer { out in
                 guard let input = x.baseAddress, let output = out.baseAddress else { return }
-                Parallel.forEachPart(of: lanes, work: count * 8) { part in
-                    for lane in part { lumen_softmax_f32(input + lane * length, length, output + lane * length, logarithmic ? 1 : 0) }
+                guard lanes == 1 else {
+                    Parallel.forEachPart(of: lanes, work: count * 8) { part in
+                        for lane in part { lumen_softmax_f32(input + lane * length, length, output + lane * length, logarithmic ? 1 : 0, nil) }
+                    }
+                    return
+                }
+                // One long row (a vocabulary's logits): each part's log Σ e^x, joined, then each
+                // part normalised by the whole row's.
+                let pieces = 8
+                var partial = [Float](repeating: -.infinity, count: pieces)
+                partial.withUnsafeMutableBufferPointer { sums in
+                    Parallel.forEachPart(of: pieces, work: length * 8) { part in
+                        for piece in part where piece * length / pieces < (piece + 1) * length / pieces {
+                            let start = piece * length / pieces
+                            sums[piece] = lumen_log_sum_exp(input + start, (piece + 1) * length / pieces - start)
+                        }
+                    }
+                }
+                let largest = partial.max() ?? 0
+                var normalizer = largest.isFinite ? largest + Float(Foundation.log(partial.reduce(0.0) { $0 + Foundation.exp(Double($1 - largest)) })) : largest
+                if partial.contains(where: \.isNaN) { normalizer = .nan }
+                Parallel.forEachPart(of: pieces, work: length * 8) { part in
+                    for piece in part {
+                        let start = piece * length / pieces
+                        lumen_softmax_f32(input + start, (piece + 1) * length / pieces - start, output + start, logarithmic ? 1 : 0, &normalizer)
+                    }
                 }
             }
         }

@@ -208,10 +208,12 @@ static void attention(void) {
     const float normalizer = lumen_log_sum_exp(logits, 1003);
     print_floats("log_sum_exp", &normalizer, 1);
     static float probabilities[1003];
-    lumen_softmax_f32(logits, 1003, probabilities, 0);
+    lumen_softmax_f32(logits, 1003, probabilities, 0, NULL);
     print_floats("softmax_f32", probabilities, 1003);
-    lumen_softmax_f32(logits, 1003, probabilities, 1);
+    lumen_softmax_f32(logits, 1003, probabilities, 1, NULL);
     print_floats("log_softmax_f32", probabilities, 1003);
+    lumen_softmax_f32(logits, 500, probabilities, 0, &normalizer);
+    print_floats("softmax_f32.part", probabilities, 500);
 }
 
 int main(void) {

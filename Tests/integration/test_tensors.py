@@ -51,6 +51,8 @@ CASES = [
     ("softmax", 'softmax(a, axis: -1)', lambda x: np.exp(x["a"] - x["a"].max(-1, keepdims=True)) / np.exp(x["a"] - x["a"].max(-1, keepdims=True)).sum(-1, keepdims=True)),
     ("log_softmax_axis1", 'logSoftmax(a, axis: 1)', lambda x: x["a"] - x["a"].max(1, keepdims=True) - np.log(np.exp(x["a"] - x["a"].max(1, keepdims=True)).sum(1, keepdims=True))),
     ("log_softmax_logits", 'logits.logSoftmax()', lambda x: x["logits"] - x["logits"].max(-1, keepdims=True) - np.log(np.exp(x["logits"] - x["logits"].max(-1, keepdims=True)).sum(-1, keepdims=True))),
+    ("softmax_row", 'softmax(logits[3])', lambda x: np.exp(x["logits"][3] - x["logits"][3].max()) / np.exp(x["logits"][3] - x["logits"][3].max()).sum()),
+    ("log_softmax_row", 'logSoftmax(logits[3])', lambda x: x["logits"][3] - x["logits"][3].max() - np.log(np.exp(x["logits"][3] - x["logits"][3].max()).sum())),
     ("sum0", 'sum(a, axis: 0)', lambda x: x["a"].sum(0)),
     ("mean02", 'mean(a, axis: [0, 2])', lambda x: x["a"].mean((0, 2))),
     ("max_keep", 'max(a, axis: 1, keepdims: true)', lambda x: x["a"].max(1, keepdims=True)),

@@ -119,9 +119,11 @@ struct lumen_format_kernels {
     /* log Σ e^x over `count` floats (the maximum taken out first; e^x eight at a time, within 1.3 ulp, summed in     \
        doubles): what turns a vocabulary's logits into log-probabilities, for every generated token. */               \
     X(float, log_sum_exp, (const float *x, long count), (x, count))                                                   \
-    /* The softmax of `count` floats into `out` (which may be `x`): e^(x − log Σ e^x), eight at a time; with         \
-       `logarithmic`, x − log Σ e^x. Non-finite inputs give NumPy's results (NaN in, NaN out). */                     \
-    X(void, softmax_f32, (const float *x, long count, float *out, int logarithmic), (x, count, out, logarithmic))     \
+    /* The softmax of `count` floats into `out` (which may be `x`): e^(x − L), eight at a time, or with             \
+       `logarithmic` x − L, where L is `*normalizer` when given (a part of a longer row: log Σ e^x over all of it)   \
+       or log Σ e^x over these. Non-finite inputs give NumPy's results (NaN in, NaN out). */                          \
+    X(void, softmax_f32, (const float *x, long count, float *out, int logarithmic, const float *normalizer),          \
+      (x, count, out, logarithmic, normalizer))                                                                       \
     /* Writes `count` floats into a cache of that type (F16: rounded to nearest). */                                  \
     X(void, store_f32, (const float *x, void *out, long count), (x, out, count))                                      \
     X(void, store_f16, (const float *x, void *out, long count), (x, out, count))                                      \

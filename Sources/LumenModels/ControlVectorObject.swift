@@ -21,18 +21,22 @@ final class ControlVectorObject: PropertyTableHostObject {
     static let properties = PropertyTable<ControlVectorObject>([
         ("blocks", { .array($0.vector.directions.keys.sorted().map(Value.integer)) }),
         ("width", { .integer($0.vector.width) }),
-        ("norms", { object in
-            .array(object.vector.directions.keys.sorted().map { block in
-                .double(Double((object.vector.directions[block] ?? []).reduce(0) { $0 + $1 * $1 }.squareRoot()))
-            })
-        }),
+        ("norms", { .array($0.norms.map { .double(Double($0)) }) }),
     ])
     var methodNames: [String] { [] }
+
+    /// Each block's direction's Euclidean norm, by block: what `steerScale` multiplies, so a
+    /// vector of norms in the hundreds needs a far smaller scale than one of unit norms.
+    var norms: [Float] {
+        vector.directions.keys.sorted().map { block in (vector.directions[block] ?? []).reduce(0) { $0 + $1 * $1 }.squareRoot() }
+    }
 
     var summary: String {
         let blocks = vector.directions.keys.sorted()
         let span = blocks.first.map { first in "blocks \(first)…\(blocks.last ?? first)" } ?? "no blocks"
-        return "ControlVector(\(blocks.count) directions of \(vector.width), \(span), from \(source.description))"
+        let norms = self.norms
+        let range = norms.isEmpty ? "" : String(format: ", norms %.3g to %.3g", Double(norms.min() ?? 0), Double(norms.max() ?? 0))
+        return "ControlVector(\(blocks.count) directions of \(vector.width), \(span)\(range), from \(source.description))"
     }
     var mimeBundle: MIMEBundle { .plainText(summary) }
 }

@@ -1,4 +1,5 @@
 import Tensors
+
 /// Lumen's operators on values: Int arithmetic that reports overflow instead of trapping, Int
 /// and Double mixing to Double, string and array concatenation, comparisons, ranges, subscripts.
 package enum Operators {

@@ -242,6 +242,9 @@ public struct Parser {
         (["??"], true), (["..<", "..."], false), (["+", "-"], false), (["*", "/", "%"], false),
     ]
 
+    /// The most indices one subscript takes (`t[0, 1, …]`), one per axis.
+    static let maximumIndices = 64
+
     /// The precedence level of `..<` and `...`.
     private static let rangeLevel = precedence.firstIndex { $0.operators.contains("..<") }!
 
@@ -322,6 +325,10 @@ public struct Parser {
                 let location = advance().location
                 var items = [try parseExpression()]
                 while isSymbol(",") {
+                    // One index per axis: an array's subscript recurses once per index.
+                    guard items.count < Self.maximumIndices else {
+                        throw LumenError(.syntax, "a subscript takes at most \(Self.maximumIndices) indices", at: current.location)
+                    }
                     advance()
                     items.append(try parseExpression())
                 }

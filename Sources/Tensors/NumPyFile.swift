@@ -47,7 +47,13 @@ public enum NumPyFile {
         let dimensions = shapeText.trimmingCharacters(in: CharacterSet(charactersIn: "() ")).split(separator: ",").map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         let shape = dimensions.compactMap { Int($0) }
         guard shape.count == dimensions.count, shape.allSatisfy({ $0 >= 0 }) else { throw FormatError("a .npy shape that is not a tuple of lengths: \(shapeText)") }
-        let count = shape.reduce(1, *), start = headerStart + headerLength
+        guard shape.count <= Tensor.maximumRank else { throw FormatError("a .npy of \(shape.count) axes; NumPy's arrays have at most \(Tensor.maximumRank)") }
+        // A shape whose element count overflows cannot fit any file.
+        let count = shape.reduce(1) { product, length in
+            let (next, overflow) = product.multipliedReportingOverflow(by: length)
+            return overflow ? Int.max / 16 : next
+        }
+        let start = headerStart + headerLength
         guard bytes.count - start == count * type.size else {
             throw FormatError("a .npy of shape \(shape) and type \(typeName) needs \(count * type.size) bytes of data, the file has \(bytes.count - start)")
         }

@@ -4,6 +4,7 @@ extension Tensor {
     public func reshaped(_ newShape: [Int]) throws(TensorError) -> Tensor {
         var resolved = newShape
         let unknown = newShape.indices.filter { newShape[$0] == -1 }
+        guard newShape.count <= Self.maximumRank else { throw TensorError("a Tensor has at most \(Self.maximumRank) axes, not \(newShape.count)") }
         guard unknown.count <= 1, newShape.allSatisfy({ $0 >= -1 }) else {
             throw TensorError("cannot reshape a Tensor \(shapeText) to \(newShape): lengths are 0 or more, with at most one -1")
         }
@@ -101,6 +102,7 @@ extension Tensor {
     public func expanded(axis: Int) throws(TensorError) -> Tensor {
         let position = axis < 0 ? rank + 1 + axis : axis
         guard (0...rank).contains(position) else { throw .axisOutOfRange(axis, of: self) }
+        guard rank < Self.maximumRank else { throw TensorError("a Tensor has at most \(Self.maximumRank) axes") }
         var newShape = shape, newAxes = axes, newLabels = labels
         newShape.insert(1, at: position)
         newAxes.insert("axis\(position)", at: position)

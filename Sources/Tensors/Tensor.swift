@@ -40,6 +40,10 @@ public struct Tensor: Sendable, Equatable {
     /// The number of axes.
     public var rank: Int { shape.count }
 
+    /// The most axes a tensor has (NumPy's own limit, `NPY_MAXDIMS`): what reads a tensor axis
+    /// by axis may recurse once per axis.
+    public static let maximumRank = 64
+
     /// The number of elements.
     public var count: Int { values.count }
 

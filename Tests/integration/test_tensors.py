@@ -132,3 +132,15 @@ def test_compressed_npz_is_refused_by_name(tmp_path, arrays):
     result = run_script(tmp_path, 'print(loadNumpy("packed.npz"))\n')
     assert result.returncode != 0
     assert "x.npy in the .npz is compressed (numpy.savez_compressed); save it with numpy.savez" in result.stdout + result.stderr
+
+
+def test_a_npy_whose_shape_cannot_be_read_is_refused_by_name(tmp_path):
+    # A header claiming 2^80 elements, and one of 100 axes (NumPy's limit is 64): errors, no crash.
+    def npy(shape):
+        header = ("{'descr': '<f4', 'fortran_order': False, 'shape': (%s), }" % ", ".join(map(str, shape))).ljust(118) + "\n"
+        return b"\x93NUMPY\x01\x00" + len(header).to_bytes(2, "little") + header.encode() + bytes(16)
+    (tmp_path / "huge.npy").write_bytes(npy([1 << 40, 1 << 40]))
+    (tmp_path / "deep.npy").write_bytes(npy([1] * 100))
+    for name, message in [("huge", "the file has 16"), ("deep", "a .npy of 100 axes; NumPy's arrays have at most 64")]:
+        result = run_script(tmp_path, f'loadNumpy("{name}.npy")\n')
+        assert result.returncode == 1 and message in result.stderr, result.stderr

@@ -24,6 +24,19 @@ struct LayerShapeTests {
         #expect(throws: ModelError.self) { try Ablation(heads: [1], block: 0, headDimension: 32).check(model) }
     }
 
+    @Test("a hook at a point a block never computes is refused, never silently idle: k and v of a layer reading another's cache, a mixture's mlp_post")
+    func pointsABlockLacks() throws {
+        let gemma = try LanguageModel(path: try TestData.syntheticModel("gemma4"))
+        for hook in [Ablation(.keys, block: 4), ActivationCapture([.values], blocks: [5]) as any ForwardHook] {
+            #expect { try hook.check(gemma) } throws: { ($0 as? ModelError)?.reason.contains("reads block") == true }
+        }
+        try Ablation(.keys, block: 2).check(gemma)
+        let mixture = try LanguageModel(path: try TestData.syntheticModel("qwen3moe"))
+        let expert = mixture.configuration.leadingDenseLayers
+        #expect { try Ablation(.feedForwardActivation, block: expert).check(mixture) } throws: { ($0 as? ModelError)?.reason.contains("mixture of experts") == true }
+        #expect { try ActivationPatch(.feedForwardPreActivation, block: expert, source: [], width: 0, positions: []).check(mixture) } throws: { $0 is ModelError }
+    }
+
     @Test("a layer sharing an earlier layer's cache attends over its own window: each row a distribution over at most 8 positions")
     func sharedSlidingLayerAttention() async throws {
         let model = try LanguageModel(path: try TestData.syntheticModel("gemma4"))

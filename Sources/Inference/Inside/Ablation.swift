@@ -38,6 +38,7 @@ public struct Ablation: SiteHook, Equatable {
             throw refuse("\(point.rawValue) cannot be ablated in a block: choose a point each block has and the pass reads on (\(ActivationPoint.allCases.filter { $0.layout.perBlock && $0 != .attentionProbabilities }.map(\.rawValue).joined(separator: ", ")))")
         }
         if ActivationPoint.attentionPoints.contains(point), let misfit = c.attentionMisfit([block]) { throw refuse(misfit) }
+        if let misfit = c.absenceMisfit(point, blocks: [block]) { throw refuse(misfit) }
         guard point.layout.rowAxes.first == "head" || heads.isEmpty else { throw refuse("\(point.rawValue) has no heads: ablate heads of q, k, v or z") }
         if point.layout.rowAxes.first == "head" && !heads.isEmpty {
             let count = point.layout.rowShape(c.layer(block))[0]

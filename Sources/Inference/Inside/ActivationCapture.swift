@@ -50,11 +50,8 @@ public final class ActivationCapture: ForwardHook {
         if !attention.isEmpty, let misfit = c.attentionMisfit(chosen) {
             throw refuse(misfit + ": keep \(attention.joined(separator: ", ")) of those (blocks:)")
         }
-        if !points.isDisjoint(with: [.keys, .values]), let sharing = chosen.first(where: { c.cacheLayer($0) != $0 }) {
-            throw refuse("block \(sharing) reads block \(c.cacheLayer(sharing))'s keys and values and computes none: keep k and v of the blocks that cache their own")
-        }
-        if !points.isDisjoint(with: [.feedForwardPreActivation, .feedForwardActivation]), let experts = chosen.first(where: { c.experts != nil && $0 >= c.leadingDenseLayers }) {
-            throw refuse("block \(experts)'s feed-forward is a mixture of experts, whose activations are per expert: mlp_pre and mlp_post exist in dense blocks only (mlp_out is the experts' sum)")
+        for point in points.sorted(by: { $0.rawValue < $1.rawValue }) {
+            if let misfit = c.absenceMisfit(point, blocks: chosen) { throw refuse(misfit) }
         }
         for point in points.sorted(by: { $0.rawValue < $1.rawValue }) where point.layout.perBlock && point != .attentionProbabilities {
             if let misfit = c.widthMisfit(point, blocks: chosen) { throw refuse(misfit + ": keep \(point.rawValue) of those (blocks:)") }

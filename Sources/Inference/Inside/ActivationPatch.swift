@@ -38,6 +38,9 @@ public struct ActivationPatch: SiteHook {
         func refuse(_ reason: String) -> ModelError { ModelError(file: model.gguf.path, field: "patch", reason: reason) }
         if let misfit = c.blockMisfit(block) { throw refuse(misfit) }
         guard point != .attentionProbabilities else { throw refuse("attention probabilities cannot be patched: the pass does not read them back") }
+        guard point.layout.perBlock else { throw refuse("\(point.rawValue) cannot be patched in a block") }
+        if ActivationPoint.attentionPoints.contains(point), let misfit = c.attentionMisfit([block]) { throw refuse(misfit) }
+        if let misfit = c.absenceMisfit(point, blocks: [block]) { throw refuse(misfit) }
         let expected = point.width(in: c, layer: block, contextLength: 0)
         guard width == expected else {
             throw refuse("the patched rows have \(width) floats, but the model's \(point.rawValue) rows have \(expected)")

@@ -137,6 +137,20 @@ extension ModelConfiguration {
         return "block\(recurrent.count == 1 ? "" : "s") \(recurrent.map(String.init).joined(separator: ", ")) \(recurrent.count == 1 ? "is a" : "are") recurrent\(recurrence.map { " (\($0.kind))" } ?? "") layer\(recurrent.count == 1 ? "" : "s") without attention heads; the attention layers are \(attention)"
     }
 
+    /// Why some of `blocks` never compute `point` beyond attention in a recurrent layer
+    /// (`attentionMisfit`): keys and values in a layer that reads another layer's cache, a
+    /// mixture of experts' feed-forward activations — or nil when they all do. A hook at a point
+    /// a block never computes would silently do nothing.
+    public func absenceMisfit(_ point: ActivationPoint, blocks: [Int]) -> String? {
+        if point == .keys || point == .values, let sharing = blocks.first(where: { cacheLayer($0) != $0 }) {
+            return "block \(sharing) reads block \(cacheLayer(sharing))'s keys and values and computes none: \(point.rawValue) exists in the blocks that cache their own"
+        }
+        if point == .feedForwardPreActivation || point == .feedForwardActivation, let expert = blocks.first(where: { experts != nil && $0 >= leadingDenseLayers }) {
+            return "block \(expert)'s feed-forward is a mixture of experts, whose activations are per expert: mlp_pre and mlp_post exist in dense blocks only (mlp_out is the experts' sum)"
+        }
+        return nil
+    }
+
     /// Why `point`'s rows of `blocks` cannot be kept together — some are of another width than
     /// the widest ones (Gemma 4's sliding layers' heads) —, or nil when they can.
     public func widthMisfit(_ point: ActivationPoint, blocks: [Int]) -> String? {

@@ -1,3 +1,4 @@
+import Executors
 import GGUF
 import GenerationTypes
 import Inference
@@ -109,7 +110,10 @@ extension ModelLibrary {
         }
         let pieces = ids.map { loaded.tokenizer.textPiece($0) }
         let tensors = plan.tensors(from: capture, labels: pieces)
-        return .host(TraceObject(trace: plan, ids: ids, pieces: pieces, tensors: tensors, logits: logits, tokenLabels: model.tokenLabels(loaded.tokenizer),
+        // A vocabulary's labels, made once per model (hundreds of thousands of pieces): off the cooperative pool.
+        let tokenizer = loaded.tokenizer
+        let labels = await DedicatedThread.run(name: "lumen-token-labels") { model.tokenLabels(tokenizer) }
+        return .host(TraceObject(trace: plan, ids: ids, pieces: pieces, tensors: tensors, logits: logits, tokenLabels: labels,
                                  generated: text, interventions: logged))
     }
 }

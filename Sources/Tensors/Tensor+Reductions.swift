@@ -7,37 +7,28 @@ import Foundation
 public enum Reduction: String, CaseIterable, Sendable {
     case sum, mean, max, min, norm, variance, argmax, argmin
 
-    /// Its value over one lane of `count` elements `stride` apart (contiguous lanes eight at a
-    /// time, in eight partial sums).
-    func apply(_ lane: UnsafePointer<Float>, count: Int, stride: Int) -> Float {
+    /// Its value over one contiguous lane of `count` elements (sums eight at a time, in eight
+    /// partial sums).
+    func apply(_ lane: UnsafePointer<Float>, count: Int) -> Float {
         switch self {
         case .sum, .mean, .norm:
-            var total: Double
-            if stride == 1 {
-                var partial = SIMD8<Float>(), k = 0
-                while k + 8 <= count {
-                    let x = UnsafeRawPointer(lane + k).loadUnaligned(as: SIMD8<Float>.self)
-                    partial += self == .norm ? x * x : x
-                    k += 8
-                }
-                total = Double(partial.sum())
-                for rest in k..<count { total += self == .norm ? Double(lane[rest] * lane[rest]) : Double(lane[rest]) }
-            } else {
-                total = 0
-                for k in 0..<count {
-                    let x = Double(lane[k * stride])
-                    total += self == .norm ? x * x : x
-                }
+            var partial = SIMD8<Float>(), k = 0
+            while k + 8 <= count {
+                let x = UnsafeRawPointer(lane + k).loadUnaligned(as: SIMD8<Float>.self)
+                partial += self == .norm ? x * x : x
+                k += 8
             }
+            var total = Double(partial.sum())
+            for rest in k..<count { total += self == .norm ? Double(lane[rest] * lane[rest]) : Double(lane[rest]) }
             return Float(self == .mean ? (count == 0 ? .nan : total / Double(count)) : self == .norm ? total.squareRoot() : total)
         case .variance:
             guard count > 0 else { return .nan }
             var total = 0.0
-            for k in 0..<count { total += Double(lane[k * stride]) }
+            for k in 0..<count { total += Double(lane[k]) }
             let mean = total / Double(count)
             var squares = 0.0
             for k in 0..<count {
-                let d = Double(lane[k * stride]) - mean
+                let d = Double(lane[k]) - mean
                 squares += d * d
             }
             return Float(squares / Double(count))
@@ -45,7 +36,7 @@ public enum Reduction: String, CaseIterable, Sendable {
             guard count > 0 else { return .nan }
             var best = lane[0], bestIndex = 0
             for k in 0..<count {
-                let x = lane[k * stride]
+                let x = lane[k]
                 // NaN wins, as in NumPy: the first NaN is the maximum and the minimum.
                 if x.isNaN { return self == .max || self == .min ? .nan : Float(k) }
                 if (self == .max || self == .argmax) ? x > best : x < best { (best, bestIndex) = (x, k) }
@@ -120,8 +111,8 @@ extension Tensor {
         }
         let kept = (0..<rank).filter { !chosen.contains($0) }
         let keptShape = kept.map { shape[$0] }, length = chosen.reduce(1) { $0 * shape[$1] }
-        // The reduced axes last, so each lane is contiguous, unless the one reduced axis can be
-        // read in place with a stride.
+        // One axis is read in place (row by row, or in lanes when it is the last); several are
+        // moved last and joined, so each lane is contiguous.
         let result: [Float]
         if chosen.count == 1 {
             result = reducedAlong(chosen[0], reduction)
@@ -166,7 +157,7 @@ extension Tensor {
             result.withUnsafeMutableBufferPointer { out in
                 guard let source = x.baseAddress else { return }
                 Parallel.forEachPart(of: lanes, work: lanes * length) { part in
-                    for lane in part { out[lane] = reduction.apply(source + lane * length, count: length, stride: 1) }
+                    for lane in part { out[lane] = reduction.apply(source + lane * length, count: length) }
                 }
             }
         }

@@ -187,7 +187,7 @@ let package = Package(
         .testTarget(name: "RemoteTests", dependencies: ["Remote", "OpenAIAPI", "GenerationTypes", "Executors"]),
         .testTarget(name: "JupyterProtocolTests", dependencies: ["JupyterProtocol", "FuzzSupport"]),
         .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
-        .testTarget(name: "TensorsTests", dependencies: ["Tensors"]),
+        .testTarget(name: "TensorsTests", dependencies: ["Tensors", "CKernels"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Tensors", "FuzzSupport", "LanguageTestSupport"]),
         .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),

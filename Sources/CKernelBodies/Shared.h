@@ -18,6 +18,7 @@
 /// Whether the kernels are compiled to native AVX2 instructions (else through SIMDe).
 #define LUMEN_NATIVE_AVX2 1
 #define VNNI_TARGET __attribute__((target("avx2,fma,f16c,avx512f,avx512vl,avx512vnni")))
+#define AVX512_TARGET __attribute__((target("avx2,fma,f16c,avx512f")))
 #else
 #define SIMDE_ENABLE_NATIVE_ALIASES
 #include <simde/x86/avx2.h>
@@ -95,6 +96,17 @@ static inline float horizontal_sum(__m256 v) {
     sum = _mm_add_ps(sum, _mm_movehl_ps(sum, sum));
     sum = _mm_add_ss(sum, _mm_movehdup_ps(sum));
     return _mm_cvtss_f32(sum);
+}
+
+/// Whether the CPU has AVX-512 Foundation (16-float registers, 32 of them).
+static inline int has_avx512(void) {
+#if LUMEN_NATIVE_AVX2
+    static int cached = -1;
+    if (cached < 0) cached = __builtin_cpu_supports("avx512f");
+    return cached;
+#else
+    return 0;
+#endif
 }
 
 /// Whether the CPU has AVX-512 VNNI (one instruction for unsigned × signed byte dot products).

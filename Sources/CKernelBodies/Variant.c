@@ -5,6 +5,7 @@
 
 #include "KernelTable.h"
 #include "Floats.c"
+#include "MatrixProduct.c"
 #include "ActivationQuantization.c"
 #include "LegacyQuants.c"
 #include "KQuants.c"

@@ -21,18 +21,19 @@ extension Tensor {
         let stridesA = batchStrides(Array(left.shape.dropLast(2)), matrix: m * k, to: batch)
         let stridesB = batchStrides(Array(right.shape.dropLast(2)), matrix: k * n, to: batch)
         let batches = batch.reduce(1, *)
-        var result = [Float](repeating: 0, count: batches * m * n), product = 0
-        // Each right matrix transposed once (its columns as rows, for the kernel).
-        let columns = right.swappingLastTwo()
-        left.values.withUnsafeBufferPointer { x in
-            columns.values.withUnsafeBufferPointer { y in
-                result.withUnsafeMutableBufferPointer { out in
+        var product = 0
+        // Every element is written by `multiply` (no zero fill first: 100 MB for a vocabulary-wide product).
+        let result = [Float](unsafeUninitializedCapacity: batches * m * n) { out, initialized in
+            left.values.withUnsafeBufferPointer { x in
+                right.values.withUnsafeBufferPointer { y in
                     forEachElement(of: batch, strides: [stridesA, stridesB]) { offsets in
-                        multiply(x.baseAddress! + offsets[0], transposed: y.baseAddress! + offsets[1], into: out.baseAddress! + product * m * n, m: m, k: k, n: n)
+                        multiply(MatrixOperand(x.baseAddress! + offsets[0], row: k, column: 1), MatrixOperand(y.baseAddress! + offsets[1], row: n, column: 1),
+                                 into: out.baseAddress! + product * m * n, m: m, k: k, n: n)
                         product += 1
                     }
                 }
             }
+            initialized = batches * m * n
         }
         var shape = batch + [m, n]
         let names = axisNames(for: batch, from: [left.axesDescription(dropping: 2), right.axesDescription(dropping: 2)])
@@ -54,18 +55,48 @@ extension Tensor {
         return strides
     }
 
-    /// This tensor with its last two axes swapped (each matrix transposed).
-    func swappingLastTwo() -> Tensor {
-        transposed(Array(0..<(rank - 2)) + [rank - 1, rank - 2])
+    /// A matrix in memory: its element (i, j) at `base[i * row + j * column]`.
+    struct MatrixOperand {
+        let base: UnsafePointer<Float>
+        let row: Int, column: Int
+
+        init(_ base: UnsafePointer<Float>, row: Int, column: Int) {
+            self.base = base
+            self.row = row
+            self.column = column
+        }
     }
 
-    /// `c = a · bᵀ` for row-major `a` [m][k] and `bt` [n][k] (each of `c`'s columns a row of
-    /// `bt`): the engine's F32 matrix kernel, `bt`'s rows split across the cores.
-    static func multiply(_ a: UnsafePointer<Float>, transposed bt: UnsafePointer<Float>, into c: UnsafeMutablePointer<Float>, m: Int, k: Int, n: Int) {
+    /// `c = a · b` for `a` [m][k], `b` [k][n] and row-major `c` [m][n], split across the cores:
+    /// a matrix times a vector (either side) as rows of dot products, anything else by the packed
+    /// matrix product (`lumen_matrix_product_f32`), in parts of whole register tiles along `c`'s
+    /// longer side.
+    static func multiply(_ a: MatrixOperand, _ b: MatrixOperand, into c: UnsafeMutablePointer<Float>, m: Int, k: Int, n: Int) {
         guard m > 0, n > 0 else { return }
         guard k > 0 else { return c.initialize(repeating: 0, count: m * n) }
-        Parallel.forEachPart(of: n, work: m * n * k) { rows in
-            lumen_matmul_f32(bt + rows.lowerBound * k, k, rows.count, a, m, k, c + rows.lowerBound, n)
+        let work = m * n * k
+        if n == 1, a.column == 1, b.row == 1 {
+            return Parallel.forEachPart(of: m, work: work) { rows in
+                lumen_matmul_f32(a.base + rows.lowerBound * a.row, a.row, rows.count, b.base, 1, k, c + rows.lowerBound, 1)
+            }
+        }
+        if m == 1, a.column == 1, b.row == 1 {
+            return Parallel.forEachPart(of: n, work: work) { columns in
+                lumen_matmul_f32(b.base + columns.lowerBound * b.column, b.column, columns.count, a.base, 1, k, c + columns.lowerBound, 1)
+            }
+        }
+        // 32 columns or 12 rows: a whole AVX-512 tile, two AVX2 ones.
+        let (tileColumns, tileRows) = (32, 12)
+        if n >= m {
+            Parallel.forEachPart(of: (n + tileColumns - 1) / tileColumns, work: work) { tiles in
+                let first = tiles.lowerBound * tileColumns, count = min(n, tiles.upperBound * tileColumns) - first
+                lumen_matrix_product_f32(m, count, k, a.base, a.row, a.column, b.base + first * b.column, b.row, b.column, c + first, n, 0)
+            }
+        } else {
+            Parallel.forEachPart(of: (m + tileRows - 1) / tileRows, work: work) { tiles in
+                let first = tiles.lowerBound * tileRows, count = min(m, tiles.upperBound * tileRows) - first
+                lumen_matrix_product_f32(count, n, k, a.base + first * a.row, a.row, a.column, b.base, b.row, b.column, c + first * n, n, 0)
+            }
         }
     }
 
@@ -158,18 +189,19 @@ extension Tensor {
         }
         let (batchLength, m, k, n) = (length(a, batch), length(a, ownA), length(a, summed), length(b, ownB))
         let left = try arranged(a, batch + ownA + summed).reshaped([batchLength, m, k])
-        // The right operand as [batch][its own][shared]: each of the product's columns a row,
-        // as the kernel reads them ("ld,vd->lv" needs no copy at all).
+        // The right operand as [batch][its own][shared], read as [shared][its own] through its
+        // strides ("ld,vd->lv" needs no copy at all).
         let right = try arranged(b, batch + ownB + summed).reshaped([batchLength, n, k])
-        var values = [Float](repeating: 0, count: batchLength * m * n)
-        left.values.withUnsafeBufferPointer { x in
-            right.values.withUnsafeBufferPointer { y in
-                values.withUnsafeMutableBufferPointer { out in
+        let values = [Float](unsafeUninitializedCapacity: batchLength * m * n) { out, initialized in
+            left.values.withUnsafeBufferPointer { x in
+                right.values.withUnsafeBufferPointer { y in
                     for index in 0..<batchLength {
-                        multiply(x.baseAddress! + index * m * k, transposed: y.baseAddress! + index * n * k, into: out.baseAddress! + index * m * n, m: m, k: k, n: n)
+                        multiply(MatrixOperand(x.baseAddress! + index * m * k, row: k, column: 1), MatrixOperand(y.baseAddress! + index * n * k, row: 1, column: k),
+                                 into: out.baseAddress! + index * m * n, m: m, k: k, n: n)
                     }
                 }
             }
+            initialized = batchLength * m * n
         }
         let shape = (batch + ownA).map { letter in a.tensor.shape[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.shape[b.letters.firstIndex(of: letter)!] }
         let names = (batch + ownA).map { letter in a.tensor.axes[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.axes[b.letters.firstIndex(of: letter)!] }

@@ -72,6 +72,13 @@ struct lumen_format_kernels {
     X(void, matmul_f32, (const float *w, long row_stride, long rows, const float *x, long tokens, long k, float *out,  \
                          long out_stride),                                                                            \
       (w, row_stride, rows, x, tokens, k, out, out_stride))                                                           \
+    /* `c = a · b` for `m` × `k` `a` and `k` × `n` `b`, any strides: a's (i, p) at `a[i * a_row + p * a_column]`,     \
+       b's (p, j) at `b[p * b_row + j * b_column]`, c's (i, j) written at `c[i * c_row + j]`. Packed panels and       \
+       register tiles (MatrixProduct.c), AVX-512 when the CPU has it and `without_avx512` (the tests' switch) is 0.   \
+       Single-threaded: callers split `c` by columns or rows. */                                                      \
+    X(void, matrix_product_f32, (long m, long n, long k, const float *a, long a_row, long a_column, const float *b,    \
+                                 long b_row, long b_column, float *c, long c_row, int without_avx512),                \
+      (m, n, k, a, a_row, a_column, b, b_row, b_column, c, c_row, without_avx512))                                    \
     /* Bytes of workspace `lumen_matmul_levels_q8` needs for rows of `k` weights. */                                  \
     X(long, matmul_levels_workspace, (long k), (k))                                                                   \
     /* `out[t * out_stride + r] = w[r] · x[t]` for `rows` weight rows of any format with a levels decoder and         \

@@ -89,12 +89,21 @@ public final class TensorObject: PropertyTableHostObject {
         }
     }
 
-    /// The tensor `value` stands for: a Tensor's, a number's (no axes), or a (nested) array of
-    /// numbers'.
+    /// The most elements a range makes into a tensor (4 GiB of floats).
+    static let maximumRangeLength = 1 << 30
+
+    /// The tensor `value` stands for: a Tensor's, a number's (no axes), a non-empty range's (its
+    /// integers, as NumPy's `arange`), or a (nested) array of numbers'.
     public static func tensor(_ value: Value, at location: SourceLocation) throws(LumenError) -> Tensor {
         if case .host(let object as TensorObject) = value { return object.tensor }
         if let number = Operators.number(value) { return Tensor(scalar: Float(number)) }
         if case .bool(let flag) = value { return Tensor(scalar: flag ? 1 : 0) }
+        if case .range(let lower, let upper) = value, upper > lower {
+            guard upper - lower <= maximumRangeLength else {
+                throw LumenError(.value, "the range \(lower)..<\(upper) has \(upper - lower) elements; a Tensor is made of at most \(maximumRangeLength)", at: location)
+            }
+            return Tensor((lower..<upper).map(Float.init), shape: [upper - lower])
+        }
         guard case .array(let elements) = value, !elements.isEmpty else {
             throw LumenError(.type, "needs a Tensor or a non-empty array of numbers, got \(value.typeName)", at: location)
         }
@@ -145,24 +154,55 @@ public final class TensorObject: PropertyTableHostObject {
         count <= limit ? Array(0..<count) : Array(0..<(limit - 4)) + [nil] + Array((count - 3)..<count)
     }
 
-    /// The values as NumPy prints them, cut to a screen: a row (one axis), rows labelled by the
-    /// first axis (two), or the shape with its statistics (more).
+    /// The values as NumPy prints them, cut to a screen, columns aligned: a row (one axis), rows
+    /// labelled by the first axis (two), or for more axes each matrix of the last two labelled by
+    /// its indices along the others (the first three and the last), then the statistics of all.
     private var text: String {
-        func row(_ values: ArraySlice<Float>) -> String {
-            Self.shown(values.count, limit: 10).map { $0.map { Self.format(values[values.startIndex + $0]) } ?? "…" }.joined(separator: "  ")
+        guard tensor.rank > 0 else { return summary + "\n" + Self.format(tensor.values.first ?? 0) }
+        guard tensor.rank > 1 else { return summary + "\n" + aligned([tensor.values[...]], labels: nil).joined() }
+        let (rows, width) = (tensor.shape[tensor.rank - 2], tensor.shape[tensor.rank - 1])
+        let leading = Array(tensor.shape.dropLast(2)), matrices = leading.reduce(1, *)
+        let shownRows = Self.shown(rows, limit: 12)
+        func matrix(_ number: Int) -> [String] {
+            let base = number * rows * width
+            let slices = shownRows.map { row in row.map { tensor.values[(base + $0 * width)..<(base + ($0 + 1) * width)] } }
+            return aligned(slices, labels: shownRows.map { row in row.map { shownLabel(axis: tensor.rank - 2, index: $0) } })
         }
-        switch tensor.rank {
-        case 1: return summary + "\n" + row(tensor.values[...])
-        case 2:
-            let width = tensor.shape[1]
-            let lines = Self.shown(tensor.shape[0], limit: 12).map { index in
-                index.map { "\(shownLabel(axis: 0, index: $0)): " + row(tensor.values[($0 * width)..<(($0 + 1) * width)]) } ?? "…"
+        guard tensor.rank > 2 else { return ([summary] + matrix(0)).joined(separator: "\n") }
+        let shownMatrices: [Int?] = matrices <= 4 ? Array(0..<matrices) : [0, 1, 2, nil, matrices - 1]
+        var lines = [summary]
+        for number in shownMatrices {
+            guard let number else { lines.append("…"); continue }
+            // The matrix's index along each leading axis, last axis fastest.
+            var remainder = number, indices = [Int](repeating: 0, count: leading.count)
+            for axis in stride(from: leading.count - 1, through: 0, by: -1) {
+                indices[axis] = remainder % leading[axis]
+                remainder /= leading[axis]
             }
-            return summary + "\n" + lines.joined(separator: "\n")
-        default:
-            let all = tensor.values
-            let mean = all.reduce(0, +) / Float(max(1, all.count))
-            return summary + "\nmean \(Self.format(mean)), min \(Self.format(all.min() ?? 0)), max \(Self.format(all.max() ?? 0)), norm \(Self.format(all.reduce(0) { $0 + $1 * $1 }.squareRoot()))"
+            lines.append(indices.enumerated().map { "\(tensor.axes[$0.offset]) \(shownLabel(axis: $0.offset, index: $0.element))" }.joined(separator: ", ") + ":")
+            lines += matrix(number).map { "  " + $0 }
+        }
+        let all = tensor.values
+        let mean = all.reduce(0, +) / Float(max(1, all.count))
+        lines.append("mean \(Self.format(mean)), min \(Self.format(all.min() ?? 0)), max \(Self.format(all.max() ?? 0)), norm \(Self.format(all.reduce(0) { $0 + $1 * $1 }.squareRoot()))")
+        return lines.joined(separator: "\n")
+    }
+
+    /// Rows of values (nil: a cut, shown "…"), each cut to ten values and prefixed by its label when
+    /// `labels` are given, every column as wide as its widest value.
+    private func aligned(_ rows: [ArraySlice<Float>?], labels: [String?]?) -> [String] {
+        let cells = rows.map { row in
+            row.map { values in Self.shown(values.count, limit: 10).map { $0.map { Self.format(values[values.startIndex + $0]) } ?? "…" } }
+        }
+        let columns = cells.compactMap { $0?.count }.max() ?? 0
+        let widths = (0..<columns).map { column in cells.compactMap { $0.map { column < $0.count ? $0[column].count : 0 } }.max() ?? 0 }
+        let labelWidth = labels?.compactMap { $0?.count }.max() ?? 0
+        return zip(cells, labels ?? Array(repeating: nil, count: cells.count)).map { row, label in
+            guard let row else { return "…" }
+            let values = row.enumerated().map { String(repeating: " ", count: widths[$0.offset] - $0.element.count) + $0.element }.joined(separator: "  ")
+            guard labels != nil else { return values }
+            let name = (label ?? "") + ":"
+            return name + String(repeating: " ", count: labelWidth + 2 - name.count) + values
         }
     }
 

@@ -37,10 +37,14 @@ public indirect enum Value: Sendable {
         }
     }
 
-    /// How `print` and interpolation show the value: strings as they are.
+    /// How `print` and interpolation show the value: strings as they are, an object as its text
+    /// display (a tensor's values, a lens's table), as Python's `str` shows an array.
     public var printed: String {
-        if case .string(let text) = self { return text }
-        return description
+        switch self {
+        case .string(let text): text
+        case .host(let object): object.mimeBundle.plainText ?? object.summary
+        default: description
+        }
     }
 
     /// How a cell result shows the value: strings quoted, as source would write them.

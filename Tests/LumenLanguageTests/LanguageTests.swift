@@ -40,6 +40,17 @@ struct LanguageTests {
         #expect(await session.run("y") == "10")
     }
 
+    @Test("print shows a tensor's values as NumPy prints them, columns aligned, cut to a screen; a range makes a tensor as arange")
+    func printedTensors() async {
+        let session = Session()
+        #expect(await session.run("print(tensor([[1.5, 2, 3], [4, 5, 6.25]]))") == "Tensor [2 × 3] (axis0 × axis1)\n0: 1.5  2     3\n1:   4  5  6.25\n")
+        #expect(await session.run("print(tensor(range(30)))") == "Tensor [30] (axis0)\n0  1  2  3  4  5  …  27  28  29\n")
+        let blocks = await session.run("print(reshape(tensor(range(40)), [5, 2, 4]))")
+        #expect(blocks.hasPrefix("Tensor [5 × 2 × 4] (axis0 × axis1 × axis2)\naxis0 0:\n  0: 0  1  2  3\n  1: 4  5  6  7\naxis0 1:\n"))
+        #expect(blocks.contains("…\naxis0 4:\n  0: 32  33  34  35\n  1: 36  37  38  39\nmean 19.5, min 0, max 39, norm 143.3\n"))
+        #expect(await session.run("tensor(range(5, 5))") == "TypeError: needs a Tensor or a non-empty array of numbers, got Range")
+    }
+
     @Test("strings: interpolation, multi-line literals, methods")
     func strings() async {
         let session = Session()

@@ -1,3 +1,4 @@
+import Display
 import Evaluation
 import Foundation
 import Inference
@@ -23,7 +24,7 @@ final class ControlVectorObject: PropertyTableHostObject {
         ("width", { .integer($0.vector.width) }),
         ("norms", { .array($0.norms.map { .double(Double($0)) }) }),
     ])
-    var methodNames: [String] { [] }
+    var methodNames: [String] { ["normalize"] }
 
     /// Each block's direction's Euclidean norm, by block: what `steerScale` multiplies, so a
     /// vector of norms in the hundreds needs a far smaller scale than one of unit norms.
@@ -38,14 +39,20 @@ final class ControlVectorObject: PropertyTableHostObject {
         let range = norms.isEmpty ? "" : String(format: ", norms %.3g to %.3g", Double(norms.min() ?? 0), Double(norms.max() ?? 0))
         return "ControlVector(\(blocks.count) directions of \(vector.width), \(span)\(range), from \(source.description))"
     }
-    var mimeBundle: MIMEBundle { .plainText(summary) }
+    /// The summary, then each block's norm.
+    var mimeBundle: MIMEBundle {
+        let table = Table(columns: ["block", "norm"], rows: zip(vector.directions.keys.sorted(), norms).map { [String($0), String(format: "%.4g", Double($1))] })
+        return MIMEBundle(["text/html": "<p>\(HTML.escape(summary))</p>\n" + table.html, "text/plain": summary + "\n" + table.plainText])
+    }
 }
 
 extension RunSteering.Vector {
     /// Where the vector came from, in words.
     var description: String {
-        if let path { return (path as NSString).lastPathComponent }
-        if let values { return "a direction of \(values.count) values" }
-        return "\(positive?.count ?? 0) positive and \(negative?.count ?? 0) negative prompts"
+        let normalizedNote = normalized == true ? ", normalized" : ""
+        if let path { return (path as NSString).lastPathComponent + normalizedNote }
+        if let values { return "a direction of \(values.count) values" + normalizedNote }
+        let made = "\(positive?.count ?? 0) positive and \(negative?.count ?? 0) negative prompts" + (method.map { " by \($0)" } ?? "")
+        return made + normalizedNote
     }
 }

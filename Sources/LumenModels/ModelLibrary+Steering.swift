@@ -27,8 +27,8 @@ extension ModelLibrary {
 
     static let steeringVector = Builtin(
         name: "steeringVector",
-        signature: "steeringVector(_ model, positive: [String], negative: [String]) -> ControlVector",
-        summary: "A contrastive steering vector: for each block after the first, the mean residual stream at the positive prompts' last token minus the negatives'. Steer with generate(…, steer:, steerScale:, steerBlocks:)."
+        signature: "steeringVector(_ model, positive: [String], negative: [String], method: String = \"last\") -> ControlVector",
+        summary: "A contrastive steering vector, a direction for each block after the first from the residual stream after it. method: \"last\" (the default: the mean at the positive prompts' last token minus the negatives', at the stream's own scale), \"mean\" or \"pca\" (llama-cvector-generator's: prompts in pairs, the differences at every position averaged or their first principal direction, unit length). Steer with generate(…, steer:, steerScale:, steerBlocks:)."
     ) { arguments, context in
         let model = try loadedModel(&arguments)
         func prompts(_ label: String) throws(LumenError) -> [String] {
@@ -43,11 +43,37 @@ extension ModelLibrary {
             }
         }
         let (positive, negative) = (try prompts("positive"), try prompts("negative"))
+        var method = ContrastiveMethod.last
+        if let (value, location) = arguments.labelled("method") {
+            guard case .string(let name) = value, let chosen = ContrastiveMethod(rawValue: name) else {
+                throw LumenError(.value, "method: must be one of \(ContrastiveMethod.names), got \(value.description)", at: location)
+            }
+            if chosen != .last, positive.count != negative.count {
+                throw LumenError(.value, "method: \"\(name)\" pairs positive i with negative i: give as many of each, not \(positive.count) and \(negative.count)", at: location)
+            }
+            method = chosen
+        }
         try arguments.finish()
         let vector = try await onSession(of: model, at: context.location) { session throws(ModelError) in
-            try await ControlVector.contrastive(session: session, positive: positive, negative: negative)
+            try await ControlVector.contrastive(session: session, positive: positive, negative: negative, method: method)
         }
-        return .host(ControlVectorObject(vector: vector, source: RunSteering.Vector(positive: positive, negative: negative, scale: 1)))
+        let source = RunSteering.Vector(positive: positive, negative: negative, method: method == .last ? nil : method.rawValue, scale: 1)
+        return .host(ControlVectorObject(vector: vector, source: source))
+    }
+
+    static let normalize = Builtin(
+        name: "normalize",
+        signature: "normalize(_ vector: ControlVector) -> ControlVector",
+        summary: "The control vector with each block's direction scaled to unit length, so that steerScale: means the same at every block (llama-cvector-generator's vectors are unit length; a \"last\" vector is at the residual stream's scale)."
+    ) { arguments, context in
+        let (value, location) = try arguments.requirePositional("vector")
+        try arguments.finish()
+        guard case .host(let object as ControlVectorObject) = value else {
+            throw LumenError(.type, "normalize: needs a ControlVector, got \(value.typeName) (a Tensor is normalised with x / norm(x))", at: location)
+        }
+        var source = object.source
+        source.normalized = true
+        return .host(ControlVectorObject(vector: object.vector.normalized(), source: source))
     }
 
     /// The steering `generate` is asked for (`steer:`, `steerScale:`, `steerBlocks:`): the hook that

@@ -85,16 +85,19 @@ extension RunSteering {
         let range = blocks.flatMap { $0.count == 2 && $0[0] <= $0[1] ? $0[0]...$0[1] : nil }
         var sum: ControlVector?
         for vector in vectors {
-            let scaled: ControlVector?
+            var made: ControlVector?
             if let path = vector.path {
-                scaled = try ControlVector.sum(of: [(path: path, scale: Float(vector.scale))], for: session.model)
+                made = try ControlVector.sum(of: [(path: path, scale: 1)], for: session.model)
             } else if let values = vector.values, let range {
-                scaled = ControlVector(direction: values, blocks: range).scaled(by: Float(vector.scale))
+                made = ControlVector(direction: values, blocks: range)
             } else {
-                scaled = try await ControlVector.contrastive(session: session, positive: vector.positive ?? [], negative: vector.negative ?? [])
-                    .scaled(by: Float(vector.scale))
+                guard let method = ContrastiveMethod(rawValue: vector.method ?? ContrastiveMethod.last.rawValue) else {
+                    throw ModelError(file: session.model.gguf.path, field: "method", reason: "the log names method \(vector.method ?? ""), not one of \(ContrastiveMethod.names)")
+                }
+                made = try await ControlVector.contrastive(session: session, positive: vector.positive ?? [], negative: vector.negative ?? [], method: method)
             }
-            if let scaled { sum = sum.map { $0 + scaled } ?? scaled }
+            if vector.normalized == true { made = made?.normalized() }
+            if let scaled = made?.scaled(by: Float(vector.scale)) { sum = sum.map { $0 + scaled } ?? scaled }
         }
         return sum.map { [$0.steering(blocks: range)] } ?? []
     }

@@ -10,6 +10,11 @@ public struct RunSteering: Codable, Sendable, Equatable {
         /// The direction itself, for a vector made in a cell (a Tensor), added after each block
         /// steered.
         public var values: [Float]?
+        /// How a contrastive vector was made from its prompts (`ContrastiveMethod`'s name; nil:
+        /// "last", the default).
+        public var method: String?
+        /// Whether each block's direction was scaled to unit length (`normalize`).
+        public var normalized: Bool?
         /// Its scale.
         public var scale: Double
 
@@ -25,10 +30,11 @@ public struct RunSteering: Codable, Sendable, Equatable {
             self.scale = scale
         }
 
-        /// A vector built from prompt pairs, with its scale.
-        public init(positive: [String], negative: [String], scale: Double) {
+        /// A vector built from prompt pairs by `method` (nil: the default), with its scale.
+        public init(positive: [String], negative: [String], method: String? = nil, scale: Double) {
             self.positive = positive
             self.negative = negative
+            self.method = method
             self.scale = scale
         }
     }

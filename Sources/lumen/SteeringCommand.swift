@@ -11,7 +11,9 @@ struct SteeringCommand: AsyncParsableCommand {
         discussion: """
             For each block after the first: the mean over the positive prompts of the residual \
             stream after the block at the prompt's last token, minus the same over the negative \
-            ones. Use it with --control-vector-scaled FILE SCALE.
+            ones (--method last); or, as llama-cvector-generator, the mean or the first principal \
+            direction of the differences at every position of each positive–negative pair, unit \
+            length (--method mean, pca). Use it with --control-vector-scaled FILE SCALE.
             """
     )
 
@@ -23,6 +25,9 @@ struct SteeringCommand: AsyncParsableCommand {
 
     @Option(parsing: .upToNextOption, help: ArgumentHelp("Prompts showing its opposite.", valueName: "text"))
     var negative: [String] = []
+
+    @Option(help: ArgumentHelp("How the directions are made: last (the default: the mean last-token difference, at the residual stream's scale), mean or pca (llama-cvector-generator's: prompts in pairs, the differences at every position averaged or their first principal direction, unit length).", valueName: "method"))
+    var method: ContrastiveMethod = .last
 
     @Option(name: .customShort("o"), help: ArgumentHelp("The control-vector GGUF to write.", valueName: "file"))
     var output: String
@@ -36,6 +41,9 @@ struct SteeringCommand: AsyncParsableCommand {
         if positive.isEmpty || negative.isEmpty { throw ValidationError("give at least one --positive and one --negative prompt") }
         if let directory = OutputPath.missingDirectory(of: output) { throw ValidationError("-o \(output): directory \(directory) does not exist") }
         if threads < 1 { throw ValidationError("-t must be at least 1, got \(threads)") }
+        if method != .last, positive.count != negative.count {
+            throw ValidationError("--method \(method.rawValue) pairs --positive i with --negative i: give as many of each, not \(positive.count) and \(negative.count)")
+        }
     }
 
     func run() async throws {
@@ -45,8 +53,10 @@ struct SteeringCommand: AsyncParsableCommand {
         let longest = (positive + negative).map { llama.tokenizer.encode($0).count }.max() ?? 1
         let lease = try await SessionPool(model: llama, contextLength: max(1, longest), threads: threads).lease()
         defer { lease.release() }
-        let vector = try await ControlVector.contrastive(session: lease.session, positive: positive, negative: negative)
+        let vector = try await ControlVector.contrastive(session: lease.session, positive: positive, negative: negative, method: method)
         do { try vector.write(to: output, modelHint: llama.configuration.architecture) } catch { throw CommandError(error.description) }
         FileHandle.standardError.write(Data("wrote \(output): \(vector.directions.count) directions of \(vector.width) values (blocks 1…\(llama.configuration.blockCount - 1))\n".utf8))
     }
 }
+
+extension ContrastiveMethod: ExpressibleByArgument {}

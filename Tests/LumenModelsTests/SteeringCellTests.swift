@@ -116,7 +116,7 @@ struct SteeringCellTests {
         }
     }
 
-    @Test("steer: needs a control vector that fits the model, steerBlocks: a range of its blocks and steer:")
+    @Test("steer: needs a control vector that fits the model, steerBlocks: a range of its blocks and steer:; steeringVector a known method and, for mean and pca, pairs")
     func steeringArguments() async throws {
         let interpreter = modelInterpreter()
         let models = try sharedModelsDirectory()
@@ -129,6 +129,10 @@ struct SteeringCellTests {
                                 ("m.generate(\"x\", steer: tensor([[1, 2]]), steerBlocks: 1...2)", "steer: needs a Tensor of one axis (a direction of the residual stream's width), got [1 × 2]"),
                                 ("m.generate(\"x\", steer: tensor([1, 2]), steerBlocks: 1...2)", "the control vector has 2 values per block, but the model's residual stream has 64"),
                                 ("steeringVector(m, positive: [], negative: [\"b\"])", "positive: needs a non-empty array of Strings, got Array"),
+                                ("steeringVector(m, positive: [\"a\"], negative: [\"b\"], method: \"median\")", "method: must be one of \"last\", \"mean\", \"pca\", got \"median\""),
+                                ("steeringVector(m, positive: [\"a\", \"b\"], negative: [\"c\"], method: \"mean\")",
+                                 "method: \"mean\" pairs positive i with negative i: give as many of each, not 2 and 1"),
+                                ("normalize(3)", "normalize: needs a ControlVector, got Int"),
                                 // Checked when the run starts, for every way in: nothing runs silently unsteered.
                                 ("m.generate(\"x\", steer: wide)", "steering: the control vector has 576 values per block, but the model's residual stream has 64"),
                                 ("m.generate(\"x\", steer: v, steerBlocks: 3...9)", "steering: blocks 3…9 are not all in the model's 5 blocks (0…4)")] {

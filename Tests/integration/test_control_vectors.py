@@ -95,6 +95,70 @@ def test_steering_writes_a_control_vector_that_llama_cpps_reader_takes(tmp_path)
         assert float(got @ want / np.linalg.norm(got) / np.linalg.norm(want)) >= 0.995, tensor.name
 
 
+# Prompt pairs for llama-cvector-generator's methods: the third pair's prompts differ in length,
+# so the shorter is padded.
+PAIRS = [("I love this, it is wonderful and makes me happy", "I hate this, it is awful and makes me sad"),
+         ("What a great and joyful day", "What a terrible and miserable day"),
+         ("The food was delicious and the staff were kind", "The food was disgusting and the staff were rude")]
+
+
+def traced_resid_post(prompt, tmp_path, name):
+    result = subprocess.run([lumen_bin(), "trace", str(MODELS["smollm2"]), prompt, "-o", str(tmp_path / name), "--points", "resid_post", "--no-log"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return np.load(tmp_path / name / "resid_post.npy").astype(np.float64), json.loads((tmp_path / name / "tokens.json").read_text())["tokens"]
+
+
+@pytest.mark.parametrize("method", ["mean", "pca"])
+def test_steering_methods_are_llama_cvector_generators_formulas_in_numpy(method, tmp_path):
+    """`lumen steering --method mean|pca` against NumPy on Lumen's own residual streams (`lumen
+    trace`): each pair padded to one length with the token of " " (the shorter prompt traced with
+    spaces appended, its tokens checked), the differences at every position, rows of zeros
+    dropped; the mean scaled to unit length, or the top eigenvector of DᵀD (numpy.linalg.eigh)
+    pointing along the mean."""
+    output = tmp_path / f"{method}.gguf"
+    positive, negative = [p for p, _ in PAIRS], [n for _, n in PAIRS]
+    result = subprocess.run([lumen_bin(), "steering", str(MODELS["smollm2"]), "--method", method, "--positive", *positive, "--negative", *negative,
+                             "-o", str(output), "--no-log"], capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    import gguf
+    ours = {int(tensor.name.split(".")[1]): np.array(tensor.data, dtype=np.float64) for tensor in gguf.GGUFReader(output).tensors}
+    differences, padded_pairs = {}, 0
+    for index, (good, bad) in enumerate(PAIRS):
+        (a, a_tokens), (b, b_tokens) = traced_resid_post(good, tmp_path, f"p{index}"), traced_resid_post(bad, tmp_path, f"n{index}")
+        if len(a_tokens) != len(b_tokens):
+            shorter, longer = (good, b_tokens) if len(a_tokens) < len(b_tokens) else (bad, a_tokens)
+            short_tokens = a_tokens if len(a_tokens) < len(b_tokens) else b_tokens
+            padded, padded_tokens = traced_resid_post(shorter + " " * (len(longer) - len(short_tokens)), tmp_path, f"padded{index}")
+            assert padded_tokens[:len(short_tokens)] == short_tokens and len(padded_tokens) == len(longer)
+            assert len(set(padded_tokens[len(short_tokens):])) == 1
+            a, b = (padded, b) if shorter == good else (a, padded)
+            padded_pairs += 1
+        for block in range(1, a.shape[0]):
+            rows = [row for row in a[block] - b[block] if np.any(np.abs(row) > 1e-6)]
+            differences.setdefault(block, []).extend(rows)
+    assert sorted(ours) == list(range(1, 30)) and padded_pairs == 1
+    for block, rows in differences.items():
+        d = np.array(rows)
+        mean = d.mean(axis=0)
+        mean /= np.linalg.norm(mean)
+        if method == "mean":
+            expected = mean
+        else:
+            _, vectors = np.linalg.eigh(d.T @ d)
+            expected = vectors[:, -1] * np.sign(vectors[:, -1] @ mean)
+        assert abs(np.linalg.norm(ours[block]) - 1) < 1e-5
+        # Float32 sums against float64: measured 1 − cos ≤ 3·10⁻⁸; a wrong row, pad or sign is ≥ 10⁻².
+        assert 1 - float(ours[block] @ expected) <= 1e-6, (block, 1 - float(ours[block] @ expected))
+
+
+def test_steering_methods_pair_their_prompts():
+    result = subprocess.run([lumen_bin(), "steering", "x.gguf", "--method", "pca", "--positive", "a", "b", "--negative", "c", "-o", "v.gguf", "--no-log"],
+                            capture_output=True, text=True, timeout=60)
+    assert result.returncode == 2
+    assert result.stderr.startswith("Error: --method pca pairs --positive i with --negative i: give as many of each, not 2 and 1\n"), result.stderr
+
+
 @pytest.mark.parametrize("arguments, message", [
     (["--positive", "good"], "give at least one --positive and one --negative prompt"),
     (["--positive", "good", "--negative", "bad", "-o", "/no/such/dir/v.gguf"], "-o /no/such/dir/v.gguf: directory /no/such/dir does not exist"),

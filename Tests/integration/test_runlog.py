@@ -258,6 +258,20 @@ def test_a_generation_steered_in_a_cell_is_logged_with_its_prompts_and_replays_i
         "vectors": [{"positive": ["Lily was happy"], "negative": ["Lily was sad"], "scale": 8.0}], "blocks": [1, 3]}
 
 
+def test_a_generation_steered_by_a_normalized_pca_vector_is_logged_with_its_method_and_replays_identically(log_path):
+    script = (f'let m = load("{STORIES}")\n'
+              'let v = normalize(steeringVector(m, positive: ["Lily was happy", "Tom was glad"], negative: ["Lily was sad", "Tom was upset"], method: "pca"))\n'
+              'let plain = m.generate("Once upon a time", maxTokens: 12, temperature: 0)\n'
+              'let steered = m.generate("Once upon a time", maxTokens: 12, temperature: 0, steer: v, steerScale: 8, steerBlocks: 1...3)\n'
+              'let r = replay(runs()[0])\nprint("differs:", plain.text != steered.text, "identical:", r.identical, "norms:", v.norms.map { round($0 * 1000) })\n')
+    output = repl(script)
+    assert output.splitlines()[-1] == "differs: true identical: true norms: [1000.0, 1000.0, 1000.0, 1000.0]", output
+    steered = records(log_path)[1]
+    assert json.loads(steered["options"])["steering"] == {
+        "vectors": [{"positive": ["Lily was happy", "Tom was glad"], "negative": ["Lily was sad", "Tom was upset"], "method": "pca", "normalized": True,
+                     "scale": 8.0}], "blocks": [1, 3]}
+
+
 def test_a_constrained_generation_is_logged_with_its_grammar_and_replays_identically(log_path):
     model = pathlib.Path(os.environ.get("LUMEN_MODEL_CACHE", pathlib.Path.home() / ".cache/lumen/models")) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     script = (f'let m = load("{model}")\n'

@@ -64,6 +64,12 @@ public struct ControlVector: Sendable, Equatable {
         ControlVector(width: width, directions: directions.mapValues { $0.map { $0 * factor } })
     }
 
+    /// Every direction scaled to unit length (a direction of zeros stays zeros), so that a
+    /// steering scale means the same at every block.
+    public func normalized() -> ControlVector {
+        ControlVector(width: width, directions: directions.mapValues(Self.unit))
+    }
+
     /// The sum of two vectors of one width, block by block (a block missing from one counts as zero).
     public static func + (left: ControlVector, right: ControlVector) -> ControlVector {
         precondition(left.width == right.width, "control vectors of widths \(left.width) and \(right.width)")

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Makes llama.cpp references for interventions inside the forward pass (head and block ablation,
-activation patching) on the two real models, with an installed llama-cpp-python's low-level C API:
+edits that scale and add to chosen positions, heads and neurons, activation patching) on the two real models, with an installed llama-cpp-python's low-level C API:
 an eval callback (`cb_eval`) on the graph's named tensors changes them in place as the graph
 computes, so every later node reads the changed values. Settings as ../shared/reference/README.md
 (1 thread, F32 KV cache, no flash attention, BOS added, special tokens parsed, the prompt decoded in
@@ -28,13 +28,20 @@ TOP = 20
 # stream after it. Llama's graph names both the feed-forward output and the sum after it
 # "ffn_out"; the first one computed is the output.
 POINTS = {
-    "SmolLM2-135M-Instruct.Q4_1.gguf": {"attn_out": "attn_out", "ffn_out": "ffn_out", "resid": "l_out", "heads": "kqv_out"},
-    "gemma-3-270m-q4_k_m.gguf": {"attn_out": "attn_post_norm", "ffn_out": "ffn_post_norm", "resid": "l_out", "heads": "kqv_out"},
+    "SmolLM2-135M-Instruct.Q4_1.gguf": {"attn_out": "attn_out", "ffn_out": "ffn_out", "resid": "l_out", "heads": "kqv_out", "z": "kqv_out",
+                                        "mlp_post": "ffn_swiglu", "resid_mid": "ffn_inp"},
+    "gemma-3-270m-q4_k_m.gguf": {"attn_out": "attn_post_norm", "ffn_out": "ffn_post_norm", "resid": "l_out", "heads": "kqv_out", "z": "kqv_out",
+                                 "mlp_post": "ffn_geglu", "resid_mid": "sa_out"},
 }
 CASES = [
     {"name": "ablate-heads", "prompt": "The capital of France is", "ablate": {"point": "heads", "block": 0, "heads": [0, 1, 2, 3]}},
     {"name": "ablate-attention", "prompt": "The capital of France is", "ablate": {"point": "attn_out", "block": 2}},
     {"name": "ablate-feed-forward", "prompt": "The capital of France is", "ablate": {"point": "ffn_out", "block": 0}},
+    {"name": "scale-neurons", "prompt": "The capital of France is",
+     "edit": {"point": "mlp_post", "block": 1, "neurons": list(range(0, 1536, 31)), "scale": 20, "positions": [1, 3, 4]}},
+    {"name": "add-residual", "prompt": "The capital of France is",
+     "edit": {"point": "resid_mid", "block": 2, "neurons": [0, 7, 100], "scale": 1, "add": [30.0, -40.0, 25.0]}},
+    {"name": "scale-head", "prompt": "The capital of France is", "edit": {"point": "z", "block": 0, "heads": [1, 2], "scale": -2}},
     {"name": "patch-residual", "prompt": "When Mary and John went to the store, John gave a drink to",
      "source": "When Mary and John went to the store, Mary gave a drink to", "patch": {"point": "resid", "block": 4}},
 ]
@@ -113,6 +120,24 @@ for file, names in POINTS.items():
                         rows[:, head * head_dimension:(head + 1) * head_dimension] = 0
                 else:
                     rows[:] = 0
+        elif "edit" in case:
+            spec = case["edit"]
+            target = f"{names[spec['point']]}-{spec['block']}"
+            seen = set()
+
+            def edit(name, rows):
+                if name != target or name in seen:
+                    return
+                seen.add(name)
+                # x ← x · scale + add at the chosen positions, in each chosen head's slice (the
+                # whole row without heads), at the chosen neurons of it.
+                head_dimension = rows.shape[1] // head_count
+                slices = [(h * head_dimension, head_dimension) for h in spec["heads"]] if "heads" in spec else [(0, rows.shape[1])]
+                positions = spec.get("positions", range(rows.shape[0]))
+                for position in positions:
+                    for start, length in slices:
+                        neurons = numpy.array(spec.get("neurons", range(length))) + start
+                        rows[position, neurons] = rows[position, neurons] * spec.get("scale", 1) + numpy.array(spec.get("add", 0), dtype=numpy.float32)
         else:
             spec = case["patch"]
             target = f"{names[spec['point']]}-{spec['block']}"

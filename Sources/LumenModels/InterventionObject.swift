@@ -4,7 +4,7 @@ import Inference
 import LumenLanguage
 import RunLog
 
-/// An intervention in cells (`ablate(…)`, `patch(…)`): a change inside the forward pass that
+/// An intervention in cells (`ablate(…)`, `intervene(…)`, `patch(…)`): a change inside the forward pass that
 /// `trace(…, interventions:)` and `generate(…, interventions:)` make, as the run log keeps it.
 final class InterventionObject: HostObject {
     /// The change, as the run log keeps it.
@@ -24,14 +24,19 @@ final class InterventionObject: HostObject {
     func property(_ name: String) throws -> Value? { nil }
 
     var summary: String {
+        let heads = logged.heads.map { " heads \($0.map(String.init).joined(separator: ", "))" } ?? ""
+        let neurons = logged.neurons.map { " neurons \($0.map(String.init).joined(separator: ", "))" } ?? ""
+        let positions = logged.positions.map { " at positions \($0.map(String.init).joined(separator: ", "))" } ?? ""
         switch logged.kind {
         case .ablate:
-            let heads = logged.heads.map { " heads \($0.map(String.init).joined(separator: ", "))" } ?? ""
-            return "Intervention(ablate \(logged.point) of block \(logged.block)\(heads))"
+            return "Intervention(ablate \(logged.point) of block \(logged.block)\(heads)\(neurons)\(positions))"
+        case .edit:
+            let scale = logged.scale.map { "scale by \($0)" }
+            let addition = logged.addition.map { $0.count == 1 ? "add \($0[0])" : "add \($0.count) values" }
+            return "Intervention(\([scale, addition].compactMap { $0 }.joined(separator: " and ")) \(logged.point) of block \(logged.block)\(heads)\(neurons)\(positions))"
         case .patch:
-            let positions = (logged.positions ?? []).map(String.init).joined(separator: ", ")
             let from = logged.sourcePositions.map { " (its positions \($0.map(String.init).joined(separator: ", ")))" } ?? ""
-            return "Intervention(patch \(logged.point) of block \(logged.block) at positions \(positions) from a run of \(logged.source?.count ?? 0) tokens\(from))"
+            return "Intervention(patch \(logged.point) of block \(logged.block)\(positions) from a run of \(logged.source?.count ?? 0) tokens\(from))"
         }
     }
     var mimeBundle: MIMEBundle { .plainText(summary) }
@@ -45,10 +50,9 @@ extension RunIntervention {
             throw ModelError(file: file, field: "intervention", reason: "no point is called \(self.point.debugDescription); the points are \(ActivationPoint.allCases.map(\.rawValue).joined(separator: ", "))")
         }
         switch kind {
-        case .ablate:
-            // Earlier runs logged a heads ablation at "heads" without heads for other points.
-            guard let heads else { return Ablation(point, block: block) }
-            return Ablation(heads: heads, block: block, headDimension: c.layer(block).headDimension, point: point)
+        case .ablate, .edit:
+            return ActivationEdit(point, block: block, positions: positions, heads: heads ?? [], headDimension: c.layer(block).headDimension,
+                                  neurons: neurons ?? [], scale: kind == .ablate ? 0 : Float(scale ?? 1), addition: kind == .ablate ? [] : addition ?? [])
         case .patch:
             return ActivationPatch(point, block: block, source: sourceRows ?? [], width: point.width(in: c, layer: block, contextLength: 0),
                                    positions: positions ?? [], from: sourcePositions)

@@ -7,24 +7,67 @@ import Tensors
 extension ModelLibrary {
     static let ablate = Builtin(
         name: "ablate",
-        signature: "ablate(block: Int, point: String = \"z\" with heads:, heads: [Int]? = nil) -> Intervention",
-        summary: "An ablation for trace(…, interventions:) and generate(…, interventions:): zeroes a point of a block (point: any a block has but pattern — attn_out, mlp_out, resid_mid, mlp_post, …) at every position, or only some heads of it (heads:, a range or an array; point: z unless q, k or v is given)."
+        signature: "ablate(block: Int, point: String = \"z\" with heads:, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil) -> Intervention",
+        summary: "An ablation for trace(…, interventions:) and generate(…, interventions:): zeroes a point of a block (point: any a block has but pattern — attn_out, mlp_out, resid_mid, mlp_post, …) at every position or only positions:, whole or only some heads (heads:, a range or an array; point: z unless q, k or v is given) and some neurons (neurons:, elements of each row — of each head's slice with heads:)."
     ) { arguments, context in
-        guard let block = try arguments.labelledInteger("block") else {
-            throw LumenError(.value, "block: is needed (the block to ablate in)", at: context.location)
-        }
-        let heads = try arguments.labelled("heads").map { argument throws(LumenError) in try integers(argument, "heads") }
-        let name = try arguments.labelledString("point")
+        let site = try editSite(&arguments, verb: "ablate", at: context.location)
         try arguments.finish()
-        guard heads != nil || name != nil else {
+        guard site.heads != nil || site.named else {
             throw LumenError(.value, "ablate needs point: (what to zero) or heads: (which heads of z to zero), or both", at: context.location)
         }
+        return .host(InterventionObject(RunIntervention(ablating: site.point.rawValue, block: site.block, heads: site.heads, positions: site.positions, neurons: site.neurons)))
+    }
+
+    static let intervene = Builtin(
+        name: "intervene",
+        signature: "intervene(block: Int, point: String, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil, scale: Number = 1, add: Number, [Number] or Tensor = 0) -> Intervention",
+        summary: "An edit for trace(…, interventions:) and generate(…, interventions:), as a TransformerLens hook that scales or adds: each chosen element x of point in block becomes x · scale + add — at every position or positions:, in every head or heads: (q, k, v, z), every element of the row (of each head's slice) or neurons:. add: one number, or one per chosen element (a Tensor of one axis: a direction of the residual stream's width, say). intervene(block: 3, point: \"mlp_post\", neurons: [42], scale: 5) amplifies one MLP neuron."
+    ) { arguments, context in
+        let site = try editSite(&arguments, verb: "change", at: context.location)
+        let scale = try arguments.labelledNumber("scale")
+        var addition: [Float]?
+        if let (value, location) = arguments.labelled("add") {
+            if let number = Operators.number(value) {
+                addition = [Float(number)]
+            } else {
+                let tensor = try TensorObject.tensor(value, at: location)
+                guard tensor.rank == 1 else { throw LumenError(.value, "add: needs a number or one axis of numbers, got a Tensor \(tensor.shapeText)", at: location) }
+                addition = tensor.values
+            }
+        }
+        try arguments.finish()
+        guard site.named else { throw LumenError(.value, "intervene needs point: (what to change)", at: context.location) }
+        guard scale != nil || addition != nil else {
+            throw LumenError(.value, "intervene needs scale:, add: or both (x becomes x · scale + add); ablate(…) zeroes", at: context.location)
+        }
+        return .host(InterventionObject(RunIntervention(editing: site.point.rawValue, block: site.block, heads: site.heads, positions: site.positions,
+                                                        neurons: site.neurons, scale: scale, addition: addition)))
+    }
+
+    /// Where an `ablate` or `intervene` changes activations: `block:` (needed), `point:` (z by
+    /// default, `named` false then), `heads:`, `positions:` (counted from 0) and `neurons:`.
+    private static func editSite(_ arguments: inout Arguments, verb: String, at location: SourceLocation) throws(LumenError)
+        -> (point: ActivationPoint, named: Bool, block: Int, heads: [Int]?, positions: [Int]?, neurons: [Int]?) {
+        guard let block = try arguments.labelledInteger("block") else {
+            throw LumenError(.value, "block: is needed (the block to \(verb) in)", at: location)
+        }
+        let heads = try arguments.labelled("heads").map { argument throws(LumenError) in try integers(argument, "heads") }
+        var positions: [Int]?
+        if let (value, positionsLocation) = arguments.labelled("positions") {
+            let chosen = try integers((value, positionsLocation), "positions")
+            if let negative = chosen.first(where: { $0 < 0 }) {
+                throw LumenError(.index, "positions: \(negative): count positions from 0 (the run's length is known only when it runs), got \(value.printed)", at: positionsLocation)
+            }
+            positions = chosen
+        }
+        let neurons = try arguments.labelled("neurons").map { argument throws(LumenError) in try integers(argument, "neurons") }
+        let name = try arguments.labelledString("point")
         let point = name ?? ActivationPoint.headOutputs.rawValue
         guard let known = ActivationPoint(name: point), known.layout.perBlock, known != .attentionProbabilities else {
             let choices = ActivationPoint.allCases.filter { $0.layout.perBlock && $0 != .attentionProbabilities }.map(\.rawValue).joined(separator: ", ")
-            throw LumenError(.value, "point: \(point.debugDescription) cannot be ablated in a block: choose one of \(choices)", at: context.location)
+            throw LumenError(.value, "point: \(point.debugDescription) cannot be \(verb == "ablate" ? "ablated" : "changed") in a block: choose one of \(choices)", at: location)
         }
-        return .host(InterventionObject(RunIntervention(ablating: known.rawValue, block: block, heads: heads)))
+        return (known, name != nil, block, heads, positions, neurons)
     }
 
     static let patch = Builtin(
@@ -101,7 +144,7 @@ extension ModelLibrary {
         let elements = (try? Operators.elements(of: value, at: valueLocation)) ?? [value]
         let objects = try elements.map { element throws(LumenError) in
             guard case .host(let object as InterventionObject) = element else {
-                throw LumenError(.type, "interventions: needs ablate(…) and patch(…) values, got \(element.typeName)", at: valueLocation)
+                throw LumenError(.type, "interventions: needs ablate(…), intervene(…) and patch(…) values, got \(element.typeName)", at: valueLocation)
             }
             return object
         }

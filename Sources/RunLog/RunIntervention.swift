@@ -7,6 +7,8 @@ public struct RunIntervention: Codable, Sendable, Equatable {
         case ablate
         /// Activation patching from another run (`source`) at `positions`.
         case patch
+        /// Scaling and adding to a point's elements (`scale`, `addition`).
+        case edit
     }
 
     /// What kind of change.
@@ -16,22 +18,43 @@ public struct RunIntervention: Codable, Sendable, Equatable {
     public var point: String
     /// The block.
     public var block: Int
-    /// For an ablation of heads: the heads zeroed.
+    /// For an ablation or edit of heads: the heads changed.
     public var heads: [Int]?
-    /// For a patch: the positions patched.
+    /// The positions changed (nil for an ablation or edit: every position).
     public var positions: [Int]?
+    /// For an ablation or edit: the elements changed within each row or head (nil: all).
+    public var neurons: [Int]?
+    /// For an edit: what the chosen elements are multiplied by (nil: 1).
+    public var scale: Double?
+    /// For an edit: what is added after scaling — one number, or one per chosen element.
+    public var addition: [Float]?
     /// For a patch across runs of different lengths: the source's position for each of
     /// `positions` (nil: the same positions).
     public var sourcePositions: [Int]?
     /// For a patch: the token ids of the run whose activations are patched in.
     public var source: [Int32]?
 
-    /// An ablation of `point` in `block` (of `heads` only, when given).
-    public init(ablating point: String, block: Int, heads: [Int]? = nil) {
+    /// An ablation of `point` in `block` (of `heads`, `positions`, `neurons` only, when given).
+    public init(ablating point: String, block: Int, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil) {
         kind = .ablate
         self.point = point
         self.block = block
         self.heads = heads
+        self.positions = positions
+        self.neurons = neurons
+    }
+
+    /// An edit of `point` in `block`: its chosen elements (of `heads`, `positions`, `neurons`
+    /// only, when given) times `scale`, plus `addition`.
+    public init(editing point: String, block: Int, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil, scale: Double?, addition: [Float]?) {
+        kind = .edit
+        self.point = point
+        self.block = block
+        self.heads = heads
+        self.positions = positions
+        self.neurons = neurons
+        self.scale = scale
+        self.addition = addition
     }
 
     /// A patch of `point` in `block` at `positions` from the run of `source` (at

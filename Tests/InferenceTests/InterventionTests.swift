@@ -33,9 +33,14 @@ struct InterventionTests {
             let name = try #require(ablate["point"] as? String)
             let point = try #require(ActivationPoint(name: name))
             let block = try #require(ablate["block"] as? Int)
-            hook = point == .headOutputs
-                ? Ablation(heads: ablate["heads"] as? [Int] ?? [], block: block, headDimension: configuration.headDimension)
-                : Ablation(point, block: block)
+            hook = ActivationEdit.zeroing(point, block: block, heads: point == .headOutputs ? ablate["heads"] as? [Int] ?? [] : [],
+                                          headDimension: configuration.headDimension)
+        } else if let edit = c["edit"] as? [String: Any] {
+            let name = try #require(edit["point"] as? String)
+            let add = (edit["add"] as? [Double])?.map(Float.init) ?? []
+            hook = ActivationEdit(try #require(ActivationPoint(name: name)), block: try #require(edit["block"] as? Int), positions: edit["positions"] as? [Int],
+                                  heads: edit["heads"] as? [Int] ?? [], headDimension: configuration.headDimension, neurons: edit["neurons"] as? [Int] ?? [],
+                                  scale: Float(edit["scale"] as? Double ?? 1), addition: add)
         } else {
             let patch = try #require(c["patch"] as? [String: Any])
             let name = try #require(patch["point"] as? String)
@@ -51,14 +56,14 @@ struct InterventionTests {
         return try await session.evaluate(tokens, hooks: [hook])
     }
 
-    @Test("an ablation or a patch moves the next-token distribution as it moves llama.cpp's",
+    @Test("an ablation, an edit (scaled neurons, added residual elements, a flipped head) or a patch moves the next-token distribution as it moves llama.cpp's",
           arguments: models, [ActivationPrecision.float32, .quantized])
     func matchesLlamaCpp(file: String, activations: ActivationPrecision) async throws {
         let llama = try LanguageModel(path: try TestData.realModel(file))
         let session = ModelSession(model: llama, contextLength: 64, threads: 2, activations: activations)
         let models = try #require(try Self.reference()["models"] as? [String: Any])
         let cases = try #require((models[file] as? [String: Any])?["cases"] as? [[String: Any]])
-        #expect(cases.count == 4)
+        #expect(cases.count == 7)
         for c in cases {
             let name = try #require(c["name"] as? String)
             let changed = try #require(c["changed"] as? [String: Any]), plain = try #require(c["plain"] as? [String: Any])
@@ -96,17 +101,26 @@ struct InterventionTests {
         return zip(normalized(p), normalized(q)).reduce(0) { $0 + exp($1.0) * ($1.0 - $1.1) }
     }
 
-    @Test("an ablation or a patch that does not fit the model is refused before the pass runs")
+    @Test("an ablation, edit or patch that does not fit the model or the run is refused before the pass runs")
     func misfitsAreRefused() async throws {
         let llama = try LanguageModel(path: try TestData.realModel(Self.models[0]))
         let session = ModelSession(model: llama, contextLength: 64, threads: 2)
         let tokens = session.tokenize("The capital of France is")
         let c = llama.configuration
         let misfits: [(any ForwardHook, String)] = [
-            (Ablation(heads: [c.headCount], block: 0, headDimension: c.headDimension), "head \(c.headCount) is not one of block 0's \(c.headCount) heads"),
-            (Ablation(.attentionOutput, block: c.blockCount), "block \(c.blockCount) is not one of the model's \(c.blockCount) blocks"),
-            (Ablation(.attentionProbabilities, block: 0), "pattern cannot be ablated in a block"),
-            (Ablation(heads: [0], block: 0, headDimension: c.headDimension, point: .blockOutput), "resid_post has no heads"),
+            (ActivationEdit.zeroing(.headOutputs, block: 0, heads: [c.headCount], headDimension: c.headDimension), "head \(c.headCount) is not one of block 0's \(c.headCount) heads"),
+            (ActivationEdit.zeroing(.attentionOutput, block: c.blockCount), "block \(c.blockCount) is not one of the model's \(c.blockCount) blocks"),
+            (ActivationEdit.zeroing(.attentionProbabilities, block: 0), "pattern cannot be changed in a block"),
+            (ActivationEdit.zeroing(.blockOutput, block: 0, heads: [0], headDimension: c.headDimension), "resid_post has no heads"),
+            (ActivationEdit(.feedForwardActivation, block: 1, neurons: [c.feedForwardLength], scale: 2),
+             "neuron \(c.feedForwardLength) is not one of the \(c.feedForwardLength) of a mlp_post row of block 1 (0…\(c.feedForwardLength - 1))"),
+            (ActivationEdit(.headOutputs, block: 0, heads: [1], headDimension: c.headDimension, neurons: [c.headDimension], scale: 2),
+             "neuron \(c.headDimension) is not one of the \(c.headDimension) of a head of z in block 0"),
+            (ActivationEdit(.blockMiddle, block: 2, neurons: [0, 1, 2], scale: 1, addition: [1, 2]),
+             "the addition has 2 values, but 3 elements of each resid_mid row of block 2 are chosen: give one number or 3"),
+            (ActivationEdit(.blockMiddle, block: 2, scale: .nan), "the scale and the addition must be finite numbers"),
+            (ActivationEdit(.blockMiddle, block: 2, positions: [tokens.count], scale: 2),
+             "position \(tokens.count) is not one of this run's \(tokens.count) positions (0…\(tokens.count - 1))"),
             (ActivationPatch(.blockOutput, block: 0, source: [Float](repeating: 0, count: 3 * 8), width: 8, positions: [0]),
              "the patched rows have 8 floats, but the model's resid_post rows have \(c.embeddingLength)"),
             (ActivationPatch(.blockOutput, block: 0, source: [Float](repeating: 0, count: c.embeddingLength), width: c.embeddingLength, positions: [2]),

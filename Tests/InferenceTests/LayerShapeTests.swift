@@ -20,20 +20,20 @@ struct LayerShapeTests {
             #expect(error.reason == "blocks 0, 1, 2, 4 have z rows of 64 floats, the others 128; the blocks with rows of 128 are 3, 5: keep z of those (blocks:)")
         }
         try ActivationCapture([.headOutputs], blocks: [3, 5]).check(model)
-        try Ablation(heads: [1], block: 0, headDimension: 16).check(model)
-        #expect(throws: ModelError.self) { try Ablation(heads: [1], block: 0, headDimension: 32).check(model) }
+        try ActivationEdit.zeroing(.headOutputs, block: 0, heads: [1], headDimension: 16).check(model)
+        #expect(throws: ModelError.self) { try ActivationEdit.zeroing(.headOutputs, block: 0, heads: [1], headDimension: 32).check(model) }
     }
 
     @Test("a hook at a point a block never computes is refused, never silently idle: k and v of a layer reading another's cache, a mixture's mlp_post")
     func pointsABlockLacks() throws {
         let gemma = try LanguageModel(path: try TestData.syntheticModel("gemma4"))
-        for hook in [Ablation(.keys, block: 4), ActivationCapture([.values], blocks: [5]) as any ForwardHook] {
+        for hook in [ActivationEdit.zeroing(.keys, block: 4), ActivationCapture([.values], blocks: [5]) as any ForwardHook] {
             #expect { try hook.check(gemma) } throws: { ($0 as? ModelError)?.reason.contains("reads block") == true }
         }
-        try Ablation(.keys, block: 2).check(gemma)
+        try ActivationEdit.zeroing(.keys, block: 2).check(gemma)
         let mixture = try LanguageModel(path: try TestData.syntheticModel("qwen3moe"))
         let expert = mixture.configuration.leadingDenseLayers
-        #expect { try Ablation(.feedForwardActivation, block: expert).check(mixture) } throws: { ($0 as? ModelError)?.reason.contains("mixture of experts") == true }
+        #expect { try ActivationEdit.zeroing(.feedForwardActivation, block: expert).check(mixture) } throws: { ($0 as? ModelError)?.reason.contains("mixture of experts") == true }
         #expect { try ActivationPatch(.feedForwardPreActivation, block: expert, source: [], width: 0, positions: []).check(mixture) } throws: { $0 is ModelError }
     }
 

@@ -106,7 +106,7 @@ struct RecurrentStateTests {
         } catch {
             #expect(error.reason == expected)
         }
-        #expect(throws: ModelError.self) { try Ablation(heads: [0], block: 0, headDimension: model.configuration.headDimension).check(model) }
+        #expect(throws: ModelError.self) { try ActivationEdit.zeroing(.headOutputs, block: 0, heads: [0], headDimension: model.configuration.headDimension).check(model) }
         #expect(throws: ModelError.self) { try ActivationCapture([.attentionProbabilities]).check(model) }
         try ActivationCapture([.attentionProbabilities], blocks: [attention]).check(model)
         let pattern = try await session.attentionPattern(tokens, block: attention)

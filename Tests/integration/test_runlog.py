@@ -206,12 +206,13 @@ def test_a_steered_generation_is_logged_with_its_vectors_and_replays_identically
     assert json.loads(records(log_path)[1]["options"])["steering"] == options["steering"]
 
 
-def test_a_generation_with_an_ablation_and_a_patch_is_logged_with_them_and_replays_identically(log_path):
+def test_a_generation_with_ablations_an_edit_and_a_patch_is_logged_with_them_and_replays_identically(log_path):
     script = (f'let m = load("{STORIES}")\n'
               'let clean = trace(m, "Once upon a time there was a cat", keep: ["resid"], blocks: [2])\n'
               'let plain = m.generate("Once upon a time there was a dog", maxTokens: 12, temperature: 0)\n'
               'let changed = m.generate("Once upon a time there was a dog", maxTokens: 12, temperature: 0, '
-              'interventions: [ablate(block: 1, heads: [0, 3]), ablate(block: 0, point: "ffn_out"), patch(clean, block: 2, positions: [-1])])\n'
+              'interventions: [ablate(block: 1, heads: [0, 3]), ablate(block: 0, point: "ffn_out"), patch(clean, block: 2, positions: [-1]), '
+              'intervene(block: 3, point: "mlp_post", neurons: [1, 5], positions: [2, 3], scale: 3, add: 0.5)])\n'
               'let r = replay(runs()[0])\nprint("differs:", plain.text != changed.text, "identical:", r.identical)\n')
     output = repl(script)
     assert output.splitlines()[-1] == "differs: true identical: true", output
@@ -220,6 +221,7 @@ def test_a_generation_with_an_ablation_and_a_patch_is_logged_with_them_and_repla
     assert interventions[0] == {"kind": "ablate", "point": "z", "block": 1, "heads": [0, 3]}
     assert interventions[1] == {"kind": "ablate", "point": "mlp_out", "block": 0}
     assert interventions[2]["kind"] == "patch" and interventions[2]["positions"] == [len(interventions[2]["source"]) - 1]
+    assert interventions[3] == {"kind": "edit", "point": "mlp_post", "block": 3, "neurons": [1, 5], "positions": [2, 3], "scale": 3.0, "addition": [0.5]}
     assert json.loads(replayed["options"])["interventions"] == interventions
 
 

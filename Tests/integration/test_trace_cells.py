@@ -66,7 +66,7 @@ def test_a_trace_keeps_llama_cpps_activations_and_its_tensor_arithmetic_is_numpy
 
 
 @pytest.mark.parametrize("name", MODELS)
-def test_ablate_and_patch_in_cells_change_the_run_as_llama_cpp_changed_its_graph(name):
+def test_ablate_intervene_and_patch_in_cells_change_the_run_as_llama_cpp_changed_its_graph(name):
     cases = INTERVENTIONS["models"][MODELS[name].name]["cases"]
     lines = [f'let m = load("{MODELS[name]}")']
     for index, case in enumerate(cases):
@@ -74,6 +74,10 @@ def test_ablate_and_patch_in_cells_change_the_run_as_llama_cpp_changed_its_graph
             spec = case["ablate"]
             change = (f'ablate(block: {spec["block"]}, heads: {spec["heads"]})' if spec["point"] == "heads"
                       else f'ablate(block: {spec["block"]}, point: "{spec["point"]}")')
+        elif "edit" in case:
+            spec = case["edit"]
+            options = "".join(f", {key}: {json.dumps(spec[key])}" for key in ("heads", "positions", "neurons", "scale") if key in spec)
+            change = f'intervene(block: {spec["block"]}, point: "{spec["point"]}"{options}' + (f', add: tensor({spec["add"]}))' if "add" in spec else ")")
         else:
             spec = case["patch"]
             lines.append(f'let source{index} = trace(m, {json.dumps(case["source"])}, keep: ["{spec["point"]}"], blocks: [{spec["block"]}])')
@@ -97,6 +101,12 @@ def test_ablate_and_patch_in_cells_change_the_run_as_llama_cpp_changed_its_graph
     ('trace(m, "Hello").resid + tensor([1, 2])', "shapes [5 × 4 × 64] and [2] do not broadcast"),
     ('ablate(block: 1)', 'ablate needs point: (what to zero) or heads: (which heads of z to zero), or both'),
     ('trace(m, "Hello", interventions: [ablate(block: 1, heads: [8])])', "head 8 is not one of block 1's 8 heads (0…7)"),
+    ('intervene(block: 1, point: "mlp_post")', "intervene needs scale:, add: or both (x becomes x · scale + add); ablate(…) zeroes"),
+    ('intervene(block: 1, point: "mlp_post", positions: [-1], scale: 2)', "positions: -1: count positions from 0"),
+    ('trace(m, "Hello", interventions: [intervene(block: 1, point: "mlp_post", neurons: [172], scale: 2)])', "neuron 172 is not one of the 172 of a mlp_post row of block 1 (0…171)"),
+    ('trace(m, "Hello", interventions: [intervene(block: 1, point: "resid_mid", neurons: [1, 2], add: tensor([1, 2, 3]))])',
+     "the addition has 3 values, but 2 elements of each resid_mid row of block 1 are chosen: give one number or 2"),
+    ('trace(m, "Hello", interventions: [ablate(block: 1, point: "resid_mid", positions: [4])])', "position 4 is not one of this run's 4 positions (0…3)"),
     ('patch(trace(m, "Hello"), block: 2, point: "attn_out")', 'the source trace did not keep attn_out at block 2'),
     ('save(trace(m, "Hello"), "/tmp/x.txt")', 'must end in .npy (one Tensor) or .npz (several)'),
 ])

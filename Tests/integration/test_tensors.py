@@ -69,6 +69,8 @@ CASES = [
     ("matmul", 'matmul(a, b)', lambda x: x["a"] @ x["b"]),
     ("matmul_batched", 'matmul(m, n)', lambda x: x["m"] @ x["n"]),
     ("matmul_vector", 'matmul(a, b[..., 0])', lambda x: x["a"] @ x["b"][:, 0]),
+    ("vector_matmul", 'matmul(a[0, 0], b)', lambda x: x["a"][0, 0] @ x["b"]),
+    ("matmul_wide", 'matmul(logits.T, logits)', lambda x: x["logits"].T @ x["logits"]),
     ("einsum_matmul", 'einsum("ijk,kl->ijl", a, b)', lambda x: np.einsum("ijk,kl->ijl", x["a"], x["b"])),
     ("einsum_lens", 'einsum("ld,vd->lv", a[0], a[1])', lambda x: np.einsum("ld,vd->lv", x["a"][0], x["a"][1])),
     ("einsum_batch", 'einsum("bqd,bkd->bqk", a, a)', lambda x: np.einsum("bqd,bkd->bqk", x["a"], x["a"])),

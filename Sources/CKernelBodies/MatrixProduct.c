@@ -29,7 +29,12 @@ struct product_tile {
 
 static void tile_avx2_6x16(long depth, const float *ap, const float *bp, float *c, long ldc, int accumulate) {
     __m256 acc[6][2];
-    for (int i = 0; i < 6; i++) acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+    for (int i = 0; i < 6; i++) {
+        acc[i][0] = acc[i][1] = _mm256_setzero_ps();
+        // The tile of c, asked for now so that it is in L1 when the sums are done.
+        __builtin_prefetch(c + i * ldc, 1, 3);
+        __builtin_prefetch(c + i * ldc + 8, 1, 3);
+    }
     for (long p = 0; p < depth; p++, ap += 6, bp += 16) {
         const __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
         for (int i = 0; i < 6; i++) {
@@ -52,7 +57,11 @@ static void tile_avx2_6x16(long depth, const float *ap, const float *bp, float *
 #if LUMEN_NATIVE_AVX2
 AVX512_TARGET static void tile_avx512_12x32(long depth, const float *ap, const float *bp, float *c, long ldc, int accumulate) {
     __m512 acc[12][2];
-    for (int i = 0; i < 12; i++) acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+    for (int i = 0; i < 12; i++) {
+        acc[i][0] = acc[i][1] = _mm512_setzero_ps();
+        __builtin_prefetch(c + i * ldc, 1, 3);
+        __builtin_prefetch(c + i * ldc + 16, 1, 3);
+    }
     for (long p = 0; p < depth; p++, ap += 12, bp += 32) {
         const __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
         for (int i = 0; i < 12; i++) {

@@ -1,4 +1,7 @@
 import CKernels
+#if os(Linux)
+import Glibc
+#endif
 
 extension Tensor {
     /// NumPy's `matmul`: the matrix product over the last two axes, the leading axes broadcast
@@ -24,6 +27,7 @@ extension Tensor {
         var product = 0
         // Every element is written by `multiply` (no zero fill first: 100 MB for a vocabulary-wide product).
         let result = [Float](unsafeUninitializedCapacity: batches * m * n) { out, initialized in
+            adviseLargePages(out)
             left.values.withUnsafeBufferPointer { x in
                 right.values.withUnsafeBufferPointer { y in
                     forEachElement(of: batch, strides: [stridesA, stridesB]) { offsets in
@@ -53,6 +57,18 @@ extension Tensor {
             step *= shape[axis]
         }
         return strides
+    }
+
+    /// Asks Linux to back a fresh result of 4 MiB or more with 2 MiB pages, as NumPy does for its
+    /// large arrays: a vocabulary-wide product's 100 MB then faults in 50 pages, not 25,000, and
+    /// its rows, far apart, miss the TLB less. Elsewhere, nothing.
+    static func adviseLargePages(_ buffer: UnsafeMutableBufferPointer<Float>) {
+        #if os(Linux)
+        guard let base = buffer.baseAddress, buffer.count * 4 >= 4 << 20 else { return }
+        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
+        let start = (Int(bitPattern: base) + page - 1) / page * page, end = (Int(bitPattern: base) + buffer.count * 4) / page * page
+        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_HUGEPAGE)
+        #endif
     }
 
     /// A matrix in memory: its element (i, j) at `base[i * row + j * column]`.
@@ -193,6 +209,7 @@ extension Tensor {
         // strides ("ld,vd->lv" needs no copy at all).
         let right = try arranged(b, batch + ownB + summed).reshaped([batchLength, n, k])
         let values = [Float](unsafeUninitializedCapacity: batchLength * m * n) { out, initialized in
+            adviseLargePages(out)
             left.values.withUnsafeBufferPointer { x in
                 right.values.withUnsafeBufferPointer { y in
                     for index in 0..<batchLength {

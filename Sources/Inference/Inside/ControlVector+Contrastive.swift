@@ -108,26 +108,27 @@ extension ControlVector {
             // DᵀD: Dᵀ read through D's strides.
             lumen_matrix_product_f32(width, width, count, d.baseAddress, 1, width, d.baseAddress, width, 1, &square, width, 0)
         }
-        var vector = start.map(Double.init)
+        // In floats, as llama-cvector-generator's ggml graph computes it; each step one product of
+        // the square matrix with the vector (the engine's F32 row kernel).
+        var vector = start
         if vector.allSatisfy({ $0 == 0 }) { vector[0] = 1 }
+        var next = [Float](repeating: 0, count: width)
         for _ in 0..<1000 {
             try Task.checkCancellation(orThrow: file)
-            var next = [Double](repeating: 0, count: width)
-            for row in 0..<width {
-                var sum = 0.0
-                for column in 0..<width { sum += Double(square[row * width + column]) * vector[column] }
-                next[row] = sum
-            }
-            let norm = next.reduce(0) { $0 + $1 * $1 }.squareRoot()
+            lumen_matmul_f32(square, width, width, vector, 1, width, &next, 1)
+            let norm = next.reduce(0) { $0 + Double($1) * Double($1) }.squareRoot()
             guard norm > 0 else { break }
-            next = next.map { $0 / norm }
-            let moved = zip(next, vector).reduce(0) { $0 + ($1.0 - $1.1) * ($1.0 - $1.1) }.squareRoot()
-            vector = next
-            if moved < 1e-7 { break }
+            var moved = 0.0
+            for index in 0..<width {
+                let unit = Float(Double(next[index]) / norm)
+                moved += Double(unit - vector[index]) * Double(unit - vector[index])
+                vector[index] = unit
+            }
+            if moved.squareRoot() < 1e-7 { break }
         }
         // Toward the positives: the mean difference's side.
-        let side = zip(vector, start).reduce(0) { $0 + $1.0 * Double($1.1) }
-        return vector.map { Float(side < 0 ? -$0 : $0) }
+        let side = zip(vector, start).reduce(0) { $0 + Double($1.0) * Double($1.1) }
+        return side < 0 ? vector.map { -$0 } : vector
     }
 
     /// Writes the vector as a control-vector GGUF, as `llama-cvector-generator` does:

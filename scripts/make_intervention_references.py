@@ -29,9 +29,9 @@ TOP = 20
 # "ffn_out"; the first one computed is the output.
 POINTS = {
     "SmolLM2-135M-Instruct.Q4_1.gguf": {"attn_out": "attn_out", "ffn_out": "ffn_out", "resid": "l_out", "heads": "kqv_out", "z": "kqv_out",
-                                        "mlp_post": "ffn_swiglu", "resid_mid": "ffn_inp"},
+                                        "mlp_post": "ffn_swiglu", "resid_mid": "ffn_inp", "embed": "embd"},
     "gemma-3-270m-q4_k_m.gguf": {"attn_out": "attn_post_norm", "ffn_out": "ffn_post_norm", "resid": "l_out", "heads": "kqv_out", "z": "kqv_out",
-                                 "mlp_post": "ffn_geglu", "resid_mid": "sa_out"},
+                                 "mlp_post": "ffn_geglu", "resid_mid": "sa_out", "embed": "inp_scaled"},
 }
 CASES = [
     {"name": "ablate-heads", "prompt": "The capital of France is", "ablate": {"point": "heads", "block": 0, "heads": [0, 1, 2, 3]}},
@@ -41,6 +41,8 @@ CASES = [
      "edit": {"point": "mlp_post", "block": 1, "neurons": list(range(0, 1536, 31)), "scale": 20, "positions": [1, 3, 4]}},
     {"name": "add-residual", "prompt": "The capital of France is",
      "edit": {"point": "resid_mid", "block": 2, "neurons": [0, 7, 100], "scale": 1, "add": [30.0, -40.0, 25.0]}},
+    {"name": "add-embedding", "prompt": "The capital of France is",
+     "edit": {"point": "embed", "neurons": [1, 2, 3, 4], "positions": [2], "add": [3.0, -3.0, 3.0, -3.0]}},
     {"name": "scale-head", "prompt": "The capital of France is", "edit": {"point": "z", "block": 0, "heads": [1, 2], "scale": -2}},
     {"name": "patch-residual", "prompt": "When Mary and John went to the store, John gave a drink to",
      "source": "When Mary and John went to the store, Mary gave a drink to", "patch": {"point": "resid", "block": 4}},
@@ -122,7 +124,8 @@ for file, names in POINTS.items():
                     rows[:] = 0
         elif "edit" in case:
             spec = case["edit"]
-            target = f"{names[spec['point']]}-{spec['block']}"
+            # The embeddings are one node, not one per block.
+            target = names[spec["point"]] if "block" not in spec else f"{names[spec['point']]}-{spec['block']}"
             seen = set()
 
             def edit(name, rows):

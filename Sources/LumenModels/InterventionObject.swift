@@ -27,13 +27,14 @@ final class InterventionObject: HostObject {
         let heads = logged.heads.map { " heads \($0.map(String.init).joined(separator: ", "))" } ?? ""
         let neurons = logged.neurons.map { " neurons \($0.map(String.init).joined(separator: ", "))" } ?? ""
         let positions = logged.positions.map { " at positions \($0.map(String.init).joined(separator: ", "))" } ?? ""
+        let place = ActivationPoint(name: logged.point)?.layout.perBlock == false ? logged.point : "\(logged.point) of block \(logged.block)"
         switch logged.kind {
         case .ablate:
-            return "Intervention(ablate \(logged.point) of block \(logged.block)\(heads)\(neurons)\(positions))"
+            return "Intervention(ablate \(place)\(heads)\(neurons)\(positions))"
         case .edit:
             let scale = logged.scale.map { "scale by \($0)" }
             let addition = logged.addition.map { $0.count == 1 ? "add \($0[0])" : "add \($0.count) values" }
-            return "Intervention(\([scale, addition].compactMap { $0 }.joined(separator: " and ")) \(logged.point) of block \(logged.block)\(heads)\(neurons)\(positions))"
+            return "Intervention(\([scale, addition].compactMap { $0 }.joined(separator: " and ")) \(place)\(heads)\(neurons)\(positions))"
         case .patch:
             let from = logged.sourcePositions.map { " (its positions \($0.map(String.init).joined(separator: ", ")))" } ?? ""
             return "Intervention(patch \(logged.point) of block \(logged.block)\(positions) from a run of \(logged.source?.count ?? 0) tokens\(from))"

@@ -7,8 +7,8 @@ import Tensors
 extension ModelLibrary {
     static let ablate = Builtin(
         name: "ablate",
-        signature: "ablate(block: Int, point: String = \"z\" with heads:, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil) -> Intervention",
-        summary: "An ablation for trace(…, interventions:) and generate(…, interventions:): zeroes a point of a block (point: any a block has but pattern — attn_out, mlp_out, resid_mid, mlp_post, …) at every position or only positions:, whole or only some heads (heads:, a range or an array; point: z unless q, k or v is given) and some neurons (neurons:, elements of each row — of each head's slice with heads:)."
+        signature: "ablate(block: Int?, point: String = \"z\" with heads:, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil) -> Intervention",
+        summary: "An ablation for trace(…, interventions:) and generate(…, interventions:): zeroes a point of a block (point: any a block has but pattern — attn_out, mlp_out, resid_mid, mlp_post, … — or, without block:, embed, ln_final or logits) at every position or only positions:, whole or only some heads (heads:, a range or an array; point: z unless q, k or v is given) and some neurons (neurons:, elements of each row — of each head's slice with heads:)."
     ) { arguments, context in
         let site = try editSite(&arguments, verb: "ablate", at: context.location)
         try arguments.finish()
@@ -20,8 +20,8 @@ extension ModelLibrary {
 
     static let intervene = Builtin(
         name: "intervene",
-        signature: "intervene(block: Int, point: String, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil, scale: Number = 1, add: Number, [Number] or Tensor = 0) -> Intervention",
-        summary: "An edit for trace(…, interventions:) and generate(…, interventions:), as a TransformerLens hook that scales or adds: each chosen element x of point in block becomes x · scale + add — at every position or positions:, in every head or heads: (q, k, v, z), every element of the row (of each head's slice) or neurons:. add: one number, or one per chosen element (a Tensor of one axis: a direction of the residual stream's width, say). intervene(block: 3, point: \"mlp_post\", neurons: [42], scale: 5) amplifies one MLP neuron."
+        signature: "intervene(block: Int?, point: String, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil, scale: Number = 1, add: Number, [Number] or Tensor = 0) -> Intervention",
+        summary: "An edit for trace(…, interventions:) and generate(…, interventions:), as a TransformerLens hook that scales or adds: each chosen element x of point in block (embed, ln_final and logits take no block:) becomes x · scale + add — at every position or positions:, in every head or heads: (q, k, v, z), every element of the row (of each head's slice) or neurons:. add: one number, or one per chosen element (a Tensor of one axis: a direction of the residual stream's width, say). intervene(block: 3, point: \"mlp_post\", neurons: [42], scale: 5) amplifies one MLP neuron."
     ) { arguments, context in
         let site = try editSite(&arguments, verb: "change", at: context.location)
         let scale = try arguments.labelledNumber("scale")
@@ -48,9 +48,7 @@ extension ModelLibrary {
     /// default, `named` false then), `heads:`, `positions:` (counted from 0) and `neurons:`.
     private static func editSite(_ arguments: inout Arguments, verb: String, at location: SourceLocation) throws(LumenError)
         -> (point: ActivationPoint, named: Bool, block: Int, heads: [Int]?, positions: [Int]?, neurons: [Int]?) {
-        guard let block = try arguments.labelledInteger("block") else {
-            throw LumenError(.value, "block: is needed (the block to \(verb) in)", at: location)
-        }
+        let block = try arguments.labelledInteger("block")
         let heads = try arguments.labelled("heads").map { argument throws(LumenError) in try integers(argument, "heads") }
         var positions: [Int]?
         if let (value, positionsLocation) = arguments.labelled("positions") {
@@ -63,11 +61,15 @@ extension ModelLibrary {
         let neurons = try arguments.labelled("neurons").map { argument throws(LumenError) in try integers(argument, "neurons") }
         let name = try arguments.labelledString("point")
         let point = name ?? ActivationPoint.headOutputs.rawValue
-        guard let known = ActivationPoint(name: point), known.layout.perBlock, known != .attentionProbabilities else {
-            let choices = ActivationPoint.allCases.filter { $0.layout.perBlock && $0 != .attentionProbabilities }.map(\.rawValue).joined(separator: ", ")
-            throw LumenError(.value, "point: \(point.debugDescription) cannot be \(verb == "ablate" ? "ablated" : "changed") in a block: choose one of \(choices)", at: location)
+        guard let known = ActivationPoint(name: point), known.isEditable else {
+            throw LumenError(.value, "point: \(point.debugDescription) cannot be \(verb == "ablate" ? "ablated" : "changed"): choose one of \(ActivationPoint.editable)", at: location)
         }
-        return (known, name != nil, block, heads, positions, neurons)
+        if known.layout.perBlock {
+            guard let block else { throw LumenError(.value, "block: is needed (the block to \(verb) in)", at: location) }
+            return (known, name != nil, block, heads, positions, neurons)
+        }
+        guard block == nil else { throw LumenError(.value, "\(known.rawValue) is not in a block: leave block: out", at: location) }
+        return (known, name != nil, 0, heads, positions, neurons)
     }
 
     static let patch = Builtin(

@@ -38,7 +38,7 @@ struct InterventionTests {
         } else if let edit = c["edit"] as? [String: Any] {
             let name = try #require(edit["point"] as? String)
             let add = (edit["add"] as? [Double])?.map(Float.init) ?? []
-            hook = ActivationEdit(try #require(ActivationPoint(name: name)), block: try #require(edit["block"] as? Int), positions: edit["positions"] as? [Int],
+            hook = ActivationEdit(try #require(ActivationPoint(name: name)), block: edit["block"] as? Int ?? 0, positions: edit["positions"] as? [Int],
                                   heads: edit["heads"] as? [Int] ?? [], headDimension: configuration.headDimension, neurons: edit["neurons"] as? [Int] ?? [],
                                   scale: Float(edit["scale"] as? Double ?? 1), addition: add)
         } else {
@@ -56,14 +56,14 @@ struct InterventionTests {
         return try await session.evaluate(tokens, hooks: [hook])
     }
 
-    @Test("an ablation, an edit (scaled neurons, added residual elements, a flipped head) or a patch moves the next-token distribution as it moves llama.cpp's",
+    @Test("an ablation, an edit (scaled MLP neurons, added residual and embedding elements, flipped heads) or a patch moves the next-token distribution as it moves llama.cpp's",
           arguments: models, [ActivationPrecision.float32, .quantized])
     func matchesLlamaCpp(file: String, activations: ActivationPrecision) async throws {
         let llama = try LanguageModel(path: try TestData.realModel(file))
         let session = ModelSession(model: llama, contextLength: 64, threads: 2, activations: activations)
         let models = try #require(try Self.reference()["models"] as? [String: Any])
         let cases = try #require((models[file] as? [String: Any])?["cases"] as? [[String: Any]])
-        #expect(cases.count == 7)
+        #expect(cases.count == 8)
         for c in cases {
             let name = try #require(c["name"] as? String)
             let changed = try #require(c["changed"] as? [String: Any]), plain = try #require(c["plain"] as? [String: Any])
@@ -110,7 +110,8 @@ struct InterventionTests {
         let misfits: [(any ForwardHook, String)] = [
             (ActivationEdit.zeroing(.headOutputs, block: 0, heads: [c.headCount], headDimension: c.headDimension), "head \(c.headCount) is not one of block 0's \(c.headCount) heads"),
             (ActivationEdit.zeroing(.attentionOutput, block: c.blockCount), "block \(c.blockCount) is not one of the model's \(c.blockCount) blocks"),
-            (ActivationEdit.zeroing(.attentionProbabilities, block: 0), "pattern cannot be changed in a block"),
+            (ActivationEdit.zeroing(.attentionProbabilities, block: 0), "pattern cannot be changed: the pass does not read it back"),
+            (ActivationEdit(.embedding, block: 3, scale: 2), "embed is not in a block: give block 0 (none)"),
             (ActivationEdit.zeroing(.blockOutput, block: 0, heads: [0], headDimension: c.headDimension), "resid_post has no heads"),
             (ActivationEdit(.feedForwardActivation, block: 1, neurons: [c.feedForwardLength], scale: 2),
              "neuron \(c.feedForwardLength) is not one of the \(c.feedForwardLength) of a mlp_post row of block 1 (0…\(c.feedForwardLength - 1))"),

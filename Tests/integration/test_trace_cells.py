@@ -77,7 +77,8 @@ def test_ablate_intervene_and_patch_in_cells_change_the_run_as_llama_cpp_changed
         elif "edit" in case:
             spec = case["edit"]
             options = "".join(f", {key}: {json.dumps(spec[key])}" for key in ("heads", "positions", "neurons", "scale") if key in spec)
-            change = f'intervene(block: {spec["block"]}, point: "{spec["point"]}"{options}' + (f', add: tensor({spec["add"]}))' if "add" in spec else ")")
+            block = f'block: {spec["block"]}, ' if "block" in spec else ""
+            change = f'intervene({block}point: "{spec["point"]}"{options}' + (f', add: tensor({spec["add"]}))' if "add" in spec else ")")
         else:
             spec = case["patch"]
             lines.append(f'let source{index} = trace(m, {json.dumps(case["source"])}, keep: ["{spec["point"]}"], blocks: [{spec["block"]}])')
@@ -102,6 +103,8 @@ def test_ablate_intervene_and_patch_in_cells_change_the_run_as_llama_cpp_changed
     ('ablate(block: 1)', 'ablate needs point: (what to zero) or heads: (which heads of z to zero), or both'),
     ('trace(m, "Hello", interventions: [ablate(block: 1, heads: [8])])', "head 8 is not one of block 1's 8 heads (0…7)"),
     ('intervene(block: 1, point: "mlp_post")', "intervene needs scale:, add: or both (x becomes x · scale + add); ablate(…) zeroes"),
+    ('intervene(block: 1, point: "embed", scale: 2)', "embed is not in a block: leave block: out"),
+    ('ablate(point: "pattern", block: 1)', 'point: "pattern" cannot be ablated: choose one of embed, resid_pre, q, k, v, z, attn_out, resid_mid, mlp_pre, mlp_post, mlp_out, resid_post, ln_final, logits'),
     ('intervene(block: 1, point: "mlp_post", positions: [-1], scale: 2)', "positions: -1: count positions from 0"),
     ('trace(m, "Hello", interventions: [intervene(block: 1, point: "mlp_post", neurons: [172], scale: 2)])', "neuron 172 is not one of the 172 of a mlp_post row of block 1 (0…171)"),
     ('trace(m, "Hello", interventions: [intervene(block: 1, point: "resid_mid", neurons: [1, 2], add: tensor([1, 2, 3]))])',

@@ -1,14 +1,14 @@
 import GGUF
 
 /// Changes activations in the forward pass, `x ← x · scale + add`, for the elements chosen at
-/// one point of one block: at every position or some, in every head or some (at a point with
+/// one point of one block (or `embed`, `ln_final`, `logits`, outside the blocks): at every position or some, in every head or some (at a point with
 /// heads: `q`, `k`, `v`, `z`), every element of the row — of each chosen head's slice — or some
 /// (`neurons`). The one mechanism behind `ablate` (scale 0: the block adds nothing through what
 /// is zeroed) and `intervene` (scale, add, or both).
 public struct ActivationEdit: SiteHook, Equatable {
-    /// Where: a point of each block but the attention probabilities.
+    /// Where: any point but the attention probabilities (which the pass does not read back).
     public let point: ActivationPoint
-    /// The block.
+    /// The block (0 for a point outside the blocks).
     public let block: Int
     /// The positions changed (nil: every position, a generation's included).
     public let positions: [Int]?
@@ -50,10 +50,11 @@ public struct ActivationEdit: SiteHook, Equatable {
     public func check(_ model: LanguageModel) throws(ModelError) {
         let c = model.configuration
         func refuse(_ reason: String) -> ModelError { ModelError(file: model.gguf.path, field: scale == 0 && addition.isEmpty ? "ablation" : "intervention", reason: reason) }
-        if let misfit = c.blockMisfit(block) { throw refuse(misfit) }
-        guard point.layout.perBlock, point != .attentionProbabilities else {
-            throw refuse("\(point.rawValue) cannot be changed in a block: choose a point each block has and the pass reads on (\(ActivationPoint.allCases.filter { $0.layout.perBlock && $0 != .attentionProbabilities }.map(\.rawValue).joined(separator: ", ")))")
+        guard point.isEditable else {
+            throw refuse("\(point.rawValue) cannot be changed: the pass does not read it back; choose one of \(ActivationPoint.editable)")
         }
+        if point.layout.perBlock, let misfit = c.blockMisfit(block) { throw refuse(misfit) }
+        guard point.layout.perBlock || block == 0 else { throw refuse("\(point.rawValue) is not in a block: give block 0 (none)") }
         if ActivationPoint.attentionPoints.contains(point), let misfit = c.attentionMisfit([block]) { throw refuse(misfit) }
         if let misfit = c.absenceMisfit(point, blocks: [block]) { throw refuse(misfit) }
         guard point.layout.rowAxes.first == "head" || heads.isEmpty else { throw refuse("\(point.rawValue) has no heads: choose heads of q, k, v or z") }

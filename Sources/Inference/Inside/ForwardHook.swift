@@ -91,6 +91,13 @@ public enum ActivationPoint: String, Sendable, Hashable, CaseIterable {
         }
     }
 
+    /// Whether an intervention can change the point: every one but the attention probabilities,
+    /// which the pass computes for the hooks that read them and does not read back.
+    public var isEditable: Bool { self != .attentionProbabilities }
+
+    /// The points an intervention can change, by name, for errors.
+    public static var editable: String { allCases.filter(\.isEditable).map(\.rawValue).joined(separator: ", ") }
+
     /// The floats of one token's row at this point in layer `layer` of `c`, whose cache holds
     /// `contextLength` positions.
     public func width(in c: ModelConfiguration, layer: Int = 0, contextLength: Int) -> Int {

@@ -174,6 +174,10 @@ static void float_kernels(void) {
     print_floats("dequantize_bf16", widened, K - 5);
     lumen_matmul_f32(w, K, ROWS, x, TOKENS, K - 8, out, ROWS);
     print_floats("matmul_f32", out, TOKENS * ROWS);
+    lumen_matrix_product_f32(ROWS, TOKENS, K - 8, w, K, 1, x, TOKENS, 1, out, TOKENS, 0);
+    print_floats("matrix_product_f32", out, ROWS * TOKENS);
+    lumen_matrix_product_f32(ROWS, TOKENS, K - 8, w, 1, ROWS, x, 1, K, out, TOKENS, 1);
+    print_floats("matrix_product_f32.strided", out, ROWS * TOKENS);
     float weights[32], offset = 0;
     for (int i = 0; i < 32; i++) weights[i] = fabsf(w[i]) + 0.25f;
     float scale = lumen_fit_affine(x, weights, 32, 15, &offset);

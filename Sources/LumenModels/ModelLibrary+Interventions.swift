@@ -44,8 +44,9 @@ extension ModelLibrary {
                                                         neurons: site.neurons, scale: scale, addition: addition)))
     }
 
-    /// Where an `ablate` or `intervene` changes activations: `block:` (needed), `point:` (z by
-    /// default, `named` false then), `heads:`, `positions:` (counted from 0) and `neurons:`.
+    /// Where an `ablate` or `intervene` changes activations: `point:` (z by default, `named`
+    /// false then), `block:` (needed for a point in a block, refused for embed, ln_final and
+    /// logits, which take 0), `heads:`, `positions:` (counted from 0) and `neurons:`.
     private static func editSite(_ arguments: inout Arguments, verb: String, at location: SourceLocation) throws(LumenError)
         -> (point: ActivationPoint, named: Bool, block: Int, heads: [Int]?, positions: [Int]?, neurons: [Int]?) {
         let block = try arguments.labelledInteger("block")

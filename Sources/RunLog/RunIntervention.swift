@@ -36,12 +36,8 @@ public struct RunIntervention: Codable, Sendable, Equatable {
 
     /// An ablation of `point` in `block` (of `heads`, `positions`, `neurons` only, when given).
     public init(ablating point: String, block: Int, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil) {
+        self.init(editing: point, block: block, heads: heads, positions: positions, neurons: neurons, scale: nil, addition: nil)
         kind = .ablate
-        self.point = point
-        self.block = block
-        self.heads = heads
-        self.positions = positions
-        self.neurons = neurons
     }
 
     /// An edit of `point` in `block`: its chosen elements (of `heads`, `positions`, `neurons`

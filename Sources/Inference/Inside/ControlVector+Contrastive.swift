@@ -1,5 +1,7 @@
 import CKernels
+import Executors
 import Foundation
+import GenerationTypes
 import GGUF
 
 extension ControlVector {
@@ -26,11 +28,28 @@ extension ControlVector {
                 throw ModelError(file: file, field: "method", reason: "\(method.rawValue) pairs positive i with negative i: give as many of each, not \(positive.count) and \(negative.count)")
             }
             let differences = try await pairDifferences(session, positive, negative)
-            var directions: [Int: [Float]] = [:]
-            for (block, rows) in differences {
-                try Task.checkCancellation(orThrow: file)
-                let mean = unit(meanRow(rows, width: width))
-                directions[block] = method == .mean ? mean : try principalDirection(rows, width: width, toward: mean, file: file)
+            // The means and power iterations are long compute: on a thread of their own, not the
+            // cooperative pool, stopping between steps when the task is cancelled.
+            let stop = StopSignal()
+            let directions: [Int: [Float]]
+            do {
+                directions = try await withTaskCancellationHandler {
+                    try await DedicatedThread.run(name: "lumen-steering") { () throws(ModelError) -> [Int: [Float]] in
+                        var directions: [Int: [Float]] = [:]
+                        for (block, rows) in differences {
+                            if stop.isRaised { throw ModelError(file: file, field: "task", reason: "cancelled") }
+                            let mean = unit(meanRow(rows, width: width))
+                            directions[block] = method == .mean ? mean : try principalDirection(rows, width: width, toward: mean, file: file, stop: stop)
+                        }
+                        return directions
+                    }
+                } onCancel: {
+                    stop.raise()
+                }
+            } catch let error as ModelError {
+                throw error
+            } catch {
+                throw ModelError(file: file, field: "method", reason: "\(error)")
             }
             return ControlVector(width: width, directions: directions)
         }
@@ -99,8 +118,8 @@ extension ControlVector {
 
     /// The unit eigenvector of DᵀD with the largest eigenvalue, for D the `rows`: power iteration
     /// from `start` (the mean difference, so the result points the same way), at most 1,000
-    /// steps, until a step moves it less than 10⁻⁷ (llama-cvector-generator's limits).
-    private static func principalDirection(_ rows: [Float], width: Int, toward start: [Float], file: String) throws(ModelError) -> [Float] {
+    /// steps, until a step moves it less than 10⁻⁷ (llama-cvector-generator's limits), or `stop`.
+    private static func principalDirection(_ rows: [Float], width: Int, toward start: [Float], file: String, stop: StopSignal) throws(ModelError) -> [Float] {
         let count = rows.count / width
         guard count > 0 else { return start }
         var square = [Float](repeating: 0, count: width * width)
@@ -114,7 +133,7 @@ extension ControlVector {
         if vector.allSatisfy({ $0 == 0 }) { vector[0] = 1 }
         var next = [Float](repeating: 0, count: width)
         for _ in 0..<1000 {
-            try Task.checkCancellation(orThrow: file)
+            if stop.isRaised { throw ModelError(file: file, field: "task", reason: "cancelled") }
             lumen_matmul_f32(square, width, width, vector, 1, width, &next, 1)
             let norm = next.reduce(0) { $0 + Double($1) * Double($1) }.squareRoot()
             guard norm > 0 else { break }

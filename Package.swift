@@ -31,6 +31,9 @@ let package = Package(
     platforms: [.macOS(.v15)],
     products: [
         .executable(name: "lumen", targets: ["lumen"]),
+        // The engine as a Swift library: `ModelContainer` and the modules it re-exports. Neither
+        // the kernel, the language nor the server is in its closure (`make check-library`).
+        .library(name: "LumenKit", targets: ["LumenKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -83,7 +86,7 @@ let package = Package(
         ),
         .target(
             name: "LumenModels",
-            dependencies: ["Widgets", "LumenLanguage", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
+            dependencies: ["Widgets", "LumenLanguage", "LumenKit", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
                            "Scoring", "Tensors", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI", dependencies: ["GenerationTypes", "OrderedJSON"]),
@@ -133,6 +136,9 @@ let package = Package(
             dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tensors", "Tokenizers", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: optimisedInDebug
         ),
+        // The public Swift API of the engine: one `ModelContainer` per loaded model (weights,
+        // sessions, chat template, hooks, run recorder) that every front end adapts.
+        .target(name: "LumenKit", dependencies: ["ChatTemplates", "GGUF", "GenerationTypes", "Inference", "RunLog", "Scoring", "Tensors"]),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
         // rendered by them.
         .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Jinja", "Tokenizers"]),
@@ -155,6 +161,7 @@ let package = Package(
                 "JupyterKernel",
                 "LumenLanguage",
                 "LumenModels",
+                "LumenKit",
                 "CLineEditing",
                 "Display",
                 "JupyterProtocol",
@@ -192,6 +199,7 @@ let package = Package(
         .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
+        .testTarget(name: "LumenKitTests", dependencies: ["LumenKit", "RunLog"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),
         .testTarget(name: "GrammarsTests", dependencies: ["Grammars", "FuzzSupport"]),

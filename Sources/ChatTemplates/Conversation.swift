@@ -24,6 +24,13 @@ public struct Conversation: Sendable {
         messages = system.map { [ChatMessage(role: "system", content: $0)] } ?? []
     }
 
+    /// A conversation rendered by `template`, starting with `system` (if any).
+    public init(template: ChatTemplate, system: String?) {
+        self.template = template
+        self.system = system
+        messages = system.map { [ChatMessage(role: "system", content: $0)] } ?? []
+    }
+
     /// A conversation whose messages a server renders with its own template (a remote model's).
     public init(system: String?) {
         template = nil

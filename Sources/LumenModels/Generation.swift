@@ -3,6 +3,7 @@ import Evaluation
 import Foundation
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenLanguage
 import RunLog
 

@@ -2,6 +2,7 @@ import ChatTemplates
 import GGUF
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenLanguage
 import RunLog
 import Scoring

@@ -9,7 +9,7 @@ public enum ModelHost {
     /// The libraries of a session recording its runs in `runLog` (not at all when nil), run by
     /// `frontEnd` (`kernel`, `repl`, `run`) from `notebook` when known.
     public static func libraries(runLog: RunLog?, frontEnd: String, notebook: String? = nil) -> [any LumenLibrary] {
-        let recorder = RunRecorder(runLog: runLog, frontEnd: frontEnd, notebook: notebook)
+        let recorder = CellRecorder(runLog: runLog, frontEnd: frontEnd, notebook: notebook)
         return [ModelLibrary(recorder: recorder), ConversationLibrary(), RemoteLibrary(), RunLibrary(recorder: recorder), SaveLibrary(), WidgetLibrary()]
     }
 }

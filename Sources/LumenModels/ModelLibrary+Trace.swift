@@ -2,6 +2,7 @@ import Executors
 import GGUF
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenLanguage
 import RunLog
 

@@ -16,12 +16,12 @@ final class ModelLibrary: LumenLibrary {
                                perplexity, compareModels, controlVector, steeringVector, normalize, logitLens, attentionPatterns, trace, ablate, intervene, patch, embed, unembedding, prefill, loadState]
     let magics: [Magic] = [defaultsMagic]
     /// Where the session's generations and measurements are recorded.
-    let recorder: RunRecorder
+    let recorder: CellRecorder
     /// Generation options set by `defaults(…)` or `%defaults`, by label.
     let generationDefaults = Mutex<[String: Value]>([:])
 
     /// The library of a session recording its runs with `recorder`.
-    init(recorder: RunRecorder) {
+    init(recorder: CellRecorder) {
         self.recorder = recorder
     }
 

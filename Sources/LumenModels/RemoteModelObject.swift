@@ -5,6 +5,7 @@ import Evaluation
 import GGUF
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenLanguage
 import Remote
 import RunLog

@@ -5,6 +5,7 @@ import Executors
 import Foundation
 import GGUF
 import Inference
+import LumenKit
 import LumenLanguage
 import RunLog
 
@@ -14,10 +15,10 @@ public final class RunLibrary: LumenLibrary {
     public let builtins: [Builtin] = [runs, replay]
     public let magics: [Magic]
     /// The session's recorder, shared with the model library.
-    let recorder: RunRecorder
+    let recorder: CellRecorder
 
     /// The library of a session recording with `recorder`.
-    init(recorder: RunRecorder) {
+    init(recorder: CellRecorder) {
         self.recorder = recorder
         magics = [Self.runsMagic, Self.logMagic(recorder)]
     }
@@ -44,7 +45,7 @@ public final class RunLibrary: LumenLibrary {
     }
 
     /// `%log on`, `%log off`, and `%log` alone: turns recording on or off, and says where the log is.
-    private static func logMagic(_ recorder: RunRecorder) -> Magic {
+    private static func logMagic(_ recorder: CellRecorder) -> Magic {
         Magic(name: "%log", summary: "turn the run log on or off for this session: %log on, %log off; %log alone says where it is") { words, output in
             guard let log = recorder.runLog else { throw Self.logIsOff(at: nil) }
             switch words.first {

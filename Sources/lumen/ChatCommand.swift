@@ -3,6 +3,7 @@ import ChatTemplates
 import Foundation
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenModels
 import RunLog
 import Terminal
@@ -45,28 +46,27 @@ struct ChatCommand: AsyncParsableCommand {
         let logger = global.bootstrapLogging(label: "lumen.chat")
         let log = await global.openRunLog(logger: logger)
         var options = sampling.options
-        options.reusesCachedPrefix = true
         options.constraint = try constraints.constraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let templateSource = try template.map { (path: String) throws(CommandError) in try TextFile.read(path) }
-        var conversation = try Conversation(gguf: llama.gguf, vocabulary: llama.tokenizer.vocabulary, system: system, template: templateSource)
-        if let note = conversation.template?.origin.fallbackNote(model: model, option: "--template") {
+        let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
+                                                                                       sequencesPerSession: 1, chatTemplate: templateSource,
+                                                                                       hooks: try controlVectors.hooks(for: llama)),
+                                       recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
+        let chatTemplate = try container.chatTemplate()
+        var conversation = Conversation(template: chatTemplate, system: system)
+        if let note = chatTemplate.origin.fallbackNote(model: model, option: "--template") {
             FileHandle.standardError.write(Data((note + "\n").utf8))
         }
         switch reasoning {
         case "auto": break
         case "on", "off":
-            guard conversation.template?.hasThinkingSwitch == true else {
+            guard chatTemplate.hasThinkingSwitch else {
                 throw ValidationError("--reasoning \(reasoning): the chat template has no thinking switch (enable_thinking)")
             }
             conversation.thinking = reasoning == "on"
         default: throw ValidationError("--reasoning takes on, off or auto, got \(reasoning)")
         }
-        if let syntax = conversation.template?.reasoning { options.shownTokens = syntax.shownTokenIDs(in: llama.tokenizer.vocabulary) }
-        let lease = try await SessionPool(model: llama, contextLength: sampling.contextLength, threads: sampling.threads).lease()
-        defer { lease.release() }
-        let session = lease.session
-        let hooks = try controlVectors.hooks(for: llama)
         let interactive = isatty(STDIN_FILENO) != 0
         let events = TerminalEvents()
         var lines: [String] = []
@@ -95,7 +95,7 @@ struct ChatCommand: AsyncParsableCommand {
                     continue
                 }
             case .endOfInput:
-                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, session: session, options: options, hooks: hooks, llama: llama, events: events, log: log) }
+                if !lines.isEmpty { try await reply(to: lines.joined(separator: "\n"), in: &conversation, container: container, options: options, events: events) }
                 prompt("\n")
                 await log?.flush()
                 return
@@ -105,7 +105,7 @@ struct ChatCommand: AsyncParsableCommand {
                 continue
             }
             if let message, !message.trimmingCharacters(in: .whitespacesAndNewlines).isEmpty {
-                try await reply(to: message, in: &conversation, session: session, options: options, hooks: hooks, llama: llama, events: events, log: log)
+                try await reply(to: message, in: &conversation, container: container, options: options, events: events)
             }
             prompt("> ")
         }
@@ -114,32 +114,26 @@ struct ChatCommand: AsyncParsableCommand {
 
     /// Sends `message`, streams the reply to stdout and adds both to the conversation (and the
     /// turn to the run log); Ctrl-C stops the reply and keeps it, marked as partial.
-    private func reply(to message: String, in conversation: inout Conversation, session: ModelSession, options: GenerationOptions, hooks: [any ForwardHook],
-                       llama: LanguageModel, events: TerminalEvents, log: RunLog?) async throws {
+    private func reply(to message: String, in conversation: inout Conversation, container: ModelContainer, options: GenerationOptions,
+                       events: TerminalEvents) async throws {
         conversation.append(ChatMessage(role: "user", content: message))
-        let rendered = try conversation.renderedPrompt()
-        let tokens = conversation.promptTokens(llama.tokenizer, text: rendered)
+        let prompt = try container.chatPrompt(conversation.messages, thinking: conversation.thinking)
         let stop = StopSignal()
         events.interruptRouting.set { stop.raise(); return true }
         defer { events.interruptRouting.set(nil) }
-        let pipeline = try GenerationPipeline(options: options, model: llama, hooks: hooks)
         // The reasoning, when the format marks one, is shown dimmed on a terminal, on lines of its own.
-        var split = ReasoningStream(syntax: conversation.template?.reasoning, prompt: rendered)
+        var split = ReasoningStream(syntax: prompt.reasoning, prompt: prompt.text)
         var printer = ReasoningPrinter(dims: isatty(STDOUT_FILENO) != 0)
-        let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)) { token in
+        let run = RunDescription(entry: "lumen chat", prompt: message, steering: controlVectors.logged)
+        let collected = try await GenerationCollector.collect(container.chat(prompt, options: options, stop: stop, run: run)) { token in
             let (thought, said) = split.append(token.text)
             FileHandle.standardOutput.write(Data(printer.text(reasoning: thought, reply: said).utf8))
         }
         FileHandle.standardOutput.write(Data(printer.finish().utf8))
-        let (generated, summary) = (collected.tokens, collected.summary)
+        let summary = collected.summary
         let reply = split.reply
         FileHandle.standardOutput.write(Data("\n".utf8))
         let interrupted = stop.isRaised
-        if let summary {
-            log?.record(RunRecord(generationAt: "lumen chat", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
-                                  prompt: message, messages: conversation.messages, renderedPrompt: rendered, tokens: generated, summary: summary,
-                                  options: options, interrupted: interrupted, steering: controlVectors.logged))
-        }
         conversation.append(ChatMessage(role: "assistant", content: reply.content, isPartial: interrupted, reasoning: reply.reasoning))
         if let summary {
             let reused = summary.reusedPromptTokens > 0 ? ", \(summary.reusedPromptTokens) reused" : ""

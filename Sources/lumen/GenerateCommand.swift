@@ -4,6 +4,7 @@ import Foundation
 import GGUF
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenModels
 import RunLog
 
@@ -115,9 +116,9 @@ struct GenerateCommand: AsyncParsableCommand {
         defer { interrupts.cancel() }
         let constraint = try constraints.constraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
-        let lease = try await SessionPool(model: llama, contextLength: sampling.contextLength, threads: sampling.threads).lease()
-        defer { lease.release() }
-        let session = lease.session
+        let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
+                                                                                       sequencesPerSession: 1, hooks: try controlVectors.hooks(for: llama)),
+                                       recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
         var options = sampling.options
         options.constraint = constraint
         let forced = forceIDs.flatMap(Self.ids) ?? []
@@ -131,24 +132,20 @@ struct GenerateCommand: AsyncParsableCommand {
         options.stopAtEndOfSequence = forced.isEmpty
         options.recordedLogits = dumpLogits == nil ? 0 : Int.max
         options.speculation = speculation.speculation
-        var pipeline = try GenerationPipeline(options: options, model: llama, hooks: try controlVectors.hooks(for: llama))
-        pipeline.draftModel = try await speculation.draftModel(for: llama)
-        let promptTokens = givenPrompt ?? llama.tokenizer.encode(prompt ?? "")
-        let promptText = prompt ?? llama.tokenizer.decode(promptTokens, showSpecial: true)
-        if let promptCache { try await usePromptCache(promptCache, prompt: promptTokens, session: session, model: llama, log: log) }
-        let streaming = !json
-        let generation = Task {
-            try await GenerationCollector.collect(session.generate(tokens: promptTokens, options: options, pipeline: pipeline, stop: stop)) { token in
-                if streaming { FileHandle.standardOutput.write(Data(token.text.utf8)) }
+        let draft = try await speculation.draftModel(for: llama)
+        let promptTokens = givenPrompt ?? container.tokenize(prompt ?? "")
+        let promptText = prompt ?? container.detokenize(promptTokens, showSpecial: true)
+        if let promptCache {
+            try await container.withSession { session in
+                try await usePromptCache(promptCache, prompt: promptTokens, session: session, model: llama, log: log)
             }
         }
-        let collected = try await generation.value
-        let (summary, tokens) = (collected.summary, collected.tokens)
-        if let summary {
-            log?.record(RunRecord(generationAt: "lumen generate", origin: RunOrigin(frontEnd: "cli"), model: RunModel(llama),
-                                  prompt: promptText, tokens: tokens, summary: summary, options: options, interrupted: stop.isRaised,
-                                  steering: controlVectors.logged))
+        let streaming = !json
+        let run = RunDescription(entry: "lumen generate", prompt: promptText, steering: controlVectors.logged)
+        let collected = try await GenerationCollector.collect(container.generate(tokens: promptTokens, options: options, draft: draft, stop: stop, run: run)) { token in
+            if streaming { FileHandle.standardOutput.write(Data(token.text.utf8)) }
         }
+        let (summary, tokens) = (collected.summary, collected.tokens)
         if let dumpLogits {
             var bytes = Data()
             for row in tokens.compactMap(\.logits) {

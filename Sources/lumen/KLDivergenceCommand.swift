@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Inference
+import LumenKit
 import LumenModels
 import RunLog
 import Scoring

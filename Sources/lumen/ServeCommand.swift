@@ -4,6 +4,7 @@ import Foundation
 import Grammars
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenModels
 import RunLog
 import Serve

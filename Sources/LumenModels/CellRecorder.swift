@@ -5,7 +5,7 @@ import Synchronization
 /// Records a session's runs in the run log: which log, whether recording is on (`%log off`),
 /// and where the session's cells come from. The model, conversation and run libraries of a
 /// session share one.
-final class RunRecorder: Sendable {
+final class CellRecorder: Sendable {
     /// The run log runs are recorded in (nil: not recorded).
     let runLog: RunLog?
     /// Whether recording is on.

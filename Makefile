@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build release venv models synthetic-models arch-models test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-parallel bench-archs check-formats clean
+.PHONY: all deps test-deps llama-server build release venv models synthetic-models arch-models example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-parallel bench-archs check-formats clean
 
 all: build
 
@@ -64,7 +64,7 @@ $(SYNTHETIC)/.made: scripts/make_synthetic_models.py scripts/gguf_vocabulary.py 
 	$(PYTHON) scripts/make_synthetic_models.py $(SHARED) $(SYNTHETIC)
 	touch $@
 
-test: test-swift test-integration e2e
+test: test-swift test-integration e2e docs
 
 ## llama.cpp's own random-weight models of the architectures Lumen runs (test-llama-archs, from
 ## the llama.cpp build below); their references are in Tests/reference/archs/.
@@ -82,8 +82,21 @@ test-swift: build models synthetic-models arch-models
 ## In two pytest-xdist workers: most tests wait on a lumen process, so two keep both cores busy
 ## (8 minutes rather than 10 on 2 cores). Each worker has its own run log and kernelspecs, and
 ## every server a port of its own.
-test-integration: build venv models synthetic-models llama-server arch-models
-	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q -n 2 Tests/integration --ignore=Tests/integration/test_soak.py
+test-integration: build venv models synthetic-models llama-server arch-models example
+	LUMEN_BIN=$(abspath $(BIN_DEBUG)) LUMEN_EXAMPLE_BIN=$(abspath $(EXAMPLE_BIN)) $(PYTHON) -m pytest -q -n 2 Tests/integration --ignore=Tests/integration/test_soak.py
+
+## examples/StreamGeneration: a Swift package that depends on LumenKit by path and streams a
+## generation (Tests/integration/test_library.py runs it against llama.cpp). Its own build folder,
+## which compiles only the library's closure: about 3.5 minutes on 2 cores from nothing.
+EXAMPLE := examples/StreamGeneration
+EXAMPLE_BIN := $(EXAMPLE)/.build/debug/StreamGeneration
+example: deps
+	swift build --package-path $(EXAMPLE) $(SWIFT_FLAGS)
+
+## LumenKit's DocC documentation (swift-docc-plugin), warnings as errors; the archive is
+## .build/plugins/Swift-DocC/outputs/LumenKit.doccarchive.
+docs: deps
+	swift package generate-documentation --target LumenKit --warnings-as-errors
 
 ## llama.cpp's own llama-server, which the remote tests talk to: built from the llama.cpp that PyPI's
 ## llama-cpp-python source package vendors (the version Tests/integration/requirements.txt pins),

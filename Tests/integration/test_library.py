@@ -1,0 +1,65 @@
+"""LumenKit, the engine as a Swift library: what a program that depends on it links, and the
+example package in examples/ streaming a generation as llama.cpp makes it."""
+import json
+import os
+import pathlib
+import re
+import subprocess
+
+import pytest
+
+from servers import SMOLLM2
+
+ROOT = pathlib.Path(__file__).resolve().parents[2]
+
+# What a program embedding the engine must not link: the kernel and its ZeroMQ, the language and
+# its front ends, the server and its HTTP stack.
+EXCLUDED_TARGETS = {"ZeroMQ", "CZeroMQ", "JupyterKernel", "JupyterProtocol", "LumenLanguage", "LumenModels", "Evaluation", "Display",
+                    "Widgets", "Notebook", "Terminal", "Serve", "OpenAIAPI", "Remote", "lumen"}
+EXCLUDED_PACKAGES = {"hummingbird", "swift-nio", "swift-nio-extras", "async-http-client", "swift-service-lifecycle", "swift-argument-parser"}
+
+
+def closure(description, product):
+    """The targets and the packages' products a product of the package description links."""
+    targets = {target["name"]: target for target in description["targets"]}
+    waiting = list(next(p for p in description["products"] if p["name"] == product)["targets"])
+    seen, packages = set(), set()
+    while waiting:
+        name = waiting.pop()
+        if name in seen:
+            continue
+        seen.add(name)
+        waiting += targets[name].get("target_dependencies", [])
+        packages |= {dependency.split(".")[0] if "." in dependency else dependency for dependency in targets[name].get("product_dependencies", [])}
+    return seen, packages
+
+
+def test_the_library_links_neither_kernel_language_nor_server():
+    description = json.loads(subprocess.run(["swift", "package", "describe", "--type", "json"], cwd=ROOT, capture_output=True, text=True,
+                                            check=True).stdout)
+    targets, products = closure(description, "LumenKit")
+    assert {"LumenKit", "Inference", "CKernels", "Tokenizers", "ChatTemplates", "RunLog"} <= targets
+    assert not targets & EXCLUDED_TARGETS, targets & EXCLUDED_TARGETS
+    # The external products it links, by name: SQLite's GRDB for the run log and swift-crypto for digests.
+    assert products == {"GRDB", "Crypto"}, products
+    # The command-line tool, by contrast, links them all: the check can tell.
+    assert {"ZeroMQ", "LumenLanguage", "Serve"} <= closure(description, "lumen")[0]
+
+
+def test_the_example_streams_llama_cpps_greedy_text():
+    """examples/StreamGeneration (built by `make example`) prints the prompt and 32 greedy tokens
+    as they come; llama.cpp (its C API through llama-cpp-python) continues the prompt alike, with
+    an F32 cache as Lumen's sessions have (with its default F16 cache it takes another turn after
+    "Paris.\n\n": the spread these references avoid)."""
+    binary = os.environ.get("LUMEN_EXAMPLE_BIN", str(ROOT / "examples/StreamGeneration/.build/debug/StreamGeneration"))
+    if not os.path.exists(binary):
+        pytest.fail(f"{binary} is missing: make example builds it")
+    prompt = "The capital of France is"
+    result = subprocess.run([binary, str(SMOLLM2), prompt], capture_output=True, text=True, check=True, timeout=600)
+    streamed, summary = result.stdout.rsplit("\n[", 1)
+    assert streamed.startswith(prompt)
+    assert re.fullmatch(r"\d+ tokens at \d+ tok/s, (length|eos)\]\n", summary), summary
+    from llama_cpp import Llama
+    llama = Llama(model_path=str(SMOLLM2), n_ctx=256, n_threads=2, type_k=0, type_v=0, verbose=False)  # 0: GGML_TYPE_F32
+    expected = llama.create_completion(prompt, max_tokens=32, temperature=0)["choices"][0]["text"]
+    assert streamed[len(prompt):] == expected

@@ -142,16 +142,19 @@ enum DisplayLibrary {
 
     /// Every built-in by name, with the first sentence of its summary.
     static func builtinList(_ builtins: some Sequence<Builtin>) -> MIMEBundle {
-        let rows = builtins.sorted { $0.name < $1.name }.map { builtin in
-            let sentence = builtin.summary.firstRange(of: ". ").map { String(builtin.summary[..<$0.lowerBound]) + "." } ?? builtin.summary
-            return [builtin.name, sentence]
-        }
+        let rows = builtins.sorted { $0.name < $1.name }.map { [$0.name, firstSentence(of: $0)] }
         var bundle = Table(columns: ["built-in", "what it does"], rows: rows).mimeBundle
         bundle.data["text/plain"] = "Built-in functions (help(name) or name? for one of them):\n\n" + (bundle.data["text/plain"] ?? "")
         return bundle
     }
 
-    /// What help shows for a value.
+    /// The first sentence of a built-in's summary.
+    private static func firstSentence(of builtin: Builtin) -> String {
+        builtin.summary.firstRange(of: ". ").map { String(builtin.summary[..<$0.lowerBound]) + "." } ?? builtin.summary
+    }
+
+    /// What help shows for a value: a function's or method's documentation, a host object's
+    /// members, or any other value's type and contents.
     static func documentation(of value: Value, name: String? = nil) -> MIMEBundle {
         switch value {
         case .builtin(let builtin):
@@ -161,16 +164,25 @@ enum DisplayLibrary {
             ])
         case .function(let function):
             return MIMEBundle(["text/plain": function.signature, "text/markdown": "```swift\n\(function.signature)\n```"])
+        case .method(.host(let object), let method):
+            if let builtin = object.members.method(method) { return documentation(of: .builtin(builtin)) }
+        case .host(let object):
+            let members = object.members
+            let rows = members.properties.map { [$0, "property"] } + members.methods.map { ["\($0.name)(…)", firstSentence(of: $0)] }
+            var bundle = Table(columns: ["member", "what it is"], rows: rows).mimeBundle
+            bundle.data["text/plain"] = "\(name.map { "\($0): " } ?? "")\(object.typeName): \(object.summary)\n\n" + (bundle.data["text/plain"] ?? "")
+            return bundle
         default:
-            let preview = value.description.count > 300 ? String(value.description.prefix(300)) + "…" : value.description
-            let size: String = switch value {
-            case .array(let elements): ", \(elements.count) elements"
-            case .dictionary(let dictionary): ", \(dictionary.count) entries"
-            case .string(let text): ", \(text.count) characters"
-            default: ""
-            }
-            let summary = "\(name.map { "\($0): " } ?? "")\(value.typeName)\(size)\n\(preview)"
-            return MIMEBundle(["text/plain": summary, "text/markdown": "**\(name ?? "value")**: `\(value.typeName)`\(size)\n\n```\n\(preview)\n```"])
+            break
         }
+        let preview = value.description.count > 300 ? String(value.description.prefix(300)) + "…" : value.description
+        let size: String = switch value {
+        case .array(let elements): ", \(elements.count) elements"
+        case .dictionary(let dictionary): ", \(dictionary.count) entries"
+        case .string(let text): ", \(text.count) characters"
+        default: ""
+        }
+        let summary = "\(name.map { "\($0): " } ?? "")\(value.typeName)\(size)\n\(preview)"
+        return MIMEBundle(["text/plain": summary, "text/markdown": "**\(name ?? "value")**: `\(value.typeName)`\(size)\n\n```\n\(preview)\n```"])
     }
 }

@@ -1,8 +1,8 @@
 import Evaluation
 
-/// An object the host puts into Lumen values: a loaded model, a generation. It renders itself,
-/// exposes properties, and names the built-ins callable as its methods (`m.generate(…)` is
-/// `generate(m, …)`).
+/// An object the host puts into Lumen values: a loaded model, a generation. It renders itself
+/// and has members: properties, and the built-ins callable as its methods (`m.generate(…)` is
+/// `generate(m, …)`), most often from its type's `MemberTable`.
 public protocol HostObject: AnyObject, Sendable {
     /// The type name Lumen shows.
     var typeName: String { get }
@@ -10,12 +10,8 @@ public protocol HostObject: AnyObject, Sendable {
     var summary: String { get }
     /// How the object is displayed.
     var mimeBundle: MIMEBundle { get }
-    /// The names of the properties `property(_:)` answers.
-    var propertyNames: [String] { get }
-    /// The built-ins that can be called as methods, with the object as first argument.
-    var methodNames: [String] { get }
-    /// The value of property `name`, or nil when there is none.
-    func property(_ name: String) throws -> Value?
+    /// Its properties and methods.
+    var members: HostMembers { get }
     /// The number the object stands for in arithmetic and comparisons, if any (a perplexity).
     var numericValue: Double? { get }
     /// The value of a property that has to be waited for (a job's `result`), or nil when `name`

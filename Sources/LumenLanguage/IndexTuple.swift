@@ -13,7 +13,5 @@ public final class IndexTuple: HostObject {
     public var typeName: String { "Indices" }
     public var summary: String { "Indices(" + items.map(\.description).joined(separator: ", ") + ")" }
     public var mimeBundle: MIMEBundle { .plainText(summary) }
-    public var propertyNames: [String] { [] }
-    public var methodNames: [String] { [] }
-    public func property(_ name: String) throws -> Value? { nil }
+    public var members: HostMembers { .none }
 }

@@ -161,7 +161,7 @@ public actor Interpreter: Evaluator {
             default: value?.typeName
             }
             if case .host(let object)? = value {
-                candidates = Set(object.methodNames + object.propertyNames)
+                candidates = Set(object.members.names)
             } else {
                 candidates = Set(typeName.flatMap { Methods.members[$0]?.names } ?? [])
             }

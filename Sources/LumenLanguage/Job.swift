@@ -5,7 +5,7 @@ import Synchronization
 
 /// Work started by `spawn { … }` that outlives its cell: it runs at utility (or background)
 /// priority, keeps updating its displays, and is not cancelled by interrupting later cells.
-public final class Job: PropertyTableHostObject {
+public final class Job: HostObject {
     /// Where a job is.
     enum Status: String {
         case running, done, failed, cancelled
@@ -105,14 +105,19 @@ public final class Job: PropertyTableHostObject {
     var progress: Double { state.withLock { $0.progress } }
 
     public var typeName: String { "Job" }
-    public static let properties = PropertyTable<Job>([
+    /// The properties read at once, and the method.
+    static let memberTable = MemberTable<Job>(properties: [
         ("progress", { .double($0.progress) }),
         ("status", { .string($0.status.rawValue) }),
-    ])
+    ], methods: [JobLibrary.cancel])
     /// The property read by waiting for the job (`awaitedProperty`).
     static let awaitedPropertyName = "result"
-    public var propertyNames: [String] { Self.properties.names + [Self.awaitedPropertyName] }
-    public var methodNames: [String] { ["cancel"] }
+
+    /// The table's members, and `result`, which `awaitedProperty` answers.
+    public var members: HostMembers {
+        let table = Self.memberTable.members(of: self)
+        return HostMembers(properties: table.properties + [Self.awaitedPropertyName], methods: table.methods) { try table.property($0) }
+    }
 
     /// `result` waits for the job and gives its value, or its error; interrupting the wait
     /// leaves the job running.

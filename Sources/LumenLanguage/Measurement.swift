@@ -17,11 +17,10 @@ public final class Measurement: HostObject {
         self.mimeBundle = bundle
     }
 
-    public var propertyNames: [String] { properties.keys.sorted() }
-    public var methodNames: [String] { [] }
-
-    public func property(_ name: String) throws -> Value? {
-        properties[name]
+    /// Its details, by name; no methods.
+    public var members: HostMembers {
+        let properties = properties
+        return HostMembers(properties: properties.keys.sorted()) { properties[$0] }
     }
 
     public var summary: String { mimeBundle.plainText ?? typeName }

@@ -44,9 +44,10 @@ enum Methods {
     /// `value.name`: a property's value, or a method waiting for its call.
     static func member(_ name: String, of value: Value, at location: SourceLocation) throws -> Value {
         if case .host(let object) = value {
+            let members = object.members
             let property: Value?
             do {
-                property = try object.property(name)
+                property = try members.property(name)
             } catch var error as LumenError {
                 error.location = error.location ?? location
                 throw error
@@ -54,8 +55,8 @@ enum Methods {
                 throw LumenError(.model, "\(error)", at: location)
             }
             if let property { return property }
-            guard object.methodNames.contains(name) else {
-                let known = (object.propertyNames + object.methodNames).sorted().joined(separator: ", ")
+            guard members.method(name) != nil else {
+                let known = members.names.joined(separator: ", ")
                 throw LumenError(.type, "a \(object.typeName) has no member '\(name)': it has \(known)", at: location)
             }
             return .method(value, name)
@@ -71,7 +72,7 @@ enum Methods {
 
     /// Calls method `name` on `receiver`.
     static func call(_ name: String, on receiver: Value, arguments: inout Arguments, context: Builtin.Context) async throws -> Value {
-        if case .host = receiver, let builtin = context.session.builtins[name] {
+        if case .host(let object) = receiver, let builtin = object.members.method(name) {
             var withReceiver = arguments.prepending(receiver, at: context.location, knownLabels: builtin.labels)
             return try await builtin.body(&withReceiver, context)
         }

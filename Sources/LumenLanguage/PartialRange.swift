@@ -16,9 +16,7 @@ public final class PartialRange: HostObject {
     public var typeName: String { "PartialRange" }
     public var summary: String { "\(lower.map(String.init) ?? "")..<\(upper.map(String.init) ?? "")" }
     public var mimeBundle: MIMEBundle { .plainText(summary) }
-    public var propertyNames: [String] { [] }
-    public var methodNames: [String] { [] }
-    public func property(_ name: String) throws -> Value? { nil }
+    public var members: HostMembers { .none }
 
     /// The indices it selects of an axis of `length` (negative bounds from the end), or nil
     /// when a bound is outside the axis.

@@ -3,7 +3,7 @@ import Evaluation
 
 /// A secret read from the environment (`env("OPENAI_API_KEY")`): passed to `connect(apiKey:)`,
 /// shown everywhere as `••••`, so it never reaches an output, a notebook or the history.
-public final class Secret: PropertyTableHostObject {
+public final class Secret: MemberTableHostObject {
     /// The variable it came from.
     let variable: String
     /// The value; read only by `connect`.
@@ -15,8 +15,7 @@ public final class Secret: PropertyTableHostObject {
     }
 
     public var typeName: String { "Secret" }
-    public static let properties = PropertyTable<Secret>([("variable", { .string($0.variable) })])
-    public var methodNames: [String] { [] }
+    public static let memberTable = MemberTable<Secret>(properties: [("variable", { .string($0.variable) })])
 
     public var summary: String { "Secret(\(variable): ••••)" }
     public var mimeBundle: MIMEBundle { .plainText(summary) }

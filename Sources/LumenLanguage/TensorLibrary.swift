@@ -5,16 +5,43 @@ import Tensors
 /// The built-ins that compute with tensors, as NumPy's functions of those names: the math
 /// functions (numbers and tensors alike), `softmax`/`logSoftmax`, reductions along axes,
 /// `matmul`, `einsum`, shapes, `loadNumpy`. Each is a Tensor's method too (`t.softmax(axis: 0)`).
-enum TensorLibrary {
+public enum TensorLibrary {
     static let all: [Builtin] = ElementwiseFunction.all.map(elementwise) + [
         tensor, pow, maximum, minimum, choose, softmax, logSoftmax, norm, variance, argmax, argmin, topk,
-        matmul, dot, cosine, outer, einsum, reshape, transpose, squeeze, expandDims, stack, concat, loadNumpy,
+        matmul, dot, cosine, outer, einsum, reshape, transpose, squeeze, expandDims, stack, concat, loadNumpy, save,
     ]
 
-    /// The built-ins a Tensor has as methods: these and the standard library's reductions
-    /// (and `save`, which the model host adds).
-    static let methodNames = all.map(\.name).filter { !["tensor", "stack", "concat", "loadNumpy", "einsum", "where"].contains($0) }
-        + ["sum", "mean", "max", "min", "save"]
+    /// The built-ins a Tensor has as methods: these but the ones that make tensors, and the
+    /// standard library's reductions.
+    static let tensorMethods = all.filter { !["tensor", "stack", "concat", "loadNumpy", "einsum", "where"].contains($0.name) }
+        + [StandardLibrary.sum, StandardLibrary.mean, StandardLibrary.maximum, StandardLibrary.minimum]
+
+    /// `save`: a Tensor as .npy, a dictionary of them as .npz, and any `SavableHostObject` as it saves itself.
+    public static let save = Builtin(
+        name: "save",
+        signature: "save(_ x: Tensor or Trace or [String: Tensor] or State, _ path: String)",
+        summary: "Writes NumPy files: a Tensor as .npy; a Trace (its tensors and token ids) or a dictionary of Tensors as .npz, which numpy.load reads. A State goes to a file of its own, bound to its model file's SHA-256 (loadState reads it)."
+    ) { arguments, context in
+        let (value, location) = try arguments.requirePositional("x")
+        let path = try arguments.string(try arguments.requirePositional("path"), "path")
+        try arguments.finish()
+        switch value {
+        case .host(let object as SavableHostObject):
+            try await object.save(to: path, context: context)
+        case .host(let object as TensorObject):
+            try await NumPyOutput.write([("arr_0", object.tensor.values, object.tensor.shape)], to: path, at: context.location)
+        case .dictionary(let dictionary) where try NumPyOutput.isArchive(path, at: context.location):
+            let arrays = try dictionary.pairs.map { pair throws(LumenError) in
+                guard case .string(let name) = pair.key else { throw LumenError(.type, "an .npz's names are Strings, got \(pair.key.typeName)", at: location) }
+                let made = try TensorObject.tensor(pair.value, at: location)
+                return (name, made.values, made.shape)
+            }
+            try await NumPyOutput.write(arrays, to: path, at: context.location)
+        default:
+            throw LumenError(.type, "save() writes a Tensor (.npy), or a Trace or a dictionary of Tensors (.npz), not \(value.typeName) to \(path)", at: location)
+        }
+        return .null
+    }
 
     /// Elements of more than this run on the tensor thread, off the cooperative pool.
     private static let inlineElements = 1 << 16

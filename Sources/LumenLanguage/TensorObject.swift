@@ -8,7 +8,7 @@ import Tensors
 /// operators work elementwise with broadcasting (comparisons give masks), and the tensor
 /// built-ins (`softmax`, `sum(axis:)`, `matmul`, `einsum`, …) are its methods too. Shown as a
 /// heatmap (two axes), a table (one) or a summary, and as text in the terminal.
-public final class TensorObject: PropertyTableHostObject {
+public final class TensorObject: MemberTableHostObject {
     /// The tensor.
     public let tensor: Tensor
 
@@ -22,14 +22,13 @@ public final class TensorObject: PropertyTableHostObject {
     }
 
     public var typeName: String { "Tensor" }
-    public static let properties = PropertyTable<TensorObject>([
+    public static let memberTable = MemberTable<TensorObject>(properties: [
         ("shape", { .array($0.tensor.shape.map(Value.integer)) }),
         ("axes", { .array($0.tensor.axes.map(Value.string)) }),
         ("labels", { .array($0.tensor.labels.map { $0.map { .array($0.map(Value.string)) } ?? .null }) }),
         ("values", { .nested($0.tensor.values[...], shape: $0.tensor.shape[...]) }),
         ("T", { .host(TensorObject((try? $0.tensor.transposing()) ?? $0.tensor)) }),
-    ])
-    public var methodNames: [String] { TensorLibrary.methodNames }
+    ], methods: TensorLibrary.tensorMethods)
 
     /// The elements `index` selects: an Int (negative from the end), a Range, a partial range,
     /// an array of Ints, a Tensor of indices, or several of these (`t[0, 1..<3]`), one per axis.

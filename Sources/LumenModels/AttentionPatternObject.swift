@@ -7,7 +7,7 @@ import Tokenizers
 
 /// Attention patterns in cells (`attentionPatterns(m, prompt, block:)`): for each chosen head, a
 /// query × key heatmap labelled with the tokens, and the weights as values.
-final class AttentionPatternObject: PropertyTableHostObject {
+final class AttentionPatternObject: MemberTableHostObject {
     /// The pattern.
     let pattern: AttentionPattern
     /// The heads shown, in order.
@@ -22,7 +22,7 @@ final class AttentionPatternObject: PropertyTableHostObject {
     }
 
     var typeName: String { "AttentionPattern" }
-    static let properties = PropertyTable<AttentionPatternObject>([
+    static let memberTable = MemberTable<AttentionPatternObject>(properties: [
         ("tokens", { .array($0.pieces.map(Value.string)) }),
         ("block", { .integer($0.pattern.block) }),
         ("heads", { .array($0.heads.map(Value.integer)) }),
@@ -30,7 +30,6 @@ final class AttentionPatternObject: PropertyTableHostObject {
             .array(object.heads.map { head in .array(object.pattern.weights[head].map { .array($0.map { .double(Double($0)) }) }) })
         }),
     ])
-    var methodNames: [String] { [] }
 
     var summary: String { "AttentionPattern(block \(pattern.block), \(heads.count) heads × \(pieces.count) tokens)" }
 

@@ -10,7 +10,7 @@ import Synchronization
 /// A conversation in a cell (`conversation(m, system:)`): the messages, and what answers them —
 /// for a loaded model its chat template and one session kept for it, so each turn reuses the
 /// cached earlier turns and processes only its new tokens; for a remote model its server.
-public final class ChatSession: PropertyTableHostObject {
+public final class ChatSession: MemberTableHostObject {
     /// The model it talks to.
     let model: any GenerativeModel
     /// What produces the replies.
@@ -32,7 +32,7 @@ public final class ChatSession: PropertyTableHostObject {
     }
 
     public var typeName: String { "Conversation" }
-    public static let properties = PropertyTable<ChatSession>([
+    public static let memberTable = MemberTable<ChatSession>(properties: [
         ("messages", { chat in
             .array(chat.conversation.messages.map { message in
                 var entry = LumenDictionary()
@@ -55,8 +55,7 @@ public final class ChatSession: PropertyTableHostObject {
             }
             return .rendered(Rendered(kind: "Tokens", bundle: Table(columns: ["index", "id", "piece", "kind"], rows: rows).mimeBundle))
         }),
-    ])
-    public var methodNames: [String] { ["say", "reset", "fork"] }
+    ], methods: [ConversationLibrary.say, ConversationLibrary.reset, ConversationLibrary.fork])
 
     /// The rendered prompt of the next reply, each special token marked: `⟨<|im_start|>⟩` in
     /// text, highlighted in HTML.

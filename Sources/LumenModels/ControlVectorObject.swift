@@ -7,7 +7,7 @@ import RunLog
 
 /// A control vector in cells (`controlVector(path)`, `steeringVector(m, positive:, negative:)`):
 /// a direction per block, which `generate(…, steer:)` adds to the residual stream.
-final class ControlVectorObject: PropertyTableHostObject {
+final class ControlVectorObject: MemberTableHostObject {
     /// The directions.
     let vector: ControlVector
     /// Where it came from, as the run log keeps it so `replay` can make it again.
@@ -19,12 +19,11 @@ final class ControlVectorObject: PropertyTableHostObject {
     }
 
     var typeName: String { "ControlVector" }
-    static let properties = PropertyTable<ControlVectorObject>([
+    static let memberTable = MemberTable<ControlVectorObject>(properties: [
         ("blocks", { .array($0.vector.directions.keys.sorted().map(Value.integer)) }),
         ("width", { .integer($0.vector.width) }),
         ("norms", { .array($0.norms.map { .double(Double($0)) }) }),
-    ])
-    var methodNames: [String] { ["normalize"] }
+    ], methods: [ModelLibrary.normalize])
 
     /// Each block's direction's Euclidean norm, by block: what `steerScale` multiplies, so a
     /// vector of norms in the hundreds needs a far smaller scale than one of unit norms.

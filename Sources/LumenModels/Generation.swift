@@ -9,7 +9,7 @@ import RunLog
 
 /// The result of `generate`: the text, each token with its log-probability, figures, and how
 /// it ended.
-public final class Generation: PropertyTableHostObject {
+public final class Generation: MemberTableHostObject {
     /// The prompt.
     public let prompt: String
     /// The generated text: the reply, without the reasoning before it.
@@ -38,7 +38,7 @@ public final class Generation: PropertyTableHostObject {
     }
 
     public var typeName: String { "Generation" }
-    public static let properties = PropertyTable<Generation>([
+    public static let memberTable = MemberTable<Generation>(properties: [
         ("finishReason", { .string($0.finishReason) }),
         // Through the run log's form: each option as the decimal the user wrote (0.95, not the
         // Float's 0.949999988).
@@ -71,7 +71,6 @@ public final class Generation: PropertyTableHostObject {
             })
         }),
     ])
-    public var methodNames: [String] { [] }
 
     /// `length`, `eos`, `stop`, `cancelled` or `interrupted`.
     var finishReason: String { interrupted ? "interrupted" : stats.finishReason.rawValue }

@@ -19,9 +19,7 @@ final class InterventionObject: HostObject {
     }
 
     var typeName: String { "Intervention" }
-    var propertyNames: [String] { [] }
-    var methodNames: [String] { [] }
-    func property(_ name: String) throws -> Value? { nil }
+    var members: HostMembers { .none }
 
     var summary: String {
         let heads = logged.heads.map { " heads \($0.map(String.init).joined(separator: ", "))" } ?? ""

@@ -11,7 +11,7 @@ import Tokenizers
 /// pool of `ModelSession` actors that serialise the work on each KV cache. Cells share the
 /// sessions: each use takes the least busy one, and generations on one session decode together,
 /// up to `parallel` at a time.
-public final class LoadedModel: PropertyTableHostObject {
+public final class LoadedModel: MemberTableHostObject {
     /// The file's path.
     public let path: String
     /// Context length requested (nil: the model's).
@@ -90,12 +90,11 @@ public final class LoadedModel: PropertyTableHostObject {
     }
 
     public var typeName: String { "Model" }
-    public static let properties = PropertyTable<LoadedModel>([
+    public static let memberTable = MemberTable<LoadedModel>(properties: [
         ("info", { .dictionary(try $0.infoDictionary()) }),
         ("name", { .string($0.name) }),
         ("path", { .string($0.path) }),
-    ])
-    public var methodNames: [String] { ["generate", "prefill", "tokenize", "tokenId", "toText", "nextTokens", "perplexity"] }
+    ], methods: [ModelLibrary.generate, ModelLibrary.prefill, ModelLibrary.tokenize, ModelLibrary.tokenId, ModelLibrary.toText, ModelLibrary.nextTokens, ModelLibrary.perplexity])
 
     var name: String { URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent }
 

@@ -18,7 +18,6 @@ public final class LoggedRun: HostObject {
     }
 
     public var typeName: String { "Run" }
-    public var methodNames: [String] { ["replay"] }
 
     private static func fields(of r: RunRecord) -> [(String, Value)] {
         var fields: [(String, Value)] = [
@@ -51,10 +50,10 @@ public final class LoggedRun: HostObject {
         return fields
     }
 
-    public var propertyNames: [String] { fields.map(\.0) }
-
-    public func property(_ name: String) throws -> Value? {
-        fields.first { $0.0 == name }?.1
+    /// The record's fields, and `replay`.
+    public var members: HostMembers {
+        let fields = fields
+        return HostMembers(properties: fields.map(\.0), methods: [RunLibrary.replay]) { name in fields.first { $0.0 == name }?.1 }
     }
 
     public var summary: String {

@@ -8,7 +8,7 @@ import Tokenizers
 /// A logit lens in cells (`logitLens(m, prompt)`): the top token at every (block, position),
 /// shown as a table whose cells are shaded by probability (a heatmap), and, with `token:`, that
 /// token's probability after each block at the last position as a chart.
-final class LogitLensObject: PropertyTableHostObject {
+final class LogitLensObject: MemberTableHostObject {
     /// The lens.
     let lens: LogitLens
     /// Each position's token, as text.
@@ -27,7 +27,7 @@ final class LogitLensObject: PropertyTableHostObject {
     }
 
     var typeName: String { "LogitLens" }
-    static let properties = PropertyTable<LogitLensObject>([
+    static let memberTable = MemberTable<LogitLensObject>(properties: [
         ("tokens", { .array($0.pieces.map(Value.string)) }),
         ("top", { object in .array(object.lens.top.map { .array($0.map { .string(object.names[$0.first?.id ?? -1] ?? "") }) }) }),
         ("ids", { .array($0.lens.top.map { .array($0.map { .integer(Int($0.first?.id ?? -1)) }) }) }),
@@ -37,7 +37,6 @@ final class LogitLensObject: PropertyTableHostObject {
             return .array(blocks.map { .double(Double($0.last ?? 0)) })
         }),
     ])
-    var methodNames: [String] { [] }
 
     /// Rows by block, columns by position: each cell's top token and its probability.
     private var table: Table {

@@ -10,6 +10,6 @@ public enum ModelHost {
     /// `frontEnd` (`kernel`, `repl`, `run`) from `notebook` when known.
     public static func libraries(runLog: RunLog?, frontEnd: String, notebook: String? = nil) -> [any LumenLibrary] {
         let recorder = CellRecorder(runLog: runLog, frontEnd: frontEnd, notebook: notebook)
-        return [ModelLibrary(recorder: recorder), ConversationLibrary(), RemoteLibrary(), RunLibrary(recorder: recorder), SaveLibrary(), WidgetLibrary()]
+        return [ModelLibrary(recorder: recorder), ConversationLibrary(), RemoteLibrary(), RunLibrary(recorder: recorder), WidgetLibrary()]
     }
 }

@@ -13,7 +13,7 @@ import Scoring
 
 /// A model served over the OpenAI-compatible API, as a cell value (`connect(url, model:)`): the
 /// same cells that generate with a loaded model generate with it.
-public final class RemoteModelObject: PropertyTableHostObject, GenerativeModel {
+public final class RemoteModelObject: MemberTableHostObject, GenerativeModel {
     /// The connection.
     let remote: RemoteModel
 
@@ -22,12 +22,11 @@ public final class RemoteModelObject: PropertyTableHostObject, GenerativeModel {
     }
 
     public var typeName: String { "RemoteModel" }
-    public static let properties = PropertyTable<RemoteModelObject>([
+    public static let memberTable = MemberTable<RemoteModelObject>(properties: [
         ("info", { .dictionary(LumenDictionary($0.infoPairs)) }),
         ("name", { .string($0.remote.name) }),
         ("url", { .string($0.remote.urls[0]) }),
-    ])
-    public var methodNames: [String] { ["generate", "nextTokens", "perplexity"] }
+    ], methods: [ModelLibrary.generate, ModelLibrary.nextTokens, ModelLibrary.perplexity])
 
     var name: String { remote.name }
 

@@ -5,7 +5,7 @@ import RunLog
 
 /// The runs a query found, newest first: shown as a table; `list[i]` is one run as a value with
 /// everything the log keeps; `.count`, `.ids`.
-public final class RunList: PropertyTableHostObject, IndexableHostObject {
+public final class RunList: MemberTableHostObject, IndexableHostObject {
     /// The runs.
     let runs: [LoggedRun]
 
@@ -14,11 +14,10 @@ public final class RunList: PropertyTableHostObject, IndexableHostObject {
     }
 
     public var typeName: String { "Runs" }
-    public static let properties = PropertyTable<RunList>([
+    public static let memberTable = MemberTable<RunList>(properties: [
         ("count", { .integer($0.runs.count) }),
         ("ids", { .array($0.runs.map { .integer(Int($0.record.id ?? 0)) }) }),
     ])
-    public var methodNames: [String] { [] }
 
     public func element(at index: Int) -> Value? {
         runs.indices.contains(index) ? .host(runs[index]) : nil

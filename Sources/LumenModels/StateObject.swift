@@ -12,7 +12,7 @@ import Tokenizers
 /// same state, so two are a fork; `s.prefill(text)` extends it into a new state; `save(s, path)`
 /// writes it to a file bound to the model file's SHA-256. Copies of a state share its keys and
 /// values.
-final class StateObject: PropertyTableHostObject {
+final class StateObject: MemberTableHostObject, SavableHostObject {
     /// The model whose sessions continue from it.
     let model: LoadedModel
     /// The weights that computed it: after `reload()` the model's are others, and the state is
@@ -28,15 +28,19 @@ final class StateObject: PropertyTableHostObject {
     }
 
     var typeName: String { "State" }
-    static let properties = PropertyTable<StateObject>([
+    static let memberTable = MemberTable<StateObject>(properties: [
         ("ids", { .array($0.prefix.tokens.map { .integer(Int($0)) }) }),
         ("tokens", { object in .array(object.prefix.tokens.map { .string(object.weights.tokenizer.textPiece($0)) }) }),
         ("text", { .string($0.text) }),
         ("bytes", { .integer($0.prefix.byteCount) }),
         ("cacheType", { .string($0.prefix.cacheType.rawValue) }),
         ("model", { .host($0.model) }),
-    ])
-    var methodNames: [String] { ["generate", "prefill", "save"] }
+    ], methods: [ModelLibrary.generate, ModelLibrary.prefill, TensorLibrary.save])
+
+    /// Writes the state to a file of its own, bound to its model file's SHA-256 (`loadState` reads it).
+    func save(to path: String, context: Builtin.Context) async throws {
+        try await ModelLibrary.save(self, to: path, context: context)
+    }
 
     /// The tokens as text.
     var text: String { weights.tokenizer.decode(prefix.tokens) }

@@ -6,7 +6,7 @@ import Tokenizers
 /// Tokens as data (`tokenize(m, text)`): indexed (`t[0]`, `t[-1]`: an id), sliced (`t[1...]`:
 /// Tokens), counted (`len(t)`) and iterated (`for id in t`: the ids), with `ids`, `pieces` (each
 /// token's text, byte fragments as `<0x..>`) and `text`; shown as a table of index, id and piece.
-final class TokensObject: PropertyTableHostObject, IndexableHostObject {
+final class TokensObject: MemberTableHostObject, IndexableHostObject {
     /// The token ids.
     let ids: [Int32]
     /// The tokenizer the ids belong to.
@@ -18,13 +18,12 @@ final class TokensObject: PropertyTableHostObject, IndexableHostObject {
     }
 
     var typeName: String { "Tokens" }
-    static let properties = PropertyTable<TokensObject>([
+    static let memberTable = MemberTable<TokensObject>(properties: [
         ("ids", { .array($0.ids.map { .integer(Int($0)) }) }),
         ("pieces", { object in .array(object.ids.map { .string(object.tokenizer.textPiece($0)) }) }),
         ("text", { .string($0.tokenizer.decode($0.ids)) }),
         ("count", { .integer($0.ids.count) }),
     ])
-    var methodNames: [String] { [] }
 
     var count: Int { ids.count }
 

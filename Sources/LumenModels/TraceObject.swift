@@ -9,7 +9,7 @@ import Tensors
 /// tensors named by their points (`t.resid_post`, `t.q`, `t.pattern`, …; `t.resid`, `t.attn`,
 /// `t.ffn_out` and `t.heads` as before), and the logits: every position's when the trace kept
 /// the `logits` point, else those after the last position.
-final class TraceObject: PropertyTableHostObject {
+final class TraceObject: MemberTableHostObject, SavableHostObject {
     /// What was kept.
     let trace: ActivationTrace
     /// The run's tokens: the prompt's, then those generated.
@@ -41,7 +41,7 @@ final class TraceObject: PropertyTableHostObject {
 
     var typeName: String { "Trace" }
     /// The properties besides the points'.
-    private static let general: [(String, PropertyTable<TraceObject>.Getter)] = [
+    private static let general: [(String, MemberTable<TraceObject>.Getter)] = [
         ("tokens", { .array($0.pieces.map(Value.string)) }),
         ("ids", { .array($0.ids.map { .integer(Int($0)) }) }),
         ("blocks", { .array($0.trace.blocks.map(Value.integer)) }),
@@ -54,12 +54,22 @@ final class TraceObject: PropertyTableHostObject {
     ]
     /// Each point by its name and by the names earlier versions gave it; the logits point is
     /// the `logits` property.
-    static let properties = PropertyTable<TraceObject>(general + (ActivationPoint.allCases.filter { $0 != .logits }.map { ($0.rawValue, $0) }
+    static let memberTable = MemberTable<TraceObject>(properties: general + (ActivationPoint.allCases.filter { $0 != .logits }.map { ($0.rawValue, $0) }
         + ActivationPoint.formerNames.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }).map { name, point in
-        let read: PropertyTable<TraceObject>.Getter = { object in try object.tensor(at: point) }
+        let read: MemberTable<TraceObject>.Getter = { object in try object.tensor(at: point) }
         return (name, read)
-    })
-    var methodNames: [String] { ["save"] }
+    }, methods: [TensorLibrary.save])
+
+    /// Writes its tensors, token ids and logits as an .npz archive, which numpy.load reads.
+    func save(to path: String, context: Builtin.Context) async throws {
+        guard try NumPyOutput.isArchive(path, at: context.location) else {
+            throw LumenError(.value, "a Trace holds several tensors: save it as .npz", at: context.location)
+        }
+        var arrays: [NumPyOutput.Array] = trace.points.compactMap { point in tensors[point].map { (point.rawValue, $0.values, $0.shape) } }
+        arrays.append(("ids", ids.map(Float.init), [ids.count]))
+        if let logits { arrays.append(("logits", logits, [logits.count])) }
+        try await NumPyOutput.write(arrays, to: path, at: context.location)
+    }
 
     /// The tensor kept at `point`, or an error saying how to keep it.
     private func tensor(at point: ActivationPoint) throws -> Value {

@@ -116,18 +116,21 @@ final class Widget: SettableHostObject, CommEndpoint {
         MIMEBundle(["text/plain": summary, Self.viewMIMEType: #"{"version_major":2,"version_minor":0,"model_id":"\#(id)"}"#])
     }
 
-    var propertyNames: [String] { ["id"] + settablePropertyNames }
 
     var settablePropertyNames: [String] {
         kind.attributes.filter(\.isExposed).map(\.label) + (isDropdown ? ["options", "value", "index"] : [])
     }
 
-    var methodNames: [String] {
-        WidgetLibrary.methods.filter { $0.appliesTo(kind) }.map(\.name)
+    /// `id` and the settable properties, and the widget methods that apply to its kind.
+    var members: HostMembers {
+        HostMembers(properties: ["id"] + settablePropertyNames, methods: WidgetLibrary.methods.filter { $0.appliesTo(kind) }.map(\.builtin)) { name in
+            try self.property(name)
+        }
     }
 
     private var isDropdown: Bool { kind.attribute("_options_labels") != nil }
 
+    /// Property `name`, or nil when it has none.
     func property(_ name: String) throws -> Value? {
         if name == "id" { return .string(id) }
         return state.withLock { read(name, in: $0) }

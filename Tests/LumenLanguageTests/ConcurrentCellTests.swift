@@ -11,10 +11,10 @@ private final class Dial: SettableHostObject {
     var typeName: String { "Dial" }
     var summary: String { "Dial(\(level.withLock { $0 }))" }
     var mimeBundle: MIMEBundle { .plainText(summary) }
-    var propertyNames: [String] { ["level"] }
     var settablePropertyNames: [String] { ["level"] }
-    var methodNames: [String] { [] }
-    func property(_ name: String) throws -> Value? { name == "level" ? .integer(level.withLock { $0 }) : nil }
+    var members: HostMembers {
+        HostMembers(properties: ["level"]) { name in name == "level" ? .integer(self.level.withLock { $0 }) : nil }
+    }
     func setProperty(_ name: String, to value: Value, context: Builtin.Context) async throws {
         guard case .integer(let new) = value, (0...10).contains(new) else {
             throw LumenError(.value, "a Dial's level is an Int from 0 to 10", at: context.location)

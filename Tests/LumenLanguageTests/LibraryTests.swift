@@ -5,15 +5,13 @@ import Testing
 @testable import LumenLanguage
 
 /// A host object of the test library: a greeter whose `greet` method is the library's built-in.
-private final class Greeter: HostObject {
+private final class Greeter: MemberTableHostObject {
     let name: String
     init(name: String) { self.name = name }
     var typeName: String { "Greeter" }
     var summary: String { "Greeter(\(name))" }
     var mimeBundle: MIMEBundle { .plainText(summary) }
-    var propertyNames: [String] { ["name"] }
-    var methodNames: [String] { ["greet"] }
-    func property(_ name: String) throws -> Value? { name == "name" ? .string(self.name) : nil }
+    static let memberTable = MemberTable<Greeter>(properties: [("name", { .string($0.name) })], methods: [GreetingLibrary.greet])
 }
 
 /// A library plugged in from outside the language core, as the model host is: built-ins, a host
@@ -30,22 +28,25 @@ private final class GreetingLibrary: LumenLibrary {
             try arguments.finish()
             return .host(Greeter(name: name))
         },
-        Builtin(name: "greet", signature: "greet(_ greeter, times: Int = 1, loud: Bool = false) -> String", summary: "Greets.") { arguments, context in
-            let (value, location) = try arguments.requirePositional("greeter")
-            guard case .host(let object) = value, let greeter = object as? Greeter else {
-                throw LumenError(.type, "expected a Greeter", at: location)
-            }
-            let times = try arguments.labelledInteger("times") ?? 1
-            let loud = try arguments.labelledBool("loud") ?? false
-            try arguments.finish()
-            let count = try context.library(GreetingLibrary.self).greetings.withLock { count in
-                count += 1
-                return count
-            }
-            let text = Array(repeating: "hello \(greeter.name)", count: times).joined(separator: ", ")
-            return .string((loud ? text.uppercased() : text) + " #\(count)")
-        },
+        greet,
     ]
+
+    /// A Greeter's method too (`g.greet()`).
+    static let greet = Builtin(name: "greet", signature: "greet(_ greeter, times: Int = 1, loud: Bool = false) -> String", summary: "Greets.") { arguments, context in
+        let (value, location) = try arguments.requirePositional("greeter")
+        guard case .host(let object) = value, let greeter = object as? Greeter else {
+            throw LumenError(.type, "expected a Greeter", at: location)
+        }
+        let times = try arguments.labelledInteger("times") ?? 1
+        let loud = try arguments.labelledBool("loud") ?? false
+        try arguments.finish()
+        let count = try context.library(GreetingLibrary.self).greetings.withLock { count in
+            count += 1
+            return count
+        }
+        let text = Array(repeating: "hello \(greeter.name)", count: times).joined(separator: ", ")
+        return .string((loud ? text.uppercased() : text) + " #\(count)")
+    }
 
     let magics: [Magic] = [
         Magic(name: "%greet", summary: "greet someone: %greet NAME") { words, _ in
@@ -84,6 +85,23 @@ struct LibraryTests {
         #expect(try await run("greet(greeter(\"Grace\"))", on: other).results == ["\"hello Grace #1\""])
         // Without the library, its names are not defined.
         await #expect(throws: ExecutionError.self) { try await run("greeter(\"Ada\")", on: Interpreter()) }
+    }
+
+    @Test("help on a method pages its built-in's documentation, and on a host object its members from the type's table")
+    func helpFromTheMemberTable() async throws {
+        let interpreter = Interpreter(libraries: [GreetingLibrary()])
+        _ = try await run("let g = greeter(\"Ada\")", on: interpreter)
+        func page(_ code: String) async throws -> String {
+            guard case .page(let bundle)? = try await run(code, on: interpreter).events.first else { return "" }
+            return bundle.plainText ?? ""
+        }
+        #expect(try await page("help(g.greet)") == "\(GreetingLibrary.greet.signature)\n\n\(GreetingLibrary.greet.summary)")
+        let members = try await page("help(g)")
+        #expect(members.hasPrefix("Greeter: Greeter(Ada)"))
+        #expect(members.contains("name") && members.contains("greet(…)") && members.contains("Greets."))
+        // A member the table does not have is an error naming those it has.
+        let error = await #expect(throws: ExecutionError.self) { try await run("g.wave()", on: interpreter) }
+        #expect(error?.message.contains("a Greeter has no member 'wave': it has greet, name") == true)
     }
 
     @Test("completion offers the argument labels of the call the cursor is in, as its signature lists them")

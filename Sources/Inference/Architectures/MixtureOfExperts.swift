@@ -55,7 +55,7 @@ struct MixtureOfExperts: Sendable {
         case geGLU
 
         /// `gate = act(gate) ⊙ up` over `count` floats.
-        func apply(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
+        func apply(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixMultiplier) {
             switch self {
             case .swiGLU: Operations.swiGLU(gate, up, count: count, pool: pool)
             case .clampedSwiGLU: Operations.clampedSwiGLU(gate, up, count: count, pool: pool)

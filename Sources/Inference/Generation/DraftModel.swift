@@ -24,7 +24,7 @@ final class DraftModel: Drafter {
 
     /// A drafter with a cache of `contextLength` tokens, its products on `pool` (the target's:
     /// the two never run at once), that stops drafting when `stop` is raised.
-    init(model: LanguageModel, contextLength: Int, pool: MatrixPool, probabilityMin: Float, stop: StopSignal) {
+    init(model: LanguageModel, contextLength: Int, pool: MatrixMultiplier, probabilityMin: Float, stop: StopSignal) {
         self.model = model
         self.stop = stop
         state = InferenceState(configuration: model.configuration, contextLength: contextLength, batchCapacity: 64, threads: pool.threads,

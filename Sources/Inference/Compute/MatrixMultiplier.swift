@@ -13,7 +13,7 @@ import Synchronization
 /// as levels eight at a time, `lumen_matmul_levels_q8`). F32 activations and F16/BF16 weights
 /// widen a few rows at a time to F32. Small products run on the calling thread: for weights that
 /// fit in cache, synchronisation would cost more than it saves.
-struct MatrixPool {
+struct MatrixMultiplier {
     /// Working memory for products, allocated once per session.
     struct Scratch {
         /// `rowBuffer` floats per thread: room for `dequantizedRows` dequantized rows, or the

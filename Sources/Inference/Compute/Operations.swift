@@ -109,7 +109,7 @@ enum Operations {
     /// Causal grouped-query attention of each new token's query heads over its sequence's cache,
     /// or over its last `window` positions. A prompt's tokens go four at a time (`attendFour`:
     /// each cached key and value read once for the four), unless a window cuts off positions
-    /// within them or the batch is computed token by token (`MatrixPool.Scratch.tokenByToken`,
+    /// within them or the batch is computed token by token (`MatrixMultiplier.Scratch.tokenByToken`,
     /// and always when its rows are of several sequences). `sinks` (gpt-oss's) give each query
     /// head one more score in its softmax, which attends to nothing. `configuration` is the
     /// layer's (`ModelConfiguration.layer`).
@@ -165,7 +165,7 @@ enum Operations {
 
     /// `gate = gelu(gate) * up`, elementwise, with GELU's tanh approximation (as ggml), split
     /// across the pool's threads (`tanh` is the costly part of a Gemma prompt batch otherwise).
-    static func geGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
+    static func geGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixMultiplier) {
         let coefficient: Float = 0.797_884_560_802_865_4  // √(2/π)
         pool.parallelChunks(count, chunk: 1024, work: count * 64) { _, range in
             for index in range {
@@ -196,7 +196,7 @@ enum Operations {
     }
 
     /// `gate = silu(gate) * up`, elementwise, split across the pool's threads.
-    static func swiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
+    static func swiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixMultiplier) {
         pool.parallelChunks(count, chunk: 1024, work: count * 16) { _, range in
             for index in range {
                 let value = gate[index]
@@ -207,7 +207,7 @@ enum Operations {
 
     /// gpt-oss's clamped SwiGLU (`ggml_swiglu_oai` with α 1.702 and limit 7), elementwise:
     /// `gate = g · sigmoid(1.702 g) · (clamp(up, −7, 7) + 1)` with g = min(gate, 7).
-    static func clampedSwiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixPool) {
+    static func clampedSwiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixMultiplier) {
         let alpha: Float = 1.702, limit: Float = 7
         pool.parallelChunks(count, chunk: 1024, work: count * 16) { _, range in
             for index in range {

@@ -27,7 +27,7 @@ final class InferenceState {
     /// attention may take them four at a time.
     private(set) var rowsAreOneRun = true
     /// Splits matrix products across threads.
-    let pool: MatrixPool
+    let pool: MatrixMultiplier
     /// What looks into the forward passes of the generation running now (`visit`).
     var hooks: [any ForwardHook] = []
 
@@ -75,7 +75,7 @@ final class InferenceState {
     /// Logits, `[batch][vocab]` (only the last row unless every token's are asked for).
     let logits: UnsafeMutablePointer<Float>
     /// Per-product working memory.
-    var scratch: MatrixPool.Scratch
+    var scratch: MatrixMultiplier.Scratch
     /// Attention scores: `scoresPerThread` floats per thread.
     let scores: UnsafeMutablePointer<Float>
     /// One context-sized row for each query `attendFour` takes at once.
@@ -115,7 +115,7 @@ final class InferenceState {
     /// state whose forward passes never run at the same time as this one's (a draft model's
     /// beside its target's), so two pools' threads do not compete.
     init(configuration: ModelConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
-         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharedPool: MatrixPool? = nil,
+         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharedPool: MatrixMultiplier? = nil,
          sequences: Int = 1) {
         self.contextLength = contextLength
         sequenceCapacity = max(1, sequences)
@@ -124,7 +124,7 @@ final class InferenceState {
         self.cacheType = cacheType
         cacheKernels = cacheType.kernels
         self.batchCapacity = batchCapacity
-        pool = sharedPool ?? MatrixPool(threads: threads)
+        pool = sharedPool ?? MatrixMultiplier(threads: threads)
         ownsPool = sharedPool == nil
         let threads = pool.threads
         let dimension = configuration.embeddingLength
@@ -175,14 +175,14 @@ final class InferenceState {
         // batches meet quantized weights in integer products. The block sums are followed by the
         // half-block sums (three per block, see `lumen_quantize_q8_tokens`). Each thread's row
         // buffer also serves as the workspace of `lumen_matmul_levels_q8`.
-        let rowBuffer = max(MatrixPool.dequantizedRows * widest, lumen_matmul_levels_workspace(widest) / 4 + 1)
+        let rowBuffer = max(MatrixMultiplier.dequantizedRows * widest, lumen_matmul_levels_workspace(widest) / 4 + 1)
         let chunk = Int(LUMEN_TOKEN_CHUNK), quantizedTokens = (batchCapacity + chunk - 1) / chunk * chunk
         let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: quantizedTokens * widest)
         quantizedValues.initialize(repeating: 0, count: quantizedTokens * widest)
         self.quantizedValues = quantizedValues
         // Eight rows restored from the eight-row layout (Q4_0, Q4_1 and Q4_K: at most 0.625 bytes a weight), with room to spare.
         let restoredBytes = 8 * widest * 4
-        scratch = MatrixPool.Scratch(
+        scratch = MatrixMultiplier.Scratch(
             rows: buffer(threads * rowBuffer), rowBuffer: rowBuffer,
             restored: UnsafeMutableRawPointer(buffer(threads * restoredBytes / 4)), restoredBytes: restoredBytes,
             quantizedValues: quantizedValues,

@@ -140,7 +140,7 @@ let package = Package(
         ),
         // The public Swift API of the engine: one `ModelContainer` per loaded model (weights,
         // sessions, chat template, hooks, run recorder) that every front end adapts.
-        .target(name: "LumenKit", dependencies: ["ChatTemplates", "GGUF", "GenerationTypes", "Inference", "RunLog", "Scoring", "Tensors"]),
+        .target(name: "LumenKit", dependencies: ["ChatTemplates", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "RunLog", "Scoring", "Tensors"]),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
         // rendered by them.
         .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Jinja", "Tokenizers"]),
@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
-        .testTarget(name: "LumenKitTests", dependencies: ["LumenKit", "RunLog"]),
+        .testTarget(name: "LumenKitTests", dependencies: ["LumenKit", "Grammars", "RunLog"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),
         .testTarget(name: "PythonTextTests", dependencies: ["PythonText"]),
         .testTarget(name: "GrammarsTests", dependencies: ["Grammars", "FuzzSupport"]),

@@ -1,7 +1,9 @@
 @_exported import ChatTemplates
+import Executors
 import Foundation
 @_exported import GGUF
 @_exported import GenerationTypes
+import Grammars
 @_exported import Inference
 import RunLog
 @_exported import Scoring
@@ -134,7 +136,12 @@ public final class ModelContainer: Sendable {
         let (events, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
             do {
-                var pipeline = try GenerationPipeline(options: options, model: model, hooks: self.hooks + hooks)
+                let allHooks = self.hooks + hooks
+                // A grammar's compilation is bounded (`GrammarLimits`) but long compute: never on the cooperative pool.
+                var pipeline = options.constraint == nil ? try GenerationPipeline(options: options, model: model, hooks: allHooks)
+                    : try await DedicatedThread.run(name: "lumen-grammar") { [model] () throws(GrammarError) in
+                        try GenerationPipeline(options: options, model: model, hooks: allHooks)
+                    }
                 pipeline.draftModel = draft
                 if let draft { try GenerationPipeline.checkDraft(draft, for: model) }
                 let lease = try await sessions.lease()

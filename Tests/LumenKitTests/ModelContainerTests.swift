@@ -1,4 +1,5 @@
 import Foundation
+import Grammars
 import LumenKit
 import RunLog
 import Testing
@@ -119,6 +120,20 @@ struct ModelContainerTests {
         #expect(run.entry == "test" && run.origin.frontEnd == "swift" && run.prompt == "Once upon a time")
         #expect(run.interrupted && run.finishReason == "interrupted")
         #expect(run.tokenIDs == tokens.map(\.id))
+    }
+
+    @Test("a constrained generation follows its grammar; a grammar that cannot be made is the stream's error")
+    func constrained() async throws {
+        let container = try await ModelContainer.load(try Self.shared("models/stories260K.gguf"))
+        var options = Self.greedy(16)
+        options.stopAtEndOfSequence = true
+        options.constraint = .choice(["Lily", "Ben", "the cat"])
+        let collected = try await GenerationCollector.collect(container.generate("Once upon a time", options: options))
+        #expect(["Lily", "Ben", "the cat"].contains(collected.text))
+        options.constraint = .grammar("root ::= undefined-rule")
+        await #expect(throws: GrammarError.self) {
+            _ = try await GenerationCollector.collect(container.generate("Once upon a time", options: options))
+        }
     }
 
     @Test("a prompt that does not fit is an error from the stream, naming the context")

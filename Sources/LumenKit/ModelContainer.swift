@@ -138,13 +138,15 @@ public final class ModelContainer: Sendable {
         let producer = Task {
             do {
                 let allHooks = self.hooks + hooks
-                // A grammar's compilation is bounded (`GrammarLimits`) but long compute: never on the cooperative pool.
-                var pipeline = options.constraint == nil ? try GenerationPipeline(options: options, model: model, hooks: allHooks)
-                    : try await DedicatedThread.run(name: "lumen-grammar") { [model] () throws(GrammarError) in
-                        try GenerationPipeline(options: options, model: model, hooks: allHooks)
-                    }
-                pipeline.draftModel = draft
-                if let draft { try GenerationPipeline.checkDraft(draft, for: model) }
+                // A grammar's compilation (bounded by `GrammarLimits`) and a draft's vocabulary check are
+                // long compute: never on the cooperative pool.
+                let build: @Sendable () throws(any Error) -> GenerationPipeline = { [model] in
+                    var pipeline = try GenerationPipeline(options: options, model: model, hooks: allHooks)
+                    if let draft { try GenerationPipeline.checkDraft(draft, for: model) }
+                    pipeline.draftModel = draft
+                    return pipeline
+                }
+                let pipeline = options.constraint == nil && draft == nil ? try build() : try await DedicatedThread.run(name: "lumen-pipeline", build)
                 let lease = try await sessions.lease()
                 var collected = GenerationCollector()
                 for try await event in lease.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop) {

@@ -166,8 +166,9 @@ check-arm64:
 	qemu-aarch64 $(ARM64_CHECK)/outputs-arm64 > $(ARM64_CHECK)/arm64-portable.txt
 	python3 scripts/compare_kernel_outputs.py $(ARM64_CHECK)/avx2.txt $(ARM64_CHECK)/x86_64-portable.txt $(ARM64_CHECK)/arm64-portable.txt
 
-## The interrupt soak (CI runs it after make test): 1000 interrupts of streaming generations under
-## two busy loops, about 4 minutes on 2 cores; LUMEN_SOAK_INTERRUPTS=N for another count.
+## The interrupt soak: 1000 interrupts of streaming generations under two busy loops, about 4
+## minutes on 2 cores; LUMEN_SOAK_INTERRUPTS=N for another count, LUMEN_SOAK_BUSY_LOOPS=N for
+## another load (CI runs it with none beside test-portable, whose work is the load).
 soak: build-tests venv
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration/test_soak.py
 

@@ -20,7 +20,7 @@ MODELS = {
     "llama": "llama-dense", "llama-moe": "llama-moe", "qwen2": "qwen2-dense", "qwen3": "qwen3-dense",
     "gemma3": "gemma3-dense", "qwen3moe": "qwen3moe-moe", "smollm3": "smollm3-dense", "qwen35": "qwen35-dense",
     "qwen35moe": "qwen35moe-moe", "phi3": "phi3-dense", "gpt-oss": "gpt-oss-moe", "lfm2": "lfm2-dense",
-    "lfm2moe": "lfm2moe-moe",
+    "lfm2moe": "lfm2moe-moe", "olmo2": "olmo2-dense",
 }
 # test-llama-archs draws a new seed each run unless given one: this one makes the models the
 # references were made from, byte for byte.

@@ -4,7 +4,7 @@ model here covers (qwen2, qwen3, phi3 fused and with long RoPE factors, Llama 3 
 with more experts than it routes to, SmolLM3 with enough layers for one without RoPE, and the
 Qwen3.5 hybrid of Gated DeltaNet and gated attention layers, gpt-oss with MXFP4 experts, LFM2-MoE's
 short convolutions and sigmoid-gated experts, Gemma 4 dense — narrower sliding heads, per-layer
-embeddings, layers sharing another's keys and values — and its mixture of experts), each with the real
+embeddings, layers sharing another's keys and values — and its mixture of experts, OLMo 2 with sliding layers), each with the real
 vocabulary of its family from ../shared/models/vocab/. The weights come from a fixed seed, so the
 same files come out every time: the references in Tests/reference/synthetic/ were made from them
 with llama.cpp (scripts/make_synthetic_references.py).
@@ -53,6 +53,10 @@ MODELS = {
     "gemma4": ("gemma4", "ggml-vocab-gemma-4.gguf", 32, {"layers": 6, "gemma4": True}),
     # Gemma 4 as 26B-A4B: a dense feed-forward beside 8 experts of 32 (2 routed), no per-layer embeddings.
     "gemma4moe": ("gemma4", "ggml-vocab-gemma-4.gguf", 32, {"layers": 4, "gemma4": True, "experts": (8, 2, 32)}),
+    # OLMo 2 with OLMo 3's sliding layers: norms after attention and the feed-forward, none before;
+    # query and key norms over all heads; layers 0-2 sliding over 8 positions, layer 3 full. Llama
+    # 3's vocabulary (OLMo 2's own is built on the same cl100k tokens).
+    "olmo2": ("olmo2", "ggml-vocab-llama-bpe.gguf", 16, {"layers": 4, "olmo2": True}),
 }
 
 
@@ -117,6 +121,9 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         writer.add_rope_scaling_orig_ctx_len(256)
         writer.add_rope_scaling_type(gguf.RopeScalingType.LONGROPE)
         writer.add_rope_scaling_attn_factors(0.6)
+    olmo2 = options.get("olmo2")
+    if olmo2:
+        writer.add_sliding_window(8)
     if options.get("gpt_oss"):
         writer.add_rope_scaling_type(gguf.RopeScalingType.YARN)
         writer.add_rope_scaling_factor(32.0)
@@ -305,7 +312,8 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
     tensor("token_embd.weight", EMBED, vocabulary_size, scale=8.0)
     for layer in range(layers):
         prefix = f"blk.{layer}."
-        norm(prefix + "attn_norm.weight", EMBED)
+        if not olmo2:
+            norm(prefix + "attn_norm.weight", EMBED)
         if options.get("hybrid"):
             hybrid_layer(prefix, layer, options["hybrid"], head)
             continue
@@ -330,8 +338,11 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
         if options.get("qk_norm"):
             norm(prefix + "attn_q_norm.weight", head)
             norm(prefix + "attn_k_norm.weight", head)
+        if olmo2:
+            norm(prefix + "attn_q_norm.weight", query)
+            norm(prefix + "attn_k_norm.weight", kv)
         tensor(prefix + "attn_output.weight", query, EMBED)
-        norm(prefix + ("post_attention_norm.weight" if options.get("gpt_oss") else "ffn_norm.weight"), EMBED)
+        norm(prefix + ("post_attention_norm.weight" if options.get("gpt_oss") or olmo2 else "ffn_norm.weight"), EMBED)
         if options.get("experts"):
             experts(prefix)
             continue
@@ -341,6 +352,8 @@ for name, (architecture, vocabulary, head, options) in MODELS.items():
             tensor(prefix + "ffn_gate.weight", EMBED, FFN)
             tensor(prefix + "ffn_up.weight", EMBED, FFN)
         tensor(prefix + "ffn_down.weight", FFN, EMBED)
+        if olmo2:
+            norm(prefix + "post_ffw_norm.weight", EMBED)
     norm("token_embd_norm.weight" if attending is not None else "output_norm.weight", EMBED)
     if not options.get("tied"):
         tensor("output.weight", EMBED, vocabulary_size, scale=4.0)

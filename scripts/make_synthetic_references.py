@@ -30,6 +30,7 @@ PROMPTS = {
     "lfm2moe": "<|start_header_id|>user<|end_header_id|>\n\nA short convolution remembers the last three tokens, and attention the rest.<|eot_id|>",
     "gemma4": "<|turn>user\nThe sliding layers see eight tokens; the full ones see all of them, and the last two borrow their caches.<turn|>\n<|turn>model\n",
     "gemma4moe": "A dense feed-forward and routed experts, side by side in every layer of a Gemma 4 mixture.",
+    "olmo2": "<|start_header_id|>user<|end_header_id|>\n\nNorms after each branch, none before it; three sliding layers, then a full one.<|eot_id|>",
 }
 STEPS = 32
 

@@ -34,9 +34,14 @@ struct RealModelTests {
     /// The random-weight models of the architectures no real model here covers, made by
     /// `scripts/make_synthetic_models.py` (`make synthetic-models`) with their family's real
     /// vocabulary; references made from them with llama.cpp are in `Tests/reference/synthetic/`.
-    static let synthetic = ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe", "gemma4", "gemma4moe"]
+    static let synthetic = ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe", "gemma4", "gemma4moe", "olmo2"]
+    /// The synthetic models whose every logit is also compared, within 0.001 of llama.cpp's, as
+    /// the architecture tests do (both compute in F32 from F32 weights; these agree within 1e-4).
+    /// The others' logits reach further (Gemma 4's softcapping at 30, gpt-oss's YaRN, the
+    /// recurrent state of Qwen3.5): they agree within 0.06 and are held to the steps and KL.
+    static let comparedLogitForLogit: Set<String> = ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "lfm2moe", "olmo2"]
 
-    @Test("synthetic qwen2, qwen3, phi3 (fused, and separate with long RoPE factors), Llama 3, Qwen 3 MoE (8 experts, 2 routed), SmolLM3 (a layer without RoPE), Qwen3.5 (Gated DeltaNet and gated attention) and its MoE (fused experts, a shared expert), gpt-oss (MXFP4 experts, sinks, a sliding layer, YaRN), LFM2-MoE (short convolutions, sigmoid-gated experts with a selection bias), Gemma 4 (narrower sliding heads, per-layer embeddings, shared keys and values) and its MoE models against llama.cpp, both activation paths",
+    @Test("synthetic qwen2, qwen3, phi3 (fused, and separate with long RoPE factors), Llama 3, Qwen 3 MoE (8 experts, 2 routed), SmolLM3 (a layer without RoPE), Qwen3.5 (Gated DeltaNet and gated attention) and its MoE (fused experts, a shared expert), gpt-oss (MXFP4 experts, sinks, a sliding layer, YaRN), LFM2-MoE (short convolutions, sigmoid-gated experts with a selection bias), Gemma 4 (narrower sliding heads, per-layer embeddings, shared keys and values) and its MoE, OLMo 2 (norms after each branch only, query and key norms over all heads, sliding layers) models against llama.cpp, both activation paths",
           arguments: synthetic, [ActivationPrecision.quantized, .float32])
     func syntheticFidelity(name: String, activations: ActivationPrecision) throws {
         let references = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
@@ -46,7 +51,8 @@ struct RealModelTests {
         let path = try TestData.syntheticModel(name)
         let digest = SHA256Hex.of(file: path)
         #expect(digest == root["model_sha256"] as? String, "\(path) is not the model the references were made from; run make synthetic-models")
-        try Self.checkFidelity(try LanguageModel(path: path), reference: root, logitsDirectory: references.path, activations: activations)
+        try Self.checkFidelity(try LanguageModel(path: path), reference: root, logitsDirectory: references.path, activations: activations,
+                               maximumDifference: Self.comparedLogitForLogit.contains(name) ? 0.001 : nil)
     }
 
     /// The architectures whose random-weight test models llama.cpp writes (`test-llama-archs`,

@@ -1,25 +1,22 @@
 import GGUF
 
-/// The pre-norm decoder block LLaMA made common: x += mixer(RMSNorm(x)), then
-/// x += feed-forward(RMSNorm(x)). The mixer is attention in most architectures (`load`: LLaMA,
-/// Qwen 2, Qwen 3, Phi-3, SmolLM3, gpt-oss, LFM2's attention layers) and, in the hybrid ones, a
-/// recurrent layer or gated attention (`TokenMixer`). Gemma's blocks (`gemma`) also norm both
-/// outputs before they join the residual stream, and Gemma 4's may add experts beside the dense
-/// feed-forward, a per-layer input and an output scale.
+/// A decoder block: its stages in order over the residual stream (`BlockStage`). Most are the
+/// pre-norm block LLaMA made common, x += mixer(RMSNorm(x)) then x += feed-forward(RMSNorm(x))
+/// (`init(mixerNorm:feedForwardNorm:mixer:feedForward:)`), whose mixer is attention in most
+/// architectures (`load`) and a recurrent layer or gated attention in the hybrid ones; Gemma's
+/// (`gemma`) also norm each branch's output and may add a per-layer input and an output scale;
+/// OLMo 2's norm only the outputs.
 struct DecoderBlock: Sendable {
-    /// The norms before the mixer and before the feed-forward.
-    let mixerNorm, feedForwardNorm: [Float]
-    let mixer: any TokenMixer
-    let feedForward: FeedForward
-    /// The norms of the mixer's and the feed-forward's outputs (Gemma's), when the block has them.
-    var mixerPostNorm: [Float]? = nil
-    var feedForwardPostNorm: [Float]? = nil
-    /// Experts whose output joins the dense feed-forward's (Gemma 4's 26B-A4B).
-    var expertsBesideDense: ExpertsBesideDense? = nil
-    /// The layer's per-layer input, added after the feed-forward (Gemma 4's E2B, E4B).
-    var perLayerInput: PerLayerEmbeddings.LayerInput? = nil
-    /// What the block's output is multiplied by (`layer_output_scale`), when the file says.
-    var outputScale: Float? = nil
+    let stages: [any BlockStage]
+
+    init(stages: [any BlockStage]) {
+        self.stages = stages
+    }
+
+    /// The pre-norm block: a mixer and a feed-forward, each after its norm.
+    init(mixerNorm: [Float], feedForwardNorm: [Float], mixer: any Sublayer, feedForward: any Sublayer) {
+        stages = [ResidualBranch.mixer(norm: mixerNorm, mixer), ResidualBranch.feedForward(norm: feedForwardNorm, feedForward)]
+    }
 
     /// The attention block of layer `index` under llama.cpp's names: its attention
     /// (`SelfAttention.load` with `biases`, `queryKeyNorms` and `sinks`), and a feed-forward with
@@ -37,10 +34,7 @@ struct DecoderBlock: Sendable {
     }
 
     /// The matrices one token reads.
-    var matrices: [Matrix] {
-        mixer.matrices + feedForward.matrices + (expertsBesideDense?.experts.matrices ?? [])
-            + [perLayerInput?.gate.matrix, perLayerInput?.projection.matrix].compactMap { $0 }
-    }
+    var matrices: [Matrix] { stages.flatMap(\.matrices) }
 }
 
 /// A whole model made of `DecoderBlock`s: embedding, blocks, final norm and output.
@@ -97,40 +91,22 @@ struct DecoderModel: Sendable {
     var matrices: [Matrix] { blocks.flatMap(\.matrices) + [perLayerEmbeddings?.projection.matrix, output.matrix].compactMap { $0 } }
 
     /// The forward pass, as `ModelArchitecture.forward`: embedding rows (scaled, and the per-layer
-    /// inputs prepared, as the model says) → per block x += mixer(RMSNorm(x)) (attention rotates
-    /// with the session's RoPE factors), then x += feed-forward(RMSNorm(x)), each output normed
-    /// first where the block says, then the block's per-layer input and output scale → final
-    /// norm → logits. Hooks see every `ActivationPoint` in order; when one visits the final norm
-    /// or the logits, every row is unembedded (the last row's logits still end first in
-    /// `state.logits` unless `allLogits`).
+    /// inputs prepared, as the model says) → each block's stages in order (attention rotates with
+    /// the session's RoPE factors) → final norm → logits. Hooks see every `ActivationPoint` in
+    /// order; when one visits the final norm or the logits, every row is unembedded (the last
+    /// row's logits still end first in `state.logits` unless `allLogits`).
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool) {
         let c = configuration
         let count = tokens.count, dimension = c.embeddingLength
-        let x = state.residual, normed = state.normed
+        let x = state.residual
         Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
         if let embeddingScale { Operations.scale(x, by: embeddingScale, count: count * dimension) }
         state.visit(.embedding, layer: 0, rows: x, count: count, width: dimension)
         perLayerEmbeddings?.prepare(tokens, embedded: x, configuration: c, state: state)
         Operations.prepareRoPE(state: state, configuration: c, factors: ropeFactors(forContext: state.contextLength), slidingFactors: slidingRopeFactors)
-        let norm = { (weights: [Float]?, rows: UnsafeMutablePointer<Float>) in
-            if let weights { Operations.rmsNorm(rows, weights: weights, epsilon: c.rmsEpsilon, into: rows, count: count, width: dimension) }
-        }
         for (layer, block) in blocks.enumerated() {
             state.visit(.blockInput, layer: layer, rows: x, count: count, width: dimension)
-            Operations.rmsNorm(x, weights: block.mixerNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            block.mixer.apply(normed, into: normed, count: count, layer: layer, configuration: c, state: state)
-            norm(block.mixerPostNorm, normed)
-            state.visit(.attentionOutput, layer: layer, rows: normed, count: count, width: dimension)
-            Operations.add(normed, to: x, count: count * dimension)
-            state.visit(.blockMiddle, layer: layer, rows: x, count: count, width: dimension)
-            Operations.rmsNorm(x, weights: block.feedForwardNorm, epsilon: c.rmsEpsilon, into: normed, count: count, width: dimension)
-            block.feedForward.apply(normed, into: normed, count: count, layer: layer, state: state)
-            block.expertsBesideDense?.add(to: normed, residual: x, count: count, configuration: c, state: state)
-            norm(block.feedForwardPostNorm, normed)
-            state.visit(.feedForwardOutput, layer: layer, rows: normed, count: count, width: dimension)
-            Operations.add(normed, to: x, count: count * dimension)
-            block.perLayerInput?.add(to: x, layer: layer, count: count, configuration: c, state: state)
-            if let scale = block.outputScale { Operations.scale(x, by: scale, count: count * dimension) }
+            for stage in block.stages { stage.apply(to: x, count: count, layer: layer, configuration: c, state: state) }
             state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
         let everyRow = allLogits || state.hooks.contains { $0.visits(.finalNorm, layer: 0) || $0.visits(.logits, layer: 0) }

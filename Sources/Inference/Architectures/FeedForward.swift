@@ -1,7 +1,7 @@
 import GGUF
 
 /// A decoder block's feed-forward: one gated network, or a mixture of experts.
-enum FeedForward: Sendable {
+enum FeedForward: Sublayer {
     /// `down · (act(gate · x) ⊙ up · x)`, SiLU unless the `activation` says (Gemma's GELU).
     case dense(gate: Projection, up: Projection, down: Projection, activation: MixtureOfExperts.Activation = .swiGLU)
     /// Routed experts, each a gated network (`MixtureOfExperts.Activation`).
@@ -55,5 +55,11 @@ enum FeedForward: Sendable {
         case let .experts(experts):
             experts.apply(input, into: output, count: count, state: state)
         }
+    }
+
+    /// The feed-forward of block `layer`, as a residual branch runs it.
+    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
+               configuration: ModelConfiguration, state: InferenceState) {
+        apply(input, into: output, count: count, layer: Optional(layer), state: state)
     }
 }

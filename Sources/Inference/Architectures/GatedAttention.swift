@@ -6,7 +6,7 @@ import GGUF
 /// (`attn_q`, twice the query width, the two side by side per head); queries and keys are
 /// RMS-normed per head and rotated; the heads' attention output is multiplied by sigmoid of
 /// their gate before the output product.
-struct GatedAttention: TokenMixer {
+struct GatedAttention: Sublayer {
     let queryAndGate, key, value: Projection
     let queryNorm, keyNorm: [Float]
     let output: Projection

@@ -12,7 +12,7 @@ import GGUF
 /// projected back (`ssm_out`). Value head h reads key head h mod (key heads), as ggml repeats
 /// them. The convolution's last inputs and the states are each sequence's recurrent state
 /// (`InferenceState.recurrentState`), zeroed when a sequence starts at position 0.
-struct GatedDeltaNet: TokenMixer {
+struct GatedDeltaNet: Sublayer {
     /// Queries, keys and values in one product (`attn_qkv`), before the convolution.
     let mix: Projection
     /// The gate of the output (`attn_gate`, llama.cpp's `z`).

@@ -9,18 +9,23 @@ extension DecoderBlock {
     /// per-layer input and an output scale.
     static func gemma(layer index: Int, from weights: WeightLoader, extras: Projection.Extras, valueNorm: Bool) throws(ModelError) -> DecoderBlock {
         let c = weights.configuration
-        var block = DecoderBlock(
-            mixerNorm: try weights.vector(.attentionNorm, layer: index),
-            feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
-            mixer: try SelfAttention.load(layer: index, from: weights, queryKeyNorms: true, valueNorm: valueNorm, valuesMayBeKeys: valueNorm),
-            feedForward: try FeedForward.loadDense(layer: index, from: weights, extras: extras, activation: .geGLU))
-        block.mixerPostNorm = try weights.vector(.attentionPostNorm, layer: index)
-        block.feedForwardPostNorm = try weights.vector(.feedForwardPostNorm, layer: index)
-        if let experts = c.experts, c.denseBesideExperts {
-            block.expertsBesideDense = try ExpertsBesideDense.load(layer: index, from: weights, experts: experts)
+        let feedForward = try FeedForward.loadDense(layer: index, from: weights, extras: extras, activation: .geGLU)
+        let feedForwardNorm = try weights.vector(.feedForwardNorm, layer: index)
+        let postNorm = try weights.vector(.feedForwardPostNorm, layer: index)
+        let feedForwardBranch = if let experts = c.experts, c.denseBesideExperts {
+            ResidualBranch.feedForward(norm: nil, try DenseBesideExperts.load(layer: index, from: weights, dense: feedForward, norm: feedForwardNorm, experts: experts),
+                                       postNorm: postNorm)
+        } else {
+            ResidualBranch.feedForward(norm: feedForwardNorm, feedForward, postNorm: postNorm)
         }
-        if c.perLayerEmbeddingLength > 0 { block.perLayerInput = try PerLayerEmbeddings.LayerInput.load(layer: index, from: weights) }
-        if weights.has(.layerOutputScale, layer: index) { block.outputScale = try weights.vector(.layerOutputScale, layer: index, length: 1)[0] }
-        return block
+        var stages: [any BlockStage] = [
+            ResidualBranch.mixer(norm: try weights.vector(.attentionNorm, layer: index),
+                                 try SelfAttention.load(layer: index, from: weights, queryKeyNorms: true, valueNorm: valueNorm, valuesMayBeKeys: valueNorm),
+                                 postNorm: try weights.vector(.attentionPostNorm, layer: index)),
+            feedForwardBranch,
+        ]
+        if c.perLayerEmbeddingLength > 0 { stages.append(try PerLayerEmbeddings.LayerInput.load(layer: index, from: weights)) }
+        if weights.has(.layerOutputScale, layer: index) { stages.append(OutputScale(scale: try weights.vector(.layerOutputScale, layer: index, length: 1)[0])) }
+        return DecoderBlock(stages: stages)
     }
 }

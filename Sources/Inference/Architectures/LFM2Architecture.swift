@@ -35,7 +35,7 @@ struct LFM2Architecture: DecoderArchitecture {
     init(weights: WeightLoader) throws(ModelError) {
         let c = weights.configuration
         decoder = try DecoderModel(weights: weights, outputNorm: .tokenEmbeddingNorm) { (index: Int) throws(ModelError) in
-            let mixer: any TokenMixer = if let recurrence = c.recurrence, c.isRecurrent(layer: index) {
+            let mixer: any Sublayer = if let recurrence = c.recurrence, c.isRecurrent(layer: index) {
                 try ShortConvolution.load(layer: index, from: weights, width: recurrence.convolutionWidth)
             } else {
                 try SelfAttention.load(layer: index, from: weights, queryKeyNorms: true)

@@ -29,7 +29,7 @@ enum Architectures {
                                                     Phi3Architecture.self, Gemma3Architecture.self, Gemma4Architecture.self, Qwen3MoEArchitecture.self,
                                                     SmolLM3Architecture.self, Qwen35Architecture.self,
                                                     Qwen35MoEArchitecture.self, GptOssArchitecture.self, LFM2Architecture.self,
-                                                    LFM2MoEArchitecture.self]
+                                                    LFM2MoEArchitecture.self, Olmo2Architecture.self]
 
     /// The architecture `general.architecture` names.
     static func named(_ name: String) -> (any ModelArchitecture.Type)? {

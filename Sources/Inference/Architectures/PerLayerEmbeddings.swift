@@ -10,7 +10,7 @@ struct PerLayerEmbeddings: Sendable {
     let norm: [Float]
 
     /// A layer's use of its per-layer input: x += RMSNorm(proj · (gelu(gate · x) ⊙ input)).
-    struct LayerInput: Sendable {
+    struct LayerInput: BlockStage {
         let gate, projection: Projection
         let postNorm: [Float]
 
@@ -23,8 +23,10 @@ struct PerLayerEmbeddings: Sendable {
                 postNorm: try weights.vector(.perLayerPostNorm, layer: index))
         }
 
+        var matrices: [Matrix] { [gate.matrix, projection.matrix] }
+
         /// Adds layer `layer`'s gated per-layer input (`state.perLayerInputs`) to the residual rows `x`.
-        func add(to x: UnsafeMutablePointer<Float>, layer: Int, count: Int, configuration c: ModelConfiguration, state: InferenceState) {
+        func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration c: ModelConfiguration, state: InferenceState) {
             let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, dimension = c.embeddingLength
             gate.apply(x, into: state.gate, count: count, state: state)
             for row in 0..<count {

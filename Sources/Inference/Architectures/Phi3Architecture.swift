@@ -22,7 +22,7 @@ struct Phi3Architecture: DecoderArchitecture {
                 mixerNorm: try weights.vector(.attentionNorm, layer: index),
                 feedForwardNorm: try weights.vector(.feedForwardNorm, layer: index),
                 mixer: try SelfAttention.load(layer: index, from: weights),
-                feedForward: .dense(gate: gateUp.rows(0..<c.feedForwardLength),
+                feedForward: FeedForward.dense(gate: gateUp.rows(0..<c.feedForwardLength),
                                     up: gateUp.rows(c.feedForwardLength..<(2 * c.feedForwardLength)),
                                     down: try weights.projection(.down, layer: index, columns: c.feedForwardLength, rows: c.embeddingLength, applies: [])))
         }

@@ -39,7 +39,7 @@ struct Qwen35Architecture: DecoderArchitecture {
     init(weights: WeightLoader) throws(ModelError) {
         let c = weights.configuration
         decoder = try DecoderModel(weights: weights) { (index: Int) throws(ModelError) in
-            let mixer: any TokenMixer = if let recurrence = c.recurrence, let rule = recurrence.deltaRule, c.isRecurrent(layer: index) {
+            let mixer: any Sublayer = if let recurrence = c.recurrence, let rule = recurrence.deltaRule, c.isRecurrent(layer: index) {
                 try GatedDeltaNet.load(layer: index, from: weights, convolutionWidth: recurrence.convolutionWidth, shape: rule)
             } else {
                 try GatedAttention.load(layer: index, from: weights)

@@ -1,19 +1,21 @@
 import GGUF
 
 /// The self-attention LLaMA made common, with the options its descendants add: biases on the
-/// Q/K/V products (Qwen 2), Q/K/V in one matrix (Phi-3), per-head RMSNorm of queries and keys
-/// before RoPE (Qwen 3, LFM2), sliding-window layers and per-head attention sinks (gpt-oss), and
-/// Gemma 4's: values normed without weights, values that are the keys where the file has no value
-/// matrix, and layers that attend over an earlier layer's keys and values. Every product is a
-/// `Projection`, with the scale and bias the file gives it (llama.cpp's `build_qkv` and
-/// `build_attn`); each layer has the head width and key/value heads of its
-/// `ModelConfiguration.layer`.
-struct SelfAttention: TokenMixer {
+/// Q/K/V products (Qwen 2), Q/K/V in one matrix (Phi-3), RMSNorm of queries and keys before RoPE,
+/// per head (Qwen 3, LFM2) or over all heads at once (OLMo 2), sliding-window layers and per-head
+/// attention sinks (gpt-oss), and Gemma 4's: values normed without weights, values that are the
+/// keys where the file has no value matrix, and layers that attend over an earlier layer's keys
+/// and values. Every product is a `Projection`, with the scale and bias the file gives it
+/// (llama.cpp's `build_qkv` and `build_attn`); each layer has the head width and key/value heads
+/// of its `ModelConfiguration.layer`.
+struct SelfAttention: Sublayer {
     let query: Projection
     /// The key and value products; nil in a layer that attends over another layer's cache
     /// (`ModelConfiguration.cacheLayer`), the value's nil where the values are the keys (before
     /// their norm).
     let key, value: Projection?
+    /// The RMSNorm weights of the queries and the keys: one head's width, or all heads' (the
+    /// norm then runs over all heads of a row at once).
     var queryNorm, keyNorm: [Float]?
     /// Ones, when values are RMS-normed without weights (Gemma 4).
     var valueNorm: [Float]?
@@ -23,9 +25,10 @@ struct SelfAttention: TokenMixer {
 
     /// The attention of layer `index` under llama.cpp's names: separate Q/K/V matrices, or one
     /// (`attn_qkv`) viewed as its parts; `biases` requires the Q/K/V biases, `queryKeyNorms` the
-    /// per-head norms, `sinks` the attention sinks; `valueNorm` norms the values, and
-    /// `valuesMayBeKeys` lets the file leave out the value matrix. A layer that shares an earlier
-    /// layer's cache reads no key or value matrix.
+    /// query and key norms (one head wide, or all heads', as the file has them), `sinks` the
+    /// attention sinks; `valueNorm` norms the values, and `valuesMayBeKeys` lets the file leave
+    /// out the value matrix. A layer that shares an earlier layer's cache reads no key or value
+    /// matrix.
     static func load(layer index: Int, from weights: WeightLoader, biases: Bool = false, queryKeyNorms: Bool = false,
                      sinks: Bool = false, valueNorm: Bool = false, valuesMayBeKeys: Bool = false) throws(ModelError) -> SelfAttention {
         let c = weights.configuration.layer(index), q = c.queryDimension, kv = c.kvDimension
@@ -45,8 +48,8 @@ struct SelfAttention: TokenMixer {
                                       output: try weights.projection(.attentionOutput, layer: index, columns: q, rows: c.embeddingLength))
         if sinks { attention.sinks = try weights.vector(.attentionSinks, layer: index, length: c.headCount) }
         if queryKeyNorms {
-            attention.queryNorm = try weights.vector(.queryNorm, layer: index, length: c.headDimension)
-            attention.keyNorm = cachesKeys ? try weights.vector(.keyNorm, layer: index, length: c.headDimension) : nil
+            attention.queryNorm = try weights.vector(.queryNorm, layer: index, lengths: [c.headDimension, q])
+            attention.keyNorm = cachesKeys ? try weights.vector(.keyNorm, layer: index, lengths: [c.headDimension, kv]) : nil
         }
         if valueNorm { attention.valueNorm = [Float](repeating: 1, count: c.headDimension) }
         return attention
@@ -71,14 +74,14 @@ struct SelfAttention: TokenMixer {
                 state.value.update(from: state.key, count: count * c.kvDimension)
             }
             if let keyNorm {
-                Operations.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.headCountKV, width: c.headDimension)
+                Operations.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.kvDimension / keyNorm.count, width: keyNorm.count)
             }
             if let valueNorm {
                 Operations.rmsNorm(state.value, weights: valueNorm, epsilon: c.rmsEpsilon, into: state.value, count: count * c.headCountKV, width: c.headDimension)
             }
         }
         if let queryNorm {
-            Operations.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.headCount, width: c.headDimension)
+            Operations.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.queryDimension / queryNorm.count, width: queryNorm.count)
         }
         let slides = c.slides(layer: layer), ownBase = slides && c.slidingRopeFrequencyBase != nil
         Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c,

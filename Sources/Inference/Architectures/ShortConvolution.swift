@@ -5,7 +5,7 @@ import GGUF
 /// convolution (`CausalConvolution`, no activation), c gates its output, and the product is
 /// projected back (`shortconv.out_proj`). The convolution's last inputs are each sequence's
 /// recurrent state in the layer.
-struct ShortConvolution: TokenMixer {
+struct ShortConvolution: Sublayer {
     let input: Projection
     let convolution: CausalConvolution
     let output: Projection

@@ -38,6 +38,11 @@ struct WeightLoader {
         try vector(named: role.weight(layer: layer), length: length)
     }
 
+    /// Weight `role` of block `layer` as a vector of one of `lengths`, widened to F32.
+    func vector(_ role: TensorName, layer: Int, lengths: [Int]) throws(ModelError) -> [Float] {
+        try vector(named: role.weight(layer: layer), lengths: lengths)
+    }
+
     /// Weight `role` (of block `layer`, or of the model) as a projection of `columns` inputs to
     /// `rows` outputs, with the scale and bias the file has of those the architecture `applies`
     /// (the bias required with `requireBias`); a feed-forward matrix's bias comes before its
@@ -109,10 +114,14 @@ struct WeightLoader {
     }
 
     private func vector(named name: String, length: Int?) throws(ModelError) -> [Float] {
-        let length = length ?? configuration.embeddingLength
+        try vector(named: name, lengths: [length ?? configuration.embeddingLength])
+    }
+
+    private func vector(named name: String, lengths: [Int]) throws(ModelError) -> [Float] {
         let found = try tensor(name)
-        guard found.shape == [length] else {
-            throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "has shape \(found.shape), expected [\(length)]")
+        guard found.shape.count == 1, lengths.contains(found.shape[0]) else {
+            let expected = Array(Set(lengths)).sorted().map { "[\($0)]" }.joined(separator: " or ")
+            throw ModelError(file: gguf.path, field: "tensor \(name)", reason: "has shape \(found.shape), expected \(expected)")
         }
         return widened(try Matrix(found, in: gguf, interleaving: false))
     }

@@ -1,0 +1,10 @@
+/// x *= scale: a block's output scale (Gemma 4's `layer_output_scale`).
+struct OutputScale: BlockStage {
+    let scale: Float
+
+    var matrices: [Matrix] { [] }
+
+    func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration c: ModelConfiguration, state: InferenceState) {
+        Operations.scale(x, by: scale, count: count * c.embeddingLength)
+    }
+}

@@ -33,7 +33,7 @@ struct ReferenceCase {
 /// Teacher-forced logits: after the prompt, then after each of the first `steps - 1` greedy ids.
 func teacherForcedLogits(_ model: LanguageModel, _ reference: ReferenceCase, steps: Int, threads: Int = 1,
                          activations: ActivationPrecision = .float32) throws -> [[Float]] {
-    let state = InferenceState(configuration: model.configuration, contextLength: 512, batchCapacity: 64, threads: threads, activations: activations)
+    let state = InferenceState(model: model, contextLength: 512, batchCapacity: 64, threads: threads, activations: activations)
     let vocabulary = model.configuration.vocabularySize
     var result: [[Float]] = []
     try model.forward(reference.promptIDs, state: state)

@@ -6,4 +6,10 @@ protocol BlockStage: Sendable {
     var matrices: [Matrix] { get }
     /// Updates `count` residual rows `x` of block `layer`, with the state's buffers as scratch.
     func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration: ModelConfiguration, state: InferenceState)
+    /// The scratch buffers it uses beyond the state's common ones.
+    var scratch: [ScratchNeed] { get }
+}
+
+extension BlockStage {
+    var scratch: [ScratchNeed] { [] }
 }

@@ -35,6 +35,9 @@ struct DecoderBlock: Sendable {
 
     /// The matrices one token reads.
     var matrices: [Matrix] { stages.flatMap(\.matrices) }
+
+    /// The scratch buffers its stages use.
+    var scratch: [ScratchNeed] { stages.flatMap(\.scratch) }
 }
 
 /// A whole model made of `DecoderBlock`s: embedding, blocks, final norm and output.
@@ -87,6 +90,9 @@ struct DecoderModel: Sendable {
 
     var unembedding: Unembedding { Unembedding(norm: outputNorm, output: output) }
 
+    /// The scratch buffers its blocks and per-layer embeddings use.
+    var scratch: [ScratchNeed] { blocks.flatMap(\.scratch) + (perLayerEmbeddings?.scratch ?? []) }
+
     /// Every matrix one generated token reads.
     var matrices: [Matrix] { blocks.flatMap(\.matrices) + [perLayerEmbeddings?.projection.matrix, output.matrix].compactMap { $0 } }
 
@@ -126,6 +132,7 @@ protocol DecoderArchitecture: ModelArchitecture {
 
 extension DecoderArchitecture {
     var matrices: [Matrix] { decoder.matrices }
+    var scratch: [ScratchNeed] { decoder.scratch }
     var tokenEmbedding: Matrix { decoder.tokenEmbedding }
     var unembedding: Unembedding { decoder.unembedding }
 

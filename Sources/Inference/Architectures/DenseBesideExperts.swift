@@ -31,17 +31,25 @@ struct DenseBesideExperts: Sublayer {
 
     var matrices: [Matrix] { dense.matrices + experts.matrices }
 
+    /// Its scratch: the experts' input and their router's, beside the experts' own.
+    static let expertsInput = ScratchBuffer("experts' input"), routerInput = ScratchBuffer("router input")
+
+    var scratch: [ScratchNeed] {
+        let width = routerScales.count
+        return [Self.expertsInput.need(floatsPerRow: width), Self.routerInput.need(floatsPerRow: width)] + experts.scratch
+    }
+
     /// The dense output plus the experts' on the residual rows `x`, into `output` (not `x`),
-    /// through the state's `branch` and `routerInput`.
+    /// through its scratch.
     func apply(_ x: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
                configuration c: ModelConfiguration, state: InferenceState) {
-        let width = c.embeddingLength, input = state.branch
+        let width = c.embeddingLength, input = state.scratch(Self.expertsInput), routerInput = state.scratch(Self.routerInput)
         Operations.rmsNorm(x, weights: norm, epsilon: c.rmsEpsilon, into: output, count: count, width: width)
         dense.apply(output, into: output, count: count, layer: Optional(layer), state: state)
         Operations.rmsNorm(output, weights: densePostNorm, epsilon: c.rmsEpsilon, into: output, count: count, width: width)
         Operations.rmsNorm(x, weights: inputNorm, epsilon: c.rmsEpsilon, into: input, count: count, width: width)
-        Operations.rmsNorm(x, weights: routerScales, epsilon: c.rmsEpsilon, into: state.routerInput, count: count, width: width)
-        experts.apply(input, routerInput: state.routerInput, into: input, count: count, state: state)
+        Operations.rmsNorm(x, weights: routerScales, epsilon: c.rmsEpsilon, into: routerInput, count: count, width: width)
+        experts.apply(input, routerInput: routerInput, into: input, count: count, state: state)
         Operations.rmsNorm(input, weights: postNorm, epsilon: c.rmsEpsilon, into: input, count: count, width: width)
         Operations.add(input, to: output, count: count * width)
     }

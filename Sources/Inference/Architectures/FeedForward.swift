@@ -57,6 +57,13 @@ enum FeedForward: Sublayer {
         }
     }
 
+    var scratch: [ScratchNeed] {
+        switch self {
+        case .dense: []
+        case let .experts(experts): experts.scratch
+        }
+    }
+
     /// The feed-forward of block `layer`, as a residual branch runs it.
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
                configuration: ModelConfiguration, state: InferenceState) {

@@ -27,19 +27,27 @@ struct GatedAttention: Sublayer {
     /// The matrices one token reads.
     var matrices: [Matrix] { [queryAndGate, key, value, output].map(\.matrix) }
 
+    /// Its scratch: each head's query and gate side by side, and the gates alone.
+    static let queriesAndGates = ScratchBuffer("queries and gates"), gates = ScratchBuffer("output gates")
+
+    var scratch: [ScratchNeed] {
+        [Self.queriesAndGates.need(floatsPerRow: queryAndGate.matrix.rows), Self.gates.need(floatsPerRow: output.matrix.columns)]
+    }
+
     /// The layer over `count` rows of `input` into `output` (which may be `input`), its keys and
     /// values into the cache of `layer`.
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
                configuration c: ModelConfiguration, state: InferenceState) {
         let width = c.headDimension, queryWidth = c.queryDimension
-        queryAndGate.apply(input, into: state.mixed, count: count, state: state)
+        let mixed = state.scratch(Self.queriesAndGates), gates = state.scratch(Self.gates)
+        queryAndGate.apply(input, into: mixed, count: count, state: state)
         key.apply(input, into: state.key, count: count, state: state)
         value.apply(input, into: state.value, count: count, state: state)
         for row in 0..<count {
             for head in 0..<c.headCount {
-                let source = state.mixed + row * 2 * queryWidth + head * 2 * width, place = row * queryWidth + head * width
+                let source = mixed + row * 2 * queryWidth + head * 2 * width, place = row * queryWidth + head * width
                 (state.query + place).update(from: source, count: width)
-                (state.outputGate + place).update(from: source + width, count: width)
+                (gates + place).update(from: source + width, count: width)
             }
         }
         Operations.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.headCount, width: width)
@@ -47,7 +55,7 @@ struct GatedAttention: Sublayer {
         Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
         Operations.attention(state: state, layer: layer, count: count, configuration: c)
         for index in 0..<(count * queryWidth) {
-            state.attended[index] *= 1 / (1 + exp(-state.outputGate[index]))
+            state.attended[index] *= 1 / (1 + exp(-gates[index]))
         }
         self.output.apply(state.attended, into: output, count: count, state: state)
     }

@@ -48,12 +48,24 @@ struct GatedDeltaNet: Sublayer {
     /// The matrices one token reads.
     var matrices: [Matrix] { [mix, outputGate, decay, writeStrength, output].map(\.matrix) }
 
+    /// Its scratch: the queries, keys and values mixed, the output's gate, each value head's decay
+    /// and write strength, and the output before its projection.
+    static let mixed = ScratchBuffer("delta rule inputs"), gates = ScratchBuffer("delta rule output gates"),
+               decays = ScratchBuffer("decays"), strengths = ScratchBuffer("write strengths"), outputs = ScratchBuffer("delta rule outputs")
+
+    var scratch: [ScratchNeed] {
+        [Self.mixed.need(floatsPerRow: shape.channels), Self.gates.need(floatsPerRow: shape.valueDimension),
+         Self.decays.need(floatsPerRow: shape.valueHeads), Self.strengths.need(floatsPerRow: shape.valueHeads),
+         Self.outputs.need(floatsPerRow: shape.valueDimension)]
+    }
+
     /// The layer over `count` rows of `input` (normed residual rows) into `output`, continuing
     /// each row's sequence's state in `layer`.
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
                configuration: ModelConfiguration, state: InferenceState) {
         let s = shape, channels = s.channels, epsilon = configuration.rmsEpsilon
-        let mixed = state.mixed, gate = state.outputGate, decays = state.decays, strengths = state.strengths
+        let mixed = state.scratch(Self.mixed), gate = state.scratch(Self.gates)
+        let decays = state.scratch(Self.decays), strengths = state.scratch(Self.strengths)
         mix.apply(input, into: mixed, count: count, state: state)
         outputGate.apply(input, into: gate, count: count, state: state)
         decay.apply(input, into: decays, count: count, state: state)
@@ -79,7 +91,7 @@ struct GatedDeltaNet: Sublayer {
         // stored as llama.cpp's: row j holds S[·][j], so each product reads a row.
         let keyWidth = s.keyHeadDimension, valueWidth = s.valueHeadDimension
         let statesOffset = (convolution.width - 1) * channels, scale = 1 / Float(valueWidth).squareRoot()
-        let out = state.recurrentOutput
+        let out = state.scratch(Self.outputs)
         state.pool.parallelChunks(s.valueHeads, chunk: 1, work: count * s.valueHeads * keyWidth * valueWidth * 4) { _, range in
             for head in range {
                 let keyHead = head % s.keyHeads

@@ -114,6 +114,17 @@ struct MixtureOfExperts: Sendable {
         [router.matrix] + (0..<used).flatMap { [gate[$0].matrix, up[$0].matrix, down[$0].matrix] } + (shared?.feedForward.matrices ?? [])
     }
 
+    /// Its scratch: the router's scores, the rows routed to one expert gathered, and each row's
+    /// expert outputs in the order they were chosen.
+    static let routerScores = ScratchBuffer("router scores"), routedRows = ScratchBuffer("routed rows"),
+               expertOutputs = ScratchBuffer("expert outputs")
+
+    var scratch: [ScratchNeed] {
+        let dimension = router.matrix.columns
+        return [Self.routerScores.need(floatsPerRow: gate.count), Self.routedRows.need(floatsPerRow: dimension),
+                Self.expertOutputs.need(floatsPerRow: used * dimension)]
+    }
+
     /// The least the chosen probabilities are divided by: their sum, clamped to at least the
     /// smallest normal F16, as llama.cpp clamps it.
     private static let smallestSum: Float = 6.103515625e-5
@@ -125,7 +136,7 @@ struct MixtureOfExperts: Sendable {
     func apply(_ input: UnsafeMutablePointer<Float>, routerInput: UnsafeMutablePointer<Float>? = nil,
                into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
         let experts = gate.count, dimension = router.matrix.columns, width = gate[0].matrix.rows
-        let scores = state.routerScores
+        let scores = state.scratch(Self.routerScores)
         router.apply(routerInput ?? input, into: scores, count: count, state: state)
         // Each row's chosen experts, most probable first, and their weights.
         var chosen = [Int](repeating: 0, count: count * used), weights = [Float](repeating: 0, count: count * used)
@@ -151,7 +162,7 @@ struct MixtureOfExperts: Sendable {
         }
         // Each expert on the rows routed to it: gathered, multiplied, and each result put in its
         // row's slot for that expert.
-        let gathered = state.routedRows, outputs = state.expertOutputs
+        let gathered = state.scratch(Self.routedRows), outputs = state.scratch(Self.expertOutputs)
         var places: [Int] = []
         places.reserveCapacity(count)
         for expert in 0..<experts {

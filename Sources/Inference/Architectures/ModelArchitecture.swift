@@ -13,6 +13,8 @@ protocol ModelArchitecture: Sendable {
     init(weights: WeightLoader) throws(ModelError)
     /// Every matrix one generated token reads in full (the output included).
     var matrices: [Matrix] { get }
+    /// The scratch buffers its forward pass uses beyond the state's common ones.
+    var scratch: [ScratchNeed] { get }
     /// The token embedding (one row read per token).
     var tokenEmbedding: Matrix { get }
     /// The final norm and output matrix: residual-stream rows to logits.

@@ -25,12 +25,12 @@ struct PerLayerEmbeddings: Sendable {
 
         var matrices: [Matrix] { [gate.matrix, projection.matrix] }
 
-        /// Adds layer `layer`'s gated per-layer input (`state.perLayerInputs`) to the residual rows `x`.
+        /// Adds layer `layer`'s gated per-layer input (`PerLayerEmbeddings.inputs`) to the residual rows `x`.
         func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration c: ModelConfiguration, state: InferenceState) {
             let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, dimension = c.embeddingLength
             gate.apply(x, into: state.gate, count: count, state: state)
             for row in 0..<count {
-                (state.up + row * width).update(from: state.perLayerInputs + row * rowWidth + layer * width, count: width)
+                (state.up + row * width).update(from: state.scratch(PerLayerEmbeddings.inputs) + row * rowWidth + layer * width, count: width)
             }
             Operations.geGLU(state.gate, state.up, count: count * width, pool: state.pool)
             projection.apply(state.gate, into: state.normed, count: count, state: state)
@@ -50,11 +50,16 @@ struct PerLayerEmbeddings: Sendable {
             norm: try weights.vector(.perLayerProjectionNorm, length: c.perLayerEmbeddingLength))
     }
 
-    /// Writes each token's per-layer inputs into `state.perLayerInputs`:
+    /// Each row's per-layer inputs, `[row][layer][width]`, then one more row for a table row being read.
+    static let inputs = ScratchBuffer("per-layer inputs")
+
+    var scratch: [ScratchNeed] { [Self.inputs.need(floatsPerRow: table.columns, extraRows: 1)] }
+
+    /// Writes each token's per-layer inputs into its scratch (`inputs`):
     /// (RMSNorm(W·x / √dim), per layer) + table row · √width) / √2, for the embedded rows `x`.
     func prepare(_ tokens: [Int32], embedded x: UnsafeMutablePointer<Float>, configuration c: ModelConfiguration, state: InferenceState) {
         let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, count = tokens.count
-        let inputs = state.perLayerInputs, tableRow = inputs + state.batchCapacity * rowWidth
+        let inputs = state.scratch(Self.inputs), tableRow = inputs + state.batchCapacity * rowWidth
         projection.apply(x, into: inputs, count: count, state: state)
         Operations.scale(inputs, by: 1 / Float(c.embeddingLength).squareRoot(), count: count * rowWidth)
         Operations.rmsNorm(inputs, weights: norm, epsilon: c.rmsEpsilon, into: inputs, count: count * c.blockCount, width: width)

@@ -26,6 +26,8 @@ struct ResidualBranch: BlockStage {
 
     var matrices: [Matrix] { sublayer.matrices }
 
+    var scratch: [ScratchNeed] { sublayer.scratch }
+
     /// The branch over `count` residual rows `x`, its output in `state.normed`.
     func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration c: ModelConfiguration, state: InferenceState) {
         let width = c.embeddingLength, branch = state.normed

@@ -23,11 +23,16 @@ struct ShortConvolution: Sublayer {
     /// The matrices one token reads.
     var matrices: [Matrix] { [input.matrix, output.matrix] }
 
+    /// Its scratch: the input product's three parts, b, c and x, side by side.
+    static let parts = ScratchBuffer("convolution parts")
+
+    var scratch: [ScratchNeed] { [Self.parts.need(floatsPerRow: input.matrix.rows)] }
+
     /// The layer over `count` rows of `input` into `output` (which may be `input`), continuing
     /// each row's sequence's state in `layer`.
     func apply(_ rows: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
                configuration: ModelConfiguration, state: InferenceState) {
-        let dimension = self.output.matrix.rows, stride = 3 * dimension, mixed = state.mixed
+        let dimension = self.output.matrix.rows, stride = 3 * dimension, mixed = state.scratch(Self.parts)
         input.apply(rows, into: mixed, count: count, state: state)
         // b ⊙ x where b was, convolved there.
         for row in 0..<count {

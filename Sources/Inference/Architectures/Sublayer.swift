@@ -9,4 +9,10 @@ protocol Sublayer: Sendable {
     /// state in `state`.
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
                configuration: ModelConfiguration, state: InferenceState)
+    /// The scratch buffers it uses beyond the state's common ones.
+    var scratch: [ScratchNeed] { get }
+}
+
+extension Sublayer {
+    var scratch: [ScratchNeed] { [] }
 }

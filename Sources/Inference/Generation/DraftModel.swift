@@ -27,7 +27,7 @@ final class DraftModel: Drafter {
     init(model: LanguageModel, contextLength: Int, pool: MatrixMultiplier, probabilityMin: Float, stop: StopSignal) {
         self.model = model
         self.stop = stop
-        state = InferenceState(configuration: model.configuration, contextLength: contextLength, batchCapacity: 64, threads: pool.threads,
+        state = InferenceState(model: model, contextLength: contextLength, batchCapacity: 64, threads: pool.threads,
                                sharedPool: pool)
         self.probabilityMin = probabilityMin
     }

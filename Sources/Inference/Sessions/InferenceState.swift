@@ -46,23 +46,9 @@ final class InferenceState {
     let attended: UnsafeMutablePointer<Float>
     /// The feed-forward's gate (then the gated product) and up projections, `[batch][ff]`.
     let gate, up: UnsafeMutablePointer<Float>
-    /// A mixture of experts' buffers (empty for a dense model): the router's scores
-    /// `[batch][experts]`, the rows routed to one expert gathered `[batch][dim]`, and each row's
-    /// expert outputs in the order they were chosen, `[batch][used][dim]`.
-    let routerScores, routedRows, expertOutputs: UnsafeMutablePointer<Float>
-    /// A second feed-forward's output beside the first, and the router's input when it is not the
-    /// experts' (Gemma 4's dense feed-forward and experts side by side), `[batch][dim]` each
-    /// (empty for a dense model).
-    let branch, routerInput: UnsafeMutablePointer<Float>
-    /// Each row's per-layer embedding inputs (Gemma 4's), `[batch][layer][per-layer width]`, then
-    /// one more row for a table row being read (empty for a model without them).
-    let perLayerInputs: UnsafeMutablePointer<Float>
-    /// A hybrid recurrent model's buffers (empty otherwise): the products a recurrent layer (or a
-    /// gated attention layer) mixes, `[batch][max(projected width, 2q)]`; and a Gated DeltaNet
-    /// layer's gate of its output, `[batch][max(value dimension, q)]`, each value head's decay and
-    /// write strength, `[batch][value heads]`, and its output before the output projection,
-    /// `[batch][value dimension]`.
-    let mixed, outputGate, decays, strengths, recurrentOutput: UnsafeMutablePointer<Float>
+    /// The scratch buffers only some stages use (a mixture's, a recurrent layer's, Gemma 4's per-layer
+    /// inputs), as the model's stages declared them (`ModelArchitecture.scratch`).
+    private let scratchBuffers: [ScratchBuffer: UnsafeMutablePointer<Float>]
     /// Each sequence's recurrent state, `[sequence][recurrent layer][Recurrence.stateFloats]`
     /// (zeroed by the first pass at position 0), and the position it has reached: a recurrent
     /// state cannot go back, so a pass continues it only from there (`continuesRecurrence`).
@@ -110,13 +96,14 @@ final class InferenceState {
     /// Whether this state started its pool's threads (and stops them when it goes).
     private let ownsPool: Bool
 
-    /// A state for caches of `contextLength` tokens for `sequences` sequences, batches up to
+    /// A state for `model`: caches of `contextLength` tokens for `sequences` sequences, batches up to
     /// `batchCapacity`, its products on `threads` threads — or on `sharedPool`, the pool of a
     /// state whose forward passes never run at the same time as this one's (a draft model's
     /// beside its target's), so two pools' threads do not compete.
-    init(configuration: ModelConfiguration, contextLength: Int, batchCapacity: Int, threads: Int,
+    init(model: LanguageModel, contextLength: Int, batchCapacity: Int, threads: Int,
          activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharedPool: MatrixMultiplier? = nil,
          sequences: Int = 1) {
+        let configuration = model.configuration
         self.contextLength = contextLength
         sequenceCapacity = max(1, sequences)
         positions = Array(repeating: 0, count: sequenceCapacity)
@@ -148,19 +135,12 @@ final class InferenceState {
         gate = buffer(batchCapacity * hidden)
         up = buffer(batchCapacity * hidden)
         logits = buffer(batchCapacity * configuration.vocabularySize)
-        let experts = configuration.experts
-        routerScores = buffer(experts.map { batchCapacity * $0.count } ?? 0)
-        routedRows = buffer(experts == nil ? 0 : batchCapacity * dimension)
-        expertOutputs = buffer(experts.map { batchCapacity * $0.used * dimension } ?? 0)
-        branch = buffer(experts == nil ? 0 : batchCapacity * dimension)
-        routerInput = buffer(experts == nil ? 0 : batchCapacity * dimension)
-        perLayerInputs = buffer((batchCapacity + 1) * configuration.blockCount * configuration.perLayerEmbeddingLength)
-        let recurrence = configuration.recurrence, rule = recurrence?.deltaRule
-        mixed = buffer(recurrence.map { batchCapacity * max($0.projectedWidth, 2 * configuration.queryDimension) } ?? 0)
-        outputGate = buffer(rule.map { batchCapacity * max($0.valueDimension, configuration.queryDimension) } ?? 0)
-        decays = buffer(rule.map { batchCapacity * $0.valueHeads } ?? 0)
-        strengths = buffer(rule.map { batchCapacity * $0.valueHeads } ?? 0)
-        recurrentOutput = buffer(rule.map { batchCapacity * $0.valueDimension } ?? 0)
+        var scratchFloats: [ScratchBuffer: Int] = [:]
+        for need in model.architecture.scratch {
+            scratchFloats[need.buffer] = max(scratchFloats[need.buffer] ?? 0, need.floats(rows: batchCapacity))
+        }
+        scratchBuffers = scratchFloats.mapValues { buffer($0) }
+        let recurrence = configuration.recurrence
         var ordinal = 0
         recurrentIndex = (0..<configuration.blockCount).map { layer in
             guard configuration.isRecurrent(layer: layer) else { return nil }
@@ -209,6 +189,12 @@ final class InferenceState {
         keys = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
         values = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
         self.allocations = allocations
+    }
+
+    /// Scratch buffer `name`, which a stage of the model declared (`ModelArchitecture.scratch`).
+    func scratch(_ name: ScratchBuffer) -> UnsafeMutablePointer<Float> {
+        guard let pointer = scratchBuffers[name] else { preconditionFailure("no stage of the model declared the scratch buffer \(name.name)") }
+        return pointer
     }
 
     deinit {

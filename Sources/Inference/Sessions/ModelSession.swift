@@ -75,7 +75,7 @@ public actor ModelSession {
         self.model = model
         executor = ThreadExecutor(name: "lumen-session")
         let context = max(1, min(contextLength ?? model.configuration.contextLength, model.configuration.contextLength))
-        let state = InferenceState(configuration: model.configuration, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads),
+        let state = InferenceState(model: model, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads),
                                    activations: activations, cacheType: cacheType, sequences: sequences)
         self.state = state
         sequenceCapacity = state.sequenceCapacity

@@ -99,6 +99,10 @@ public struct KernelServer: Sendable {
         for channel in channels {
             await channel.close()
         }
+        // A closed socket's queued messages (the shutdown_reply among them) are sent by the
+        // context's I/O thread: only terminating the context waits for them. Left to the
+        // context's release, the process could exit first and the reply be lost.
+        await DedicatedThread.run(name: "lumen-zmq-term") { context.terminate() }
         logger.info("shut down\(restart ? " for restart" : "")")
         return restart
     }

@@ -28,9 +28,10 @@ struct PerLayerEmbeddings: Sendable {
         /// Adds layer `layer`'s gated per-layer input (`PerLayerEmbeddings.inputs`) to the residual rows `x`.
         func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration c: ModelConfiguration, state: InferenceState) {
             let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, dimension = c.embeddingLength
+            let inputs = state.scratch(PerLayerEmbeddings.inputs)
             gate.apply(x, into: state.gate, count: count, state: state)
             for row in 0..<count {
-                (state.up + row * width).update(from: state.scratch(PerLayerEmbeddings.inputs) + row * rowWidth + layer * width, count: width)
+                (state.up + row * width).update(from: inputs + row * rowWidth + layer * width, count: width)
             }
             Operations.geGLU(state.gate, state.up, count: count * width, pool: state.pool)
             projection.apply(state.gate, into: state.normed, count: count, state: state)

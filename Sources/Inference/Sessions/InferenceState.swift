@@ -46,8 +46,8 @@ final class InferenceState {
     let attended: UnsafeMutablePointer<Float>
     /// The feed-forward's gate (then the gated product) and up projections, `[batch][ff]`.
     let gate, up: UnsafeMutablePointer<Float>
-    /// The scratch buffers only some stages use (a mixture's, a recurrent layer's, Gemma 4's per-layer
-    /// inputs), as the model's stages declared them (`ModelArchitecture.scratch`).
+    /// The scratch buffers only some stages use (a mixture's, a recurrent layer's, Gemma 4's
+    /// per-layer inputs), as the model's stages declared them (`ModelArchitecture.scratch`).
     private let scratchBuffers: [ScratchBuffer: UnsafeMutablePointer<Float>]
     /// Each sequence's recurrent state, `[sequence][recurrent layer][Recurrence.stateFloats]`
     /// (zeroed by the first pass at position 0), and the position it has reached: a recurrent

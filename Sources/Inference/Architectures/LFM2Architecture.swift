@@ -23,8 +23,7 @@ struct LFM2Architecture: DecoderArchitecture {
             configuration.recurrentLayers = counts.map { $0.intValue == 0 }
         }
         let dimension = configuration.embeddingLength
-        configuration.recurrence = ModelConfiguration.Recurrence(convolutionWidth: width, convolutionChannels: dimension,
-                                                                 projectedWidth: 3 * dimension, deltaRule: nil)
+        configuration.recurrence = ModelConfiguration.Recurrence(convolutionWidth: width, convolutionChannels: dimension, deltaRule: nil)
         if configuration.slidingWindow != nil {
             configuration.slidingLayers = (0..<layers).map { !configuration.isRecurrent(layer: $0) }
         }

@@ -21,7 +21,7 @@ struct Qwen35Architecture: DecoderArchitecture {
         let rule = ModelConfiguration.DeltaRule(keyHeads: keyHeads, valueHeads: valueHeads, keyHeadDimension: keyWidth,
                                                 valueHeadDimension: inner / valueHeads)
         configuration.recurrence = ModelConfiguration.Recurrence(convolutionWidth: try configuration.integer("ssm.conv_kernel", in: gguf), convolutionChannels: rule.channels,
-                                                                 projectedWidth: rule.channels, deltaRule: rule)
+                                                                 deltaRule: rule)
         let layers = configuration.blockCount
         if let flags = gguf.metadata[prefix + "attention.recurrent_layers"]?.arrayValue {
             guard flags.count == layers else {

@@ -101,8 +101,6 @@ public struct ModelConfiguration: Sendable, Equatable {
         public var convolutionWidth: Int
         /// Channels the convolution mixes.
         public var convolutionChannels: Int
-        /// Width of the products a layer makes of its input before the convolution.
-        public var projectedWidth: Int
         /// The delta rule's heads (Gated DeltaNet), nil for a convolution alone (LFM2).
         public var deltaRule: DeltaRule?
 

@@ -65,11 +65,12 @@ def kc(kernel):
     return kernel[1]
 
 
-def run(client, code, **options):
-    """Executes `code`; returns (reply, iopub messages for it, in order, busy to idle)."""
+def run(client, code, timeout=TIMEOUT, **options):
+    """Executes `code`; returns (reply, iopub messages for it, in order, busy to idle). `timeout`
+    (seconds) only catches a kernel that never answers: a cell may take longer on a loaded machine."""
     msg_id = client.execute(code, **options)
-    messages = collect_iopub(client, msg_id)
-    reply = shell_reply(client, msg_id)
+    messages = collect_iopub(client, msg_id, timeout)
+    reply = shell_reply(client, msg_id, timeout)
     return reply, messages
 
 

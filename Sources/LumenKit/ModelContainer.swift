@@ -127,13 +127,31 @@ public final class ModelContainer: Sendable {
                          run: RunDescription = RunDescription(entry: "generate")) -> AsyncThrowingStream<TokenEvent, any Error> {
         var described = run
         described.prompt = described.prompt ?? prompt
-        return generate(tokens: tokenize(prompt), options: options, hooks: hooks, draft: draft, stop: stop, run: described)
+        return generate(.text(prompt), options: options, hooks: hooks, draft: draft, stop: stop, run: described)
     }
 
     /// `generate(_:options:hooks:draft:stop:run:)` after a prompt of token ids, read as they are.
+    /// `startingFrom` is a saved state (`ModelSession.cacheContents`, a cell's `State`) whose
+    /// cache the session copies in first, unless its own holds more of the prompt
+    /// (`ModelSession.generate(tokens:options:pipeline:stop:startingFrom:)`); the options should
+    /// then reuse the cached prefix. `preferring` is the index of the session to wait for (a
+    /// conversation's, whose cache holds its earlier turns) rather than the least busy.
     public func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), hooks: [any ForwardHook] = [],
-                         draft: LanguageModel? = nil, stop: StopSignal = StopSignal(),
+                         draft: LanguageModel? = nil, stop: StopSignal = StopSignal(), startingFrom state: ModelSession.CachedPrefix? = nil,
+                         preferring session: Int? = nil,
                          run: RunDescription = RunDescription(entry: "generate")) -> AsyncThrowingStream<TokenEvent, any Error> {
+        generate(.tokens(tokens), options: options, hooks: hooks, draft: draft, stop: stop, startingFrom: state, preferring: session, run: run)
+    }
+
+    /// A prompt as text, tokenized on the session's thread, or as token ids.
+    private enum Prompt: Sendable {
+        case text(String)
+        case tokens([Int32])
+    }
+
+    private func generate(_ prompt: Prompt, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, stop: StopSignal,
+                          startingFrom state: ModelSession.CachedPrefix? = nil, preferring session: Int? = nil,
+                          run: RunDescription) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (events, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
             do {
@@ -147,13 +165,17 @@ public final class ModelContainer: Sendable {
                     return pipeline
                 }
                 let pipeline = options.constraint == nil && draft == nil ? try build() : try await DedicatedThread.run(name: "lumen-pipeline", build)
-                let lease = try await sessions.lease()
+                let lease = try await sessions.lease(preferring: session)
                 var collected = GenerationCollector()
-                for try await event in lease.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop) {
+                let generation = switch prompt {
+                case let .text(text): lease.generate(text, options: options, pipeline: pipeline, stop: stop)
+                case let .tokens(tokens): lease.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop, startingFrom: state)
+                }
+                for try await event in generation {
                     collected.add(event)
                     continuation.yield(event)
                 }
-                record(collected, promptTokens: tokens, options: options, interrupted: stop.isRaised, run: run)
+                record(collected, prompt: prompt, options: options, interrupted: stop.isRaised, run: run)
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -286,10 +308,18 @@ public final class ModelContainer: Sendable {
     // MARK: - Recording
 
     /// Records a finished generation, when the container has a run log and the generation a summary.
-    private func record(_ collected: GenerationCollector, promptTokens: [Int32], options: GenerationOptions, interrupted: Bool, run: RunDescription) {
+    private func record(_ collected: GenerationCollector, prompt: Prompt, options: GenerationOptions, interrupted: Bool, run: RunDescription) {
         guard let recorder, let summary = collected.summary else { return }
+        let promptText: String = if let given = run.prompt {
+            given
+        } else {
+            switch prompt {
+            case let .text(text): text
+            case let .tokens(tokens): detokenize(tokens, showSpecial: true)
+            }
+        }
         recorder.log.record(RunRecord(generationAt: run.entry, origin: recorder.origin, model: RunModel(model),
-                                      prompt: run.prompt ?? detokenize(promptTokens, showSpecial: true), messages: run.messages,
+                                      prompt: promptText, messages: run.messages,
                                       renderedPrompt: run.renderedPrompt, tokens: collected.tokens, summary: summary, options: options,
                                       interrupted: interrupted, steering: run.steering, interventions: run.interventions))
     }

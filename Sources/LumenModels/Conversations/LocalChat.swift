@@ -2,6 +2,7 @@ import ChatTemplates
 import GGUF
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenLanguage
 
 /// A conversation answered by a loaded model: it keeps to one session of the pool, whose cache
@@ -20,12 +21,12 @@ struct LocalChat: ChatEngine {
         let prompt = try conversation.renderedPrompt()
         var options = options
         options.reusesCachedPrefix = true
-        let lease = try await model.lease(preferring: sessionIndex)
-        let tokenizer = lease.session.model.tokenizer
+        let container = try model.container()
+        let tokenizer = container.model.tokenizer
         let tokens = conversation.promptTokens(tokenizer, text: prompt)
         // The markers of the reasoning are shown, so that it can be told from the reply.
         options.shownTokens.formUnion(conversation.template?.reasoning?.shownTokenIDs(in: tokenizer.vocabulary) ?? [])
-        return (prompt, lease.generate(tokens: tokens, options: options, stop: stop, startingFrom: inherited))
+        return (prompt, container.generate(tokens: tokens, options: options, stop: stop, startingFrom: inherited, preferring: sessionIndex))
     }
 
     /// The copy keeps to the pool's next session, starting from this one's cache.

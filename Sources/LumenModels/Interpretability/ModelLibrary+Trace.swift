@@ -60,10 +60,8 @@ extension ModelLibrary {
         }
         let limit = Int(limitBytes)
 
-        let lease = try await modelWork(at: context.location) { try await model.lease() }
-        defer { lease.release() }
-        let session = lease.session
-        let tokens = session.tokenize(prompt)
+        let container = try modelCall(at: context.location) { () throws(ModelError) in try model.container() }
+        let tokens = container.tokenize(prompt)
         var positions: [Int]?
         if let (chosen, location) = chosenPositions {
             guard generated == 0 else { throw LumenError(.value, "positions: chooses positions of the prompt; a trace of a generation keeps them all", at: location) }
@@ -76,7 +74,8 @@ extension ModelLibrary {
             })).sorted()
         }
         let plan = ActivationTrace(points: points, blocks: blocks, positions: positions, configuration: c)
-        let most = min(tokens.count + min(generated, session.contextLength), session.contextLength)
+        let contextLength = container.sessions.contextLength
+        let most = min(tokens.count + min(generated, contextLength), contextLength)
         let bytes = plan.bytes(tokens: most)
         guard bytes <= limit else {
             throw LumenError(.value, "this trace would keep \(ActivationTrace.size(bytes)) for \(most) tokens (\(plan.cost(tokens: most))), over the limit of \(ActivationTrace.size(limit)): keep fewer points or blocks, or raise limit:", at: context.location)
@@ -86,11 +85,10 @@ extension ModelLibrary {
         var ids = tokens, logits: [Float]?, text: String?, generation: GenerationCollector?, recordedOptions = GenerationOptions()
         do {
             if generated == 0 {
-                logits = try await session.evaluate(tokens, hooks: hooks)
+                logits = try await container.withSession { session in try await session.evaluate(tokens, hooks: hooks) }
             } else {
                 let options = GenerationOptions(sampling: SamplingOptions(temperature: 0), maxTokens: generated)
-                let pipeline = try GenerationPipeline(options: options, model: loaded, hooks: hooks)
-                let collected = try await GenerationCollector.collect(session.generate(tokens: tokens, options: options, pipeline: pipeline, stop: StopSignal()))
+                let collected = try await GenerationCollector.collect(container.generate(tokens: tokens, options: options, hooks: hooks))
                 // An interrupt ends the stream early without an error: the cell is interrupted, not given a partial trace.
                 if Task.isCancelled { throw CancellationError() }
                 // The last token drawn never ran through the model: its activations do not exist.

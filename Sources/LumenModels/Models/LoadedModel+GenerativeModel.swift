@@ -24,10 +24,7 @@ extension LoadedModel: GenerativeModel {
     /// `options.speculation` asks for it).
     func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
-        let lease = try await lease()
-        var pipeline = try GenerationPipeline(options: options, model: lease.session.model, hooks: hooks)
-        pipeline.draftModel = draft
-        return lease.generate(prompt, options: options, pipeline: pipeline, stop: stop)
+        try container().generate(prompt, options: options, hooks: hooks, draft: draft, stop: stop)
     }
 
     func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {
@@ -52,9 +49,7 @@ extension LoadedModel: GenerativeModel {
     /// `generate(_:options:hooks:stop:)` after a prompt of token ids, read as they are.
     func generate(tokens: [Int32], options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
-        let lease = try await lease()
-        let pipeline = try GenerationPipeline(options: options, model: lease.session.model, hooks: hooks)
-        return lease.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop)
+        try container().generate(tokens: tokens, options: options, hooks: hooks, stop: stop)
     }
 
     func conversation(system: String?, template: String?, note: (String) -> Void) async throws -> ChatSession {

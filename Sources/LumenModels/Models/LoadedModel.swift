@@ -3,14 +3,15 @@ import Evaluation
 import Foundation
 import GGUF
 import Inference
+import LumenKit
 import LumenLanguage
 import Synchronization
 import Tokenizers
 
-/// A model loaded in a session: its weights (shared with every other load of the same file) and a
-/// pool of `ModelSession` actors that serialise the work on each KV cache. Cells share the
-/// sessions: each use takes the least busy one, and generations on one session decode together,
-/// up to `parallel` at a time.
+/// A model loaded in a session: a `ModelContainer` (the library's façade) of its weights (shared
+/// with every other load of the same file) and a pool of `ModelSession` actors that serialise the
+/// work on each KV cache. Cells share the sessions: each use takes the least busy one, and
+/// generations on one session decode together, up to `parallel` at a time.
 public final class LoadedModel: MemberTableHostObject {
     /// The file's path.
     public let path: String
@@ -22,8 +23,8 @@ public final class LoadedModel: MemberTableHostObject {
     let instances: Int
     /// Sequences each session decodes together.
     let parallel: Int
-    /// The sessions, nil once unloaded.
-    private let pool = Mutex<SessionPool?>(nil)
+    /// The model and its sessions, nil once unloaded.
+    private let loaded = Mutex<ModelContainer?>(nil)
     /// Each token's text as a label, made on first use (`tokenLabels`).
     private let labels = Mutex<[String]?>(nil)
 
@@ -54,21 +55,27 @@ public final class LoadedModel: MemberTableHostObject {
     }
 
     private func open() throws(ModelError) {
-        let sessions = try SessionPool(loading: path, instances: instances, contextLength: contextLength, threads: threads, sequences: parallel)
-        pool.withLock { $0 = sessions }
+        let settings = ModelContainer.Settings(contextLength: contextLength, threads: threads, sessions: instances, sequencesPerSession: parallel)
+        let container = ModelContainer(model: try WeightCache.shared.model(at: path), settings: settings)
+        loaded.withLock { $0 = container }
     }
 
     /// Releases the weights and sessions; later use is an error.
     func unload() {
-        pool.withLock { $0 = nil }
+        loaded.withLock { $0 = nil }
+    }
+
+    /// The model's container, or an error saying the model was unloaded.
+    func container() throws(ModelError) -> ModelContainer {
+        guard let container = loaded.withLock({ $0 }) else {
+            throw ModelError(file: path, field: "model", reason: "was unloaded; load it again or call reload()")
+        }
+        return container
     }
 
     /// The sessions, or an error saying the model was unloaded.
     private func sessions() throws(ModelError) -> SessionPool {
-        guard let sessions = pool.withLock({ $0 }) else {
-            throw ModelError(file: path, field: "model", reason: "was unloaded; load it again or call reload()")
-        }
-        return sessions
+        try container().sessions
     }
 
     /// The model, or an error saying it was unloaded.

@@ -3,6 +3,7 @@ import Evaluation
 import GGUF
 import GenerationTypes
 import Inference
+import LumenKit
 import LumenLanguage
 import Tokenizers
 
@@ -64,12 +65,9 @@ final class StateObject: MemberTableHostObject, SavableHostObject {
     func generate(_ text: String, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
         let tokens = try tokens(continuedBy: text)
-        let lease = try await model.lease()
-        var pipeline = try GenerationPipeline(options: options, model: weights, hooks: hooks)
-        pipeline.draftModel = draft
         var options = options
         options.reusesCachedPrefix = true
-        return lease.generate(tokens: tokens, options: options, pipeline: pipeline, stop: stop, startingFrom: prefix)
+        return try model.container().generate(tokens: tokens, options: options, hooks: hooks, draft: draft, stop: stop, startingFrom: prefix)
     }
 
     var summary: String {

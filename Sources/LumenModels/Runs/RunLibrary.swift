@@ -115,26 +115,27 @@ public final class RunLibrary: LumenLibrary {
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        let lease = try await ModelLibrary.modelWork(at: context.location) { try await model.lease() }
-        let session = lease.session
+        let container = try model.container()
         let text = record.renderedPrompt ?? record.prompt
-        let tokens = record.renderedPrompt == nil ? session.tokenize(text) : Conversation.promptTokens(session.model.tokenizer, text: text)
+        let tokens = record.renderedPrompt == nil ? container.tokenize(text) : Conversation.promptTokens(container.model.tokenizer, text: text)
         // A steered run is steered again by the same vector files; its ablations and patches are
-        // made again (a patch's source run again).
-        var hooks: [any ForwardHook] = []
+        // made again (a patch's source run again, on a session held only for that).
+        let hooks: [any ForwardHook]
         do {
-            hooks = try await options.steering?.hooks(on: session) ?? []
-            for intervention in options.interventions ?? [] { hooks.append(try await intervention.hook(on: session)) }
+            hooks = try await container.withSession { session in
+                var hooks = try await options.steering?.hooks(on: session) ?? []
+                for intervention in options.interventions ?? [] { hooks.append(try await intervention.hook(on: session)) }
+                return hooks
+            }
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        let pipeline = try GenerationPipeline(options: options.generationOptions, model: session.model, hooks: hooks)
         var draft = RunDraft(entry: "replay", model: model)
         draft.steering = options.steering
         draft.interventions = options.interventions ?? []
         let generation = try await ModelLibrary.streamGeneration(prompt: text, options: options.generationOptions, timeout: nil,
                                                                  record: draft, context: context) { stop in
-            (nil, lease.generate(tokens: tokens, options: options.generationOptions, pipeline: pipeline, stop: stop))
+            (nil, container.generate(tokens: tokens, options: options.generationOptions, hooks: hooks, stop: stop))
         }
         if generation.interrupted { throw CancellationError() }
         let replayed = generation.tokens.map(\.id)

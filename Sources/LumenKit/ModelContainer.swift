@@ -3,7 +3,7 @@ import Executors
 import Foundation
 @_exported import GGUF
 @_exported import GenerationTypes
-import Grammars
+@_exported import Grammars
 @_exported import Inference
 import RunLog
 @_exported import Scoring
@@ -41,6 +41,10 @@ public final class ModelContainer: Sendable {
         public var sequencesPerSession: Int
         /// Tokens of a prompt read in one forward pass.
         public var batchSize: Int
+        /// Generations a session takes at once: more than `sequencesPerSession` wait in the
+        /// session's queue; as many, and the rest wait for a session in the pool's, first come,
+        /// first served, within the bounds each `SessionPool.lease` sets (as `lumen serve` does).
+        public var requestsPerSession: Int
         /// A Jinja chat template used instead of the file's (nil: the file's, else the built-in
         /// format llama.cpp chooses for the file).
         public var chatTemplate: String?
@@ -49,15 +53,17 @@ public final class ModelContainer: Sendable {
         public var hooks: [any ForwardHook]
 
         /// The model's context, every core, one session decoding `ModelSession.defaultSequences`
-        /// generations together, prompts read 64 tokens at a time, the file's template, no hooks.
+        /// generations together, prompts read 64 tokens at a time, any number of generations
+        /// queued on a session, the file's template, no hooks.
         public init(contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount, sessions: Int = 1,
-                    sequencesPerSession: Int = ModelSession.defaultSequences, batchSize: Int = 64, chatTemplate: String? = nil,
-                    hooks: [any ForwardHook] = []) {
+                    sequencesPerSession: Int = ModelSession.defaultSequences, batchSize: Int = 64, requestsPerSession: Int = .max,
+                    chatTemplate: String? = nil, hooks: [any ForwardHook] = []) {
             self.contextLength = contextLength
             self.threads = threads
             self.sessions = sessions
             self.sequencesPerSession = sequencesPerSession
             self.batchSize = batchSize
+            self.requestsPerSession = requestsPerSession
             self.chatTemplate = chatTemplate
             self.hooks = hooks
         }
@@ -79,7 +85,7 @@ public final class ModelContainer: Sendable {
     public init(model: LanguageModel, settings: Settings = Settings(), recorder: RunRecorder? = nil) {
         self.model = model
         sessions = SessionPool(model: model, instances: settings.sessions, contextLength: settings.contextLength, threads: settings.threads,
-                               batchSize: settings.batchSize, sequences: settings.sequencesPerSession)
+                               batchSize: settings.batchSize, sequences: settings.sequencesPerSession, requestsPerSession: settings.requestsPerSession)
         hooks = settings.hooks
         self.recorder = recorder
         template = Result { () throws(ModelError) in
@@ -143,6 +149,15 @@ public final class ModelContainer: Sendable {
         generate(.tokens(tokens), options: options, hooks: hooks, draft: draft, stop: stop, startingFrom: state, preferring: session, run: run)
     }
 
+    /// `generate(tokens:options:hooks:draft:stop:startingFrom:preferring:run:)` on a session the
+    /// caller already holds — taken within bounds of its own, as `lumen serve` takes them within
+    /// its queue limits — released when the generation ends. `grammar` is `options.constraint`
+    /// compiled already (by a cache of compiled grammars, say), which is then not compiled again.
+    public func generate(tokens: [Int32], on lease: SessionLease, options: GenerationOptions = GenerationOptions(), grammar: Grammar? = nil,
+                         stop: StopSignal = StopSignal(), run: RunDescription = RunDescription(entry: "generate")) -> AsyncThrowingStream<TokenEvent, any Error> {
+        generate(.tokens(tokens), options: options, hooks: [], draft: nil, stop: stop, lease: lease, grammar: grammar, run: run)
+    }
+
     /// A prompt as text, tokenized on the session's thread, or as token ids.
     private enum Prompt: Sendable {
         case text(String)
@@ -151,6 +166,7 @@ public final class ModelContainer: Sendable {
 
     private func generate(_ prompt: Prompt, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, stop: StopSignal,
                           startingFrom state: ModelSession.CachedPrefix? = nil, preferring session: Int? = nil,
+                          lease held: SessionLease? = nil, grammar compiled: Grammar? = nil,
                           run: RunDescription) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (events, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
@@ -158,14 +174,18 @@ public final class ModelContainer: Sendable {
                 let allHooks = self.hooks + hooks
                 // A grammar's compilation (bounded by `GrammarLimits`) and a draft's vocabulary check are
                 // long compute: never on the cooperative pool.
-                let build: @Sendable () throws(any Error) -> GenerationPipeline = { [model] in
-                    var pipeline = try GenerationPipeline(options: options, model: model, hooks: allHooks)
+                var compiling = options
+                if compiled != nil { compiling.constraint = nil }
+                let build: @Sendable () throws(any Error) -> GenerationPipeline = { [model, compiling] in
+                    var pipeline = try GenerationPipeline(options: compiling, model: model, hooks: allHooks)
+                    if let compiled { pipeline.grammar = compiled }
                     if let draft { try GenerationPipeline.checkDraft(draft, for: model) }
                     pipeline.draftModel = draft
                     return pipeline
                 }
-                let pipeline = options.constraint == nil && draft == nil ? try build() : try await DedicatedThread.run(name: "lumen-pipeline", build)
-                let lease = try await sessions.lease(preferring: session)
+                let pipeline = compiling.constraint == nil && draft == nil ? try build() : try await DedicatedThread.run(name: "lumen-pipeline", build)
+                let lease = if let held { held } else { try await sessions.lease(preferring: session) }
+                defer { lease.release() }
                 var collected = GenerationCollector()
                 let generation = switch prompt {
                 case let .text(text): lease.generate(text, options: options, pipeline: pipeline, stop: stop)

@@ -91,11 +91,7 @@ struct GenerationJob: Sendable {
         let started = ContinuousClock.now
         var failure: (any Error)?
         do {
-            var unconstrained = options
-            unconstrained.constraint = nil
-            var pipeline = try GenerationPipeline(options: unconstrained, model: model.model, hooks: model.hooks)
-            pipeline.grammar = grammar?.grammar
-            for try await event in lease.session.generate(tokens: prompt.tokens, options: options, pipeline: pipeline) {
+            for try await event in model.container.generate(tokens: prompt.tokens, on: lease, options: options, grammar: grammar?.grammar) {
                 collected.add(event)
                 if case .token(let token) = event {
                     do {

@@ -100,9 +100,10 @@ extension ChatCompletionRequest: ServedGenerationRequest {
                            param: "messages")
         }
         let template: ChatTemplate
-        switch model.chatTemplate {
-        case .success(let parsed): template = parsed
-        case .failure(let error): throw .failed("the model's chat template cannot be used: \(error)")
+        do {
+            template = try model.container.chatTemplate()
+        } catch {
+            throw .failed("the model's chat template cannot be used: \(error)")
         }
         let splits: Bool
         switch reasoningFormat ?? "auto" {

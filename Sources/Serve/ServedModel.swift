@@ -2,26 +2,20 @@ import ChatTemplates
 import GGUF
 import Inference
 import Logging
+import LumenKit
 
-/// A model `lumen serve` answers for: its weights, a pool of sessions (each decoding up to
-/// `parallel` requests together, the others waiting their turn), and the name requests give in
-/// `model`.
+/// A model `lumen serve` answers for: a `ModelContainer` (its weights, chat template, the hooks
+/// every request's passes get and a pool of sessions, each decoding up to `parallel` requests
+/// together, the others waiting their turn) and the name requests give in `model`.
 public final class ServedModel: Sendable {
     /// The name in `/v1/models` and in requests.
     public let name: String
-    /// The weights.
-    public let model: LanguageModel
-    /// The sessions; requests wait their turn, first come, first served.
-    let pool: SessionPool
+    /// The model's façade: its generations are the requests'.
+    public let container: ModelContainer
     /// When it was loaded, seconds since 1970.
     let created: Int
-    /// The model's chat template, parsed once (or why it cannot be used).
-    let chatTemplate: Result<ChatTemplate, ModelError>
     /// How `/v1/embeddings` pools a text's hidden states.
     public let pooling: Pooling
-    /// What changes every forward pass of its requests (control vectors), checked against the
-    /// model when the server starts.
-    public let hooks: [any ForwardHook]
 
     /// Serves `model` as `name` with `instances` sessions of `parallel` sequences of
     /// `contextLength` (nil: the model's) and `threads` threads each; embeddings pooled by
@@ -31,15 +25,23 @@ public final class ServedModel: Sendable {
     public init(name: String, model: LanguageModel, instances: Int, parallel: Int = 1, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil,
                 hooks: [any ForwardHook] = [], template: String? = nil) throws(ModelError) {
         for hook in hooks { try hook.check(model) }
-        self.hooks = hooks
         self.name = name
-        self.model = model
-        pool = SessionPool(model: model, instances: instances, contextLength: contextLength, threads: threads, sequences: parallel,
-                           requestsPerSession: parallel)
+        container = ModelContainer(model: model, settings: ModelContainer.Settings(
+            contextLength: contextLength, threads: threads, sessions: instances, sequencesPerSession: parallel, requestsPerSession: parallel,
+            chatTemplate: template, hooks: hooks))
         self.created = created
         self.pooling = pooling ?? Pooling.declared(by: model) ?? .mean
-        chatTemplate = Result { () throws(ModelError) in try ChatTemplate(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary, override: template) }
     }
+
+    /// The weights.
+    public var model: LanguageModel { container.model }
+
+    /// What changes every forward pass of its requests (control vectors), checked against the
+    /// model when the server starts.
+    public var hooks: [any ForwardHook] { container.hooks }
+
+    /// The sessions; requests wait their turn, first come, first served.
+    var pool: SessionPool { container.sessions }
 
     /// The context length of its sessions.
     var contextLength: Int { pool.contextLength }
@@ -74,7 +76,7 @@ public final class ServedModel: Sendable {
 
     /// When the file has no chat template: the note saying which built-in format its chats use.
     public var chatFormatNote: String? {
-        guard case .success(let template) = chatTemplate else { return nil }
+        guard let template = try? container.chatTemplate() else { return nil }
         return template.origin.fallbackNote(model: name, option: nil)
     }
 }

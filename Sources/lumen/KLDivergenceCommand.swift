@@ -32,25 +32,24 @@ struct KLDivergenceCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.kld")
         let log = await global.openRunLog(logger: logger)
-        let (baseLease, otherLease) = (try await scoring.session(base), try await scoring.session(other))
-        defer {
-            baseLease.release()
-            otherLease.release()
-        }
-        let (baseSession, otherSession) = (baseLease.session, otherLease.session)
-        let (tokens, windows) = try await scoring.windows(base: baseSession, other: otherSession)
-        FileHandle.standardError.write(Data("kld: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
-        let count = windows.windows.count
-        let divergences = try await ScoringArguments.interruptibly {
-            try await TextScoring.divergences(of: tokens, windows: windows, base: baseSession, model: otherSession) { done in
-                FileHandle.standardError.write(Data("\rwindow \(done)/\(count)".utf8))
+        let (baseModel, otherModel) = (try await scoring.container(base), try await scoring.container(other))
+        let summary = try await baseModel.withSession { baseSession in
+            try await otherModel.withSession { otherSession in
+                let (tokens, windows) = try await scoring.windows(base: baseSession, other: otherSession)
+                FileHandle.standardError.write(Data("kld: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
+                let count = windows.windows.count
+                let divergences = try await ScoringArguments.interruptibly {
+                    try await TextScoring.divergences(of: tokens, windows: windows, base: baseSession, model: otherSession) { done in
+                        FileHandle.standardError.write(Data("\rwindow \(done)/\(count)".utf8))
+                    }
+                }
+                FileHandle.standardError.write(Data("\n".utf8))
+                return DivergenceSummary(divergences)
             }
         }
-        FileHandle.standardError.write(Data("\n".utf8))
-        let summary = DivergenceSummary(divergences)
         print(summary.report)
-        log?.record(RunRecord(kind: .comparison, entry: "lumen kld", origin: RunOrigin(frontEnd: "cli"), model: RunModel(otherSession.model),
-                              baseModel: RunModel(baseSession.model), prompt: "file: " + scoring.file, value: summary.meanKLDivergence.value,
+        log?.record(RunRecord(kind: .comparison, entry: "lumen kld", origin: RunOrigin(frontEnd: "cli"), model: RunModel(otherModel.model),
+                              baseModel: RunModel(baseModel.model), prompt: "file: " + scoring.file, value: summary.meanKLDivergence.value,
                               figures: summary.figures))
         await log?.flush()
     }

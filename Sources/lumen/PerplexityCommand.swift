@@ -29,20 +29,21 @@ struct PerplexityCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.perplexity")
         let log = await global.openRunLog(logger: logger)
-        let lease = try await scoring.session(model)
-        defer { lease.release() }
-        let session = lease.session
-        let (tokens, windows) = try await scoring.windows(base: session)
-        FileHandle.standardError.write(Data("perplexity: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
-        let result = try await ScoringArguments.interruptibly {
-            try await TextScoring.perplexity(of: tokens, windows: windows, session: session) { done, estimate in
-                FileHandle.standardOutput.write(Data(String(format: "[%d]%.4f,", done, estimate.value).utf8))
-            }.estimate.perplexity
+        let container = try await scoring.container(model)
+        let (result, scored) = try await container.withSession { session in
+            let (tokens, windows) = try await scoring.windows(base: session)
+            FileHandle.standardError.write(Data("perplexity: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))
+            let result = try await ScoringArguments.interruptibly {
+                try await TextScoring.perplexity(of: tokens, windows: windows, session: session) { done, estimate in
+                    FileHandle.standardOutput.write(Data(String(format: "[%d]%.4f,", done, estimate.value).utf8))
+                }.estimate.perplexity
+            }
+            return (result, windows.scoredCount)
         }
         print(String(format: "\nFinal estimate: PPL = %.4f +/- %.5f", result.value, result.uncertainty))
-        log?.record(RunRecord(kind: .perplexity, entry: "lumen perplexity", origin: RunOrigin(frontEnd: "cli"), model: RunModel(session.model),
+        log?.record(RunRecord(kind: .perplexity, entry: "lumen perplexity", origin: RunOrigin(frontEnd: "cli"), model: RunModel(container.model),
                               prompt: "file: " + scoring.file, value: result.value,
-                              figures: ["uncertainty": result.uncertainty, "tokens": Double(windows.scoredCount), "context": Double(scoring.context)]))
+                              figures: ["uncertainty": result.uncertainty, "tokens": Double(scored), "context": Double(scoring.context)]))
         await log?.flush()
     }
 }

@@ -3,6 +3,7 @@ import Executors
 import Foundation
 import GGUF
 import Inference
+import LumenKit
 import Scoring
 
 /// The options `lumen perplexity` and `lumen kld` share: the text file, llama-perplexity's
@@ -39,14 +40,10 @@ struct ScoringArguments: ParsableArguments {
         }
     }
 
-    /// A session over the model at `path` (loaded on a thread of its own), with a cache of one
-    /// window, held until the lease is released.
-    func session(_ path: String) async throws -> SessionLease {
-        let (context, threads) = (context, threads)
-        let pool = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-            try SessionPool(loading: ModelLocator.resolve(path), contextLength: context, threads: threads, batchSize: min(context, 512))
-        }
-        return try await pool.lease()
+    /// The model at `path` (loaded on a thread of its own), its session's cache one window long.
+    func container(_ path: String) async throws -> ModelContainer {
+        try await ModelContainer.load(try ModelLocator.resolve(path), settings: ModelContainer.Settings(
+            contextLength: context, threads: threads, sequencesPerSession: 1, batchSize: min(context, 512)))
     }
 
     /// Runs `work` in a task that Ctrl-C (or SIGTERM) cancels, and waits for it.

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Inference
+import LumenKit
 
 /// `lumen steering MODEL --positive TEXT… --negative TEXT… -o FILE.gguf`: a contrastive steering
 /// vector in llama.cpp's control-vector format, for `--control-vector` (Lumen's or llama.cpp's).
@@ -51,9 +52,10 @@ struct SteeringCommand: AsyncParsableCommand {
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         // A cache as long as the longest prompt, not the model's whole context.
         let longest = (positive + negative).map { llama.tokenizer.encode($0).count }.max() ?? 1
-        let lease = try await SessionPool(model: llama, contextLength: max(1, longest), threads: threads).lease()
-        defer { lease.release() }
-        let vector = try await ControlVector.contrastive(session: lease.session, positive: positive, negative: negative, method: method)
+        let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: max(1, longest), threads: threads, sequencesPerSession: 1))
+        let vector = try await container.withSession { session in
+            try await ControlVector.contrastive(session: session, positive: positive, negative: negative, method: method)
+        }
         do { try vector.write(to: output, modelHint: llama.configuration.architecture) } catch { throw CommandError(error.description) }
         FileHandle.standardError.write(Data("wrote \(output): \(vector.directions.count) directions of \(vector.width) values (blocks 1…\(llama.configuration.blockCount - 1))\n".utf8))
     }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Inference
+import LumenKit
 import Tensors
 
 /// `lumen trace MODEL PROMPT -o DIR [--points P,…] [--blocks A-B] [--positions LIST]`: the
@@ -126,14 +127,12 @@ struct TraceCommand: AsyncParsableCommand {
             let fitting = Self.largestPoint / max(1, perRow)
             throw CommandError("\(trace.cost(point, tokens: count)) is more than the \(ActivationTrace.size(Self.largestPoint)) a point may take: --positions with at most \(fitting) positions\(point.layout.perBlock ? ", or fewer --blocks," : "") fits it")
         }
-        let lease = try await SessionPool(model: llama, contextLength: count, threads: threads).lease()
-        defer { lease.release() }
-        let session = lease.session
-        guard session.contextLength == count else {
+        let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: count, threads: threads, sequencesPerSession: 1))
+        guard container.sessions.contextLength == count else {
             throw CommandError("the prompt's \(count) tokens do not fit in the model's context of \(configuration.contextLength)")
         }
         let capture = trace.capture(tokens: count)
-        _ = try await session.evaluate(tokens, hooks: [capture])
+        _ = try await container.withSession { session in try await session.evaluate(tokens, hooks: [capture]) }
         let pieces = tokens.map { llama.tokenizer.textPiece($0) }
         let tensors = trace.tensors(from: capture, labels: pieces)
         let encoder = JSONEncoder()

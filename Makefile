@@ -88,7 +88,7 @@ test-swift: build-tests models synthetic-models arch-models
 ## (8 minutes rather than 10 on 2 cores). Each worker has its own run log and kernelspecs, and
 ## every server a port of its own.
 test-integration: build-tests venv models synthetic-models llama-server arch-models example
-	LUMEN_BIN=$(abspath $(BIN_DEBUG)) LUMEN_EXAMPLE_BIN=$(abspath $(EXAMPLE_BIN)) $(PYTHON) -m pytest -q -n 2 Tests/integration --ignore=Tests/integration/test_soak.py
+	LUMEN_BIN=$(abspath $(BIN_DEBUG)) LUMEN_EXAMPLE_BIN=$(abspath $(EXAMPLE_BIN)) $(PYTHON) -m pytest -q -n 2 --durations=12 Tests/integration --ignore=Tests/integration/test_soak.py
 
 ## examples/StreamGeneration: a Swift package that depends on LumenKit by path and streams a
 ## generation (Tests/integration/test_library.py runs it against llama.cpp). Its own build folder,

@@ -170,6 +170,8 @@ public final class ModelContainer: Sendable {
                           run: RunDescription) -> AsyncThrowingStream<TokenEvent, any Error> {
         let (events, continuation) = AsyncThrowingStream.makeStream(of: TokenEvent.self)
         let producer = Task {
+            // A session the caller took is released however the generation ends.
+            defer { held?.release() }
             do {
                 let allHooks = self.hooks + hooks
                 // A grammar's compilation (bounded by `GrammarLimits`) and a draft's vocabulary check are

@@ -21,12 +21,16 @@ public final class RecordingSink: OutputSink {
     private let inputs: Mutex<[String]?>
     /// Whether it stands for a front end that shows widgets.
     public let showsWidgets: Bool
+    /// Told of each stream write as it is recorded, on the writer's thread.
+    private let onStream: (@Sendable (StandardStream, String) -> Void)?
 
-    /// A sink that answers input requests with `inputs`, in order, or refuses them when nil, and
-    /// records comm messages as a front end with widgets (`showsWidgets`) would receive them.
-    public init(inputs: [String]? = nil, showsWidgets: Bool = false) {
+    /// A sink that answers input requests with `inputs`, in order, or refuses them when nil,
+    /// records comm messages as a front end with widgets (`showsWidgets`) would receive them, and
+    /// tells `onStream` of each stream write (a test that acts at a point of a running cell).
+    public init(inputs: [String]? = nil, showsWidgets: Bool = false, onStream: (@Sendable (StandardStream, String) -> Void)? = nil) {
         self.inputs = Mutex(inputs)
         self.showsWidgets = showsWidgets
+        self.onStream = onStream
     }
 
     /// The comm messages sent, in order.
@@ -47,7 +51,10 @@ public final class RecordingSink: OutputSink {
         events.compactMap { if case .result(let bundle) = $0 { bundle.plainText } else { nil } }
     }
 
-    public func stream(_ stream: StandardStream, _ text: String) { recorded.withLock { $0.append(.stream(stream, text)) } }
+    public func stream(_ stream: StandardStream, _ text: String) {
+        recorded.withLock { $0.append(.stream(stream, text)) }
+        onStream?(stream, text)
+    }
     public func display(_ bundle: MIMEBundle, displayID: String?) { recorded.withLock { $0.append(.display(bundle, displayID)) } }
     public func updateDisplay(_ bundle: MIMEBundle, displayID: String) { recorded.withLock { $0.append(.update(bundle, displayID)) } }
     public func progress(_ bundle: MIMEBundle, id: String, finished: Bool) { recorded.withLock { $0.append(.progress(bundle, id, finished: finished)) } }

@@ -4,6 +4,7 @@ import GenerationTypes
 import LanguageTestSupport
 import Foundation
 import Inference
+import Synchronization
 import Testing
 import LumenLanguage
 @testable import LumenModels
@@ -103,12 +104,19 @@ struct ConversationCellTests {
             let m = load("\(models)/stories260K.gguf", contextLength: 2048)
             let chat = conversation(m, template: "\(Self.template)")
             """, on: interpreter)
-        let sink = RecordingSink()
-        let cell = Task {
-            try await interpreter.execute(ExecutionRequest(code: "chat.say(\"Once upon a time\", maxTokens: 1500, temperature: 0.8, seed: 1)", executionCount: 2), output: sink)
+        // The reply's first streamed text cancels the cell from within the sink, while the reply
+        // is still being made, however loaded the machine; the cell starts once its task is known.
+        let cellTask = TaskSlot()
+        let sink = RecordingSink { stream, _ in
+            if stream == .stdout { cellTask.task.withLock { $0?.cancel() } }
         }
-        while !sink.events.contains(where: { if case .stream(.stdout, _) = $0 { true } else { false } }) { await Task.yield() }
-        cell.cancel()
+        let (start, started) = AsyncStream.makeStream(of: Void.self)
+        let cell = Task {
+            for await _ in start {}
+            _ = try await interpreter.execute(ExecutionRequest(code: "chat.say(\"Once upon a time\", maxTokens: 1500, temperature: 0.8, seed: 1)", executionCount: 2), output: sink)
+        }
+        cellTask.task.withLock { $0 = cell }
+        started.finish()
         await #expect(throws: ExecutionError.interrupted) { try await cell.value }
         #expect(try await cellValue("chat.messages.count", interpreter) == "2")
         #expect(try await cellValue("chat.messages[1][\"partial\"]", interpreter) == "true")
@@ -154,4 +162,9 @@ struct ConversationCellTests {
         let text = try await cellValue("reply.text", interpreter)
         #expect(!text.contains("<|im_end|>") && !text.contains("<|im_start|>") && !text.contains("<end_of_turn>"))
     }
+}
+
+/// A task, known once it is made, that a callback may cancel.
+private final class TaskSlot: Sendable {
+    let task = Mutex<Task<Void, any Error>?>(nil)
 }

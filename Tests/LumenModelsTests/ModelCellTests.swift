@@ -261,7 +261,7 @@ struct BatchAndJobTests {
         #expect(await session.run("quick.result") == "5")
         #expect(await session.run("quick.status") == "\"done\"")
         // Generations without end: the job is running whenever its status is read, however loaded
-        // the machine (one generation, however long, would end at the model's context).
+        // the machine (one generation, however long, ends at its end of text or the context).
         _ = await session.run("let long = spawn(priority: .background) { while true { m.generate(\"Once\", maxTokens: 64, temperature: 0.9) } }")
         #expect(await session.run("long.status") == "\"running\"")
         _ = await session.run("long.cancel()")

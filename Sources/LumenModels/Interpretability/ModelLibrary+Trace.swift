@@ -17,7 +17,8 @@ extension ModelLibrary {
     ) { arguments, context in
         let model = try loadedModel(&arguments)
         let prompt = try arguments.string(try arguments.requirePositional("prompt"), "prompt")
-        let loaded = try modelCall(at: context.location) { () throws(ModelError) in try model.model() }
+        let container = try modelCall(at: context.location) { () throws(ModelError) in try model.container() }
+        let loaded = container.model
         let c = loaded.configuration
         var points = [ActivationPoint.blockOutput]
         if let (value, location) = arguments.labelled("keep") {
@@ -60,7 +61,6 @@ extension ModelLibrary {
         }
         let limit = Int(limitBytes)
 
-        let container = try modelCall(at: context.location) { () throws(ModelError) in try model.container() }
         let tokens = container.tokenize(prompt)
         var positions: [Int]?
         if let (chosen, location) = chosenPositions {

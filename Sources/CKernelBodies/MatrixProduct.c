@@ -2,22 +2,26 @@
 // into panels as BLIS does, then a register tile computed per pair of panels — 12 rows × 32
 // columns in AVX-512 registers where the CPU has them, 6 × 16 in AVX2 registers otherwise.
 //
-// Loops, outermost first: columns of `b` in blocks of `PRODUCT_COLUMNS` (its packed block stays in
-// L2/L3), the shared axis in blocks of at most `PRODUCT_DEPTH` (one packed column panel, depth ×
-// tile columns, stays in L1), rows of `a` in blocks of at most `PRODUCT_ROWS` (packed, in L2),
-// then the tiles. A tile adds its depth block's sum to `c` after the first depth block, so every
-// element of `c` is written by one thread, in depth order.
+// Loops, outermost first: the shared axis in blocks of at most `PRODUCT_DEPTH` (so a depth up to
+// it — a model's width — writes each element of `c` once, never reading it back), rows of `a` in
+// blocks of at most `PRODUCT_ROWS` (packed once per depth block), columns of `b` in blocks of
+// `PRODUCT_COLUMNS` (packed, in L2), then one row panel of `a` (in L1) against every column panel
+// of the block (streamed from L2). A tile adds its depth block's sum to `c` after the first depth
+// block, so every element of `c` is written by one thread, in depth order.
 
 #include <stdlib.h>
 
 #include "Shared.h"
 
-/// The shared axis's block: a column panel of 256 × 32 floats is 32 KiB.
-#define PRODUCT_DEPTH 256
-/// Rows of `a` packed at a time (a multiple of both tiles' rows): 144 × 256 floats, 144 KiB.
-#define PRODUCT_ROWS 144
-/// Columns of `b` packed at a time (a multiple of both tiles' columns).
-#define PRODUCT_COLUMNS 4096
+/// The shared axis's block: a row panel of 12 × 576 floats is 27 KiB, in L1.
+#define PRODUCT_DEPTH 576
+/// Rows of `a` packed at a time (a multiple of both tiles' rows): 516 × 576 floats, 1.2 MiB.
+#define PRODUCT_ROWS 516
+/// Columns of `b` packed at a time (a multiple of both tiles' columns): 576 × 640 floats, 1.4 MiB,
+/// in L2.
+#define PRODUCT_COLUMNS 640
+/// How many steps of the shared axis ahead a tile asks for its column panel (streamed from L2).
+#define PRODUCT_PREFETCH 8
 
 /// One register tile's shape and kernel: `c[i][j] (+)= Σ_p ap[p][i] · bp[p][j]` for a packed row
 /// panel `ap` [depth][rows] and column panel `bp` [depth][columns], `c`'s rows `ldc` apart; adds
@@ -36,6 +40,7 @@ static void tile_avx2_6x16(long depth, const float *ap, const float *bp, float *
         __builtin_prefetch(c + i * ldc + 8, 1, 3);
     }
     for (long p = 0; p < depth; p++, ap += 6, bp += 16) {
+        __builtin_prefetch(bp + 16 * PRODUCT_PREFETCH, 0, 3);
         const __m256 b0 = _mm256_load_ps(bp), b1 = _mm256_load_ps(bp + 8);
         for (int i = 0; i < 6; i++) {
             const __m256 a = _mm256_broadcast_ss(ap + i);
@@ -63,6 +68,8 @@ AVX512_TARGET static void tile_avx512_12x32(long depth, const float *ap, const f
         __builtin_prefetch(c + i * ldc + 16, 1, 3);
     }
     for (long p = 0; p < depth; p++, ap += 12, bp += 32) {
+        __builtin_prefetch(bp + 32 * PRODUCT_PREFETCH, 0, 3);
+        __builtin_prefetch(bp + 32 * PRODUCT_PREFETCH + 16, 0, 3);
         const __m512 b0 = _mm512_load_ps(bp), b1 = _mm512_load_ps(bp + 16);
         for (int i = 0; i < 12; i++) {
             const __m512 a = _mm512_set1_ps(ap[i]);
@@ -127,7 +134,7 @@ static void lumen_matrix_product_f32(long m, long n, long k, const float *a, lon
         for (long i = 0; i < m; i++) memset(c + i * c_row, 0, sizeof(float) * (size_t)n);
         return;
     }
-    // Equal depth blocks (576 = 3 × 192, not 256 + 256 + 64).
+    // Equal depth blocks (1,000 = 2 × 500, not 576 + 424).
     const long depth_blocks = (k + PRODUCT_DEPTH - 1) / PRODUCT_DEPTH, depth_block = (k + depth_blocks - 1) / depth_blocks;
     const long column_block = n < PRODUCT_COLUMNS ? (n + tile.columns - 1) / tile.columns * tile.columns : PRODUCT_COLUMNS;
     const long row_block = m < PRODUCT_ROWS ? (m + tile.rows - 1) / tile.rows * tile.rows : PRODUCT_ROWS;
@@ -135,19 +142,19 @@ static void lumen_matrix_product_f32(long m, long n, long k, const float *a, lon
     float *packed_a = aligned_alloc(64, sizeof(float) * (size_t)((row_block * depth_block + 15) / 16 * 16));
     float *packed_b = aligned_alloc(64, sizeof(float) * (size_t)((depth_block * column_block + 15) / 16 * 16));
     _Alignas(64) float edge[12 * 32];
-    for (long jc = 0; jc < n; jc += column_block) {
-        const long columns = n - jc < column_block ? n - jc : column_block;
-        for (long pc = 0; pc < k; pc += depth_block) {
-            const long depth = k - pc < depth_block ? k - pc : depth_block;
-            const int accumulate = pc > 0;
-            pack_columns(b + pc * b_row + jc * b_column, b_row, b_column, depth, columns, tile.columns, packed_b);
-            for (long ic = 0; ic < m; ic += row_block) {
-                const long rows = m - ic < row_block ? m - ic : row_block;
-                pack_rows(a + ic * a_row + pc * a_column, a_row, a_column, rows, depth, tile.rows, packed_a);
-                for (long jr = 0; jr < columns; jr += tile.columns) {
-                    const long tile_columns = columns - jr < tile.columns ? columns - jr : tile.columns;
-                    for (long ir = 0; ir < rows; ir += tile.rows) {
-                        const long tile_rows = rows - ir < tile.rows ? rows - ir : tile.rows;
+    for (long pc = 0; pc < k; pc += depth_block) {
+        const long depth = k - pc < depth_block ? k - pc : depth_block;
+        const int accumulate = pc > 0;
+        for (long ic = 0; ic < m; ic += row_block) {
+            const long rows = m - ic < row_block ? m - ic : row_block;
+            pack_rows(a + ic * a_row + pc * a_column, a_row, a_column, rows, depth, tile.rows, packed_a);
+            for (long jc = 0; jc < n; jc += column_block) {
+                const long columns = n - jc < column_block ? n - jc : column_block;
+                pack_columns(b + pc * b_row + jc * b_column, b_row, b_column, depth, columns, tile.columns, packed_b);
+                for (long ir = 0; ir < rows; ir += tile.rows) {
+                    const long tile_rows = rows - ir < tile.rows ? rows - ir : tile.rows;
+                    for (long jr = 0; jr < columns; jr += tile.columns) {
+                        const long tile_columns = columns - jr < tile.columns ? columns - jr : tile.columns;
                         float *out = c + (ic + ir) * c_row + jc + jr;
                         const float *ap = packed_a + ir * depth, *bp = packed_b + jr * depth;
                         if (tile_rows == tile.rows && tile_columns == tile.columns) {

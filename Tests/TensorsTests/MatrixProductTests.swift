@@ -14,7 +14,10 @@ struct MatrixProductTests {
         }
     }
 
-    @Test(arguments: [(1, 1, 1), (5, 7, 3), (12, 32, 256), (13, 33, 257), (37, 70, 600), (150, 45, 513), (2, 4200, 20)])
+    /// The product's blocks are 576 deep, 516 rows and 640 columns (MatrixProduct.c): whole tiles
+    /// one block deep, a second and a third depth block, a second row block and a second column
+    /// block, each with partial tiles.
+    @Test(arguments: [(1, 1, 1), (5, 7, 3), (12, 32, 576), (13, 33, 577), (37, 70, 1200), (530, 45, 100), (2, 700, 20)])
     func equalsTheExactProduct(shape: (m: Int, n: Int, k: Int)) {
         let (m, n, k) = shape
         let a = Self.values(m * k, seed: 1), b = Self.values(k * n, seed: 2)

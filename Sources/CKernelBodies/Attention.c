@@ -32,29 +32,74 @@ static inline __m256 exp8(__m256 x) {
     return _mm256_mul_ps(p, _mm256_castsi256_ps(exponent));
 }
 
-static float lumen_log_sum_exp(const float *x, long count) {
-    __m256 maxima = _mm256_set1_ps(-INFINITY);
+/// The largest of `count` floats, or NaN when any is NaN (as NumPy's `max`).
+static float maximum_f32(const float *x, long count) {
+    __m256 maxima = _mm256_set1_ps(-INFINITY), unordered = _mm256_setzero_ps();
     long p = 0;
-    for (; p + 8 <= count; p += 8) maxima = _mm256_max_ps(maxima, _mm256_loadu_ps(x + p));
+    for (; p + 8 <= count; p += 8) {
+        const __m256 v = _mm256_loadu_ps(x + p);
+        maxima = _mm256_max_ps(maxima, v);
+        unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
+    }
     __m128 half = _mm_max_ps(_mm256_castps256_ps128(maxima), _mm256_extractf128_ps(maxima, 1));
     half = _mm_max_ps(half, _mm_movehl_ps(half, half));
     float maximum = _mm_cvtss_f32(_mm_max_ss(half, _mm_movehdup_ps(half)));
-    for (; p < count; p++) maximum = x[p] > maximum ? x[p] : maximum;
+    int any_nan = _mm256_movemask_ps(unordered) != 0;
+    for (; p < count; p++) {
+        any_nan |= isnan(x[p]);
+        maximum = x[p] > maximum ? x[p] : maximum;
+    }
+    return any_nan ? NAN : maximum;
+}
+
+/// The sum of eight floats' doubles.
+static inline __m256d widened_sum(__m256d totals, __m256 e) {
+    return _mm256_add_pd(totals, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
+}
+
+static inline double horizontal_sum_pd(__m256d totals) {
+    __m128d pair = _mm_add_pd(_mm256_castpd256_pd128(totals), _mm256_extractf128_pd(totals, 1));
+    return _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
+}
+
+static float lumen_log_sum_exp(const float *x, long count) {
+    const float maximum = maximum_f32(x, count);
     if (!isfinite(maximum)) return maximum;
     const __m256 shift = _mm256_set1_ps(maximum);
     __m256d totals = _mm256_setzero_pd();
-    p = 0;
-    for (; p + 8 <= count; p += 8) {
-        const __m256 e = exp8(_mm256_sub_ps(_mm256_loadu_ps(x + p), shift));
-        totals = _mm256_add_pd(totals, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
-    }
-    __m128d pair = _mm_add_pd(_mm256_castpd256_pd128(totals), _mm256_extractf128_pd(totals, 1));
-    double total = _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
+    long p = 0;
+    for (; p + 8 <= count; p += 8) totals = widened_sum(totals, exp8(_mm256_sub_ps(_mm256_loadu_ps(x + p), shift)));
+    double total = horizontal_sum_pd(totals);
     for (; p < count; p++) total += exp((double)(x[p] - maximum));
     return maximum + (float)log(total);
 }
 
+/// NumPy's softmax of a whole row with one exponential per element: e^(x − max) into `out`
+/// (below e^-87.3 exactly 0, as expf's), summed in doubles, then `out` times 1 / the sum. Returns 0
+/// when the maximum is not finite (NaN or ±∞), which the caller handles.
+static int softmax_by_maximum(const float *x, long count, float *out) {
+    const float maximum = maximum_f32(x, count);
+    if (!isfinite(maximum)) return 0;
+    const __m256 shift = _mm256_set1_ps(maximum), lowest = _mm256_set1_ps(-87.3f);
+    __m256d totals = _mm256_setzero_pd();
+    long p = 0;
+    for (; p + 8 <= count; p += 8) {
+        const __m256 d = _mm256_sub_ps(_mm256_loadu_ps(x + p), shift);
+        const __m256 e = _mm256_and_ps(exp8(d), _mm256_cmp_ps(d, lowest, _CMP_GE_OQ));
+        _mm256_storeu_ps(out + p, e);
+        totals = widened_sum(totals, e);
+    }
+    double total = horizontal_sum_pd(totals);
+    for (; p < count; p++) total += out[p] = expf(x[p] - maximum);
+    const float inverse = (float)(1.0 / total);
+    const __m256 scale = _mm256_set1_ps(inverse);
+    for (p = 0; p + 8 <= count; p += 8) _mm256_storeu_ps(out + p, _mm256_mul_ps(_mm256_loadu_ps(out + p), scale));
+    for (; p < count; p++) out[p] *= inverse;
+    return 1;
+}
+
 static void lumen_softmax_f32(const float *x, long count, float *out, int logarithmic, const float *given) {
+    if (!given && !logarithmic && softmax_by_maximum(x, count, out)) return;
     const float normalizer = given ? *given : lumen_log_sum_exp(x, count);
     if (logarithmic) {
         for (long p = 0; p < count; p++) out[p] = x[p] - normalizer;

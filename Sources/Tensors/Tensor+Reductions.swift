@@ -164,6 +164,9 @@ extension Tensor {
         return result
     }
 
+    /// The length from which one row's softmax is split across the cores.
+    static let longSoftmaxRow = 1 << 20
+
     /// NumPy's `x - max` then `exp`, normalised along `axis`: the probabilities of logits
     /// (`logarithmic`: their logarithms, computed without exponentiating and taking the log).
     public func softmax(axis: Int, logarithmic: Bool = false) throws(TensorError) -> Tensor {
@@ -175,9 +178,10 @@ extension Tensor {
             return try movingAxisLast(axis).softmax(axis: -1, logarithmic: logarithmic).transposed(back)
         }
         let length = shape[axis], lanes = count / Swift.max(length, 1)
-        var result = [Float](repeating: 0, count: count)
-        values.withUnsafeBufferPointer { x in
-            result.withUnsafeMutableBufferPointer { out in
+        // Every element is written by the kernel (no zero fill first).
+        let result = [Float](unsafeUninitializedCapacity: count) { out, initialized in
+            initialized = count
+            values.withUnsafeBufferPointer { x in
                 guard let input = x.baseAddress, let output = out.baseAddress else { return }
                 guard lanes == 1 else {
                     Parallel.forEachPart(of: lanes, work: count * 8) { part in
@@ -185,8 +189,11 @@ extension Tensor {
                     }
                     return
                 }
-                // One long row (a vocabulary's logits): each part's log Σ e^x, joined, then each
-                // part normalised by the whole row's.
+                // One row of up to a million (a vocabulary's logits) on this thread: its passes
+                // take less than waking the pool twice would.
+                guard length >= Self.longSoftmaxRow else { return lumen_softmax_f32(input, length, output, logarithmic ? 1 : 0, nil) }
+                // A longer row: each part's log Σ e^x, joined, then each part normalised by the
+                // whole row's.
                 let pieces = 8
                 var partial = [Float](repeating: -.infinity, count: pieces)
                 partial.withUnsafeMutableBufferPointer { sums in

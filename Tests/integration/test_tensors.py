@@ -40,7 +40,13 @@ def arrays(tmp_path):
         "ints": rng.integers(-5, 5, size=(3, 4)).astype(np.int64),
         "doubles": rng.standard_normal((3, 4)),
         "fortran": np.asfortranarray(rng.standard_normal((3, 4)).astype(np.float32)),
+        # One row longer than a million, which Lumen splits across the cores.
+        "long_row": (rng.standard_normal((1 << 20) + 13) * 8).astype(np.float32),
     }
+    # A row with masked (−∞) logits and one with a NaN, whose softmax is NaN throughout.
+    made["masked"] = np.where(np.arange(300) % 7 == 0, -np.inf, made["logits"][1]).astype(np.float32)
+    made["with_nan"] = made["logits"][2].copy()
+    made["with_nan"][123] = np.nan
     for name, array in made.items():
         np.save(tmp_path / f"{name}.npy", array)
     return made
@@ -53,6 +59,11 @@ CASES = [
     ("log_softmax_logits", 'logits.logSoftmax()', lambda x: x["logits"] - x["logits"].max(-1, keepdims=True) - np.log(np.exp(x["logits"] - x["logits"].max(-1, keepdims=True)).sum(-1, keepdims=True))),
     ("softmax_row", 'softmax(logits[3])', lambda x: np.exp(x["logits"][3] - x["logits"][3].max()) / np.exp(x["logits"][3] - x["logits"][3].max()).sum()),
     ("log_softmax_row", 'logSoftmax(logits[3])', lambda x: x["logits"][3] - x["logits"][3].max() - np.log(np.exp(x["logits"][3] - x["logits"][3].max()).sum())),
+    ("softmax_long_row", 'softmax(long_row)', lambda x: np.exp(x["long_row"] - x["long_row"].max()) / np.exp(x["long_row"] - x["long_row"].max()).sum()),
+    ("log_softmax_long_row", 'logSoftmax(long_row)', lambda x: x["long_row"] - x["long_row"].max() - np.log(np.exp(x["long_row"] - x["long_row"].max()).sum())),
+    ("softmax_masked", 'softmax(masked)', lambda x: np.exp(x["masked"] - x["masked"].max()) / np.exp(x["masked"] - x["masked"].max()).sum()),
+    ("softmax_nan", 'softmax(with_nan)', lambda x: np.exp(x["with_nan"] - x["with_nan"].max()) / np.exp(x["with_nan"] - x["with_nan"].max()).sum()),
+    ("log_softmax_nan", 'logSoftmax(with_nan)', lambda x: x["with_nan"] - x["with_nan"].max() - np.log(np.exp(x["with_nan"] - x["with_nan"].max()).sum())),
     ("sum0", 'sum(a, axis: 0)', lambda x: x["a"].sum(0)),
     ("mean02", 'mean(a, axis: [0, 2])', lambda x: x["a"].mean((0, 2))),
     ("max_keep", 'max(a, axis: 1, keepdims: true)', lambda x: x["a"].max(1, keepdims=True)),

@@ -126,9 +126,9 @@ struct lumen_format_kernels {
     /* log Σ e^x over `count` floats (the maximum taken out first; e^x eight at a time, within 1.3 ulp, summed in     \
        doubles): what turns a vocabulary's logits into log-probabilities, for every generated token. */               \
     X(float, log_sum_exp, (const float *x, long count), (x, count))                                                   \
-    /* The softmax of `count` floats into `out` (which may be `x`): e^(x − L), eight at a time, or with             \
-       `logarithmic` x − L, where L is `*normalizer` when given (a part of a longer row: log Σ e^x over all of it)   \
-       or log Σ e^x over these. Non-finite inputs give NumPy's results (NaN in, NaN out). */                          \
+    /* The softmax of `count` floats into `out` (which may be `x`): as NumPy's, e^(x − max) times 1 / their sum,    \
+       eight at a time; with `*normalizer` given (a part of a longer row: log Σ e^x over all of it) e^(x − it); with  \
+       `logarithmic` x − log Σ e^x (or x − `*normalizer`). A NaN anywhere gives NaN throughout, as NumPy's. */         \
     X(void, softmax_f32, (const float *x, long count, float *out, int logarithmic, const float *normalizer),          \
       (x, count, out, logarithmic, normalizer))                                                                       \
     /* Writes `count` floats into a cache of that type (F16: rounded to nearest). */                                  \

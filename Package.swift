@@ -78,9 +78,12 @@ let package = Package(
             ]
         ),
         .target(name: "Display", dependencies: ["Evaluation"]),
+        // What a logged run is (a generation, a perplexity, a comparison): plain values, no database.
+        .target(name: "RunRecords"),
+        // The run log: run records kept in SQLite, queried, exported and imported.
         .target(
             name: "RunLog",
-            dependencies: ["Executors", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
+            dependencies: ["Executors", "RunRecords", .product(name: "GRDB", package: "GRDB.swift"), .product(name: "Crypto", package: "swift-crypto")]
         ),
         .target(
             name: "LumenLanguage",
@@ -140,7 +143,7 @@ let package = Package(
         ),
         // The public Swift API of the engine: one `ModelContainer` per loaded model (weights,
         // sessions, chat template, hooks, run recorder) that every front end adapts.
-        .target(name: "LumenKit", dependencies: ["ChatTemplates", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "RunLog", "Scoring", "Tensors"]),
+        .target(name: "LumenKit", dependencies: ["ChatTemplates", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "RunRecords", "Scoring", "Tensors"]),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
         // rendered by them.
         .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Jinja", "Tokenizers"]),

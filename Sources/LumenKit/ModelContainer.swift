@@ -5,7 +5,7 @@ import Foundation
 @_exported import GenerationTypes
 @_exported import Grammars
 @_exported import Inference
-import RunLog
+@_exported import RunRecords
 @_exported import Scoring
 @_exported import Tensors
 

@@ -1,16 +1,17 @@
 import GenerationTypes
-import RunLog
+import RunRecords
 
-/// Where a container's generations are recorded: a run log (`RunLog.open`), and the front end
-/// they are recorded as coming from.
+/// Where a container's generations are recorded: a run log (the command-line tool's is `RunLog`,
+/// SQLite; the library itself links no database), and the front end they are recorded as coming
+/// from.
 public struct RunRecorder: Sendable {
     /// The log written to; its writes never hold up a generation.
-    public let log: RunLog
+    public let log: any RunRecording
     /// The front end (and notebook and cell) the generations came from.
     public let origin: RunOrigin
 
     /// Records to `log` as coming from `origin`.
-    public init(log: RunLog, origin: RunOrigin) {
+    public init(log: any RunRecording, origin: RunOrigin) {
         self.log = log
         self.origin = origin
     }

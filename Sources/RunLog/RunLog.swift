@@ -1,6 +1,8 @@
 import Executors
 import Foundation
 import GRDB
+// The records' types, which every user of the log names.
+@_exported import RunRecords
 
 /// The run log: every generation, perplexity and comparison, in a SQLite database (GRDB, WAL).
 ///
@@ -10,7 +12,7 @@ import GRDB
 /// transaction, so a generation never waits for the disk and records reach the disk as soon as
 /// they are finished. A failed write (a full disk, a database locked for too long) is reported
 /// through `warn` and drops those records; it never fails the run that made them.
-public actor RunLog {
+public actor RunLog: RunRecording {
     private let executor: ThreadExecutor
     /// The log's dedicated thread.
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }

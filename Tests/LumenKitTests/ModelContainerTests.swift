@@ -2,6 +2,7 @@ import Foundation
 import Grammars
 import LumenKit
 import RunLog
+import Synchronization
 import Testing
 
 /// The façade against llama.cpp's own outputs (../shared/reference, made with llama.cpp's C API:
@@ -120,6 +121,28 @@ struct ModelContainerTests {
         #expect(run.entry == "test" && run.origin.frontEnd == "swift" && run.prompt == "Once upon a time")
         #expect(run.interrupted && run.finishReason == "interrupted")
         #expect(run.tokenIDs == tokens.map(\.id))
+    }
+
+    /// A program's own place for run records, as a library user would write one: kept in memory.
+    final class RecordsInMemory: RunRecording {
+        let records = Mutex<[RunRecord]>([])
+        func record(_ record: RunRecord) { records.withLock { $0.append(record) } }
+    }
+
+    @Test("a program's own recorder, no database, gets each finished generation's record")
+    func recordingWithoutTheRunLog() async throws {
+        let kept = RecordsInMemory()
+        let container = try await ModelContainer.load(try Self.shared("models/stories260K.gguf"),
+                                                      recorder: RunRecorder(log: kept, origin: RunOrigin(frontEnd: "embedded")))
+        var ids: [Int32] = []
+        for try await event in container.generate("Once upon a time", options: Self.greedy(5), run: RunDescription(entry: "example")) {
+            if case .token(let token) = event { ids.append(token.id) }
+        }
+        let records = kept.records.withLock { $0 }
+        let record = try #require(records.first)
+        #expect(records.count == 1)
+        #expect(record.kind == .generation && record.entry == "example" && record.origin.frontEnd == "embedded")
+        #expect(record.prompt == "Once upon a time" && record.tokenIDs == ids && ids.count == 5 && !record.interrupted)
     }
 
     @Test("a constrained generation follows its grammar; a grammar that cannot be made is the stream's error")

@@ -1,32 +1,8 @@
 import Foundation
-import GRDB
 
 /// One logged run: a generation (from any entry point), a perplexity or a comparison of two
 /// models, with everything needed to find it, read it and run it again.
-public struct RunRecord: Codable, Sendable, Equatable, FetchableRecord, MutablePersistableRecord {
-    /// The table the records live in.
-    public static let databaseTableName = "run"
-    /// Times are stored as seconds since 1970 (to the millisecond), so they read back exactly.
-    public static func databaseDateEncodingStrategy(for column: String) -> DatabaseDateEncodingStrategy {
-        .timeIntervalSince1970
-    }
-
-    /// Reads what `databaseDateEncodingStrategy` writes.
-    public static func databaseDateDecodingStrategy(for column: String) -> DatabaseDateDecodingStrategy {
-        .timeIntervalSince1970
-    }
-
-    /// The JSON of nested columns (token arrays, figures): a NaN or infinite figure is kept as a
-    /// string rather than failing the write.
-    public static func databaseJSONEncoder(for column: String) -> JSONEncoder {
-        RunRecordJSON.columnEncoder
-    }
-
-    /// Reads what `databaseJSONEncoder` writes.
-    public static func databaseJSONDecoder(for column: String) -> JSONDecoder {
-        RunRecordJSON.columnDecoder
-    }
-
+public struct RunRecord: Codable, Sendable, Equatable {
     /// `time` to the millisecond: the precision the log and its JSON export keep.
     public static func millisecond(_ time: Date) -> Date {
         Date(timeIntervalSince1970: (time.timeIntervalSince1970 * 1000).rounded() / 1000)
@@ -108,10 +84,5 @@ public struct RunRecord: Codable, Sendable, Equatable, FetchableRecord, MutableP
         self.interrupted = interrupted
         self.value = value
         self.figures = figures
-    }
-
-    /// Keeps the number the database gave the record.
-    public mutating func didInsert(_ inserted: InsertionSuccess) {
-        id = inserted.rowID
     }
 }

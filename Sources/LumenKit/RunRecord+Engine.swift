@@ -1,7 +1,7 @@
 import Foundation
 import GenerationTypes
 import Inference
-import RunLog
+import RunRecords
 
 // The run log's forms of the engine's values, which every front end records through
 // `ModelContainer` (or, for runs that are not generations, directly).

@@ -1,7 +1,5 @@
-import GRDB
-
 /// What a logged run did; stored as its raw value.
-public enum RunKind: String, Codable, Sendable, CaseIterable, DatabaseValueConvertible {
+public enum RunKind: String, Codable, Sendable, CaseIterable {
     /// Text generated after a prompt (any entry point, a conversation turn included).
     case generation
     /// A perplexity measured over a text.

@@ -14,10 +14,7 @@ static void lumen_quantize_q8(const float *x, long count, signed char *values, f
             v[i] = _mm256_loadu_ps(x + 8 * i);
             amax = _mm256_max_ps(amax, _mm256_andnot_ps(sign_mask, v[i]));
         }
-        __m128 m = _mm_max_ps(_mm256_castps256_ps128(amax), _mm256_extractf128_ps(amax, 1));
-        m = _mm_max_ps(m, _mm_movehl_ps(m, m));
-        m = _mm_max_ss(m, _mm_movehdup_ps(m));
-        const float max_abs = _mm_cvtss_f32(m);
+        const float max_abs = horizontal_max(amax);
         const float scale = max_abs / 127.0f;
         scales[b] = scale;
         const __m256 inverse = _mm256_set1_ps(scale != 0.0f ? 1.0f / scale : 0.0f);

@@ -41,9 +41,7 @@ static float maximum_f32(const float *x, long count) {
         maxima = _mm256_max_ps(maxima, v);
         unordered = _mm256_or_ps(unordered, _mm256_cmp_ps(v, v, _CMP_UNORD_Q));
     }
-    __m128 half = _mm_max_ps(_mm256_castps256_ps128(maxima), _mm256_extractf128_ps(maxima, 1));
-    half = _mm_max_ps(half, _mm_movehl_ps(half, half));
-    float maximum = _mm_cvtss_f32(_mm_max_ss(half, _mm_movehdup_ps(half)));
+    float maximum = horizontal_max(maxima);
     int any_nan = _mm256_movemask_ps(unordered) != 0;
     for (; p < count; p++) {
         any_nan |= isnan(x[p]);
@@ -57,6 +55,7 @@ static inline __m256d widened_sum(__m256d totals, __m256 e) {
     return _mm256_add_pd(totals, _mm256_add_pd(_mm256_cvtps_pd(_mm256_castps256_ps128(e)), _mm256_cvtps_pd(_mm256_extractf128_ps(e, 1))));
 }
 
+/// The sum of the four lanes of `totals`.
 static inline double horizontal_sum_pd(__m256d totals) {
     __m128d pair = _mm_add_pd(_mm256_castpd256_pd128(totals), _mm256_extractf128_pd(totals, 1));
     return _mm_cvtsd_f64(_mm_add_sd(pair, _mm_unpackhi_pd(pair, pair)));
@@ -126,9 +125,7 @@ static float exponentiate(float *row, long first, long end, float sink) {
     __m256 maxima = _mm256_set1_ps(-INFINITY);
     long p = first;
     for (; p + 8 <= end; p += 8) maxima = _mm256_max_ps(maxima, _mm256_loadu_ps(row + p));
-    __m128 half = _mm_max_ps(_mm256_castps256_ps128(maxima), _mm256_extractf128_ps(maxima, 1));
-    half = _mm_max_ps(half, _mm_movehl_ps(half, half));
-    float maximum = _mm_cvtss_f32(_mm_max_ss(half, _mm_movehdup_ps(half)));
+    float maximum = horizontal_max(maxima);
     for (; p < end; p++) maximum = row[p] > maximum ? row[p] : maximum;
     maximum = sink > maximum ? sink : maximum;
     const __m256 shift = _mm256_set1_ps(maximum);

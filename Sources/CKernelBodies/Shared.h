@@ -101,6 +101,13 @@ static inline float horizontal_sum(__m256 v) {
     return _mm_cvtss_f32(sum);
 }
 
+/// The largest of the eight lanes of `v` (a NaN lane may or may not win: callers that care track NaN).
+static inline float horizontal_max(__m256 v) {
+    __m128 half = _mm_max_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
+    half = _mm_max_ps(half, _mm_movehl_ps(half, half));
+    return _mm_cvtss_f32(_mm_max_ss(half, _mm_movehdup_ps(half)));
+}
+
 /// Whether the CPU has AVX-512 Foundation (16-float registers, 32 of them).
 static inline int has_avx512(void) {
 #if LUMEN_NATIVE_AVX2

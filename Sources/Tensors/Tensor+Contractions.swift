@@ -27,7 +27,7 @@ extension Tensor {
         var product = 0
         // Every element is written by `multiply` (no zero fill first: 100 MB for a vocabulary-wide product).
         let result = [Float](unsafeUninitializedCapacity: batches * m * n) { out, initialized in
-            adviseLargePages(out)
+            prepareLargeResult(out)
             left.values.withUnsafeBufferPointer { x in
                 right.values.withUnsafeBufferPointer { y in
                     forEachElement(of: batch, strides: [stridesA, stridesB]) { offsets in
@@ -65,7 +65,7 @@ extension Tensor {
     /// core its own: the product splits `c` by columns, so both cores would otherwise fault the
     /// same pages at once, one waiting while the other zeroes each (3 % of the vocabulary-wide
     /// product, measured). Elsewhere, nothing.
-    static func adviseLargePages(_ buffer: UnsafeMutableBufferPointer<Float>) {
+    static func prepareLargeResult(_ buffer: UnsafeMutableBufferPointer<Float>) {
         #if os(Linux)
         guard let base = buffer.baseAddress, buffer.count * 4 >= 4 << 20 else { return }
         let page = Int(sysconf(Int32(_SC_PAGESIZE)))
@@ -216,7 +216,7 @@ extension Tensor {
         // strides ("ld,vd->lv" needs no copy at all).
         let right = try arranged(b, batch + ownB + summed).reshaped([batchLength, n, k])
         let values = [Float](unsafeUninitializedCapacity: batchLength * m * n) { out, initialized in
-            adviseLargePages(out)
+            prepareLargeResult(out)
             left.values.withUnsafeBufferPointer { x in
                 right.values.withUnsafeBufferPointer { y in
                     for index in 0..<batchLength {

@@ -90,7 +90,7 @@ let package = Package(
             dependencies: ["Evaluation", "Display", "Executors", "PythonText", "Tensors", .product(name: "GRDB", package: "GRDB.swift")]
         ),
         .target(
-            name: "LumenModels",
+            name: "ModelBuiltins",
             dependencies: ["Widgets", "LumenLanguage", "LumenKit", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
                            "Scoring", "Tensors", "Tokenizers"]
         ),
@@ -165,7 +165,7 @@ let package = Package(
                 "Terminal",
                 "JupyterKernel",
                 "LumenLanguage",
-                "LumenModels",
+                "ModelBuiltins",
                 "LumenKit",
                 "CLineEditing",
                 "Display",
@@ -201,7 +201,7 @@ let package = Package(
         .testTarget(name: "JupyterKernelTests", dependencies: ["JupyterKernel", "JupyterProtocol", "ZeroMQ", "Evaluation", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "TensorsTests", dependencies: ["Tensors", "CKernels"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Tensors", "FuzzSupport", "LanguageTestSupport"]),
-        .testTarget(name: "LumenModelsTests", dependencies: ["LumenModels", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
+        .testTarget(name: "ModelBuiltinsTests", dependencies: ["ModelBuiltins", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
         .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "LumenKitTests", dependencies: ["LumenKit", "Grammars", "RunLog"]),

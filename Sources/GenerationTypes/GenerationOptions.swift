@@ -1,36 +1,3 @@
-/// How to pick each next token.
-public struct SamplingOptions: Sendable, Equatable {
-    /// Softmax temperature; 0 or less means greedy (argmax).
-    public var temperature: Float
-    /// Keep only the `topK` most likely tokens (0: all).
-    public var topK: Int
-    /// Keep the smallest set of tokens whose probabilities add up to `topP` (1: all).
-    public var topP: Float
-    /// Drop tokens less likely than `minP` times the most likely one (0: none).
-    public var minP: Float
-    /// Divide positive logits (multiply negative ones) of recently seen tokens by this (1: off).
-    public var repeatPenalty: Float
-    /// How many recent tokens the repetition penalty looks at.
-    public var repeatWindow: Int
-    /// The random seed; the same seed gives the same tokens, whatever the thread count.
-    public var seed: UInt64
-
-    /// Creates options; the defaults are llama.cpp's.
-    public init(temperature: Float = 0.8, topK: Int = 40, topP: Float = 0.95, minP: Float = 0.05,
-                repeatPenalty: Float = 1.0, repeatWindow: Int = 64, seed: UInt64 = 0) {
-        self.temperature = temperature
-        self.topK = topK
-        self.topP = topP
-        self.minP = minP
-        self.repeatPenalty = repeatPenalty
-        self.repeatWindow = repeatWindow
-        self.seed = seed
-    }
-
-    /// Always the most likely token.
-    public static let greedy = SamplingOptions(temperature: 0)
-}
-
 /// What to generate and when to stop.
 public struct GenerationOptions: Sendable, Equatable {
     /// How tokens are picked.

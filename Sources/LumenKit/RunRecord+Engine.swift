@@ -24,6 +24,13 @@ extension RunOptions {
         self.init(maxTokens: options.maxTokens, temperature: decimal(sampling.temperature), topK: sampling.topK, topP: decimal(sampling.topP),
                   minP: decimal(sampling.minP), repeatPenalty: decimal(sampling.repeatPenalty), seed: sampling.seed, stop: options.stopStrings,
                   constraint: options.constraint.map(RunConstraint.init))
+        let defaults = SamplingOptions()
+        if sampling.repeatWindow != defaults.repeatWindow { repeatLastN = sampling.repeatWindow }
+        if sampling.frequencyPenalty != 0 { frequencyPenalty = decimal(sampling.frequencyPenalty) }
+        if sampling.presencePenalty != 0 { presencePenalty = decimal(sampling.presencePenalty) }
+        if !sampling.logitBias.isEmpty {
+            logitBias = sampling.logitBias.sorted { $0.key < $1.key }.map { RunLogitBias(token: $0.key, bias: $0.value == -.infinity ? nil : decimal($0.value)) }
+        }
     }
 
     /// Generation options that repeat a logged run.
@@ -35,6 +42,10 @@ extension RunOptions {
         options.sampling.topP = Float(topP)
         options.sampling.minP = Float(minP)
         options.sampling.repeatPenalty = Float(repeatPenalty)
+        if let repeatLastN { options.sampling.repeatWindow = repeatLastN }
+        options.sampling.frequencyPenalty = Float(frequencyPenalty ?? 0)
+        options.sampling.presencePenalty = Float(presencePenalty ?? 0)
+        options.sampling.logitBias = Dictionary((logitBias ?? []).map { ($0.token, $0.bias.map(Float.init) ?? -.infinity) }) { $0 + $1 }
         options.sampling.seed = seed
         options.stopStrings = stop
         options.constraint = constraint?.outputConstraint

@@ -99,6 +99,12 @@ public final class RemoteModel: Sendable {
         return SamplingFields(maxTokens: options.maxTokens, temperature: decimal(sampling.temperature), topP: decimal(sampling.topP),
                               topK: sampling.topK, minP: decimal(sampling.minP),
                               repeatPenalty: sampling.repeatPenalty == 1 ? nil : decimal(sampling.repeatPenalty),
+                              repeatLastN: sampling.repeatWindow == SamplingOptions().repeatWindow ? nil : min(sampling.repeatWindow, Int(Int32.max)),
+                              frequencyPenalty: sampling.frequencyPenalty == 0 ? nil : decimal(sampling.frequencyPenalty),
+                              presencePenalty: sampling.presencePenalty == 0 ? nil : decimal(sampling.presencePenalty),
+                              logitBias: sampling.logitBias.isEmpty ? nil : LogitBiasField(sampling.logitBias.sorted { $0.key < $1.key }.map {
+                                  LogitBiasField.Entry(token: .id(Int($0.key)), bias: decimal($0.value))
+                              }),
                               seed: Int(sampling.seed & 0x7fff_ffff), stop: options.stopStrings.isEmpty ? nil : StopSequences(options.stopStrings))
     }
 

@@ -12,6 +12,14 @@ public struct RunOptions: Codable, Sendable, Equatable {
     public var minP: Double
     /// Repetition penalty.
     public var repeatPenalty: Double
+    /// How many recent tokens the penalties looked at, when not the default 64 (`Int.max`: all).
+    public var repeatLastN: Int?
+    /// The frequency penalty, when not 0.
+    public var frequencyPenalty: Double?
+    /// The presence penalty, when not 0.
+    public var presencePenalty: Double?
+    /// The logit bias, by token, when there was one.
+    public var logitBias: [RunLogitBias]?
     /// The seed.
     public var seed: UInt64
     /// Stop strings.

@@ -155,11 +155,14 @@ public struct OpenAIServer: Sendable {
         let (parsed, constraint) = try await read(R.self, body)
         let model = try servedModel(parsed.model)
         // Tokenizing (and rendering a chat) takes long for a big prompt: not on the cooperative pool.
-        let prompt = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) in try parsed.prompt(for: model) }
+        let (prompt, logitBias) = try await DedicatedThread.run(name: "lumen-tokenize") { () throws(ServerError) in
+            (try parsed.prompt(for: model), try Self.logitBias(parsed.sampling.logitBias, model: model))
+        }
         guard !prompt.tokens.isEmpty else {
             throw ServerError.invalid("the prompt is empty, and this model adds no BOS token: give at least one token", param: R.promptField)
         }
         var options = try generationOptions(parsed, promptTokens: prompt.tokens.count, model: model)
+        options.sampling.logitBias = logitBias
         options.shownTokens = prompt.shownTokens
         var grammar: (grammar: Grammar, field: String)?
         if let (constraint, field) = constraint {
@@ -379,6 +382,9 @@ public struct OpenAIServer: Sendable {
         if let value = fields.topK { try check(value >= 0, "top_k", "0 or more", value); options.sampling.topK = value }
         if let value = fields.minP { try check((0...1).contains(value), "min_p", "in 0…1", value); options.sampling.minP = Float(value) }
         if let value = fields.repeatPenalty { try check(value > 0 && value.isFinite, "repeat_penalty", "positive", value); options.sampling.repeatPenalty = Float(value) }
+        if let value = fields.repeatLastN { try check(value >= 0, "repeat_last_n", "0 or more", value); options.sampling.repeatWindow = min(value, model.contextLength) }
+        if let value = fields.frequencyPenalty { try check(value.isFinite, "frequency_penalty", "a finite number", value); options.sampling.frequencyPenalty = Float(value) }
+        if let value = fields.presencePenalty { try check(value.isFinite, "presence_penalty", "a finite number", value); options.sampling.presencePenalty = Float(value) }
         options.sampling.seed = fields.seed.map { UInt64(bitPattern: Int64($0)) } ?? UInt64.random(in: 0...UInt64(Int32.max))
         if let stops = fields.stop?.strings {
             try check(stops.count <= 16 && stops.allSatisfy { !$0.isEmpty }, "stop", "at most 16 non-empty strings", stops.count)
@@ -389,6 +395,32 @@ public struct OpenAIServer: Sendable {
             if alternatives > 0 { options.recordedLogits = options.maxTokens }
         }
         return options
+    }
+
+    /// The biases `field` asks for, by token id over `model`'s vocabulary, as llama-server reads
+    /// them: a text's tokens (no BOS, special tokens as text) each get its bias, and the biases of
+    /// a token named twice add up. An id outside the vocabulary is refused, naming it.
+    private static func logitBias(_ field: LogitBiasField?, model: ServedModel) throws(ServerError) -> [Int32: Float] {
+        guard let field else { return [:] }
+        let tokenizer = model.model.tokenizer, size = tokenizer.vocabulary.count
+        var biases: [Int32: Float] = [:]
+        for entry in field.entries {
+            let tokens: [Int32]
+            switch entry.token {
+            case .id(let id):
+                guard (0..<size).contains(id) else {
+                    throw .invalid("logit_bias names token \(id), which is not in the model's vocabulary of \(size) (0…\(size - 1))", param: "logit_bias")
+                }
+                tokens = [Int32(id)]
+            case .text(let text):
+                tokens = tokenizer.encode(text, addSpecial: false, parseSpecial: false)
+            }
+            guard entry.bias == -.infinity || Float(entry.bias).isFinite else {
+                throw .invalid("logit_bias's biases must be within ±\(Float.greatestFiniteMagnitude) or false, got \(entry.bias)", param: "logit_bias")
+            }
+            for token in tokens { biases[token, default: 0] += Float(entry.bias) }
+        }
+        return biases
     }
 
     /// Checks the bearer token, comparing the key in constant time; the scheme's name is

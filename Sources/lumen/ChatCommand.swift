@@ -4,7 +4,7 @@ import Foundation
 import GenerationTypes
 import Inference
 import LumenKit
-import LumenModels
+import ModelBuiltins
 import RunLog
 import Terminal
 
@@ -45,9 +45,10 @@ struct ChatCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.chat")
         let log = await global.openRunLog(logger: logger)
-        var options = sampling.options
-        options.constraint = try constraints.constraint()
+        let constraint = try constraints.constraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
+        var options = try sampling.options(vocabularySize: llama.tokenizer.vocabularySize)
+        options.constraint = constraint
         let templateSource = try template.map { (path: String) throws(CommandError) in try TextFile.read(path) }
         let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
                                                                                        sequencesPerSession: 1, chatTemplate: templateSource,

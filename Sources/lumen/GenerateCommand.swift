@@ -5,7 +5,7 @@ import GGUF
 import GenerationTypes
 import Inference
 import LumenKit
-import LumenModels
+import ModelBuiltins
 import RunLog
 
 /// `lumen generate MODEL PROMPT`: prints tokens as they arrive, then a summary on stderr.
@@ -119,7 +119,7 @@ struct GenerateCommand: AsyncParsableCommand {
         let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
                                                                                        sequencesPerSession: 1, hooks: try controlVectors.hooks(for: llama)),
                                        recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
-        var options = sampling.options
+        var options = try sampling.options(vocabularySize: llama.tokenizer.vocabularySize)
         options.constraint = constraint
         let forced = forceIDs.flatMap(Self.ids) ?? []
         let givenPrompt = promptIDs.flatMap(Self.ids)

@@ -4,7 +4,7 @@ import Foundation
 import JupyterProtocol
 import JupyterKernel
 import LumenLanguage
-import LumenModels
+import ModelBuiltins
 
 /// `lumen kernel -f CONNECTION_FILE`: serves the Jupyter protocol, as front ends launch it.
 struct KernelCommand: AsyncParsableCommand {

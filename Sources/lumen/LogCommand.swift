@@ -1,6 +1,6 @@
 import ArgumentParser
 import Foundation
-import LumenModels
+import ModelBuiltins
 import RunLog
 
 /// `lumen log`: reads the run log (every generation, perplexity and comparison Lumen recorded).

@@ -2,7 +2,7 @@ import ArgumentParser
 import Foundation
 import Inference
 import LumenKit
-import LumenModels
+import ModelBuiltins
 import RunLog
 import Scoring
 

@@ -3,7 +3,7 @@ import Evaluation
 import Executors
 import Foundation
 import LumenLanguage
-import LumenModels
+import ModelBuiltins
 import Terminal
 
 /// `lumen repl [FILE]`: cells from a terminal, a pipe or a file, run by the Lumen evaluator.

@@ -4,7 +4,7 @@ import Foundation
 import GenerationTypes
 import Inference
 import LumenLanguage
-import LumenModels
+import ModelBuiltins
 import Notebook
 import Synchronization
 

@@ -5,7 +5,7 @@ import Grammars
 import GenerationTypes
 import Inference
 import LumenKit
-import LumenModels
+import ModelBuiltins
 import RunLog
 import Serve
 

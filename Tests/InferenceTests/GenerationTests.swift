@@ -216,9 +216,9 @@ struct SamplingPieceTests {
         #expect(abs(logProbability - (2 - log(exp(0.5) + exp(2) + exp(-1)))) < 1e-5)
     }
 
-    @Test("the repetition penalty divides positive and multiplies negative logits of the window's tokens, prompt included")
-    func repetitionPenalty() {
-        var penalty = RepetitionPenalty(penalty: 4, window: 2)
+    @Test("the penalties divide positive and multiply negative logits of the window's tokens, prompt included, then subtract frequency × count and presence")
+    func tokenPenalties() {
+        var penalty = TokenPenalties(repeat: 4, window: 2)
         penalty.start(prompt: [3, 0, 2])
         var logits: [Float] = [2, 1.5, -1, 8]
         logits.withUnsafeMutableBufferPointer { penalty.process($0) }
@@ -227,6 +227,27 @@ struct SamplingPieceTests {
         logits = [2, 1.5, -1, 8]
         logits.withUnsafeMutableBufferPointer { penalty.process($0) }
         #expect(logits == [2, 0.375, -4, 8])
+
+        // Window of 3 over [1, 1, 2, 1]: token 1 twice, token 2 once, the first 1 gone.
+        var counted = TokenPenalties(repeat: 2, frequency: 0.5, presence: 0.25, window: 3)
+        counted.start(prompt: [1, 1])
+        counted.didAppend(2)
+        counted.didAppend(1)
+        logits = [1, 4, -2, 3]
+        logits.withUnsafeMutableBufferPointer { counted.process($0) }
+        let expected: [Float] = [1, 4 / 2 - 2 * 0.5 - 0.25, -2 * 2 - 0.5 - 0.25, 3]
+        #expect(logits == expected)
+        #expect(TokenPenalties(SamplingOptions(repeatPenalty: 1)) == nil)
+        #expect(TokenPenalties(SamplingOptions(repeatPenalty: 1.1, repeatWindow: 0)) == nil)
+        #expect(TokenPenalties(SamplingOptions(presencePenalty: 0.5)) != nil)
+    }
+
+    @Test("a logit bias adds to its tokens' logits, −∞ banning one, and skips ids outside the vocabulary")
+    func logitBias() throws {
+        var bias = LogitBias([0: 1.5, 2: -.infinity, 9: 3])
+        var logits: [Float] = [1, 2, 3]
+        logits.withUnsafeMutableBufferPointer { bias.process($0) }
+        #expect(logits == [2.5, 2, -.infinity])
     }
 }
 

@@ -14,7 +14,7 @@ ROOT = pathlib.Path(__file__).resolve().parents[2]
 
 # What a program embedding the engine must not link: the kernel and its ZeroMQ, the language and
 # its front ends, the server and its HTTP stack, the run log and its database.
-EXCLUDED_TARGETS = {"ZeroMQ", "CZeroMQ", "JupyterKernel", "JupyterProtocol", "LumenLanguage", "LumenModels", "Evaluation", "Display",
+EXCLUDED_TARGETS = {"ZeroMQ", "CZeroMQ", "JupyterKernel", "JupyterProtocol", "LumenLanguage", "ModelBuiltins", "Evaluation", "Display",
                     "Widgets", "Notebook", "Terminal", "Serve", "OpenAIAPI", "Remote", "RunLog", "lumen"}
 
 

@@ -34,7 +34,8 @@ public struct GenerationPipeline: Sendable {
         self.hooks = hooks
     }
 
-    /// The parts `options` describe for `model`: its repetition penalty (unless 1), the grammar of
+    /// The parts `options` describe for `model`: its logit bias, then its penalties (unless they
+    /// change nothing: `TokenPenalties`), as llama.cpp's sampler chain orders them, the grammar of
     /// its output constraint, its temperature sampler, and a stop at the end-of-generation tokens
     /// (if `stopAtEndOfSequence`); with `hooks`.
     ///
@@ -50,7 +51,8 @@ public struct GenerationPipeline: Sendable {
             let vocabulary = tokenizer.vocabulary
             grammar = try Grammar(constraint) { text in vocabulary.id(of: Array(text.utf8)) }
         }
-        self.init(processors: sampling.repeatPenalty == 1 ? [] : [RepetitionPenalty(penalty: sampling.repeatPenalty, window: sampling.repeatWindow)],
+        let bias: [any LogitProcessor] = sampling.logitBias.isEmpty ? [] : [LogitBias(sampling.logitBias)]
+        self.init(processors: bias + (TokenPenalties(sampling).map { [$0] } ?? []),
                   grammar: grammar, sampler: TemperatureSampler(options: sampling),
                   stopConditions: options.stopAtEndOfSequence ? [EndOfGenerationStop(tokenizer: tokenizer)] : [], hooks: hooks)
     }

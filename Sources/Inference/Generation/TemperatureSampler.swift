@@ -4,7 +4,7 @@ import GenerationTypes
 /// llama.cpp's default sampler chain after the penalties: top-k, top-p and min-p filtering,
 /// then temperature and a seeded draw. Greedy when the temperature is 0.
 public struct TemperatureSampler: TokenSampler {
-    /// The temperature, filters and seed (its repetition penalty is a `RepetitionPenalty`).
+    /// The temperature, filters and seed (its penalties are `TokenPenalties`, its logit bias a `LogitBias`).
     public let options: SamplingOptions
     private var random: Xoshiro256
     /// Candidate indices, reused from token to token.

@@ -3,7 +3,7 @@ import Foundation
 import LanguageTestSupport
 import LumenLanguage
 import Testing
-@testable import LumenModels
+@testable import ModelBuiltins
 
 @Suite("Speculative decoding in cells")
 struct SpeculationCellTests {

@@ -3,7 +3,7 @@ import Foundation
 import LanguageTestSupport
 import Testing
 @testable import LumenLanguage
-@testable import LumenModels
+@testable import ModelBuiltins
 
 /// Control vectors in cells against llama.cpp's (`reference/inside/`): `steeringVector` builds
 /// llama.cpp's contrastive vector, and `generate(…, steer:)` gives llama.cpp's steered greedy tokens.

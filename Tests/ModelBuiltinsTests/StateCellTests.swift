@@ -5,7 +5,7 @@ import Inference
 import LanguageTestSupport
 import LumenLanguage
 import Testing
-@testable import LumenModels
+@testable import ModelBuiltins
 
 @Suite("States as values in cells")
 struct StateCellTests {

@@ -3,7 +3,7 @@ import GenerationTypes
 import Inference
 import Testing
 @testable import LumenLanguage
-@testable import LumenModels
+@testable import ModelBuiltins
 import RunLog
 import Tensors
 

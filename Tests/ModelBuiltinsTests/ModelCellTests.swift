@@ -4,7 +4,7 @@ import LanguageTestSupport
 import Foundation
 import Testing
 @testable import LumenLanguage
-@testable import LumenModels
+@testable import ModelBuiltins
 
 /// The shared stories260K model, through `LUMEN_TEST_DATA` (the Makefile sets it to `../shared`).
 func sharedModelsDirectory(sourceLocation: Testing.SourceLocation = #_sourceLocation) throws -> String {

@@ -7,7 +7,7 @@ import Inference
 import Synchronization
 import Testing
 import LumenLanguage
-@testable import LumenModels
+@testable import ModelBuiltins
 
 @Suite("Conversations in cells")
 struct ConversationCellTests {

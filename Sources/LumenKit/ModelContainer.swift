@@ -179,6 +179,10 @@ public final class ModelContainer: Sendable {
                 var compiling = options
                 if compiled != nil { compiling.constraint = nil }
                 let build: @Sendable () throws(any Error) -> GenerationPipeline = { [model, compiling] in
+                    let size = model.tokenizer.vocabularySize
+                    if let outside = compiling.sampling.logitBias.keys.sorted().first(where: { $0 < 0 || Int($0) >= size }) {
+                        throw ModelError(file: model.gguf.path, field: "logit bias", reason: "names token \(outside), which is not in the vocabulary of \(size) (0…\(size - 1))")
+                    }
                     var pipeline = try GenerationPipeline(options: compiling, model: model, hooks: allHooks)
                     if let compiled { pipeline.grammar = compiled }
                     if let draft { try GenerationPipeline.checkDraft(draft, for: model) }

@@ -18,6 +18,9 @@ struct GenerationJob: Sendable {
     /// The prompt, and how the answer's reasoning is told from its reply.
     let prompt: ServedPrompt
     let options: GenerationOptions
+    /// How many choices (`n`): each generated in turn on the leased session, choice i with the
+    /// options' seed + i (the later choices reuse the prompt's whole batches from the cache).
+    let choices: Int
     /// The options' output constraint compiled, and the request field that asked for it.
     let grammar: (grammar: Grammar, field: String)?
     /// Alternatives per token to report.
@@ -39,53 +42,69 @@ struct GenerationJob: Sendable {
     /// Tells a shutdown from a client that went away.
     let shutdown: ServerShutdown
 
-    /// Streams the answer as JSON chunks to `send`; a failing `send` (a closed connection) stops
-    /// the generation.
+    /// Streams the answer as JSON chunks to `send`, the choices one after another; a failing
+    /// `send` (a closed connection) stops the generation.
     func stream<R: ServedGenerationRequest>(_ type: R.Type, on lease: SessionLease, includeUsage: Bool, send: (String) async throws -> Void) async throws {
         let encoder = JSONEncoder()
         func emit(_ answer: R.Answer) async throws {
             try await send(String(decoding: try encoder.encode(answer), as: UTF8.self))
         }
-        var first = true
-        var split = prompt.replyStream()
-        let summary = try await run(on: lease) { token in
-            let entries = wantsLogprobs ? [logprob(token)] : nil
-            // What the token adds to the reasoning and to the reply.
-            let (reasoning, text) = split.append(token.text)
-            guard !text.isEmpty || !reasoning.isEmpty || entries != nil else { return }
-            try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: text,
-                                    reasoning: reasoning.isEmpty ? nil : reasoning, logprobs: entries, finishReason: nil, usage: nil))
-            first = false
+        var generated = 0
+        for choice in 0..<choices {
+            var first = true
+            var split = prompt.replyStream()
+            let summary = try await run(choice, on: lease) { token in
+                let entries = wantsLogprobs ? [logprob(token)] : nil
+                // What the token adds to the reasoning and to the reply.
+                let (reasoning, text) = split.append(token.text)
+                guard !text.isEmpty || !reasoning.isEmpty || entries != nil else { return }
+                try await emit(R.answer(id: id, created: created, model: model.name, index: choice, chunk: true, first: first, text: text,
+                                        reasoning: reasoning.isEmpty ? nil : reasoning, logprobs: entries, finishReason: nil, usage: nil))
+                first = false
+            }
+            try await emit(R.answer(id: id, created: created, model: model.name, index: choice, chunk: true, first: first, text: "", reasoning: nil,
+                                    logprobs: nil, finishReason: summary.finishReason.apiName, usage: nil))
+            generated += summary.generatedTokens
         }
-        try await emit(R.answer(id: id, created: created, model: model.name, chunk: true, first: first, text: "", reasoning: nil, logprobs: nil,
-                                finishReason: summary.finishReason.apiName, usage: nil))
         if includeUsage {
             try await emit(R.usageChunk(id: id, created: created, model: model.name,
-                                        usage: Usage(promptTokens: prompt.tokens.count, completionTokens: summary.generatedTokens)))
+                                        usage: Usage(promptTokens: prompt.tokens.count, completionTokens: generated)))
         }
     }
 
-    /// The whole answer.
+    /// The whole answer, its choices in order.
     func whole<R: ServedGenerationRequest>(_ type: R.Type, on lease: SessionLease) async throws -> R.Answer {
-        var text = echo ? loggedPrompt : ""
-        var entries: [TokenLogprob] = echo && wantsLogprobs ? try await promptLogprobs(on: lease) : []
-        let summary = try await run(on: lease) { token in
-            text += token.text
-            if wantsLogprobs { entries.append(logprob(token)) }
+        let echoed: [TokenLogprob] = echo && wantsLogprobs ? try await promptLogprobs(on: lease) : []
+        var answers: [R.Answer] = []
+        var generated = 0
+        for choice in 0..<choices {
+            var text = echo ? loggedPrompt : ""
+            var entries = echoed
+            let summary = try await run(choice, on: lease) { token in
+                text += token.text
+                if wantsLogprobs { entries.append(logprob(token)) }
+            }
+            let reply = prompt.replyStream().reply(to: text)
+            answers.append(R.answer(id: id, created: created, model: model.name, index: choice, chunk: false, first: true, text: reply.content,
+                                    reasoning: reply.reasoning.flatMap { $0.isEmpty ? nil : $0 },
+                                    logprobs: wantsLogprobs ? entries : nil, finishReason: summary.finishReason.apiName, usage: nil))
+            generated += summary.generatedTokens
         }
-        let reply = prompt.replyStream().reply(to: text)
-        return R.answer(id: id, created: created, model: model.name, chunk: false, first: true, text: reply.content,
-                        reasoning: reply.reasoning.flatMap { $0.isEmpty ? nil : $0 },
-                        logprobs: wantsLogprobs ? entries : nil, finishReason: summary.finishReason.apiName,
-                        usage: Usage(promptTokens: prompt.tokens.count, completionTokens: summary.generatedTokens))
+        let usage = Usage(promptTokens: prompt.tokens.count, completionTokens: generated)
+        guard let joined = R.Answer.joining(answers, usage: usage) else { throw ServerError.failed("no choices were generated") }
+        return joined
     }
 
     /// Generates on the leased session, handing each token to `consume`. Each request is logged
     /// at level info when it starts and when it ends: its id, session, tokens and how it ended (a
     /// run cut short shows as `disconnected`, and why). A run cut short is recorded as
     /// interrupted; one the model failed is not recorded (the server logs the error).
-    private func run(on lease: SessionLease, _ consume: (GeneratedToken) async throws -> Void) async throws -> GenerationSummary {
+    private func run(_ choice: Int, on lease: SessionLease, _ consume: (GeneratedToken) async throws -> Void) async throws -> GenerationSummary {
         let index = lease.index
+        // Choice i's seed is the request's + i; its log lines name it when there are several.
+        var options = options
+        options.sampling.seed &+= UInt64(choice)
+        let id = choices == 1 ? id : "\(id) choice \(choice)"
         logger.info("\(id) session \(index): started, \(prompt.tokens.count) prompt tokens")
         var collected = GenerationCollector()
         let started = ContinuousClock.now

@@ -41,6 +41,8 @@ public struct OpenAIServer: Sendable {
     static let maximumBodyBytes = 4 << 20
     /// The most alternatives per token a request may ask for.
     static let maximumAlternatives = 20
+    /// The most choices (`n`) a request may ask for: each is a generation of its own.
+    static let maximumChoices = 16
     /// The most inputs one embeddings request may give.
     static let maximumEmbeddingInputs = 256
     /// How long after the shutdown's grace connections stay open for the cancelled requests' answers.
@@ -175,7 +177,7 @@ public struct OpenAIServer: Sendable {
             }
             options.constraint = constraint
         }
-        let job = GenerationJob(model: model, prompt: prompt, options: options, grammar: grammar, alternatives: parsed.alternatives ?? 0,
+        let job = GenerationJob(model: model, prompt: prompt, options: options, choices: parsed.n ?? 1, grammar: grammar, alternatives: parsed.alternatives ?? 0,
                                 wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
                                 created: Int(Date().timeIntervalSince1970), logger: logger, loggedPrompt: parsed.loggedPrompt,
                                 messages: parsed.loggedMessages, record: record, limits: limits, shutdown: shutdown)
@@ -198,14 +200,14 @@ public struct OpenAIServer: Sendable {
         })
     }
 
-    /// The request's body as an `R`, refusing unknown fields, and `n` other than 1.
+    /// The request's body as an `R`, refusing unknown fields, and `n` outside 1…`maximumChoices`.
     /// The constraint on the output its `response_format`, `grammar` or `json_schema` asks for
     /// comes with it, and the field that asked.
     private func read<R: ServedGenerationRequest>(_ type: R.Type, _ body: RequestBody) async throws(ServerError)
         -> (request: R, constraint: (constraint: OutputConstraint, field: String)?) {
         let data = Data(try await collect(body).readableBytesView)
         let parsed = try decode(R.self, knowing: R.fieldNames, from: data)
-        if let n = parsed.n, n != 1 { throw .invalid("only n = 1 is supported, got \(n)", param: "n") }
+        if let n = parsed.n, !(1...Self.maximumChoices).contains(n) { throw .invalid("n must be in 1…\(Self.maximumChoices), got \(n)", param: "n") }
         if parsed.echoesPrompt, parsed.stream == true { throw .invalid("echo is supported for whole answers, not streams", param: "echo") }
         do {
             return (parsed, try ConstraintFields.constraint(in: data))

@@ -8,7 +8,7 @@ import OpenAIAPI
 /// fields, its prompt's tokens, and the shape of its answer, so one handler serves both.
 protocol ServedGenerationRequest: Decodable, Sendable {
     /// A whole answer or one streamed chunk.
-    associatedtype Answer: Encodable & Sendable
+    associatedtype Answer: Encodable & Sendable & ChoiceList
     /// The fields the request may carry.
     static var fieldNames: Set<String> { get }
     /// The model asked for.
@@ -35,11 +35,11 @@ protocol ServedGenerationRequest: Decodable, Sendable {
     static var promptField: String { get }
     /// The prompt for `model`: its tokens, and how the answer's reasoning is told from its reply.
     func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt
-    /// An answer (`chunk`: one piece of a stream, the first when `first`) with `text` (and the
-    /// model's `reasoning` before it, when it is told apart), the tokens' log-probabilities when
-    /// asked for, and the finish reason and usage when known.
-    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, reasoning: String?, logprobs: [TokenLogprob]?,
-                       finishReason: String?, usage: Usage?) -> Answer
+    /// An answer of choice `index` (`chunk`: one piece of a stream, the choice's first when
+    /// `first`) with `text` (and the model's `reasoning` before it, when it is told apart), the
+    /// tokens' log-probabilities when asked for, and the finish reason and usage when known.
+    static func answer(id: String, created: Int, model: String, index: Int, chunk: Bool, first: Bool, text: String, reasoning: String?,
+                       logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> Answer
     /// The last chunk of a stream that asked for usage: no choices, the token counts.
     static func usageChunk(id: String, created: Int, model: String, usage: Usage) -> Answer
 }
@@ -56,8 +56,8 @@ extension CompletionRequest: ServedGenerationRequest {
         ServedPrompt(tokens: model.model.tokenizer.encode(prompt))
     }
 
-    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, reasoning: String?, logprobs: [TokenLogprob]?,
-                       finishReason: String?, usage: Usage?) -> Completion {
+    static func answer(id: String, created: Int, model: String, index: Int, chunk: Bool, first: Bool, text: String, reasoning: String?,
+                       logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> Completion {
         let legacy = logprobs.map { entries in
             var offsets: [Int] = []
             var offset = 0
@@ -70,7 +70,7 @@ extension CompletionRequest: ServedGenerationRequest {
                                       topLogprobs: entries.map { entry in Dictionary(entry.topLogprobs.map { ($0.token, $0.logprob) }) { first, _ in first } },
                                       textOffset: offsets)
         }
-        return Completion(id: id, created: created, model: model, choices: [CompletionChoice(text: text, logprobs: legacy, finishReason: finishReason)],
+        return Completion(id: id, created: created, model: model, choices: [CompletionChoice(index: index, text: text, logprobs: legacy, finishReason: finishReason)],
                           usage: usage)
     }
 
@@ -134,12 +134,12 @@ extension ChatCompletionRequest: ServedGenerationRequest {
         return prompt
     }
 
-    static func answer(id: String, created: Int, model: String, chunk: Bool, first: Bool, text: String, reasoning: String?, logprobs: [TokenLogprob]?,
-                       finishReason: String?, usage: Usage?) -> ChatCompletion {
+    static func answer(id: String, created: Int, model: String, index: Int, chunk: Bool, first: Bool, text: String, reasoning: String?,
+                       logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> ChatCompletion {
         let choice = chunk
-            ? ChatChoice(delta: ChatDelta(role: first ? "assistant" : nil, content: text.isEmpty && reasoning != nil ? nil : text, reasoningContent: reasoning),
+            ? ChatChoice(index: index, delta: ChatDelta(role: first ? "assistant" : nil, content: text.isEmpty && reasoning != nil ? nil : text, reasoningContent: reasoning),
                          logprobs: logprobs.map { ChatLogprobs(content: $0) }, finishReason: finishReason)
-            : ChatChoice(message: WireChatMessage(role: "assistant", content: text, reasoningContent: reasoning),
+            : ChatChoice(index: index, message: WireChatMessage(role: "assistant", content: text, reasoningContent: reasoning),
                          logprobs: logprobs.map { ChatLogprobs(content: $0) }, finishReason: finishReason)
         return ChatCompletion(id: id, chunk: chunk, created: created, model: model, choices: [choice], usage: usage)
     }

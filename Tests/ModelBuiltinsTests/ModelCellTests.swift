@@ -207,6 +207,32 @@ struct ModelCellTests {
     }
 }
 
+extension ModelCellTests {
+    @Test("logitBias: bans (false) and favours tokens by id, a presence penalty keeps tokens from repeating, g.options shows them; an id the vocabulary lacks is refused naming it")
+    func logitBiasAndPenalties() async throws {
+        let models = try sharedModelsDirectory()
+        let session = Session(libraries: ModelHost.libraries(runLog: nil, frontEnd: "kernel"))
+        _ = await session.run("let m = load(\"\(models)/stories260K.gguf\")")
+        _ = await session.run("let plain = m.generate(\"Once upon a time\", maxTokens: 24, temperature: 0)")
+        _ = await session.run("let first = plain.tokens[0][\"id\"]")
+        _ = await session.run("let banned = m.generate(\"Once upon a time\", maxTokens: 4, temperature: 0, logitBias: [first: false, 5: 1.5])")
+        #expect(await session.value("banned.tokens[0][\"id\"] != first") == "true")
+        #expect(await session.value("banned.options[\"logitBias\"] == [first: false, 5: 1.5]") == "true")
+        // Favoured far enough, a token is the greedy pick.
+        #expect(await session.value("m.generate(\"Once upon a time\", maxTokens: 1, temperature: 0, logitBias: [300: 100]).tokens[0][\"id\"]") == "300")
+        // A presence penalty of 100 over a window longer than the text keeps every token from
+        // coming twice; greedy, the plain text repeats itself (38 distinct tokens of 48).
+        _ = await session.run("let penalized = m.generate(\"Once upon a time\", maxTokens: 48, temperature: 0, frequencyPenalty: 0.5, presencePenalty: 100, repeatLastN: 60)")
+        _ = await session.run("let long = m.generate(\"Once upon a time\", maxTokens: 48, temperature: 0)")
+        _ = await session.run("var seen = [:]\nfor t in penalized.tokens { seen[t[\"id\"]] = true }\nvar plainSeen = [:]\nfor t in long.tokens { plainSeen[t[\"id\"]] = true }")
+        #expect(await session.value("[len(penalized.tokens), len(seen), len(plainSeen) < 48]") == "[48, 48, true]")
+        #expect(await session.value("[penalized.options[\"frequencyPenalty\"], penalized.options[\"presencePenalty\"], penalized.options[\"repeatLastN\"]]") == "[0.5, 100.0, 60]")
+        #expect(await session.value("plain.options[\"frequencyPenalty\"] == nil") == "true")
+        #expect(await session.run("m.generate(\"Once\", maxTokens: 1, logitBias: [512: 1])").contains("logit bias: names token 512, which is not in the vocabulary of 512 (0…511)"))
+        #expect(await session.run("m.generate(\"Once\", maxTokens: 1, logitBias: [3: \"high\"])").contains("logitBias: token 3's bias must be a number, or false to ban it"))
+    }
+}
+
 @Suite("Batches, comparisons and jobs")
 struct BatchAndJobTests {
     @Test("batch returns generations in prompt order, matching single greedy runs; compare crosses option lists")

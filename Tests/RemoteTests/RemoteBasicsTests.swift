@@ -45,6 +45,20 @@ struct RemoteBasicsTests {
         #expect(fields.repeatPenalty == 1.1)
         let json = try JSONSerialization.jsonObject(with: JSONEncoder().encode(CompletionRequest(model: "m", prompt: "p", sampling: fields))) as? [String: Any]
         #expect(Set(json?.keys.map { $0 } ?? []) == ["model", "prompt", "max_tokens", "temperature", "top_p", "top_k", "min_p", "repeat_penalty", "seed", "stop"])
+        // The penalties and the logit bias go as OpenAI's fields, a ban as false.
+        options.sampling.frequencyPenalty = 0.5
+        options.sampling.presencePenalty = -0.25
+        options.sampling.repeatWindow = 32
+        options.sampling.logitBias = [15: 2.5, 7: -.infinity]
+        let body = try JSONSerialization.jsonObject(with: JSONEncoder().encode(CompletionRequest(model: "m", prompt: "p", sampling: RemoteModel.fields(options))))
+        let sent = try #require(body as? [String: Any])
+        #expect(sent["frequency_penalty"] as? Double == 0.5 && sent["presence_penalty"] as? Double == -0.25 && sent["repeat_last_n"] as? Int == 32)
+        let bias = try #require(sent["logit_bias"] as? [String: Any])
+        #expect(bias["15"] as? Double == 2.5 && bias["7"] as? Bool == false && bias.count == 2)
+        // And read back, in either form the server takes.
+        let pairs = try JSONDecoder().decode(LogitBiasField.self, from: Data(#"[[15, 2.5], ["hello", false]]"#.utf8))
+        #expect(pairs.entries == [.init(token: .id(15), bias: 2.5), .init(token: .text("hello"), bias: -.infinity)])
+        #expect(throws: DecodingError.self) { try JSONDecoder().decode(LogitBiasField.self, from: Data(#"{"15": true}"#.utf8)) }
     }
 
     @Test func streamedChunksBecomeTokensAndASummary() throws {

@@ -1,7 +1,8 @@
-"""The sampling fields ordinary clients send — `frequency_penalty`, `presence_penalty`,
-`repeat_penalty`, `repeat_last_n` and `logit_bias` in both of llama-server's forms — against
-llama.cpp's own `llama-server` on the same model: greedy, the same text token for token; the same
-flags on `lumen generate` give it too; and what neither can mean is a 400 naming the field.
+"""The fields ordinary clients send — `frequency_penalty`, `presence_penalty`, `repeat_penalty`,
+`repeat_last_n` and `logit_bias` in both of llama-server's forms — against llama.cpp's own
+`llama-server` on the same model: greedy, the same text token for token; the same flags on
+`lumen generate` give it too; what neither can mean is a 400 naming the field; and the `openai`
+client's typed calls, `n` choices among them.
 
 The texts are compared over 16 tokens of one prompt, code, whose greedy paths have no near-ties
 there: llama.cpp's own front ends part on others (on "The capital of France is", llama-cpp-python's
@@ -18,6 +19,7 @@ from test_remote import post
 
 PROMPT = "def fibonacci(n):"
 LENGTH = 16
+MODEL = SMOLLM2.stem
 
 
 @pytest.fixture(scope="module")
@@ -104,3 +106,44 @@ def test_what_the_fields_cannot_mean_is_a_400_naming_the_field(pair, fields, mes
     assert status == 400, answer
     assert message in answer["error"]["message"]
     assert answer["error"]["param"] == next(iter(fields))
+
+
+def test_the_openai_clients_typed_calls_send_the_fields_and_get_n_choices(pair):
+    """The official client's typed calls: penalties and `logit_bias` as it sends them, and `n`
+    choices, whole and streamed, choice i being the one request with seed + i."""
+    import openai
+    lumen, llama = pair
+    client = openai.OpenAI(base_url=lumen.url, api_key="unused")
+    favoured = token_ids(llama, " if")[0]
+    typed = client.completions.create(model=MODEL, prompt=PROMPT, max_tokens=LENGTH, temperature=0, seed=1, frequency_penalty=0.6,
+                                      presence_penalty=0.4, logit_bias={str(favoured): 1.5})
+    assert typed.choices[0].text == complete(lumen, frequency_penalty=0.6, presence_penalty=0.4, logit_bias={str(favoured): 1.5})
+
+    sampled = {"model": MODEL, "prompt": PROMPT, "max_tokens": 12, "temperature": 1.0, "top_k": 0, "top_p": 1.0, "min_p": 0.0}
+    whole = client.completions.create(n=3, seed=5, extra_body={key: sampled[key] for key in ("top_k", "min_p")},
+                                      **{key: sampled[key] for key in ("model", "prompt", "max_tokens", "temperature", "top_p")})
+    assert [choice.index for choice in whole.choices] == [0, 1, 2]
+    singles = [post(lumen.url + "/completions", {**sampled, "seed": 5 + index})[1] for index in range(3)]
+    assert [choice.text for choice in whole.choices] == [single["choices"][0]["text"] for single in singles]
+    assert len({choice.text for choice in whole.choices}) > 1
+    assert whole.usage.completion_tokens == sum(single["usage"]["completion_tokens"] for single in singles)
+    assert whole.usage.prompt_tokens == singles[0]["usage"]["prompt_tokens"]
+
+    chat = {"model": MODEL, "messages": [{"role": "user", "content": "Name a colour."}], "max_tokens": 8, "temperature": 1.0, "seed": 9}
+    answer = client.chat.completions.create(n=2, **chat)
+    streamed = {0: "", 1: ""}
+    finished = set()
+    roles = set()
+    for chunk in client.chat.completions.create(n=2, stream=True, stream_options={"include_usage": True}, **chat):
+        for choice in chunk.choices:
+            streamed[choice.index] += choice.delta.content or ""
+            if choice.delta.role:
+                roles.add(choice.index)
+            if choice.finish_reason:
+                finished.add(choice.index)
+        if chunk.usage:
+            assert chunk.usage.completion_tokens == answer.usage.completion_tokens
+    assert [streamed[0], streamed[1]] == [choice.message.content for choice in answer.choices]
+    assert roles == finished == {0, 1}
+    status, refused = post(lumen.url + "/completions", {"prompt": PROMPT, "n": 17})
+    assert status == 400 and refused["error"]["param"] == "n" and "n must be in 1…16, got 17" in refused["error"]["message"]

@@ -41,7 +41,7 @@ final class ConversationLibrary: LumenLibrary {
 
     static let say = Builtin(
         name: "say",
-        signature: "say(_ conversation, _ message: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, seed: nil, stop: [String] = [], timeout: Double? = nil, stopButton: false) -> Generation",
+        signature: "say(_ conversation, _ message: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, logitBias: [Int: Double] = [:], seed: nil, stop: [String] = [], timeout: Double? = nil, stopButton: false) -> Generation",
         summary: "Adds a user message and generates the reply live, as generate does; the reply joins the conversation (kept and marked partial when interrupted). stopButton: true shows a Stop button that ends this reply alone."
     ) { arguments, context in
         let chat = try chat(&arguments)
@@ -74,7 +74,7 @@ final class ConversationLibrary: LumenLibrary {
 
     static let chatWidget = Builtin(
         name: "chatWidget",
-        signature: "chatWidget(_ conversation, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, seed: nil, stop: [String] = [])",
+        signature: "chatWidget(_ conversation, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, logitBias: [Int: Double] = [:], seed: nil, stop: [String] = [])",
         summary: "The conversation as a form in Jupyter: its transcript above a message box and a Send button; each message is said with these options, the reply streaming into the transcript with a Stop button beside it. Where widgets do not show (the terminal, lumen run) the form is only text: use say() there."
     ) { arguments, context in
         let chat = try chat(&arguments)

@@ -14,7 +14,7 @@ extension ModelLibrary {
 
     static let generate = Builtin(
         name: "generate",
-        signature: "generate(_ model or state, _ prompt: String or [Int], maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1, stopButton: false) -> Generation",
+        signature: "generate(_ model or state, _ prompt: String or [Int], maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, logitBias: [Int: Double] = [:], seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1, stopButton: false) -> Generation",
         summary: "Generates text after the prompt (text, or token ids read as they are, no BOS added: for models without a text vocabulary), showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives. n: samples of the prompt decode together (seeds seed, seed + 1, …; the prompt read once) and come back as a list, shown as a table. stopButton: true shows a Stop button above the text in Jupyter: it ends this generation alone (marked interrupted) and the cell goes on. When the model's chat template marks reasoning (<think>, harmony's analysis channel), a text prompt's output is split: the reasoning streams dimmed and is g.reasoning, g.text the reply."
     ) { arguments, context in
         let state: StateObject? = if case .host(let object as StateObject)? = arguments.peekPositional() { object } else { nil }
@@ -175,7 +175,7 @@ extension ModelLibrary {
 
     /// The options `generate` takes besides model and prompt.
     static let generationLabels = ["maxTokens", "temperature", "topK", "topP", "minP", "repeatPenalty", "repeatLastN", "frequencyPenalty",
-                                   "presencePenalty", "seed", "stop"]
+                                   "presencePenalty", "logitBias", "seed", "stop"]
 
     /// Sampling and stopping options from a call's labelled arguments, falling back to `defaults`.
     static func generationOptions(_ arguments: inout Arguments, defaults: [String: Value]) throws(LumenError) -> GenerationOptions {
@@ -198,6 +198,7 @@ extension ModelLibrary {
         }
         if let penalty = try arguments.labelledNumber("frequencyPenalty") { options.sampling.frequencyPenalty = Float(penalty) }
         if let penalty = try arguments.labelledNumber("presencePenalty") { options.sampling.presencePenalty = Float(penalty) }
+        if let (biases, location) = arguments.labelled("logitBias") { options.sampling.logitBias = try logitBias(biases, at: location) }
         // A random seed fits in 31 bits, as servers of the OpenAI API take it (llama.cpp reads -1 as "random").
         options.sampling.seed = try arguments.labelledInteger("seed").map { UInt64(bitPattern: Int64($0)) } ?? UInt64.random(in: 0...UInt64(Int32.max))
         if let (stops, location) = arguments.labelled("stop") {
@@ -213,6 +214,28 @@ extension ModelLibrary {
         }
         options.constraint = try outputConstraint(&arguments)
         return options
+    }
+
+    /// `logitBias:`, a Dictionary from token id to the amount added to its logit (`false` bans
+    /// the token, as in OpenAI's and llama-server's `logit_bias`). An id the model lacks is
+    /// refused when the generation starts (`ModelContainer`).
+    static func logitBias(_ value: Value, at location: SourceLocation) throws(LumenError) -> [Int32: Float] {
+        guard case .dictionary(let dictionary) = value else {
+            throw LumenError(.type, "logitBias: needs a Dictionary from token id to bias, got \(value.typeName)", at: location)
+        }
+        var biases: [Int32: Float] = [:]
+        for (key, bias) in dictionary.pairs {
+            guard case .integer(let id) = key, let token = Int32(exactly: id), token >= 0 else {
+                throw LumenError(.value, "logitBias: keys must be token ids (0 or more), got \(key.printed)", at: location)
+            }
+            switch bias {
+            case .integer(let amount): biases[token] = Float(amount)
+            case .double(let amount) where !amount.isNaN: biases[token] = Float(amount)
+            case .bool(false): biases[token] = -.infinity
+            default: throw LumenError(.type, "logitBias: token \(id)'s bias must be a number, or false to ban it, got \(bias.printed)", at: location)
+            }
+        }
+        return biases
     }
 
     /// The options that constrain a generation's output; a call gives at most one.
@@ -261,7 +284,7 @@ extension ModelLibrary {
 extension ModelLibrary {
     static let defaults = Builtin(
         name: "defaults",
-        signature: "defaults(maxTokens:, temperature:, topK:, topP:, minP:, repeatPenalty:, repeatLastN:, frequencyPenalty:, presencePenalty:, seed:, stop:) -> Dictionary",
+        signature: "defaults(maxTokens:, temperature:, topK:, topP:, minP:, repeatPenalty:, repeatLastN:, frequencyPenalty:, presencePenalty:, logitBias:, seed:, stop:) -> Dictionary",
         summary: "Sets generation options used when a call does not give them; with no arguments, shows them."
     ) { arguments, context in
         var given: [String: Value] = [:]

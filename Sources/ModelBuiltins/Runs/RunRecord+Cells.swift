@@ -8,13 +8,23 @@ import RunLog
 
 extension RunOptions {
     /// The options as a Lumen dictionary (`g.options`, `run.options`), in the order of the
-    /// generation labels.
+    /// generation labels; the penalties' window, the frequency and presence penalties and the
+    /// logit bias only when they were given.
     var value: Value {
-        .dictionary(LumenDictionary([
+        var bias: Value?
+        if let logitBias {
+            var dictionary = LumenDictionary()
+            for entry in logitBias { dictionary[.integer(Int(entry.token))] = entry.bias.map(Value.double) ?? .bool(false) }
+            bias = .dictionary(dictionary)
+        }
+        let given: [(String, Value?)] = [
             ("maxTokens", .integer(maxTokens)), ("temperature", .double(temperature)), ("topK", .integer(topK)),
             ("topP", .double(topP)), ("minP", .double(minP)), ("repeatPenalty", .double(repeatPenalty)),
+            ("repeatLastN", repeatLastN.map { .integer($0 == Int.max ? -1 : $0) }), ("frequencyPenalty", frequencyPenalty.map(Value.double)),
+            ("presencePenalty", presencePenalty.map(Value.double)), ("logitBias", bias),
             ("seed", .integer(Int(truncatingIfNeeded: seed))), ("stop", .array(stop.map(Value.string))),
-        ]))
+        ]
+        return .dictionary(LumenDictionary(given.compactMap { label, value in value.map { (label, $0) } }))
     }
 }
 

@@ -33,9 +33,9 @@ public struct LogitBiasField: Codable, Sendable, Equatable {
         self.entries = entries
     }
 
-    /// A bias as the JSON gives it: a number, or `false`; anything else is refused.
-    private enum Bias: Decodable {
-        case amount(Double)
+    /// A bias as the JSON gives it: a number, or `false` (−∞); anything else is refused.
+    private struct Bias: Decodable {
+        let value: Double
 
         init(from decoder: any Decoder) throws {
             let container = try decoder.singleValueContainer()
@@ -43,16 +43,12 @@ public struct LogitBiasField: Codable, Sendable, Equatable {
                 guard !flag else {
                     throw DecodingError.dataCorruptedError(in: container, debugDescription: "a bias must be a number, or false to ban the token; got true")
                 }
-                self = .amount(-.infinity)
+                value = -.infinity
             } else if let number = try? container.decode(Double.self) {
-                self = .amount(number)
+                value = number
             } else {
                 throw DecodingError.dataCorruptedError(in: container, debugDescription: "a bias must be a number, or false to ban the token")
             }
-        }
-
-        var value: Double {
-            switch self { case .amount(let value): value }
         }
     }
 
@@ -70,14 +66,9 @@ public struct LogitBiasField: Codable, Sendable, Equatable {
         }
     }
 
-    /// Reads the object or the list of pairs.
+    /// Reads the list of pairs, or else the object.
     public init(from decoder: any Decoder) throws {
-        if let pairs = try? decoder.singleValueContainer().decode([Pair].self) {
-            entries = pairs.map(\.entry)
-            return
-        }
         if (try? decoder.unkeyedContainer()) != nil {
-            // A list whose pairs are wrong: read it again for the error naming the pair.
             entries = try decoder.singleValueContainer().decode([Pair].self).map(\.entry)
             return
         }

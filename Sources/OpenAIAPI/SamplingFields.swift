@@ -1,6 +1,6 @@
 /// The sampling and stopping fields shared by completion and chat requests. Besides OpenAI's own,
-/// `top_k`, `min_p`, `repeat_penalty` and `repeat_last_n`, which llama-server (and vLLM, but the
-/// last) accept.
+/// `top_k`, `min_p` and `repeat_penalty`, which llama-server and vLLM accept, and llama-server's
+/// `repeat_last_n`.
 public struct SamplingFields: Codable, Sendable, Equatable {
     /// Most tokens to generate.
     public var maxTokens: Int?

@@ -407,6 +407,9 @@ public struct OpenAIServer: Sendable {
         let tokenizer = model.model.tokenizer, size = tokenizer.vocabulary.count
         var biases: [Int32: Float] = [:]
         for entry in field.entries {
+            guard entry.bias == -.infinity || Float(entry.bias).isFinite else {
+                throw .invalid("logit_bias's biases must be within ±\(Float.greatestFiniteMagnitude) or false, got \(entry.bias)", param: "logit_bias")
+            }
             let tokens: [Int32]
             switch entry.token {
             case .id(let id):
@@ -416,9 +419,6 @@ public struct OpenAIServer: Sendable {
                 tokens = [Int32(id)]
             case .text(let text):
                 tokens = tokenizer.encode(text, addSpecial: false, parseSpecial: false)
-            }
-            guard entry.bias == -.infinity || Float(entry.bias).isFinite else {
-                throw .invalid("logit_bias's biases must be within ±\(Float.greatestFiniteMagnitude) or false, got \(entry.bias)", param: "logit_bias")
             }
             for token in tokens { biases[token, default: 0] += Float(entry.bias) }
         }

@@ -13,12 +13,13 @@ BIN_RELEASE := .build/release/lumen
 all: build
 
 ## Installs the system packages Lumen needs (libzmq, SQLite, libedit, SIMDe for the portable
-## kernels, Python's venv), via apt-get when root. `make test` adds Chromium for the browser test
-## and cmake, for llama.cpp's llama-server (TEST_PACKAGES); `make run` never installs them.
+## kernels, Python's venv), via apt-get when root. `make test` adds Chromium for the browser test,
+## cmake for llama.cpp's llama-server and Prometheus for the metrics test (TEST_PACKAGES); `make
+## run` never installs them.
 ## Each entry: the file that shows the package is installed, then the package.
 PACKAGES := /usr/include/zmq.h:libzmq3-dev /usr/include/sqlite3.h:libsqlite3-dev /usr/include/histedit.h:libedit-dev \
   /usr/include/simde/x86/avx2.h:libsimde-dev
-TEST_PACKAGES := /usr/bin/chromium:chromium /usr/bin/cmake:cmake
+TEST_PACKAGES := /usr/bin/chromium:chromium /usr/bin/cmake:cmake /usr/bin/prometheus:prometheus
 ## $(1): the entries to check; $(2): a shell command that adds to $$missing by other tests.
 define install_missing
 	@missing=""; \

@@ -45,6 +45,9 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/apple/swift-nio-extras", from: "1.35.2"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        // `lumen serve`'s GET /metrics: recorded through swift-metrics, written by swift-prometheus.
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         // `swift package generate-documentation --target LumenKit` (make docs): DocC for the library.
         .package(url: "https://github.com/swiftlang/swift-docc-plugin", from: "1.5.0"),
     ],
@@ -103,7 +106,8 @@ let package = Package(
             name: "Serve",
             dependencies: ["OpenAIAPI", "ChatTemplates", "GGUF", "GenerationTypes", "Grammars", "Inference", "LumenKit", "Scoring", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
-                           .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto")]
+                           .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
+                           .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus")]
         ),
         .target(name: "Notebook", dependencies: ["Evaluation", "JupyterProtocol", "PythonText"]),
         .target(name: "Widgets", dependencies: ["Evaluation", "LumenLanguage", "OrderedJSON", "PythonText"]),

@@ -116,6 +116,10 @@ public final class FairPool: Sendable {
     /// How many requests are waiting for a place.
     public var waiting: Int { state.withLock { $0.waiters.count } }
 
+    /// How many places are taken, on all resources together, and how many requests wait for
+    /// one, read at one instant.
+    public var occupancy: (taken: Int, waiting: Int) { state.withLock { ($0.busy.reduce(0, +), $0.waiters.count) } }
+
     /// Gives back a place taken by `acquire`: to the first waiter, or to the resource.
     public func release(_ index: Int) {
         let waiter: Waiter? = state.withLock { state in

@@ -41,6 +41,10 @@ struct GenerationJob: Sendable {
     let limits: ServerLimits
     /// Tells a shutdown from a client that went away.
     let shutdown: ServerShutdown
+    /// Where its tokens and timings are counted.
+    let metrics: ServedModelMetrics
+    /// When the request arrived: its time to first token counts from then.
+    let arrived: ContinuousClock.Instant
 
     /// Streams the answer as JSON chunks to `send`, the choices one after another; a failing
     /// `send` (a closed connection) stops the generation.
@@ -106,13 +110,19 @@ struct GenerationJob: Sendable {
         options.sampling.seed &+= UInt64(choice)
         let id = choices == 1 ? id : "\(id) choice \(choice)"
         logger.info("\(id) session \(index): started, \(prompt.tokens.count) prompt tokens")
+        if choice == 0 { metrics.countPrompt(tokens: prompt.tokens.count) }
         var collected = GenerationCollector()
         let started = ContinuousClock.now
+        // The first token's time counts from the request's arrival; each later one's from the token before.
+        var previous: ContinuousClock.Instant?
         var failure: (any Error)?
         do {
             for try await event in model.container.generate(tokens: prompt.tokens, on: lease, options: options, grammar: grammar?.grammar) {
                 collected.add(event)
                 if case .token(let token) = event {
+                    let now = ContinuousClock.now
+                    metrics.countToken(after: now - (previous ?? (choice == 0 ? arrived : started)), first: previous == nil && choice == 0)
+                    previous = now
                     do {
                         try await consume(token)
                     } catch {
@@ -131,6 +141,7 @@ struct GenerationJob: Sendable {
         guard let summary = collected.summary, failure == nil else {
             // Cut short: the consumer failed (a closed connection) or the task was cancelled.
             logger.info("\(id) session \(index): disconnected after \(tokens.count) tokens (\(shutdown.interruption))")
+            metrics.countFinished(reason: FinishReason.cancelled.rawValue)
             let seconds = (ContinuousClock.now - started).seconds
             record?(ServedGeneration(model: model, prompt: loggedPrompt, messages: messages, tokens: tokens,
                                      summary: GenerationSummary(promptTokens: prompt.tokens.count, generatedTokens: tokens.count, timeToFirstToken: 0,
@@ -140,6 +151,7 @@ struct GenerationJob: Sendable {
             throw failure ?? CancellationError()
         }
         logger.info("\(id) session \(index): \(prompt.tokens.count) prompt tokens, \(summary.generatedTokens) generated, \(summary.finishReason.rawValue)")
+        metrics.countFinished(reason: summary.finishReason.rawValue)
         record?(ServedGeneration(model: model, prompt: loggedPrompt, messages: messages, tokens: tokens, summary: summary, options: options, disconnected: false))
         return summary
     }

@@ -37,6 +37,8 @@ public struct OpenAIServer: Sendable {
     private let shutdown = ServerShutdown()
     /// The grammars requests asked for, compiled.
     private let grammars: GrammarCache
+    /// What `GET /metrics` shows.
+    private let metrics: ServerMetrics
     /// The largest request body accepted, in bytes.
     static let maximumBodyBytes = 4 << 20
     /// The most alternatives per token a request may ask for.
@@ -58,6 +60,7 @@ public struct OpenAIServer: Sendable {
         self.crossSite = crossSite
         self.record = record
         grammars = GrammarCache(limits: limits.grammar)
+        metrics = ServerMetrics(models: models)
     }
 
     /// Serves on `host`:`port` (0: any free port) until SIGINT or SIGTERM, calling `listening`
@@ -73,6 +76,16 @@ public struct OpenAIServer: Sendable {
         router.post("/v1/completions") { request, _ in await self.generate(CompletionRequest.self, request, logger: logger) }
         router.post("/v1/chat/completions") { request, _ in await self.generate(ChatCompletionRequest.self, request, logger: logger) }
         router.post("/v1/embeddings") { request, _ in await self.cancellable(request, logger: logger) { body in try await embed(body, logger: logger) } }
+        // For Prometheus and a fleet's probes, without the key (as vLLM's and llama-server's).
+        router.get("/metrics") { _, _ in
+            Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                     body: ResponseBody(byteBuffer: ByteBuffer(bytes: self.metrics.exposition())))
+        }
+        router.get("/health") { _, _ in try self.json(["status": "ok"]) }
+        // Not ready from the first signal on, so a load balancer stops sending requests before the drain.
+        router.get("/ready") { _, _ in
+            self.shutdown.hasBegun ? try self.json(["status": "draining"], status: .serviceUnavailable) : try self.json(["status": "ready"])
+        }
         let connections = ConnectionLimit(configured: limits.maximumConnections, logger: logger)
         let http = HTTP1Channel.Configuration(additionalChannelHandlers: [ConnectionLimitHandler(limit: connections)],
                                               idleTimeout: TimeAmount(limits.idleTimeout))
@@ -87,15 +100,18 @@ public struct OpenAIServer: Sendable {
         // answers (a 503, a stream's last event) time to be written before connections close.
         configuration.maximumGracefulShutdownDuration = limits.shutdownGrace + Self.answerTimeAfterGrace
         let group = ServiceGroup(configuration: configuration)
-        let (shutdown, grace) = (self.shutdown, limits.shutdownGrace)
+        let (shutdown, grace, delay) = (self.shutdown, limits.shutdownGrace, limits.drainDelay)
         let signals = SignalListener(signals: [SIGINT, SIGTERM]) { number in
             guard shutdown.begin() else {
                 logger.notice("second signal: exiting now")
                 exit(128 + number)
             }
-            logger.notice("shutting down: no new connections; running requests are cancelled in \(grace) (a second signal exits at once)")
-            Task { await group.triggerGracefulShutdown() }
+            // /ready answers 503 from now on; new requests are still taken for the drain delay.
+            if delay > .zero { logger.notice("not ready: draining in \(delay) (a second signal exits at once)") }
             Task {
+                try? await Task.sleep(for: delay)
+                logger.notice("shutting down: no new connections; running requests are cancelled in \(grace) (a second signal exits at once)")
+                await group.triggerGracefulShutdown()
                 try? await Task.sleep(for: grace)
                 shutdown.cancelRunning()
             }
@@ -154,6 +170,7 @@ public struct OpenAIServer: Sendable {
 
     /// The answer to a generation request of type `R` whose body is `body`: whole, or a stream.
     private func answer<R: ServedGenerationRequest>(_ type: R.Type, body: RequestBody, logger: Logger) async throws -> Response {
+        let arrived = ContinuousClock.now
         let (parsed, constraint) = try await read(R.self, body)
         let model = try servedModel(parsed.model)
         // Tokenizing (and rendering a chat) takes long for a big prompt: not on the cooperative pool.
@@ -180,7 +197,8 @@ public struct OpenAIServer: Sendable {
         let job = GenerationJob(model: model, prompt: prompt, options: options, choices: parsed.n ?? 1, grammar: grammar, alternatives: parsed.alternatives ?? 0,
                                 wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
                                 created: Int(Date().timeIntervalSince1970), logger: logger, loggedPrompt: parsed.loggedPrompt,
-                                messages: parsed.loggedMessages, record: record, limits: limits, shutdown: shutdown)
+                                messages: parsed.loggedMessages, record: record, limits: limits, shutdown: shutdown,
+                                metrics: metrics.metrics(of: model), arrived: arrived)
         let lease = try await job.lease()
         guard parsed.stream == true else { return try json(try await job.whole(R.self, on: lease), closing: true) }
         let includeUsage = parsed.streamOptions?.includeUsage == true
@@ -444,11 +462,11 @@ public struct OpenAIServer: Sendable {
     // MARK: Responses
 
     /// `value` as JSON; `closing`: telling the client the connection closes after it.
-    private func json(_ value: some Encodable, closing: Bool = false) throws(ServerError) -> Response {
+    private func json(_ value: some Encodable, status: HTTPResponse.Status = .ok, closing: Bool = false) throws(ServerError) -> Response {
         do {
             var headers: HTTPFields = [.contentType: "application/json"]
             if closing { headers[.connection] = "close" }
-            return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: try JSONEncoder().encode(value))))
+            return Response(status: status, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(data: try JSONEncoder().encode(value))))
         } catch {
             throw .failed("cannot encode the answer: \(error)")
         }

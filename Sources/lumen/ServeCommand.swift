@@ -35,8 +35,12 @@ struct ServeCommand: AsyncParsableCommand {
         Under faults: a client that disconnects stops its generation within one token (or leaves \
         the queue); connections idle or slow to send a request for --timeout-idle are closed; \
         past --max-connections, --max-queue waiting requests or --max-queue-wait, clients get 503 \
-        with Retry-After. SIGINT or SIGTERM stops new connections and cancels running requests \
-        after --shutdown-grace; a second signal exits at once.
+        with Retry-After. GET /health answers while the process runs, GET /ready until the first \
+        SIGINT or SIGTERM, and GET /metrics gives Prometheus' text format (vLLM's request and \
+        cache gauges a Kubernetes inference gateway routes by, and Lumen's own), all three without \
+        the key. The first SIGINT or SIGTERM turns /ready to 503; after --drain-delay new \
+        connections stop, and running requests are cancelled after --shutdown-grace; a second \
+        signal exits at once.
         """
     )
 
@@ -80,7 +84,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("max-queue-wait"), parsing: .unconditional, help: "Seconds a request may wait for a session before it gets 503 with Retry-After.")
     var maximumWait = ServerLimits().maximumWait.seconds
 
-    @Option(name: .customLong("shutdown-grace"), parsing: .unconditional, help: "Seconds running requests may go on after SIGINT or SIGTERM before they are cancelled.")
+    @Option(name: .customLong("drain-delay"), parsing: .unconditional,
+            help: "Seconds after SIGINT or SIGTERM during which requests are still taken while /ready answers 503, before the shutdown starts.")
+    var drainDelay = ServerLimits().drainDelay.seconds
+
+    @Option(name: .customLong("shutdown-grace"), parsing: .unconditional, help: "Seconds running requests may go on after the drain delay before they are cancelled.")
     var shutdownGrace = ServerLimits().shutdownGrace.seconds
 
     @Option(name: .customLong("max-embedding-tokens"), parsing: .unconditional,
@@ -119,6 +127,7 @@ struct ServeCommand: AsyncParsableCommand {
         limits.maximumConnections = maximumConnections
         limits.maximumQueued = maximumQueued
         limits.maximumWait = .milliseconds(Int64(maximumWait * 1000))
+        limits.drainDelay = .milliseconds(Int64(drainDelay * 1000))
         limits.shutdownGrace = .milliseconds(Int64(shutdownGrace * 1000))
         limits.maximumEmbeddingTokens = maximumEmbeddingTokens
         limits.grammar.nesting = grammarNesting
@@ -149,7 +158,9 @@ struct ServeCommand: AsyncParsableCommand {
         for (name, seconds) in [("--timeout-idle", idleTimeout), ("--max-queue-wait", maximumWait)] where !(seconds > 0 && seconds <= 86_400) {
             throw ValidationError("\(name) must be more than 0 and at most 86400 seconds, got \(seconds)")
         }
-        guard shutdownGrace >= 0, shutdownGrace <= 86_400 else { throw ValidationError("--shutdown-grace must be in 0…86400 seconds, got \(shutdownGrace)") }
+        for (name, seconds) in [("--shutdown-grace", shutdownGrace), ("--drain-delay", drainDelay)] where !(0...86_400).contains(seconds) {
+            throw ValidationError("\(name) must be in 0…86400 seconds, got \(seconds)")
+        }
         guard maximumConnections >= 1 else { throw ValidationError("--max-connections must be at least 1, got \(maximumConnections)") }
         guard maximumQueued >= 0 else { throw ValidationError("--max-queue must be 0 or more, got \(maximumQueued)") }
         for (name, value) in [("--max-embedding-tokens", maximumEmbeddingTokens), ("--grammar-max-nesting", grammarNesting), ("--grammar-max-rules", grammarRules),

@@ -99,6 +99,9 @@ struct BatchedDecodingTests {
         let statistics = session.batchStatistics
         #expect(statistics.largest == 3, "\(name): \(statistics)")
         #expect(statistics.tokens == alone.map(\.ids.count).reduce(0, +) - requests.count, "\(name): every token but the last of each run once")
+        #expect(statistics.passesBySequences.reduce(0, +) == statistics.passes && statistics.passesBySequences.count == 3)
+        #expect(statistics.passesBySequences.enumerated().map { ($0.offset + 1) * $0.element }.reduce(0, +) == statistics.tokens)
+        #expect(session.cachedTokensInUse == 0, "\(name): nothing runs")
     }
 
     /// Four samples of one prompt, seeds 0 to 3, and the prompt.

@@ -19,6 +19,8 @@ extension ModelSession {
         var waitingAlone = 0
         /// What the batch has decoded so far.
         var statistics = BatchStatistics()
+        /// The tokens the running generations' sequences hold in the cache (`cachedTokensInUse`).
+        var tokensInUse = 0
     }
 
     /// How many tokens the batch's passes ran, in how many passes.
@@ -31,10 +33,26 @@ extension ModelSession {
         public var tokens = 0
         /// The most sequences one pass decoded.
         public var largest = 0
+        /// How many passes decoded each number of sequences: at index k − 1, those that decoded k.
+        public var passesBySequences: [Int] = []
+
+        /// Counts a pass that decoded `sequences` sequences.
+        mutating func countPass(of sequences: Int) {
+            passes += 1
+            tokens += sequences
+            largest = max(largest, sequences)
+            if passesBySequences.count < sequences { passesBySequences += Array(repeating: 0, count: sequences - passesBySequences.count) }
+            passesBySequences[sequences - 1] += 1
+        }
     }
 
     /// What the batch has decoded since the session was made.
     public nonisolated var batchStatistics: BatchStatistics { inbox.withLock { $0.statistics } }
+
+    /// The tokens whose keys and values the generations running now hold in the cache, prompts
+    /// included, as of the last step (a generation alone: its last token); 0 when none runs
+    /// (what a finished generation leaves for reuse does not count).
+    public nonisolated var cachedTokensInUse: Int { inbox.withLock { $0.tokensInUse } }
 
     /// A generation to start together with others (`generate(together:)`).
     public struct GenerationRequest: Sendable {
@@ -145,6 +163,8 @@ extension ModelSession {
                 if let joined = admit(generation, besides: active) { active.append(joined) }
             }
             step(&active)
+            let inUse = active.reduce(0) { $0 + sequences[$1.sequence].tokens.count }
+            inbox.withLock { $0.tokensInUse = inUse }
         }
     }
 
@@ -192,11 +212,7 @@ extension ModelSession {
             if case .decoding(let next) = active[index].phase { (index, next) } else { nil }
         }
         guard !decoding.isEmpty else { return }
-        inbox.withLock { inbox in
-            inbox.statistics.passes += 1
-            inbox.statistics.tokens += decoding.count
-            inbox.statistics.largest = max(inbox.statistics.largest, decoding.count)
-        }
+        inbox.withLock { $0.statistics.countPass(of: decoding.count) }
         var ended: Set<Int> = []
         do {
             try model.forward(decoding: decoding.map { (active[$0.index].sequence, $0.token) }, state: state)

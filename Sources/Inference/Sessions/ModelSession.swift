@@ -226,10 +226,14 @@ public actor ModelSession {
         do {
             let summary = try run(promptTokens: promptTokens, options: generation.options, pipeline: generation.pipeline, stop: generation.stop,
                                   asked: generation.arrived) { token in
+                let position = state.position
+                inbox.withLock { $0.tokensInUse = position }
                 generation.continuation.yield(.token(token))
             }
+            inbox.withLock { $0.tokensInUse = 0 }
             generation.finish(summary)
         } catch {
+            inbox.withLock { $0.tokensInUse = 0 }
             generation.fail(error)
         }
     }

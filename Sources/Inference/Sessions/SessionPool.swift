@@ -51,7 +51,24 @@ public final class SessionPool: Sendable {
             total.passes += one.passes
             total.tokens += one.tokens
             total.largest = max(total.largest, one.largest)
+            for (index, passes) in one.passesBySequences.enumerated() {
+                if index == total.passesBySequences.count { total.passesBySequences.append(0) }
+                total.passesBySequences[index] += passes
+            }
         }
+    }
+
+    /// How many users hold a session now (a request of `lumen serve` each), and how many wait for one.
+    public var leases: (held: Int, waiting: Int) {
+        let occupancy = places.occupancy
+        return (occupancy.taken, occupancy.waiting)
+    }
+
+    /// The share of its sessions' caches (every sequence's context) that the generations running
+    /// now hold, from 0 to 1.
+    public var cacheUsage: Double {
+        let capacity = sessions.reduce(0) { $0 + $1.contextLength * $1.sequenceCapacity }
+        return capacity == 0 ? 0 : Double(sessions.reduce(0) { $0 + $1.cachedTokensInUse }) / Double(capacity)
     }
 
     /// Bytes of keys and values one cached token takes.

@@ -32,7 +32,7 @@ extension Interpreter {
             if let otherwise { try await run(otherwise, in: Scope(parent: scope), context: &context) }
         case .forIn(let names, let sequenceExpression, let body, let location):
             let sequence = try await evaluate(sequenceExpression, in: scope, context: &context)
-            for element in try Operators.elements(of: sequence, at: sequenceExpression.location) {
+            for element in try Operators.iteration(of: sequence, at: sequenceExpression.location) {
                 try Task.checkCancellation()
                 let iteration = Scope(parent: scope)
                 try bind(names, to: element, in: iteration, at: location)

@@ -125,7 +125,15 @@ package enum Operators {
         }
     }
 
-    /// What `for … in` walks: array elements, range integers, string characters, dictionary pairs.
+    /// What `for … in` walks, one element at a time: a range's integers are made as the loop
+    /// reaches them (`for seed in 0..<1000000 { … }` starts at once and holds one), other
+    /// sequences' elements as `elements(of:at:)` gives them.
+    package static func iteration(of sequence: Value, at location: SourceLocation) throws -> AnySequence<Value> {
+        if case .range(let lower, let upper) = sequence { return AnySequence((lower..<upper).lazy.map { Value.integer($0) }) }
+        return AnySequence(try elements(of: sequence, at: location))
+    }
+
+    /// The elements of a sequence: array elements, range integers, string characters, dictionary pairs.
     package static func elements(of sequence: Value, at location: SourceLocation) throws -> [Value] {
         switch sequence {
         case .array(let elements): return elements

@@ -134,7 +134,8 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 ## with the same flags whether or not the AVX2 one is beside it); CI runs it after make test so
 ## the portable path cannot rot. What runs again is what computes with the kernels and checks the
 ## numbers: each kernel against its scalar reference, every format and the quantizer, and the
-## forward pass and real models against llama.cpp; the rest (batching, cells, …) is Swift that
+## forward pass and real models against llama.cpp (on the default quantized activations: the F32
+## path's kernels are checked one by one); the rest (batching, cells, …) is Swift that
 ## calls the kernels through the same table either way. LUMEN_PORTABLE=1 swift build makes a build
 ## without the AVX2 variant.
 PORTABLE_SUITES := KernelTests|QuantizedFormatTests|QuantizerTests|ReferenceTests|RealModelTests|WorkSplitTests
@@ -167,8 +168,8 @@ check-arm64:
 	qemu-aarch64 $(ARM64_CHECK)/outputs-arm64 > $(ARM64_CHECK)/arm64-portable.txt
 	python3 scripts/compare_kernel_outputs.py $(ARM64_CHECK)/avx2.txt $(ARM64_CHECK)/x86_64-portable.txt $(ARM64_CHECK)/arm64-portable.txt
 
-## The interrupt soak: 1000 interrupts of streaming generations under two busy loops, about 4
-## minutes on 2 cores; LUMEN_SOAK_INTERRUPTS=N for another count, LUMEN_SOAK_BUSY_LOOPS=N for
+## The interrupt soak: 1000 interrupts of streaming generations under two busy loops, about a
+## minute on 2 cores; LUMEN_SOAK_INTERRUPTS=N for another count, LUMEN_SOAK_BUSY_LOOPS=N for
 ## another load (CI runs it with none beside test-portable, whose work is the load).
 soak: build-tests venv
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) $(PYTHON) -m pytest -q Tests/integration/test_soak.py

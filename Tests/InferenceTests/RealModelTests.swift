@@ -10,6 +10,13 @@ import Testing
 struct RealModelTests {
     static let models = [("smollm2", "SmolLM2-135M-Instruct.Q4_1.gguf"), ("gemma3", "gemma-3-270m-q4_k_m.gguf")]
 
+    /// The activation paths each model is run on: both, except on the portable kernels
+    /// (`LUMEN_KERNELS=portable`, `make test-portable`), where the default quantized one is run
+    /// again; the F32 path's dot products are each checked against their scalar definition on
+    /// both kernels by `KernelTests`, and the whole path against llama.cpp on the AVX2 ones.
+    static let activationPaths: [ActivationPrecision] =
+        ProcessInfo.processInfo.environment["LUMEN_KERNELS"] == "portable" ? [.quantized] : [.quantized, .float32]
+
     /// KL(p ‖ q) of the softmaxes of two logit vectors, in nats.
     static func klDivergence(_ p: [Float], _ q: [Float]) -> Double {
         func logSoftmax(_ logits: [Float]) -> [Double] {
@@ -23,8 +30,8 @@ struct RealModelTests {
 
     static func argmax(_ logits: [Float]) -> Int { logits.indices.max { logits[$0] < logits[$1] || (logits[$0] == logits[$1] && $0 > $1) } ?? 0 }
 
-    @Test("teacher-forced argmax agreement and KL at the recorded positions, both activation paths",
-          arguments: models, [ActivationPrecision.quantized, .float32])
+    @Test("teacher-forced argmax agreement and KL at the recorded positions, on each activation path",
+          arguments: models, activationPaths)
     func fidelity(model: (name: String, file: String), activations: ActivationPrecision) throws {
         let llama = try LanguageModel(path: try TestData.realModel(model.file))
         let root = try #require(try TestData.json("real/\(model.name).json") as? [String: Any])
@@ -41,8 +48,8 @@ struct RealModelTests {
     /// recurrent state of Qwen3.5): they agree within 0.06 and are held to the steps and KL.
     static let comparedLogitForLogit: Set<String> = ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "lfm2moe", "olmo2"]
 
-    @Test("synthetic qwen2, qwen3, phi3 (fused, and separate with long RoPE factors), Llama 3, Qwen 3 MoE (8 experts, 2 routed), SmolLM3 (a layer without RoPE), Qwen3.5 (Gated DeltaNet and gated attention) and its MoE (fused experts, a shared expert), gpt-oss (MXFP4 experts, sinks, a sliding layer, YaRN), LFM2-MoE (short convolutions, sigmoid-gated experts with a selection bias), Gemma 4 (narrower sliding heads, per-layer embeddings, shared keys and values) and its MoE, OLMo 2 (norms after each branch only, query and key norms over all heads, sliding layers) models against llama.cpp, both activation paths",
-          arguments: synthetic, [ActivationPrecision.quantized, .float32])
+    @Test("synthetic qwen2, qwen3, phi3 (fused, and separate with long RoPE factors), Llama 3, Qwen 3 MoE (8 experts, 2 routed), SmolLM3 (a layer without RoPE), Qwen3.5 (Gated DeltaNet and gated attention) and its MoE (fused experts, a shared expert), gpt-oss (MXFP4 experts, sinks, a sliding layer, YaRN), LFM2-MoE (short convolutions, sigmoid-gated experts with a selection bias), Gemma 4 (narrower sliding heads, per-layer embeddings, shared keys and values) and its MoE, OLMo 2 (norms after each branch only, query and key norms over all heads, sliding layers) models against llama.cpp, on each activation path",
+          arguments: synthetic, activationPaths)
     func syntheticFidelity(name: String, activations: ActivationPrecision) throws {
         let references = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("reference/synthetic")
@@ -66,8 +73,8 @@ struct RealModelTests {
         return names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(".json".count)) }.sorted()
     }()
 
-    @Test("llama.cpp's own random-weight model of each architecture Lumen runs against llama.cpp, both activation paths",
-          arguments: architectures, [ActivationPrecision.quantized, .float32])
+    @Test("llama.cpp's own random-weight model of each architecture Lumen runs against llama.cpp, on each activation path",
+          arguments: architectures, activationPaths)
     func architectureFidelity(name: String, activations: ActivationPrecision) throws {
         let references = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
             .appendingPathComponent("reference/archs")

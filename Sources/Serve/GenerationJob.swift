@@ -113,7 +113,7 @@ struct GenerationJob: Sendable {
         if choice == 0 { metrics.countPrompt(tokens: prompt.tokens.count) }
         var collected = GenerationCollector()
         let started = ContinuousClock.now
-        // The first token's time counts from the request's arrival; each later one's from the token before.
+        // The request's first token is timed from its arrival; each later one of a choice from the one before.
         var previous: ContinuousClock.Instant?
         var failure: (any Error)?
         do {
@@ -121,7 +121,7 @@ struct GenerationJob: Sendable {
                 collected.add(event)
                 if case .token(let token) = event {
                     let now = ContinuousClock.now
-                    metrics.countToken(after: now - (previous ?? (choice == 0 ? arrived : started)), first: previous == nil && choice == 0)
+                    metrics.countToken(sinceArrival: previous == nil && choice == 0 ? now - arrived : nil, sincePrevious: previous.map { now - $0 })
                     previous = now
                     do {
                         try await consume(token)

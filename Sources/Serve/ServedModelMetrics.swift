@@ -1,4 +1,3 @@
-import Foundation
 import Inference
 import Metrics
 import Synchronization
@@ -48,8 +47,9 @@ final class ServedModelMetrics: Sendable {
         running.record(leases.held)
         waiting.record(leases.waiting)
         cacheUsage.record(pool.cacheUsage)
-        let passes = pool.batchStatistics.passesBySequences
+        // Read under the lock, so scrapes at once neither count a pass twice nor miss one.
         let added: [(sequences: Int, passes: Int)] = passesCounted.withLock { counted in
+            let passes = pool.batchStatistics.passesBySequences
             defer { counted = passes }
             return passes.indices.map { ($0 + 1, passes[$0] - ($0 < counted.count ? counted[$0] : 0)) }.filter { $0.passes > 0 }
         }
@@ -63,11 +63,12 @@ final class ServedModelMetrics: Sendable {
         promptTokens.increment(by: tokens)
     }
 
-    /// A token generated `interval` after the previous one of its choice, or, for the first
-    /// token of a request, `interval` after the request arrived.
-    func countToken(after interval: Duration, first: Bool) {
+    /// A token generated: the request's first `sinceArrival` after it arrived, a later one of
+    /// its choice `sincePrevious` after the one before (the first of a later choice has neither).
+    func countToken(sinceArrival: Duration?, sincePrevious: Duration?) {
         generationTokens.increment()
-        (first ? timeToFirstToken : interTokenLatency).record(duration: interval)
+        if let sinceArrival { timeToFirstToken.record(duration: sinceArrival) }
+        if let sincePrevious { interTokenLatency.record(duration: sincePrevious) }
     }
 
     /// A choice that ended, and why (`stop`, `length`, `cancelled`, …).

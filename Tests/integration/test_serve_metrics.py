@@ -106,23 +106,25 @@ def test_prometheus_reads_running_waiting_and_cache_use_as_the_load_applied(tmp_
         server.wait_for_count(r"disconnected after \d+ tokens \(client gone\)", 4, timeout=60, start=start)
         wait_until(lambda: prometheus.query(f"vllm:num_requests_running{labels}") == 0 and prometheus.query(f"vllm:num_requests_waiting{labels}") == 0
                    and prometheus.query(f"vllm:kv_cache_usage_perc{labels}") == 0, "0 running, 0 waiting, no cache in use")
-        # One whole request more: its tokens and timings are counted as its answer says.
-        status, _, answer = post(server, {"prompt": "Hello", "max_tokens": 5, "temperature": 0})
-        assert status == 200 and answer["usage"]["completion_tokens"] == 5
+        streamed_prompts = sum(prompt_tokens(server, start))
+        # One whole request more, of two choices: its tokens and timings are counted as its answer says.
+        status, _, answer = post(server, {"prompt": "Hello", "max_tokens": 5, "n": 2, "temperature": 0.8, "seed": 3})
+        assert status == 200 and answer["usage"]["completion_tokens"] == 10
         streamed = sum(int(n) for n in re.findall(r"disconnected after (\d+) tokens", "".join(server.lines[start:])))
         _, content_type, text = get(server, "/metrics")
         assert content_type.startswith("text/plain; version=0.0.4")
         samples = dict(re.findall(r"^(\S+) (\S+)$", text, re.MULTILINE))
-        assert float(samples[f"lumen_generation_tokens_total{labels}"]) == streamed + 5
-        assert float(samples[f"lumen_prompt_tokens_total{labels}"]) == sum(prompt_tokens(server, start))
-        # Five requests got a first token; every later token is one inter-token interval.
+        assert float(samples[f"lumen_generation_tokens_total{labels}"]) == streamed + 10
+        # A request's prompt counts once, whatever its number of choices.
+        assert float(samples[f"lumen_prompt_tokens_total{labels}"]) == streamed_prompts + answer["usage"]["prompt_tokens"]
+        # Five requests got a first token; every later token of a choice is one inter-token interval.
         assert float(samples[f"lumen_time_to_first_token_seconds_count{labels}"]) == 5
-        assert float(samples[f"lumen_inter_token_latency_seconds_count{labels}"]) == streamed + 5 - 5
+        assert float(samples[f"lumen_inter_token_latency_seconds_count{labels}"]) == (streamed - 4) + (10 - 2)
         assert float(samples[f'lumen_requests_finished_total{{model_name="{MODEL}",finished_reason="cancelled"}}']) == 4
-        assert float(samples[f'lumen_requests_finished_total{{model_name="{MODEL}",finished_reason="length"}}']) == 1
+        assert float(samples[f'lumen_requests_finished_total{{model_name="{MODEL}",finished_reason="length"}}']) == 2
         # The four decoded together: passes of 4 sequences were counted.
         assert float(samples[f'lumen_decode_passes_total{{model_name="{MODEL}",sequences="4"}}']) > 0
-        wait_until(lambda: prometheus.query(f"lumen_generation_tokens_total{labels}") == streamed + 5, "Prometheus reading the token counter")
+        wait_until(lambda: prometheus.query(f"lumen_generation_tokens_total{labels}") == streamed + 10, "Prometheus reading the token counter")
     finally:
         if prometheus:
             prometheus.stop()

@@ -39,6 +39,10 @@ package enum Operators {
             guard !end.overflow, lower <= end.partialValue else {
                 throw LumenError(.value, "a range's lower bound \(lower) must not exceed its upper bound \(upper)", at: location)
             }
+            // Its count must be an Int, as every user of a range takes it to be.
+            guard !end.partialValue.subtractingReportingOverflow(lower).overflow else {
+                throw LumenError(.value, "the range \(lower)\(operation)\(upper) holds more integers than an Int counts", at: location)
+            }
             return .range(lower, end.partialValue)
         default: break
         }
@@ -133,11 +137,22 @@ package enum Operators {
         return AnySequence(try elements(of: sequence, at: location))
     }
 
-    /// The elements of a sequence: array elements, range integers, string characters, dictionary pairs.
+    /// The most integers a range is made into as an array (a method called on it, a built-in that
+    /// takes a list): 2^24, 640 MiB of values. `for … in` takes any range, one integer at a time.
+    package static let maximumRangeElements = 1 << 24
+
+    /// The elements of a sequence: array elements, range integers (at most
+    /// `maximumRangeElements`), string characters, dictionary pairs.
     package static func elements(of sequence: Value, at location: SourceLocation) throws -> [Value] {
         switch sequence {
         case .array(let elements): return elements
-        case .range(let lower, let upper): return (lower..<upper).map { .integer($0) }
+        case .range(let lower, let upper):
+            // The bounds were checked when the range was made: 0 ≤ upper − lower ≤ Int.max.
+            guard upper - lower <= maximumRangeElements else {
+                throw LumenError(.value, "the range \(lower)..<\(upper) has more than the \(maximumRangeElements) integers one list may hold; "
+                                 + "for … in takes them one at a time", at: location)
+            }
+            return (lower..<upper).map { .integer($0) }
         case .string(let text): return text.map { .string(String($0)) }
         case .dictionary(let dictionary): return dictionary.pairs.map { .array([$0.key, $0.value]) }
         case .host(let object as any IndexableHostObject): return (0..<object.count).compactMap { object.element(at: $0) }

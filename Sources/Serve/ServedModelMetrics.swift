@@ -37,12 +37,12 @@ final class ServedModelMetrics: Sendable {
         generationTokens = Counter(label: ServerMetrics.Name.generationTokens, dimensions: dimensions, factory: factory)
         timeToFirstToken = Metrics.Timer(label: ServerMetrics.Name.timeToFirstToken, dimensions: dimensions, factory: factory)
         interTokenLatency = Metrics.Timer(label: ServerMetrics.Name.interTokenLatency, dimensions: dimensions, factory: factory)
-        sessions.record(model.container.sessions.count)
+        sessions.record(model.pool.count)
     }
 
     /// Reads the pool's gauges and the decode passes since the last scrape.
     func scrape() {
-        let pool = model.container.sessions
+        let pool = model.pool
         let leases = pool.leases
         running.record(leases.held)
         waiting.record(leases.waiting)

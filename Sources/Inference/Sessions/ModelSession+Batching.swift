@@ -19,8 +19,9 @@ extension ModelSession {
         var waitingAlone = 0
         /// What the batch has decoded so far.
         var statistics = BatchStatistics()
-        /// The tokens the running generations' sequences hold in the cache (`cachedTokensInUse`).
-        var tokensInUse = 0
+        /// The tokens each running generation's sequence holds in the cache, by sequence
+        /// (`cachedTokensInUse`): a generation's entry goes before its stream ends.
+        var tokensInUse: [Int: Int] = [:]
     }
 
     /// How many tokens the batch's passes ran, in how many passes.
@@ -52,7 +53,7 @@ extension ModelSession {
     /// The tokens whose keys and values the generations running now hold in the cache, prompts
     /// included, as of the last step (a generation alone: its last token); 0 when none runs
     /// (what a finished generation leaves for reuse does not count).
-    public nonisolated var cachedTokensInUse: Int { inbox.withLock { $0.tokensInUse } }
+    public nonisolated var cachedTokensInUse: Int { inbox.withLock { $0.tokensInUse.values.reduce(0, +) } }
 
     /// A generation to start together with others (`generate(together:)`).
     public struct GenerationRequest: Sendable {
@@ -163,8 +164,10 @@ extension ModelSession {
                 if let joined = admit(generation, besides: active) { active.append(joined) }
             }
             step(&active)
-            let inUse = active.reduce(0) { $0 + sequences[$1.sequence].tokens.count }
-            inbox.withLock { $0.tokensInUse = inUse }
+            let inUse = active.map { ($0.sequence, sequences[$0.sequence].tokens.count) }
+            inbox.withLock { inbox in
+                for (sequence, count) in inUse { inbox.tokensInUse[sequence] = count }
+            }
         }
     }
 
@@ -201,9 +204,9 @@ extension ModelSession {
             guard batched.generation.shouldStop else { return true }
             if var progress = batched.progress {
                 progress.cancel()
-                batched.generation.finish(progress.finished())
+                end(batched, progress.finished())
             } else {
-                batched.generation.finish(GenerationProgress.cancelled(promptTokens: batched.prompt.count))
+                end(batched, GenerationProgress.cancelled(promptTokens: batched.prompt.count))
             }
             return false
         }
@@ -223,7 +226,7 @@ extension ModelSession {
                 if !draw(&active[step.index], from: logits) { ended.insert(step.index) }
             }
         } catch {
-            for (index, _) in decoding { active[index].generation.fail(error) }
+            for (index, _) in decoding { end(active[index], failing: error) }
             ended = Set(decoding.map(\.index))
         }
         if !ended.isEmpty { active = active.indices.filter { !ended.contains($0) }.map { active[$0] } }
@@ -234,7 +237,7 @@ extension ModelSession {
     private func readPrompt(_ active: inout [BatchedSequence]) {
         var index = 0
         while index < active.count {
-            let generation = active[index].generation, sequence = active[index].sequence, prompt = active[index].prompt
+            let sequence = active[index].sequence, prompt = active[index].prompt
             var read: PromptRead
             switch active[index].phase {
             case .decoding:
@@ -258,7 +261,7 @@ extension ModelSession {
                 try readBatch(&read)
                 inbox.withLock { $0.statistics.promptTokens += read.next - before }
             } catch {
-                generation.fail(error)
+                end(active[index], failing: error)
                 active.remove(at: index)
                 return
             }
@@ -328,14 +331,27 @@ extension ModelSession {
         do {
             guard let next = try batched.progress?.advance(logits: logits, contextFull: contextFull, shouldStop: { generation.shouldStop },
                                                            emit: generation.emit) else {
-                if let progress = batched.progress { generation.finish(progress.finished()) }
+                if let progress = batched.progress { end(batched, progress.finished()) }
                 return false
             }
             batched.phase = .decoding(next: next)
             return true
         } catch {
-            generation.fail(error)
+            end(batched, failing: error)
             return false
         }
+    }
+
+    /// Ends a sequence's generation with `summary`, its tokens no longer counted in use first, so
+    /// whoever reads the end of its stream finds them free.
+    private func end(_ batched: BatchedSequence, _ summary: GenerationSummary) {
+        inbox.withLock { $0.tokensInUse[batched.sequence] = nil }
+        batched.generation.finish(summary)
+    }
+
+    /// Ends a sequence's generation with `error`, its tokens no longer counted in use first.
+    private func end(_ batched: BatchedSequence, failing error: any Error) {
+        inbox.withLock { $0.tokensInUse[batched.sequence] = nil }
+        batched.generation.fail(error)
     }
 }

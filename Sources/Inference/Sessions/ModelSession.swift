@@ -227,13 +227,13 @@ public actor ModelSession {
             let summary = try run(promptTokens: promptTokens, options: generation.options, pipeline: generation.pipeline, stop: generation.stop,
                                   asked: generation.arrived) { token in
                 let position = state.position
-                inbox.withLock { $0.tokensInUse = position }
+                inbox.withLock { $0.tokensInUse = [0: position] }
                 generation.continuation.yield(.token(token))
             }
-            inbox.withLock { $0.tokensInUse = 0 }
+            inbox.withLock { $0.tokensInUse = [:] }
             generation.finish(summary)
         } catch {
-            inbox.withLock { $0.tokensInUse = 0 }
+            inbox.withLock { $0.tokensInUse = [:] }
             generation.fail(error)
         }
     }

@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build build-tests release venv models synthetic-models arch-models example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-parallel bench-archs check-formats clean
+.PHONY: all deps test-deps llama-server build build-tests release venv models synthetic-models arch-models example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-metrics bench-parallel bench-archs check-formats clean
 
 all: build
 
@@ -236,6 +236,11 @@ bench-formats: release venv
 bench-serve: release models
 	@[ -x "$(LLAMA_SERVER)" ] || { echo "Set LLAMA_SERVER=/path/to/llama-server (see BENCHMARKS.md)"; exit 2; }
 	python3 scripts/bench_serve.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf
+
+## What GET /metrics costs generation: lumen serve -np 4 with 4 streams, not scraped, scraped every
+## second and every 100 ms, alternating, same run (scripts/bench_metrics_scrape.py).
+bench-metrics: release models
+	python3 scripts/bench_metrics_scrape.py $(BIN_RELEASE) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf
 
 ## Sequences decoding together: lumen bench --parallel against llama.cpp's llama-batched-bench
 ## (built by you from the same source, outside the repo) on the 110M bench set and the real

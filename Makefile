@@ -134,7 +134,7 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 ## with the same flags whether or not the AVX2 one is beside it); CI runs it after make test so
 ## the portable path cannot rot. What runs again is what computes with the kernels and checks the
 ## numbers: each kernel against its scalar reference, every format and the quantizer, and the
-## forward pass and real models against llama.cpp (on the default quantized activations: the F32
+## forward pass and SmolLM2 against llama.cpp (on the default quantized activations: the F32
 ## path's kernels are checked one by one); the rest (batching, cells, …) is Swift that
 ## calls the kernels through the same table either way. LUMEN_PORTABLE=1 swift build makes a build
 ## without the AVX2 variant.

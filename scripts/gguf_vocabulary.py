@@ -2,7 +2,7 @@
 into a gguf.GGUFWriter: the random-weight models get a family's real vocabulary this way.
 
 The keys are read straight from the file's header (`read_metadata`) rather than with
-gguf.GGUFReader, which makes a NumPy view of every string of every array: 40 s for Gemma's
+gguf.GGUFReader, which makes a NumPy view of every string of every array: 50 s for Gemma's
 262,144 tokens and their merges, where this takes under a second."""
 import functools
 import struct
@@ -21,8 +21,8 @@ SCALARS = {
 @functools.cache
 def read_metadata(path):
     """The key-value pairs of the GGUF file at `path`, in file order: key -> (type, value), an
-    array's value a list of its items and its type that of its items (as GGUFReader's
-    `contents()` and `types[0]` give them); each file is read once."""
+    array's type ARRAY and its value the list of its items (as GGUFReader's `types[0]` and
+    `contents()` give them); each file is read once."""
     data = open(path, "rb").read()
     if data[:4] != b"GGUF":
         raise ValueError(f"{path}: not a GGUF file")

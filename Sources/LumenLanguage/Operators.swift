@@ -39,11 +39,7 @@ package enum Operators {
             guard !end.overflow, lower <= end.partialValue else {
                 throw LumenError(.value, "a range's lower bound \(lower) must not exceed its upper bound \(upper)", at: location)
             }
-            // Its count must be an Int, as every user of a range takes it to be.
-            guard !end.partialValue.subtractingReportingOverflow(lower).overflow else {
-                throw LumenError(.value, "the range \(lower)\(operation)\(upper) holds more integers than an Int counts", at: location)
-            }
-            return .range(lower, end.partialValue)
+            return try range(lower, upTo: end.partialValue, written: "the range \(lower)\(operation)\(upper)", at: location)
         default: break
         }
         switch (left, right) {
@@ -60,6 +56,16 @@ package enum Operators {
 
     /// `2...`, `..<3`, `...3` or `...` (a null bound is open): a closed upper bound becomes the
     /// index after it, and `...-1` the axis's end.
+    /// The range of the integers from `lower` up to, not including, `end` (`lower` ≤ `end`), as
+    /// every range is made (`written` names it as the program spelt it, for the error): refused
+    /// when it holds more integers than an Int counts, as every user of a range takes its count to be.
+    package static func range(_ lower: Int, upTo end: Int, written: String, at location: SourceLocation) throws -> Value {
+        guard !end.subtractingReportingOverflow(lower).overflow else {
+            throw LumenError(.value, "\(written) holds more integers than an Int counts", at: location)
+        }
+        return .range(lower, end)
+    }
+
     private static func partialRange(_ operation: String, _ left: Value, _ right: Value, at location: SourceLocation) throws -> PartialRange {
         func bound(_ value: Value) throws -> Int? {
             switch value {

@@ -180,7 +180,7 @@ enum StandardLibrary {
         let second = try arguments.nextPositional().map { argument throws(LumenError) in try arguments.integer(argument, "end") }
         try arguments.finish()
         let (lower, upper) = second.map { (first, $0) } ?? (0, first)
-        return .range(lower, max(lower, upper))
+        return try Operators.range(lower, upTo: max(lower, upper), written: "range(\(lower), \(upper))", at: context.location)
     }
 
     static let stride = Builtin(name: "stride", signature: "stride(from: Number, to: Number, by: Number) -> Array", summary: "Numbers from `from` up to (not including) `to`, `by` apart.") { arguments, context in

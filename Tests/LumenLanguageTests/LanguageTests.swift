@@ -75,6 +75,8 @@ struct LanguageTests {
         #expect(await session.run("var last = 0\nfor i in 0..<100000000000000 { last = i\n if i == 3 { break } }\nlast") == "3")
         #expect(await session.run("(-9223372036854775807 - 1)..<1")
                 == "ValueError: the range -9223372036854775808..<1 holds more integers than an Int counts")
+        #expect(await session.run("range(-9223372036854775807 - 1, 1).count")
+                == "ValueError: range(-9223372036854775808, 1) holds more integers than an Int counts")
         // Made into a list, a range is capped.
         #expect(await session.run("(0..<100000000000000).map { $0 * 2 }.count")
                 == "ValueError: the range 0..<100000000000000 has more than the 16777216 integers one list may hold; for … in takes them one at a time")

@@ -66,7 +66,7 @@ models:
 SYNTHETIC := .build/synthetic-models
 export LUMEN_SYNTHETIC_MODELS ?= $(abspath $(SYNTHETIC))
 synthetic-models: $(SYNTHETIC)/.made
-$(SYNTHETIC)/.made: scripts/make_synthetic_models.py scripts/gguf_vocabulary.py | venv
+$(SYNTHETIC)/.made: scripts/make_synthetic_models.py scripts/gguf_vocabulary.py scripts/gguf_header.py | venv
 	$(PYTHON) scripts/make_synthetic_models.py $(SHARED) $(SYNTHETIC)
 	touch $@
 

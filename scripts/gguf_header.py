@@ -1,8 +1,8 @@
 """A GGUF file's metadata and tensor types read straight from its header, with struct, as the
 format's specification lays it out. The gguf package's reader makes a NumPy view of every array
-element, which takes half a minute for a 262,144-token vocabulary; these tests need only the
-header, read here in a fraction of a second. The tensor types are named by the gguf package's
-own table."""
+element, which takes 50 s for a 262,144-token vocabulary; the tests and the scripts that copy a
+vocabulary into random-weight models (`gguf_vocabulary`) need only the header, read here in a
+fraction of a second. The tensor types are named by the gguf package's own table."""
 import mmap
 import struct
 
@@ -45,6 +45,13 @@ class _Cursor:
 
 def read_header(path):
     """(metadata as {key: value}, tensors as {name: type name}) of the GGUF file at `path`."""
+    metadata, tensors = read_typed_header(path)
+    return {key: value for key, (_kind, value) in metadata.items()}, tensors
+
+
+def read_typed_header(path):
+    """As `read_header`, each metadata value with its type: {key: (gguf.GGUFValueType number,
+    value)}, an array's type ARRAY (9), in file order."""
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
         if data[:4] != b"GGUF":
             raise ValueError(f"{path} is not a GGUF file")
@@ -54,7 +61,8 @@ def read_header(path):
         metadata = {}
         for _ in range(metadata_count):
             key = cursor.string()
-            metadata[key] = cursor.value(cursor.one("I"))
+            kind = cursor.one("I")
+            metadata[key] = (kind, cursor.value(kind))
         tensors = {}
         for _ in range(tensor_count):
             name = cursor.string()

@@ -3,10 +3,14 @@ import json
 import os
 import pathlib
 import subprocess
+import sys
 import time
 
 import pytest
 from jupyter_client.manager import KernelManager
+
+# The Python helpers the tests share with the scripts (gguf_header) live in scripts/.
+sys.path.append(str(pathlib.Path(__file__).resolve().parents[2] / "scripts"))
 
 TIMEOUT = 20
 

@@ -5,7 +5,6 @@ the Deployment's pods on their port, and the container's arguments (the Deployme
 Containerfile's default command) run by the real lumen: the probes' paths and /metrics answer, the
 key is asked for, and readiness turns false at SIGTERM."""
 import copy
-import http.client
 import json
 import os
 import pathlib
@@ -21,6 +20,7 @@ import yaml
 
 from conftest import lumen_bin
 from servers import Server
+from test_serve_hardening import request
 
 ROOT = pathlib.Path(__file__).resolve().parents[2]
 KUBERNETES = ROOT / "deploy" / "kubernetes"
@@ -116,33 +116,19 @@ def containerfile_command():
     return parts[0] + parts[1]
 
 
-def get(address, path, headers=None):
-    connection = http.client.HTTPConnection(*address, timeout=60)
-    try:
-        connection.request("GET", path, headers=headers or {})
-        response = connection.getresponse()
-        return response.status, response.read().decode()
-    finally:
-        connection.close()
-
-
-def ready(address):
+def ready(server):
     """Whether a readiness probe passes: 200, where a refused connection fails as a 503 does."""
     try:
-        return get(address, "/ready")[0] == 200
+        return request(server, "GET", "/ready")[0] == 200
     except ConnectionError:
         return False
 
 
-def chat(address, key=None):
-    connection = http.client.HTTPConnection(*address, timeout=120)
-    headers = {"Content-Type": "application/json"} | ({"Authorization": f"Bearer {key}"} if key else {})
-    try:
-        connection.request("POST", "/v1/chat/completions", json.dumps({"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3}), headers)
-        response = connection.getresponse()
-        return response.status, response.read().decode()
-    finally:
-        connection.close()
+def chat(server, key=None):
+    """Status and body of a 3-token chat completion, with `key` or without one."""
+    body = {"messages": [{"role": "user", "content": "Hi"}], "max_tokens": 3}
+    status, _, answer = request(server, "POST", "/v1/chat/completions", body, headers={"Authorization": f"Bearer {key}"} if key else None)
+    return status, answer
 
 
 @pytest.mark.parametrize("source", ["deployment", "containerfile"])
@@ -161,24 +147,25 @@ def test_the_container_command_serves_with_probes_metrics_and_a_key(tmp_path, so
     try:
         url = server.wait_for(r"at (http://\S+)/v1").group(1)
         host, port = url.removeprefix("http://").rsplit(":", 1)
-        address = (host, int(port))
-        assert get(address, "/health")[0] == 200
-        assert get(address, "/ready")[0] == 200
-        status, metrics = get(address, "/metrics")
+        server.address = (host, int(port))
+        assert request(server, "GET", "/health")[0] == 200
+        assert request(server, "GET", "/ready")[0] == 200
+        status, _, metrics = request(server, "GET", "/metrics")
         assert status == 200
+        metrics = metrics.decode()
         for gauge in ("vllm:num_requests_waiting", "vllm:num_requests_running", "vllm:kv_cache_usage_perc"):
             assert re.search(rf"^{re.escape(gauge)}\{{model_name=", metrics, re.MULTILINE), gauge
-        assert chat(address)[0] == 401
-        status, body = chat(address, key)
+        assert chat(server)[0] == 401
+        status, body = chat(server, key)
         assert status == 200, body
         assert key not in "".join(server.lines)
         server.process.send_signal(signal.SIGTERM)
         deadline = time.monotonic() + 60
-        while ready(address):
+        while ready(server):
             assert time.monotonic() < deadline, "/ready still 200 a minute after SIGTERM"
             time.sleep(0.05)
         if "--drain-delay" in arguments:
             # Still answering during the drain, so the gateway has time to stop sending.
-            assert get(address, "/health")[0] == 200
+            assert request(server, "GET", "/health")[0] == 200
     finally:
         server.stop()

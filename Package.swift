@@ -150,7 +150,7 @@ let package = Package(
         .target(name: "LumenKit", dependencies: ["ChatTemplates", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "RunRecords", "Scoring", "Tensors"]),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
         // rendered by them.
-        .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Jinja", "Tokenizers"]),
+        .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Jinja", "OrderedJSON", "Tokenizers"]),
         // Scoring text with a model: llama-perplexity's windows, perplexity and the KL divergence
         // of two models' distributions.
         .target(name: "Scoring", dependencies: ["GGUF", "Inference"], swiftSettings: optimisedInDebug),
@@ -206,7 +206,7 @@ let package = Package(
         .testTarget(name: "TensorsTests", dependencies: ["Tensors", "CKernels"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Tensors", "FuzzSupport", "LanguageTestSupport"]),
         .testTarget(name: "ModelBuiltinsTests", dependencies: ["ModelBuiltins", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "OrderedJSON", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "LumenKitTests", dependencies: ["LumenKit", "Grammars", "RunLog"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),

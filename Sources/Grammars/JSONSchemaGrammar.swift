@@ -39,7 +39,8 @@ struct JSONSchemaGrammar {
         "uuid": (#"[0-9a-fA-F]{8} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{4} "-" [0-9a-fA-F]{12}"#, []),
     ]
 
-    private let schema: OrderedJSON
+    /// The schema being converted (the one `$ref`s point into).
+    private var schema: OrderedJSON
     /// Rules written so far, by name, and their order.
     private var rules: [String: String] = [:]
     private var order: [String] = []
@@ -66,6 +67,28 @@ struct JSONSchemaGrammar {
     /// The grammar of any JSON object.
     static let anyObject = "root ::= object\n" + ["object", "ws", "string", "char", "value", "array", "number", "integral-part", "boolean", "null"]
         .map { "\($0) ::= \(primitives[$0]!.body)" }.joined(separator: "\n") + "\n"
+
+    /// The GBNF grammar of one or more (`separator` between them; exactly one when nil) of the
+    /// texts `alternatives` describe: each its prefix, a JSON document valid against its schema
+    /// (JSON text), then its suffix. One converter writes every schema's rules, so their names
+    /// never clash; each schema's `$ref`s point into itself.
+    static func gbnf(alternatives: [(prefix: String, schema: String, suffix: String)], separator: String?) throws(GrammarError) -> String {
+        var converter = JSONSchemaGrammar(.bool(true))
+        var choices: [String] = []
+        for (index, alternative) in alternatives.enumerated() {
+            do {
+                converter.schema = try OrderedJSON(parsing: alternative.schema)
+            } catch {
+                throw GrammarError(source, at: .text(line: error.line, column: error.column), error.reason)
+            }
+            converter.references = [:]
+            let rule = try converter.rule(for: converter.schema, name: "alternative-\(index)", pointer: "")
+            choices.append([GBNFText.literal(alternative.prefix), rule, GBNFText.literal(alternative.suffix)].filter { $0 != "\"\"" }.joined(separator: " "))
+        }
+        let one = choices.count == 1 ? choices[0] : "(" + choices.joined(separator: " | ") + ")"
+        let root = separator.map { "\(one) (\(GBNFText.literal($0)) \(one))*" } ?? one
+        return "root ::= \(root)\n" + converter.order.map { "\($0) ::= \(converter.rules[$0]!)" }.joined(separator: "\n") + "\n"
+    }
 
     /// The grammar, root first.
     mutating func gbnf() throws(GrammarError) -> String {

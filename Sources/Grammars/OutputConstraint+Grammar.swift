@@ -24,6 +24,15 @@ extension Grammar {
         }
     }
 
+    /// The llama.cpp GBNF grammar of one or more tool calls (`separator` between them; exactly
+    /// one when nil), each one of `calls`: its prefix (the call's start and name), its arguments
+    /// as a JSON document valid against its schema (JSON text), then its suffix.
+    ///
+    /// - Throws: `GrammarError` naming what is wrong in a schema and where.
+    public static func gbnf(toolCalls calls: [(prefix: String, schema: String, suffix: String)], separator: String?) throws(GrammarError) -> String {
+        try JSONSchemaGrammar.gbnf(alternatives: calls, separator: separator)
+    }
+
     /// The grammar of `constraint`; `tokenNamed` finds the token a GBNF `<text>` element names;
     /// `limits` bound its size; `isCancelled` is asked as it is read, and a yes ends the
     /// compilation with `GrammarError.cancelled`.

@@ -37,7 +37,7 @@ public struct TemplateEnvironment: Sendable {
     private static let dayNames = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
 
     /// C's `strftime` for the fields templates use.
-    func strftime(_ format: String) -> String {
+    public func strftime(_ format: String) -> String {
         func two(_ value: Int) -> String { value < 10 ? "0\(value)" : "\(value)" }
         let weekday = Self.weekday(year: now.year, month: now.month, day: now.day)
         var result = ""

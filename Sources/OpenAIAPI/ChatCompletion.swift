@@ -35,7 +35,7 @@ public struct ChatChoice: Codable, Sendable, Equatable {
     public var delta: ChatDelta?
     /// Log-probabilities, when asked for.
     public var logprobs: ChatLogprobs?
-    /// `stop` or `length`, when finished; null before.
+    /// `stop`, `length` or `tool_calls`, when finished; null before.
     public var finishReason: String?
 
     /// A choice.
@@ -70,16 +70,19 @@ public struct ChatDelta: Codable, Sendable, Equatable {
     public var content: String?
     /// The reasoning this chunk adds (llama-server's `reasoning_content`).
     public var reasoningContent: String?
+    /// The tool calls this chunk adds.
+    public var toolCalls: [WireToolCall]?
 
     /// A delta.
-    public init(role: String? = nil, content: String? = nil, reasoningContent: String? = nil) {
+    public init(role: String? = nil, content: String? = nil, reasoningContent: String? = nil, toolCalls: [WireToolCall]? = nil) {
         self.role = role
         self.content = content
         self.reasoningContent = reasoningContent
+        self.toolCalls = toolCalls
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, content, reasoningContent = "reasoning_content"
+        case role, content, reasoningContent = "reasoning_content", toolCalls = "tool_calls"
     }
 }
 

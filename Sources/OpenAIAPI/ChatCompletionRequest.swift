@@ -27,6 +27,9 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
     public var reasoningFormat: String?
     /// More variables for the chat template (`{"enable_thinking": false}`), as llama-server takes them.
     public var chatTemplateKwargs: [String: TemplateArgument]?
+    /// The tools offered and how they may be called, read from the body by `ToolFields` (whose
+    /// fields keep their schemas' order), not by this type's decoder.
+    public var tools: ToolFields.Request?
 
     /// A request.
     public init(model: String?, messages: [WireChatMessage], sampling: SamplingFields, stream: Bool? = nil, streamOptions: StreamOptions? = nil,
@@ -47,6 +50,7 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
 
     /// Every field this request knows; a server refuses others.
     public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames).union(ConstraintFields.fieldNames)
+        .union(ToolFields.fieldNames)
 
     /// The most tokens to generate, from either field.
     public var tokenLimit: Int? { maxCompletionTokens ?? sampling.maxTokens }

@@ -11,19 +11,11 @@ public enum ConstraintFields {
     /// The fields' names.
     public static let fieldNames: Set<String> = ["response_format", "grammar", "json_schema"]
 
-    /// A field that does not describe a constraint.
-    public struct Failure: Error, Sendable {
-        /// What is wrong.
-        public let message: String
-        /// The field it is in.
-        public let field: String
-    }
-
     /// The constraint the JSON object `body` asks for and the field that asks, or nil when it
     /// asks for none.
     ///
-    /// - Throws: `Failure` naming the field that is malformed, or two that ask for different ones.
-    public static func constraint(in body: Data) throws(Failure) -> (constraint: OutputConstraint, field: String)? {
+    /// - Throws: `FieldFailure` naming the field that is malformed, or two that ask for different ones.
+    public static func constraint(in body: Data) throws(FieldFailure) -> (constraint: OutputConstraint, field: String)? {
         guard case .object(let members) = try? OrderedJSON(parsing: String(decoding: body, as: UTF8.self)) else { return nil }
         var found: [(OutputConstraint, String)] = []
         for (key, value) in members where fieldNames.contains(key) {
@@ -40,18 +32,18 @@ public enum ConstraintFields {
                     found.append((value["schema"].map { .jsonSchema($0.text) } ?? .jsonObject, key))
                 case .string("json_schema")?:
                     guard let schema = value["json_schema"]?["schema"] ?? value["schema"], case .object = schema else {
-                        throw Failure(message: "response_format of type json_schema needs json_schema.schema, an object", field: key)
+                        throw FieldFailure(message: "response_format of type json_schema needs json_schema.schema, an object", field: key)
                     }
                     found.append((.jsonSchema(schema.text), key))
                 default:
-                    throw Failure(message: "response_format's type must be text, json_object or json_schema", field: key)
+                    throw FieldFailure(message: "response_format's type must be text, json_object or json_schema", field: key)
                 }
             default:
-                throw Failure(message: "field '\(key)' should be \(key == "grammar" ? "a string" : "an object")", field: key)
+                throw FieldFailure(message: "field '\(key)' should be \(key == "grammar" ? "a string" : "an object")", field: key)
             }
         }
         if found.count > 1 {
-            throw Failure(message: "fields '\(found[0].1)' and '\(found[1].1)' both constrain the output: give one", field: found[1].1)
+            throw FieldFailure(message: "fields '\(found[0].1)' and '\(found[1].1)' both constrain the output: give one", field: found[1].1)
         }
         return found.first
     }

@@ -1,6 +1,8 @@
 /// One message of a chat request or response. `content` may arrive as a string or as a list of
 /// parts; the text parts are joined (other kinds of part are refused). An assistant message's
-/// reasoning is `reasoning_content`, as llama-server gives and takes it.
+/// reasoning is `reasoning_content`, as llama-server gives and takes it. An assistant message may
+/// carry tool calls (its content is then null when it says nothing), a `tool` message the id of
+/// the call it answers.
 public struct WireChatMessage: Codable, Sendable, Equatable {
     /// `system`, `user`, `assistant` or `tool`.
     public var role: String
@@ -9,12 +11,22 @@ public struct WireChatMessage: Codable, Sendable, Equatable {
     /// An assistant message's reasoning before its text (llama-server's `reasoning_content`),
     /// when it has one.
     public var reasoningContent: String?
+    /// The tools an assistant message calls.
+    public var toolCalls: [WireToolCall]?
+    /// The call a `tool` message answers.
+    public var toolCallID: String?
+    /// The function whose result a `tool` message holds.
+    public var name: String?
 
     /// A message.
-    public init(role: String, content: String, reasoningContent: String? = nil) {
+    public init(role: String, content: String, reasoningContent: String? = nil, toolCalls: [WireToolCall]? = nil, toolCallID: String? = nil,
+                name: String? = nil) {
         self.role = role
         self.content = content
         self.reasoningContent = reasoningContent
+        self.toolCalls = toolCalls
+        self.toolCallID = toolCallID
+        self.name = name
     }
 
     private struct Part: Decodable {
@@ -23,15 +35,23 @@ public struct WireChatMessage: Codable, Sendable, Equatable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case role, content, reasoningContent = "reasoning_content"
+        case role, content, reasoningContent = "reasoning_content", toolCalls = "tool_calls", toolCallID = "tool_call_id", name
     }
 
-    /// Writes the role, the content, and the reasoning when there is one.
+    /// Writes the role, the content (null for a message of tool calls only), and the reasoning,
+    /// tool calls, call id and name when there are.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(role, forKey: .role)
-        try container.encode(content, forKey: .content)
+        if content.isEmpty, toolCalls?.isEmpty == false {
+            try container.encodeNil(forKey: .content)
+        } else {
+            try container.encode(content, forKey: .content)
+        }
         try container.encodeIfPresent(reasoningContent, forKey: .reasoningContent)
+        try container.encodeIfPresent(toolCalls, forKey: .toolCalls)
+        try container.encodeIfPresent(toolCallID, forKey: .toolCallID)
+        try container.encodeIfPresent(name, forKey: .name)
     }
 
     /// Reads a message whose content is a string, null, or a list of text parts.
@@ -39,6 +59,9 @@ public struct WireChatMessage: Codable, Sendable, Equatable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         role = try container.decode(String.self, forKey: .role)
         reasoningContent = try container.decodeIfPresent(String.self, forKey: .reasoningContent)
+        toolCalls = try container.decodeIfPresent([WireToolCall].self, forKey: .toolCalls)
+        toolCallID = try container.decodeIfPresent(String.self, forKey: .toolCallID)
+        name = try container.decodeIfPresent(String.self, forKey: .name)
         if let text = try? container.decodeIfPresent(String.self, forKey: .content) {
             content = text
         } else if let parts = try? container.decode([Part].self, forKey: .content) {

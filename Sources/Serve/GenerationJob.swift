@@ -15,7 +15,7 @@ import Scoring
 /// as interrupted; a request cancelled while it waits leaves the queue without running.
 struct GenerationJob: Sendable {
     let model: ServedModel
-    /// The prompt, and how the answer's reasoning is told from its reply.
+    /// The prompt, and how the answer's reasoning and tool calls are told from its reply.
     let prompt: ServedPrompt
     let options: GenerationOptions
     /// How many choices (`n`): each generated in turn on the leased session, choice i with the
@@ -57,17 +57,28 @@ struct GenerationJob: Sendable {
         for choice in 0..<choices {
             var first = true
             var split = prompt.replyStream()
+            var calls = prompt.toolCallStream()
+            var callCount = 0
+            func emitChunk(text: String, reasoning: String, toolCalls: [ToolCall], logprobs: [TokenLogprob]?, finishReason: String?) async throws {
+                try await emit(R.answer(id: id, created: created, model: model.name, index: choice, chunk: true, first: first, text: text,
+                                        reasoning: reasoning.isEmpty ? nil : reasoning, toolCalls: toolCalls, firstCall: callCount, logprobs: logprobs,
+                                        finishReason: finishReason, usage: nil))
+                first = false
+                callCount += toolCalls.count
+            }
             let summary = try await run(choice, on: lease) { token in
                 let entries = wantsLogprobs ? [logprob(token)] : nil
-                // What the token adds to the reasoning and to the reply.
-                let (reasoning, text) = split.append(token.text)
-                guard !text.isEmpty || !reasoning.isEmpty || entries != nil else { return }
-                try await emit(R.answer(id: id, created: created, model: model.name, index: choice, chunk: true, first: first, text: text,
-                                        reasoning: reasoning.isEmpty ? nil : reasoning, logprobs: entries, finishReason: nil, usage: nil))
-                first = false
+                // What the token adds to the reasoning, to the reply's text and to its tool calls.
+                let (reasoning, reply) = split.append(token.text)
+                let (text, toolCalls) = calls.append(reply)
+                guard !text.isEmpty || !reasoning.isEmpty || !toolCalls.isEmpty || entries != nil else { return }
+                try await emitChunk(text: text, reasoning: reasoning, toolCalls: toolCalls, logprobs: entries, finishReason: nil)
             }
-            try await emit(R.answer(id: id, created: created, model: model.name, index: choice, chunk: true, first: first, text: "", reasoning: nil,
-                                    logprobs: nil, finishReason: summary.finishReason.apiName, usage: nil))
+            let (text, toolCalls) = calls.finish()
+            if !text.isEmpty || !toolCalls.isEmpty {
+                try await emitChunk(text: text, reasoning: "", toolCalls: toolCalls, logprobs: nil, finishReason: nil)
+            }
+            try await emitChunk(text: "", reasoning: "", toolCalls: [], logprobs: nil, finishReason: finishReason(summary, calls: callCount))
             generated += summary.generatedTokens
         }
         if includeUsage {
@@ -89,14 +100,24 @@ struct GenerationJob: Sendable {
                 if wantsLogprobs { entries.append(logprob(token)) }
             }
             let reply = prompt.replyStream().reply(to: text)
-            answers.append(R.answer(id: id, created: created, model: model.name, index: choice, chunk: false, first: true, text: reply.content,
-                                    reasoning: reply.reasoning.flatMap { $0.isEmpty ? nil : $0 },
-                                    logprobs: wantsLogprobs ? entries : nil, finishReason: summary.finishReason.apiName, usage: nil))
+            var calls = prompt.toolCallStream()
+            let (before, ended) = calls.append(reply.content)
+            let (after, rest) = calls.finish()
+            let toolCalls = ended + rest
+            answers.append(R.answer(id: id, created: created, model: model.name, index: choice, chunk: false, first: true, text: before + after,
+                                    reasoning: reply.reasoning.flatMap { $0.isEmpty ? nil : $0 }, toolCalls: toolCalls, firstCall: 0,
+                                    logprobs: wantsLogprobs ? entries : nil, finishReason: finishReason(summary, calls: toolCalls.count), usage: nil))
             generated += summary.generatedTokens
         }
         let usage = Usage(promptTokens: prompt.tokens.count, completionTokens: generated)
         guard let joined = R.Answer.joining(answers, usage: usage) else { throw ServerError.failed("no choices were generated") }
         return joined
+    }
+
+    /// The finish reason an answer reports: `tool_calls` when a reply that ended by itself called
+    /// tools (as OpenAI's API), else the generation's.
+    private func finishReason(_ summary: GenerationSummary, calls: Int) -> String {
+        calls > 0 && summary.finishReason.apiName == "stop" ? "tool_calls" : summary.finishReason.apiName
     }
 
     /// Generates on the leased session, handing each token to `consume`. Each request is logged

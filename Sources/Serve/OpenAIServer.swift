@@ -184,7 +184,8 @@ public struct OpenAIServer: Sendable {
         options.sampling.logitBias = logitBias
         options.shownTokens = prompt.shownTokens
         var grammar: (grammar: Grammar, field: String)?
-        if let (constraint, field) = constraint {
+        let toolCallConstraint = try parsed.toolCallConstraint(for: prompt).map { (constraint: $0, field: "tool_choice") }
+        if let (constraint, field) = toolCallConstraint ?? constraint {
             do {
                 let compiled = try await grammars.grammar(for: constraint, model: model)
                 if compiled.duration > .milliseconds(100) { logger.info("compiled the request's \(field) in \(compiled.duration)") }
@@ -220,15 +221,20 @@ public struct OpenAIServer: Sendable {
 
     /// The request's body as an `R`, refusing unknown fields, and `n` outside 1…`maximumChoices`.
     /// The constraint on the output its `response_format`, `grammar` or `json_schema` asks for
-    /// comes with it, and the field that asked.
+    /// comes with it, and the field that asked (refused beside tools the model may call).
     private func read<R: ServedGenerationRequest>(_ type: R.Type, _ body: RequestBody) async throws(ServerError)
         -> (request: R, constraint: (constraint: OutputConstraint, field: String)?) {
         let data = Data(try await collect(body).readableBytesView)
-        let parsed = try decode(R.self, knowing: R.fieldNames, from: data)
+        var parsed = try decode(R.self, knowing: R.fieldNames, from: data)
         if let n = parsed.n, !(1...Self.maximumChoices).contains(n) { throw .invalid("n must be in 1…\(Self.maximumChoices), got \(n)", param: "n") }
         if parsed.echoesPrompt, parsed.stream == true { throw .invalid("echo is supported for whole answers, not streams", param: "echo") }
-        do {
-            return (parsed, try ConstraintFields.constraint(in: data))
+        do throws(FieldFailure) {
+            try parsed.readOrderedFields(from: data)
+            let constraint = try ConstraintFields.constraint(in: data)
+            if let tools = parsed.tools, tools.choice != .none, let (_, field) = constraint {
+                throw FieldFailure(message: "'\(field)' constrains the output, which tools may call instead: give one, or tool_choice \"none\"", field: field)
+            }
+            return (parsed, constraint)
         } catch {
             throw .invalid(error.message, param: error.field)
         }

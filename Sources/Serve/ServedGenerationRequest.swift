@@ -1,5 +1,7 @@
 import ChatTemplates
+import Foundation
 import GenerationTypes
+import Grammars
 import Inference
 import Jinja
 import OpenAIAPI
@@ -33,15 +35,42 @@ protocol ServedGenerationRequest: Decodable, Sendable {
     var loggedMessages: [ChatMessage]? { get }
     /// The field that holds the prompt, named in errors about it.
     static var promptField: String { get }
-    /// The prompt for `model`: its tokens, and how the answer's reasoning is told from its reply.
+    /// The prompt for `model`: its tokens, and how the answer's reasoning and tool calls are told
+    /// from its reply.
     func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt
+    /// Reads the fields of `body` that this type's decoder leaves (those read as ordered JSON).
+    mutating func readOrderedFields(from body: Data) throws(FieldFailure)
+    /// The tools the request offers, when it offers some.
+    var tools: ToolFields.Request? { get }
     /// An answer of choice `index` (`chunk`: one piece of a stream, the choice's first when
     /// `first`) with `text` (and the model's `reasoning` before it, when it is told apart), the
-    /// tokens' log-probabilities when asked for, and the finish reason and usage when known.
+    /// tool calls it makes (in a stream, those the chunk adds, the first numbered `firstCall`),
+    /// the tokens' log-probabilities when asked for, and the finish reason and usage when known.
     static func answer(id: String, created: Int, model: String, index: Int, chunk: Bool, first: Bool, text: String, reasoning: String?,
-                       logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> Answer
+                       toolCalls: [ToolCall], firstCall: Int, logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> Answer
     /// The last chunk of a stream that asked for usage: no choices, the token counts.
     static func usageChunk(id: String, created: Int, model: String, usage: Usage) -> Answer
+}
+
+extension ServedGenerationRequest {
+    /// The grammar that makes the reply call a tool, when `tool_choice` asks for a call: the
+    /// calls in the syntax of `prompt`, their arguments valid against the function's schema;
+    /// several (the syntax's separator between them) when `parallel_tool_calls` allows.
+    func toolCallConstraint(for prompt: ServedPrompt) throws(ServerError) -> OutputConstraint? {
+        guard let tools, let syntax = prompt.toolCalls else { return nil }
+        let functions: [ToolFunction]
+        switch tools.choice {
+        case .auto, .none: return nil
+        case .required: functions = tools.functions
+        case .function(let name): functions = tools.functions.filter { $0.name == name }
+        }
+        do {
+            return .grammar(try Grammar.gbnf(toolCalls: functions.map { (syntax.callPrefix(function: $0.name), $0.parameters, syntax.callSuffix) },
+                                             separator: tools.parallel && !syntax.separator.isEmpty && tools.choice == .required ? syntax.separator : nil))
+        } catch {
+            throw .invalid("\(error)", param: "tools")
+        }
+    }
 }
 
 extension CompletionRequest: ServedGenerationRequest {
@@ -51,13 +80,16 @@ extension CompletionRequest: ServedGenerationRequest {
     var loggedPrompt: String { prompt }
     var echoesPrompt: Bool { echo == true }
     var loggedMessages: [ChatMessage]? { nil }
+    var tools: ToolFields.Request? { nil }
 
     func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt {
         ServedPrompt(tokens: model.model.tokenizer.encode(prompt))
     }
 
+    func readOrderedFields(from body: Data) throws(FieldFailure) {}
+
     static func answer(id: String, created: Int, model: String, index: Int, chunk: Bool, first: Bool, text: String, reasoning: String?,
-                       logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> Completion {
+                       toolCalls: [ToolCall], firstCall: Int, logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> Completion {
         let legacy = logprobs.map { entries in
             var offsets: [Int] = []
             var offset = 0
@@ -88,9 +120,17 @@ extension ChatCompletionRequest: ServedGenerationRequest {
     var echoesPrompt: Bool { false }
     var loggedMessages: [ChatMessage]? { chatMessages }
 
-    /// The messages as the chat template takes them, with their reasoning.
+    /// The messages as the chat template takes them, with their reasoning and tool calls.
     private var chatMessages: [ChatMessage] {
-        messages.map { ChatMessage(role: $0.role, content: $0.content, reasoning: $0.reasoningContent) }
+        messages.map { message in
+            ChatMessage(role: message.role, content: message.content, reasoning: message.reasoningContent,
+                        toolCalls: (message.toolCalls ?? []).map { ToolCall(id: $0.id ?? "", name: $0.function.name ?? "", arguments: $0.function.arguments ?? "") },
+                        toolCallID: message.toolCallID, name: message.name)
+        }
+    }
+
+    mutating func readOrderedFields(from body: Data) throws(FieldFailure) {
+        tools = try ToolFields.tools(in: body)
     }
 
     func prompt(for model: ServedModel) throws(ServerError) -> ServedPrompt {
@@ -111,7 +151,9 @@ extension ChatCompletionRequest: ServedGenerationRequest {
         case "auto", "deepseek": splits = true
         case let other: throw .invalid("reasoning_format must be none, auto or deepseek, got '\(other)'", param: "reasoning_format")
         }
-        let variables = (chatTemplateKwargs ?? [:]).sorted { $0.key < $1.key }.map { name, value -> (String, TemplateValue) in
+        // llama-server's variables first, so the request's own override them.
+        let now = TemplateEnvironment.DateComponents.utc(secondsSince1970: Int(Date().timeIntervalSince1970))
+        let variables = ChatTemplate.llamaServerVariables(now: now) + (chatTemplateKwargs ?? [:]).sorted { $0.key < $1.key }.map { name, value -> (String, TemplateValue) in
             switch value {
             case .bool(let flag): (name, .bool(flag))
             case .integer(let number): (name, .int(number))
@@ -121,7 +163,7 @@ extension ChatCompletionRequest: ServedGenerationRequest {
         }
         let text: String
         do {
-            text = try template.render(chatMessages, addGenerationPrompt: true, variables: variables)
+            text = try template.render(chatMessages, addGenerationPrompt: true, variables: variables, tools: tools?.functions ?? [], now: now)
         } catch {
             throw .invalid("the chat template failed on these messages: \(error)", param: "messages")
         }
@@ -131,15 +173,32 @@ extension ChatCompletionRequest: ServedGenerationRequest {
             prompt.inlineReasoning = !splits
             prompt.shownTokens = syntax.shownTokenIDs(in: model.model.tokenizer.vocabulary)
         }
+        if let tools, tools.choice != .none {
+            guard let syntax = template.toolCalls else {
+                guard tools.choice == .auto else {
+                    throw .invalid("tool_choice asks for a tool call, but the model's chat template describes no tools (--chat-template-file gives one that does)",
+                                   param: "tool_choice")
+                }
+                return prompt
+            }
+            prompt.toolCalls = syntax
+            prompt.offeredTools = Set(tools.functions.map(\.name))
+            let vocabulary = model.model.tokenizer.vocabulary
+            prompt.shownTokens.formUnion(syntax.shownTokens.compactMap { vocabulary.id(of: Array($0.utf8)) })
+        }
         return prompt
     }
 
     static func answer(id: String, created: Int, model: String, index: Int, chunk: Bool, first: Bool, text: String, reasoning: String?,
-                       logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> ChatCompletion {
+                       toolCalls: [ToolCall], firstCall: Int, logprobs: [TokenLogprob]?, finishReason: String?, usage: Usage?) -> ChatCompletion {
+        let calls = toolCalls.isEmpty ? nil : toolCalls.enumerated().map { offset, call in
+            WireToolCall(index: chunk ? firstCall + offset : nil, id: call.id, function: .init(name: call.name, arguments: call.arguments))
+        }
         let choice = chunk
-            ? ChatChoice(index: index, delta: ChatDelta(role: first ? "assistant" : nil, content: text.isEmpty && reasoning != nil ? nil : text, reasoningContent: reasoning),
+            ? ChatChoice(index: index, delta: ChatDelta(role: first ? "assistant" : nil, content: text.isEmpty && (reasoning != nil || calls != nil) ? nil : text,
+                                                        reasoningContent: reasoning, toolCalls: calls),
                          logprobs: logprobs.map { ChatLogprobs(content: $0) }, finishReason: finishReason)
-            : ChatChoice(index: index, message: WireChatMessage(role: "assistant", content: text, reasoningContent: reasoning),
+            : ChatChoice(index: index, message: WireChatMessage(role: "assistant", content: text, reasoningContent: reasoning, toolCalls: calls),
                          logprobs: logprobs.map { ChatLogprobs(content: $0) }, finishReason: finishReason)
         return ChatCompletion(id: id, chunk: chunk, created: created, model: model, choices: [choice], usage: usage)
     }

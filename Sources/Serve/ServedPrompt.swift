@@ -1,7 +1,8 @@
 import ChatTemplates
+import Foundation
 
-/// A generation request's prompt as the model reads it, and how the answer's reasoning is told
-/// from its reply.
+/// A generation request's prompt as the model reads it, and how the answer's reasoning and tool
+/// calls are told from its reply.
 struct ServedPrompt: Sendable {
     /// The prompt's tokens.
     var tokens: [Int32]
@@ -11,11 +12,23 @@ struct ServedPrompt: Sendable {
     var reasoning: ReasoningSyntax?
     /// Whether the reasoning is left in the reply (`reasoning_format: none`), not split from it.
     var inlineReasoning = false
-    /// The special tokens the output shows: the reasoning's markers.
+    /// The special tokens the output shows: the reasoning's and tool calls' markers.
     var shownTokens: Set<Int32> = []
+    /// How the reply writes tool calls, when the request offered tools it may call.
+    var toolCalls: ToolCallSyntax?
+    /// The names of the functions offered.
+    var offeredTools: Set<String> = []
 
     /// A stream that tells the answer's reasoning from its reply.
     func replyStream() -> ReasoningStream {
         ReasoningStream(syntax: reasoning, prompt: rendered ?? "", inline: inlineReasoning)
+    }
+
+    /// A stream that tells the reply's tool calls from its text, each call with an id of its own
+    /// (`call_` and 24 random hexadecimal digits).
+    func toolCallStream() -> ToolCallStream {
+        ToolCallStream(syntax: toolCalls, offered: offeredTools) {
+            "call_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
+        }
     }
 }

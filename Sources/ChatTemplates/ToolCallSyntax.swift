@@ -1,0 +1,208 @@
+import GenerationTypes
+import OrderedJSON
+
+/// How a family's chat format writes the tool calls of a reply — Qwen 2.5/3's and Hermes' JSON in
+/// `<tool_call>` tags, Llama 3.x's bare JSON object, gpt-oss's harmony recipient
+/// `to=functions.NAME` — and the split of a reply into its text and its calls, as llama-server's
+/// `--jinja` mode parses them. The table of syntaxes is `all`; a template whose source shows none
+/// of them describes no tools, and its replies are all text.
+///
+/// A reply is text up to the first place a call starts (one of `starts`), then calls, each
+/// followed by `end` (which the output may also stop before: an end-of-generation token such as
+/// harmony's `<|call|>`). A call that names no offered function, or whose JSON is not an object
+/// with the name and arguments, is not a call: the reply from there on stays text, so nothing
+/// generated is lost. A call cut off by the end of the output keeps the arguments written so far,
+/// as llama.cpp's lenient parse does.
+public struct ToolCallSyntax: Sendable, Equatable {
+    /// How a call names its function and gives its arguments.
+    public enum Shape: Sendable, Equatable {
+        /// A JSON object with the name under `nameKey` and the arguments (an object) under one of
+        /// `argumentKeys`; `startsObject` when the start marker is the object's own beginning.
+        case jsonObject(nameKey: String, argumentKeys: [String], startsObject: Bool)
+        /// A harmony header naming the function after the start marker (up to white space or a
+        /// special token), then the arguments after `<|message|>`.
+        case recipient
+    }
+
+    /// Its name, for messages.
+    public let name: String
+    /// The texts a call starts with (the first is the one a grammar writes).
+    public let starts: [String]
+    /// What ends a call ("" when the call's JSON ends it).
+    public let end: String
+    /// What comes between two calls in a grammar that writes several ("": one call per reply).
+    public let separator: String
+    /// How the call is written.
+    public let shape: Shape
+    /// Special tokens an output must show as text for the calls to be seen.
+    public let shownTokens: [String]
+    /// Texts whose presence in a template's source says the template writes this syntax.
+    let templateMarkers: [String]
+
+    /// Qwen 2.5/3's, Hermes 2 Pro/3's and SmolLM3's `<tool_call>` JSON `</tool_call>`.
+    public static let hermes = ToolCallSyntax(name: "Hermes <tool_call>", starts: ["<tool_call>\n", "<tool_call>"], end: "</tool_call>", separator: "\n",
+                                              shape: .jsonObject(nameKey: "name", argumentKeys: ["arguments"], startsObject: false),
+                                              shownTokens: ["<tool_call>", "</tool_call>"], templateMarkers: ["<function-name>"])
+    /// Llama 3.1–3.3's JSON object `{"name": …, "parameters": …}` (one call per reply).
+    public static let llama3 = ToolCallSyntax(name: "Llama 3 JSON", starts: [#"{"name": "#, #"{"name":"#], end: "", separator: "",
+                                              shape: .jsonObject(nameKey: "name", argumentKeys: ["parameters", "arguments"], startsObject: true),
+                                              shownTokens: [], templateMarkers: ["dictionary of argument name and its value"])
+    /// gpt-oss's harmony: a commentary-channel message to `functions.NAME`.
+    /// (`<|call|>` ends the model's turn: one call per reply.)
+    public static let harmony = ToolCallSyntax(name: "harmony", starts: ["<|channel|>commentary to=functions.", " to=functions.", "to=functions."], end: "<|call|>",
+                                               separator: "", shape: .recipient,
+                                               shownTokens: ["<|channel|>", "<|message|>", "<|start|>", "<|end|>", "<|constrain|>", "<|call|>"],
+                                               templateMarkers: ["commentary channel: 'functions'"])
+
+    /// Every syntax, in the order a template's source is checked for them.
+    public static let all: [ToolCallSyntax] = [harmony, hermes, llama3]
+
+    /// The syntax a chat template's source writes, if any.
+    public static func used(byTemplate source: String) -> ToolCallSyntax? {
+        all.first { syntax in syntax.templateMarkers.contains { source.contains($0) } }
+    }
+
+    /// What a grammar that makes the model call a tool writes before the arguments of a call of
+    /// `function` (the arguments are then a JSON object, followed by `callSuffix`): for a JSON
+    /// shape, the start and the object's beginning up to the arguments' key.
+    public func callPrefix(function: String) -> String {
+        switch shape {
+        case .jsonObject(let nameKey, let argumentKeys, let startsObject):
+            let opening = "{" + Self.json(nameKey) + ": " + Self.json(function) + ", " + Self.json(argumentKeys[0]) + ": "
+            return startsObject ? opening : starts[0] + opening
+        case .recipient:
+            return starts[0] + function + " <|constrain|>json<|message|>"
+        }
+    }
+
+    /// What a grammar writes after a call's arguments.
+    public var callSuffix: String {
+        switch shape {
+        case .jsonObject(_, _, let startsObject): "}" + (startsObject ? "" : "\n" + end)
+        case .recipient: ""
+        }
+    }
+
+    /// `text` as JSON text (a string literal).
+    private static func json(_ text: String) -> String {
+        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
+    }
+
+    /// Where, in `text`, a call may start: the first start marker found (its offset in UTF-8
+    /// bytes), or else the start of an ending that begins one (which the next text may
+    /// complete), or nil. Text before it is the reply's for certain.
+    func candidateStart(in text: [UInt8], from position: Int = 0) -> (offset: Int, complete: Bool)? {
+        var best: (offset: Int, complete: Bool)?
+        for start in starts {
+            let marker = Array(start.utf8)
+            if let found = Self.firstIndex(of: marker, in: text, from: max(0, position - marker.count)), best.map({ found < $0.offset || found == $0.offset && !$0.complete }) ?? true {
+                best = (found, true)
+            }
+        }
+        if let best, best.complete { return best }
+        for start in starts {
+            let marker = Array(start.utf8)
+            for length in stride(from: min(marker.count - 1, text.count), to: 0, by: -1) where text.suffix(length).elementsEqual(marker.prefix(length)) {
+                let offset = text.count - length
+                if best.map({ offset < $0.offset }) ?? true { best = (offset, false) }
+                break
+            }
+        }
+        return best
+    }
+
+    /// The reply `text` split into its text and its calls of the functions named `offered`;
+    /// `complete` when the output has ended (a call cut off is then kept as far as it goes; while
+    /// it grows, a call is taken only once it has ended). The calls' ids are left empty.
+    public func split(_ text: String, offered: Set<String>, complete: Bool) -> (content: String, calls: [ToolCall]) {
+        let bytes = Array(text.utf8)
+        guard let first = candidateStart(in: bytes), first.complete else { return (text, []) }
+        var calls: [ToolCall] = []
+        var position = first.offset
+        var contentEnd = first.offset
+        while true {
+            guard let (call, next) = self.call(in: bytes, at: position, offered: offered, complete: complete) else { break }
+            calls.append(call)
+            position = next
+            contentEnd = next
+            // The next call, after white space.
+            let cursor = Self.skippingSpace(bytes, from: position)
+            guard let nextStart = candidateStart(in: Array(bytes[cursor...])), nextStart.complete, nextStart.offset == 0 else { break }
+            position = cursor
+        }
+        guard !calls.isEmpty else { return (text, []) }
+        let before = String(decoding: bytes[..<first.offset], as: UTF8.self)
+        let rest = String(decoding: bytes[contentEnd...], as: UTF8.self)
+        return (before + (rest.allSatisfy(\.isWhitespace) ? "" : rest), calls)
+    }
+
+    /// The call starting at `position` (at a start marker) and where what follows it begins, or
+    /// nil when there is none there.
+    private func call(in bytes: [UInt8], at position: Int, offered: Set<String>, complete: Bool) -> (ToolCall, Int)? {
+        guard let marker = starts.map({ Array($0.utf8) }).first(where: { Self.hasPrefix($0, in: bytes, at: position) }) else { return nil }
+        let endMarker = Array(end.utf8)
+        switch shape {
+        case .jsonObject(let nameKey, let argumentKeys, let startsObject):
+            let objectStart = Self.skippingSpace(bytes, from: startsObject ? position : position + marker.count)
+            let scan = JSONObjectScan(bytes, from: objectStart)
+            guard let nameRange = scan.members.first(where: { $0.key == nameKey })?.value,
+                  case .string(let name)? = try? OrderedJSON(parsing: String(decoding: bytes[nameRange], as: UTF8.self)), offered.contains(name),
+                  let arguments = scan.members.first(where: { argumentKeys.contains($0.key) })?.value ?? scan.openValue.flatMap({ argumentKeys.contains($0.key) ? $0.start..<bytes.count : nil })
+            else { return nil }
+            let argumentsText = String(decoding: bytes[arguments], as: UTF8.self)
+            guard let objectEnd = scan.end else {
+                return complete ? (ToolCall(id: "", name: name, arguments: argumentsText), bytes.count) : nil
+            }
+            var next = objectEnd
+            if !endMarker.isEmpty {
+                let afterSpace = Self.skippingSpace(bytes, from: objectEnd)
+                if Self.hasPrefix(endMarker, in: bytes, at: afterSpace) {
+                    next = afterSpace + endMarker.count
+                } else if !(complete && afterSpace == bytes.count) {
+                    return nil
+                }
+            }
+            return (ToolCall(id: "", name: name, arguments: argumentsText), next)
+        case .recipient:
+            let nameStart = position + marker.count
+            var nameEnd = nameStart
+            while nameEnd < bytes.count, !Self.isSpace(bytes[nameEnd]), bytes[nameEnd] != UInt8(ascii: "<") { nameEnd += 1 }
+            let name = String(decoding: bytes[nameStart..<nameEnd], as: UTF8.self)
+            guard nameEnd < bytes.count || complete, offered.contains(name),
+                  let message = Self.firstIndex(of: Array("<|message|>".utf8), in: bytes, from: nameEnd) else { return nil }
+            let argumentsStart = message + "<|message|>".utf8.count
+            let argumentsEnd = Self.firstIndex(of: endMarker, in: bytes, from: argumentsStart)
+            guard argumentsEnd != nil || complete else { return nil }
+            let arguments = String(decoding: bytes[argumentsStart..<(argumentsEnd ?? bytes.count)], as: UTF8.self)
+            return (ToolCall(id: "", name: name, arguments: arguments.trimmingWhitespace()), argumentsEnd.map { $0 + endMarker.count } ?? bytes.count)
+        }
+    }
+
+    static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }
+
+    static func skippingSpace(_ bytes: [UInt8], from position: Int) -> Int {
+        var position = position
+        while position < bytes.count, isSpace(bytes[position]) { position += 1 }
+        return position
+    }
+
+    static func hasPrefix(_ marker: [UInt8], in bytes: [UInt8], at position: Int) -> Bool {
+        position + marker.count <= bytes.count && bytes[position..<(position + marker.count)].elementsEqual(marker)
+    }
+
+    static func firstIndex(of marker: [UInt8], in bytes: [UInt8], from position: Int) -> Int? {
+        guard !marker.isEmpty, bytes.count >= marker.count else { return nil }
+        var index = position
+        while index + marker.count <= bytes.count {
+            if bytes[index] == marker[0], hasPrefix(marker, in: bytes, at: index) { return index }
+            index += 1
+        }
+        return nil
+    }
+}
+
+private extension String {
+    func trimmingWhitespace() -> String {
+        String(drop(while: \.isWhitespace).reversed().drop(while: \.isWhitespace).reversed())
+    }
+}

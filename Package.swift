@@ -94,8 +94,8 @@ let package = Package(
         ),
         .target(
             name: "ModelBuiltins",
-            dependencies: ["Widgets", "LumenLanguage", "LumenKit", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "Quantization", "RunLog", "Remote",
-                           "Scoring", "Tensors", "Tokenizers"]
+            dependencies: ["Widgets", "LumenLanguage", "LumenKit", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "OpenAIAPI",
+                           "OrderedJSON", "Quantization", "RunLog", "Remote", "Scoring", "Tensors", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI", dependencies: ["GenerationTypes", "OrderedJSON"]),
         .target(
@@ -150,7 +150,7 @@ let package = Package(
         .target(name: "LumenKit", dependencies: ["ChatTemplates", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "RunRecords", "Scoring", "Tensors"]),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
         // rendered by them.
-        .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Jinja", "OrderedJSON", "Tokenizers"]),
+        .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Grammars", "Jinja", "OrderedJSON", "Tokenizers"]),
         // Scoring text with a model: llama-perplexity's windows, perplexity and the KL divergence
         // of two models' distributions.
         .target(name: "Scoring", dependencies: ["GGUF", "Inference"], swiftSettings: optimisedInDebug),

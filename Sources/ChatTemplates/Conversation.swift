@@ -15,6 +15,8 @@ public struct Conversation: Sendable {
     /// Whether the model thinks before it replies, for a template with the switch
     /// (`enable_thinking`); nil: the template's default.
     public var thinking: Bool?
+    /// The functions offered to the next reply as tools (rendered by the template).
+    public var tools: [ToolFunction] = []
 
     /// A conversation with the model whose file and vocabulary are `gguf` and `vocabulary`,
     /// starting with `system` (if any), rendered by `template` (default: the file's, else the built-in format of its architecture).
@@ -54,7 +56,7 @@ public struct Conversation: Sendable {
             throw ModelError(file: "chat template", field: "template", reason: "the server renders this conversation with its own template")
         }
         do {
-            return try template.render(messages, addGenerationPrompt: true, thinking: thinking)
+            return try template.render(messages, addGenerationPrompt: true, thinking: thinking, tools: tools)
         } catch {
             throw ModelError(file: "chat template", field: error.kind, reason: error.description)
         }

@@ -1,3 +1,4 @@
+import Foundation
 import GenerationTypes
 
 /// Splits a reply's text from its tool calls as it streams: each call gives the text that is
@@ -16,6 +17,11 @@ public struct ToolCallStream: Sendable {
     private var callsStart: Int?
     private var emittedCalls = 0
     private let makeID: @Sendable () -> String
+
+    /// A new call id as OpenAI writes them: `call_` and 24 random hexadecimal digits.
+    @Sendable public static func callID() -> String {
+        "call_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
+    }
 
     /// A stream of a reply in `syntax` (nil: all text) that may call the functions named `offered`;
     /// `makeID` names each call.

@@ -1,5 +1,7 @@
 import GenerationTypes
+import Grammars
 import OrderedJSON
+import Tokenizers
 
 /// How a family's chat format writes the tool calls of a reply — Qwen 2.5/3's and Hermes' JSON in
 /// `<tool_call>` tags, Llama 3.x's bare JSON object, gpt-oss's harmony recipient
@@ -62,6 +64,11 @@ public struct ToolCallSyntax: Sendable, Equatable {
         all.first { syntax in syntax.templateMarkers.contains { source.contains($0) } }
     }
 
+    /// The ids of `shownTokens` in `vocabulary` (those it has as tokens).
+    public func shownTokenIDs(in vocabulary: Vocabulary) -> Set<Int32> {
+        Set(shownTokens.compactMap { vocabulary.id(of: Array($0.utf8)) })
+    }
+
     /// What a grammar that makes the model call a tool writes before the arguments of a call of
     /// `function` (the arguments are then a JSON object, followed by `callSuffix`): for a JSON
     /// shape, the start and the object's beginning up to the arguments' key.
@@ -81,6 +88,24 @@ public struct ToolCallSyntax: Sendable, Equatable {
         case .jsonObject(_, _, let startsObject): "}" + (startsObject ? "" : "\n" + end)
         case .recipient: ""
         }
+    }
+
+    /// The grammar that makes a reply call a tool when `choice` asks for a call (nil for `auto`
+    /// and `none`): calls of `functions` (the named one alone for a named choice) in this
+    /// syntax, their arguments valid against each function's schema; with `parallel`, one or
+    /// more calls where the syntax writes several.
+    ///
+    /// - Throws: `GrammarError` naming what is wrong in a schema and where.
+    public func constraint(calling functions: [ToolFunction], choice: ToolChoice, parallel: Bool) throws(GrammarError) -> OutputConstraint? {
+        let called: [ToolFunction]
+        switch choice {
+        case .auto, .none: return nil
+        case .required: called = functions
+        case .function(let name): called = functions.filter { $0.name == name }
+        }
+        let several = parallel && choice == .required && !separator.isEmpty
+        return .grammar(try Grammar.gbnf(toolCalls: called.map { (callPrefix(function: $0.name), $0.parameters, callSuffix) },
+                                         separator: several ? separator : nil))
     }
 
     /// `text` as JSON text (a string literal).

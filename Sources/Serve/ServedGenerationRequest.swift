@@ -55,18 +55,11 @@ protocol ServedGenerationRequest: Decodable, Sendable {
 extension ServedGenerationRequest {
     /// The grammar that makes the reply call a tool, when `tool_choice` asks for a call: the
     /// calls in the syntax of `prompt`, their arguments valid against the function's schema;
-    /// several (the syntax's separator between them) when `parallel_tool_calls` allows.
+    /// several when `parallel_tool_calls` allows.
     func toolCallConstraint(for prompt: ServedPrompt) throws(ServerError) -> OutputConstraint? {
         guard let tools, let syntax = prompt.toolCalls else { return nil }
-        let functions: [ToolFunction]
-        switch tools.choice {
-        case .auto, .none: return nil
-        case .required: functions = tools.functions
-        case .function(let name): functions = tools.functions.filter { $0.name == name }
-        }
         do {
-            return .grammar(try Grammar.gbnf(toolCalls: functions.map { (syntax.callPrefix(function: $0.name), $0.parameters, syntax.callSuffix) },
-                                             separator: tools.parallel && !syntax.separator.isEmpty && tools.choice == .required ? syntax.separator : nil))
+            return try syntax.constraint(calling: tools.functions, choice: tools.choice, parallel: tools.parallel)
         } catch {
             throw .invalid("\(error)", param: "tools")
         }
@@ -183,8 +176,7 @@ extension ChatCompletionRequest: ServedGenerationRequest {
             }
             prompt.toolCalls = syntax
             prompt.offeredTools = Set(tools.functions.map(\.name))
-            let vocabulary = model.model.tokenizer.vocabulary
-            prompt.shownTokens.formUnion(syntax.shownTokens.compactMap { vocabulary.id(of: Array($0.utf8)) })
+            prompt.shownTokens.formUnion(syntax.shownTokenIDs(in: model.model.tokenizer.vocabulary))
         }
         return prompt
     }

@@ -1,5 +1,4 @@
 import ChatTemplates
-import Foundation
 
 /// A generation request's prompt as the model reads it, and how the answer's reasoning and tool
 /// calls are told from its reply.
@@ -24,11 +23,8 @@ struct ServedPrompt: Sendable {
         ReasoningStream(syntax: reasoning, prompt: rendered ?? "", inline: inlineReasoning)
     }
 
-    /// A stream that tells the reply's tool calls from its text, each call with an id of its own
-    /// (`call_` and 24 random hexadecimal digits).
+    /// A stream that tells the reply's tool calls from its text, each call with an id of its own.
     func toolCallStream() -> ToolCallStream {
-        ToolCallStream(syntax: toolCalls, offered: offeredTools) {
-            "call_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
-        }
+        ToolCallStream(syntax: toolCalls, offered: offeredTools, makeID: ToolCallStream.callID)
     }
 }

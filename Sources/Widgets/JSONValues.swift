@@ -2,10 +2,11 @@ import LumenLanguage
 import OrderedJSON
 import PythonText
 
-/// Lumen values to and from the JSON widget messages carry.
-enum JSONValues {
+/// Lumen values to and from the JSON widget messages (and tool calls) carry.
+public enum JSONValues {
     /// A JSON value as a Lumen value: a number written without a fraction or exponent is an Int.
-    static func value(of json: OrderedJSON) -> Value {
+    /// (The recursion is as deep as the value, which `OrderedJSON`'s reader bounds.)
+    public static func value(of json: OrderedJSON) -> Value {
         switch json {
         case .null: return .null
         case .bool(let flag): return .bool(flag)

@@ -168,9 +168,9 @@ struct ToolCallTests {
         let tools = Self.tools(try Self.reference())
         let offered = Set(tools.map(\.name))
         for syntax in ToolCallSyntax.all {
-            let pieces = tools.map { (syntax.callPrefix(function: $0.name), $0.parameters, syntax.callSuffix) }
-            let several = try Grammar(.grammar(try Grammar.gbnf(toolCalls: pieces, separator: syntax.separator.isEmpty ? nil : syntax.separator)))
-            let one = try Grammar(.grammar(try Grammar.gbnf(toolCalls: [pieces[1]], separator: nil)))
+            let several = try Grammar(try #require(try syntax.constraint(calling: tools, choice: .required, parallel: true)))
+            let one = try Grammar(try #require(try syntax.constraint(calling: tools, choice: .function("get_time"), parallel: true)))
+            #expect(try syntax.constraint(calling: tools, choice: .auto, parallel: true) == nil)
             let weather = syntax.callPrefix(function: "get_weather") + #"{"city": "Paris", "unit": "celsius"}"# + syntax.callSuffix
             let time = syntax.callPrefix(function: "get_time") + #"{"zone": "UTC"}"# + syntax.callSuffix
             #expect(Self.accepts(several, weather) && Self.accepts(one, time) && !Self.accepts(one, weather), "\(syntax.name)")

@@ -162,6 +162,80 @@ struct ConversationCellTests {
         let text = try await cellValue("reply.text", interpreter)
         #expect(!text.contains("<|im_end|>") && !text.contains("<|im_start|>") && !text.contains("<end_of_turn>"))
     }
+
+    /// A small template in the Hermes `<tool_call>` syntax (its source shows `<function-name>`, as
+    /// Qwen's and Hermes' do), which lists the tools, and each call and result, briefly.
+    static let toolTemplate = "{% if tools %}TOOLS:{% for t in tools %} {{ t.function.name }}{% endfor %} <function-name>\\n{% endif %}"
+        + "{% for m in messages %}{{ m.role | upper }}: {{ m.content }}{% for c in m.tool_calls or [] %}<tool_call>{{ c.function.name }}</tool_call>{% endfor %}\\n{% endfor %}"
+        + "{% if add_generation_prompt %}ASSISTANT:{% endif %}"
+    static let weather = #"["name": "get_weather", "description": "The weather", "parameters": ["type": "object", "properties": ["city": ["type": "string", "maxLength": 8]], "required": ["city"]]]"#
+
+    @Test("say with tools and a named toolChoice: the reply's one call, to that function, with arguments its schema allows, joins the conversation; toolResult answers it and say() replies to it")
+    func toolCallsInCells() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = modelInterpreter()
+        try await runCell("""
+            let m = load("\(models)/stories260K.gguf")
+            let chat = conversation(m, template: "\(Self.toolTemplate)")
+            let reply = chat.say("Weather?", tools: [\(Self.weather)], toolChoice: "get_weather", maxTokens: 150, temperature: 0)
+            """, on: interpreter)
+        #expect(try await cellValue("reply.toolCalls.count", interpreter) == "1")
+        #expect(try await cellValue("reply.toolCalls[0][\"name\"]", interpreter) == "\"get_weather\"")
+        let city = try await cellValue("reply.toolCalls[0][\"arguments\"][\"city\"]", interpreter)
+        #expect(city.hasPrefix("\"") && city.count <= 10, "\(city)")
+        #expect(try await cellValue("reply.finishReason", interpreter) == "\"toolCalls\"")
+        #expect(try await cellValue("chat.messages.last[\"toolCalls\"][0][\"id\"] == reply.toolCalls[0][\"id\"]", interpreter) == "true")
+        try await runCell("toolResult(chat, reply.toolCalls[0], [\"temperature\": 21])", on: interpreter)
+        #expect(try await cellValue("chat.messages.last[\"content\"]", interpreter) == #""{\"temperature\":21}""#)
+        try await runCell("let after = chat.say(maxTokens: 4, temperature: 0)", on: interpreter)
+        #expect(try await cellValue("chat.messages.count", interpreter) == "4")
+        #expect(try await cellValue("after.prompt.contains(\"TOOL: {\\\"temperature\\\":21}\")", interpreter) == "true")
+    }
+
+    @Test("a tool given a Lumen function is run on each call, its result goes back, and the model replies again, maxToolRounds times at most")
+    func toolsRunInALoop() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = modelInterpreter()
+        let weather = Self.weather.dropLast() + #", "call": { args in cities.append(args["city"]); return "21 degrees" }]"#
+        let sink = RecordingSink()
+        try await runCell("""
+            let m = load("\(models)/stories260K.gguf")
+            let chat = conversation(m, template: "\(Self.toolTemplate)")
+            var cities = []
+            let last = chat.say("Weather?", tools: [\(weather)], toolChoice: "required", maxToolRounds: 2, maxTokens: 150, temperature: 0)
+            """, on: interpreter, sink: sink)
+        #expect(try await cellValue("cities.count", interpreter) == "2")
+        #expect(try await cellValue("chat.messages.map { $0[\"role\"] }", interpreter)
+                == #"["user", "assistant", "tool", "assistant", "tool", "assistant"]"#)
+        #expect(try await cellValue("chat.messages[2][\"content\"]", interpreter) == "\"21 degrees\"")
+        #expect(try await cellValue("last.toolCalls.count > 0", interpreter) == "true", "the third reply's calls are left to the caller")
+        #expect(sink.stdout.components(separatedBy: "← get_weather: 21 degrees").count == 3)
+    }
+
+    @Test("tools that cannot be used are refused naming the problem")
+    func toolRefusals() async throws {
+        let models = try sharedModelsDirectory()
+        let interpreter = modelInterpreter()
+        try await runCell("let m = load(\"\(models)/stories260K.gguf\")\nlet plain = conversation(m, template: \"\(Self.template)\")\nlet chat = conversation(m, template: \"\(Self.toolTemplate)\")", on: interpreter)
+        for (code, message) in [
+            ("plain.say(\"Hi\", tools: [\(Self.weather)], toolChoice: \"required\")", "the chat template describes no tools"),
+            ("chat.say(\"Hi\", toolChoice: \"required\")", "toolChoice: needs tools:"),
+            ("chat.say(\"Hi\", tools: [\(Self.weather)], toolChoice: \"get_news\")", "toolChoice names the function 'get_news', which tools does not offer"),
+            ("chat.say(\"Hi\", tools: [[\"name\": \"a b\"]])", "tools[0].function.name must be 1 to 64 letters"),
+            ("chat.say(\"Hi\", tools: [\(Self.weather)], maxToolRounds: 65)", "maxToolRounds must be 0 to 64"),
+            ("chat.say()", "say needs a message, unless the last message is a tool's result"),
+            ("toolResult(chat, [\"id\": \"call_x\", \"name\": \"f\"], 1)", "the last reply made no call with id call_x"),
+        ] {
+            await #expect(throws: ExecutionError.self, "\(code)") {
+                do {
+                    try await runCell(code, on: interpreter)
+                } catch let error as ExecutionError {
+                    #expect(error.name == "ValueError" && error.message.contains(message), "\(code): \(error.message)")
+                    throw error
+                }
+            }
+        }
+    }
 }
 
 /// A task, known once it is made, that a callback may cancel.

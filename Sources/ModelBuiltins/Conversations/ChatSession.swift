@@ -39,6 +39,8 @@ public final class ChatSession: MemberTableHostObject {
                 entry[.string("role")] = .string(message.role)
                 entry[.string("content")] = .string(message.content)
                 if let reasoning = message.reasoning { entry[.string("reasoning")] = .string(reasoning) }
+                if !message.toolCalls.isEmpty { entry[.string("toolCalls")] = .array(message.toolCalls.map(ConversationLibrary.value)) }
+                if let id = message.toolCallID { entry[.string("toolCallID")] = .string(id) }
                 if message.isPartial { entry[.string("partial")] = .bool(true) }
                 return .dictionary(entry)
             })

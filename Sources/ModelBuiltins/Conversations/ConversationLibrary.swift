@@ -5,12 +5,15 @@ import GGUF
 import GenerationTypes
 import Inference
 import LumenLanguage
+import OpenAIAPI
+import OrderedJSON
 import Widgets
 
-/// Conversations: `conversation` starts one with a loaded or served model, `say` adds a turn,
-/// `reset` and `fork`; `chatWidget` is one in a notebook form.
+/// Conversations: `conversation` starts one with a loaded or served model, `say` adds a turn
+/// (offering tools the model may call, and running those given as Lumen functions),
+/// `toolResult` answers a call, `reset` and `fork`; `chatWidget` is one in a notebook form.
 final class ConversationLibrary: LumenLibrary {
-    let builtins: [Builtin] = [conversation, say, reset, fork, chatWidget]
+    let builtins: [Builtin] = [conversation, say, toolResult, reset, fork, chatWidget]
 
     /// The positional argument `conversation`.
     static func chat(_ arguments: inout Arguments) throws(LumenError) -> ChatSession {
@@ -41,35 +44,105 @@ final class ConversationLibrary: LumenLibrary {
 
     static let say = Builtin(
         name: "say",
-        signature: "say(_ conversation, _ message: String, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, logitBias: [Int: Double] = [:], seed: nil, stop: [String] = [], timeout: Double? = nil, stopButton: false) -> Generation",
-        summary: "Adds a user message and generates the reply live, as generate does; the reply joins the conversation (kept and marked partial when interrupted). stopButton: true shows a Stop button that ends this reply alone."
+        signature: "say(_ conversation, _ message: String? = nil, tools: [Dictionary] = [], toolChoice: \"auto\", maxToolRounds: 8, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, logitBias: [Int: Double] = [:], seed: nil, stop: [String] = [], timeout: Double? = nil, stopButton: false) -> Generation",
+        summary: "Adds a user message and generates the reply live, as generate does; the reply joins the conversation (kept and marked partial when interrupted). stopButton: true shows a Stop button that ends this reply alone. tools: functions the model may call, each a Dictionary with name, description and parameters (a JSON Schema), as OpenAI's API takes them; the reply's toolCalls are its calls (name, arguments as a Dictionary, id), in the syntax of the model's chat template (Qwen/Hermes <tool_call>, Llama 3 JSON, gpt-oss harmony). A tool with call: (a Lumen function) is run: each call of it gets the arguments, its result goes back to the model, which replies again, up to maxToolRounds times. toolChoice: \"auto\", \"none\", \"required\" or a function's name; the last two constrain the call to the function's schema. Without a message, the model replies to the tools' results that toolResult added."
     ) { arguments, context in
         let chat = try chat(&arguments)
-        let message = try arguments.string(try arguments.requirePositional("message"), "message")
-        let options = try ModelLibrary.generationOptions(&arguments, defaults: context.generationDefaults)
+        let message = try arguments.nextPositional().map { argument throws(LumenError) in try arguments.string(argument, "message") }
+        let tools = try ToolSet(&arguments, template: chat.conversation.template, location: context.location)
+        var options = try ModelLibrary.generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
         let stopButton = try arguments.labelledBool("stopButton") ?? false
         try arguments.finish()
-        let generation = try await reply(in: chat, to: message, options: options, timeout: timeout, stopButton: stopButton, context: context)
+        if let tools {
+            guard chat.conversation.template != nil else {
+                throw LumenError(.value, "tools: a served model's conversation cannot offer tools yet; load the model to use them", at: context.location)
+            }
+            options.constraint = tools.constraint
+        }
+        let generation = try await reply(in: chat, to: message, options: options, tools: tools, timeout: timeout, stopButton: stopButton, context: context)
         try Task.checkCancellation()
         return .host(generation)
     }
 
-    /// Adds `message` to `chat` and streams the reply to `context`'s output; the reply joins the
-    /// conversation, marked partial when it was stopped.
-    static func reply(in chat: ChatSession, to message: String, options: GenerationOptions, timeout: Double?, stopButton: Bool,
+    static let toolResult = Builtin(
+        name: "toolResult",
+        signature: "toolResult(_ conversation, _ call: Dictionary, _ result)",
+        summary: "Answers a tool call of the last reply (an element of its toolCalls) with result (text, or a value sent as its JSON); say(conversation) then lets the model reply to it."
+    ) { arguments, context in
+        let chat = try chat(&arguments)
+        let (call, _) = try arguments.requirePositional("call")
+        let (result, _) = try arguments.requirePositional("result")
+        try arguments.finish()
+        guard case .dictionary(let fields) = call, case .string(let id)? = fields[.string("id")], case .string(let name)? = fields[.string("name")] else {
+            throw LumenError(.type, "toolResult: call must be one of a reply's toolCalls (a Dictionary with its id and name)", at: context.location)
+        }
+        let answered = chat.conversation.messages.last { $0.role == "assistant" }?.toolCalls.contains { $0.id == id } ?? false
+        guard answered else { throw LumenError(.value, "toolResult: the last reply made no call with id \(id)", at: context.location) }
+        let text = try content(of: result, at: context.location)
+        chat.update { $0.append(ChatMessage(role: "tool", content: text, toolCallID: id, name: name)) }
+        return .null
+    }
+
+    /// A tool's result as the message that carries it: text as it is, any other value as its JSON.
+    static func content(of result: Value, at location: SourceLocation) throws(LumenError) -> String {
+        if case .string(let text) = result { return text }
+        guard let json = result.jsonText else { throw LumenError(.value, "a tool's result must be text or have a JSON form, got \(result.typeName)", at: location) }
+        return json
+    }
+
+    /// A tool call as a value: its id, name, and arguments (a Dictionary when they are a JSON
+    /// object, else their text).
+    static func value(_ call: ToolCall) -> Value {
+        var entry = LumenDictionary()
+        entry[.string("id")] = .string(call.id)
+        entry[.string("name")] = .string(call.name)
+        let parsed = (try? OrderedJSON(parsing: call.arguments)).map(JSONValues.value(of:))
+        entry[.string("arguments")] = if case .dictionary? = parsed { parsed! } else { .string(call.arguments) }
+        return .dictionary(entry)
+    }
+
+    /// Adds `message` (when there is one; else the last message must be a tool's result) to
+    /// `chat` and streams the reply to `context`'s output; the reply joins the conversation,
+    /// marked partial when it was stopped. Calls of `tools` that have a Lumen function are run
+    /// and the model replies to their results, up to the tools' round limit.
+    static func reply(in chat: ChatSession, to message: String?, options: GenerationOptions, tools: ToolSet? = nil, timeout: Double?, stopButton: Bool,
                       context: Builtin.Context) async throws -> Generation {
         var turn = chat.conversation
-        turn.append(ChatMessage(role: "user", content: message))
-        let generation = try await ModelLibrary.streamGeneration(prompt: message, options: options, timeout: timeout, stopButton: stopButton,
-                                                    record: RunDraft(entry: "say", model: chat.model, messages: turn.messages),
-                                                    reasoning: turn.template?.reasoning, context: context) { stop in
-            try await chat.engine.reply(to: turn, options: options, stop: stop)
+        if let message {
+            turn.append(ChatMessage(role: "user", content: message))
+        } else if turn.messages.last?.role != "tool" {
+            throw LumenError(.value, "say needs a message, unless the last message is a tool's result (toolResult)", at: context.location)
         }
-        turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted || generation.stats.finishReason == .timeout,
-                                reasoning: generation.reasoning))
-        chat.update { $0 = turn }
-        return generation
+        turn.tools = tools?.request.functions ?? []
+        var rounds = 0
+        while true {
+            let current = turn
+            let prompt = current.messages.last?.content ?? ""
+            let generation = try await ModelLibrary.streamGeneration(prompt: prompt, options: options, timeout: timeout, stopButton: stopButton,
+                                                                     record: RunDraft(entry: "say", model: chat.model, messages: current.messages),
+                                                                     reasoning: current.template?.reasoning, toolCalls: tools?.callStream(),
+                                                                     context: context) { stop in
+                try await chat.engine.reply(to: current, options: options, stop: stop)
+            }
+            turn.append(ChatMessage(role: "assistant", content: generation.text, isPartial: generation.interrupted || generation.stats.finishReason == .timeout,
+                                    reasoning: generation.reasoning, toolCalls: generation.toolCalls))
+            chat.update { $0 = turn }
+            guard let tools, !generation.toolCalls.isEmpty, !generation.interrupted, rounds < tools.maxRounds,
+                  let functions = tools.functions(for: generation.toolCalls) else { return generation }
+            for (call, function) in zip(generation.toolCalls, functions) {
+                try Task.checkCancellation()
+                let parsed = (try? OrderedJSON(parsing: call.arguments)).map(JSONValues.value(of:))
+                guard case .dictionary? = parsed else {
+                    throw LumenError(.value, "the model called \(call.name) with arguments that are not a JSON object: \(call.arguments)", at: context.location)
+                }
+                let result = try content(of: try await context.call(function, [parsed!]), at: context.location)
+                context.output.stream(.stdout, "← \(call.name): \(result)\n")
+                turn.append(ChatMessage(role: "tool", content: result, toolCallID: call.id, name: call.name))
+            }
+            chat.update { $0 = turn }
+            rounds += 1
+        }
     }
 
     static let chatWidget = Builtin(

@@ -24,8 +24,13 @@ struct LocalChat: ChatEngine {
         let container = try model.container()
         let tokenizer = container.model.tokenizer
         let tokens = conversation.promptTokens(tokenizer, text: prompt)
-        // The markers of the reasoning are shown, so that it can be told from the reply.
-        options.shownTokens.formUnion(conversation.template?.reasoning?.shownTokenIDs(in: tokenizer.vocabulary) ?? [])
+        // The markers of the reasoning (and of tool calls, when tools are offered) are shown, so
+        // that they can be told from the reply.
+        let vocabulary = tokenizer.vocabulary
+        options.shownTokens.formUnion(conversation.template?.reasoning?.shownTokenIDs(in: vocabulary) ?? [])
+        if !conversation.tools.isEmpty, let syntax = conversation.template?.toolCalls {
+            options.shownTokens.formUnion(syntax.shownTokenIDs(in: vocabulary))
+        }
         return (prompt, container.generate(tokens: tokens, options: options, stop: stop, startingFrom: inherited, preferring: sessionIndex))
     }
 

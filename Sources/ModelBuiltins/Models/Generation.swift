@@ -25,12 +25,16 @@ public final class Generation: MemberTableHostObject {
     public let options: GenerationOptions
     /// Whether the run was interrupted.
     public let interrupted: Bool
+    /// The tools the reply calls, when it was offered some (its text is then what it says
+    /// besides).
+    public let toolCalls: [ToolCall]
 
-    init(prompt: String, text: String, reasoning: String? = nil, tokens: [GeneratedToken], stats: GenerationSummary, options: GenerationOptions,
-         interrupted: Bool) {
+    init(prompt: String, text: String, reasoning: String? = nil, toolCalls: [ToolCall] = [], tokens: [GeneratedToken], stats: GenerationSummary,
+         options: GenerationOptions, interrupted: Bool) {
         self.prompt = prompt
         self.text = text
         self.reasoning = reasoning
+        self.toolCalls = toolCalls
         self.tokens = tokens
         self.stats = stats
         self.options = options
@@ -61,6 +65,7 @@ public final class Generation: MemberTableHostObject {
             return .dictionary(entry)
         }),
         ("text", { .string($0.text) }),
+        ("toolCalls", { .array($0.toolCalls.map(ConversationLibrary.value)) }),
         ("tokens", { generation in
             .array(generation.tokens.map { token in
                 var entry = LumenDictionary()
@@ -72,13 +77,21 @@ public final class Generation: MemberTableHostObject {
         }),
     ])
 
-    /// `length`, `eos`, `stop`, `cancelled` or `interrupted`.
-    var finishReason: String { interrupted ? "interrupted" : stats.finishReason.rawValue }
+    /// `length`, `eos`, `stop`, `cancelled` or `interrupted`; `toolCalls` when a reply that
+    /// ended by itself called tools.
+    var finishReason: String {
+        interrupted ? "interrupted" : !toolCalls.isEmpty && stats.finishReason.apiName == "stop" ? "toolCalls" : stats.finishReason.rawValue
+    }
 
-    public var summary: String { text + "\n" + Self.summaryLine(stats, interrupted: interrupted) }
+    /// The reply's text, then a line for each tool it calls: `→ name({arguments})`.
+    private var shownText: String {
+        ([text] + toolCalls.map { "→ \($0.name)(\($0.arguments))" }).filter { !$0.isEmpty }.joined(separator: "\n")
+    }
+
+    public var summary: String { shownText + "\n" + Self.summaryLine(stats, interrupted: interrupted) }
 
     public var mimeBundle: MIMEBundle {
-        Self.bundle(text: text, reasoning: reasoning, footer: Self.summaryLine(stats, interrupted: interrupted))
+        Self.bundle(text: shownText, reasoning: reasoning, footer: Self.summaryLine(stats, interrupted: interrupted))
     }
 
     /// The one-line summary under a generation.

@@ -97,7 +97,7 @@ extension ModelLibrary {
     /// they stream (the reasoning dimmed, an ANSI faint italic every front end's stream shows)
     /// and kept apart in the generation.
     static func streamGeneration(prompt: String, options: GenerationOptions, timeout: Double?, stopButton: Bool = false, record: RunDraft,
-                                 reasoning: ReasoningSyntax? = nil, context: Builtin.Context,
+                                 reasoning: ReasoningSyntax? = nil, toolCalls: ToolCallStream? = nil, context: Builtin.Context,
                                  start: (StopSignal) async throws -> (renderedPrompt: String?, events: AsyncThrowingStream<TokenEvent, any Error>))
         async throws -> Generation {
         let output = context.output
@@ -163,7 +163,11 @@ extension ModelLibrary {
         var stats = collected.summary ?? GenerationSummary(promptTokens: 0, generatedTokens: collected.tokens.count, timeToFirstToken: 0,
                                                            promptTokensPerSecond: 0, generationTokensPerSecond: 0, finishReason: .cancelled)
         if deadlinePassed, !interrupted, stats.finishReason == .cancelled { stats.finishReason = .timeout }
-        let generation = Generation(prompt: rendered ?? prompt, text: reply.content, reasoning: reply.reasoning,
+        // The reply's tool calls, when it was offered tools, told from its text.
+        var calls = toolCalls ?? ToolCallStream(syntax: nil, offered: []) { "" }
+        let (before, ended) = calls.append(reply.content)
+        let (after, rest) = calls.finish()
+        let generation = Generation(prompt: rendered ?? prompt, text: before + after, reasoning: reply.reasoning, toolCalls: ended + rest,
                                     tokens: collected.tokens, stats: stats, options: options, interrupted: interrupted)
         output.display(generation.footerBundle, displayID: nil)
         context.shownLive(.host(generation))

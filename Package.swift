@@ -150,7 +150,7 @@ let package = Package(
         .target(name: "LumenKit", dependencies: ["ChatTemplates", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "RunRecords", "Scoring", "Tensors"]),
         // Chat templates (a GGUF file's Jinja template, or a built-in format) and conversations
         // rendered by them.
-        .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Grammars", "Jinja", "OrderedJSON", "Tokenizers"]),
+        .target(name: "ChatTemplates", dependencies: ["GGUF", "GenerationTypes", "Grammars", "Jinja", "OrderedJSON", "PythonText", "Tokenizers"]),
         // Scoring text with a model: llama-perplexity's windows, perplexity and the KL divergence
         // of two models' distributions.
         .target(name: "Scoring", dependencies: ["GGUF", "Inference"], swiftSettings: optimisedInDebug),

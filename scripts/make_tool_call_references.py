@@ -60,6 +60,15 @@ LLAMA3_REPLIES = [
     "{\"name\": \"get_weather\", \"parameters\": {\"city\": \"Pa",
     "It is sunny in Paris.",
 ]
+GEMMA4_REPLIES = [
+    "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>}<tool_call|>",
+    "Checking.<|tool_call>call:get_time{precise:true,zone:<|\"|>Asia/Tokyo<|\"|>}<tool_call|>",
+    "<|tool_call>call:get_weather{city:<|\"|>Paris<|\"|>,unit:<|\"|>celsius<|\"|>}<tool_call|>"
+    "<|tool_call>call:get_time{zone:<|\"|>UTC<|\"|>}<tool_call|>",
+    "<|tool_call>call:get_weather{city:<|\"|>Paris, \"FR\" {x}<|\"|>, days: 3, when:{from:-1.5e2,to:null}, tags:[<|\"|>a<|\"|>, 2, []]}<tool_call|>",
+    "<|tool_call>call:get_weather{city:<|\"|>Par",
+    "It is sunny in Paris.",
+]
 TEMPLATES = {
     "Qwen-Qwen3-0.6B.jinja": HERMES_REPLIES,
     "Qwen-Qwen2.5-7B-Instruct.jinja": HERMES_REPLIES,
@@ -69,6 +78,7 @@ TEMPLATES = {
     # Harmony replies continue a rendered message in another way; they are checked against the
     # template's own rendering of tool calls (`renders`) instead.
     "openai-gpt-oss-120b.jinja": [],
+    "google-gemma-4-31B-it.jinja": GEMMA4_REPLIES,
 }
 
 

@@ -73,10 +73,13 @@ public struct ChatTemplate: Sendable {
 
     /// The variables llama-server adds to every rendering, which `render` leaves out (as
     /// transformers does): `date_string` (`30 Nov 2026`, which Llama 3.1's template prints in place
-    /// of its own default date) and `datetime` (`Nov 30 2026`), both of `now`.
-    public static func llamaServerVariables(now: TemplateEnvironment.DateComponents) -> [(String, TemplateValue)] {
+    /// of its own default date) and `datetime` (`Nov 30 2026`), both of `now`, and, for a template
+    /// that reads it, `enable_thinking` true (llama-server's default: Gemma 4's template, whose
+    /// own default is off, thinks).
+    public func llamaServerVariables(now: TemplateEnvironment.DateComponents) -> [(String, TemplateValue)] {
         let environment = TemplateEnvironment(now: now)
         return [("date_string", .string(environment.strftime("%d %b %Y"))), ("datetime", .string(environment.strftime("%b %d %Y")))]
+            + (hasThinkingSwitch ? [("enable_thinking", .bool(true))] : [])
     }
 
     /// The prompt for `messages`; with `addGenerationPrompt`, ending where the assistant's reply

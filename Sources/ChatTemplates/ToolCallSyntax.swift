@@ -5,7 +5,7 @@ import Tokenizers
 
 /// How a family's chat format writes the tool calls of a reply — Qwen 2.5/3's and Hermes' JSON in
 /// `<tool_call>` tags, Llama 3.x's bare JSON object, gpt-oss's harmony recipient
-/// `to=functions.NAME` — and the split of a reply into its text and its calls, as llama-server's
+/// `to=functions.NAME`, Gemma 4's `<|tool_call>call:NAME{…}` — and the split of a reply into its text and its calls, as llama-server's
 /// `--jinja` mode parses them. The table of syntaxes is `all`; a template whose source shows none
 /// of them describes no tools, and its replies are all text.
 ///
@@ -24,6 +24,9 @@ public struct ToolCallSyntax: Sendable, Equatable {
         /// A harmony header naming the function after the start marker (up to white space or a
         /// special token), then the arguments after `<|message|>`.
         case recipient
+        /// The function's name after the start marker, then its arguments as a Gemma 4 value
+        /// (`{city:<|"|>Paris<|"|>}`), read into JSON.
+        case gemma
     }
 
     /// Its name, for messages.
@@ -32,8 +35,8 @@ public struct ToolCallSyntax: Sendable, Equatable {
     public let starts: [String]
     /// What ends a call ("" when the call's JSON ends it).
     public let end: String
-    /// What comes between two calls in a grammar that writes several ("": one call per reply).
-    public let separator: String
+    /// What comes between two calls in a grammar that writes several; nil: one call per reply.
+    public let separator: String?
     /// How the call is written.
     public let shape: Shape
     /// Special tokens an output must show as text for the calls to be seen.
@@ -46,18 +49,22 @@ public struct ToolCallSyntax: Sendable, Equatable {
                                               shape: .jsonObject(nameKey: "name", argumentKeys: ["arguments"], startsObject: false),
                                               shownTokens: ["<tool_call>", "</tool_call>"], templateMarkers: ["<function-name>"])
     /// Llama 3.1–3.3's JSON object `{"name": …, "parameters": …}` (one call per reply).
-    public static let llama3 = ToolCallSyntax(name: "Llama 3 JSON", starts: [#"{"name": "#, #"{"name":"#], end: "", separator: "",
+    public static let llama3 = ToolCallSyntax(name: "Llama 3 JSON", starts: [#"{"name": "#, #"{"name":"#], end: "", separator: nil,
                                               shape: .jsonObject(nameKey: "name", argumentKeys: ["parameters", "arguments"], startsObject: true),
                                               shownTokens: [], templateMarkers: ["dictionary of argument name and its value"])
     /// gpt-oss's harmony: a commentary-channel message to `functions.NAME`.
     /// (`<|call|>` ends the model's turn: one call per reply.)
     public static let harmony = ToolCallSyntax(name: "harmony", starts: ["<|channel|>commentary to=functions.", " to=functions.", "to=functions."], end: "<|call|>",
-                                               separator: "", shape: .recipient,
+                                               separator: nil, shape: .recipient,
                                                shownTokens: ["<|channel|>", "<|message|>", "<|start|>", "<|end|>", "<|constrain|>", "<|call|>"],
                                                templateMarkers: ["commentary channel: 'functions'"])
 
+    /// Gemma 4's `<|tool_call>call:NAME{…}<tool_call|>`, calls one after another.
+    public static let gemma4 = ToolCallSyntax(name: "Gemma 4", starts: ["<|tool_call>call:"], end: "<tool_call|>", separator: "", shape: .gemma,
+                                              shownTokens: ["<|tool_call>", "<tool_call|>", "<|\"|>"], templateMarkers: ["'<|tool_call>call:'"])
+
     /// Every syntax, in the order a template's source is checked for them.
-    public static let all: [ToolCallSyntax] = [harmony, hermes, llama3]
+    public static let all: [ToolCallSyntax] = [harmony, gemma4, hermes, llama3]
 
     /// The syntax a chat template's source writes, if any.
     public static func used(byTemplate source: String) -> ToolCallSyntax? {
@@ -79,14 +86,20 @@ public struct ToolCallSyntax: Sendable, Equatable {
             return startsObject ? opening : starts[0] + opening
         case .recipient:
             return starts[0] + function + " <|constrain|>json<|message|>"
+        case .gemma:
+            return starts[0] + function
         }
     }
+
+    /// The syntax a grammar writes the arguments in.
+    public var argumentSyntax: Grammar.ValueSyntax { shape == .gemma ? .gemma4 : .json }
 
     /// What a grammar writes after a call's arguments.
     public var callSuffix: String {
         switch shape {
         case .jsonObject(_, _, let startsObject): "}" + (startsObject ? "" : "\n" + end)
         case .recipient: ""
+        case .gemma: end
         }
     }
 
@@ -103,9 +116,9 @@ public struct ToolCallSyntax: Sendable, Equatable {
         case .required: called = functions
         case .function(let name): called = functions.filter { $0.name == name }
         }
-        let several = parallel && choice == .required && !separator.isEmpty
+        let several = parallel && choice == .required
         return .grammar(try Grammar.gbnf(toolCalls: called.map { (callPrefix(function: $0.name), $0.parameters, callSuffix) },
-                                         separator: several ? separator : nil))
+                                         separator: several ? separator : nil, syntax: argumentSyntax))
     }
 
     /// `text` as JSON text (a string literal).
@@ -200,6 +213,15 @@ public struct ToolCallSyntax: Sendable, Equatable {
             guard argumentsEnd != nil || complete else { return nil }
             let arguments = String(decoding: bytes[argumentsStart..<(argumentsEnd ?? bytes.count)], as: UTF8.self)
             return (ToolCall(id: "", name: name, arguments: arguments.trimmingWhitespace()), argumentsEnd.map { $0 + endMarker.count } ?? bytes.count)
+        case .gemma:
+            let nameStart = position + marker.count
+            guard let brace = bytes[nameStart...].firstIndex(of: UInt8(ascii: "{")) else { return nil }
+            let name = String(decoding: bytes[nameStart..<brace], as: UTF8.self)
+            let scan = GemmaValueScan(bytes, from: brace)
+            guard offered.contains(name), let arguments = scan.json else { return nil }
+            guard let valueEnd = scan.end else { return complete ? (ToolCall(id: "", name: name, arguments: arguments), bytes.count) : nil }
+            if ToolCallSyntax.hasPrefix(endMarker, in: bytes, at: valueEnd) { return (ToolCall(id: "", name: name, arguments: arguments), valueEnd + endMarker.count) }
+            return complete && valueEnd == bytes.count ? (ToolCall(id: "", name: name, arguments: arguments), valueEnd) : nil
         }
     }
 

@@ -41,15 +41,60 @@ struct JSONSchemaGrammar {
 
     /// The schema being converted (the one `$ref`s point into).
     private var schema: OrderedJSON
+    /// The syntax the values are written in.
+    private let syntax: Grammar.ValueSyntax
     /// Rules written so far, by name, and their order.
     private var rules: [String: String] = [:]
     private var order: [String] = []
     /// The rule each `$ref` became.
     private var references: [String: String] = [:]
 
-    /// A converter of `schema`.
-    init(_ schema: OrderedJSON) {
+    /// A converter of `schema`, whose values are written in `syntax`.
+    init(_ schema: OrderedJSON, syntax: Grammar.ValueSyntax = .json) {
         self.schema = schema
+        self.syntax = syntax
+    }
+
+    /// Gemma 4's rules, where its syntax differs from JSON's: strings between `<|"|>` marks (a
+    /// character is anything that does not begin one), bare keys.
+    private static let gemmaPrimitives: [String: (body: String, uses: [String])] = [
+        "char": (#"[^<] | "<" ([^|] | "|" ([^"] | "\"" ([^|] | "|" [^>])))"#, []),
+        "string": (#""<|\"|>" char* "<|\"|>""#, ["char"]),
+        "key": (#"[a-zA-Z0-9_.-]+"#, []),
+        "object": (#""{" ws ( key ":" ws value ("," ws key ":" ws value)* )? ws "}""#, ["ws", "key", "value"]),
+        "array": (#""[" ws ( value ("," ws value)* )? ws "]""#, ["ws", "value"]),
+    ]
+
+    /// The body of the primitive rule `name` in this syntax, and the rules it uses.
+    private func primitiveRule(_ name: String) -> (body: String, uses: [String])? {
+        (syntax == .gemma4 ? Self.gemmaPrimitives[name] : nil) ?? Self.primitives[name]
+    }
+
+    /// The GBNF of the mark around a string.
+    private var quote: String { GBNFText.literal(syntax == .gemma4 ? "<|\"|>" : "\"") }
+
+    /// The GBNF between two members or items.
+    private var itemSeparator: String { syntax == .gemma4 ? "\",\" ws" : "ws \",\" ws" }
+
+    /// The GBNF of a member's key and colon, before its value (Gemma 4's key is bare and meets its colon).
+    private func keyAndColon(_ key: String) -> String {
+        syntax == .gemma4 ? GBNFText.literal(key + ":") + " ws" : GBNFText.literal(PythonText.json(key, ensureASCII: false)) + " ws \":\" ws"
+    }
+
+    /// The GBNF of exactly `value` (a `const` or `enum` member) in this syntax.
+    private func literal(_ value: OrderedJSON) -> String {
+        GBNFText.literal(syntax == .gemma4 ? Self.gemmaText(of: value) : value.text)
+    }
+
+    /// `value` in Gemma 4's syntax, as its chat template writes a call's arguments (keys bare).
+    /// (The recursion is as deep as the value, which `OrderedJSON`'s reader bounds.)
+    static func gemmaText(of value: OrderedJSON) -> String {
+        switch value {
+        case .string(let text): "<|\"|>" + text + "<|\"|>"
+        case .array(let items): "[" + items.map(gemmaText(of:)).joined(separator: ",") + "]"
+        case .object(let members): "{" + members.map { $0.key + ":" + gemmaText(of: $0.value) }.joined(separator: ",") + "}"
+        default: value.text
+        }
     }
 
     /// The GBNF grammar of JSON documents valid against the schema JSON text `text`.
@@ -69,11 +114,12 @@ struct JSONSchemaGrammar {
         .map { "\($0) ::= \(primitives[$0]!.body)" }.joined(separator: "\n") + "\n"
 
     /// The GBNF grammar of one or more (`separator` between them; exactly one when nil) of the
-    /// texts `alternatives` describe: each its prefix, a JSON document valid against its schema
-    /// (JSON text), then its suffix. One converter writes every schema's rules, so their names
+    /// texts `alternatives` describe: each its prefix, a value valid against its schema (JSON
+    /// text) written in `syntax`, then its suffix. One converter writes every schema's rules, so their names
     /// never clash; each schema's `$ref`s point into itself.
-    static func gbnf(alternatives: [(prefix: String, schema: String, suffix: String)], separator: String?) throws(GrammarError) -> String {
-        var converter = JSONSchemaGrammar(.bool(true))
+    static func gbnf(alternatives: [(prefix: String, schema: String, suffix: String)], separator: String?,
+                     syntax: Grammar.ValueSyntax) throws(GrammarError) -> String {
+        var converter = JSONSchemaGrammar(.bool(true), syntax: syntax)
         var choices: [String] = []
         for (index, alternative) in alternatives.enumerated() {
             do {
@@ -106,7 +152,7 @@ struct JSONSchemaGrammar {
 
     /// A primitive rule (and those it uses), returned by name.
     private mutating func primitive(_ name: String) -> String {
-        guard rules[name] == nil, let (body, uses) = Self.primitives[name] else { return name }
+        guard rules[name] == nil, let (body, uses) = primitiveRule(name) else { return name }
         define(name, body)
         for used in uses { _ = primitive(used) }
         return name
@@ -120,7 +166,7 @@ struct JSONSchemaGrammar {
         if cleaned.isEmpty { cleaned = "rule" }
         var name = cleaned
         var index = 1
-        while rules[name] != nil || Self.primitives[name] != nil || name == "root" && !order.isEmpty {
+        while rules[name] != nil || primitiveRule(name) != nil || name == "root" && !order.isEmpty {
             index += 1
             name = "\(cleaned)-\(index)"
         }
@@ -157,10 +203,10 @@ struct JSONSchemaGrammar {
         if let reference = schema["$ref"] {
             return try self.reference(reference, pointer: pointer + "/$ref")
         }
-        if let value = schema["const"] { return GBNFText.literal(value.text) }
+        if let value = schema["const"] { return literal(value) }
         if let values = schema["enum"] {
             guard case .array(let items) = values, !items.isEmpty else { throw error(pointer + "/enum", "enum must be a non-empty array") }
-            return "(" + items.map { GBNFText.literal($0.text) }.joined(separator: " | ") + ")"
+            return "(" + items.map(literal).joined(separator: " | ") + ")"
         }
         for keyword in ["anyOf", "oneOf"] {
             if let alternatives = schema[keyword] {
@@ -262,21 +308,21 @@ struct JSONSchemaGrammar {
         case let additional?:
             let valueRule = try rule(for: additional, name: "\(name)-additional", pointer: pointer + "/additionalProperties")
             let known = properties.map(\.key)
-            let keyRule = known.isEmpty ? primitive("string") : freshName("\(name)-additional-key")
+            let anyKey = syntax == .gemma4 ? "key" : "string"
+            let keyRule = known.isEmpty ? primitive(anyKey) : freshName("\(name)-additional-key")
             if !known.isEmpty {
-                // Any string but the named properties' (which have rules of their own).
-                _ = primitive("char")
-                define(keyRule, "\"\\\"\" char* \"\\\"\"")
+                // Any key but the named properties' (which have rules of their own).
+                define(keyRule, primitive(anyKey))
             }
             let pair = freshName("\(name)-additional-kv")
-            define(pair, "\(keyRule) ws \":\" ws \(valueRule)")
+            define(pair, syntax == .gemma4 ? "\(keyRule) \":\" ws \(valueRule)" : "\(keyRule) ws \":\" ws \(valueRule)")
             extra = pair
         }
         _ = primitive("ws")
         // The members in the schema's order, required ones always, each optional one present or
         // not, then any additional ones; commas between what is present. One rule per (position,
         // whether a member came before) keeps the grammar linear in the number of properties.
-        let separator = "ws \",\" ws"
+        let separator = itemSeparator
         var tails: [String: String] = [:]
         func tail(from index: Int, first: Bool) -> String {
             let key = "\(index)-\(first)"
@@ -302,7 +348,7 @@ struct JSONSchemaGrammar {
     /// A rule for the member `key` whose value is `valueRule`'s, returned by name.
     private mutating func member(_ key: String, _ valueRule: String, name: String) -> String {
         let pair = freshName("\(name)-\(key)-kv")
-        define(pair, "\(GBNFText.literal(PythonText.json(key, ensureASCII: false))) ws \":\" ws \(valueRule)")
+        define(pair, "\(keyAndColon(key)) \(valueRule)")
         return pair
     }
 
@@ -320,7 +366,7 @@ struct JSONSchemaGrammar {
             throw error(pointer + "/prefixItems", "prefixItems must be an array of schemas")
         }
         _ = primitive("ws")
-        let separator = "ws \",\" ws"
+        let separator = itemSeparator
         var itemRules: [String] = []
         for (index, item) in prefix.enumerated() {
             itemRules.append(try rule(for: item, name: "\(name)-\(index)", pointer: "\(pointer)/prefixItems/\(index)"))
@@ -350,22 +396,22 @@ struct JSONSchemaGrammar {
 
     private mutating func string(_ schema: OrderedJSON, name: String, pointer: String) throws(GrammarError) -> String {
         if case .string(let format)? = schema["format"], ["date", "time", "date-time", "uuid"].contains(format) {
-            return "\"\\\"\" \(primitive(format)) \"\\\"\""
+            return "\(quote) \(primitive(format)) \(quote)"
         }
         if let pattern = schema["pattern"] {
             guard case .string(let text) = pattern else { throw error(pointer + "/pattern", "pattern must be a string") }
-            var regex = RegexGrammar(text, jsonString: true, source: "JSON schema at \(pointer)/pattern")
+            var regex = RegexGrammar(text, jsonString: syntax == .json, source: "JSON schema at \(pointer)/pattern")
             let (body, anchoredStart, anchoredEnd) = try regex.expression()
             let any = primitive("char")
             // A pattern matches anywhere in the string unless anchored.
-            return "\"\\\"\" \(anchoredStart ? "" : "\(any)* ")(\(body.isEmpty ? "\"\"" : body))\(anchoredEnd ? "" : " \(any)*") \"\\\"\""
+            return "\(quote) \(anchoredStart ? "" : "\(any)* ")(\(body.isEmpty ? "\"\"" : body))\(anchoredEnd ? "" : " \(any)*") \(quote)"
         }
         let minimum = try count(schema, "minLength", pointer: pointer) ?? 0
         let maximum = try count(schema, "maxLength", pointer: pointer)
         if let maximum, maximum < minimum { throw error(pointer + "/maxLength", "maxLength \(maximum) is below minLength \(minimum)") }
         let char = primitive("char")
         let repeated = maximum.map { "{\(minimum),\($0)}" } ?? (minimum == 0 ? "*" : "{\(minimum),}")
-        return "\"\\\"\" \(char)\(repeated) \"\\\"\""
+        return "\(quote) \(char)\(repeated) \(quote)"
     }
 
     private func count(_ schema: OrderedJSON, _ keyword: String, pointer: String) throws(GrammarError) -> Int? {

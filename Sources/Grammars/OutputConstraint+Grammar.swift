@@ -24,13 +24,23 @@ extension Grammar {
         }
     }
 
+    /// How a value valid against a JSON Schema is written.
+    public enum ValueSyntax: Sendable, Equatable {
+        /// As JSON.
+        case json
+        /// As Gemma 4 writes a tool call's arguments: strings between `<|"|>` marks, keys bare
+        /// (`{city:<|"|>Paris<|"|>,days:3}`).
+        case gemma4
+    }
+
     /// The llama.cpp GBNF grammar of one or more tool calls (`separator` between them; exactly
     /// one when nil), each one of `calls`: its prefix (the call's start and name), its arguments
-    /// as a JSON document valid against its schema (JSON text), then its suffix.
+    /// valid against its schema (JSON text) and written in `syntax`, then its suffix.
     ///
     /// - Throws: `GrammarError` naming what is wrong in a schema and where.
-    public static func gbnf(toolCalls calls: [(prefix: String, schema: String, suffix: String)], separator: String?) throws(GrammarError) -> String {
-        try JSONSchemaGrammar.gbnf(alternatives: calls, separator: separator)
+    public static func gbnf(toolCalls calls: [(prefix: String, schema: String, suffix: String)], separator: String?,
+                            syntax: ValueSyntax = .json) throws(GrammarError) -> String {
+        try JSONSchemaGrammar.gbnf(alternatives: calls, separator: separator, syntax: syntax)
     }
 
     /// The grammar of `constraint`; `tokenNamed` finds the token a GBNF `<text>` element names;

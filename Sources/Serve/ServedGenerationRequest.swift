@@ -146,7 +146,7 @@ extension ChatCompletionRequest: ServedGenerationRequest {
         }
         // llama-server's variables first, so the request's own override them.
         let now = TemplateEnvironment.DateComponents.utc(secondsSince1970: Int(Date().timeIntervalSince1970))
-        let variables = ChatTemplate.llamaServerVariables(now: now) + (chatTemplateKwargs ?? [:]).sorted { $0.key < $1.key }.map { name, value -> (String, TemplateValue) in
+        let variables = template.llamaServerVariables(now: now) + (chatTemplateKwargs ?? [:]).sorted { $0.key < $1.key }.map { name, value -> (String, TemplateValue) in
             switch value {
             case .bool(let flag): (name, .bool(flag))
             case .integer(let number): (name, .int(number))

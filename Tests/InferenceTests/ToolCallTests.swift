@@ -65,14 +65,14 @@ struct ToolCallTests {
         let conversations = Self.list(reference["conversations"])
         let tools = Self.tools(reference)
         let renders = Self.members(reference["renders"])
-        #expect(renders.count == 6)
+        #expect(renders.count == 7)
         for (name, cases) in renders {
             let template = try Self.template(name)
             for (index, expected) in Self.list(cases).enumerated() {
                 guard case .number(let now, _)? = expected["now"] else { Issue.record("\(name) #\(index): no time"); continue }
                 let time = TemplateEnvironment.DateComponents.utc(secondsSince1970: Int(now))
                 let rendering = Result { () throws(TemplateError) in
-                    try template.render(Self.messages(conversations[index]), variables: ChatTemplate.llamaServerVariables(now: time), tools: tools, now: time)
+                    try template.render(Self.messages(conversations[index]), variables: template.llamaServerVariables(now: time), tools: tools, now: time)
                 }
                 if let refusal = Self.string(expected["refused"]) {
                     #expect(throws: TemplateError.self, "\(name) #\(index): llama-server refused: \(refusal)") { try rendering.get() }
@@ -85,13 +85,14 @@ struct ToolCallTests {
         }
     }
 
-    @Test("each template's tool-call syntax is found from its source: Hermes tags, Llama 3 JSON, harmony; none for formats Lumen does not parse")
+    @Test("each template's tool-call syntax is found from its source: Hermes tags, Llama 3 JSON, harmony, Gemma 4; none for formats Lumen does not parse")
     func syntaxFromTemplate() throws {
         let expected: [String: ToolCallSyntax?] = [
             "Qwen-Qwen3-0.6B.jinja": .hermes, "Qwen-Qwen2.5-7B-Instruct.jinja": .hermes, "Qwen-QwQ-32B.jinja": .hermes,
             "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja": .hermes,
             "meta-llama-Llama-3.1-8B-Instruct.jinja": .llama3, "meta-llama-Llama-3.2-3B-Instruct.jinja": .llama3,
             "meta-llama-Llama-3.3-70B-Instruct.jinja": .llama3, "openai-gpt-oss-120b.jinja": .harmony,
+            "google-gemma-4-31B-it.jinja": .gemma4, "google-gemma-4-31B-it-interleaved.jinja": .gemma4,
             // XML parameters, Python-like calls: not parsed; their replies stay text.
             "Qwen3.5-4B.jinja": nil, "Qwen3-Coder.jinja": nil, "LFM2.5-Instruct.jinja": nil, "google-gemma-2-2b-it.jinja": nil,
         ]
@@ -134,7 +135,7 @@ struct ToolCallTests {
                 count += 1
             }
         }
-        #expect(count == 29)
+        #expect(count == 35)
     }
 
     @Test("a harmony call as gpt-oss's template writes it, after the generation prompt, is read back with its arguments; so is the analysis-first order")
@@ -163,6 +164,14 @@ struct ToolCallTests {
         return matcher.canEnd
     }
 
+    /// `json`, a flat JSON object, written in `syntax`'s way: Gemma 4's `{city:<|"|>Paris<|"|>}`.
+    static func arguments(_ json: String, _ syntax: ToolCallSyntax) throws -> String {
+        guard syntax.argumentSyntax == .gemma4 else { return json }
+        return "{" + members(try OrderedJSON(parsing: json)).map { key, value in
+            key + ":" + (string(value).map { "<|\"|>" + $0 + "<|\"|>" } ?? value.text)
+        }.joined(separator: ",") + "}"
+    }
+
     @Test("the grammar of tool_choice required accepts calls of the offered functions with valid arguments, which parse back; not others")
     func requiredGrammar() throws {
         let tools = Self.tools(try Self.reference())
@@ -171,19 +180,26 @@ struct ToolCallTests {
             let several = try Grammar(try #require(try syntax.constraint(calling: tools, choice: .required, parallel: true)))
             let one = try Grammar(try #require(try syntax.constraint(calling: tools, choice: .function("get_time"), parallel: true)))
             #expect(try syntax.constraint(calling: tools, choice: .auto, parallel: true) == nil)
-            let weather = syntax.callPrefix(function: "get_weather") + #"{"city": "Paris", "unit": "celsius"}"# + syntax.callSuffix
-            let time = syntax.callPrefix(function: "get_time") + #"{"zone": "UTC"}"# + syntax.callSuffix
+            func call(_ name: String, _ json: String) throws -> String {
+                syntax.callPrefix(function: name) + (try Self.arguments(json, syntax)) + syntax.callSuffix
+            }
+            let weather = try call("get_weather", #"{"city": "Paris", "unit": "celsius"}"#)
+            let time = try call("get_time", #"{"zone": "UTC"}"#)
             #expect(Self.accepts(several, weather) && Self.accepts(one, time) && !Self.accepts(one, weather), "\(syntax.name)")
-            #expect(!Self.accepts(several, syntax.callPrefix(function: "get_weather") + #"{"unit": "celsius"}"# + syntax.callSuffix), "\(syntax.name): city is required")
-            #expect(!Self.accepts(several, syntax.callPrefix(function: "get_weather") + #"{"city": "Paris", "unit": "kelvin"}"# + syntax.callSuffix), "\(syntax.name)")
-            #expect(!Self.accepts(several, syntax.callPrefix(function: "get_news") + #"{"city": "Paris"}"# + syntax.callSuffix), "\(syntax.name)")
+            #expect(!Self.accepts(several, try call("get_weather", #"{"unit": "celsius"}"#)), "\(syntax.name): city is required")
+            #expect(!Self.accepts(several, try call("get_weather", #"{"city": "Paris", "unit": "kelvin"}"#)), "\(syntax.name)")
+            #expect(!Self.accepts(several, try call("get_news", #"{"city": "Paris"}"#)), "\(syntax.name)")
             #expect(!Self.accepts(several, "Sure! " + weather), "\(syntax.name)")
             let split = syntax.split(weather, offered: offered, complete: true)
             #expect(split.content == "" && split.calls.map(\.name) == ["get_weather"], "\(syntax.name)")
-            if !syntax.separator.isEmpty {
-                let both = weather + syntax.separator + time
+            #expect(split.calls.first.map { try? OrderedJSON(parsing: $0.arguments) } == (try? OrderedJSON(parsing: #"{"city": "Paris", "unit": "celsius"}"#)),
+                    "\(syntax.name): the arguments read back as JSON")
+            if let separator = syntax.separator {
+                let both = weather + separator + time
                 #expect(Self.accepts(several, both) && !Self.accepts(one, both), "\(syntax.name)")
                 #expect(syntax.split(both, offered: offered, complete: true).calls.map(\.name) == ["get_weather", "get_time"], "\(syntax.name)")
+            } else {
+                #expect(!Self.accepts(several, weather + time), "\(syntax.name): one call per reply")
             }
         }
     }

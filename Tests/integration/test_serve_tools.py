@@ -63,9 +63,9 @@ def validated(calls):
 @pytest.mark.parametrize("model, template", [
     (SMOLLM2, "Qwen-Qwen3-0.6B.jinja"), (SMOLLM2, "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"),
     (SMOLLM2, "meta-llama-Llama-3.2-3B-Instruct.jinja"), (SMOLLM2, "openai-gpt-oss-120b.jinja"),
-    # The families' own vocabularies, whose markers (<tool_call>, <|channel|>, <|python_tag|>) are special tokens.
+    # The families' own vocabularies, whose markers (<tool_call>, <|channel|>, <|tool_call>) are special tokens.
     (SYNTHETIC / "qwen3.gguf", "Qwen-Qwen3-0.6B.jinja"), (SYNTHETIC / "gptoss.gguf", "openai-gpt-oss-120b.jinja"),
-    (SYNTHETIC / "llama3.gguf", "meta-llama-Llama-3.2-3B-Instruct.jinja"),
+    (SYNTHETIC / "llama3.gguf", "meta-llama-Llama-3.2-3B-Instruct.jinja"), (SYNTHETIC / "gemma4.gguf", "google-gemma-4-31B-it.jinja"),
 ], ids=lambda value: value if isinstance(value, str) else value.stem)
 def test_a_conversation_with_tools_makes_llama_servers_prompt(model, template):
     """Tools offered, an assistant's call and the tool's answer: the same prompt tokens in both
@@ -86,7 +86,7 @@ def test_a_conversation_with_tools_makes_llama_servers_prompt(model, template):
                 assert status == 200, answer
                 counts.append(answer["usage"]["prompt_tokens"])
             assert counts[0] == counts[1], (template, len(messages))
-            assert counts[0] > 150, "the tools are in the prompt"
+            assert counts[0] > 100, "the tools are in the prompt"
     finally:
         lumen.stop()
         llama.stop()

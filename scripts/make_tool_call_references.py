@@ -8,7 +8,8 @@
   template raises an exception on the conversation;
 - `parses`: for each template and reply text below, the message llama-server parses from it:
   the text is sent as a last assistant message that llama-server continues, with the end of
-  generation forced at once (`logit_bias`), so the reply it parses is exactly that text.
+  generation forced at once (`logit_bias`), so the reply it parses is exactly that text
+  (`parallel_tool_calls` on, as OpenAI's default is, where llama-server's follows the template).
 
 Usage: make_tool_call_references.py LLAMA_SERVER MODEL_GGUF TEMPLATES_DIR OUT_JSON"""
 import json
@@ -69,6 +70,14 @@ GEMMA4_REPLIES = [
     "<|tool_call>call:get_weather{city:<|\"|>Par",
     "It is sunny in Paris.",
 ]
+QWEN_XML_REPLIES = [
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>",
+    "Let me check.\n\n<tool_call>\n<function=get_time>\n<parameter=zone>\nAsia/Tokyo\n</parameter>\n<parameter=precise>\ntrue\n</parameter>\n</function>\n</tool_call>",
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nSan\nFrancisco \"CA\"\n</parameter>\n<parameter=unit>\ncelsius\n</parameter>\n</function>\n</tool_call>\n"
+    "<tool_call>\n<function=get_time>\n<parameter=zone>\nUTC\n</parameter>\n<parameter=precise>\nfalse\n</parameter>\n</function>\n</tool_call>",
+    "<tool_call>\n<function=get_weather>\n<parameter=city>\nPar",
+    "It is sunny in Paris.",
+]
 TEMPLATES = {
     "Qwen-Qwen3-0.6B.jinja": HERMES_REPLIES,
     "Qwen-Qwen2.5-7B-Instruct.jinja": HERMES_REPLIES,
@@ -79,6 +88,7 @@ TEMPLATES = {
     # template's own rendering of tool calls (`renders`) instead.
     "openai-gpt-oss-120b.jinja": [],
     "google-gemma-4-31B-it.jinja": GEMMA4_REPLIES,
+    "Qwen3.5-4B.jinja": QWEN_XML_REPLIES,
 }
 
 
@@ -129,7 +139,7 @@ def main(server, model, templates, out):
             parses = []
             eos = post(port, "/tokenize", {"content": props["eos_token"], "parse_special": True})["tokens"][0]
             for reply in replies:
-                body = {"messages": [QUESTION, {"role": "assistant", "content": reply}], "tools": TOOLS, "max_tokens": 2,
+                body = {"messages": [QUESTION, {"role": "assistant", "content": reply}], "tools": TOOLS, "parallel_tool_calls": True, "max_tokens": 2,
                         "temperature": 0, "logit_bias": [[eos, 100]]}
                 message = post(port, "/v1/chat/completions", body)["choices"][0]["message"]
                 parses.append({"reply": reply, "content": message.get("content") or "",

@@ -58,10 +58,12 @@ public struct ReasoningSyntax: Sendable, Equatable {
         return prompt[opened.lowerBound...]
     }
 
-    /// The reasoning and reply of `output` generated after a prompt that leaves `openBlock` open.
+    /// The reasoning and reply of `output` generated after a prompt that leaves `openBlock` open;
+    /// the reasoning also ends where one of `endsBefore` begins (a tool call's start, as
+    /// llama.cpp ends Qwen's reasoning at `<tool_call>`), which the reply then starts with.
     /// As llama.cpp's lenient parse, a marker cut off at the end of the output is in neither
     /// part, so the split of an output still growing is a prefix of each later split's.
-    func split(after openBlock: Substring, output: String) -> ReasonedReply {
+    func split(after openBlock: Substring, output: String, endsBefore: [String] = []) -> ReasonedReply {
         let text = openBlock + output
         let trimmed = text.drop { $0.isWhitespace }
         guard trimmed.hasPrefix(start) else {
@@ -70,11 +72,14 @@ public struct ReasoningSyntax: Sendable, Equatable {
             return ReasonedReply(reasoning: nil, content: String(withoutHeaders(trimmed)))
         }
         let inside = trimmed.dropFirst(start.count).drop { $0.isWhitespace }
-        guard let closed = inside.range(of: end) else {
-            return ReasonedReply(reasoning: String(Self.holdingBack(end, from: inside)), content: "")
+        // The first of the end marker (the reply after it) and the markers the reply starts with.
+        let endings = [(end, true)] + endsBefore.map { ($0, false) }
+        let found = endings.compactMap { marker, after in inside.range(of: marker).map { (range: $0, after: after) } }
+        guard let closed = found.min(by: { $0.range.lowerBound < $1.range.lowerBound }) else {
+            return ReasonedReply(reasoning: String(Self.holdingBack(endings.map(\.0), from: inside)), content: "")
         }
-        let reply = withoutHeaders(inside[closed.upperBound...].drop { $0.isWhitespace })
-        return ReasonedReply(reasoning: String(inside[..<closed.lowerBound]), content: String(reply))
+        let reply = closed.after ? withoutHeaders(inside[closed.range.upperBound...].drop { $0.isWhitespace }) : inside[closed.range.lowerBound...]
+        return ReasonedReply(reasoning: String(inside[..<closed.range.lowerBound]), content: String(reply))
     }
 
     /// `output` generated after a prompt that leaves `openBlock` open, with the reasoning left in
@@ -86,14 +91,15 @@ public struct ReasoningSyntax: Sendable, Equatable {
             return split(after: openBlock, output: output).content
         }
         guard let closed = text.range(of: end, range: opened.upperBound..<text.endIndex) else {
-            return String(Self.holdingBack(end, from: text[...]))
+            return String(Self.holdingBack([end], from: text[...]))
         }
         return String(text[..<closed.upperBound] + withoutHeaders(text[closed.upperBound...]))
     }
 
     /// The reply to `output` generated after a prompt that leaves `openBlock` open.
-    func reply(after openBlock: Substring, output: String, inline: Bool) -> ReasonedReply {
-        inline ? ReasonedReply(reasoning: nil, content: self.inline(after: openBlock, output: output)) : split(after: openBlock, output: output)
+    func reply(after openBlock: Substring, output: String, inline: Bool, endsBefore: [String]) -> ReasonedReply {
+        inline ? ReasonedReply(reasoning: nil, content: self.inline(after: openBlock, output: output))
+            : split(after: openBlock, output: output, endsBefore: endsBefore)
     }
 
     /// `reply` without the reply headers it starts with, or without its start when that is only
@@ -110,12 +116,13 @@ public struct ReasoningSyntax: Sendable, Equatable {
         return reply
     }
 
-    /// `text` without an ending that begins `marker` (which the next characters may complete).
-    private static func holdingBack(_ marker: String, from text: Substring) -> Substring {
-        for length in stride(from: min(marker.count - 1, text.count), to: 0, by: -1) where marker.hasPrefix(text.suffix(length)) {
-            return text.dropLast(length)
-        }
-        return text
+    /// `text` without the longest ending that begins one of `markers` (which the next
+    /// characters may complete).
+    private static func holdingBack(_ markers: [String], from text: Substring) -> Substring {
+        let longest = markers.map { marker in
+            stride(from: min(marker.count - 1, text.count), to: 0, by: -1).first { marker.hasPrefix(text.suffix($0)) } ?? 0
+        }.max() ?? 0
+        return text.dropLast(longest)
     }
 }
 
@@ -144,13 +151,17 @@ public struct ReasoningStream: Sendable {
     public let inline: Bool
     /// The reasoning block the prompt leaves open.
     private let openBlock: String
+    /// Markers the reasoning also ends before (a tool call's starts).
+    private let endsBefore: [String]
     private var output = ""
     private var shown = ReasonedReply(reasoning: nil, content: "")
 
-    /// A stream of the output generated after `prompt`.
-    public init(syntax: ReasoningSyntax?, prompt: String, inline: Bool = false) {
+    /// A stream of the output generated after `prompt`, whose reasoning also ends where one of
+    /// `endsBefore` begins (the starts of a tool call, when tools are offered).
+    public init(syntax: ReasoningSyntax?, prompt: String, inline: Bool = false, endsBefore: [String] = []) {
         self.syntax = syntax
         self.inline = inline
+        self.endsBefore = endsBefore
         openBlock = syntax.map { String($0.openReasoning(in: prompt)) } ?? ""
     }
 
@@ -171,7 +182,7 @@ public struct ReasoningStream: Sendable {
 
     /// The split of `output`, a whole output after the same prompt.
     public func reply(to output: String) -> ReasonedReply {
-        syntax?.reply(after: openBlock[...], output: output, inline: inline) ?? ReasonedReply(reasoning: nil, content: output)
+        syntax?.reply(after: openBlock[...], output: output, inline: inline, endsBefore: endsBefore) ?? ReasonedReply(reasoning: nil, content: output)
     }
 
     /// What `new` adds to `old` (nothing when it does not extend it).

@@ -8,8 +8,8 @@ import GenerationTypes
 public struct ToolCallStream: Sendable {
     /// The syntax, when the request offered tools the model may call.
     public let syntax: ToolCallSyntax?
-    /// The offered functions' names.
-    private let offered: Set<String>
+    /// The functions offered.
+    private let offered: [ToolFunction]
     private var text: [UInt8] = []
     /// Bytes of the text given as reply so far.
     private var released = 0
@@ -23,9 +23,9 @@ public struct ToolCallStream: Sendable {
         "call_" + UUID().uuidString.replacingOccurrences(of: "-", with: "").prefix(24).lowercased()
     }
 
-    /// A stream of a reply in `syntax` (nil: all text) that may call the functions named `offered`;
+    /// A stream of a reply in `syntax` (nil: all text) that may call the functions `offered`;
     /// `makeID` names each call.
-    public init(syntax: ToolCallSyntax?, offered: Set<String>, makeID: @escaping @Sendable () -> String) {
+    public init(syntax: ToolCallSyntax?, offered: [ToolFunction], makeID: @escaping @Sendable () -> String) {
         self.syntax = offered.isEmpty ? nil : syntax
         self.offered = offered
         self.makeID = makeID

@@ -1,11 +1,13 @@
 import GenerationTypes
 import Grammars
 import OrderedJSON
+import PythonText
 import Tokenizers
 
 /// How a family's chat format writes the tool calls of a reply — Qwen 2.5/3's and Hermes' JSON in
 /// `<tool_call>` tags, Llama 3.x's bare JSON object, gpt-oss's harmony recipient
-/// `to=functions.NAME`, Gemma 4's `<|tool_call>call:NAME{…}` — and the split of a reply into its text and its calls, as llama-server's
+/// `to=functions.NAME`, Gemma 4's `<|tool_call>call:NAME{…}`, Qwen 3.5's and Qwen3-Coder's XML
+/// parameters — and the split of a reply into its text and its calls, as llama-server's
 /// `--jinja` mode parses them. The table of syntaxes is `all`; a template whose source shows none
 /// of them describes no tools, and its replies are all text.
 ///
@@ -27,6 +29,11 @@ public struct ToolCallSyntax: Sendable, Equatable {
         /// The function's name after the start marker, then its arguments as a Gemma 4 value
         /// (`{city:<|"|>Paris<|"|>}`), read into JSON.
         case gemma
+        /// `<function=NAME>`, then each argument as `<parameter=KEY>`, its value on the lines
+        /// after, `</parameter>`, then `</function>`: a value is text where the function's schema
+        /// says the parameter is a string, else JSON (text when it does not parse as the types
+        /// the schema allows), as llama.cpp's Qwen3-Coder parser reads it.
+        case xmlParameters
     }
 
     /// Its name, for messages.
@@ -63,8 +70,12 @@ public struct ToolCallSyntax: Sendable, Equatable {
     public static let gemma4 = ToolCallSyntax(name: "Gemma 4", starts: ["<|tool_call>call:"], end: "<tool_call|>", separator: "", shape: .gemma,
                                               shownTokens: ["<|tool_call>", "<tool_call|>", "<|\"|>"], templateMarkers: ["'<|tool_call>call:'"])
 
+    /// Qwen 3.5's and Qwen3-Coder's (and Nemotron 3 Nano's) `<tool_call>` with XML parameters.
+    public static let qwenXML = ToolCallSyntax(name: "Qwen XML parameters", starts: ["<tool_call>"], end: "</tool_call>", separator: "\n", shape: .xmlParameters,
+                                               shownTokens: ["<tool_call>", "</tool_call>"], templateMarkers: ["<parameter="])
+
     /// Every syntax, in the order a template's source is checked for them.
-    public static let all: [ToolCallSyntax] = [harmony, gemma4, hermes, llama3]
+    public static let all: [ToolCallSyntax] = [harmony, gemma4, qwenXML, hermes, llama3]
 
     /// The syntax a chat template's source writes, if any.
     public static func used(byTemplate source: String) -> ToolCallSyntax? {
@@ -88,11 +99,19 @@ public struct ToolCallSyntax: Sendable, Equatable {
             return starts[0] + function + " <|constrain|>json<|message|>"
         case .gemma:
             return starts[0] + function
+        case .xmlParameters:
+            return starts[0] + "\n<function=" + function + ">\n"
         }
     }
 
     /// The syntax a grammar writes the arguments in.
-    public var argumentSyntax: Grammar.ValueSyntax { shape == .gemma ? .gemma4 : .json }
+    public var argumentSyntax: Grammar.ValueSyntax {
+        switch shape {
+        case .gemma: .gemma4
+        case .xmlParameters: .xmlParameters
+        case .jsonObject, .recipient: .json
+        }
+    }
 
     /// What a grammar writes after a call's arguments.
     public var callSuffix: String {
@@ -100,6 +119,7 @@ public struct ToolCallSyntax: Sendable, Equatable {
         case .jsonObject(_, _, let startsObject): "}" + (startsObject ? "" : "\n" + end)
         case .recipient: ""
         case .gemma: end
+        case .xmlParameters: "</function>\n" + end
         }
     }
 
@@ -149,10 +169,11 @@ public struct ToolCallSyntax: Sendable, Equatable {
         return best
     }
 
-    /// The reply `text` split into its text and its calls of the functions named `offered`;
+    /// The reply `text` split into its text and its calls of the functions `offered`;
     /// `complete` when the output has ended (a call cut off is then kept as far as it goes; while
     /// it grows, a call is taken only once it has ended). The calls' ids are left empty.
-    public func split(_ text: String, offered: Set<String>, complete: Bool) -> (content: String, calls: [ToolCall]) {
+    public func split(_ text: String, offered: [ToolFunction], complete: Bool) -> (content: String, calls: [ToolCall]) {
+        let offered = Dictionary(offered.map { ($0.name, $0) }) { first, _ in first }
         let bytes = Array(text.utf8)
         guard let first = candidateStart(in: bytes), first.complete else { return (text, []) }
         var calls: [ToolCall] = []
@@ -176,7 +197,7 @@ public struct ToolCallSyntax: Sendable, Equatable {
 
     /// The call starting at `position` (at a start marker) and where what follows it begins, or
     /// nil when there is none there.
-    private func call(in bytes: [UInt8], at position: Int, offered: Set<String>, complete: Bool) -> (ToolCall, Int)? {
+    private func call(in bytes: [UInt8], at position: Int, offered: [String: ToolFunction], complete: Bool) -> (ToolCall, Int)? {
         guard let marker = starts.map({ Array($0.utf8) }).first(where: { Self.hasPrefix($0, in: bytes, at: position) }) else { return nil }
         let endMarker = Array(end.utf8)
         switch shape {
@@ -184,7 +205,7 @@ public struct ToolCallSyntax: Sendable, Equatable {
             let objectStart = Self.skippingSpace(bytes, from: startsObject ? position : position + marker.count)
             let scan = JSONObjectScan(bytes, from: objectStart)
             guard let nameRange = scan.members.first(where: { $0.key == nameKey })?.value,
-                  case .string(let name)? = try? OrderedJSON(parsing: String(decoding: bytes[nameRange], as: UTF8.self)), offered.contains(name),
+                  case .string(let name)? = try? OrderedJSON(parsing: String(decoding: bytes[nameRange], as: UTF8.self)), offered[name] != nil,
                   let arguments = scan.members.first(where: { argumentKeys.contains($0.key) })?.value ?? scan.openValue.flatMap({ argumentKeys.contains($0.key) ? $0.start..<bytes.count : nil })
             else { return nil }
             let argumentsText = String(decoding: bytes[arguments], as: UTF8.self)
@@ -206,7 +227,7 @@ public struct ToolCallSyntax: Sendable, Equatable {
             var nameEnd = nameStart
             while nameEnd < bytes.count, !Self.isSpace(bytes[nameEnd]), bytes[nameEnd] != UInt8(ascii: "<") { nameEnd += 1 }
             let name = String(decoding: bytes[nameStart..<nameEnd], as: UTF8.self)
-            guard nameEnd < bytes.count || complete, offered.contains(name),
+            guard nameEnd < bytes.count || complete, offered[name] != nil,
                   let message = Self.firstIndex(of: Array("<|message|>".utf8), in: bytes, from: nameEnd) else { return nil }
             let argumentsStart = message + "<|message|>".utf8.count
             let argumentsEnd = Self.firstIndex(of: endMarker, in: bytes, from: argumentsStart)
@@ -218,11 +239,92 @@ public struct ToolCallSyntax: Sendable, Equatable {
             guard let brace = bytes[nameStart...].firstIndex(of: UInt8(ascii: "{")) else { return nil }
             let name = String(decoding: bytes[nameStart..<brace], as: UTF8.self)
             let scan = GemmaValueScan(bytes, from: brace)
-            guard offered.contains(name), let arguments = scan.json else { return nil }
+            guard offered[name] != nil, let arguments = scan.json else { return nil }
             guard let valueEnd = scan.end else { return complete ? (ToolCall(id: "", name: name, arguments: arguments), bytes.count) : nil }
             if ToolCallSyntax.hasPrefix(endMarker, in: bytes, at: valueEnd) { return (ToolCall(id: "", name: name, arguments: arguments), valueEnd + endMarker.count) }
             return complete && valueEnd == bytes.count ? (ToolCall(id: "", name: name, arguments: arguments), valueEnd) : nil
+        case .xmlParameters:
+            return xmlCall(in: bytes, from: position + marker.count, offered: offered, complete: complete)
         }
+    }
+
+    /// The call in XML parameters whose `<function=` is at or after `start` (after white space),
+    /// and where what follows it begins.
+    private func xmlCall(in bytes: [UInt8], from start: Int, offered: [String: ToolFunction], complete: Bool) -> (ToolCall, Int)? {
+        let functionMarker = Array("<function=".utf8), parameterMarker = Array("<parameter=".utf8)
+        let closing = Array("\n</parameter>".utf8), functionEnd = Array("</function>".utf8)
+        var cursor = Self.skippingSpace(bytes, from: start)
+        guard Self.hasPrefix(functionMarker, in: bytes, at: cursor),
+              let nameEnd = bytes[(cursor + functionMarker.count)...].firstIndex(of: UInt8(ascii: ">")) else { return nil }
+        let name = String(decoding: bytes[(cursor + functionMarker.count)..<nameEnd], as: UTF8.self)
+        guard let function = offered[name] else { return nil }
+        let types = Self.parameterTypes(function.parameters)
+        var members: [String] = []
+        func call(closed: Bool) -> ToolCall {
+            ToolCall(id: "", name: name, arguments: "{" + members.joined(separator: ",") + (closed ? "}" : ""))
+        }
+        cursor = nameEnd + 1
+        while true {
+            cursor = Self.skippingSpace(bytes, from: cursor)
+            if Self.hasPrefix(parameterMarker, in: bytes, at: cursor),
+               let keyEnd = bytes[(cursor + parameterMarker.count)...].firstIndex(of: UInt8(ascii: ">")) {
+                let key = String(decoding: bytes[(cursor + parameterMarker.count)..<keyEnd], as: UTF8.self)
+                var valueStart = keyEnd + 1
+                if valueStart < bytes.count, bytes[valueStart] == 0x0A { valueStart += 1 }
+                guard let close = Self.firstIndex(of: closing, in: bytes, from: valueStart) else {
+                    // Cut off inside the value: as far as it goes.
+                    guard complete else { return nil }
+                    let value = String(decoding: bytes[valueStart...], as: UTF8.self)
+                    let json = Self.json(ofParameter: value, types: types[key])
+                    members.append(PythonText.json(key, ensureASCII: false) + ":" + (json.hasPrefix("\"") ? String(json.dropLast()) : json))
+                    return (call(closed: false), bytes.count)
+                }
+                members.append(PythonText.json(key, ensureASCII: false) + ":" + Self.json(ofParameter: String(decoding: bytes[valueStart..<close], as: UTF8.self), types: types[key]))
+                cursor = close + closing.count
+            } else if Self.hasPrefix(functionEnd, in: bytes, at: cursor) {
+                let after = Self.skippingSpace(bytes, from: cursor + functionEnd.count)
+                if Self.hasPrefix(Array(end.utf8), in: bytes, at: after) { return (call(closed: true), after + end.utf8.count) }
+                return complete && after == bytes.count ? (call(closed: true), after) : nil
+            } else {
+                // Cut off between parameters (or before `>`): as far as it goes.
+                return complete ? (call(closed: false), bytes.count) : nil
+            }
+        }
+    }
+
+    /// The types each parameter's schema allows (`type`, one or a list), by name; a parameter
+    /// without `type` is missing.
+    private static func parameterTypes(_ schema: String) -> [String: Set<String>] {
+        guard let parsed = try? OrderedJSON(parsing: schema), case .object(let properties)? = parsed["properties"] else { return [:] }
+        var types: [String: Set<String>] = [:]
+        for (key, property) in properties {
+            switch property["type"] {
+            case .string(let type)?: types[key] = [type]
+            case .array(let list)?: types[key] = Set(list.compactMap { if case .string(let type) = $0 { type } else { nil } })
+            default: continue
+            }
+        }
+        return types
+    }
+
+    /// A parameter's value text as JSON: a string where its schema allows strings only, else
+    /// the value as written when it parses as JSON of a type the schema allows (any, without
+    /// one), else a string.
+    private static func json(ofParameter value: String, types: Set<String>?) -> String {
+        if types != ["string"], let parsed = try? OrderedJSON(parsing: value) {
+            let kind = switch parsed {
+            case .object: "object"
+            case .array: "array"
+            case .string: "string"
+            case .number(let number, _): number == number.rounded() && types?.contains("integer") == true ? "integer" : "number"
+            case .bool: "boolean"
+            case .null: "null"
+            }
+            if types == nil || types!.contains(kind) || kind == "integer" && types!.contains("number") {
+                return value.trimmingWhitespace()
+            }
+        }
+        return PythonText.json(value, ensureASCII: false)
     }
 
     static func isSpace(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x0A || byte == 0x0D || byte == 0x09 }

@@ -65,9 +65,14 @@ struct JSONSchemaGrammar {
         "array": (#""[" ws ( value ("," ws value)* )? ws "]""#, ["ws", "value"]),
     ]
 
+    /// The character of an XML parameter's bare text: a line may not start with `<` (its
+    /// `</parameter>` ends the value).
+    private static let xmlCharacter = #"[^\n] | "\n" [^<]"#
+
     /// The body of the primitive rule `name` in this syntax, and the rules it uses.
     private func primitiveRule(_ name: String) -> (body: String, uses: [String])? {
-        (syntax == .gemma4 ? Self.gemmaPrimitives[name] : nil) ?? Self.primitives[name]
+        if syntax == .xmlParameters, name == "xml-char" { return (Self.xmlCharacter, []) }
+        return (syntax == .gemma4 ? Self.gemmaPrimitives[name] : nil) ?? Self.primitives[name]
     }
 
     /// The GBNF of the mark around a string.
@@ -293,18 +298,21 @@ struct JSONSchemaGrammar {
                 required.insert(key)
             }
         }
+        // The arguments' object in XML parameters: each member a `<parameter=…>` block, strings bare.
+        let xml = syntax == .xmlParameters && pointer.isEmpty
         var pairs: [(rule: String, required: Bool)] = []
         for (key, value) in properties {
-            let valueRule = try rule(for: value, name: "\(name)-\(key)", pointer: "\(pointer)/properties/\(key)")
-            pairs.append((member(key, valueRule, name: name), required.contains(key)))
+            let valueRule = try xml ? xmlValue(value, name: "\(name)-\(key)", pointer: "\(pointer)/properties/\(key)")
+                : rule(for: value, name: "\(name)-\(key)", pointer: "\(pointer)/properties/\(key)")
+            pairs.append((xml ? xmlMember(key, valueRule, name: name) : member(key, valueRule, name: name), required.contains(key)))
         }
-        for key in required where !properties.contains(where: { $0.key == key }) {
+        for key in required where !xml && !properties.contains(where: { $0.key == key }) {
             let valueRule = try rule(for: schema["additionalProperties"] ?? .bool(true), name: "\(name)-\(key)", pointer: pointer + "/additionalProperties")
             pairs.append((member(key, valueRule, name: name), true))
         }
         var extra: String?
         switch schema["additionalProperties"] {
-        case nil, .bool(false)?: extra = nil
+        case _ where xml, nil, .bool(false)?: extra = nil
         case let additional?:
             let valueRule = try rule(for: additional, name: "\(name)-additional", pointer: pointer + "/additionalProperties")
             let known = properties.map(\.key)
@@ -322,7 +330,7 @@ struct JSONSchemaGrammar {
         // The members in the schema's order, required ones always, each optional one present or
         // not, then any additional ones; commas between what is present. One rule per (position,
         // whether a member came before) keeps the grammar linear in the number of properties.
-        let separator = itemSeparator
+        let separator = xml ? "" : itemSeparator
         var tails: [String: String] = [:]
         func tail(from index: Int, first: Bool) -> String {
             let key = "\(index)-\(first)"
@@ -342,7 +350,34 @@ struct JSONSchemaGrammar {
             return name
         }
         let members = tail(from: 0, first: true)
+        if xml { return members.isEmpty ? "\"\"" : members }
         return "\"{\" ws \(members.isEmpty ? "" : members + " ws ")\"}\""
+    }
+
+    /// A rule for the XML parameter `key` whose value is `valueRule`'s, returned by name.
+    private mutating func xmlMember(_ key: String, _ valueRule: String, name: String) -> String {
+        let pair = freshName("\(name)-\(key)-parameter")
+        define(pair, "\(GBNFText.literal("<parameter=\(key)>\n")) \(valueRule) \(GBNFText.literal("\n</parameter>\n"))")
+        return pair
+    }
+
+    /// The GBNF of an XML parameter's value: a string schema's text bare (its enum or const the
+    /// strings themselves, its length bounds kept; no line of it starts with `<`), any other
+    /// schema's value as JSON.
+    private mutating func xmlValue(_ schema: OrderedJSON, name: String, pointer: String) throws(GrammarError) -> String {
+        guard schema["type"] == .string("string"), schema["pattern"] == nil, schema["format"] == nil else {
+            return try rule(for: schema, name: name, pointer: pointer)
+        }
+        if case .string(let value)? = schema["const"] { return GBNFText.literal(value) }
+        if case .array(let items)? = schema["enum"] {
+            let strings = items.compactMap { if case .string(let value) = $0 { GBNFText.literal(value) } else { nil } }
+            guard !strings.isEmpty else { throw error(pointer + "/enum", "enum must be a non-empty array") }
+            return "(" + strings.joined(separator: " | ") + ")"
+        }
+        let minimum = try count(schema, "minLength", pointer: pointer) ?? 0
+        let maximum = try count(schema, "maxLength", pointer: pointer)
+        if let maximum, maximum < minimum { throw error(pointer + "/maxLength", "maxLength \(maximum) is below minLength \(minimum)") }
+        return primitive("xml-char") + (maximum.map { "{\(minimum),\($0)}" } ?? (minimum == 0 ? "*" : "{\(minimum),}"))
     }
 
     /// A rule for the member `key` whose value is `valueRule`'s, returned by name.

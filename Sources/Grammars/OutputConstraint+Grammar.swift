@@ -31,6 +31,9 @@ extension Grammar {
         /// As Gemma 4 writes a tool call's arguments: strings between `<|"|>` marks, keys bare
         /// (`{city:<|"|>Paris<|"|>,days:3}`).
         case gemma4
+        /// As Qwen 3.5 writes a tool call's arguments: each a `<parameter=KEY>` block, its value
+        /// on the lines after — bare text for a string, JSON for any other — then `</parameter>`.
+        case xmlParameters
     }
 
     /// The llama.cpp GBNF grammar of one or more tool calls (`separator` between them; exactly

@@ -175,7 +175,7 @@ extension ChatCompletionRequest: ServedGenerationRequest {
                 return prompt
             }
             prompt.toolCalls = syntax
-            prompt.offeredTools = Set(tools.functions.map(\.name))
+            prompt.offeredTools = tools.functions
             prompt.shownTokens.formUnion(syntax.shownTokenIDs(in: model.model.tokenizer.vocabulary))
         }
         return prompt

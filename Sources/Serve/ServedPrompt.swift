@@ -1,4 +1,5 @@
 import ChatTemplates
+import GenerationTypes
 
 /// A generation request's prompt as the model reads it, and how the answer's reasoning and tool
 /// calls are told from its reply.
@@ -15,12 +16,12 @@ struct ServedPrompt: Sendable {
     var shownTokens: Set<Int32> = []
     /// How the reply writes tool calls, when the request offered tools it may call.
     var toolCalls: ToolCallSyntax?
-    /// The names of the functions offered.
-    var offeredTools: Set<String> = []
+    /// The functions offered.
+    var offeredTools: [ToolFunction] = []
 
-    /// A stream that tells the answer's reasoning from its reply.
+    /// A stream that tells the answer's reasoning from its reply (a tool call ends the reasoning).
     func replyStream() -> ReasoningStream {
-        ReasoningStream(syntax: reasoning, prompt: rendered ?? "", inline: inlineReasoning)
+        ReasoningStream(syntax: reasoning, prompt: rendered ?? "", inline: inlineReasoning, endsBefore: toolCalls?.starts ?? [])
     }
 
     /// A stream that tells the reply's tool calls from its text, each call with an id of its own.

@@ -65,7 +65,7 @@ struct ToolCallTests {
         let conversations = Self.list(reference["conversations"])
         let tools = Self.tools(reference)
         let renders = Self.members(reference["renders"])
-        #expect(renders.count == 7)
+        #expect(renders.count == 8)
         for (name, cases) in renders {
             let template = try Self.template(name)
             for (index, expected) in Self.list(cases).enumerated() {
@@ -85,7 +85,7 @@ struct ToolCallTests {
         }
     }
 
-    @Test("each template's tool-call syntax is found from its source: Hermes tags, Llama 3 JSON, harmony, Gemma 4; none for formats Lumen does not parse")
+    @Test("each template's tool-call syntax is found from its source: Hermes tags, Llama 3 JSON, harmony, Gemma 4, Qwen's XML parameters; none for formats Lumen does not parse")
     func syntaxFromTemplate() throws {
         let expected: [String: ToolCallSyntax?] = [
             "Qwen-Qwen3-0.6B.jinja": .hermes, "Qwen-Qwen2.5-7B-Instruct.jinja": .hermes, "Qwen-QwQ-32B.jinja": .hermes,
@@ -93,8 +93,9 @@ struct ToolCallTests {
             "meta-llama-Llama-3.1-8B-Instruct.jinja": .llama3, "meta-llama-Llama-3.2-3B-Instruct.jinja": .llama3,
             "meta-llama-Llama-3.3-70B-Instruct.jinja": .llama3, "openai-gpt-oss-120b.jinja": .harmony,
             "google-gemma-4-31B-it.jinja": .gemma4, "google-gemma-4-31B-it-interleaved.jinja": .gemma4,
-            // XML parameters, Python-like calls: not parsed; their replies stay text.
-            "Qwen3.5-4B.jinja": nil, "Qwen3-Coder.jinja": nil, "LFM2.5-Instruct.jinja": nil, "google-gemma-2-2b-it.jinja": nil,
+            "Qwen3.5-4B.jinja": .qwenXML, "Qwen3-Coder.jinja": .qwenXML,
+            // Python-like calls, no tools: not parsed; their replies stay text.
+            "LFM2.5-Instruct.jinja": nil, "google-gemma-2-2b-it.jinja": nil,
         ]
         for (name, syntax) in expected {
             #expect(try Self.template(name).toolCalls == syntax, "\(name)")
@@ -104,7 +105,7 @@ struct ToolCallTests {
     @Test("replies split into text and tool calls as llama-server parses them, whole and streamed in pieces of every size")
     func parses() throws {
         let reference = try Self.reference()
-        let offered = Set(Self.tools(reference).map(\.name))
+        let offered = Self.tools(reference)
         var count = 0
         for (name, cases) in Self.members(reference["parses"]) {
             let syntax = try #require(try Self.template(name).toolCalls, "\(name)")
@@ -135,7 +136,7 @@ struct ToolCallTests {
                 count += 1
             }
         }
-        #expect(count == 35)
+        #expect(count == 40)
     }
 
     @Test("a harmony call as gpt-oss's template writes it, after the generation prompt, is read back with its arguments; so is the analysis-first order")
@@ -152,8 +153,29 @@ struct ToolCallTests {
         let prompt = "<|start|>user<|message|>Weather?<|end|><|start|>assistant"
         for output in [written, #"<|channel|>analysis<|message|>The user wants the weather.<|end|><|start|>assistant<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{"city": "Paris"}"#] {
             let reply = ReasoningStream(syntax: template.reasoning, prompt: prompt).reply(to: output)
-            let split = syntax.split(reply.content, offered: ["get_weather"], complete: true)
+            let split = syntax.split(reply.content, offered: Self.tools(reference), complete: true)
             #expect(split.content == "" && split.calls.map { [$0.name, $0.arguments] } == [["get_weather", #"{"city": "Paris"}"#]], "\(output)")
+        }
+    }
+
+    @Test("a tool call ends the reasoning a prompt leaves open, as llama.cpp ends Qwen's at <tool_call>: the call is read from the reply, whole and streamed")
+    func toolCallEndsReasoning() throws {
+        let template = try Self.template("Qwen3.5-4B.jinja")
+        let syntax = try #require(template.toolCalls)
+        let prompt = "<|im_start|>user\nWeather?<|im_end|>\n<|im_start|>assistant\n<think>\n"
+        let call = "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n</function>\n</tool_call>"
+        for (output, reasoning) in [(call, nil), ("The user wants the weather.\n" + call, "The user wants the weather.\n"), ("Fine.\n</think>\n\n" + call, "Fine.\n")] {
+            let whole = ReasoningStream(syntax: template.reasoning, prompt: prompt, endsBefore: syntax.starts).reply(to: output)
+            #expect(whole.reasoning.flatMap { $0.isEmpty ? nil : $0 } == reasoning && whole.content == call, "\(output)")
+            var stream = ReasoningStream(syntax: template.reasoning, prompt: prompt, endsBefore: syntax.starts)
+            var (thought, said) = ("", "")
+            for character in output {
+                let gained = stream.append(String(character))
+                thought += gained.reasoning
+                said += gained.content
+            }
+            #expect(thought == (reasoning ?? "") && said == call, "\(output), streamed")
+            #expect(syntax.split(said, offered: Self.tools(try Self.reference()), complete: true).calls.map(\.arguments) == [#"{"city":"Paris"}"#])
         }
     }
 
@@ -164,18 +186,21 @@ struct ToolCallTests {
         return matcher.canEnd
     }
 
-    /// `json`, a flat JSON object, written in `syntax`'s way: Gemma 4's `{city:<|"|>Paris<|"|>}`.
+    /// `json`, a flat JSON object, written in `syntax`'s way: Gemma 4's `{city:<|"|>Paris<|"|>}`,
+    /// Qwen's `<parameter=city>` blocks.
     static func arguments(_ json: String, _ syntax: ToolCallSyntax) throws -> String {
-        guard syntax.argumentSyntax == .gemma4 else { return json }
-        return "{" + members(try OrderedJSON(parsing: json)).map { key, value in
-            key + ":" + (string(value).map { "<|\"|>" + $0 + "<|\"|>" } ?? value.text)
-        }.joined(separator: ",") + "}"
+        let members = members(try OrderedJSON(parsing: json))
+        switch syntax.argumentSyntax {
+        case .json: return json
+        case .gemma4: return "{" + members.map { key, value in key + ":" + (string(value).map { "<|\"|>" + $0 + "<|\"|>" } ?? value.text) }.joined(separator: ",") + "}"
+        case .xmlParameters: return members.map { key, value in "<parameter=\(key)>\n\(string(value) ?? value.text)\n</parameter>\n" }.joined()
+        }
     }
 
     @Test("the grammar of tool_choice required accepts calls of the offered functions with valid arguments, which parse back; not others")
     func requiredGrammar() throws {
         let tools = Self.tools(try Self.reference())
-        let offered = Set(tools.map(\.name))
+        let offered = tools
         for syntax in ToolCallSyntax.all {
             let several = try Grammar(try #require(try syntax.constraint(calling: tools, choice: .required, parallel: true)))
             let one = try Grammar(try #require(try syntax.constraint(calling: tools, choice: .function("get_time"), parallel: true)))

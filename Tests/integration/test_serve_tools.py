@@ -24,7 +24,7 @@ QWEN3 = TEMPLATES / "Qwen-Qwen3-0.6B.jinja"
 MODEL = SMOLLM2.stem
 WEATHER = {"type": "function", "function": {
     "name": "get_weather", "description": "Get the weather for a city",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string"}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "maxLength": 24}, "unit": {"type": "string", "enum": ["celsius", "fahrenheit"]}},
                    "required": ["city"]}}}
 TIME = {"type": "function", "function": {
     "name": "get_time", "description": "The time now in a time zone",
@@ -66,6 +66,7 @@ def validated(calls):
     # The families' own vocabularies, whose markers (<tool_call>, <|channel|>, <|tool_call>) are special tokens.
     (SYNTHETIC / "qwen3.gguf", "Qwen-Qwen3-0.6B.jinja"), (SYNTHETIC / "gptoss.gguf", "openai-gpt-oss-120b.jinja"),
     (SYNTHETIC / "llama3.gguf", "meta-llama-Llama-3.2-3B-Instruct.jinja"), (SYNTHETIC / "gemma4.gguf", "google-gemma-4-31B-it.jinja"),
+    (SYNTHETIC / "qwen35.gguf", "Qwen3.5-4B.jinja"),
 ], ids=lambda value: value if isinstance(value, str) else value.stem)
 def test_a_conversation_with_tools_makes_llama_servers_prompt(model, template):
     """Tools offered, an assistant's call and the tool's answer: the same prompt tokens in both
@@ -120,6 +121,28 @@ def test_required_calls_validate_whole_and_streamed_through_the_openai_client(lu
     several = client.chat.completions.create(**{**request, "parallel_tool_calls": True, "max_tokens": 120})
     complete = [call for call in several.choices[0].message.tool_calls if call.function.arguments.endswith("}")]
     assert len(validated(complete)) >= 1
+
+
+@pytest.mark.parametrize("template", ["meta-llama-Llama-3.2-3B-Instruct.jinja", "openai-gpt-oss-120b.jinja", "google-gemma-4-31B-it.jinja",
+                                      "Qwen3.5-4B.jinja"])
+def test_every_syntax_makes_calls_that_validate(template):
+    """Llama 3's JSON, harmony, Gemma 4's values and Qwen 3.5's XML parameters: a required call
+    and a named one, whole and streamed, read back as arguments valid against the schema."""
+    import openai
+    server = start_lumen_serve("--chat-template-file", str(TEMPLATES / template))
+    try:
+        client = openai.OpenAI(base_url=server.url, api_key="unused")
+        for choice in ("required", {"type": "function", "function": {"name": "get_time"}}):
+            request = {"model": MODEL, "messages": [QUESTION], "tools": TOOLS, "tool_choice": choice, "parallel_tool_calls": False,
+                       "max_tokens": 80, "temperature": 0}
+            whole = client.chat.completions.create(**request)
+            assert whole.choices[0].finish_reason == "tool_calls", (template, whole)
+            calls = validated(whole.choices[0].message.tool_calls)
+            assert len(calls) == 1 and (choice == "required" or calls[0][0] == "get_time"), calls
+            pieces = [piece for chunk in client.chat.completions.create(stream=True, **request) for piece in chunk.choices[0].delta.tool_calls or []]
+            assert [(piece.function.name, json.loads(piece.function.arguments)) for piece in pieces] == calls
+    finally:
+        server.stop()
 
 
 def test_a_named_function_is_the_one_called_and_the_conversation_goes_on(lumen):

@@ -84,7 +84,7 @@ struct ToolSet: Sendable {
 
     /// A stream that tells the reply's tool calls from its text (none for `toolChoice: "none"`).
     func callStream() -> ToolCallStream {
-        ToolCallStream(syntax: request.choice == .none ? nil : syntax, offered: Set(request.functions.map(\.name)), makeID: ToolCallStream.callID)
+        ToolCallStream(syntax: request.choice == .none ? nil : syntax, offered: request.functions, makeID: ToolCallStream.callID)
     }
 
     /// The Lumen functions that answer `calls`, in order, when every call has one.

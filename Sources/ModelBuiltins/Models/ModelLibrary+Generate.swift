@@ -110,7 +110,8 @@ extension ModelLibrary {
         let (rendered, events) = try await modelWork(at: context.location) { try await start(stop) }
         let consumer = Task { () async throws -> (GenerationCollector, ReasonedReply) in
             var collected = GenerationCollector()
-            var split = ReasoningStream(syntax: reasoning, prompt: rendered ?? prompt), printer = ReasoningPrinter()
+            var split = ReasoningStream(syntax: reasoning, prompt: rendered ?? prompt, endsBefore: toolCalls?.syntax?.starts ?? [])
+            var printer = ReasoningPrinter()
             // The text's UTF-8 bytes read so far (the text only grows, a scalar at a time).
             var streamed = 0
             func streamRest() {

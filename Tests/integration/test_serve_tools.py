@@ -15,11 +15,12 @@ import urllib.request
 import jsonschema
 import pytest
 
-from servers import SMOLLM2, start_llama_cpp_server, start_lumen_serve, start_lumen_serve_of
+from servers import CACHE, SMOLLM2, start_llama_cpp_server, start_lumen_serve, start_lumen_serve_of
 from test_remote import post
 
 TEMPLATES = pathlib.Path(os.environ.get("LUMEN_TEST_DATA", "")) / "reference" / "templates"
 SYNTHETIC = pathlib.Path(os.environ.get("LUMEN_SYNTHETIC_MODELS", ".build/synthetic-models")).absolute()
+GEMMA3 = CACHE / "gemma-3-270m-q4_k_m.gguf"
 QWEN3 = TEMPLATES / "Qwen-Qwen3-0.6B.jinja"
 MODEL = SMOLLM2.stem
 WEATHER = {"type": "function", "function": {
@@ -62,7 +63,7 @@ def validated(calls):
 
 @pytest.mark.parametrize("model, template", [
     (SMOLLM2, "Qwen-Qwen3-0.6B.jinja"), (SMOLLM2, "NousResearch-Hermes-2-Pro-Llama-3-8B-tool_use.jinja"),
-    (SMOLLM2, "meta-llama-Llama-3.2-3B-Instruct.jinja"), (SMOLLM2, "openai-gpt-oss-120b.jinja"),
+    (SMOLLM2, "meta-llama-Llama-3.2-3B-Instruct.jinja"), (SMOLLM2, "openai-gpt-oss-120b.jinja"), (GEMMA3, "google-gemma-4-31B-it.jinja"),
     # The families' own vocabularies, whose markers (<tool_call>, <|channel|>, <|tool_call>) are special tokens.
     (SYNTHETIC / "qwen3.gguf", "Qwen-Qwen3-0.6B.jinja"), (SYNTHETIC / "gptoss.gguf", "openai-gpt-oss-120b.jinja"),
     (SYNTHETIC / "llama3.gguf", "meta-llama-Llama-3.2-3B-Instruct.jinja"), (SYNTHETIC / "gemma4.gguf", "google-gemma-4-31B-it.jinja"),

@@ -47,6 +47,13 @@ public struct ToolCallStream: Sendable {
         return ("", newCalls())
     }
 
+    /// A whole reply's text and calls, as the stream gives them in all.
+    public mutating func whole(_ reply: String) -> (content: String, calls: [ToolCall]) {
+        let (before, ended) = append(reply)
+        let (after, rest) = finish()
+        return (before + after, ended + rest)
+    }
+
     /// What the reply gained when the output ended: the text held back (when it held no call)
     /// and the calls not yet given.
     public mutating func finish() -> (content: String, calls: [ToolCall]) {

@@ -101,10 +101,8 @@ struct GenerationJob: Sendable {
             }
             let reply = prompt.replyStream().reply(to: text)
             var calls = prompt.toolCallStream()
-            let (before, ended) = calls.append(reply.content)
-            let (after, rest) = calls.finish()
-            let toolCalls = ended + rest
-            answers.append(R.answer(id: id, created: created, model: model.name, index: choice, chunk: false, first: true, text: before + after,
+            let (content, toolCalls) = calls.whole(reply.content)
+            answers.append(R.answer(id: id, created: created, model: model.name, index: choice, chunk: false, first: true, text: content,
                                     reasoning: reply.reasoning.flatMap { $0.isEmpty ? nil : $0 }, toolCalls: toolCalls, firstCall: 0,
                                     logprobs: wantsLogprobs ? entries : nil, finishReason: finishReason(summary, calls: toolCalls.count), usage: nil))
             generated += summary.generatedTokens

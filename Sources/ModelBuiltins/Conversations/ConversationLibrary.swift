@@ -45,7 +45,7 @@ final class ConversationLibrary: LumenLibrary {
     static let say = Builtin(
         name: "say",
         signature: "say(_ conversation, _ message: String? = nil, tools: [Dictionary] = [], toolChoice: \"auto\", maxToolRounds: 8, maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, logitBias: [Int: Double] = [:], seed: nil, stop: [String] = [], timeout: Double? = nil, stopButton: false) -> Generation",
-        summary: "Adds a user message and generates the reply live, as generate does; the reply joins the conversation (kept and marked partial when interrupted). stopButton: true shows a Stop button that ends this reply alone. tools: functions the model may call, each a Dictionary with name, description and parameters (a JSON Schema), as OpenAI's API takes them; the reply's toolCalls are its calls (name, arguments as a Dictionary, id), in the syntax of the model's chat template (Qwen/Hermes <tool_call>, Llama 3 JSON, gpt-oss harmony). A tool with call: (a Lumen function) is run: each call of it gets the arguments, its result goes back to the model, which replies again, up to maxToolRounds times. toolChoice: \"auto\", \"none\", \"required\" or a function's name; the last two constrain the call to the function's schema. Without a message, the model replies to the tools' results that toolResult added."
+        summary: "Adds a user message and generates the reply live, as generate does; the reply joins the conversation (kept and marked partial when interrupted). stopButton: true shows a Stop button that ends this reply alone. tools: functions the model may call, each a Dictionary with name, description and parameters (a JSON Schema), as OpenAI's API takes them; the reply's toolCalls are its calls (name, arguments as a Dictionary, id), in the syntax of the model's chat template (Qwen's and Hermes' <tool_call> JSON, Qwen 3.5's XML parameters, Llama 3's JSON, gpt-oss's harmony, Gemma 4's). A tool with call: (a Lumen function) is run: each call of it gets the arguments, its result goes back to the model, which replies again, up to maxToolRounds times. toolChoice: \"auto\", \"none\", \"required\" or a function's name; the last two constrain the call to the function's schema. Without a message, the model replies to the tools' results that toolResult added."
     ) { arguments, context in
         let chat = try chat(&arguments)
         let message = try arguments.nextPositional().map { argument throws(LumenError) in try arguments.string(argument, "message") }
@@ -54,12 +54,7 @@ final class ConversationLibrary: LumenLibrary {
         let timeout = try arguments.labelledNumber("timeout")
         let stopButton = try arguments.labelledBool("stopButton") ?? false
         try arguments.finish()
-        if let tools {
-            guard chat.conversation.template != nil else {
-                throw LumenError(.value, "tools: a served model's conversation cannot offer tools yet; load the model to use them", at: context.location)
-            }
-            options.constraint = tools.constraint
-        }
+        if let tools { options.constraint = tools.constraint }
         let generation = try await reply(in: chat, to: message, options: options, tools: tools, timeout: timeout, stopButton: stopButton, context: context)
         try Task.checkCancellation()
         return .host(generation)
@@ -98,7 +93,7 @@ final class ConversationLibrary: LumenLibrary {
         entry[.string("id")] = .string(call.id)
         entry[.string("name")] = .string(call.name)
         let parsed = (try? OrderedJSON(parsing: call.arguments)).map(JSONValues.value(of:))
-        entry[.string("arguments")] = if case .dictionary? = parsed { parsed! } else { .string(call.arguments) }
+        entry[.string("arguments")] = if case .dictionary(let arguments)? = parsed { .dictionary(arguments) } else { .string(call.arguments) }
         return .dictionary(entry)
     }
 
@@ -132,11 +127,10 @@ final class ConversationLibrary: LumenLibrary {
                   let functions = tools.functions(for: generation.toolCalls) else { return generation }
             for (call, function) in zip(generation.toolCalls, functions) {
                 try Task.checkCancellation()
-                let parsed = (try? OrderedJSON(parsing: call.arguments)).map(JSONValues.value(of:))
-                guard case .dictionary? = parsed else {
+                guard case .dictionary(let arguments)? = (try? OrderedJSON(parsing: call.arguments)).map(JSONValues.value(of:)) else {
                     throw LumenError(.value, "the model called \(call.name) with arguments that are not a JSON object: \(call.arguments)", at: context.location)
                 }
-                let result = try content(of: try await context.call(function, [parsed!]), at: context.location)
+                let result = try content(of: try await context.call(function, [.dictionary(arguments)]), at: context.location)
                 context.output.stream(.stdout, "← \(call.name): \(result)\n")
                 turn.append(ChatMessage(role: "tool", content: result, toolCallID: call.id, name: call.name))
             }

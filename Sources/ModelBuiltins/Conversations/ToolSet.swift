@@ -23,8 +23,8 @@ struct ToolSet: Sendable {
     /// The most rounds `maxToolRounds` may ask for.
     static let roundLimit = 64
 
-    /// The tools of a `say` call's arguments for a conversation rendered by `template`, or nil
-    /// when it offers none.
+    /// The tools of a `say` call's arguments for a conversation rendered by `template` (nil: a
+    /// served model's, which cannot offer tools yet), or nil when it offers none.
     init?(_ arguments: inout Arguments, template: ChatTemplate?, location: SourceLocation) throws(LumenError) {
         let given = arguments.labelled("tools")
         let choice = try arguments.labelledString("toolChoice")
@@ -33,6 +33,9 @@ struct ToolSet: Sendable {
         guard let (value, toolsLocation) = given else {
             if choice != nil { throw LumenError(.value, "toolChoice: needs tools:", at: location) }
             return nil
+        }
+        guard let template else {
+            throw LumenError(.value, "tools: a served model's conversation cannot offer tools yet; load the model to use them", at: toolsLocation)
         }
         guard case .array(let items) = value else { throw LumenError(.type, "tools: must be an Array of Dictionaries, got \(value.typeName)", at: toolsLocation) }
         var tools: [String] = []
@@ -48,7 +51,10 @@ struct ToolSet: Sendable {
             guard let json = tool.jsonText else { throw LumenError(.value, "tools[\(index)] has values with no JSON form", at: toolsLocation) }
             tools.append(json)
             if let call {
-                guard case .function = call else { throw LumenError(.type, "tools[\(index)].call must be a function, got \(call.typeName)", at: toolsLocation) }
+                switch call {
+                case .function, .builtin: break
+                default: throw LumenError(.type, "tools[\(index)].call must be a function, got \(call.typeName)", at: toolsLocation)
+                }
                 guard case .string(let name)? = fields[.string("name")] ?? fields[.string("function")].flatMap({ function -> Value? in
                     if case .dictionary(let inner) = function { inner[.string("name")] } else { nil }
                 }) else { continue }
@@ -71,7 +77,7 @@ struct ToolSet: Sendable {
         self.request = request
         self.callables = callables
         maxRounds = rounds
-        syntax = template?.toolCalls
+        syntax = template.toolCalls
         if request.choice != .auto, request.choice != .none, syntax == nil {
             throw LumenError(.value, "toolChoice: asks for a tool call, but the chat template describes no tools (template: gives one that does)", at: location)
         }

@@ -166,9 +166,8 @@ extension ModelLibrary {
         if deadlinePassed, !interrupted, stats.finishReason == .cancelled { stats.finishReason = .timeout }
         // The reply's tool calls, when it was offered tools, told from its text.
         var calls = toolCalls ?? ToolCallStream(syntax: nil, offered: []) { "" }
-        let (before, ended) = calls.append(reply.content)
-        let (after, rest) = calls.finish()
-        let generation = Generation(prompt: rendered ?? prompt, text: before + after, reasoning: reply.reasoning, toolCalls: ended + rest,
+        let (content, called) = calls.whole(reply.content)
+        let generation = Generation(prompt: rendered ?? prompt, text: content, reasoning: reply.reasoning, toolCalls: called,
                                     tokens: collected.tokens, stats: stats, options: options, interrupted: interrupted)
         output.display(generation.footerBundle, displayID: nil)
         context.shownLive(.host(generation))

@@ -44,6 +44,9 @@ public struct ToolCallStream: Sendable {
             guard callsStart != nil else { return (content, []) }
             return (content, newCalls())
         }
+        // A call ends only with the last character of its end (of its JSON, without one), so
+        // the reply is read again only when a piece brings one: not once per token.
+        guard let last = (syntax.end.isEmpty ? "}" : syntax.end).utf8.last, piece.utf8.contains(last) else { return ("", []) }
         return ("", newCalls())
     }
 

@@ -10,7 +10,8 @@ import PythonText
 /// `minLength`/`maxLength`/`pattern` and the formats date, time, date-time and uuid, and integers
 /// and numbers with `minimum`/`maximum` (exclusive too). A keyword that changes what is valid and
 /// is not covered is an error naming it and where it is; annotations (title, description, …) are
-/// ignored.
+/// ignored. Values are written as JSON, or as a tool call's arguments in Gemma 4's syntax or Qwen's
+/// XML parameters (`Grammar.ValueSyntax`).
 struct JSONSchemaGrammar {
     static let source = "JSON schema"
 
@@ -93,7 +94,7 @@ struct JSONSchemaGrammar {
 
     /// `value` in Gemma 4's syntax, as its chat template writes a call's arguments (keys bare).
     /// (The recursion is as deep as the value, which `OrderedJSON`'s reader bounds.)
-    static func gemmaText(of value: OrderedJSON) -> String {
+    private static func gemmaText(of value: OrderedJSON) -> String {
         switch value {
         case .string(let text): "<|\"|>" + text + "<|\"|>"
         case .array(let items): "[" + items.map(gemmaText(of:)).joined(separator: ",") + "]"
@@ -120,8 +121,8 @@ struct JSONSchemaGrammar {
 
     /// The GBNF grammar of one or more (`separator` between them; exactly one when nil) of the
     /// texts `alternatives` describe: each its prefix, a value valid against its schema (JSON
-    /// text) written in `syntax`, then its suffix. One converter writes every schema's rules, so their names
-    /// never clash; each schema's `$ref`s point into itself.
+    /// text) written in `syntax`, then its suffix. One converter writes every schema's rules, so
+    /// their names never clash; each schema's `$ref`s point into itself.
     static func gbnf(alternatives: [(prefix: String, schema: String, suffix: String)], separator: String?,
                      syntax: Grammar.ValueSyntax) throws(GrammarError) -> String {
         var converter = JSONSchemaGrammar(.bool(true), syntax: syntax)

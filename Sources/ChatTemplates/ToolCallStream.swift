@@ -13,8 +13,8 @@ public struct ToolCallStream: Sendable {
     private var text: [UInt8] = []
     /// Bytes of the text given as reply so far.
     private var released = 0
-    /// Where the calls begin, once a start marker is seen.
-    private var callsStart: Int?
+    /// Whether a start marker has been seen: from it on, the text is calls.
+    private var inCalls = false
     private var emittedCalls = 0
     private let makeID: @Sendable () -> String
 
@@ -35,13 +35,13 @@ public struct ToolCallStream: Sendable {
     public mutating func append(_ piece: String) -> (content: String, calls: [ToolCall]) {
         guard let syntax else { return (piece, []) }
         text += piece.utf8
-        if callsStart == nil {
+        if !inCalls {
             let candidate = syntax.candidateStart(in: text, from: released)
             let safe = candidate?.offset ?? text.count
             let content = String(decoding: text[released..<safe], as: UTF8.self)
             released = safe
-            if candidate?.complete == true { callsStart = safe }
-            guard callsStart != nil else { return (content, []) }
+            inCalls = candidate?.complete == true
+            guard inCalls else { return (content, []) }
             return (content, newCalls())
         }
         // A call ends only with the last character of its end (of its JSON, without one), so

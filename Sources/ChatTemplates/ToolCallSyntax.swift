@@ -93,7 +93,8 @@ public struct ToolCallSyntax: Sendable, Equatable {
     public func callPrefix(function: String) -> String {
         switch shape {
         case .jsonObject(let nameKey, let argumentKeys, let startsObject):
-            let opening = "{" + Self.json(nameKey) + ": " + Self.json(function) + ", " + Self.json(argumentKeys[0]) + ": "
+            func json(_ text: String) -> String { PythonText.json(text, ensureASCII: false) }
+            let opening = "{" + json(nameKey) + ": " + json(function) + ", " + json(argumentKeys[0]) + ": "
             return startsObject ? opening : starts[0] + opening
         case .recipient:
             return starts[0] + function + " <|constrain|>json<|message|>"
@@ -141,11 +142,6 @@ public struct ToolCallSyntax: Sendable, Equatable {
                                          separator: several ? separator : nil, syntax: argumentSyntax))
     }
 
-    /// `text` as JSON text (a string literal).
-    private static func json(_ text: String) -> String {
-        "\"" + text.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"") + "\""
-    }
-
     /// Where, in `text`, a call may start: the first start marker found (its offset in UTF-8
     /// bytes), or else the start of an ending that begins one (which the next text may
     /// complete), or nil. Text before it is the reply's for certain.
@@ -186,7 +182,7 @@ public struct ToolCallSyntax: Sendable, Equatable {
             contentEnd = next
             // The next call, after white space.
             let cursor = Self.skippingSpace(bytes, from: position)
-            guard let nextStart = candidateStart(in: Array(bytes[cursor...])), nextStart.complete, nextStart.offset == 0 else { break }
+            guard starts.contains(where: { Self.hasPrefix(Array($0.utf8), in: bytes, at: cursor) }) else { break }
             position = cursor
         }
         guard !calls.isEmpty else { return (text, []) }

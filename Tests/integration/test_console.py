@@ -1,16 +1,37 @@
 """`jupyter console --kernel lumen`, driven through a pseudo-terminal as a person would use it."""
+import io
 import os
+import signal
 import sys
 
 import pexpect
 
 
 def spawn_console(timeout):
-    """jupyter console with the Lumen kernel on a pseudo-terminal."""
-    return pexpect.spawn(
-        sys.executable, ["-m", "jupyter_console", "--kernel", "lumen", "--simple-prompt", "--no-confirm-exit"],
+    """jupyter console with the Lumen kernel on a pseudo-terminal, keeping all it printed.
+
+    Python's fault handler is on, so `expect_or_dump` can show where each of its threads was."""
+    console = pexpect.spawn(
+        sys.executable, ["-X", "faulthandler", "-m", "jupyter_console", "--kernel", "lumen", "--simple-prompt", "--no-confirm-exit"],
         env=dict(os.environ, TERM="dumb"), encoding="utf-8", timeout=timeout,
     )
+    console.logfile_read = io.StringIO()
+    return console
+
+
+def expect_or_dump(console, pattern):
+    """Waits for `pattern`; when it does not come, fails with the whole transcript and the
+    console's threads' stacks (SIGABRT makes the fault handler print them), so a hang shows
+    whether the console or the kernel stopped."""
+    try:
+        console.expect(pattern)
+    except pexpect.TIMEOUT:
+        os.kill(console.pid, signal.SIGABRT)
+        try:
+            console.expect(pexpect.EOF, timeout=10)
+        except pexpect.TIMEOUT:
+            pass
+        raise AssertionError(f"no {pattern!r} within {console.timeout} s; the console printed:\n{console.logfile_read.getvalue()}") from None
 
 
 def test_console_runs_cells_and_interrupts(kernelspecs):
@@ -51,7 +72,7 @@ def test_console_shows_a_load_and_a_generation_as_they_happen(kernelspecs):
         console.sendline('generate(m, "Once upon a time", maxTokens: 100000, temperature: 0)')
         console.expect(", the city of")
         console.sendintr()
-        console.expect(r"· interrupted\]")
+        expect_or_dump(console, r"· interrupted\]")
         console.expect("Interrupted")
         console.expect(r"In \[\d+\]: ")
         console.sendline("exit")

@@ -95,7 +95,7 @@ let package = Package(
         .target(
             name: "ModelBuiltins",
             dependencies: ["Widgets", "LumenLanguage", "LumenKit", "ChatTemplates", "Evaluation", "Display", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "OpenAIAPI",
-                           "OrderedJSON", "Quantization", "RunLog", "Remote", "Scoring", "Tensors", "Tokenizers"]
+                           "OrderedJSON", "Quantization", "RunLog", "Remote", "Scoring", "SparseAutoencoders", "Tensors", "Tokenizers"]
         ),
         .target(name: "OpenAIAPI", dependencies: ["GenerationTypes", "OrderedJSON"]),
         .target(
@@ -145,6 +145,8 @@ let package = Package(
             dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tensors", "Tokenizers", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: optimisedInDebug
         ),
+        // Sparse autoencoders (SAELens' and Gemma Scope's files) over the forward pass's hook points.
+        .target(name: "SparseAutoencoders", dependencies: ["GGUF", "Inference", "Tensors"], swiftSettings: optimisedInDebug),
         // The public Swift API of the engine: one `ModelContainer` per loaded model (weights,
         // sessions, chat template, hooks, run recorder) that every front end adapts.
         .target(name: "LumenKit", dependencies: ["ChatTemplates", "Executors", "GGUF", "GenerationTypes", "Grammars", "Inference", "RunRecords", "Scoring", "Tensors"]),
@@ -206,7 +208,7 @@ let package = Package(
         .testTarget(name: "TensorsTests", dependencies: ["Tensors", "CKernels"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Tensors", "FuzzSupport", "LanguageTestSupport"]),
         .testTarget(name: "ModelBuiltinsTests", dependencies: ["ModelBuiltins", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "OrderedJSON", "Scoring", "GGUF", "GenerationTypes", "Quantization", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "OrderedJSON", "Scoring", "GGUF", "GenerationTypes", "Quantization", "SparseAutoencoders", "Tensors", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "LumenKitTests", dependencies: ["LumenKit", "Grammars", "RunLog"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),

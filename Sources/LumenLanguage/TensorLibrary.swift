@@ -48,7 +48,7 @@ public enum TensorLibrary {
 
     /// `compute`'s tensor as a value, run on the tensor thread when `elements` is large, its
     /// error a `LumenError` at `location`.
-    static func computed(elements: Int, at location: SourceLocation, _ compute: @escaping @Sendable () throws(TensorError) -> Tensor) async throws(LumenError) -> Value {
+    public static func computed(elements: Int, at location: SourceLocation, _ compute: @escaping @Sendable () throws(TensorError) -> Tensor) async throws(LumenError) -> Value {
         do {
             let result = elements <= inlineElements ? try compute() : try await TensorThread.shared.run(compute)
             return TensorObject.value(result)
@@ -58,7 +58,7 @@ public enum TensorLibrary {
     }
 
     /// The next positional argument as a tensor.
-    static func tensorArgument(_ arguments: inout Arguments, _ name: String) throws(LumenError) -> Tensor {
+    public static func tensorArgument(_ arguments: inout Arguments, _ name: String) throws(LumenError) -> Tensor {
         let (value, location) = try arguments.requirePositional(name)
         return try TensorObject.tensor(value, at: location)
     }

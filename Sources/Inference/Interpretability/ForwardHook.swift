@@ -68,27 +68,52 @@ public enum ActivationPoint: String, Sendable, Hashable, CaseIterable {
         let rowShape: @Sendable (_ c: ModelConfiguration) -> [Int]
         /// llama.cpp's graph node of the same values (`-L` for block L).
         public let node: String
+        /// TransformerLens's hook of the same values, after `blocks.L.` for a point in each
+        /// block (`hook_resid_post`, `attn.hook_z`); nil where TransformerLens has none.
+        public let hook: String?
     }
 
     /// This point's row of the table.
     public var layout: Layout {
         switch self {
-        case .embedding: Layout(perBlock: false, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "inp_embd (inp_scaled where scaled)")
-        case .blockInput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "l_out of the block before (the embeddings for block 0)")
-        case .queries: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCount, $0.headDimension] }, node: "Qcur-L after RoPE")
-        case .keys: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCountKV, $0.headDimension] }, node: "Kcur-L after RoPE")
-        case .values: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCountKV, $0.headDimension] }, node: "Vcur-L")
-        case .headOutputs: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCount, $0.headDimension] }, node: "kqv_out-L")
-        case .attentionProbabilities: Layout(perBlock: true, rowAxes: ["head", "key"], rowShape: { [$0.headCount, 1] }, node: "kq_soft_max-L")
-        case .attentionOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "attn_out-L (attn_post_norm-L in Gemma)")
-        case .blockMiddle: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "ffn_inp-L (sa_out-L in Gemma)")
-        case .feedForwardPreActivation: Layout(perBlock: true, rowAxes: ["neuron"], rowShape: { [$0.feedForwardLength] }, node: "ffn_gate-L")
-        case .feedForwardActivation: Layout(perBlock: true, rowAxes: ["neuron"], rowShape: { [$0.feedForwardLength] }, node: "ffn_swiglu-L (ffn_geglu-L in Gemma)")
-        case .feedForwardOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "ffn_out-L (ffn_post_norm-L in Gemma)")
-        case .blockOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "l_out-L")
-        case .finalNorm: Layout(perBlock: false, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "result_norm")
-        case .logits: Layout(perBlock: false, rowAxes: ["token"], rowShape: { [$0.vocabularySize] }, node: "result_output")
+        case .embedding: Layout(perBlock: false, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "inp_embd (inp_scaled where scaled)", hook: "hook_embed")
+        case .blockInput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "l_out of the block before (the embeddings for block 0)", hook: "hook_resid_pre")
+        case .queries: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCount, $0.headDimension] }, node: "Qcur-L after RoPE", hook: "attn.hook_rot_q")
+        case .keys: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCountKV, $0.headDimension] }, node: "Kcur-L after RoPE", hook: "attn.hook_rot_k")
+        case .values: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCountKV, $0.headDimension] }, node: "Vcur-L", hook: "attn.hook_v")
+        case .headOutputs: Layout(perBlock: true, rowAxes: ["head", "width"], rowShape: { [$0.headCount, $0.headDimension] }, node: "kqv_out-L", hook: "attn.hook_z")
+        case .attentionProbabilities: Layout(perBlock: true, rowAxes: ["head", "key"], rowShape: { [$0.headCount, 1] }, node: "kq_soft_max-L", hook: "attn.hook_pattern")
+        case .attentionOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "attn_out-L (attn_post_norm-L in Gemma)", hook: "hook_attn_out")
+        case .blockMiddle: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "ffn_inp-L (sa_out-L in Gemma)", hook: "hook_resid_mid")
+        case .feedForwardPreActivation: Layout(perBlock: true, rowAxes: ["neuron"], rowShape: { [$0.feedForwardLength] }, node: "ffn_gate-L", hook: "mlp.hook_pre")
+        case .feedForwardActivation: Layout(perBlock: true, rowAxes: ["neuron"], rowShape: { [$0.feedForwardLength] }, node: "ffn_swiglu-L (ffn_geglu-L in Gemma)", hook: "mlp.hook_post")
+        case .feedForwardOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "ffn_out-L (ffn_post_norm-L in Gemma)", hook: "hook_mlp_out")
+        case .blockOutput: Layout(perBlock: true, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "l_out-L", hook: "hook_resid_post")
+        case .finalNorm: Layout(perBlock: false, rowAxes: ["width"], rowShape: { [$0.embeddingLength] }, node: "result_norm", hook: "ln_final.hook_normalized")
+        case .logits: Layout(perBlock: false, rowAxes: ["token"], rowShape: { [$0.vocabularySize] }, node: "result_output", hook: nil)
         }
+    }
+
+    /// TransformerLens's full hook name of this point in `block` (`blocks.12.hook_resid_post`,
+    /// `hook_embed`), as SAELens' `hook_name` gives it; nil where TransformerLens has none.
+    public func hookName(block: Int) -> String? {
+        layout.hook.map { layout.perBlock ? "blocks.\(block).\($0)" : $0 }
+    }
+
+    /// The point and block (nil for a point the model has once) a TransformerLens hook name
+    /// stands for (`blocks.12.hook_resid_post`; `attn.hook_q` and `attn.hook_k` are read as the
+    /// rotated queries and keys, the only ones Lumen has); nil for a name of no point.
+    public static func parse(hookName name: String) -> (point: ActivationPoint, block: Int?)? {
+        let parts = name.split(separator: ".", maxSplits: 2).map(String.init)
+        let unrotated = ["attn.hook_q": "attn.hook_rot_q", "attn.hook_k": "attn.hook_rot_k"]
+        func point(_ hook: String, perBlock: Bool) -> ActivationPoint? {
+            let hook = unrotated[hook] ?? hook
+            return allCases.first { $0.layout.hook == hook && $0.layout.perBlock == perBlock }
+        }
+        if parts.count == 3, parts[0] == "blocks", let block = Int(parts[1]), block >= 0, let found = point(parts[2], perBlock: true) {
+            return (found, block)
+        }
+        return point(name, perBlock: false).map { ($0, nil) }
     }
 
     /// Whether an intervention can change the point: every one but the attention probabilities,

@@ -1,0 +1,37 @@
+import Display
+import Evaluation
+import LumenLanguage
+import SparseAutoencoders
+import Tensors
+
+/// A sparse autoencoder in cells (`loadSAE(path)`): its features' encoder and decoder over one
+/// hook point, with `encode`, `decode` and `direction` as methods.
+final class SAEObject: MemberTableHostObject {
+    /// The SAE.
+    let sae: SparseAutoencoder
+    /// The path it was read from, as given.
+    let path: String
+
+    init(sae: SparseAutoencoder, path: String) {
+        self.sae = sae
+        self.path = path
+    }
+
+    var typeName: String { "SAE" }
+    static let memberTable = MemberTable<SAEObject>(properties: [
+        ("architecture", { .string($0.sae.architecture.name) }),
+        ("hook", { .string($0.sae.hookName) }),
+        ("point", { .string($0.sae.point.rawValue) }),
+        ("block", { $0.sae.block.map(Value.integer) ?? .null }),
+        ("dIn", { .integer($0.sae.inputWidth) }),
+        ("dSAE", { .integer($0.sae.featureCount) }),
+        ("k", { if case .topK(let k) = $0.sae.architecture { .integer(k) } else { .null } }),
+    ], methods: [ModelLibrary.encode, ModelLibrary.decode, ModelLibrary.direction])
+
+    var summary: String {
+        "SAE(\(sae.architecture), \(sae.featureCount) features over \(sae.hookName), d_in \(sae.inputWidth))"
+    }
+    var mimeBundle: MIMEBundle {
+        MIMEBundle(["text/html": "<p>\(HTML.escape(summary))</p>", "text/plain": summary])
+    }
+}

@@ -1,0 +1,64 @@
+import Evaluation
+import Foundation
+import LanguageTestSupport
+import Testing
+@testable import LumenLanguage
+@testable import ModelBuiltins
+
+/// Sparse autoencoders in cells, on SmolLM2 (`Tests/reference/sae/`: SAEs over its residual
+/// stream, see `scripts/make_sae_references.py`; the formulas themselves are tested against NumPy
+/// in `SparseAutoencoderTests`).
+@Suite("SAEs in cells")
+struct SAECellTests {
+    static let folder = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("reference/sae").path
+
+    func results(_ code: String, _ interpreter: Interpreter) async throws -> [String] {
+        let sink = RecordingSink()
+        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
+        return sink.results
+    }
+
+    func failure(_ code: String, _ interpreter: Interpreter) async -> String? {
+        do {
+            try await interpreter.execute(ExecutionRequest(code: code, executionCount: 2), output: RecordingSink())
+            return nil
+        } catch {
+            return error.message
+        }
+    }
+
+    @Test("features() encodes the prompt's activations at the SAE's hook; a planted feature fires where llama.cpp's activations say")
+    func featuresOfAPrompt() async throws {
+        let acts = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try sharedModelsDirectory() + "/../reference/inside/smollm2-acts.json"))) as? [String: Any])
+        let prompt = try #require(acts["prompt"] as? String)
+        let interpreter = modelInterpreter()
+        _ = try await results("let m = load(\"\(try SteeringCellTests.model("SmolLM2-135M-Instruct.Q4_1.gguf"))\")", interpreter)
+        let shown = try await results("""
+            let s = loadSAE("\(Self.folder)/saelens-jumprelu-bf16")
+            let f = features(m, s, "\(prompt)")
+            let t = trace(m, "\(prompt)", keep: ["resid_post"], blocks: [s.block])
+            [s.architecture, s.hook, s.dIn, s.dSAE, f.shape, f.axes, f.labels[0].count, max(abs(f - s.encode(t.resid_post[0]))), f[0..<5, 0].values.map { $0 > 0 }]
+            """, interpreter)
+        #expect(shown == [#"["jumprelu", "blocks.12.hook_resid_post", 576, 32, [5, 32], ["position", "feature"], 5, 0.0, [false, false, false, false, true]]"#])
+        // The decoder's row, and decode of one-hot features: b_dec plus that row.
+        let decoded = try await results("""
+            let one = (0..<32).map { $0 == 3 ? 1.0 : 0.0 }
+            max(abs(s.decode(one) - s.decode(one.map { $0 * 0 }) - s.direction(3)))
+            """, interpreter)
+        #expect(decoded.count == 1 && (Double(decoded[0]) ?? 1) < 1e-4)
+    }
+
+    @Test("an SAE of another model's width, or of a block the model lacks, is refused naming it")
+    func misfits() async throws {
+        let interpreter = modelInterpreter()
+        _ = try await results("let m = load(\"\(try sharedModelsDirectory())/stories260K.gguf\")", interpreter)
+        let width = await failure("features(m, loadSAE(\"\(Self.folder)/gemmascope/resid_post/layer_3_width_16k_l0_small\"), \"Once\")", interpreter)
+        #expect(width?.contains("the SAE's d_in is 576, but the model's blocks.3.hook_resid_post is 64 wide") == true, "\(width ?? "no error")")
+        let block = await failure("features(m, loadSAE(\"\(Self.folder)/saelens-standard-f32\"), \"Once\")", interpreter)
+        #expect(block?.contains("block 6 is not one of the model's 5 blocks") == true, "\(block ?? "no error")")
+        let hook = await failure("loadSAE(\"\(Self.folder)/saelens-standard-f32\", hook: \"blocks.1.hook_somewhere\")", interpreter)
+        #expect(hook?.contains("blocks.1.hook_somewhere is not a hook Lumen has") == true, "\(hook ?? "no error")")
+        let missing = await failure("loadSAE(\"\(Self.folder)/nothing-here\")", interpreter)
+        #expect(missing?.contains("no such file or folder") == true, "\(missing ?? "no error")")
+    }
+}

@@ -170,4 +170,55 @@ struct SparseAutoencoderTests {
         #expect(failure(scratch.appendingPathComponent("absent").path)?.reason == "no such file or folder")
         #expect(failure(scratch.path)?.field == "format")
     }
+
+    /// An SAE over stories260K's residual stream after block 2 (64 wide) that reconstructs every
+    /// row exactly — features relu(x) and relu(−x), decoded as their difference — or, with
+    /// `zero`, one whose reconstruction is 0.
+    static func constructed(zero: Bool) throws -> SparseAutoencoder {
+        let width = 64
+        var encoder = [Float](repeating: 0, count: width * 2 * width), decoder = [Float](repeating: 0, count: 2 * width * width)
+        for i in 0..<width {
+            encoder[i * 2 * width + i] = 1
+            encoder[i * 2 * width + width + i] = -1
+            decoder[i * width + i] = zero ? 0 : 1
+            decoder[(width + i) * width + i] = zero ? 0 : -1
+        }
+        return try SparseAutoencoder(architecture: .standard, point: .blockOutput, block: 2, subtractsDecoderBias: false,
+                                     encoder: Tensor(encoder, shape: [width, 2 * width]), encoderBias: Tensor([Float](repeating: 0, count: 2 * width), shape: [2 * width]),
+                                     decoder: Tensor(decoder, shape: [2 * width, width]), decoderBias: Tensor([Float](repeating: 0, count: width), shape: [width]),
+                                     threshold: nil, source: "constructed")
+    }
+
+    @Test("quality: an exact SAE loses nothing, a zero one is the ablation, and the clean loss is the run's own")
+    func quality() async throws {
+        let model = try LanguageModel(path: try TestData.path("models/stories260K.gguf"))
+        let session = ModelSession(model: model)
+        let tokens = model.tokenizer.encode("Once upon a time, there was a little girl named Lily. She loved to play outside.")
+        let bos = model.tokenizer.vocabulary.bos.map { Set([$0]) } ?? []
+        let exact = try await session.quality(of: try Self.constructed(zero: false), tokens: tokens, excluded: bos)
+        #expect(exact.positions == tokens.count - 1)
+        #expect(exact.meanSquaredError == 0 && exact.explainedVariance == 1)
+        #expect(exact.splicedLoss == exact.cleanLoss && exact.lossScore == 1)
+        #expect(exact.ablatedLoss > exact.cleanLoss)
+        // relu(x) and relu(−x): one of the pair fires for every nonzero element.
+        #expect(exact.l0 > 60 && exact.l0 <= 64)
+        let zero = try await session.quality(of: try Self.constructed(zero: true), tokens: tokens, excluded: bos)
+        #expect(zero.splicedLoss == zero.ablatedLoss && zero.lossScore == 0 && zero.cleanLoss == exact.cleanLoss)
+        #expect(zero.explainedVariance < 0)
+        // The clean loss from the run's logits, position by position (BOS's own prediction left out).
+        let capture = ActivationCapture([.logits])
+        _ = try await session.evaluate(tokens, hooks: [capture])
+        let logits = capture.take(.logits, block: 0), vocabulary = model.configuration.vocabularySize
+        var total = 0.0
+        for position in 1..<(tokens.count - 1) {
+            let row = Array(logits[(position * vocabulary)..<((position + 1) * vocabulary)])
+            let largest = Double(row.max() ?? 0)
+            let logSum = largest + log(row.reduce(0.0) { $0 + exp(Double($1) - largest) })
+            total += logSum - Double(row[Int(tokens[position + 1])])
+        }
+        #expect(abs(exact.cleanLoss - total / Double(tokens.count - 2)) < 1e-5)
+        // An SAE of another width is refused before any pass.
+        let other = try SparseAutoencoder.load(path: Self.folder.appendingPathComponent("saelens-standard-f32").path, hook: "blocks.2.hook_resid_post")
+        await #expect(throws: ModelError.self) { try await session.quality(of: other, tokens: tokens, excluded: bos) }
+    }
 }

@@ -46,6 +46,15 @@ struct SAECellTests {
             max(abs(s.decode(one) - s.decode(one.map { $0 * 0 }) - s.direction(3)))
             """, interpreter)
         #expect(decoded.count == 1 && (Double(decoded[0]) ?? 1) < 1e-4)
+        // SAELens' quality measures over the prompt (SmolLM2 adds no BOS: every position counts).
+        let quality = try await results("""
+            let q = saeQuality(m, s, "\(prompt)")
+            [q.keys, q["positions"], q["ceLossScore"] == (q["ceLossAblated"] - q["ceLossSpliced"]) / (q["ceLossAblated"] - q["ceLossClean"]), q["ceLossClean"] < q["ceLossAblated"]]
+            """, interpreter)
+        #expect(quality == [#"[["positions", "mse", "explainedVariance", "l0", "ceLossClean", "ceLossSpliced", "ceLossAblated", "ceLossScore"], 5, true, true]"#])
+        // Where the planted feature fires most: the prompt's last token, first.
+        let top = try await results("topActivations(m, s, feature: 0, texts: [\"\(prompt)\"], count: 2).map { [$0[\"position\"], $0[\"token\"]] }", interpreter)
+        #expect(top == [#"[[4, " is"]]"#])
     }
 
     @Test("an SAE of another model's width, or of a block the model lacks, is refused naming it")

@@ -9,6 +9,9 @@ public struct RunIntervention: Codable, Sendable, Equatable {
         case patch
         /// Scaling and adding to a point's elements (`scale`, `addition`).
         case edit
+        /// Setting one feature of a sparse autoencoder (`sae`, `feature`, `value`) at the SAE's
+        /// point and block, the SAE's error term kept.
+        case feature
     }
 
     /// What kind of change.
@@ -33,6 +36,14 @@ public struct RunIntervention: Codable, Sendable, Equatable {
     public var sourcePositions: [Int]?
     /// For a patch: the token ids of the run whose activations are patched in.
     public var source: [Int32]?
+    /// For a feature: the SAE's path (absolute).
+    public var sae: String?
+    /// For a feature: the input scale folded into the SAE when it was read (nil: none).
+    public var saeInputScale: Double?
+    /// For a feature: the feature set.
+    public var feature: Int?
+    /// For a feature: the activation it is set to.
+    public var value: Double?
 
     /// An ablation of `point` in `block` (of `heads`, `positions`, `neurons` only, when given).
     public init(ablating point: String, block: Int, heads: [Int]? = nil, positions: [Int]? = nil, neurons: [Int]? = nil) {
@@ -62,5 +73,18 @@ public struct RunIntervention: Codable, Sendable, Equatable {
         self.positions = positions
         self.source = source
         self.sourcePositions = sourcePositions
+    }
+
+    /// Setting `feature` of the SAE at `sae` (read with `saeInputScale` folded in, when given),
+    /// whose hook is `point` in `block`, to `value` at `positions` (every position when nil).
+    public init(settingFeature feature: Int, of sae: String, saeInputScale: Double? = nil, point: String, block: Int, positions: [Int]? = nil, value: Double) {
+        kind = .feature
+        self.point = point
+        self.block = block
+        self.positions = positions
+        self.sae = sae
+        self.saeInputScale = saeInputScale
+        self.feature = feature
+        self.value = value
     }
 }

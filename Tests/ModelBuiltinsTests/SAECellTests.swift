@@ -57,6 +57,25 @@ struct SAECellTests {
         #expect(top == [#"[[4, " is"]]"#])
     }
 
+    @Test("setFeature moves the activations along the feature's direction by what it changes the feature, keeping the SAE's error; value 0 ablates it")
+    func settingAFeature() async throws {
+        let interpreter = modelInterpreter()
+        _ = try await results("let m = load(\"\(try SteeringCellTests.model("SmolLM2-135M-Instruct.Q4_1.gguf"))\")", interpreter)
+        let shown = try await results("""
+            let s = loadSAE("\(Self.folder)/saelens-standard-f32")
+            let p = "The capital of France is"
+            let clean = trace(m, p, blocks: [6]).resid_post[0]
+            let set = trace(m, p, blocks: [6], interventions: [setFeature(s, feature: 5, value: 40, positions: [2, 3])]).resid_post[0]
+            let f = s.encode(clean)[0..<5, 5]
+            let expected = clean + outer((40 - f) * [0, 0, 1, 1, 0], s.direction(5))
+            let ablated = s.encode(trace(m, p, blocks: [6], interventions: [setFeature(s, feature: 5)]).resid_post[0])[0..<5, 5]
+            [max(abs(set - expected)) < 1e-3 * max(abs(clean)), max(abs(set[0] - clean[0])), max(abs(ablated)) < max(abs(f))]
+            """, interpreter)
+        #expect(shown == ["[true, 0.0, true]"])
+        let refused = await failure("setFeature(s, feature: 32)", interpreter)
+        #expect(refused?.contains("feature: needs one of the SAE's 32 features") == true, "\(refused ?? "no error")")
+    }
+
     @Test("an SAE of another model's width, or of a block the model lacks, is refused naming it")
     func misfits() async throws {
         let interpreter = modelInterpreter()

@@ -225,6 +225,44 @@ def test_a_generation_with_ablations_an_edit_and_a_patch_is_logged_with_them_and
     assert json.loads(replayed["options"])["interventions"] == interventions
 
 
+def write_sae(folder, width, features, block, seed):
+    """A random standard SAE over `block`'s residual stream in SAELens' format, its safetensors
+    written by hand (float32, the format's header and offsets)."""
+    import struct
+
+    import numpy as np
+    rng = np.random.default_rng(seed)
+    tensors = {"W_enc": rng.standard_normal((width, features)), "b_enc": np.zeros(features),
+               "W_dec": rng.standard_normal((features, width)) / np.sqrt(width), "b_dec": np.zeros(width)}
+    header, blobs, offset = {}, [], 0
+    for name, array in tensors.items():
+        data = array.astype("<f4").tobytes()
+        header[name] = {"dtype": "F32", "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
+        blobs.append(data)
+        offset += len(data)
+    text = json.dumps(header).encode()
+    folder.mkdir()
+    (folder / "sae_weights.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    (folder / "cfg.json").write_text(json.dumps({"architecture": "standard", "d_in": width, "d_sae": features,
+                                                 "hook_name": f"blocks.{block}.hook_resid_post", "apply_b_dec_to_input": True}))
+
+
+def test_a_generation_with_a_feature_set_is_logged_with_its_sae_and_replays_identically(log_path, tmp_path):
+    folder = tmp_path / "sae"
+    write_sae(folder, width=64, features=16, block=2, seed=7)
+    script = (f'let m = load("{STORIES}")\n'
+              f'let s = loadSAE("{folder}")\n'
+              'let plain = m.generate("Once upon a time", maxTokens: 12, temperature: 0)\n'
+              'let changed = m.generate("Once upon a time", maxTokens: 12, temperature: 0, interventions: [setFeature(s, feature: 3, value: 30)])\n'
+              'let r = replay(runs()[0])\nprint("differs:", plain.text != changed.text, "identical:", r.identical)\n')
+    output = repl(script)
+    assert output.splitlines()[-1] == "differs: true identical: true", output
+    changed, replayed = records(log_path)[1], records(log_path)[2]
+    [intervention] = json.loads(changed["options"])["interventions"]
+    assert intervention == {"kind": "feature", "point": "resid_post", "block": 2, "sae": str(folder), "feature": 3, "value": 30.0}
+    assert json.loads(replayed["options"])["interventions"] == [intervention]
+
+
 def test_a_traced_generation_is_logged_with_its_interventions_and_replays_identically(log_path):
     script = (f'let m = load("{STORIES}")\n'
               'let t = trace(m, "Once upon a time", generate: 10, interventions: [ablate(block: 0, point: "ffn_out")])\n'

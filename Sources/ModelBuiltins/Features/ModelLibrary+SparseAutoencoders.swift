@@ -3,6 +3,7 @@ import Foundation
 import GGUF
 import Inference
 import LumenLanguage
+import RunLog
 import SparseAutoencoders
 import Tensors
 
@@ -26,7 +27,7 @@ extension ModelLibrary {
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        return .host(SAEObject(sae: sae, path: path))
+        return .host(SAEObject(sae: sae, path: path, absolutePath: absolute, inputScale: scale))
     }
 
     static let features = Builtin(
@@ -137,6 +138,32 @@ extension ModelLibrary {
             ("ceLossAblated", .double(quality.ablatedLoss)), ("ceLossScore", .double(quality.lossScore)),
         ]
         return .dictionary(LumenDictionary(entries))
+    }
+
+    static let setFeature = Builtin(
+        name: "setFeature",
+        signature: "setFeature(_ sae: SAE, feature: Int, value: Number = 0, positions: [Int]? = nil) -> Intervention",
+        summary: "An intervention for trace(…, interventions:) and generate(…, interventions:): sets one of the SAE's features to value at the SAE's hook — at every position or positions: (from 0) —, keeping what the SAE does not reconstruct (SAELens' hooked SAE with its error term: decode(f′) + x − decode(f)). value: 0 (the default) ablates the feature; a large value clamps it on. The run log keeps the SAE's path, and replay reads it again."
+    ) { arguments, context in
+        let object = try saeArgument(&arguments)
+        let sae = object.sae
+        guard let feature = try arguments.labelledInteger("feature"), (0..<sae.featureCount).contains(feature) else {
+            throw LumenError(.value, "feature: needs one of the SAE's \(sae.featureCount) features (0…\(sae.featureCount - 1))", at: context.location)
+        }
+        let value = try arguments.labelledNumber("value") ?? 0
+        guard value.isFinite else { throw LumenError(.value, "value: must be a finite number, got \(value)", at: context.location) }
+        var positions: [Int]?
+        if let (given, location) = arguments.labelled("positions") {
+            let chosen = try integers((given, location), "positions")
+            if let negative = chosen.first(where: { $0 < 0 }) {
+                throw LumenError(.index, "positions: \(negative): count positions from 0 (the run's length is known only when it runs)", at: location)
+            }
+            positions = chosen
+        }
+        try arguments.finish()
+        let logged = RunIntervention(settingFeature: feature, of: object.absolutePath, saeInputScale: object.inputScale, point: sae.point.rawValue,
+                                     block: sae.block ?? 0, positions: positions, value: value)
+        return .host(InterventionObject(logged, sae: sae))
     }
 
     static let encode = Builtin(

@@ -11,10 +11,16 @@ final class SAEObject: MemberTableHostObject {
     let sae: SparseAutoencoder
     /// The path it was read from, as given.
     let path: String
+    /// The same path made absolute, as the run log keeps it.
+    let absolutePath: String
+    /// The input scale folded in when it was read (`loadSAE(…, inputScale:)`).
+    let inputScale: Double?
 
-    init(sae: SparseAutoencoder, path: String) {
+    init(sae: SparseAutoencoder, path: String, absolutePath: String, inputScale: Double?) {
         self.sae = sae
         self.path = path
+        self.absolutePath = absolutePath
+        self.inputScale = inputScale
     }
 
     var typeName: String { "SAE" }

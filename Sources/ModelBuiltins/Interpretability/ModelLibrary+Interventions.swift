@@ -120,7 +120,7 @@ extension ModelLibrary {
     }
 
     /// An argument that is an Int, a Range or an array of Ints, as Ints.
-    private static func integers(_ argument: (Value, SourceLocation), _ label: String) throws(LumenError) -> [Int] {
+    static func integers(_ argument: (Value, SourceLocation), _ label: String) throws(LumenError) -> [Int] {
         let (value, location) = argument
         if case .integer(let number) = value { return [number] }
         let elements = try? Operators.elements(of: value, at: location)
@@ -147,13 +147,13 @@ extension ModelLibrary {
         let elements = (try? Operators.elements(of: value, at: valueLocation)) ?? [value]
         let objects = try elements.map { element throws(LumenError) in
             guard case .host(let object as InterventionObject) = element else {
-                throw LumenError(.type, "interventions: needs ablate(…), intervene(…) and patch(…) values, got \(element.typeName)", at: valueLocation)
+                throw LumenError(.type, "interventions: needs ablate(…), intervene(…), patch(…) and setFeature(…) values, got \(element.typeName)", at: valueLocation)
             }
             return object
         }
         let loaded = try modelCall(at: location) { () throws(ModelError) in try local.model() }
         let hooks = try modelCall(at: valueLocation) { () throws(ModelError) in
-            try objects.map { object throws(ModelError) in try object.logged.hook(loaded.configuration, sourceRows: object.sourceRows, file: local.path) }
+            try objects.map { object throws(ModelError) in try object.logged.hook(loaded.configuration, sourceRows: object.sourceRows, sae: object.sae, file: local.path) }
         }
         return (hooks, objects.map(\.logged))
     }

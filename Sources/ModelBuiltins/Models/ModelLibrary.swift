@@ -13,7 +13,7 @@ import Synchronization
 /// recorder.
 final class ModelLibrary: LumenLibrary {
     let builtins: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, tokenId, toText, detokenize, nextTokens,
-                               perplexity, compareModels, controlVector, steeringVector, normalize, loadSAE, features, topActivations, saeQuality, logitLens, attentionPatterns, trace, ablate, intervene, patch, embed, unembedding, prefill, loadState]
+                               perplexity, compareModels, controlVector, steeringVector, normalize, loadSAE, features, topActivations, saeQuality, setFeature, logitLens, attentionPatterns, trace, ablate, intervene, patch, embed, unembedding, prefill, loadState]
     let magics: [Magic] = [defaultsMagic]
     /// Where the session's generations and measurements are recorded.
     let recorder: CellRecorder

@@ -48,8 +48,9 @@ public struct SparseAutoencoder: Sendable {
     /// Whether the decoder bias is subtracted from the input before encoding (SAELens'
     /// `apply_b_dec_to_input`).
     public let subtractsDecoderBias: Bool
-    /// W_enc, [d_in][d_sae].
-    public let encoder: Tensor
+    /// W_enc transposed, [d_sae][d_in]: row i is what feature i's pre-activation is the dot
+    /// product of the input with, so encoding one row reads it row by row.
+    public let encoderRows: Tensor
     /// b_enc, [d_sae].
     public let encoderBias: Tensor
     /// W_dec, [d_sae][d_in]: row i is feature i's direction.
@@ -60,9 +61,9 @@ public struct SparseAutoencoder: Sendable {
     public let threshold: Tensor?
 
     /// d_in: the width of a row of activations it reads.
-    public var inputWidth: Int { encoder.shape[0] }
+    public var inputWidth: Int { encoderRows.shape[1] }
     /// d_sae: how many features it has.
-    public var featureCount: Int { encoder.shape[1] }
+    public var featureCount: Int { encoderRows.shape[0] }
     /// TransformerLens's name of the hook it reads (`blocks.12.hook_resid_post`).
     public var hookName: String { point.hookName(block: block ?? 0) ?? point.rawValue }
 
@@ -96,7 +97,8 @@ public struct SparseAutoencoder: Sendable {
         self.point = point
         self.block = block
         self.subtractsDecoderBias = subtractsDecoderBias
-        self.encoder = encoder
+        // Transposed once, here: every encoding then reads W_enc row by row through its strides.
+        encoderRows = (try? encoder.transposing()) ?? encoder
         self.encoderBias = encoderBias
         self.decoder = decoder
         self.decoderBias = decoderBias
@@ -108,7 +110,8 @@ public struct SparseAutoencoder: Sendable {
     public func encode(_ activations: Tensor) throws(TensorError) -> Tensor {
         try checkWidth(activations, inputWidth, "encode", "d_in")
         let input = subtractsDecoderBias ? try activations.combined(.subtract, decoderBias) : activations
-        let pre = try Tensor.matmul(input, encoder).combined(.add, encoderBias)
+        let rows = try input.reshaped([input.count / inputWidth, inputWidth])
+        let pre = try Tensor.matmulTransposed(rows, encoderRows).combined(.add, encoderBias)
         var values = pre.values
         switch architecture {
         case .standard:
@@ -148,7 +151,7 @@ public struct SparseAutoencoder: Sendable {
         func scaled(_ tensor: Tensor, _ factor: Float) -> Tensor { tensor.combined(.multiply, scalar: factor) }
         // The shapes are those already checked.
         return (try? SparseAutoencoder(architecture: architecture, point: point, block: block, subtractsDecoderBias: subtractsDecoderBias,
-                                       encoder: scaled(encoder, scale), encoderBias: encoderBias, decoder: scaled(decoder, 1 / scale),
+                                       encoder: scaled(encoderRows, scale).transposing(), encoderBias: encoderBias, decoder: scaled(decoder, 1 / scale),
                                        decoderBias: scaled(decoderBias, 1 / scale), threshold: threshold, source: "")) ?? self
     }
 

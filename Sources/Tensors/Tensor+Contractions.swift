@@ -48,6 +48,28 @@ extension Tensor {
         return Tensor(result, shape: shape, axes: axes, labels: labels)
     }
 
+    /// `a · bᵀ` (NumPy's `a @ b.T`) for `a` [m][k] (or a row [k]) and `b` [n][k], reading `b`
+    /// through its strides without transposing it: a row times a matrix stored row by row is then
+    /// rows of dot products, the fast path, where `matmul` with `b` transposed first would copy
+    /// it. The result is [m][n] (or [n]), its axes `a`'s leading one and `b`'s first.
+    public static func matmulTransposed(_ a: Tensor, _ b: Tensor) throws(TensorError) -> Tensor {
+        guard (1...2).contains(a.rank), b.rank == 2, a.shape[a.rank - 1] == b.shape[1] else {
+            throw TensorError("matmulTransposed needs a [m][k] (or [k]) and b [n][k], got \(a.shapeText) and \(b.shapeText)")
+        }
+        let (m, k, n) = (a.rank == 1 ? 1 : a.shape[0], b.shape[1], b.shape[0])
+        let result = [Float](unsafeUninitializedCapacity: m * n) { out, initialized in
+            a.values.withUnsafeBufferPointer { x in
+                b.values.withUnsafeBufferPointer { y in
+                    multiply(MatrixOperand(x.baseAddress!, row: k, column: 1), MatrixOperand(y.baseAddress!, row: 1, column: k), into: out.baseAddress!, m: m, k: k, n: n)
+                }
+            }
+            initialized = m * n
+        }
+        return a.rank == 1
+            ? Tensor(result, shape: [n], axes: [b.axes[0]], labels: [b.labels[0]])
+            : Tensor(result, shape: [m, n], axes: [a.axes[0], b.axes[0]], labels: [a.labels[0], b.labels[0]])
+    }
+
     /// The strides over `batch` of an operand whose leading axes are `shape`, each of its
     /// matrices `matrix` elements long.
     private static func batchStrides(_ shape: [Int], matrix: Int, to batch: [Int]) -> [Int] {

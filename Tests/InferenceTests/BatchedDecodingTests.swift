@@ -61,7 +61,7 @@ struct BatchedDecodingTests {
         let session = ModelSession(model: model, threads: 2, batchSize: 8)
         var runs: [Run] = []
         for request in requests {
-            runs.append(try await collect(session.generate(tokens: request.tokens, options: request.options)))
+            runs.append(try await collect(session.generate(tokens: request.tokens, options: request.options, pipeline: request.pipeline)))
         }
         return runs
     }
@@ -185,5 +185,43 @@ struct BatchedDecodingTests {
         // The session goes on: the dropped and stopped sequences' places are free again.
         let again = try await Self.together(session, Array(requests.prefix(1)))
         #expect(again[0].ids == alone[0].ids)
+    }
+
+    @Test("generations with hooks decode together with plain ones, each as it is alone, logit for logit; each hook sees its own sequence's rows only")
+    func hookedGenerationsBatch() async throws {
+        let model = try LanguageModel(path: try TestData.realModel(SpeculativeDecodingTests.realModels[0]))
+        let c = model.configuration
+        let direction = (0..<c.embeddingLength).map { Float(sin(Double($0))) }
+        // Fresh hooks for each run: a capture keeps what it saw.
+        func requests() throws -> ([ModelSession.GenerationRequest], ActivationCapture) {
+            let capture = ActivationCapture([.blockOutput], blocks: [4])
+            let hooks: [[any ForwardHook]] = [[], [ControlVector(direction: direction, blocks: 3...5).scaled(by: 4).steering()],
+                                              [ActivationEdit.zeroing(.feedForwardOutput, block: 2)], [capture]]
+            let made = try hooks.indices.map { index in
+                ModelSession.GenerationRequest(tokens: model.tokenizer.encode(Self.prompts[index]), options: Self.options(index),
+                                               pipeline: try GenerationPipeline(options: Self.options(index), model: model, hooks: hooks[index]))
+            }
+            return (made, capture)
+        }
+        let (single, aloneCapture) = try requests()
+        let alone = try await Self.alone(model, single)
+        let (batched, togetherCapture) = try requests()
+        let session = ModelSession(model: model, threads: 2, batchSize: 8, sequences: 4)
+        let together = try await Self.together(session, batched)
+        for index in batched.indices {
+            #expect(together[index].ids == alone[index].ids, "prompt \(index)")
+            let sameLogits = together[index].logits == alone[index].logits
+            #expect(sameLogits, "prompt \(index): the logits each token was drawn from")
+        }
+        #expect(session.batchStatistics.largest >= 3, "\(session.batchStatistics)")
+        // The hooks changed their own generations: steered and ablated runs differ from plain ones.
+        let plain = try await Self.alone(model, batched.map { ModelSession.GenerationRequest(tokens: $0.tokens, options: $0.options) })
+        #expect(plain[1].logits != alone[1].logits, "steered")
+        #expect(plain[2].logits != alone[2].logits, "ablated")
+        #expect(plain[0].logits == alone[0].logits && plain[3].logits == alone[3].logits, "unchanged")
+        // The capture saw its sequence's rows only, as alone: the prompt's and each token's but the last.
+        let kept = togetherCapture.take(.blockOutput, block: 4)
+        #expect(kept == aloneCapture.take(.blockOutput, block: 4))
+        #expect(kept.count == (batched[3].tokens.count + alone[3].ids.count - 1) * c.embeddingLength)
     }
 }

@@ -226,23 +226,14 @@ def test_a_generation_with_ablations_an_edit_and_a_patch_is_logged_with_them_and
 
 
 def write_sae(folder, width, features, block, seed):
-    """A random standard SAE over `block`'s residual stream in SAELens' format, its safetensors
-    written by hand (float32, the format's header and offsets)."""
-    import struct
-
+    """A random standard SAE over `block`'s residual stream in SAELens' format."""
     import numpy as np
+    from safetensors.numpy import save_file
     rng = np.random.default_rng(seed)
-    tensors = {"W_enc": rng.standard_normal((width, features)), "b_enc": np.zeros(features),
-               "W_dec": rng.standard_normal((features, width)) / np.sqrt(width), "b_dec": np.zeros(width)}
-    header, blobs, offset = {}, [], 0
-    for name, array in tensors.items():
-        data = array.astype("<f4").tobytes()
-        header[name] = {"dtype": "F32", "shape": list(array.shape), "data_offsets": [offset, offset + len(data)]}
-        blobs.append(data)
-        offset += len(data)
-    text = json.dumps(header).encode()
     folder.mkdir()
-    (folder / "sae_weights.safetensors").write_bytes(struct.pack("<Q", len(text)) + text + b"".join(blobs))
+    save_file({"W_enc": rng.standard_normal((width, features), dtype=np.float32), "b_enc": np.zeros(features, dtype=np.float32),
+               "W_dec": (rng.standard_normal((features, width), dtype=np.float32) / np.sqrt(width)).astype(np.float32), "b_dec": np.zeros(width, dtype=np.float32)},
+              str(folder / "sae_weights.safetensors"))
     (folder / "cfg.json").write_text(json.dumps({"architecture": "standard", "d_in": width, "d_sae": features,
                                                  "hook_name": f"blocks.{block}.hook_resid_post", "apply_b_dec_to_input": True}))
 

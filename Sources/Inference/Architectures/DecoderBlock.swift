@@ -115,7 +115,7 @@ struct DecoderModel: Sendable {
             for stage in block.stages { stage.apply(to: x, count: count, layer: layer, configuration: c, state: state) }
             state.visit(.blockOutput, layer: layer, rows: x, count: count, width: dimension)
         }
-        let everyRow = allLogits || state.hooks.contains { $0.visits(.finalNorm, layer: 0) || $0.visits(.logits, layer: 0) }
+        let everyRow = allLogits || state.hooksVisit(.finalNorm, layer: 0) || state.hooksVisit(.logits, layer: 0)
         let first = everyRow ? 0 : count - 1
         unembedding.apply(x + first * dimension, count: count - first, configuration: c, state: state, visiting: everyRow)
         if everyRow && !allLogits && count > 1 {

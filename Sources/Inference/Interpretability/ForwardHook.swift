@@ -215,15 +215,42 @@ extension ForwardHook {
 }
 
 extension InferenceState {
+    /// The hooks that look into the rows of `sequence`: a generation's alone, or that sequence's
+    /// generation's in the batch.
+    func hooks(of sequence: Int) -> [any ForwardHook] {
+        sequenceHooks.isEmpty ? hooks : hooks + (sequenceHooks[sequence] ?? [])
+    }
+
+    /// Whether a hook of a sequence the pass running has rows of visits `point` of block `layer`.
+    func hooksVisit(_ point: ActivationPoint, layer: Int) -> Bool {
+        hooks.contains { $0.visits(point, layer: layer) }
+            || Set(rowSequences).contains { sequence in sequenceHooks[sequence]?.contains { $0.visits(point, layer: layer) } == true }
+    }
+
     /// Hands `count` rows of `width` floats at `rows`, the activations at `point` of block
-    /// `layer` for the tokens at the pass's positions (consecutive: hooks look into passes over
-    /// one sequence), to the hooks that visit there.
+    /// `layer` for the pass's tokens, to the hooks that visit there: each run of rows at
+    /// consecutive positions of one sequence (a prompt's batch, or one decoding sequence's row)
+    /// to that sequence's hooks, with its positions.
     func visit(_ point: ActivationPoint, layer: Int, rows: UnsafeMutablePointer<Float>, count: Int, width: Int) {
-        guard !hooks.isEmpty else { return }
-        let start = rowPositions.first ?? position
-        for hook in hooks where hook.visits(point, layer: layer) {
-            hook.visit(point, layer: layer, positions: start..<(start + count),
-                       rows: UnsafeMutableBufferPointer(start: rows, count: count * width), width: width)
+        guard !hooks.isEmpty || !sequenceHooks.isEmpty else { return }
+        guard rowSequences.count >= count, rowPositions.count >= count else {
+            for hook in hooks where hook.visits(point, layer: layer) {
+                hook.visit(point, layer: layer, positions: position..<(position + count),
+                           rows: UnsafeMutableBufferPointer(start: rows, count: count * width), width: width)
+            }
+            return
+        }
+        var first = 0
+        while first < count {
+            let sequence = rowSequences[first]
+            var end = first + 1
+            while end < count, rowSequences[end] == sequence, rowPositions[end] == rowPositions[end - 1] + 1 { end += 1 }
+            let start = rowPositions[first]
+            for hook in hooks(of: sequence) where hook.visits(point, layer: layer) {
+                hook.visit(point, layer: layer, positions: start..<(start + end - first),
+                           rows: UnsafeMutableBufferPointer(start: rows + first * width, count: (end - first) * width), width: width)
+            }
+            first = end
         }
     }
 
@@ -232,7 +259,7 @@ extension InferenceState {
     /// with the cache's own attention kernel after the batch's keys are cached. `c` is the layer's
     /// configuration (`ModelConfiguration.layer`).
     func visitAttentionProbabilities(layer: Int, count: Int, configuration c: ModelConfiguration, window: Int?, sinks: [Float]?) {
-        guard hooks.contains(where: { $0.visits(.attentionProbabilities, layer: layer) }) else { return }
+        guard hooksVisit(.attentionProbabilities, layer: layer) else { return }
         let width = c.headCount * contextLength, group = c.headCount / c.headCountKV
         var rows = [Float](repeating: 0, count: count * width)
         var scores = [Float](repeating: 0, count: contextLength), output = [Float](repeating: 0, count: c.headDimension)

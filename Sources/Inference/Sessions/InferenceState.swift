@@ -28,8 +28,12 @@ final class InferenceState {
     private(set) var rowsAreOneRun = true
     /// Splits matrix products across threads.
     let pool: MatrixMultiplier
-    /// What looks into the forward passes of the generation running now (`visit`).
+    /// What looks into every row of the forward passes of the generation running alone now
+    /// (`visit`).
     var hooks: [any ForwardHook] = []
+    /// What looks into the rows of one sequence of the batch: its generation's hooks, by
+    /// sequence (`ModelSession+Batching.swift`).
+    var sequenceHooks: [Int: [any ForwardHook]] = [:]
 
     // The forward pass's buffers, row-major, one row per token of the batch (`batch` is at most
     // `batchCapacity`; dim = embedding length, q = the widest layer's query dimension, kv = its

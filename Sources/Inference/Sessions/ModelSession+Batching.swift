@@ -61,8 +61,8 @@ extension ModelSession {
         public var tokens: [Int32]
         /// What to generate: sampling, length, stop strings.
         public var options: GenerationOptions
-        /// What replaces the processors, sampler and stop conditions `options` describe (no
-        /// hooks: they would look into every sequence's rows).
+        /// What replaces the processors, sampler and stop conditions `options` describe; its
+        /// hooks look into this sequence's rows only.
         public var pipeline: GenerationPipeline?
         /// Raised, ends the generation before its next token (its summary still comes).
         public var stop: StopSignal
@@ -79,7 +79,7 @@ extension ModelSession {
     /// Starts `requests` together: they join the batch in their order, at one step when there
     /// are sequences free for them (the samples of one prompt, a batch of prompts), and each
     /// streams as `generate(tokens:options:pipeline:stop:startingFrom:)` does. A request that
-    /// must run alone (hooks, speculative decoding) is refused in its stream.
+    /// must run alone (speculative decoding) is refused in its stream.
     public nonisolated func generate(together requests: [GenerationRequest]) -> [AsyncThrowingStream<TokenEvent, any Error>] {
         var generations: [QueuedGeneration] = []
         let streams = requests.map { request in
@@ -87,7 +87,7 @@ extension ModelSession {
             do {
                 let pipeline = try request.pipeline ?? GenerationPipeline(options: request.options, model: model)
                 guard !Self.runsAlone(options: request.options, pipeline: pipeline) else {
-                    throw ModelError(file: model.gguf.path, field: "batch", reason: "hooks and speculative decoding run one generation at a time")
+                    throw ModelError(file: model.gguf.path, field: "batch", reason: "speculative decoding runs one generation at a time")
                 }
                 let generation = QueuedGeneration(prompt: .tokens(request.tokens), options: request.options, pipeline: pipeline, stop: request.stop,
                                                   inherited: nil, lease: nil, continuation: continuation)
@@ -172,11 +172,14 @@ extension ModelSession {
     }
 
     /// Gives `generation` a free sequence — the one whose cache shares most of its prompt — where
-    /// it waits its turn to read its prompt; nil (the generation ended) when the prompt is refused.
+    /// it waits its turn to read its prompt; nil (the generation ended) when the prompt or its
+    /// hooks are refused. A generation with hooks reads its prompt from position 0 (as alone) and
+    /// its hooks look into its sequence's rows from then until it ends.
     private func admit(_ generation: QueuedGeneration, besides active: [BatchedSequence]) -> BatchedSequence? {
         let tokens = generation.promptTokens(model.tokenizer)
+        let hooks = generation.pipeline.hooks
         do {
-            try check(tokens, hooks: [])
+            try check(tokens, hooks: hooks)
         } catch {
             generation.fail(error)
             return nil
@@ -189,8 +192,9 @@ extension ModelSession {
             return nil
         }
         let options = generation.options
-        if let inherited = generation.inherited, options.reusesCachedPrefix { adopt(inherited, for: tokens, sequence: sequence) }
-        let reuse: PrefixReuse = sequences[sequence].hooked ? .none : options.reusesCachedPrefix ? .any : .exact
+        if hooks.isEmpty, let inherited = generation.inherited, options.reusesCachedPrefix { adopt(inherited, for: tokens, sequence: sequence) }
+        let reuse: PrefixReuse = !hooks.isEmpty || sequences[sequence].hooked ? .none : options.reusesCachedPrefix ? .any : .exact
+        if !hooks.isEmpty { state.sequenceHooks[sequence] = hooks }
         return BatchedSequence(generation: generation, sequence: sequence, prompt: tokens, phase: .waiting(reuse: reuse), progress: nil)
     }
 
@@ -346,12 +350,14 @@ extension ModelSession {
     /// whoever reads the end of its stream finds them free.
     private func end(_ batched: BatchedSequence, _ summary: GenerationSummary) {
         inbox.withLock { $0.tokensInUse[batched.sequence] = nil }
+        state.sequenceHooks[batched.sequence] = nil
         batched.generation.finish(summary)
     }
 
     /// Ends a sequence's generation with `error`, its tokens no longer counted in use first.
     private func end(_ batched: BatchedSequence, failing error: any Error) {
         inbox.withLock { $0.tokensInUse[batched.sequence] = nil }
+        state.sequenceHooks[batched.sequence] = nil
         batched.generation.fail(error)
     }
 }

@@ -210,10 +210,11 @@ public actor ModelSession {
         return stream
     }
 
-    /// Whether a generation must run alone rather than in a batch: hooks look into (or change)
-    /// whole forward passes, and speculative decoding runs its own passes of several tokens.
+    /// Whether a generation must run alone rather than in a batch: speculative decoding runs its
+    /// own passes of several tokens, verified and taken back. (Hooks batch: each sees only its
+    /// own sequence's rows.)
     static func runsAlone(options: GenerationOptions, pipeline: GenerationPipeline) -> Bool {
-        !pipeline.hooks.isEmpty || options.speculation != nil
+        options.speculation != nil
     }
 
     /// Runs a generation alone, giving its lease back before the stream ends, so whoever reads
@@ -391,7 +392,7 @@ public actor ModelSession {
             ? tokens.count / batch * batch : min(cached.alignedTokens, reused) / batch * batch
         state.positions[sequence] = reused
         cached.tokens.removeLast(cached.tokens.count - reused)
-        cached.hooked = !state.hooks.isEmpty
+        cached.hooked = !state.hooks(of: sequence).isEmpty
         cached.alignedTokens = cached.hooked ? 0 : min(cached.alignedTokens, reused)
         if let saved = cached.promptLogits, saved.tokenCount > reused || cached.hooked { cached.promptLogits = nil }
         sequences[sequence] = cached

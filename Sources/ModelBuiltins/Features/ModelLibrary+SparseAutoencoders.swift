@@ -27,7 +27,7 @@ extension ModelLibrary {
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)
         }
-        return .host(SAEObject(sae: sae, path: path, absolutePath: absolute, inputScale: scale))
+        return .host(SAEObject(sae: sae, path: absolute, inputScale: scale))
     }
 
     static let features = Builtin(
@@ -152,16 +152,9 @@ extension ModelLibrary {
         }
         let value = try arguments.labelledNumber("value") ?? 0
         guard value.isFinite else { throw LumenError(.value, "value: must be a finite number, got \(value)", at: context.location) }
-        var positions: [Int]?
-        if let (given, location) = arguments.labelled("positions") {
-            let chosen = try integers((given, location), "positions")
-            if let negative = chosen.first(where: { $0 < 0 }) {
-                throw LumenError(.index, "positions: \(negative): count positions from 0 (the run's length is known only when it runs)", at: location)
-            }
-            positions = chosen
-        }
+        let positions = try positionsFromZero(&arguments)
         try arguments.finish()
-        let logged = RunIntervention(settingFeature: feature, of: object.absolutePath, saeInputScale: object.inputScale, point: sae.point.rawValue,
+        let logged = RunIntervention(settingFeature: feature, of: object.path, saeInputScale: object.inputScale, point: sae.point.rawValue,
                                      block: sae.block ?? 0, positions: positions, value: value)
         return .host(InterventionObject(logged, sae: sae))
     }

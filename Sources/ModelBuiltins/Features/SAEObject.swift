@@ -1,5 +1,6 @@
 import Display
 import Evaluation
+import Foundation
 import LumenLanguage
 import SparseAutoencoders
 import Tensors
@@ -9,17 +10,14 @@ import Tensors
 final class SAEObject: MemberTableHostObject {
     /// The SAE.
     let sae: SparseAutoencoder
-    /// The path it was read from, as given.
+    /// The absolute path it was read from, as the run log keeps it.
     let path: String
-    /// The same path made absolute, as the run log keeps it.
-    let absolutePath: String
     /// The input scale folded in when it was read (`loadSAE(…, inputScale:)`).
     let inputScale: Double?
 
-    init(sae: SparseAutoencoder, path: String, absolutePath: String, inputScale: Double?) {
+    init(sae: SparseAutoencoder, path: String, inputScale: Double?) {
         self.sae = sae
         self.path = path
-        self.absolutePath = absolutePath
         self.inputScale = inputScale
     }
 
@@ -35,7 +33,7 @@ final class SAEObject: MemberTableHostObject {
     ], methods: [ModelLibrary.encode, ModelLibrary.decode, ModelLibrary.direction])
 
     var summary: String {
-        "SAE(\(sae.architecture), \(sae.featureCount) features over \(sae.hookName), d_in \(sae.inputWidth))"
+        "SAE(\(sae.architecture), \(sae.featureCount) features over \(sae.hookName), d_in \(sae.inputWidth), from \((path as NSString).lastPathComponent))"
     }
     var mimeBundle: MIMEBundle {
         MIMEBundle(["text/html": "<p>\(HTML.escape(summary))</p>", "text/plain": summary])

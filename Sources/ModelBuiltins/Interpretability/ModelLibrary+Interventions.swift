@@ -51,14 +51,7 @@ extension ModelLibrary {
         -> (point: ActivationPoint, named: Bool, block: Int, heads: [Int]?, positions: [Int]?, neurons: [Int]?) {
         let block = try arguments.labelledInteger("block")
         let heads = try arguments.labelled("heads").map { argument throws(LumenError) in try integers(argument, "heads") }
-        var positions: [Int]?
-        if let (value, positionsLocation) = arguments.labelled("positions") {
-            let chosen = try integers((value, positionsLocation), "positions")
-            if let negative = chosen.first(where: { $0 < 0 }) {
-                throw LumenError(.index, "positions: \(negative): count positions from 0 (the run's length is known only when it runs), got \(value.printed)", at: positionsLocation)
-            }
-            positions = chosen
-        }
+        let positions = try positionsFromZero(&arguments)
         let neurons = try arguments.labelled("neurons").map { argument throws(LumenError) in try integers(argument, "neurons") }
         let name = try arguments.labelledString("point")
         let point = name ?? ActivationPoint.headOutputs.rawValue
@@ -120,7 +113,18 @@ extension ModelLibrary {
     }
 
     /// An argument that is an Int, a Range or an array of Ints, as Ints.
-    static func integers(_ argument: (Value, SourceLocation), _ label: String) throws(LumenError) -> [Int] {
+    /// `positions:`, counted from 0 (nil when not given): an intervention is made before the
+    /// run's length is known, so a negative position is refused.
+    static func positionsFromZero(_ arguments: inout Arguments) throws(LumenError) -> [Int]? {
+        guard let (value, location) = arguments.labelled("positions") else { return nil }
+        let chosen = try integers((value, location), "positions")
+        if let negative = chosen.first(where: { $0 < 0 }) {
+            throw LumenError(.index, "positions: \(negative): count positions from 0 (the run's length is known only when it runs), got \(value.printed)", at: location)
+        }
+        return chosen
+    }
+
+    private static func integers(_ argument: (Value, SourceLocation), _ label: String) throws(LumenError) -> [Int] {
         let (value, location) = argument
         if case .integer(let number) = value { return [number] }
         let elements = try? Operators.elements(of: value, at: location)

@@ -332,6 +332,9 @@ extension ModelSession {
     private func draw(_ batched: inout BatchedSequence, from logits: UnsafeBufferPointer<Float>) -> Bool {
         let generation = batched.generation
         let contextFull = state.positions[batched.sequence] >= state.contextLength
+        // Counted before the token is handed on: whoever reads it finds the cache it holds in use.
+        let cached = sequences[batched.sequence].tokens.count
+        inbox.withLock { $0.tokensInUse[batched.sequence] = cached }
         do {
             guard let next = try batched.progress?.advance(logits: logits, contextFull: contextFull, shouldStop: { generation.shouldStop },
                                                            emit: generation.emit) else {

@@ -78,6 +78,17 @@ struct BatchedDecodingTests {
         }
     }
 
+    /// Each run decoded together gave what it gives alone: its tokens, the logits each was drawn
+    /// from, and how it ended.
+    static func expectSame(_ together: [Run], _ alone: [Run], _ label: String) {
+        for index in alone.indices {
+            #expect(together[index].ids == alone[index].ids, "\(label), prompt \(index)")
+            let sameLogits = together[index].logits == alone[index].logits
+            #expect(sameLogits, "\(label), prompt \(index): the logits each token was drawn from")
+            #expect(together[index].finishReason == alone[index].finishReason, "\(label), prompt \(index)")
+        }
+    }
+
     @Test("greedy output decoded together is each sequence's output alone, logit for logit, with sequences joining and leaving mid-batch",
           arguments: models)
     func greedyTogetherIsGreedyAlone(model name: String) async throws {
@@ -90,12 +101,7 @@ struct BatchedDecodingTests {
         // wait, then join while the others decode.
         let session = ModelSession(model: model, threads: 2, batchSize: 8, sequences: 3)
         let together = try await Self.together(session, requests)
-        for index in requests.indices {
-            #expect(together[index].ids == alone[index].ids, "\(name), prompt \(index)")
-            let sameLogits = together[index].logits == alone[index].logits
-            #expect(sameLogits, "\(name), prompt \(index): the logits each token was drawn from")
-            #expect(together[index].finishReason == alone[index].finishReason, "\(name), prompt \(index)")
-        }
+        Self.expectSame(together, alone, name)
         let statistics = session.batchStatistics
         #expect(statistics.largest == 3, "\(name): \(statistics)")
         #expect(statistics.tokens == alone.map(\.ids.count).reduce(0, +) - requests.count, "\(name): every token but the last of each run once")
@@ -208,11 +214,7 @@ struct BatchedDecodingTests {
         let (batched, togetherCapture) = try requests()
         let session = ModelSession(model: model, threads: 2, batchSize: 8, sequences: 4)
         let together = try await Self.together(session, batched)
-        for index in batched.indices {
-            #expect(together[index].ids == alone[index].ids, "prompt \(index)")
-            let sameLogits = together[index].logits == alone[index].logits
-            #expect(sameLogits, "prompt \(index): the logits each token was drawn from")
-        }
+        Self.expectSame(together, alone, "hooks")
         #expect(session.batchStatistics.largest >= 3, "\(session.batchStatistics)")
         // The hooks changed their own generations: steered and ablated runs differ from plain ones.
         let plain = try await Self.alone(model, batched.map { ModelSession.GenerationRequest(tokens: $0.tokens, options: $0.options) })

@@ -59,20 +59,6 @@ extension ModelSession {
     }
 }
 
-extension SparseAutoencoder {
-    /// Refuses an SAE a model of configuration `c` (from `file`) cannot run: a hook it lacks, a
-    /// point an SAE cannot be over, a d_in that is not the hook's width.
-    public func check(fits c: ModelConfiguration, file: String) throws(ModelError) {
-        func refuse(_ reason: String) -> ModelError { ModelError(file: file, field: "sae", reason: reason) }
-        guard point.isEditable, point != .logits else { throw refuse("an SAE over \(point.rawValue) is not read") }
-        if let block, let misfit = c.blockMisfit(block) { throw refuse("the SAE reads \(hookName), but \(misfit)") }
-        let width = point.width(in: c, layer: block ?? 0, contextLength: 1)
-        guard width == inputWidth else {
-            throw refuse("the SAE's d_in is \(inputWidth), but the model's \(hookName) is \(width) wide: an SAE of another model")
-        }
-    }
-}
-
 /// Sums, over the positions measured, what the reconstruction metrics need.
 final class ReconstructionMeter: SiteHook {
     struct Sums {

@@ -155,6 +155,18 @@ public struct SparseAutoencoder: Sendable {
                                        decoderBias: scaled(decoderBias, 1 / scale), threshold: threshold, source: "")) ?? self
     }
 
+    /// Refuses an SAE a model of configuration `c` (from `file`) cannot run: a hook it lacks, a
+    /// point an SAE cannot be over, a d_in that is not the hook's width.
+    public func check(fits c: ModelConfiguration, file: String) throws(ModelError) {
+        func refuse(_ reason: String) -> ModelError { ModelError(file: file, field: "sae", reason: reason) }
+        guard point.isEditable, point != .logits else { throw refuse("an SAE over \(point.rawValue) is not read") }
+        if let block, let misfit = c.blockMisfit(block) { throw refuse("the SAE reads \(hookName), but \(misfit)") }
+        let width = point.width(in: c, layer: block ?? 0, contextLength: 1)
+        guard width == inputWidth else {
+            throw refuse("the SAE's d_in is \(inputWidth), but the model's \(hookName) is \(width) wide: an SAE of another model")
+        }
+    }
+
     private func checkWidth(_ tensor: Tensor, _ width: Int, _ operation: String, _ name: String) throws(TensorError) {
         guard tensor.rank >= 1, tensor.shape[tensor.rank - 1] == width else {
             throw TensorError("\(operation) takes rows of \(width) values (the SAE's \(name)); got a Tensor \(tensor.shapeText)")

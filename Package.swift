@@ -104,7 +104,7 @@ let package = Package(
         ),
         .target(
             name: "Serve",
-            dependencies: ["OpenAIAPI", "ChatTemplates", "GGUF", "GenerationTypes", "Grammars", "Inference", "LumenKit", "Scoring", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
+            dependencies: ["OpenAIAPI", "ChatTemplates", "GGUF", "GenerationTypes", "Grammars", "Inference", "LumenKit", "RunRecords", "Scoring", "SparseAutoencoders", "Executors", .product(name: "Hummingbird", package: "hummingbird"), .product(name: "NIOCore", package: "swift-nio"),
                            .product(name: "NIOHTTPTypes", package: "swift-nio-extras"), .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                            .product(name: "Logging", package: "swift-log"), .product(name: "Crypto", package: "swift-crypto"),
                            .product(name: "Metrics", package: "swift-metrics"), .product(name: "Prometheus", package: "swift-prometheus")]
@@ -191,6 +191,7 @@ let package = Package(
                 "Jinja",
                 "RunLog",
                 "Serve",
+                "SparseAutoencoders",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

@@ -153,9 +153,10 @@ public final class ModelContainer: Sendable {
     /// caller already holds — taken within bounds of its own, as `lumen serve` takes them within
     /// its queue limits — released when the generation ends. `grammar` is `options.constraint`
     /// compiled already (by a cache of compiled grammars, say), which is then not compiled again.
-    public func generate(tokens: [Int32], on lease: SessionLease, options: GenerationOptions = GenerationOptions(), grammar: Grammar? = nil,
-                         stop: StopSignal = StopSignal(), run: RunDescription = RunDescription(entry: "generate")) -> AsyncThrowingStream<TokenEvent, any Error> {
-        generate(.tokens(tokens), options: options, hooks: [], draft: nil, stop: stop, lease: lease, grammar: grammar, run: run)
+    public func generate(tokens: [Int32], on lease: SessionLease, options: GenerationOptions = GenerationOptions(), hooks: [any ForwardHook] = [],
+                         grammar: Grammar? = nil, stop: StopSignal = StopSignal(),
+                         run: RunDescription = RunDescription(entry: "generate")) -> AsyncThrowingStream<TokenEvent, any Error> {
+        generate(.tokens(tokens), options: options, hooks: hooks, draft: nil, stop: stop, lease: lease, grammar: grammar, run: run)
     }
 
     /// A prompt as text, tokenized on the session's thread, or as token ids.

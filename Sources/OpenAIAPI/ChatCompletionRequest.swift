@@ -7,6 +7,8 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
     public var messages: [WireChatMessage]
     /// Sampling and stopping.
     public var sampling = SamplingFields()
+    /// Steering inside the model (Lumen's fields).
+    public var steering = SteeringFields()
     /// The newer name of `max_tokens`; either is accepted.
     public var maxCompletionTokens: Int?
     /// Whether to stream chunks as Server-Sent Events.
@@ -49,7 +51,7 @@ public struct ChatCompletionRequest: Codable, Sendable, Equatable, GenerationReq
     }
 
     /// Every field this request knows; a server refuses others.
-    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames).union(ConstraintFields.fieldNames)
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames).union(SteeringFields.fieldNames).union(ConstraintFields.fieldNames)
         .union(ToolFields.fieldNames)
 
     /// The most tokens to generate, from either field.

@@ -6,6 +6,8 @@ public struct CompletionRequest: Codable, Sendable, Equatable, GenerationRequest
     public var prompt: String
     /// Sampling and stopping.
     public var sampling = SamplingFields()
+    /// Steering inside the model (Lumen's fields).
+    public var steering = SteeringFields()
     /// Whether to stream chunks as Server-Sent Events.
     public var stream: Bool?
     /// Streaming options.
@@ -36,7 +38,7 @@ public struct CompletionRequest: Codable, Sendable, Equatable, GenerationRequest
     }
 
     /// Every field this request knows; a server refuses others.
-    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames).union(ConstraintFields.fieldNames)
+    public static let fieldNames = Set(CodingKeys.allCases.map(\.rawValue)).union(SamplingFields.fieldNames).union(SteeringFields.fieldNames).union(ConstraintFields.fieldNames)
 
     /// Reads the request's fields and the sampling fields beside them.
     public init(from decoder: any Decoder) throws {

@@ -45,9 +45,13 @@ public final class RemoteModel: Sendable {
     /// Requests at once per endpoint.
     public var concurrency: Int { pool.limit }
 
-    /// Generates after `prompt` (`/completions`).
-    public func generate(_ prompt: String, options: GenerationOptions, stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
-        stream(CompletionRequest(model: name, prompt: prompt, sampling: Self.fields(options), logprobs: logprobs ? 1 : nil), options: options, stop: stop)
+    /// Generates after `prompt` (`/completions`), steered inside the model by `steering` (the
+    /// server's control vectors and SAE features, by name: Lumen's own fields).
+    public func generate(_ prompt: String, options: GenerationOptions, steering: SteeringFields = SteeringFields(),
+                         stop: StopSignal = StopSignal()) -> AsyncThrowingStream<TokenEvent, any Error> {
+        var request = CompletionRequest(model: name, prompt: prompt, sampling: Self.fields(options), logprobs: logprobs ? 1 : nil)
+        request.steering = steering
+        return stream(request, options: options, stop: stop)
     }
 
     /// Generates the next assistant message after `messages` (`/chat/completions`).

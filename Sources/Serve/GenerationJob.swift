@@ -6,6 +6,7 @@ import Grammars
 import Inference
 import Logging
 import OpenAIAPI
+import RunRecords
 import Scoring
 
 /// One generation the server runs for a request: it waits for a session of the model's pool
@@ -18,6 +19,13 @@ struct GenerationJob: Sendable {
     /// The prompt, and how the answer's reasoning and tool calls are told from its reply.
     let prompt: ServedPrompt
     let options: GenerationOptions
+    /// The request's own steering (`control_vectors`, `features`), applied to its sequence alone,
+    /// after the model's hooks.
+    let hooks: [any ForwardHook]
+    /// What the run log keeps of its steering: the control vectors (every request's and its own)
+    /// and the features it set.
+    let steering: RunSteering?
+    let interventions: [RunIntervention]
     /// How many choices (`n`): each generated in turn on the leased session, choice i with the
     /// options' seed + i (the later choices reuse the prompt's whole batches from the cache).
     let choices: Int
@@ -136,7 +144,7 @@ struct GenerationJob: Sendable {
         var previous: ContinuousClock.Instant?
         var failure: (any Error)?
         do {
-            for try await event in model.container.generate(tokens: prompt.tokens, on: lease, options: options, grammar: grammar?.grammar) {
+            for try await event in model.container.generate(tokens: prompt.tokens, on: lease, options: options, hooks: hooks, grammar: grammar?.grammar) {
                 collected.add(event)
                 if case .token(let token) = event {
                     let now = ContinuousClock.now
@@ -166,12 +174,13 @@ struct GenerationJob: Sendable {
                                      summary: GenerationSummary(promptTokens: prompt.tokens.count, generatedTokens: tokens.count, timeToFirstToken: 0,
                                                                 promptTokensPerSecond: 0, generationTokensPerSecond: seconds > 0 ? Double(tokens.count) / seconds : 0,
                                                                 finishReason: .cancelled),
-                                     options: options, disconnected: true))
+                                     options: options, steering: steering, interventions: interventions, disconnected: true))
             throw failure ?? CancellationError()
         }
         logger.info("\(id) session \(index): \(prompt.tokens.count) prompt tokens, \(summary.generatedTokens) generated, \(summary.finishReason.rawValue)")
         metrics.countFinished(reason: summary.finishReason.rawValue)
-        record?(ServedGeneration(model: model, prompt: loggedPrompt, messages: messages, tokens: tokens, summary: summary, options: options, disconnected: false))
+        record?(ServedGeneration(model: model, prompt: loggedPrompt, messages: messages, tokens: tokens, summary: summary, options: options,
+                                 steering: steering, interventions: interventions, disconnected: false))
         return summary
     }
 

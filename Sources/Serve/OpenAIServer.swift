@@ -33,6 +33,8 @@ public struct OpenAIServer: Sendable {
     let limits: ServerLimits
     /// Which web pages may call it.
     let crossSite: CrossSitePolicy
+    /// The control vectors and SAEs requests steer with, by name.
+    let steering: SteeringLibrary
     /// Set by the first signal.
     private let shutdown = ServerShutdown()
     /// The grammars requests asked for, compiled.
@@ -51,10 +53,12 @@ public struct OpenAIServer: Sendable {
     static let answerTimeAfterGrace = Duration.seconds(3)
 
     /// A server of `models` (at least one), requiring `apiKey` when given, within `limits`,
-    /// answering web pages as `crossSite` allows, handing each generation to `record`.
+    /// answering web pages as `crossSite` allows, steering requests with `steering`'s control
+    /// vectors and SAEs when they name them, handing each generation to `record`.
     public init(models: [ServedModel], apiKey: String?, limits: ServerLimits = ServerLimits(), crossSite: CrossSitePolicy = CrossSitePolicy(),
-                record: (@Sendable (ServedGeneration) -> Void)? = nil) {
+                steering: SteeringLibrary = SteeringLibrary(), record: (@Sendable (ServedGeneration) -> Void)? = nil) {
         self.models = models
+        self.steering = steering
         self.apiKey = apiKey
         self.limits = limits
         self.crossSite = crossSite
@@ -68,11 +72,13 @@ public struct OpenAIServer: Sendable {
     public func run(host: String, port: Int, logger: Logger, listening: @escaping @Sendable (String) -> Void) async throws {
         let router = Router()
         router.add(middleware: CrossSiteMiddleware(policy: crossSite, keyed: apiKey != nil) { refusal in self.errorResponse(refusal) })
-        for path in ["/v1/models", "/v1/completions", "/v1/chat/completions", "/v1/embeddings"] {
+        for path in ["/v1/models", "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/control-vectors", "/saes"] {
             // Preflights, which the middleware answers.
             router.on(RouterPath(path), method: .options) { _, _ in Response(status: .noContent) }
         }
         router.get("/v1/models") { request, _ in self.respond(request) { () throws(ServerError) in try self.modelList() } }
+        router.get("/control-vectors") { request, _ in self.respond(request) { () throws(ServerError) in try self.json(self.steering.vectorList) } }
+        router.get("/saes") { request, _ in self.respond(request) { () throws(ServerError) in try self.json(self.steering.saeList) } }
         router.post("/v1/completions") { request, _ in await self.generate(CompletionRequest.self, request, logger: logger) }
         router.post("/v1/chat/completions") { request, _ in await self.generate(ChatCompletionRequest.self, request, logger: logger) }
         router.post("/v1/embeddings") { request, _ in await self.cancellable(request, logger: logger) { body in try await embed(body, logger: logger) } }
@@ -180,6 +186,7 @@ public struct OpenAIServer: Sendable {
         guard !prompt.tokens.isEmpty else {
             throw ServerError.invalid("the prompt is empty, and this model adds no BOS token: give at least one token", param: R.promptField)
         }
+        let steered = try steering.steering(parsed.steering, model: model.model)
         var options = try generationOptions(parsed, promptTokens: prompt.tokens.count, model: model)
         options.sampling.logitBias = logitBias
         options.shownTokens = prompt.shownTokens
@@ -195,7 +202,8 @@ public struct OpenAIServer: Sendable {
             }
             options.constraint = constraint
         }
-        let job = GenerationJob(model: model, prompt: prompt, options: options, choices: parsed.n ?? 1, grammar: grammar, alternatives: parsed.alternatives ?? 0,
+        let job = GenerationJob(model: model, prompt: prompt, options: options, hooks: steered.hooks, steering: steered.logged, interventions: steered.interventions,
+                                choices: parsed.n ?? 1, grammar: grammar, alternatives: parsed.alternatives ?? 0,
                                 wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
                                 created: Int(Date().timeIntervalSince1970), logger: logger, loggedPrompt: parsed.loggedPrompt,
                                 messages: parsed.loggedMessages, record: record, limits: limits, shutdown: shutdown,

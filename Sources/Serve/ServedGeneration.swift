@@ -1,5 +1,6 @@
 import GenerationTypes
 import Inference
+import RunRecords
 
 /// A generation the server ran, finished or cut short by the client, for the caller to record
 /// (`lumen serve` writes it to the run log).
@@ -16,6 +17,10 @@ public struct ServedGeneration: Sendable {
     public let summary: GenerationSummary
     /// The options it ran with (the seed is the one used).
     public let options: GenerationOptions
+    /// The control vectors it was steered with (every request's and its own), if any.
+    public let steering: RunSteering?
+    /// The SAE features it set, if any.
+    public let interventions: [RunIntervention]
     /// Whether the client disconnected before the end.
     public let disconnected: Bool
 }

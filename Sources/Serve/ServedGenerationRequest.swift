@@ -17,6 +17,8 @@ protocol ServedGenerationRequest: Decodable, Sendable {
     var model: String? { get }
     /// Sampling and stopping.
     var sampling: SamplingFields { get }
+    /// Steering inside the model, by the names the server loaded.
+    var steering: SteeringFields { get }
     /// The most tokens to generate.
     var tokenLimit: Int? { get }
     /// Whether to stream.

@@ -128,6 +128,34 @@ public struct SparseAutoencoder: Sendable {
         return Self.rows(values, width: featureCount, axis: "feature", like: activations)
     }
 
+    /// The activations of `features` alone for each row of `activations` (last axis d_in wide):
+    /// what `encode` gives in those columns, [rows][features.count], computed from their encoder
+    /// rows only — except for a TopK SAE, whose kept features depend on the whole row.
+    ///
+    /// - Throws: when a row is not d_in wide or a feature is not the SAE's.
+    public func encode(_ activations: Tensor, features: [Int]) throws(TensorError) -> Tensor {
+        try checkWidth(activations, inputWidth, "encode", "d_in")
+        if let outside = features.first(where: { !(0..<featureCount).contains($0) }) {
+            throw TensorError("feature \(outside) is not one of the SAE's \(featureCount) (0…\(featureCount - 1))")
+        }
+        let rowCount = activations.count / inputWidth
+        if case .topK = architecture {
+            let all = try encode(activations).values
+            return Tensor((0..<rowCount).flatMap { row in features.map { all[row * featureCount + $0] } }, shape: [rowCount, features.count])
+        }
+        let input = subtractsDecoderBias ? try activations.combined(.subtract, decoderBias) : activations
+        let encoder = Tensor(features.flatMap { encoderRows.values[($0 * inputWidth)..<(($0 + 1) * inputWidth)] }, shape: [features.count, inputWidth])
+        var values = try Tensor.matmulTransposed(try input.reshaped([rowCount, inputWidth]), encoder).values
+        let thresholds = threshold?.values
+        for index in values.indices {
+            let feature = features[index % features.count]
+            let value = values[index] + encoderBias.values[feature]
+            let fires = thresholds.map { value > $0[feature] } ?? true
+            values[index] = fires ? max(value, 0) : 0
+        }
+        return Tensor(values, shape: [rowCount, features.count])
+    }
+
     /// The reconstruction of feature activations `features` (last axis d_sae wide): the same
     /// leading axes, then a `width` axis of d_in.
     public func decode(_ features: Tensor) throws(TensorError) -> Tensor {

@@ -8,6 +8,7 @@ import LumenKit
 import ModelBuiltins
 import RunLog
 import Serve
+import SparseAutoencoders
 
 /// `lumen serve MODEL...`: the OpenAI-compatible API over local models, for any client that
 /// speaks it (the `openai` package, LangChain, another Lumen's `connect`).
@@ -25,6 +26,12 @@ struct ServeCommand: AsyncParsableCommand {
         /v1/embeddings pools each input as --pooling says and normalizes it, \
         as llama-server --embeddings does. --control-vector… (llama.cpp's flags) steer every \
         request to every served model, each vector checked against each model at start. \
+        --control-vector-file NAME=FILE and --sae NAME=PATH load control vectors and sparse \
+        autoencoders a request may name: "control_vectors": {"NAME": scale} (with \
+        "control_vector_layer_range": [first, last]) steers that request alone, "features": \
+        {"NAME": {"index": value}} sets those features at the SAE's hook (its error term kept); \
+        GET /control-vectors and GET /saes list them. Steered requests decode together with \
+        the others. \
         Concurrent requests decode together: each of a model's --instances sessions runs up to \
         --parallel sequences in one batch (one forward pass reads the weights once for all of \
         them; a new request joins at the next step); more requests wait their turn in order. \
@@ -118,6 +125,16 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Control vectors (added to every served model's forward passes, each checked against it)") var controlVectors: ControlVectorArguments
 
+    @Option(name: .customLong("control-vector-file"),
+            help: ArgumentHelp("A control vector a request may steer with by name (\"control_vectors\": {\"NAME\": scale}), loaded but not applied; repeatable.",
+                               valueName: "name=file"))
+    var namedVectors: [String] = []
+
+    @Option(name: .customLong("sae"),
+            help: ArgumentHelp("A sparse autoencoder (a SAELens folder, or Gemma Scope's params.safetensors) whose features a request may set by name (\"features\": {\"NAME\": {\"index\": value}}); repeatable.",
+                               valueName: "name=path"))
+    var namedSAEs: [String] = []
+
     @OptionGroup var global: GlobalOptions
 
     /// The limits the options set.
@@ -137,15 +154,51 @@ struct ServeCommand: AsyncParsableCommand {
         return limits
     }
 
-    /// Writes each served generation to `log` as a run of `lumen serve`,
-    /// its options keeping the control vectors it was steered with, `steering`.
-    static func recorder(_ log: RunLog, steering: RunSteering?) -> @Sendable (ServedGeneration) -> Void {
+    /// Writes each served generation to `log` as a run of `lumen serve`, its options keeping the
+    /// control vectors it was steered with and the SAE features it set.
+    static func recorder(_ log: RunLog) -> @Sendable (ServedGeneration) -> Void {
         { served in
             let model = RunModel(served.model.model, name: served.model.name)
             log.record(RunRecord(generationAt: "lumen serve", origin: RunOrigin(frontEnd: "serve"), model: model, prompt: served.prompt,
                                  messages: served.messages, tokens: served.tokens, summary: served.summary, options: served.options,
-                                 interrupted: served.disconnected, steering: steering))
+                                 interrupted: served.disconnected, steering: served.steering, interventions: served.interventions))
         }
+    }
+
+    /// Each `NAME=PATH` of `entries` (the values of `option`) split, or why one is not.
+    static func named(_ entries: [String], option: String) throws -> [(name: String, path: String)] {
+        var seen: Set<String> = []
+        return try entries.map { entry in
+            let (name, path) = (String(entry.prefix { $0 != "=" }), String(entry.drop { $0 != "=" }.dropFirst()))
+            guard !name.isEmpty, !path.isEmpty, entry.contains("=") else { throw ValidationError("\(option) takes NAME=PATH, got '\(entry)'") }
+            guard seen.insert(name).inserted else { throw ValidationError("\(option): the name '\(name)' is given twice") }
+            return (name, path)
+        }
+    }
+
+    /// The named control vectors and SAEs, read and checked against the served models: each must
+    /// fit at least one of them.
+    static func steeringLibrary(vectors: [(name: String, path: String)], saes: [(name: String, path: String)], models: [ServedModel],
+                                everyRequest: RunSteering?) throws -> SteeringLibrary {
+        let named = try vectors.map { name, path in
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            let vector = try ControlVector(contentsOf: absolute)
+            if let misfit = models.lazy.compactMap({ vector.misfit($0.model) }).first, models.allSatisfy({ vector.misfit($0.model) != nil }) {
+                throw CommandError("--control-vector-file \(name)=\(path): fits no served model: \(misfit)")
+            }
+            return SteeringLibrary.NamedVector(name: name, path: absolute, vector: vector)
+        }
+        let autoencoders = try saes.map { name, path in
+            let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
+            let sae = try SparseAutoencoder.load(path: absolute)
+            var misfits: [String] = []
+            for model in models {
+                do { try sae.check(fits: model.model.configuration, file: model.name) } catch { misfits.append("\(error)") }
+            }
+            if misfits.count == models.count, let first = misfits.first { throw CommandError("--sae \(name)=\(path): fits no served model: \(first)") }
+            return SteeringLibrary.NamedSAE(name: name, path: absolute, sae: sae)
+        }
+        return SteeringLibrary(vectors: named, saes: autoencoders, everyRequest: everyRequest)
     }
 
     func validate() throws {
@@ -188,16 +241,18 @@ struct ServeCommand: AsyncParsableCommand {
         let (instances, parallel, contextLength, threads, pooling) = (self.instances, self.parallel, self.contextLength, self.threads, self.pooling)
         let controlVectors = self.controlVectors
         let templateFile = chatTemplateFile
-        // Loading the models and reading the vector and template files is blocking work: on a thread of its own.
-        let served = try await DedicatedThread.run(name: "lumen-load") { () throws -> [ServedModel] in
+        let (namedVectors, namedSAEs) = (try Self.named(self.namedVectors, option: "--control-vector-file"), try Self.named(self.namedSAEs, option: "--sae"))
+        // Loading the models and reading the vector, SAE and template files is blocking work: on a thread of its own.
+        let (served, steering) = try await DedicatedThread.run(name: "lumen-load") { () throws -> ([ServedModel], SteeringLibrary) in
             let template = try templateFile.map { (path: String) throws(CommandError) in try TextFile.read(path) }
-            return try paths.map { path in
+            let served = try paths.map { path in
                 let model = try WeightCache.shared.model(at: path)
                 return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
                                        instances: instances, parallel: parallel, contextLength: contextLength, threads: threads,
                                        created: Int(Date().timeIntervalSince1970),
                                        pooling: pooling, hooks: try controlVectors.hooks(for: model), template: template)
             }
+            return (served, try Self.steeringLibrary(vectors: namedVectors, saes: namedSAEs, models: served, everyRequest: controlVectors.logged))
         }
         let names = served.map(\.name)
         guard Set(names).count == names.count else { throw ValidationError("two models have the same name: \(names.joined(separator: ", "))") }
@@ -208,7 +263,8 @@ struct ServeCommand: AsyncParsableCommand {
         for model in served {
             FileHandle.standardError.write(Data("lumen serve: \(model.name): \(model.capacityNote)\n".utf8))
         }
-        try await OpenAIServer(models: served, apiKey: key, limits: limits, crossSite: CrossSitePolicy(allowedOrigins: corsOrigins), record: log.map { Self.recorder($0, steering: controlVectors.logged) }).run(host: host, port: port, logger: logger) { url in
+        try await OpenAIServer(models: served, apiKey: key, limits: limits, crossSite: CrossSitePolicy(allowedOrigins: corsOrigins), steering: steering,
+                               record: log.map { Self.recorder($0) }).run(host: host, port: port, logger: logger) { url in
             FileHandle.standardError.write(Data("lumen serve: \(names.joined(separator: ", ")) at \(url)\n".utf8))
         }
         for model in served {

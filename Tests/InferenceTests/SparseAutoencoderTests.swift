@@ -78,6 +78,12 @@ struct SparseAutoencoderTests {
             let reconstruction = try sae.decode(features)
             Self.expectClose(reconstruction, try #require(expected["\(reference.name).reconstruction"]), spread: reference.spreadReconstruction,
                              "\(reference.name) reconstruction")
+            // Chosen features alone (what a clamp encodes) are NumPy's too, in the order asked.
+            let chosen = [sae.featureCount - 1, 0, 7]
+            let some = try sae.encode(x, features: chosen)
+            let someExpected = try #require(expected["\(reference.name).features"])
+            let columns = Tensor((0..<x.shape[0]).flatMap { row in chosen.map { someExpected.values[row * sae.featureCount + $0] } }, shape: [x.shape[0], chosen.count])
+            Self.expectClose(some, columns, spread: reference.spreadFeatures, "\(reference.name) features \(chosen)")
             if let planted = reference.plantedFeature {
                 // The planted feature fires at the last position only.
                 let column = (0..<x.shape[0]).map { features.values[$0 * sae.featureCount + planted] > 0 }

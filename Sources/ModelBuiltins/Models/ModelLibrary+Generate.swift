@@ -6,6 +6,7 @@ import GenerationTypes
 import Grammars
 import Inference
 import LumenLanguage
+import OpenAIAPI
 import Widgets
 
 extension ModelLibrary {
@@ -14,8 +15,8 @@ extension ModelLibrary {
 
     static let generate = Builtin(
         name: "generate",
-        signature: "generate(_ model or state, _ prompt: String or [Int], maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, logitBias: [Int: Double] = [:], seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1, stopButton: false) -> Generation",
-        summary: "Generates text after the prompt (text, or token ids read as they are, no BOS added: for models without a text vocabulary), showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives. n: samples of the prompt decode together (seeds seed, seed + 1, …; the prompt read once) and come back as a list, shown as a table. stopButton: true shows a Stop button above the text in Jupyter: it ends this generation alone (marked interrupted) and the cell goes on. When the model's chat template marks reasoning (<think>, harmony's analysis channel), a text prompt's output is split: the reasoning streams dimmed and is g.reasoning, g.text the reply."
+        signature: "generate(_ model or state, _ prompt: String or [Int], maxTokens: 128, temperature: 0.8, topK: 40, topP: 0.95, minP: 0.05, repeatPenalty: 1.0, repeatLastN: 64, frequencyPenalty: 0, presencePenalty: 0, logitBias: [Int: Double] = [:], seed: nil, stop: [String] = [], grammar: nil, json: nil, regex: nil, choice: nil, timeout: Double? = nil, steer: ControlVector? = nil, steerScale: 1.0, steerBlocks: nil, features: nil, interventions: [], lookup: nil, draft: nil, draftMax: 16, n: 1, stopButton: false) -> Generation",
+        summary: "Generates text after the prompt (text, or token ids read as they are, no BOS added: for models without a text vocabulary), showing it live as tokens arrive. The output can be constrained: grammar: (llama.cpp GBNF), json: (true for any object, or a JSON Schema), regex:, or choice: [Strings]. An interrupt stops within one token and keeps the partial text; after timeout: seconds it stops and returns the text so far, finish reason timeout. steer: adds steerScale times a control vector to the residual stream after each block (of steerBlocks, a range, when given); a served model (connect) steers with its server's vectors by name — steer: \"name\" or [\"name\": scale] — and sets its server's SAE features with features: [\"sae\": [index: value]]; interventions: ablate(…) and patch(…) values change every forward pass. From a State (prefill), it continues after the state's tokens without reading them again. Speculative decoding: lookup: n drafts from the context (the tokens after the latest earlier occurrence of the last n), draft: a smaller model of the same vocabulary drafts; the model verifies up to draftMax drafted tokens in one pass, and the output is the one plain decoding gives. n: samples of the prompt decode together (seeds seed, seed + 1, …; the prompt read once) and come back as a list, shown as a table. stopButton: true shows a Stop button above the text in Jupyter: it ends this generation alone (marked interrupted) and the cell goes on. When the model's chat template marks reasoning (<think>, harmony's analysis channel), a text prompt's output is split: the reasoning streams dimmed and is g.reasoning, g.text the reply."
     ) { arguments, context in
         let state: StateObject? = if case .host(let object as StateObject)? = arguments.peekPositional() { object } else { nil }
         if state != nil { _ = arguments.nextPositional() }
@@ -26,6 +27,12 @@ extension ModelLibrary {
         var options = try generationOptions(&arguments, defaults: context.generationDefaults)
         let timeout = try arguments.labelledNumber("timeout")
         let stopButton = try arguments.labelledBool("stopButton") ?? false
+        let remote = model as? RemoteModelObject
+        let served = try remote.map { _ throws(LumenError) in try servedSteering(&arguments) } ?? SteeringFields()
+        if remote == nil, let (_, location) = arguments.labelled("features") {
+            throw LumenError(.value, "features: sets a served model's SAE features by name; on a loaded model use interventions: [setFeature(sae, feature: i, value: v)]",
+                             at: location)
+        }
         let steering = try steering(&arguments)
         let changes = try interventions(&arguments, model: model, at: context.location)
         let (speculation, draftModel) = try speculation(&arguments, model: model)
@@ -40,7 +47,7 @@ extension ModelLibrary {
             }
         }
         if samples > 1 {
-            let others = [("a state", state != nil), ("timeout:", timeout != nil), ("stopButton:", stopButton), ("steer:", !steering.hooks.isEmpty),
+            let others = [("a state", state != nil), ("timeout:", timeout != nil), ("stopButton:", stopButton), ("steer:", !steering.hooks.isEmpty || !served.isEmpty),
                           ("interventions:", !changes.hooks.isEmpty), ("lookup: or draft:", speculation != nil)]
             if let (name, _) = others.first(where: \.1) {
                 throw LumenError(.value, "n: samples cannot be combined with \(name); generate them one at a time", at: context.location)
@@ -67,6 +74,7 @@ extension ModelLibrary {
             if let draftModel, let local = model as? LoadedModel {
                 return (nil, try await local.generate(prompt, options: options, hooks: hooks, draft: draftModel, stop: stop))
             }
+            if let remote, !served.isEmpty { return (nil, try await remote.generate(prompt, options: options, steering: served, hooks: hooks, stop: stop)) }
             return (nil, try await model.generate(prompt, options: options, hooks: hooks, stop: stop))
         }
         try Task.checkCancellation()

@@ -7,6 +7,7 @@ import GenerationTypes
 import Inference
 import LumenKit
 import LumenLanguage
+import OpenAIAPI
 import Remote
 import RunLog
 import Scoring
@@ -45,6 +46,14 @@ public final class RemoteModelObject: MemberTableHostObject, GenerativeModel {
             throw ModelError(file: remote.name, field: "steer", reason: "a served model does not expose its activations: steer a model loaded with load()")
         }
         return remote.generate(prompt, options: options, stop: stop)
+    }
+
+    /// Generates after `prompt` steered by `steering`: the server's control vectors and SAEs, by
+    /// name (hooks, which hold activations' values, it refuses as `generate` does).
+    func generate(_ prompt: String, options: GenerationOptions, steering: SteeringFields, hooks: [any ForwardHook], stop: StopSignal) async throws
+        -> AsyncThrowingStream<TokenEvent, any Error> {
+        guard hooks.isEmpty else { return try await generate(prompt, options: options, hooks: hooks, stop: stop) }
+        return remote.generate(prompt, options: options, steering: steering, stop: stop)
     }
 
     func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {

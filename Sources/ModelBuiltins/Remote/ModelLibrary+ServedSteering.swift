@@ -1,0 +1,72 @@
+import Evaluation
+import LumenLanguage
+import OpenAIAPI
+
+extension ModelLibrary {
+    /// The steering `generate` asks a served model for, by the names its server loaded
+    /// (`lumen serve --control-vector-file NAME=FILE --sae NAME=PATH`; `GET /control-vectors` and
+    /// `GET /saes` list them): `steer:` a vector's name, or a Dictionary from names to scales,
+    /// each times `steerScale:`; `steerBlocks:` a range of blocks; `features:` a Dictionary from
+    /// an SAE's name to a Dictionary from feature index to the activation it is set to.
+    static func servedSteering(_ arguments: inout Arguments) throws(LumenError) -> SteeringFields {
+        var fields = SteeringFields()
+        let scale = try arguments.labelledNumber("steerScale") ?? 1
+        let blocks = arguments.labelled("steerBlocks")
+        if let (value, location) = arguments.labelled("steer") {
+            switch value {
+            case .string(let name):
+                fields.controlVectors = [name: scale]
+            case .dictionary(let dictionary):
+                var vectors: [String: Double] = [:]
+                for (key, entry) in dictionary.pairs {
+                    guard case .string(let name) = key, let factor = Self.number(entry) else {
+                        throw LumenError(.type, "steer: for a served model maps vector names to scales, got \(key.printed): \(entry.printed)", at: location)
+                    }
+                    vectors[name] = factor * scale
+                }
+                fields.controlVectors = vectors
+            default:
+                throw LumenError(.type, "steer: for a served model names the server's control vectors (a String, or a Dictionary of names to scales; "
+                                 + "GET /control-vectors lists them), got \(value.typeName)", at: location)
+            }
+        }
+        if let (value, location) = blocks {
+            guard fields.controlVectors != nil else { throw LumenError(.value, "steerBlocks: needs steer: (a control vector)", at: location) }
+            guard case .range(let lower, let upper) = value, lower >= 0, upper > lower else {
+                throw LumenError(.type, "steerBlocks: needs a range of blocks such as 6...9, got \(value.printed)", at: location)
+            }
+            fields.controlVectorLayerRange = [lower, upper - 1]
+        }
+        if let (value, location) = arguments.labelled("features") {
+            guard case .dictionary(let saes) = value else {
+                throw LumenError(.type, "features: needs a Dictionary from an SAE's name to a Dictionary of feature indices and values, got \(value.typeName)", at: location)
+            }
+            var features: [String: [String: Double]] = [:]
+            for (key, entry) in saes.pairs {
+                guard case .string(let name) = key, case .dictionary(let settings) = entry else {
+                    throw LumenError(.type, "features: maps an SAE's name to a Dictionary of feature indices and values, got \(key.printed): \(entry.printed)", at: location)
+                }
+                var values: [String: Double] = [:]
+                for (feature, setting) in settings.pairs {
+                    guard case .integer(let index) = feature, index >= 0, let number = Self.number(setting), number.isFinite else {
+                        throw LumenError(.value, "features: \(name)'s entries are feature indices (0 or more) with finite values, got \(feature.printed): \(setting.printed)",
+                                         at: location)
+                    }
+                    values[String(index)] = number
+                }
+                features[name] = values
+            }
+            fields.features = features
+        }
+        return fields
+    }
+
+    /// A number argument's value: an integer or a double.
+    private static func number(_ value: Value) -> Double? {
+        switch value {
+        case .integer(let integer): Double(integer)
+        case .double(let double): double
+        default: nil
+        }
+    }
+}

@@ -12,8 +12,10 @@ let portable = true
 #endif
 
 /// For the modules whose code tests run on real models (the forward pass, tokenizing, quantizing):
-/// optimised in debug builds too, since unoptimised they make the tests minutes slower.
-let optimisedInDebug: [SwiftSetting] = [.unsafeFlags(["-O"], .when(configuration: .debug))]
+/// optimised in debug builds too, since unoptimised they make the tests minutes slower — unless
+/// `LUMEN_UNOPTIMISED_DEBUG=1`, for a build whose compile time matters more than its speed (the
+/// example package's, which CI builds beside the tests only to run one short generation).
+let optimisedInDebug: [SwiftSetting] = Context.environment["LUMEN_UNOPTIMISED_DEBUG"] == "1" ? [] : [.unsafeFlags(["-O"], .when(configuration: .debug))]
 
 /// The kernel variants: the portable one always, the AVX2 one on x86-64 unless portable.
 let kernelVariants: [Target] = [

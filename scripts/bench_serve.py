@@ -43,9 +43,9 @@ def wait_until_up(url, process, timeout=300):
     raise SystemExit(f"server did not start: {process.args}")
 
 
-def stream_tokens(url, tokens, extra):
-    """Streams one completion; returns the number of content chunks received."""
-    body = {"prompt": PROMPT, "max_tokens": tokens, "temperature": 0, "stream": True, **extra}
+def stream_tokens(url, tokens, extra, prompt=PROMPT):
+    """Streams one completion of `prompt`; returns the number of content chunks received."""
+    body = {"prompt": prompt, "max_tokens": tokens, "temperature": 0, "stream": True, **extra}
     request = urllib.request.Request(url + "/completions", data=json.dumps(body).encode(), method="POST",
                                      headers={"Content-Type": "application/json"})
     count = 0

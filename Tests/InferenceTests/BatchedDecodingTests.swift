@@ -52,7 +52,7 @@ struct BatchedDecodingTests {
     /// Options for prompt `index`: lengths that differ, so sequences leave at different steps and
     /// waiting ones join while others decode.
     static func options(_ index: Int, sampling: SamplingOptions = .greedy) -> GenerationOptions {
-        var options = GenerationOptions(sampling: sampling, maxTokens: [9, 24, 5, 17, 30, 12][index % 6])
+        var options = GenerationOptions(sampling: sampling, maxTokens: [5, 14, 3, 10, 18, 7][index % 6])
         options.recordedLogits = .max
         return options
     }
@@ -203,9 +203,10 @@ struct BatchedDecodingTests {
             let capture = ActivationCapture([.blockOutput], blocks: [4])
             let hooks: [[any ForwardHook]] = [[], [ControlVector(direction: direction, blocks: 3...5).scaled(by: 4).steering()],
                                               [ActivationEdit.zeroing(.feedForwardOutput, block: 2)], [capture]]
+            // One length for all: each still decodes when the longest prompt has been read.
             let made = try hooks.indices.map { index in
-                ModelSession.GenerationRequest(tokens: model.tokenizer.encode(Self.prompts[index]), options: Self.options(index),
-                                               pipeline: try GenerationPipeline(options: Self.options(index), model: model, hooks: hooks[index]))
+                ModelSession.GenerationRequest(tokens: model.tokenizer.encode(Self.prompts[index]), options: Self.options(1),
+                                               pipeline: try GenerationPipeline(options: Self.options(1), model: model, hooks: hooks[index]))
             }
             return (made, capture)
         }

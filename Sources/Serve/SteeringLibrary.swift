@@ -10,31 +10,17 @@ import SparseAutoencoders
 /// (`control_vectors`, `features`), never by a path of the server's machine. Each is checked
 /// against a model when a request uses it, so one server can hold vectors for several models.
 public struct SteeringLibrary: Sendable {
-    /// A control vector and the file it was read from.
-    public struct NamedVector: Sendable {
+    /// A control vector or SAE, the name requests give it and the file or folder it was read from.
+    public struct Named<Value: Sendable>: Sendable {
         public let name: String
         public let path: String
-        public let vector: ControlVector
+        public let value: Value
 
-        /// The vector `vector` read from `path`, named `name`.
-        public init(name: String, path: String, vector: ControlVector) {
+        /// `value`, read from `path`, named `name`.
+        public init(name: String, path: String, value: Value) {
             self.name = name
             self.path = path
-            self.vector = vector
-        }
-    }
-
-    /// A sparse autoencoder and the file or folder it was read from.
-    public struct NamedSAE: Sendable {
-        public let name: String
-        public let path: String
-        public let sae: SparseAutoencoder
-
-        /// The SAE `sae` read from `path`, named `name`.
-        public init(name: String, path: String, sae: SparseAutoencoder) {
-            self.name = name
-            self.path = path
-            self.sae = sae
+            self.value = value
         }
     }
 
@@ -43,16 +29,16 @@ public struct SteeringLibrary: Sendable {
     public static let maximumFeatures = 256
 
     /// The control vectors, by name.
-    public let vectors: [String: NamedVector]
+    public let vectors: [String: Named<ControlVector>]
     /// The SAEs, by name.
-    public let saes: [String: NamedSAE]
+    public let saes: [String: Named<SparseAutoencoder>]
     /// The steering every request gets (`--control-vector`), as the run log keeps it: a request's
     /// own vectors join it, so they must be added after the same blocks.
     public let everyRequest: RunSteering?
 
     /// A library of `vectors` and `saes` (their names unique), beside the steering every request
     /// gets, `everyRequest`.
-    public init(vectors: [NamedVector] = [], saes: [NamedSAE] = [], everyRequest: RunSteering? = nil) {
+    public init(vectors: [Named<ControlVector>] = [], saes: [Named<SparseAutoencoder>] = [], everyRequest: RunSteering? = nil) {
         self.vectors = Dictionary(vectors.map { ($0.name, $0) }) { first, _ in first }
         self.saes = Dictionary(saes.map { ($0.name, $0) }) { first, _ in first }
         self.everyRequest = everyRequest
@@ -77,8 +63,8 @@ public struct SteeringLibrary: Sendable {
             for (name, scale) in requested {
                 guard let named = vectors[name] else { throw Self.unknown("control_vectors", "control vector", name, known: vectors.keys.sorted()) }
                 guard scale.isFinite else { throw ServerError.invalid("control_vectors: the scale of '\(name)' must be a finite number", param: "control_vectors") }
-                if let misfit = named.vector.misfit(model) { throw ServerError.invalid("control_vectors: '\(name)' does not fit this model: \(misfit)", param: "control_vectors") }
-                let scaled = named.vector.scaled(by: Float(scale))
+                if let misfit = named.value.misfit(model) { throw ServerError.invalid("control_vectors: '\(name)' does not fit this model: \(misfit)", param: "control_vectors") }
+                let scaled = named.value.scaled(by: Float(scale))
                 sum = sum.map { $0 + scaled } ?? scaled
                 if sum?.firstNonFiniteBlock != nil {
                     throw ServerError.invalid("control_vectors: '\(name)' times \(scale) is not finite", param: "control_vectors")
@@ -113,14 +99,14 @@ public struct SteeringLibrary: Sendable {
             }
             var values: [Int: Float] = [:]
             for (key, value) in settings {
-                guard let feature = Int(key), String(feature) == key, (0..<named.sae.featureCount).contains(feature) else {
-                    throw ServerError.invalid("features: '\(name)' has features 0…\(named.sae.featureCount - 1); '\(key)' is not one of them", param: "features")
+                guard let feature = Int(key), String(feature) == key, (0..<named.value.featureCount).contains(feature) else {
+                    throw ServerError.invalid("features: '\(name)' has features 0…\(named.value.featureCount - 1); '\(key)' is not one of them", param: "features")
                 }
                 guard value.isFinite else { throw ServerError.invalid("features: the value of '\(name)' feature \(key) must be a finite number", param: "features") }
                 values[feature] = Float(value)
             }
             guard !values.isEmpty else { continue }
-            let clamp = SAEFeatureClamp(named.sae, values: values)
+            let clamp = SAEFeatureClamp(named.value, values: values)
             do {
                 try clamp.check(model)
             } catch {
@@ -128,7 +114,7 @@ public struct SteeringLibrary: Sendable {
             }
             hooks.append(clamp)
             for (feature, value) in clamp.settings {
-                interventions.append(RunIntervention(settingFeature: feature, of: named.path, point: named.sae.point.rawValue, block: named.sae.block ?? 0,
+                interventions.append(RunIntervention(settingFeature: feature, of: named.path, point: named.value.point.rawValue, block: named.value.block ?? 0,
                                                      value: Double("\(value)") ?? Double(value)))
             }
         }
@@ -165,16 +151,16 @@ public struct SteeringLibrary: Sendable {
     /// direction's length.
     var vectorList: SteeringList<ControlVectorCard> {
         SteeringList(data: vectors.values.sorted { $0.name < $1.name }.map { named in
-            let blocks = named.vector.directions.keys.sorted()
-            let norms = blocks.map { block in Double((named.vector.directions[block] ?? []).reduce(0) { $0 + $1 * $1 }.squareRoot()) }
-            return ControlVectorCard(name: named.name, width: named.vector.width, blocks: blocks, norms: norms)
+            let blocks = named.value.directions.keys.sorted()
+            let norms = blocks.map { block in Double((named.value.directions[block] ?? []).reduce(0) { $0 + $1 * $1 }.squareRoot()) }
+            return ControlVectorCard(name: named.name, width: named.value.width, blocks: blocks, norms: norms)
         })
     }
 
     /// `GET /saes`: each SAE's name, hook (TransformerLens' name), architecture and widths.
     var saeList: SteeringList<SAECard> {
         SteeringList(data: saes.values.sorted { $0.name < $1.name }.map { named in
-            SAECard(name: named.name, hook: named.sae.hookName, architecture: named.sae.architecture.name, dIn: named.sae.inputWidth, dSAE: named.sae.featureCount)
+            SAECard(name: named.name, hook: named.value.hookName, architecture: named.value.architecture.name, dIn: named.value.inputWidth, dSAE: named.value.featureCount)
         })
     }
 }

@@ -186,7 +186,7 @@ struct ServeCommand: AsyncParsableCommand {
             if let misfit = models.lazy.compactMap({ vector.misfit($0.model) }).first, models.allSatisfy({ vector.misfit($0.model) != nil }) {
                 throw CommandError("--control-vector-file \(name)=\(path): fits no served model: \(misfit)")
             }
-            return SteeringLibrary.NamedVector(name: name, path: absolute, vector: vector)
+            return SteeringLibrary.Named(name: name, path: absolute, value: vector)
         }
         let autoencoders = try saes.map { name, path in
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
@@ -196,7 +196,7 @@ struct ServeCommand: AsyncParsableCommand {
                 do { try sae.check(fits: model.model.configuration, file: model.name) } catch { misfits.append("\(error)") }
             }
             if misfits.count == models.count, let first = misfits.first { throw CommandError("--sae \(name)=\(path): fits no served model: \(first)") }
-            return SteeringLibrary.NamedSAE(name: name, path: absolute, sae: sae)
+            return SteeringLibrary.Named(name: name, path: absolute, value: sae)
         }
         return SteeringLibrary(vectors: named, saes: autoencoders, everyRequest: everyRequest)
     }

@@ -403,7 +403,8 @@ let v = steeringVector(m, positive: ["I love this"], negative: ["I hate this"])
 generate(r, "Hello", maxTokens: 2, steer: v)
 ''', LUMEN_TEST_KEY=KEY)
     assert result.returncode == 1
-    assert "steer: a served model does not expose its activations: steer a model loaded with load()" in result.stderr, result.stderr
+    assert "steer: a served model does not expose its activations: steer it by the name of a control vector its server loaded" in result.stderr, result.stderr
+    assert "or steer a model loaded with load(); got ControlVector" in result.stderr, result.stderr
     refused = lumen_script(f'''let r = connect("{served.url}", apiKey: env("LUMEN_TEST_KEY"))
 steeringVector(r, positive: ["a"], negative: ["b"])
 ''', LUMEN_TEST_KEY=KEY)

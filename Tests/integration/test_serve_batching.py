@@ -15,47 +15,55 @@ from test_serve_faults import ENDLESS, Stream, post, runs, serve
 PROMPTS = ["Once upon a time", "The capital of France is", "def add(a, b):", "My favourite colour is", "1, 2, 3,", "The weather today"]
 
 
-def texts_alone(server, prompts, tokens):
-    return [post(server, {"prompt": prompt, "max_tokens": tokens, "temperature": 0})[2]["choices"][0]["text"] for prompt in prompts]
-
-
-def texts_together(server, prompts, tokens):
-    answers = [None] * len(prompts)
+def texts(server, bodies, tokens, together):
+    """Each body's greedy completion text of `tokens` tokens: one request after another, or all at once."""
+    answers = [None] * len(bodies)
 
     def client(index):
-        answers[index] = post(server, {"prompt": prompts[index], "max_tokens": tokens, "temperature": 0}, timeout=300)
+        answers[index] = post(server, {"max_tokens": tokens, "temperature": 0, **bodies[index]}, timeout=300)
 
-    threads = [threading.Thread(target=client, args=(index,)) for index in range(len(prompts))]
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(len(bodies))]
     for thread in threads:
         thread.start()
+        if not together:
+            thread.join(300)
     for thread in threads:
         thread.join(300)
-    assert all(answer and answer[0] == 200 for answer in answers), answers
+    assert all(answer and answer[0] == 200 for answer in answers), [answer and answer[2] for answer in answers]
     return [answer[2]["choices"][0]["text"] for answer in answers]
+
+
+def decoded_together(server, bodies):
+    """Endless streams of `bodies` at once, each read past its first token, then closed; the
+    server stopped. Its exit line's figures: tokens decoded, passes, most sequences together."""
+    start = len(server.lines)
+    streams = [Stream(server, {**ENDLESS, **body}) for body in bodies]
+    server.wait_for_count(r"session 0: started", len(bodies), timeout=120, start=start)
+    for stream in streams:
+        deadline = time.monotonic() + 120
+        while not stream.events:
+            assert not stream.ended.is_set() and time.monotonic() < deadline, "a stream ended before its first token"
+            stream.ended.wait(0.05)
+    for stream in streams:
+        stream.close()
+    server.wait_for_count(r"disconnected after \d+ tokens \(client gone\)", len(bodies), timeout=60, start=start)
+    server.stop()
+    note = re.search(r"(\d+) tokens decoded in (\d+) passes, up to (\d+) sequences together", "".join(server.lines))
+    assert note, server.lines[-5:]
+    return tuple(int(group) for group in note.groups())
 
 
 def test_requests_decoded_together_get_what_each_gets_alone(tmp_path):
     server = serve(tmp_path, "-np", "4")
     try:
         assert server.wait_for(r"4 sequences of 2048 tokens at once, each up to \d+ MB")
-        alone = texts_alone(server, PROMPTS, 24)
+        bodies = [{"prompt": prompt} for prompt in PROMPTS]
+        alone = texts(server, bodies, 24, together=False)
         # Six requests for four sequences: two wait, then join while the others decode.
-        assert texts_together(server, PROMPTS, 24) == alone
+        assert texts(server, bodies, 24, together=True) == alone
         # Four endless streams, each past its first token: every step decodes all four at once.
-        start = len(server.lines)
-        streams = [Stream(server, {**ENDLESS, "prompt": f"{n}, {n + 1}, {n + 2},"}) for n in (1, 5, 9, 13)]
-        server.wait_for_count(r"session 0: started", 4, timeout=120, start=start)
-        for stream in streams:
-            deadline = time.monotonic() + 120
-            while not stream.events:
-                assert not stream.ended.is_set() and time.monotonic() < deadline, "a stream ended before its first token"
-                stream.ended.wait(0.05)
-        for stream in streams:
-            stream.close()
-        server.wait_for_count(r"disconnected after \d+ tokens \(client gone\)", 4, timeout=60, start=start)
-        server.stop()
-        note = re.search(r"(\d+) tokens decoded in (\d+) passes, up to (\d+) sequences together", "".join(server.lines))
-        assert note and int(note.group(3)) == 4 and int(note.group(1)) > int(note.group(2)), note
+        tokens, passes, most = decoded_together(server, [{"prompt": f"{n}, {n + 1}, {n + 2},"} for n in (1, 5, 9, 13)])
+        assert most == 4 and tokens > passes, (tokens, passes, most)
     finally:
         server.stop()
 

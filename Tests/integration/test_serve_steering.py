@@ -7,10 +7,7 @@ SAE's hook, and steered requests decode in the same passes as unsteered ones, ea
 it gets alone. Mistakes are 400s naming the field; a request never names a path."""
 import json
 import pathlib
-import re
 import subprocess
-import threading
-import time
 import urllib.error
 import urllib.request
 
@@ -20,7 +17,8 @@ import pytest
 from conftest import lumen_bin
 from servers import SMOLLM2
 from test_control_vectors import inside
-from test_serve_faults import ENDLESS, Stream, post, runs, serve
+from test_serve_batching import decoded_together, texts
+from test_serve_faults import post, runs, serve
 
 SAE = pathlib.Path(__file__).resolve().parents[1] / "reference" / "sae" / "saelens-jumprelu-bf16"
 TOKENS = 16
@@ -37,24 +35,6 @@ def generated(prompt, *flags):
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["text"]
-
-
-def texts(server, bodies, together):
-    """Each body's greedy completion text: one request after another, or all at once."""
-    answers = [None] * len(bodies)
-
-    def client(index):
-        answers[index] = post(server, {"max_tokens": TOKENS, "temperature": 0, **bodies[index]}, timeout=300)
-
-    threads = [threading.Thread(target=client, args=(index,)) for index in range(len(bodies))]
-    for thread in threads:
-        thread.start()
-        if not together:
-            thread.join(300)
-    for thread in threads:
-        thread.join(300)
-    assert all(answer and answer[0] == 200 for answer in answers), [answer and answer[2] for answer in answers]
-    return [answer[2]["choices"][0]["text"] for answer in answers]
 
 
 def test_requests_steer_themselves_alone_by_name_as_lumen_generate_and_decode_with_unsteered_ones(tmp_path):
@@ -81,31 +61,19 @@ def test_requests_steer_themselves_alone_by_name_as_lumen_generate_and_decode_wi
             {"prompt": "Once upon a time"},
             {"prompt": "1, 2, 3,", "control_vectors": {"steer": scale / 2}, "control_vector_layer_range": [first, last]},
         ]
-        alone = texts(server, bodies, together=False)
+        alone = texts(server, bodies, TOKENS, together=False)
         # As the command line steers, and each steering changes the text.
         assert alone[0] == generated(prompt, "--control-vector-scaled", VECTOR, scale, "--control-vector-layer-range", first, last)
         assert alone[1] == generated(prompt, "--control-vector-scaled", VECTOR, 2 * scale)
         assert alone[3] == generated(prompt)
         assert len(set(alone[:4])) == 4, alone[:4]
         # Six requests for four sequences, steered and not: each gets what it gets alone.
-        assert texts(server, bodies, together=True) == alone
+        assert texts(server, bodies, TOKENS, together=True) == alone
 
         # Four endless streams, three steered three ways, each past its first token: every step
         # decodes all four at once.
-        start = len(server.lines)
-        streams = [Stream(server, {**ENDLESS, **{key: value for key, value in body.items() if key != "prompt"}}) for body in bodies[:4]]
-        server.wait_for_count(r"session 0: started", 4, timeout=120, start=start)
-        for stream in streams:
-            deadline = time.monotonic() + 120
-            while not stream.events:
-                assert not stream.ended.is_set() and time.monotonic() < deadline, "a stream ended before its first token"
-                stream.ended.wait(0.05)
-        for stream in streams:
-            stream.close()
-        server.wait_for_count(r"disconnected after \d+ tokens \(client gone\)", 4, timeout=60, start=start)
-        server.stop()
-        note = re.search(r"(\d+) tokens decoded in (\d+) passes, up to (\d+) sequences together", "".join(server.lines))
-        assert note and int(note.group(3)) == 4, note
+        _, _, most = decoded_together(server, [{key: value for key, value in body.items() if key != "prompt"} for body in bodies[:4]])
+        assert most == 4
 
         # The run log keeps each request's steering: the vector's file and scale, the blocks, the feature set.
         records = [record for record in runs(server) if record["prompt"] == prompt and not record["interrupted"]]
@@ -166,7 +134,7 @@ def test_connect_steers_a_served_model_by_name_as_the_server_does(tmp_path):
     server = serve(tmp_path, "--control-vector-file", f"steer={VECTOR}", "--sae", f"jump={SAE}")
     try:
         direct = texts(server, [{"prompt": prompt, "control_vectors": {"steer": scale}, "control_vector_layer_range": [first, last]},
-                                {"prompt": prompt, "features": {"jump": {"0": 60.0}}}], together=False)
+                                {"prompt": prompt, "features": {"jump": {"0": 60.0}}}], TOKENS, together=False)
         script = (f'let r = connect("{server.url}")\n'
                   f'let a = generate(r, {json.dumps(prompt)}, steer: "steer", steerScale: {scale}, steerBlocks: {first}...{last}, temperature: 0, maxTokens: {TOKENS})\n'
                   f'let b = generate(r, {json.dumps(prompt)}, features: ["jump": [0: 60]], temperature: 0, maxTokens: {TOKENS})\n'

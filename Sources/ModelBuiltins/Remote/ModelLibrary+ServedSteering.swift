@@ -26,8 +26,9 @@ extension ModelLibrary {
                 }
                 fields.controlVectors = vectors
             default:
-                throw LumenError(.type, "steer: for a served model names the server's control vectors (a String, or a Dictionary of names to scales; "
-                                 + "GET /control-vectors lists them), got \(value.typeName)", at: location)
+                throw LumenError(.type, "steer: a served model does not expose its activations: steer it by the name of a control vector its server loaded "
+                                 + "(a String, or a Dictionary of names to scales; GET /control-vectors lists them), or steer a model loaded with load(); got \(value.typeName)",
+                                 at: location)
             }
         }
         if let (value, location) = blocks {

@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """SAE cost during generation: greedy generation of 128 tokens with a 16k-feature JumpReLU SAE
-encoding the residual stream of one block at every token (`setFeature(s, feature: 0, value: 0)`,
-which encodes every row to set a feature), against plain generation and against an intervention
-at the same point that changes nothing (`intervene(…, scale: 1)`: what running with a hook costs
-without the SAE), in one `lumen repl` process, rounds interleaved, the best generation speed of
-each (tokens per second, so a text that ends sooner does not count).
+setting a feature at one block's residual stream at every token (`setFeature(s, feature: 0,
+value: 0)`, which encodes that feature of every row — since `8b7865f` that feature alone, before
+it every feature), against plain generation and against an intervention at the same point that
+changes nothing (`intervene(…, scale: 1)`: what running with a hook costs without the SAE), in one
+`lumen repl` process, rounds interleaved, the best generation speed of each (tokens per second,
+so a text that ends sooner does not count).
 
 The SAE is random (Gemma Scope's format, F32, thresholds high enough that few features fire), made
 in a temporary folder: 16,384 features over the model's width.
@@ -54,5 +55,5 @@ print(json(["plain": max(plain), "hooked": max(hooked), "encoded": max(encoded)]
         out = subprocess.run([binary, "repl", "--no-log"], input=script, capture_output=True, text=True, check=True).stdout
         result = json.loads(out[out.rindex("{"):])
         print(f"{name}: plain {result['plain']:.1f} tok/s, a hook that changes nothing {result['hooked']:.1f} tok/s, "
-              f"a 16k-feature SAE encoding block {block} at every token {result['encoded']:.1f} tok/s: "
+              f"setFeature of a 16k-feature SAE at block {block} at every token {result['encoded']:.1f} tok/s: "
               f"{result['plain'] / result['encoded']:.2f}× plain's time per token ({result['hooked'] / result['encoded']:.2f}× the hook's)")

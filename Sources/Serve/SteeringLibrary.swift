@@ -12,8 +12,11 @@ import SparseAutoencoders
 public struct SteeringLibrary: Sendable {
     /// A control vector or SAE, the name requests give it and the file or folder it was read from.
     public struct Named<Value: Sendable>: Sendable {
+        /// The name requests give it.
         public let name: String
+        /// The absolute path it was read from, which the run log keeps.
         public let path: String
+        /// The vector or SAE.
         public let value: Value
 
         /// `value`, read from `path`, named `name`.

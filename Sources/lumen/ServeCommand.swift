@@ -183,9 +183,8 @@ struct ServeCommand: AsyncParsableCommand {
         let named = try vectors.map { name, path in
             let absolute = URL(fileURLWithPath: path).standardizedFileURL.path
             let vector = try ControlVector(contentsOf: absolute)
-            if let misfit = models.lazy.compactMap({ vector.misfit($0.model) }).first, models.allSatisfy({ vector.misfit($0.model) != nil }) {
-                throw CommandError("--control-vector-file \(name)=\(path): fits no served model: \(misfit)")
-            }
+            let misfits = models.compactMap { vector.misfit($0.model) }
+            if misfits.count == models.count, let first = misfits.first { throw CommandError("--control-vector-file \(name)=\(path): fits no served model: \(first)") }
             return SteeringLibrary.Named(name: name, path: absolute, value: vector)
         }
         let autoencoders = try saes.map { name, path in

@@ -224,6 +224,28 @@ public final class TensorObject: MemberTableHostObject {
         return "<p>\(HTML.escape(summary))</p>\n<table>\n<thead><tr>\(head)</tr></thead>\n<tbody>\n\(body)\n</tbody>\n</table>"
     }
 
+    /// The most features a row of feature activations shows.
+    static let shownFeatures = 8
+
+    /// Feature activations ([position][feature], as an SAE encodes them) as a table: each row's
+    /// strongest features firing, index and activation, strongest first — a heatmap of thousands
+    /// of columns, nearly all zero, shows nothing.
+    private var featureTable: String {
+        let columns = tensor.shape[1]
+        let rows = Self.shown(tensor.shape[0], limit: 64).map { row -> [String] in
+            guard let row else { return ["…", "…"] }
+            let start = row * columns
+            let firing = (0..<columns).filter { tensor.values[start + $0] > 0 }
+            let strongest = firing.sorted { a, b in
+                let (left, right) = (tensor.values[start + a], tensor.values[start + b])
+                return left > right || (left == right && a < b)
+            }.prefix(Self.shownFeatures)
+            let shown = strongest.map { "\($0) (\(Self.format(tensor.values[start + $0])))" }.joined(separator: ", ")
+            return [shownLabel(axis: 0, index: row), firing.count > Self.shownFeatures ? shown + ", … (\(firing.count) firing)" : shown]
+        }
+        return "<p>\(HTML.escape(summary))</p>\n" + Table(columns: [tensor.axes[0], "strongest features (activation)"], rows: rows).html
+    }
+
     public var mimeBundle: MIMEBundle {
         switch tensor.rank {
         case 1:
@@ -232,6 +254,7 @@ public final class TensorObject: MemberTableHostObject {
                                   index.map { [shownLabel(axis: 0, index: $0), Self.format(tensor.values[$0])] } ?? ["…", "…"]
                               })
             return MIMEBundle(["text/html": "<p>\(HTML.escape(summary))</p>\n" + table.html, "text/plain": text])
+        case 2 where tensor.axes[1] == "feature": return MIMEBundle(["text/html": featureTable, "text/plain": text])
         case 2: return MIMEBundle(["text/html": heatmap, "text/plain": text])
         default: return .plainText(text)
         }

@@ -40,6 +40,15 @@ struct SAECellTests {
             [s.architecture, s.hook, s.dIn, s.dSAE, f.shape, f.axes, f.labels[0].count, max(abs(f - s.encode(t.resid_post[0]))), f[0..<5, 0].values.map { $0 > 0 }]
             """, interpreter)
         #expect(shown == [#"["jumprelu", "blocks.12.hook_resid_post", 576, 32, [5, 32], ["position", "feature"], 5, 0.0, [false, false, false, false, true]]"#])
+        // Shown as each token's strongest features: the planted one first at the last token.
+        let sink = RecordingSink()
+        try await interpreter.execute(ExecutionRequest(code: "f", executionCount: 2), output: sink)
+        let bundle = try #require(sink.events.compactMap { if case .result(let bundle) = $0 { bundle } else { nil } }.last)
+        let html = try #require(bundle.data["text/html"])
+        let strongest = try await results("let last = f[4].values\n(0..<32).filter { last[$0] > 0 }.sorted { last[$0] > last[$1] }[0]", interpreter)
+        #expect(strongest == ["0"])
+        #expect(html.contains("strongest features (activation)") && html.contains("<td>&quot; is&quot;</td><td>0 ("), "\(html)")
+        #expect(!html.contains("background: rgba("), "not a heatmap")
         // The decoder's row, and decode of one-hot features: b_dec plus that row.
         let decoded = try await results("""
             let one = (0..<32).map { $0 == 3 ? 1.0 : 0.0 }

@@ -33,7 +33,7 @@ extension ModelLibrary {
     static let features = Builtin(
         name: "features",
         signature: "features(_ model, _ sae: SAE, _ prompt: String) -> Tensor",
-        summary: "The SAE's feature activations at each of the prompt's tokens: the model runs the prompt, the SAE encodes the activations at its hook. A Tensor [position][feature], its positions labelled with the tokens."
+        summary: "The SAE's feature activations at each of the prompt's tokens: the model runs the prompt, the SAE encodes the activations at its hook. A Tensor [position][feature], its positions labelled with the tokens, shown as each token's strongest features firing."
     ) { arguments, context in
         let model = try loadedModel(&arguments)
         let sae = try saeArgument(&arguments).sae

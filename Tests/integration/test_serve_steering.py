@@ -29,9 +29,9 @@ def get(server, path):
         return json.loads(response.read())
 
 
-def generated(prompt, *flags):
-    """`lumen generate`'s greedy text for `prompt` with `flags`."""
-    result = subprocess.run([lumen_bin(), "generate", str(SMOLLM2), prompt, "--temp", "0", "-n", str(TOKENS), "--no-log", "--json", *map(str, flags)],
+def generated(prompt, *flags, temperature=0):
+    """`lumen generate`'s text for `prompt` with `flags` (greedy unless a temperature is given)."""
+    result = subprocess.run([lumen_bin(), "generate", str(SMOLLM2), prompt, "--temp", str(temperature), "-n", str(TOKENS), "--no-log", "--json", *map(str, flags)],
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout)["text"]
@@ -60,14 +60,18 @@ def test_requests_steer_themselves_alone_by_name_as_lumen_generate_and_decode_wi
             {"prompt": prompt},
             {"prompt": "Once upon a time"},
             {"prompt": "1, 2, 3,", "control_vectors": {"steer": scale / 2}, "control_vector_layer_range": [first, last]},
+            {"prompt": prompt, "control_vectors": {"steer": scale}, "control_vector_layer_range": [first, last], "temperature": 0.8, "seed": 7},
         ]
         alone = texts(server, bodies, TOKENS, together=False)
         # As the command line steers, and each steering changes the text.
         assert alone[0] == generated(prompt, "--control-vector-scaled", VECTOR, scale, "--control-vector-layer-range", first, last)
         assert alone[1] == generated(prompt, "--control-vector-scaled", VECTOR, 2 * scale)
         assert alone[3] == generated(prompt)
+        # Sampled with a seed, as the command line samples with it.
+        assert alone[6] == generated(prompt, "--control-vector-scaled", VECTOR, scale, "--control-vector-layer-range", first, last, "--seed", 7,
+                                     temperature=0.8)
         assert len(set(alone[:4])) == 4, alone[:4]
-        # Six requests for four sequences, steered and not: each gets what it gets alone.
+        # Seven requests for four sequences, steered and not: each gets what it gets alone.
         assert texts(server, bodies, TOKENS, together=True) == alone
 
         # Four endless streams, three steered three ways, each past its first token: every step

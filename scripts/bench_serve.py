@@ -58,11 +58,14 @@ def stream_tokens(url, tokens, extra, prompt=PROMPT):
     return count
 
 
-def round_throughput(url, clients, tokens, extra):
-    counts = [0] * clients
+def round_throughput(url, tokens, requests):
+    """Every request of `requests` (a prompt and the body's extra fields) streamed at once by a
+    client of its own: aggregate tokens/s and the tokens received."""
+    counts = [0] * len(requests)
     def client(index):
-        counts[index] = stream_tokens(url, tokens, extra)
-    threads = [threading.Thread(target=client, args=(index,)) for index in range(clients)]
+        prompt, extra = requests[index]
+        counts[index] = stream_tokens(url, tokens, extra, prompt=prompt)
+    threads = [threading.Thread(target=client, args=(index,)) for index in range(len(requests))]
     start = time.monotonic()
     for thread in threads:
         thread.start()
@@ -99,7 +102,7 @@ def main():
             results = {name: [] for name, *_ in servers}
             for round_index in range(arguments.rounds + 1):
                 for name, url, _, extra in servers:
-                    rate, _ = round_throughput(url, clients, arguments.tokens, extra)
+                    rate, _ = round_throughput(url, arguments.tokens, [(PROMPT, extra)] * clients)
                     if round_index > 0:
                         results[name].append(rate)
             ours, theirs = statistics.median(results["lumen serve"]), statistics.median(results["llama-server"])

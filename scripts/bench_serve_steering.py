@@ -18,30 +18,12 @@ import pathlib
 import statistics
 import subprocess
 import tempfile
-import threading
-import time
 
-from bench_serve import free_port, stream_tokens, wait_until_up
+from bench_serve import free_port, round_throughput, wait_until_up
 
 PROMPTS = ["Once upon a time, in a small village by the sea,", "The history of the printing press begins", "My favourite recipe for soup is",
            "In the year 2050, cities will", "The best way to learn a language is", "A short story about a robot:",
            "Dear diary, today I", "The mountain was covered in"]
-
-
-def steered_round(url, tokens, bodies):
-    """Every client of `bodies` (its extra fields) streams one completion at once: tokens/s."""
-    counts = [0] * len(bodies)
-
-    def client(index):
-        counts[index] = stream_tokens(url, tokens, bodies[index], prompt=PROMPTS[index % len(PROMPTS)])
-
-    threads = [threading.Thread(target=client, args=(index,)) for index in range(len(bodies))]
-    start = time.monotonic()
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join()
-    return sum(counts) / (time.monotonic() - start)
 
 
 def main():
@@ -74,7 +56,7 @@ def main():
         results = {name: [] for name, *_ in configurations}
         for round_index in range(arguments.rounds + 1):
             for name, url, bodies in configurations:
-                rate = steered_round(url, arguments.tokens, bodies)
+                rate, _ = round_throughput(url, arguments.tokens, [(PROMPTS[index % len(PROMPTS)], body) for index, body in enumerate(bodies)])
                 if round_index > 0:
                     results[name].append(rate)
     finally:

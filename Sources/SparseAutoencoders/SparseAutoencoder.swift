@@ -114,14 +114,8 @@ public struct SparseAutoencoder: Sendable {
         let pre = try Tensor.matmulTransposed(rows, encoderRows).combined(.add, encoderBias)
         var values = pre.values
         switch architecture {
-        case .standard:
-            for index in values.indices { values[index] = max(values[index], 0) }
-        case .jumpReLU:
-            let thresholds = threshold?.values ?? []
-            for index in values.indices {
-                let value = values[index]
-                values[index] = value > thresholds[index % featureCount] ? max(value, 0) : 0
-            }
+        case .standard, .jumpReLU:
+            for index in values.indices { values[index] = activation(values[index], feature: index % featureCount) }
         case .topK(let k):
             values = Self.keepingLargest(k, of: values, rowWidth: featureCount)
         }
@@ -146,14 +140,18 @@ public struct SparseAutoencoder: Sendable {
         let input = subtractsDecoderBias ? try activations.combined(.subtract, decoderBias) : activations
         let encoder = Tensor(features.flatMap { encoderRows.values[($0 * inputWidth)..<(($0 + 1) * inputWidth)] }, shape: [features.count, inputWidth])
         var values = try Tensor.matmulTransposed(try input.reshaped([rowCount, inputWidth]), encoder).values
-        let thresholds = threshold?.values
         for index in values.indices {
             let feature = features[index % features.count]
-            let value = values[index] + encoderBias.values[feature]
-            let fires = thresholds.map { value > $0[feature] } ?? true
-            values[index] = fires ? max(value, 0) : 0
+            values[index] = activation(values[index] + encoderBias.values[feature], feature: feature)
         }
         return Tensor(values, shape: [rowCount, features.count])
+    }
+
+    /// Feature `feature`'s activation from its pre-activation `pre`, for an SAE whose features
+    /// each fire on their own (standard: ReLU; JumpReLU: ReLU above the feature's threshold).
+    private func activation(_ pre: Float, feature: Int) -> Float {
+        guard threshold.map({ pre > $0.values[feature] }) ?? true else { return 0 }
+        return max(pre, 0)
     }
 
     /// The reconstruction of feature activations `features` (last axis d_sae wide): the same

@@ -85,13 +85,7 @@ extension ModelLibrary {
             if let (_, location) = blocks { throw LumenError(.value, "steerBlocks: needs steer: (a control vector)", at: location) }
             return ([], nil)
         }
-        var range: ClosedRange<Int>?
-        if let (value, location) = blocks {
-            guard case .range(let lower, let upper) = value, lower >= 0, upper > lower else {
-                throw LumenError(.type, "steerBlocks: needs a range of blocks such as 6...9, got \(value.printed)", at: location)
-            }
-            range = lower...(upper - 1)
-        }
+        let range = try blocks.map { value, location throws(LumenError) in try steerBlocks(value, at: location) }
         let (vector, source) = try steeringVector(value, blocks: range, at: location)
         var scaled = source
         scaled.scale = scale
@@ -103,6 +97,14 @@ extension ModelLibrary {
         }
         return ([steering.steering(blocks: range)],
                 RunSteering(vectors: [scaled], blocks: range.map { [$0.lowerBound, $0.upperBound] }))
+    }
+
+    /// The blocks `steerBlocks:` gives: a range such as 6...9.
+    static func steerBlocks(_ value: Value, at location: SourceLocation) throws(LumenError) -> ClosedRange<Int> {
+        guard case .range(let lower, let upper) = value, lower >= 0, upper > lower else {
+            throw LumenError(.type, "steerBlocks: needs a range of blocks such as 6...9, got \(value.printed)", at: location)
+        }
+        return lower...(upper - 1)
     }
 
     /// The control vector `steer:` gives, with where it came from: a ControlVector, or a Tensor of

@@ -19,7 +19,7 @@ extension ModelLibrary {
             case .dictionary(let dictionary):
                 var vectors: [String: Double] = [:]
                 for (key, entry) in dictionary.pairs {
-                    guard case .string(let name) = key, let factor = Self.number(entry) else {
+                    guard case .string(let name) = key, let factor = Operators.number(entry) else {
                         throw LumenError(.type, "steer: for a served model maps vector names to scales, got \(key.printed): \(entry.printed)", at: location)
                     }
                     vectors[name] = factor * scale
@@ -33,10 +33,8 @@ extension ModelLibrary {
         }
         if let (value, location) = blocks {
             guard fields.controlVectors != nil else { throw LumenError(.value, "steerBlocks: needs steer: (a control vector)", at: location) }
-            guard case .range(let lower, let upper) = value, lower >= 0, upper > lower else {
-                throw LumenError(.type, "steerBlocks: needs a range of blocks such as 6...9, got \(value.printed)", at: location)
-            }
-            fields.controlVectorLayerRange = [lower, upper - 1]
+            let range = try steerBlocks(value, at: location)
+            fields.controlVectorLayerRange = [range.lowerBound, range.upperBound]
         }
         if let (value, location) = arguments.labelled("features") {
             guard case .dictionary(let saes) = value else {
@@ -49,7 +47,7 @@ extension ModelLibrary {
                 }
                 var values: [String: Double] = [:]
                 for (feature, setting) in settings.pairs {
-                    guard case .integer(let index) = feature, index >= 0, let number = Self.number(setting), number.isFinite else {
+                    guard case .integer(let index) = feature, index >= 0, let number = Operators.number(setting), number.isFinite else {
                         throw LumenError(.value, "features: \(name)'s entries are feature indices (0 or more) with finite values, got \(feature.printed): \(setting.printed)",
                                          at: location)
                     }
@@ -62,12 +60,4 @@ extension ModelLibrary {
         return fields
     }
 
-    /// A number argument's value: an integer or a double.
-    private static func number(_ value: Value) -> Double? {
-        switch value {
-        case .integer(let integer): Double(integer)
-        case .double(let double): double
-        default: nil
-        }
-    }
 }

@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build build-tests release venv models synthetic-models arch-models example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-metrics bench-parallel bench-archs check-formats clean
+.PHONY: all deps test-deps llama-server build build-tests release venv models synthetic-models arch-models adapters example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-metrics bench-parallel bench-archs check-formats clean
 
 all: build
 
@@ -82,13 +82,22 @@ $(ARCH_MODELS)/.made: scripts/make_arch_references.py | venv llama-server
 	$(PYTHON) scripts/make_arch_references.py --models $(LLAMA_CPP)/build/bin/test-llama-archs $(ARCH_MODELS)
 	touch $@
 
-test-swift: build-tests models synthetic-models arch-models
+## Seeded LoRA adapters of the synthetic models, llama.cpp's random-weight ones and the real ones,
+## always the same bytes (references made with them by llama.cpp are in Tests/reference/lora/).
+ADAPTERS := .build/adapters
+export LUMEN_ADAPTERS ?= $(abspath $(ADAPTERS))
+adapters: $(ADAPTERS)/.made
+$(ADAPTERS)/.made: scripts/make_lora_adapters.py scripts/gguf_header.py $(SYNTHETIC)/.made $(ARCH_MODELS)/.made | venv models
+	$(PYTHON) scripts/make_lora_adapters.py $(SYNTHETIC) $(ARCH_MODELS) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models} $(ADAPTERS)
+	touch $@
+
+test-swift: build-tests models synthetic-models arch-models adapters
 	swift test --skip-build
 
 ## In two pytest-xdist workers: most tests wait on a lumen process, so two keep both cores busy
 ## (8 minutes rather than 10 on 2 cores). Each worker has its own run log and kernelspecs, and
 ## every server a port of its own.
-test-integration: build-tests venv models synthetic-models llama-server arch-models example
+test-integration: build-tests venv models synthetic-models llama-server arch-models adapters example
 	LUMEN_BIN=$(abspath $(BIN_DEBUG)) LUMEN_EXAMPLE_BIN=$(abspath $(EXAMPLE_BIN)) $(PYTHON) -m pytest -q -n 2 --durations=12 Tests/integration --ignore=Tests/integration/test_soak.py
 
 ## examples/StreamGeneration: a Swift package that depends on LumenKit by path and streams a
@@ -140,7 +149,7 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 ## calls the kernels through the same table either way. LUMEN_PORTABLE=1 swift build makes a build
 ## without the AVX2 variant.
 PORTABLE_SUITES := KernelTests|QuantizedFormatTests|QuantizerTests|ReferenceTests|RealModelTests|WorkSplitTests
-test-portable: build-tests models synthetic-models arch-models
+test-portable: build-tests models synthetic-models arch-models adapters
 	LUMEN_KERNELS=portable swift test --skip-build --filter "^InferenceTests\.($(PORTABLE_SUITES))"
 
 ## The kernels on arm64, checked on this x86-64 machine: Tests/KernelOutputs/kernel_outputs.c prints

@@ -49,24 +49,41 @@ def read_header(path):
     return {key: value for key, (_kind, value) in metadata.items()}, tensors
 
 
+def read_tensor_layout(path):
+    """(metadata as {key: value}, tensors as [(name, shape, gguf.GGMLQuantizationType, offset of
+    its data in the file)]) of the GGUF file at `path`."""
+    with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
+        cursor = _Cursor(data)
+        metadata, tensors = _read(cursor, path)
+        alignment = metadata.get("general.alignment", (4, 32))[1]
+        start = (cursor.offset + alignment - 1) // alignment * alignment
+        return ({key: value for key, (_kind, value) in metadata.items()},
+                [(name, shape, kind, start + offset) for name, shape, kind, offset in tensors])
+
+
+def _read(cursor, path):
+    """The typed metadata and the tensors (name, shape, type, offset in the data) at the cursor,
+    which is left where the data begins (before its alignment)."""
+    if cursor.data[:4] != b"GGUF":
+        raise ValueError(f"{path} is not a GGUF file")
+    cursor.offset = 4
+    _version, tensor_count, metadata_count = cursor.take("IQQ")
+    metadata = {}
+    for _ in range(metadata_count):
+        key = cursor.string()
+        kind = cursor.one("I")
+        metadata[key] = (kind, cursor.value(kind))
+    tensors = []
+    for _ in range(tensor_count):
+        name = cursor.string()
+        shape = list(cursor.take(f"{cursor.one('I')}Q"))
+        tensors.append((name, shape, GGMLQuantizationType(cursor.one("I")), cursor.one("Q")))
+    return metadata, tensors
+
+
 def read_typed_header(path):
     """As `read_header`, each metadata value with its type: {key: (gguf.GGUFValueType number,
     value)}, an array's type ARRAY (9), in file order."""
     with open(path, "rb") as file, mmap.mmap(file.fileno(), 0, access=mmap.ACCESS_READ) as data:
-        if data[:4] != b"GGUF":
-            raise ValueError(f"{path} is not a GGUF file")
-        cursor = _Cursor(data)
-        cursor.offset = 4
-        _version, tensor_count, metadata_count = cursor.take("IQQ")
-        metadata = {}
-        for _ in range(metadata_count):
-            key = cursor.string()
-            kind = cursor.one("I")
-            metadata[key] = (kind, cursor.value(kind))
-        tensors = {}
-        for _ in range(tensor_count):
-            name = cursor.string()
-            cursor.take(f"{cursor.one('I')}Q")
-            tensors[name] = GGMLQuantizationType(cursor.one("I")).name
-            cursor.one("Q")
-        return metadata, tensors
+        metadata, tensors = _read(_Cursor(data), path)
+        return metadata, {name: kind.name for name, _shape, kind, _offset in tensors}

@@ -3,6 +3,7 @@
 eval callbacks, and a model's greedy reference. Imported by the scripts beside it."""
 import ctypes
 import hashlib
+import pathlib
 
 import llama_cpp
 import numpy
@@ -41,14 +42,22 @@ def tokenize(model, text, capacity=512):
     return list(buffer[:count])
 
 
-def greedy_reference(path, prompt, steps, logits_name):
+def greedy_reference(path, prompt, steps, logits_name, adapters=(), recorded=2):
     """llama.cpp's greedy continuation of `prompt` by the model at `path`, as RealModelTests reads
     it: the prompt tokenized with add_special and parse_special and decoded in one call, then
-    greedy (lowest id on ties) one token per call, not stopping at end-of-generation tokens.
-    Returns the reference JSON (with the model's SHA-256) and the logits after the prompt and after
-    the first greedy token (little-endian float32), to be written as `logits_name`."""
+    greedy (lowest id on ties) one token per call, not stopping at end-of-generation tokens;
+    `adapters`, LoRA adapters as (path, scale), set on the context (llama_set_adapters_lora).
+    Returns the reference JSON (with the model's SHA-256, and each adapter's) and the logits after
+    the prompt and after each of the first `recorded` - 1 greedy tokens (little-endian float32),
+    to be written as `logits_name`."""
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), llama_cpp.llama_model_default_params())
     context = llama_cpp.llama_init_from_model(model, context_parameters())
+    loaded = [llama_cpp.llama_adapter_lora_init(model, str(adapter).encode()) for adapter, _scale in adapters]
+    assert all(loaded), "llama.cpp refused an adapter"
+    if loaded:
+        handles = (llama_cpp.llama_adapter_lora_p_ctypes * len(loaded))(*loaded)
+        scales = (ctypes.c_float * len(loaded))(*[scale for _adapter, scale in adapters])
+        assert llama_cpp.llama_set_adapters_lora(context, handles, len(loaded), scales) == 0
     n_vocab = llama_cpp.llama_vocab_n_tokens(llama_cpp.llama_model_get_vocab(model))
     prompt_ids = tokenize(model, prompt, capacity=1024)
 
@@ -59,10 +68,10 @@ def greedy_reference(path, prompt, steps, logits_name):
         return numpy.ctypeslib.as_array(ctypes.cast(pointer, ctypes.POINTER(ctypes.c_float)), shape=(n_vocab,)).copy()
 
     logits = decode(prompt_ids)
-    greedy, top1, margins, recorded = [], [], [], []
+    greedy, top1, margins, kept = [], [], [], []
     for step in range(steps):
-        if step < 2:
-            recorded.append(logits.astype("<f4"))
+        if step < recorded:
+            kept.append(logits.astype("<f4"))
         token = int(numpy.argmax(logits))  # the first maximum: lowest id wins ties
         ordered = numpy.sort(logits)
         probabilities = numpy.exp(logits - logits.max())
@@ -70,6 +79,8 @@ def greedy_reference(path, prompt, steps, logits_name):
         margins.append(float(ordered[-1] - ordered[-2]))
         greedy.append(token)
         logits = decode([token])
+    for adapter in loaded:
+        llama_cpp.llama_adapter_lora_free(adapter)
     llama_cpp.llama_free(context)
     llama_cpp.llama_model_free(model)
     reference = {
@@ -77,6 +88,9 @@ def greedy_reference(path, prompt, steps, logits_name):
         "model_sha256": hashlib.sha256(path.read_bytes()).hexdigest(),
         "reference": f"llama-cpp-python {llama_cpp.__version__}",
         "cases": [{"prompt": prompt, "prompt_ids": prompt_ids, "n_predict": steps, "greedy_ids": greedy,
-                   "top1_prob": top1, "top2_margin": margins, "n_vocab": n_vocab, "n_logits": 2, "logits_bin": logits_name}],
+                   "top1_prob": top1, "top2_margin": margins, "n_vocab": n_vocab, "n_logits": recorded, "logits_bin": logits_name}],
     }
-    return reference, numpy.concatenate(recorded).tobytes()
+    if adapters:
+        reference["adapters"] = [{"adapter": pathlib.Path(adapter).name, "scale": scale,
+                                  "adapter_sha256": hashlib.sha256(pathlib.Path(adapter).read_bytes()).hexdigest()} for adapter, scale in adapters]
+    return reference, numpy.concatenate(kept).tobytes()

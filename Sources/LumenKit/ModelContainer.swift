@@ -51,13 +51,15 @@ public final class ModelContainer: Sendable {
         /// Hooks into every forward pass of every generation (control vectors, say), before each
         /// call's own.
         public var hooks: [any ForwardHook]
+        /// The LoRA adapters every forward pass applies (checked against the model: `AdapterSet`).
+        public var adapters: AdapterSet
 
         /// The model's context, every core, one session decoding `ModelSession.defaultSequences`
         /// generations together, prompts read 64 tokens at a time, any number of generations
-        /// queued on a session, the file's template, no hooks.
+        /// queued on a session, the file's template, no hooks, no adapters.
         public init(contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount, sessions: Int = 1,
                     sequencesPerSession: Int = ModelSession.defaultSequences, batchSize: Int = 64, requestsPerSession: Int = .max,
-                    chatTemplate: String? = nil, hooks: [any ForwardHook] = []) {
+                    chatTemplate: String? = nil, hooks: [any ForwardHook] = [], adapters: AdapterSet = .none) {
             self.contextLength = contextLength
             self.threads = threads
             self.sessions = sessions
@@ -66,6 +68,7 @@ public final class ModelContainer: Sendable {
             self.requestsPerSession = requestsPerSession
             self.chatTemplate = chatTemplate
             self.hooks = hooks
+            self.adapters = adapters
         }
     }
 
@@ -85,7 +88,8 @@ public final class ModelContainer: Sendable {
     public init(model: LanguageModel, settings: Settings = Settings(), recorder: RunRecorder? = nil) {
         self.model = model
         sessions = SessionPool(model: model, instances: settings.sessions, contextLength: settings.contextLength, threads: settings.threads,
-                               batchSize: settings.batchSize, sequences: settings.sequencesPerSession, requestsPerSession: settings.requestsPerSession)
+                               batchSize: settings.batchSize, sequences: settings.sequencesPerSession, requestsPerSession: settings.requestsPerSession,
+                               adapters: settings.adapters)
         hooks = settings.hooks
         self.recorder = recorder
         template = Result { () throws(ModelError) in

@@ -71,13 +71,16 @@ struct BenchCommand: AsyncParsableCommand {
         }
     }
 
+    @OptionGroup(title: "LoRA adapters") var lora: LoRAArguments
+
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         _ = global.bootstrapLogging(label: "lumen.bench")
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
+        let adapters = try await lora.adapters(for: llama)
         if let counts = Self.integers(parallel), !counts.isEmpty {
-            try await runParallel(llama, counts: counts)
+            try await runParallel(llama, counts: counts, adapters: adapters)
             return
         }
         let info = ModelInfo(model: llama)
@@ -98,7 +101,7 @@ struct BenchCommand: AsyncParsableCommand {
             // Streaming a gigabyte takes seconds: it runs on a thread of its own, off the cooperative pool.
             let measuredBandwidth = bandwidth ? await DedicatedThread.run(name: "lumen-bandwidth") { MemoryBandwidth.measure(threads: threadCount) } : nil
             let session = ModelSession(model: llama, contextLength: context, threads: threadCount, batchSize: max(1, min(prompts.max() ?? 1, 512)),
-                                       cacheType: cacheType)
+                                       cacheType: cacheType, adapters: adapters)
             for depth in depthList {
                 let tests = prompts.map { SpeedTest.promptProcessing($0, depth: depth) } + generations.map { SpeedTest.generation($0, depth: depth) }
                 for test in tests {
@@ -122,7 +125,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// `--parallel`: llama-batched-bench's measurement of `counts` sequences decoding together.
-    private func runParallel(_ llama: LanguageModel, counts: [Int]) async throws {
+    private func runParallel(_ llama: LanguageModel, counts: [Int], adapters: AdapterSet) async throws {
         let prompt = Self.integers(promptSizes)?.first ?? 1, generated = Self.integers(generationSizes)?.first ?? 1
         guard prompt + generated <= llama.configuration.contextLength else {
             throw ValidationError("-p + -n (\(prompt + generated)) exceed the model's context of \(llama.configuration.contextLength)")
@@ -135,7 +138,7 @@ struct BenchCommand: AsyncParsableCommand {
         encoder.outputFormatting = [.sortedKeys]
         for threadCount in Self.integers(threads) ?? [1] {
             let session = ModelSession(model: llama, contextLength: prompt + generated, threads: threadCount, batchSize: min(prompt, 512),
-                                       cacheType: cacheType, sequences: counts.max() ?? 1)
+                                       cacheType: cacheType, sequences: counts.max() ?? 1, adapters: adapters)
             for count in counts {
                 let row = try await ParallelBench.measure(on: session, prompt: Array(tokens.prefix(prompt)), tokens: Array(tokens.suffix(generated)),
                                                           sequences: count, threads: threadCount, repetitions: repetitions)

@@ -40,6 +40,8 @@ struct ChatCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Control vectors") var controlVectors: ControlVectorArguments
 
+    @OptionGroup(title: "LoRA adapters") var lora: LoRAArguments
+
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -52,7 +54,8 @@ struct ChatCommand: AsyncParsableCommand {
         let templateSource = try template.map { (path: String) throws(CommandError) in try TextFile.read(path) }
         let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
                                                                                        sequencesPerSession: 1, chatTemplate: templateSource,
-                                                                                       hooks: try controlVectors.hooks(for: llama)),
+                                                                                       hooks: try controlVectors.hooks(for: llama),
+                                                                                       adapters: try await lora.adapters(for: llama)),
                                        recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
         let chatTemplate = try container.chatTemplate()
         var conversation = Conversation(template: chatTemplate, system: system)

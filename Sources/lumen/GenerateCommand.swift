@@ -30,6 +30,8 @@ struct GenerateCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "Control vectors") var controlVectors: ControlVectorArguments
 
+    @OptionGroup(title: "LoRA adapters") var lora: LoRAArguments
+
     @OptionGroup(title: "Speculative decoding") var speculation: SpeculationArguments
 
     @Flag(help: "Print one JSON object at the end (prompt_ids, ids, text, finish_reason) instead of streaming text.")
@@ -58,8 +60,8 @@ struct GenerateCommand: AsyncParsableCommand {
         default: break
         }
         if promptCacheReadOnly, promptCache == nil { throw ValidationError("--prompt-cache-ro needs --prompt-cache FILE") }
-        if promptCache != nil, controlVectors.logged != nil {
-            throw ValidationError("--prompt-cache cannot be combined with control vectors, which change the keys and values it would keep")
+        if promptCache != nil, controlVectors.logged != nil || !lora.files.isEmpty {
+            throw ValidationError("--prompt-cache cannot be combined with control vectors or LoRA adapters, which change the keys and values it would keep")
         }
     }
 
@@ -117,7 +119,8 @@ struct GenerateCommand: AsyncParsableCommand {
         let constraint = try constraints.constraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
-                                                                                       sequencesPerSession: 1, hooks: try controlVectors.hooks(for: llama)),
+                                                                                       sequencesPerSession: 1, hooks: try controlVectors.hooks(for: llama),
+                                                                                       adapters: try await lora.adapters(for: llama)),
                                        recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
         var options = try sampling.options(vocabularySize: llama.tokenizer.vocabularySize)
         options.constraint = constraint

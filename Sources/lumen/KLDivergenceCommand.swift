@@ -27,12 +27,14 @@ struct KLDivergenceCommand: AsyncParsableCommand {
 
     @OptionGroup var scoring: ScoringArguments
 
+    @OptionGroup(title: "LoRA adapters (applied to OTHER: `lumen kld M M --lora A.gguf` measures what adapter A changes)") var lora: LoRAArguments
+
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.kld")
         let log = await global.openRunLog(logger: logger)
-        let (baseModel, otherModel) = (try await scoring.container(base), try await scoring.container(other))
+        let (baseModel, otherModel) = (try await scoring.container(base), try await scoring.container(other, lora: lora))
         let summary = try await baseModel.withSession { baseSession in
             try await otherModel.withSession { otherSession in
                 let (tokens, windows) = try await scoring.windows(base: baseSession, other: otherSession)

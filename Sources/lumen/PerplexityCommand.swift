@@ -24,12 +24,14 @@ struct PerplexityCommand: AsyncParsableCommand {
 
     @OptionGroup var scoring: ScoringArguments
 
+    @OptionGroup(title: "LoRA adapters") var lora: LoRAArguments
+
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.perplexity")
         let log = await global.openRunLog(logger: logger)
-        let container = try await scoring.container(model)
+        let container = try await scoring.container(model, lora: lora)
         let (result, scored) = try await container.withSession { session in
             let (tokens, windows) = try await scoring.windows(base: session)
             FileHandle.standardError.write(Data("perplexity: \(tokens.count) tokens, \(windows.windows.count) windows of \(scoring.context), scoring \(windows.scoredCount)\n".utf8))

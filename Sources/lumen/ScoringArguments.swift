@@ -40,10 +40,13 @@ struct ScoringArguments: ParsableArguments {
         }
     }
 
-    /// The model at `path` (loaded on a thread of its own), its session's cache one window long.
-    func container(_ path: String) async throws -> ModelContainer {
-        try await ModelContainer.load(try ModelLocator.resolve(path), settings: ModelContainer.Settings(
-            contextLength: context, threads: threads, sequencesPerSession: 1, batchSize: min(context, 512)))
+    /// The model at `path` (loaded on a thread of its own), its session's cache one window long,
+    /// applying the adapters of `lora` when given.
+    func container(_ path: String, lora: LoRAArguments? = nil) async throws -> ModelContainer {
+        let model = try await WeightCache.shared.load(ModelLocator.resolve(path))
+        return ModelContainer(model: model, settings: ModelContainer.Settings(
+            contextLength: context, threads: threads, sequencesPerSession: 1, batchSize: min(context, 512),
+            adapters: try await lora?.adapters(for: model) ?? .none))
     }
 
     /// Runs `work` in a task that Ctrl-C (or SIGTERM) cancels, and waits for it.

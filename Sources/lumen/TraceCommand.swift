@@ -43,6 +43,8 @@ struct TraceCommand: AsyncParsableCommand {
     @Option(name: .customShort("t"), parsing: .unconditional, help: "Threads for matrix products.")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
+    @OptionGroup(title: "LoRA adapters") var lora: LoRAArguments
+
     @OptionGroup var global: GlobalOptions
 
     func validate() throws {
@@ -127,7 +129,8 @@ struct TraceCommand: AsyncParsableCommand {
             let fitting = Self.largestPoint / max(1, perRow)
             throw CommandError("\(trace.cost(point, tokens: count)) is more than the \(ActivationTrace.size(Self.largestPoint)) a point may take: --positions with at most \(fitting) positions\(point.layout.perBlock ? ", or fewer --blocks," : "") fits it")
         }
-        let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: count, threads: threads, sequencesPerSession: 1))
+        let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: count, threads: threads, sequencesPerSession: 1,
+                                                                                       adapters: try await lora.adapters(for: llama)))
         guard container.sessions.contextLength == count else {
             throw CommandError("the prompt's \(count) tokens do not fit in the model's context of \(configuration.contextLength)")
         }

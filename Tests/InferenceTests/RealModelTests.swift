@@ -97,9 +97,11 @@ struct RealModelTests {
 
     /// The checks of `reference/README.md` on every case of `reference`: argmax agreement at the
     /// steps whose top two logits differ by more than `minimumMargin`, KL and argmax at the
-    /// recorded positions, and, when given, no logit there further than `maximumDifference`.
+    /// recorded positions (`n_logits`, 2 unless it says), and, when given, no logit there further
+    /// than `maximumDifference`; every pass applying `adapters`.
     static func checkFidelity(_ llama: LanguageModel, reference root: [String: Any], logitsDirectory: String,
-                              activations: ActivationPrecision, minimumMargin: Double = 0.1, maximumDifference: Float? = nil) throws {
+                              activations: ActivationPrecision, minimumMargin: Double = 0.1, maximumDifference: Float? = nil,
+                              adapters: AdapterSet = .none) throws {
         let cases = try #require(root["cases"] as? [[String: Any]])
         var agreed = 0, counted = 0
         for (index, entry) in cases.enumerated() {
@@ -108,7 +110,8 @@ struct RealModelTests {
                 promptIDs: (entry["prompt_ids"] as? [Int] ?? []).map(Int32.init), greedyIDs: (entry["greedy_ids"] as? [Int] ?? []).map(Int32.init),
                 greedyText: "", logits: [], topMargins: entry["top2_margin"] as? [Double] ?? [], f64Logits: nil, f64GreedyIDs: nil)
             #expect(llama.tokenizer.encode(prompt) == reference.promptIDs, "case \(index): prompt ids")
-            let logits = try teacherForcedLogits(llama, reference, steps: reference.greedyIDs.count, threads: 2, activations: activations)
+            let logits = try teacherForcedLogits(llama, reference, steps: reference.greedyIDs.count, threads: 2, activations: activations,
+                                                 adapters: adapters)
             var caseAgreed = 0, caseCounted = 0
             for (step, margin) in reference.topMargins.enumerated() where margin > minimumMargin {
                 caseCounted += 1
@@ -120,7 +123,7 @@ struct RealModelTests {
             let vocabulary = llama.configuration.vocabularySize
             let binary = try Data(contentsOf: URL(fileURLWithPath: logitsDirectory + "/" + (entry["logits_bin"] as? String ?? "")))
             let recorded = binary.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }
-            for position in 0..<2 {
+            for position in 0..<(entry["n_logits"] as? Int ?? 2) {
                 let expected = Array(recorded[(position * vocabulary)..<((position + 1) * vocabulary)])
                 let divergence = klDivergence(expected, logits[position])
                 #expect(divergence <= 0.02, "case \(index) position \(position): KL \(divergence)")

@@ -47,7 +47,7 @@ struct PerLayerEmbeddings: Sendable {
         guard c.perLayerEmbeddingLength > 0 else { return nil }
         return PerLayerEmbeddings(
             table: try weights.matrix(.perLayerTokenEmbedding, columns: width, rows: c.vocabularySize, multiplied: false),
-            projection: try weights.projection(.perLayerModelProjection, columns: c.embeddingLength, rows: width, applies: []),
+            projection: try weights.projection(.perLayerModelProjection, columns: c.embeddingLength, rows: width, applies: [], adaptable: false),
             norm: try weights.vector(.perLayerProjectionNorm, length: c.perLayerEmbeddingLength))
     }
 

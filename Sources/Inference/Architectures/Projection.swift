@@ -2,7 +2,10 @@
 /// has one (`<name>.scale`, one number, as FP8 and NVFP4 exports and llama.cpp's random-weight
 /// test models carry), plus its bias when it has one (`<name>.bias`). Attention's products add
 /// the bias after scaling (`build_lora_mm`, then the bias); the feed-forward's before
-/// (`build_ffn`): `biasBeforeScale`.
+/// (`build_ffn`): `biasBeforeScale`. A projection llama.cpp multiplies through `build_lora_mm`
+/// carries its tensor's name, and the LoRA adapters active in the pass add their low-rank
+/// products where llama.cpp adds them: after the product and its scale in attention, before the
+/// bias and scale in the feed-forward.
 struct Projection: Sendable {
     /// What of a matrix's scale and bias an architecture's graph applies (llama.cpp's graphs pass
     /// some and leave the others, present in the file, unused: Qwen 2's feed-forward takes
@@ -19,25 +22,34 @@ struct Projection: Sendable {
     var bias: [Float]?
     /// Whether the bias is added before the scale multiplies (llama.cpp's feed-forward order).
     var biasBeforeScale = false
+    /// The weight tensor's name when LoRA adapters may adapt it (`blk.3.attn_q.weight`), and the
+    /// rows of it this projection computes (a part of a fused tensor: Phi-3's Q/K/V).
+    private(set) var adapted: (tensor: String, rows: Range<Int>)?
 
-    init(_ matrix: Matrix, scale: Float? = nil, bias: [Float]? = nil, biasBeforeScale: Bool = false) {
+    init(_ matrix: Matrix, scale: Float? = nil, bias: [Float]? = nil, biasBeforeScale: Bool = false, adaptedAs tensor: String? = nil) {
         self.matrix = matrix
         self.scale = scale
         self.bias = bias
         self.biasBeforeScale = biasBeforeScale
+        adapted = tensor.map { ($0, 0..<matrix.rows) }
     }
 
     /// The projection to output rows `range` of a fused matrix (Phi-3's Q/K/V): those rows, their
-    /// part of the bias, the one scale.
+    /// part of the bias, the one scale, those rows of an adapter's products.
     func rows(_ range: Range<Int>) -> Projection {
-        Projection(matrix.rows(range), scale: scale, bias: bias.map { Array($0[range]) }, biasBeforeScale: biasBeforeScale)
+        var part = Projection(matrix.rows(range), scale: scale, bias: bias.map { Array($0[range]) }, biasBeforeScale: biasBeforeScale)
+        part.adapted = adapted.map { ($0.tensor, ($0.rows.lowerBound + range.lowerBound)..<($0.rows.lowerBound + range.upperBound)) }
+        return part
     }
 
-    /// `count` products of `input` rows into `output` rows, scaled and biased.
+    /// `count` products of `input` rows into `output` rows, scaled, adapted and biased.
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
         state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
-        if biasBeforeScale, let bias { Operations.addBias(bias, to: output, count: count) }
-        if let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
-        if !biasBeforeScale, let bias { Operations.addBias(bias, to: output, count: count) }
+        if !biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
+        if let adapted, !state.adapters.isEmpty {
+            state.adapters.addProducts(to: adapted.tensor, rows: adapted.rows, input: input, output: output, count: count, state: state)
+        }
+        if let bias { Operations.addBias(bias, to: output, count: count) }
+        if biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
     }
 }

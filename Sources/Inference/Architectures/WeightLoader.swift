@@ -1,10 +1,21 @@
 import GGUF
+import Synchronization
 
 /// Finds a model's tensors by name and checks their shapes against its configuration, so an
 /// architecture's loading code reads as a list of its tensors.
 struct WeightLoader {
     let gguf: GGUFFile
     let configuration: ModelConfiguration
+    /// The names of the weights loaded as projections that LoRA adapters may adapt.
+    let adaptable = AdaptableWeights()
+
+    /// The weights an architecture loaded as projections llama.cpp multiplies through
+    /// `build_lora_mm` (those LoRA adapters may adapt), as the loader finds them.
+    final class AdaptableWeights: Sendable {
+        private let names = Mutex<Set<String>>([])
+        func insert(_ name: String) { names.withLock { _ = $0.insert(name) } }
+        var all: Set<String> { names.withLock { $0 } }
+    }
 
     private func tensor(_ name: String) throws(ModelError) -> GGUFFile.Tensor {
         guard let tensor = gguf.tensorsByName[name] else {
@@ -46,11 +57,15 @@ struct WeightLoader {
     /// Weight `role` (of block `layer`, or of the model) as a projection of `columns` inputs to
     /// `rows` outputs, with the scale and bias the file has of those the architecture `applies`
     /// (the bias required with `requireBias`); a feed-forward matrix's bias comes before its
-    /// scale, as in llama.cpp's `build_ffn`.
+    /// scale, as in llama.cpp's `build_ffn`. LoRA adapters may adapt it unless llama.cpp
+    /// multiplies it without them (`adaptable: false`).
     func projection(_ role: TensorName, layer: Int? = nil, columns: Int, rows: Int, requireBias: Bool = false,
-                    applies extras: Projection.Extras = .all) throws(ModelError) -> Projection {
+                    applies extras: Projection.Extras = .all, adaptable: Bool = true) throws(ModelError) -> Projection {
         let feedForward: Set<TensorName> = [.gate, .up, .down]
-        var projection = Projection(try matrix(role, layer: layer, columns: columns, rows: rows), biasBeforeScale: feedForward.contains(role))
+        let name = role.weight(layer: layer)
+        if adaptable { self.adaptable.insert(name) }
+        var projection = Projection(try matrix(role, layer: layer, columns: columns, rows: rows), biasBeforeScale: feedForward.contains(role),
+                                    adaptedAs: adaptable ? name : nil)
         try withScaleAndBias(&projection, of: role, layer: layer, requireBias: requireBias, applies: extras)
         return projection
     }
@@ -142,9 +157,10 @@ struct WeightLoader {
     func embeddingAndOutput() throws(ModelError) -> (embedding: Matrix, output: Projection) {
         let embedding = try matrix(.tokenEmbedding, columns: configuration.embeddingLength, rows: configuration.vocabularySize,
                                    multiplied: !has(.output))
+        if has(.output) { adaptable.insert(TensorName.output.weight()) }
         var output = Projection(has(.output)
             ? try matrix(.output, columns: configuration.embeddingLength, rows: configuration.vocabularySize)
-            : embedding)
+            : embedding, adaptedAs: has(.output) ? TensorName.output.weight() : nil)
         try withScaleAndBias(&output, of: .output, layer: nil)
         return (embedding, output)
     }

@@ -34,6 +34,13 @@ final class InferenceState {
     /// What looks into the rows of one sequence of the batch: its generation's hooks, by
     /// sequence (`ModelSession+Batching.swift`).
     var sequenceHooks: [Int: [any ForwardHook]] = [:]
+    /// The LoRA adapters every forward pass applies (`useAdapters`).
+    private(set) var adapters = AdapterSet.none
+    /// Room for the adapters' products: `[batch][largest rank]`, then `[batch][widest adapted
+    /// weight's rows]`, grown when adapters that need more are used.
+    private(set) var adapterBuffers: (lowRank: UnsafeMutablePointer<Float>, product: UnsafeMutablePointer<Float>)
+    /// Floats of each of `adapterBuffers`.
+    private var adapterCapacity = (lowRank: 1, product: 1)
 
     // The forward pass's buffers, row-major, one row per token of the batch (`batch` is at most
     // `batchCapacity`; dim = embedding length, q = the widest layer's query dimension, kv = its
@@ -192,7 +199,25 @@ final class InferenceState {
         cacheBytes = cachedLayers * layerStride
         keys = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
         values = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
+        adapterBuffers = (.allocate(capacity: 1), .allocate(capacity: 1))
         self.allocations = allocations
+    }
+
+    /// Makes every forward pass from now on apply `adapters`, growing the room for their products
+    /// if they need more (so that no pass allocates).
+    func useAdapters(_ adapters: AdapterSet) {
+        self.adapters = adapters
+        let needed = (lowRank: batchCapacity * adapters.largestRank, product: batchCapacity * adapters.widestRows)
+        if needed.lowRank > adapterCapacity.lowRank {
+            adapterBuffers.lowRank.deallocate()
+            adapterBuffers.lowRank = .allocate(capacity: needed.lowRank)
+            adapterCapacity.lowRank = needed.lowRank
+        }
+        if needed.product > adapterCapacity.product {
+            adapterBuffers.product.deallocate()
+            adapterBuffers.product = .allocate(capacity: needed.product)
+            adapterCapacity.product = needed.product
+        }
     }
 
     /// Scratch buffer `name`, which a stage of the model declared (`ModelArchitecture.scratch`).
@@ -206,6 +231,8 @@ final class InferenceState {
         quantizedValues.deallocate()
         keys.deallocate()
         values.deallocate()
+        adapterBuffers.lowRank.deallocate()
+        adapterBuffers.product.deallocate()
         for (pointer, count) in allocations {
             pointer.deinitialize(count: max(1, count))
             pointer.deallocate()
@@ -326,5 +353,5 @@ final class InferenceState {
     var bytesPerCachedToken: Int { cachedLayers * 2 * cachedHeads * headBytes }
 
     /// Bytes allocated for the cache (all of it: pages not yet written take no memory) and buffers.
-    var byteCount: Int { 2 * cacheBytes + allocations.reduce(0) { $0 + $1.1 * 4 } }
+    var byteCount: Int { 2 * cacheBytes + allocations.reduce(0) { $0 + $1.1 * 4 } + 4 * (adapterCapacity.lowRank + adapterCapacity.product) }
 }

@@ -69,14 +69,18 @@ public actor ModelSession {
     /// context length) for each of `sequences` sequences decoded together, whose matrix products
     /// use `threads` threads.
     /// `activations` chooses exact F32 activations or llama.cpp's faster 8-bit ones for quantized
-    /// weights; `cacheType` an F32 or (half the memory, llama.cpp's default) F16 KV cache.
+    /// weights; `cacheType` an F32 or (half the memory, llama.cpp's default) F16 KV cache;
+    /// `adapters` the LoRA adapters (made for `model`) every forward pass applies.
     public init(model: LanguageModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
-                batchSize: Int = 64, activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sequences: Int = 1) {
+                batchSize: Int = 64, activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sequences: Int = 1,
+                adapters: AdapterSet = .none) {
+        precondition(adapters.fits(model), "adapters made for another model")
         self.model = model
         executor = ThreadExecutor(name: "lumen-session")
         let context = max(1, min(contextLength ?? model.configuration.contextLength, model.configuration.contextLength))
         let state = InferenceState(model: model, contextLength: context, batchCapacity: max(1, batchSize), threads: max(1, threads),
                                    activations: activations, cacheType: cacheType, sequences: sequences)
+        state.useAdapters(adapters)
         self.state = state
         sequenceCapacity = state.sequenceCapacity
         self.sequences = Array(repeating: CachedSequence(), count: state.sequenceCapacity)
@@ -85,6 +89,23 @@ public actor ModelSession {
         self.cacheType = cacheType
         bytesPerCachedToken = state.bytesPerCachedToken
         recurrentStateBytes = state.recurrentStateBytes
+    }
+
+    /// The LoRA adapters every forward pass of this session applies.
+    public var adapters: AdapterSet { state.adapters }
+
+    /// Makes every forward pass from now on apply `adapters` (as llama.cpp's
+    /// `llama_set_adapters_lora` does for a context); what the cache holds was computed under the
+    /// adapters before, so unless they are the same it is emptied.
+    ///
+    /// - Throws: `ModelError` when the adapters were checked against another model.
+    public func useAdapters(_ adapters: AdapterSet) throws(ModelError) {
+        guard adapters.fits(model) else {
+            throw ModelError(file: model.gguf.path, field: "adapters", reason: "were checked against another model (\(adapters.modelPath ?? "none"))")
+        }
+        guard adapters != state.adapters else { return }
+        state.useAdapters(adapters)
+        sequences = Array(repeating: CachedSequence(), count: state.sequenceCapacity)
     }
 
     // MARK: - Generation
@@ -127,6 +148,8 @@ public actor ModelSession {
         /// position 0, so a prompt reuses them exactly.
         let alignedTokens: Int
         let batchCapacity: Int
+        /// The LoRA adapters they were computed under: another session reuses them only under the same.
+        var adapters = AdapterSet.none
 
         /// The bytes the keys and values take (copies of a prefix share them).
         public var byteCount: Int { contents.count }
@@ -137,7 +160,7 @@ public actor ModelSession {
         let cached = sequences[0]
         let tokens = cached.hooked ? [] : cached.tokens
         return CachedPrefix(tokens: tokens, contents: state.cacheContents(count: tokens.count), cacheType: state.cacheType,
-                            alignedTokens: cached.hooked ? 0 : cached.alignedTokens, batchCapacity: state.batchCapacity)
+                            alignedTokens: cached.hooked ? 0 : cached.alignedTokens, batchCapacity: state.batchCapacity, adapters: state.adapters)
     }
 
     /// Puts `saved` (a `cachedPrefix()` of a session of this model, or a `SavedState`) into the
@@ -170,7 +193,7 @@ public actor ModelSession {
     func adopt(_ inherited: CachedPrefix, for tokens: [Int32], sequence: Int = 0) {
         func common(_ cached: [Int32]) -> Int { zip(cached, tokens).prefix { $0 == $1 }.count }
         let cached = sequences[sequence]
-        guard inherited.cacheType == state.cacheType, inherited.tokens.count <= contextLength,
+        guard inherited.cacheType == state.cacheType, inherited.tokens.count <= contextLength, inherited.adapters == state.adapters,
               common(inherited.tokens) > (cached.hooked ? 0 : common(cached.tokens)) else { return }
         restore(inherited, sequence: sequence)
     }

@@ -15,6 +15,9 @@ public final class LanguageModel: Sendable {
     public let gguf: GGUFFile
     /// The architecture's weights and forward pass.
     let architecture: any ModelArchitecture
+    /// The weights LoRA adapters may adapt: those the architecture multiplies as llama.cpp's
+    /// `build_lora_mm` does (the token embedding aside).
+    let adaptableTensors: Set<String>
     /// The vocabulary's trie for grammars, built the first time a generation needs it.
     private let trie = Mutex<TokenTrie?>(nil)
 
@@ -33,7 +36,9 @@ public final class LanguageModel: Sendable {
         guard let kind = Architectures.named(configuration.architecture) else {
             throw ModelError(file: gguf.path, field: "general.architecture", reason: "architecture \"\(configuration.architecture)\" is not supported")
         }
-        architecture = try kind.init(weights: WeightLoader(gguf: gguf, configuration: configuration))
+        let loader = WeightLoader(gguf: gguf, configuration: configuration)
+        architecture = try kind.init(weights: loader)
+        adaptableTensors = loader.adaptable.all
     }
 
     /// The vocabulary as a trie of token texts, which a grammar walks to mask the tokens it

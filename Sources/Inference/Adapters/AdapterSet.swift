@@ -1,0 +1,102 @@
+import GGUF
+
+/// LoRA adapters active together, each with its scale, as a llama.cpp context holds them
+/// (`--lora`, `--lora-scaled`, `llama_set_adapters_lora`): each projection an adapter adapts
+/// adds `scale × alpha / rank × B(A x)` for each adapter in turn, in the order given, and the
+/// token embedding adds `scale × alpha / rank × B A[token]` for an adapter of the embedding. Two
+/// sets are equal when they hold the same adapters (the same loaded values) with the same scales,
+/// so a cache computed under one is valid under the other.
+public struct AdapterSet: Sendable, Equatable {
+    /// One active adapter.
+    public struct Entry: Sendable {
+        public let adapter: LoRAAdapter
+        public let scale: Float
+    }
+
+    /// One adapter's product for one weight: its pair and the factor it is multiplied by.
+    struct Term {
+        let pair: LoRAAdapter.Pair
+        let factor: Float
+    }
+
+    /// The adapters, in the order they are applied.
+    public let entries: [Entry]
+    /// Each adapted weight's products, in the order of the entries.
+    private let terms: [String: [Term]]
+    /// The most rows of an adapted weight, and the largest rank: a pass's room for the products.
+    let widestRows: Int, largestRank: Int
+    /// The model the adapters were checked against (nil for none).
+    private let model: ObjectIdentifier?
+    /// That model's file, for messages.
+    let modelPath: String?
+
+    /// No adapters.
+    public static let none = AdapterSet(checked: [], model: nil)
+
+    /// `adapters` with their scales, for `model`.
+    ///
+    /// - Throws: `ModelError` when an adapter does not fit the model (`LoRAAdapter.check(against:)`)
+    ///   or a scale is not finite.
+    public init(_ adapters: [(adapter: LoRAAdapter, scale: Float)], for model: LanguageModel) throws(ModelError) {
+        for (adapter, scale) in adapters {
+            guard scale.isFinite else { throw ModelError(file: adapter.path, field: "scale", reason: "is \(scale), not a finite number") }
+            try adapter.check(against: model)
+        }
+        self.init(checked: adapters.map { Entry(adapter: $0.adapter, scale: $0.scale) }, model: model)
+    }
+
+    private init(checked entries: [Entry], model: LanguageModel?) {
+        self.entries = entries
+        self.model = entries.isEmpty ? nil : model.map(ObjectIdentifier.init)
+        modelPath = entries.isEmpty ? nil : model?.gguf.path
+        var terms: [String: [Term]] = [:]
+        for entry in entries {
+            for (weight, pair) in entry.adapter.pairs {
+                terms[weight, default: []].append(Term(pair: pair, factor: entry.adapter.factor(entry.scale, rank: pair.rank)))
+            }
+        }
+        self.terms = terms
+        widestRows = terms.values.joined().map(\.pair.b.rows).max() ?? 0
+        largestRank = terms.values.joined().map(\.pair.rank).max() ?? 0
+    }
+
+    /// Whether no adapter is active.
+    public var isEmpty: Bool { entries.isEmpty }
+
+    /// Whether these adapters may be applied to `model`: none, or checked against it.
+    func fits(_ model: LanguageModel) -> Bool { self.model == nil || self.model == ObjectIdentifier(model) }
+
+    public static func == (left: AdapterSet, right: AdapterSet) -> Bool {
+        left.entries.count == right.entries.count && zip(left.entries, right.entries).allSatisfy {
+            $0.adapter === $1.adapter && $0.scale.bitPattern == $1.scale.bitPattern
+        }
+    }
+
+    /// Adds each adapter's products for weight `tensor` (its rows `rows`) to `count` rows of
+    /// `output`, the products of the rows of `input`: llama.cpp's `B(A x)`, scaled, then added.
+    func addProducts(to tensor: String, rows: Range<Int>, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+                     count: Int, state: InferenceState) {
+        guard let terms = terms[tensor] else { return }
+        let (lowRank, product) = state.adapterBuffers
+        for term in terms {
+            let b = rows == 0..<term.pair.b.rows ? term.pair.b : term.pair.b.rows(rows)
+            state.pool.multiply(term.pair.a, input, into: lowRank, count: count, scratch: state.scratch)
+            state.pool.multiply(b, lowRank, into: product, count: count, scratch: state.scratch)
+            Operations.scale(product, by: term.factor, count: count * rows.count)
+            Operations.add(product, to: output, count: count * rows.count)
+        }
+    }
+
+    /// Adds each adapter's products for the token embedding to the embedded rows `x` of `tokens`.
+    func addEmbeddingProducts(_ tokens: [Int32], to x: UnsafeMutablePointer<Float>, state: InferenceState) {
+        guard let terms = terms[TensorName.tokenEmbedding.weight()] else { return }
+        let (lowRank, product) = state.adapterBuffers
+        for term in terms {
+            let rank = term.pair.rank, width = term.pair.b.rows
+            for (row, token) in tokens.enumerated() { term.pair.a.dequantize(row: Int(token), into: lowRank + row * rank) }
+            state.pool.multiply(term.pair.b, lowRank, into: product, count: tokens.count, scratch: state.scratch)
+            Operations.scale(product, by: term.factor, count: tokens.count * width)
+            Operations.add(product, to: x, count: tokens.count * width)
+        }
+    }
+}

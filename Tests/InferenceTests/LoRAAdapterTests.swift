@@ -1,0 +1,148 @@
+import Foundation
+import GGUF
+import Testing
+@testable import Inference
+
+/// LoRA adapters against llama.cpp with the same adapters (`Tests/reference/lora/`, made by
+/// scripts/make_lora_references.py through llama-cpp-python's `llama_adapter_lora_init` and
+/// `llama_set_adapters_lora` from the seeded adapters of scripts/make_lora_adapters.py): the
+/// bounds of the real-model tests (`RealModelTests.checkFidelity`), and the adapters llama.cpp
+/// refuses refused here too, naming the tensor.
+@Suite("LoRA adapters")
+struct LoRAAdapterTests {
+    static let references = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+        .appendingPathComponent("reference/lora")
+
+    /// The folder of the adapters `make adapters` writes.
+    static var adapterFolder: String { ProcessInfo.processInfo.environment["LUMEN_ADAPTERS"] ?? ".build/adapters" }
+
+    /// The adapter `name` (`make adapters`), or a recorded issue saying how to make it.
+    static func adapter(_ name: String, sourceLocation: SourceLocation = #_sourceLocation) throws -> LoRAAdapter {
+        let path = adapterFolder + "/\(name)"
+        guard FileManager.default.fileExists(atPath: path) else {
+            Issue.record("\(path) is missing: run `make adapters` (scripts/make_lora_adapters.py)", sourceLocation: sourceLocation)
+            throw TestData.MissingTestData()
+        }
+        return try LoRAAdapter(contentsOf: path)
+    }
+
+    /// Every reference case: one adapter on each synthetic model and on four of llama.cpp's
+    /// random-weight ones (whose per-tensor scales meet the adapters' products); one, two with
+    /// different scales (one negative) and an F16 one on SmolLM2; one on Gemma 3.
+    static let cases: [String] = {
+        let names = (try? FileManager.default.contentsOfDirectory(atPath: references.path)) ?? []
+        return names.filter { $0.hasSuffix(".json") }.map { String($0.dropLast(".json".count)) }.sorted()
+    }()
+
+    @Test("logits with adapters match llama.cpp's with the same adapters, within the real-model bounds", arguments: cases)
+    func fidelity(name: String) throws {
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.references.appendingPathComponent("\(name).json"))) as? [String: Any])
+        let file = try #require(root["model"] as? String), stem = String(file.dropLast(".gguf".count))
+        let source = try #require(root["source"] as? String)
+        let path = switch source {
+        case "synthetic": try TestData.syntheticModel(stem)
+        case "arch": try TestData.architectureModel(file)
+        default: try TestData.realModel(file)
+        }
+        #expect(SHA256Hex.of(file: path) == root["model_sha256"] as? String, "\(path) is not the model the references were made from")
+        let model = try LanguageModel(path: path)
+        var chosen: [(adapter: LoRAAdapter, scale: Float)] = []
+        for entry in try #require(root["adapters"] as? [[String: Any]]) {
+            let adapter = try Self.adapter(try #require(entry["adapter"] as? String))
+            #expect(SHA256Hex.of(file: adapter.path) == entry["adapter_sha256"] as? String,
+                    "\(adapter.path) is not the adapter the references were made from; run make adapters")
+            chosen.append((adapter, Float(try #require(entry["scale"] as? Double))))
+        }
+        let adapters = try AdapterSet(chosen, for: model)
+        // The adapters change the model: without them, the first logits are far from llama.cpp's
+        // with them (further than 50 times the synthetic models' bound; the synthetic Qwen 3 is
+        // so sure of its next token that the distribution hardly moves, but its logits do).
+        let reference = ReferenceCase(promptIDs: model.tokenizer.encode(try #require((root["cases"] as? [[String: Any]])?.first?["prompt"] as? String)),
+                                      greedyIDs: [], greedyText: "", logits: [], topMargins: [], f64Logits: nil, f64GreedyIDs: nil)
+        let plain = try teacherForcedLogits(model, reference, steps: 1, threads: 2, activations: .quantized)[0]
+        let binary = try Data(contentsOf: Self.references.appendingPathComponent("\(name).logits.bin"))
+        let expected = Array(binary.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }.prefix(model.configuration.vocabularySize))
+        #expect(maxAbsDifference(expected, plain) > 0.05, "the adapters hardly change the logits: the case tests nothing")
+        // As the models' own tests: llama.cpp's random-weight models to 0.001 a logit, every step
+        // whose top two differ by more than that counted; the synthetic ones that compare logit
+        // for logit to 0.001 too.
+        let exact = source == "arch" || (source == "synthetic" && RealModelTests.comparedLogitForLogit.contains(stem))
+        try RealModelTests.checkFidelity(model, reference: root, logitsDirectory: Self.references.path, activations: .quantized,
+                                         minimumMargin: source == "arch" ? 0.001 : 0.1, maximumDifference: exact ? 0.001 : nil, adapters: adapters)
+    }
+
+    @Test("an adapter reads as llama.cpp reads it: its weights, ranks, alpha and size")
+    func contents() throws {
+        let adapter = try Self.adapter("smollm2-r16.gguf")
+        #expect(adapter.architecture == "llama")
+        #expect(adapter.alpha == 16)
+        #expect(adapter.ranks == [16])
+        // 30 blocks × attention's four and the feed-forward's three projections (the output is the embedding).
+        #expect(adapter.adaptedTensors.count == 30 * 7)
+        #expect(adapter.adaptedTensors.contains("blk.29.ffn_down.weight"))
+        #expect(adapter.byteCount == 30 * 16 * 4 * (576 + 576 + 2 * (576 + 192) + 576 + 576 + 3 * (576 + 1536)))
+    }
+
+    /// Writes an adapter GGUF: `metadata` strings, then F32 tensors of the shapes given, filled with 0.01.
+    static func writeAdapter(_ path: String, metadata: [String: String], tensors: [(String, [Int])]) throws {
+        var writer = GGUFWriter(tensorCount: tensors.count, metadataCount: metadata.count)
+        for (key, value) in metadata.sorted(by: { $0.key < $1.key }) { writer.appendMetadata(key, string: value) }
+        var offset = 0
+        for (name, shape) in tensors {
+            writer.appendTensor(name: name, shape: shape, type: .f32, offset: offset)
+            offset += (shape.reduce(1, *) * 4 + 31) / 32 * 32
+        }
+        writer.padToAlignment(32)
+        try Data(writer.bytes + [UInt8](repeating: 0, count: offset)).write(to: URL(fileURLWithPath: path))
+    }
+
+    static let llamaAdapter = ["general.type": "adapter", "adapter.type": "lora", "general.architecture": "llama"]
+
+    /// Adapters llama.cpp refuses, and what the refusal must name.
+    static let refusals: [(name: String, metadata: [String: String], tensors: [(String, [Int])], message: [String])] = [
+        ("not an adapter", ["general.type": "model", "general.architecture": "llama"], [("blk.0.attn_q.weight.lora_a", [64, 8])],
+         ["general.type", "not a LoRA adapter"]),
+        ("another kind of adapter", ["general.type": "adapter", "adapter.type": "control_vector", "general.architecture": "llama"],
+         [("blk.0.attn_q.weight.lora_a", [64, 8])], ["adapter.type", "\"lora\""]),
+        ("half a pair", llamaAdapter, [("blk.0.attn_q.weight.lora_a", [64, 8])], ["blk.0.attn_q.weight.lora_b", "is missing"]),
+        ("ranks that differ", llamaAdapter, [("blk.0.attn_q.weight.lora_a", [64, 8]), ("blk.0.attn_q.weight.lora_b", [4, 64])],
+         ["blk.0.attn_q.weight.lora_a", "ranks differ"]),
+        ("a tensor of no pair", llamaAdapter, [("blk.0.attn_q.weight.delta", [64, 8])], ["blk.0.attn_q.weight.delta", "neither"]),
+        ("another architecture", ["general.type": "adapter", "adapter.type": "lora", "general.architecture": "qwen2"],
+         [("blk.0.attn_q.weight.lora_a", [64, 8]), ("blk.0.attn_q.weight.lora_b", [8, 64])], ["general.architecture", "\"qwen2\"", "\"llama\""]),
+        ("a weight the model lacks", llamaAdapter, [("blk.9.attn_q.weight.lora_a", [64, 8]), ("blk.9.attn_q.weight.lora_b", [8, 64])],
+         ["blk.9.attn_q.weight", "does not have"]),
+        ("a weight of another shape", llamaAdapter, [("blk.0.attn_q.weight.lora_a", [96, 8]), ("blk.0.attn_q.weight.lora_b", [8, 64])],
+         ["blk.0.attn_q.weight", "[96, 64]", "[64, 64]"]),
+        ("a weight llama.cpp multiplies without adapters", llamaAdapter,
+         [("blk.0.attn_norm.weight.lora_a", [64, 8]), ("blk.0.attn_norm.weight.lora_b", [8, 1])], ["blk.0.attn_norm.weight"]),
+    ]
+
+    @Test("adapters llama.cpp refuses are refused, naming the file and the tensor or key", arguments: refusals.indices)
+    func refused(index: Int) throws {
+        let refusal = Self.refusals[index]
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/adapter.gguf"
+        try Self.writeAdapter(path, metadata: refusal.metadata, tensors: refusal.tensors)
+        let model = try LanguageModel(path: try TestData.syntheticModel("llama3"))
+        #expect {
+            _ = try AdapterSet([(try LoRAAdapter(contentsOf: path), 1)], for: model)
+        } throws: { error in
+            let text = "\(error)"
+            return text.contains(path) && refusal.message.allSatisfy(text.contains)
+        }
+    }
+
+    @Test("an adapter of the token embedding of a model whose output is that embedding is refused, as llama.cpp cannot apply it")
+    func tiedEmbedding() throws {
+        let model = try LanguageModel(path: try TestData.syntheticModel("qwen3"))
+        let width = model.configuration.embeddingLength, vocabulary = model.configuration.vocabularySize
+        let scratch = try ScratchDirectory()
+        let path = scratch.path + "/embedding.gguf"
+        try Self.writeAdapter(path, metadata: ["general.type": "adapter", "adapter.type": "lora", "general.architecture": "qwen3"],
+                              tensors: [("token_embd.weight.lora_a", [4, vocabulary]), ("token_embd.weight.lora_b", [4, width])])
+        #expect {
+            _ = try AdapterSet([(try LoRAAdapter(contentsOf: path), 1)], for: model)
+        } throws: { "\($0)".contains("token_embd.weight") && "\($0)".contains("output matrix is that embedding") }
+    }
+}

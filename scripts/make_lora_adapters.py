@@ -1,0 +1,82 @@
+#!/usr/bin/env python3
+"""Writes LoRA adapters in llama.cpp's adapter GGUF format (as convert_lora_to_gguf.py writes them:
+general.type "adapter", adapter.type "lora", adapter.lora.alpha, <weight>.lora_a [columns, rank] and
+<weight>.lora_b [rank, rows]) for the synthetic models and the two real ones, from a fixed seed, so
+the same files come out every time (llama.cpp's own random-weight models, `make arch-models`, are
+adapted too: their weights carry per-tensor scales, which an adapter's product meets before the
+bias in attention and after it in the feed-forward): the references in Tests/reference/lora/ were made from them
+with llama.cpp (scripts/make_lora_references.py).
+
+Each adapter adapts every weight llama.cpp multiplies through build_lora_mm that the model has —
+attention, feed-forward (shared experts included), routers, recurrent and short-convolution
+projections, Gemma 4's per-layer projections, and the output matrix when it is not the embedding —
+with random A of variance 1/columns and B scaled so that B·A·x is about `strength` times the
+weight's own product (the weight's spread read from its first 64 rows; alpha = rank, so at scale 1
+the product is added as it is): 0.3 for the synthetic models of two to six layers, 0.05 for the real ones,
+whose thirty layers compound it (they still write sentences, other ones).
+Usage: make_lora_adapters.py SYNTHETIC_DIR ARCH_MODELS_DIR MODEL_CACHE OUT_DIR"""
+import pathlib
+import re
+import sys
+
+import gguf
+import numpy
+
+from gguf_header import read_tensor_layout
+
+synthetic, architectures, cache, out = (pathlib.Path(argument) for argument in sys.argv[1:5])
+out.mkdir(parents=True, exist_ok=True)
+
+# The weights llama.cpp's graphs multiply through build_lora_mm, by their name after blk.N.
+ADAPTED = re.compile(r"^(blk\.\d+\.(attn_(q|k|v|qkv|output|gate)|ffn_(gate|up|down)(_shexp)?|ffn_gate_inp|shortconv\.(in_proj|out_proj)"
+                     r"|ssm_(alpha|beta|out)|inp_gate|proj)|output)\.weight$")
+
+# name: (base model, rank, tensor type, strength, seed)
+ADAPTERS = {f"{name}-r8": (synthetic / f"{name}.gguf", 8, "f32", 0.3, index) for index, name in enumerate(
+    ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe", "gemma4", "gemma4moe", "olmo2"])}
+ADAPTERS.update({f"{name}-r8": (architectures / f"{name}.gguf", 8, "f32", 0.3, 50 + index) for index, name in enumerate(
+    ["llama-dense", "phi3-dense", "qwen35-dense", "gemma3-dense"])})
+ADAPTERS.update({
+    "smollm2-r16": (cache / "SmolLM2-135M-Instruct.Q4_1.gguf", 16, "f32", 0.05, 100),
+    "smollm2-r8": (cache / "SmolLM2-135M-Instruct.Q4_1.gguf", 8, "f32", 0.05, 101),
+    "smollm2-r16-f16": (cache / "SmolLM2-135M-Instruct.Q4_1.gguf", 16, "f16", 0.05, 102),
+    "gemma3-r16": (cache / "gemma-3-270m-q4_k_m.gguf", 16, "f32", 0.05, 103),
+})
+
+
+def spread(path, shape, kind, offset):
+    """The root mean square of a base weight's first 64 rows (dequantized)."""
+    block, block_bytes = gguf.GGML_QUANT_SIZES[kind]
+    rows = min(64, shape[1])
+    raw = numpy.fromfile(path, dtype=numpy.uint8, count=rows * shape[0] // block * block_bytes, offset=offset)
+    values = numpy.asarray(gguf.quants.dequantize(raw.reshape(rows, -1), kind), dtype=numpy.float32)
+    return float(numpy.sqrt(numpy.mean(values ** 2)))
+
+
+def write(name, base_path, rank, kind, strength, seed):
+    metadata, tensors = read_tensor_layout(base_path)
+    architecture = metadata["general.architecture"]
+    random = numpy.random.default_rng(seed)
+    writer = gguf.GGUFWriter(str(out / f"{name}.gguf"), architecture)
+    writer.add_type(gguf.GGUFType.ADAPTER)
+    writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
+    writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(rank))
+    dtype = numpy.float16 if kind == "f16" else numpy.float32
+    for tensor, shape, kind, offset in sorted(tensors):
+        if not ADAPTED.match(tensor) or len(shape) != 2:
+            continue
+        columns, rows = shape
+        a = random.standard_normal((rank, columns)) / numpy.sqrt(columns)
+        b = random.standard_normal((rows, rank)) * strength * spread(base_path, shape, kind, offset) * numpy.sqrt(columns / rank)
+        stem = tensor[:-len(".weight")]
+        writer.add_tensor(f"{stem}.weight.lora_a", a.astype(dtype))
+        writer.add_tensor(f"{stem}.weight.lora_b", b.astype(dtype))
+    writer.write_header_to_file()
+    writer.write_kv_data_to_file()
+    writer.write_tensors_to_file()
+    writer.close()
+
+
+for name, (base, rank, kind, strength, seed) in ADAPTERS.items():
+    write(name, base, rank, kind, strength, seed)
+    print(name, base.name)

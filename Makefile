@@ -8,7 +8,7 @@ export LUMEN_TEST_DATA ?= $(SHARED)
 BIN_DEBUG := .build/debug/lumen
 BIN_RELEASE := .build/release/lumen
 
-.PHONY: all deps test-deps llama-server build build-tests release venv models synthetic-models arch-models adapters example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-metrics bench-parallel bench-archs check-formats clean
+.PHONY: all deps test-deps llama-server build build-tests release venv models synthetic-models arch-models adapters example docs test test-swift test-integration test-portable check-arm64 soak e2e run measure bench bench-tensors bench-tokenizer bench-real bench-formats bench-serve bench-metrics bench-parallel bench-archs bench-lora check-formats clean
 
 all: build
 
@@ -266,6 +266,12 @@ bench-parallel: release venv models
 ## The newer architectures' shapes (a Qwen3.5-0.8B-shaped hybrid, a scaled-down Qwen3-30B-A3B-shaped
 ## mixture of experts; random weights, quantized to Q4_K_M by lumen quantize) against llama-bench
 ## (built by you, outside the repo), same run: pp128, pp512, tg64 and tg64 at depth 1024.
+## What a rank-16 LoRA adapter on every attention and feed-forward projection costs generation,
+## against plain generation and llama-server with the same adapter (F32, then F16).
+bench-lora: release venv adapters
+	$(PYTHON) scripts/bench_lora.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $(ADAPTERS)/smollm2-r16.gguf --rounds 5
+	$(PYTHON) scripts/bench_lora.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $(ADAPTERS)/smollm2-r16-f16.gguf --rounds 5
+
 bench-archs: release venv
 	@[ -x "$(LLAMA_BENCH)" ] || { echo "Set LLAMA_BENCH=/path/to/llama-bench (see BENCHMARKS.md)"; exit 2; }
 	$(PYTHON) scripts/make_arch_bench_models.py $(SHARED) .build/bench-models

@@ -37,6 +37,9 @@ struct GenerateCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object at the end (prompt_ids, ids, text, finish_reason) instead of streaming text.")
     var json = false
 
+    @Flag(name: .customLong("ignore-eos"), help: "Go on past end-of-generation tokens, up to -n (llama.cpp's --ignore-eos).")
+    var ignoreEndOfSequence = false
+
     @Option(name: .customLong("force-ids"), help: "Teacher forcing: comma-separated ids fed after each step instead of the picked ones (ids still reports the picks).")
     var forceIDs: String?
 
@@ -132,7 +135,7 @@ struct GenerateCommand: AsyncParsableCommand {
             }
         }
         options.forcedTokens = forced
-        options.stopAtEndOfSequence = forced.isEmpty
+        options.stopAtEndOfSequence = forced.isEmpty && !ignoreEndOfSequence
         options.recordedLogits = dumpLogits == nil ? 0 : Int.max
         options.speculation = speculation.speculation
         let draft = try await speculation.draftModel(for: llama)

@@ -23,18 +23,23 @@ public final class LoadedModel: MemberTableHostObject {
     let instances: Int
     /// Sequences each session decodes together.
     let parallel: Int
+    /// The LoRA adapter files applied to everything the model runs, with their scales.
+    let adapterFiles: [(path: String, scale: Float)]
     /// The model and its sessions, nil once unloaded.
     private let loaded = Mutex<ModelContainer?>(nil)
     /// Each token's text as a label, made on first use (`tokenLabels`).
     private let labels = Mutex<[String]?>(nil)
 
-    /// Loads the file at `path` with a pool of `instances` sessions of `parallel` sequences.
-    init(path: String, contextLength: Int?, threads: Int, instances: Int, parallel: Int) throws(ModelError) {
+    /// Loads the file at `path` with a pool of `instances` sessions of `parallel` sequences, every
+    /// forward pass applying the LoRA adapters of `adapters` (read and checked against the model).
+    init(path: String, contextLength: Int?, threads: Int, instances: Int, parallel: Int,
+         adapters: [(path: String, scale: Float)] = []) throws(ModelError) {
         self.path = path
         self.contextLength = contextLength
         self.threads = threads
         self.instances = instances
         self.parallel = parallel
+        adapterFiles = adapters
         try open()
     }
 
@@ -55,8 +60,11 @@ public final class LoadedModel: MemberTableHostObject {
     }
 
     private func open() throws(ModelError) {
-        let settings = ModelContainer.Settings(contextLength: contextLength, threads: threads, sessions: instances, sequencesPerSession: parallel)
-        let container = ModelContainer(model: try WeightCache.shared.model(at: path), settings: settings)
+        let model = try WeightCache.shared.model(at: path)
+        let adapters = try AdapterSet(try adapterFiles.map { file throws(ModelError) in (try LoRAAdapter(contentsOf: file.path), file.scale) }, for: model)
+        let settings = ModelContainer.Settings(contextLength: contextLength, threads: threads, sessions: instances, sequencesPerSession: parallel,
+                                               adapters: adapters)
+        let container = ModelContainer(model: model, settings: settings)
         loaded.withLock { $0 = container }
     }
 
@@ -124,7 +132,7 @@ public final class LoadedModel: MemberTableHostObject {
             ("sessionBytes", .integer(sessionBytes)),
             ("instances", .integer(instances)),
             ("parallel", .integer(parallel)),
-        ]
+        ] + (adapterFiles.isEmpty ? [] : [("lora", .string(adapterFiles.map { "\(URL(fileURLWithPath: $0.path).lastPathComponent) × \($0.scale)" }.joined(separator: ", ")))])
     }
 
     private func infoDictionary() throws(ModelError) -> LumenDictionary {

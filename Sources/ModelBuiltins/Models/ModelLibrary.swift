@@ -142,8 +142,8 @@ final class ModelLibrary: LumenLibrary {
 
     static let load = Builtin(
         name: "load",
-        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1, parallel: \(ModelSession.defaultSequences)) -> Model",
-        summary: "Loads a GGUF model by path or by name (searched in LUMEN_MODEL_PATH, ./models and ~/.local/share/lumen/models). Loading a file twice shares its weights. Generations on one of its sessions decode together, up to parallel at a time."
+        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1, parallel: \(ModelSession.defaultSequences), lora: [String: Double] = [:]) -> Model",
+        summary: "Loads a GGUF model by path or by name (searched in LUMEN_MODEL_PATH, ./models and ~/.local/share/lumen/models). Loading a file twice shares its weights. Generations on one of its sessions decode together, up to parallel at a time. lora: LoRA adapter files (llama.cpp's adapter GGUF) with their scales, applied to everything the model runs, without merging."
     ) { arguments, context in
         let (nameArgument, location) = try arguments.requirePositional("name")
         let name = try arguments.string((nameArgument, location), "name")
@@ -152,6 +152,7 @@ final class ModelLibrary: LumenLibrary {
             ?? ProcessInfo.processInfo.activeProcessorCount
         let instances = try arguments.labelledInteger("instances") ?? 1
         let parallel = try arguments.labelledInteger("parallel") ?? ModelSession.defaultSequences
+        let lora = try arguments.labelled("lora").map(adapterFiles) ?? []
         try arguments.finish()
         guard threads >= 1, instances >= 1, parallel >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
             throw LumenError(.value, "threads, instances, parallel and contextLength must be at least 1", at: context.location)
@@ -168,7 +169,7 @@ final class ModelLibrary: LumenLibrary {
         let model: LoadedModel
         do {
             model = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-                try LoadedModel(path: path, contextLength: contextLength, threads: threads, instances: instances, parallel: parallel)
+                try LoadedModel(path: path, contextLength: contextLength, threads: threads, instances: instances, parallel: parallel, adapters: lora)
             }
         } catch {
             // The bar does not stay at 0 %: it says what happened; the error follows.
@@ -178,6 +179,27 @@ final class ModelLibrary: LumenLibrary {
         // The model itself is shown where it is the cell's value, as any value is.
         ProgressBar(label: "loading \(name)", fraction: 1).show(on: context.output, id: progress, finished: true)
         return .host(model)
+    }
+
+    /// The adapter files and scales of a `lora:` argument: a dictionary of paths to finite
+    /// numbers, in its order.
+    private static func adapterFiles(_ argument: (Value, SourceLocation)) throws(LumenError) -> [(path: String, scale: Float)] {
+        guard case .dictionary(let dictionary) = argument.0 else {
+            throw LumenError(.type, "load() expects lora: to be a dictionary of adapter files to scales ([\"style.gguf\": 1.0]), got \(argument.0.typeName)", at: argument.1)
+        }
+        var files: [(path: String, scale: Float)] = []
+        for (key, value) in dictionary.pairs {
+            let scale: Double? = switch value {
+            case .integer(let number): Double(number)
+            case .double(let number): number
+            default: nil
+            }
+            guard case .string(let path) = key, let scale, scale.isFinite, Float(scale).isFinite else {
+                throw LumenError(.type, "load() expects lora: to map adapter files to finite scales, got \(key.description): \(value.description)", at: argument.1)
+            }
+            files.append((path, Float(scale)))
+        }
+        return files
     }
 
     static let unload = Builtin(name: "unload", signature: "unload(_ model)", summary: "Releases the model's weights and caches; using it afterwards is an error.") { arguments, _ in

@@ -88,6 +88,30 @@ struct LoRAAdapterTests {
         #expect(adapter.byteCount == 30 * 16 * 4 * (576 + 576 + 2 * (576 + 192) + 576 + 576 + 3 * (576 + 1536)))
     }
 
+    @Test("a session reuses a cached prefix only under the adapters it was computed under")
+    func cacheUnderAdapters() async throws {
+        let model = try LanguageModel(path: try TestData.syntheticModel("llama3"))
+        let adapters = try AdapterSet([(try Self.adapter("llama3-r8.gguf"), 1)], for: model)
+        let session = ModelSession(model: model, contextLength: 64, threads: 1, batchSize: 4, adapters: adapters)
+        let prompt = model.tokenizer.encode("An adapter changes what the model says next, a little")
+        #expect(prompt.count > 8)
+        #expect(try await session.prefill(prompt) == 0)
+        // Read again under the same adapters: its whole batches are reused.
+        #expect(try await session.prefill(prompt) == (prompt.count - 1) / 4 * 4)
+        try await session.useAdapters(adapters)
+        #expect(try await session.prefill(prompt) == (prompt.count - 1) / 4 * 4)
+        // Under none, or the same adapter at another scale, nothing computed before is reused.
+        try await session.useAdapters(.none)
+        #expect(try await session.prefill(prompt) == 0)
+        try await session.useAdapters(try AdapterSet([(adapters.entries[0].adapter, 0.5)], for: model))
+        #expect(try await session.prefill(prompt) == 0)
+        // Adapters checked against another model are refused, naming both.
+        let other = try LanguageModel(path: try TestData.syntheticModel("olmo2"))
+        await #expect {
+            try await ModelSession(model: other, contextLength: 64, threads: 1).useAdapters(adapters)
+        } throws: { "\($0)".contains("another model") && "\($0)".contains("llama3.gguf") }
+    }
+
     /// Writes an adapter GGUF: `metadata` strings, then F32 tensors of the shapes given, filled with 0.01.
     static func writeAdapter(_ path: String, metadata: [String: String], tensors: [(String, [Int])]) throws {
         var writer = GGUFWriter(tensorCount: tensors.count, metadataCount: metadata.count)

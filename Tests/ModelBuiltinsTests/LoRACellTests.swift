@@ -14,21 +14,6 @@ struct LoRACellTests {
         .appendingPathComponent("reference/lora/smollm2-one.json")
     static var adapter: String { (ProcessInfo.processInfo.environment["LUMEN_ADAPTERS"] ?? ".build/adapters") + "/smollm2-r16.gguf" }
 
-    func results(_ code: String, _ interpreter: Interpreter) async throws -> [String] {
-        let sink = RecordingSink()
-        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: sink)
-        return sink.results
-    }
-
-    func failure(_ code: String, _ interpreter: Interpreter) async -> String? {
-        do {
-            try await interpreter.execute(ExecutionRequest(code: code, executionCount: 2), output: RecordingSink())
-            return nil
-        } catch {
-            return error.message
-        }
-    }
-
     @Test("a model loaded with lora: gives llama.cpp's greedy tokens with that adapter, and its card names the adapter")
     func greedyTokens() async throws {
         try #require(FileManager.default.fileExists(atPath: Self.adapter), "run make adapters to write \(Self.adapter)")
@@ -38,14 +23,13 @@ struct LoRACellTests {
         // The first seven steps' top two differ by 0.17 or more in llama.cpp's logits; the eighth by 0.09.
         let interpreter = modelInterpreter()
         let model = try SteeringCellTests.model("SmolLM2-135M-Instruct.Q4_1.gguf")
-        _ = try await results("let m = load(\"\(model)\", lora: [\"\(Self.adapter)\": 1.0])", interpreter)
-        let ids = try await results("m.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter)
-        #expect(ids == ["\(Array(expected.prefix(7)))"])
-        let card = try await results("m", interpreter)
-        #expect(card.first?.contains("smollm2-r16.gguf × 1.0") == true)
+        try await runCell("let m = load(\"\(model)\", lora: [\"\(Self.adapter)\": 1.0])", on: interpreter)
+        let ids = try await cellValue("m.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter)
+        #expect(ids == "\(Array(expected.prefix(7)))")
+        #expect(try await cellValue("m", interpreter).contains("smollm2-r16.gguf × 1.0"))
         // The same model without the adapter writes other tokens.
-        _ = try await results("let plain = load(\"\(model)\")", interpreter)
-        #expect(try await results("plain.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter) != ids)
+        try await runCell("let plain = load(\"\(model)\")", on: interpreter)
+        #expect(try await cellValue("plain.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter) != ids)
     }
 
     @Test("lora: that is not a dictionary of adapter files to finite scales, or names a file that is not an adapter, is refused naming it")
@@ -54,7 +38,7 @@ struct LoRACellTests {
         let model = try SteeringCellTests.model("SmolLM2-135M-Instruct.Q4_1.gguf")
         for (code, words) in [("lora: 3", ["dictionary of adapter files", "Int"]), ("lora: [\"a.gguf\": \"x\"]", ["finite scales", "\"x\""]),
                               ("lora: [\"/nonexistent/a.gguf\": 1]", ["/nonexistent/a.gguf"]), ("lora: [\"\(model)\": 1]", ["general.type", "not a LoRA adapter"])] {
-            let message = await failure("load(\"\(model)\", \(code))", interpreter)
+            let message = await cellFailure("load(\"\(model)\", \(code))", interpreter)
             #expect(message.map { text in words.allSatisfy(text.contains) } == true, "\(code): \(message ?? "no error")")
         }
     }

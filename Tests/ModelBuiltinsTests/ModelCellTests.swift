@@ -33,6 +33,16 @@ func cellValue(_ code: String, _ interpreter: Interpreter) async throws -> Strin
     return sink.results.last ?? ""
 }
 
+/// The message of the error `code` gives as a cell on `interpreter`, or nil when it runs.
+func cellFailure(_ code: String, _ interpreter: Interpreter) async -> String? {
+    do {
+        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: RecordingSink())
+        return nil
+    } catch {
+        return error.message
+    }
+}
+
 @Suite("Models in cells")
 struct ModelCellTests {
     func run(_ code: String, on interpreter: Interpreter, sink: RecordingSink = RecordingSink()) async throws {

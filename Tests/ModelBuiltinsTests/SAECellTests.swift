@@ -18,15 +18,6 @@ struct SAECellTests {
         return sink.results
     }
 
-    func failure(_ code: String, _ interpreter: Interpreter) async -> String? {
-        do {
-            try await interpreter.execute(ExecutionRequest(code: code, executionCount: 2), output: RecordingSink())
-            return nil
-        } catch {
-            return error.message
-        }
-    }
-
     @Test("features() encodes the prompt's activations at the SAE's hook; a planted feature fires where llama.cpp's activations say")
     func featuresOfAPrompt() async throws {
         let acts = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: try sharedModelsDirectory() + "/../reference/inside/smollm2-acts.json"))) as? [String: Any])
@@ -81,7 +72,7 @@ struct SAECellTests {
             [max(abs(set - expected)) < 1e-3 * max(abs(clean)), max(abs(set[0] - clean[0])), max(abs(ablated)) < max(abs(f))]
             """, interpreter)
         #expect(shown == ["[true, 0.0, true]"])
-        let refused = await failure("setFeature(s, feature: 32)", interpreter)
+        let refused = await cellFailure("setFeature(s, feature: 32)", interpreter)
         #expect(refused?.contains("feature: needs one of the SAE's 32 features") == true, "\(refused ?? "no error")")
     }
 
@@ -89,13 +80,13 @@ struct SAECellTests {
     func misfits() async throws {
         let interpreter = modelInterpreter()
         _ = try await results("let m = load(\"\(try sharedModelsDirectory())/stories260K.gguf\")", interpreter)
-        let width = await failure("features(m, loadSAE(\"\(Self.folder)/gemmascope/resid_post/layer_3_width_16k_l0_small\"), \"Once\")", interpreter)
+        let width = await cellFailure("features(m, loadSAE(\"\(Self.folder)/gemmascope/resid_post/layer_3_width_16k_l0_small\"), \"Once\")", interpreter)
         #expect(width?.contains("the SAE's d_in is 576, but the model's blocks.3.hook_resid_post is 64 wide") == true, "\(width ?? "no error")")
-        let block = await failure("features(m, loadSAE(\"\(Self.folder)/saelens-standard-f32\"), \"Once\")", interpreter)
+        let block = await cellFailure("features(m, loadSAE(\"\(Self.folder)/saelens-standard-f32\"), \"Once\")", interpreter)
         #expect(block?.contains("block 6 is not one of the model's 5 blocks") == true, "\(block ?? "no error")")
-        let hook = await failure("loadSAE(\"\(Self.folder)/saelens-standard-f32\", hook: \"blocks.1.hook_somewhere\")", interpreter)
+        let hook = await cellFailure("loadSAE(\"\(Self.folder)/saelens-standard-f32\", hook: \"blocks.1.hook_somewhere\")", interpreter)
         #expect(hook?.contains("blocks.1.hook_somewhere is not a hook Lumen has") == true, "\(hook ?? "no error")")
-        let missing = await failure("loadSAE(\"\(Self.folder)/nothing-here\")", interpreter)
+        let missing = await cellFailure("loadSAE(\"\(Self.folder)/nothing-here\")", interpreter)
         #expect(missing?.contains("no such file or folder") == true, "\(missing ?? "no error")")
     }
 }

@@ -26,9 +26,7 @@ public struct AdapterSet: Sendable, Equatable {
     /// The most rows of an adapted weight, and the largest rank: a pass's room for the products.
     let widestRows: Int, largestRank: Int
     /// The model the adapters were checked against (nil for none).
-    private let model: ObjectIdentifier?
-    /// That model's file, for messages.
-    let modelPath: String?
+    private let model: LanguageModel?
 
     /// No adapters.
     public static let none = AdapterSet(checked: [], model: nil)
@@ -47,8 +45,7 @@ public struct AdapterSet: Sendable, Equatable {
 
     private init(checked entries: [Entry], model: LanguageModel?) {
         self.entries = entries
-        self.model = entries.isEmpty ? nil : model.map(ObjectIdentifier.init)
-        modelPath = entries.isEmpty ? nil : model?.gguf.path
+        self.model = entries.isEmpty ? nil : model
         var terms: [String: [Term]] = [:]
         for entry in entries {
             for (weight, pair) in entry.adapter.pairs {
@@ -64,7 +61,10 @@ public struct AdapterSet: Sendable, Equatable {
     public var isEmpty: Bool { entries.isEmpty }
 
     /// Whether these adapters may be applied to `model`: none, or checked against it.
-    func fits(_ model: LanguageModel) -> Bool { self.model == nil || self.model == ObjectIdentifier(model) }
+    func fits(_ model: LanguageModel) -> Bool { self.model.map { $0 === model } ?? true }
+
+    /// The file of the model the adapters were checked against, for messages.
+    var modelPath: String? { model?.gguf.path }
 
     public static func == (left: AdapterSet, right: AdapterSet) -> Bool {
         left.entries.count == right.entries.count && zip(left.entries, right.entries).allSatisfy {

@@ -24,24 +24,30 @@ import numpy
 
 from gguf_header import read_tensor_layout
 
-synthetic, architectures, cache, out = (pathlib.Path(argument) for argument in sys.argv[1:5])
-out.mkdir(parents=True, exist_ok=True)
-
 # The weights llama.cpp's graphs multiply through build_lora_mm, by their name after blk.N.
 ADAPTED = re.compile(r"^(blk\.\d+\.(attn_(q|k|v|qkv|output|gate)|ffn_(gate|up|down)(_shexp)?|ffn_gate_inp|shortconv\.(in_proj|out_proj)"
                      r"|ssm_(alpha|beta|out)|inp_gate|proj)|output)\.weight$")
 
-# name: (base model, rank, tensor type, strength, seed)
-ADAPTERS = {f"{name}-r8": (synthetic / f"{name}.gguf", 8, "f32", 0.3, index) for index, name in enumerate(
-    ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe", "gemma4", "gemma4moe", "olmo2"])}
-ADAPTERS.update({f"{name}-r8": (architectures / f"{name}.gguf", 8, "f32", 0.3, 50 + index) for index, name in enumerate(
-    ["llama-dense", "phi3-dense", "qwen35-dense", "gemma3-dense"])})
-ADAPTERS.update({
-    "smollm2-r16": (cache / "SmolLM2-135M-Instruct.Q4_1.gguf", 16, "f32", 0.05, 100),
-    "smollm2-r8": (cache / "SmolLM2-135M-Instruct.Q4_1.gguf", 8, "f32", 0.05, 101),
-    "smollm2-r16-f16": (cache / "SmolLM2-135M-Instruct.Q4_1.gguf", 16, "f16", 0.05, 102),
-    "gemma3-r16": (cache / "gemma-3-270m-q4_k_m.gguf", 16, "f32", 0.05, 103),
-})
+# The models adapted at rank 8 with llama.cpp's references beside them: the synthetic ones, then four
+# of llama.cpp's random-weight ones.
+SYNTHETIC = ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe", "gemma4",
+             "gemma4moe", "olmo2"]
+RANDOM_WEIGHT = ["llama-dense", "phi3-dense", "qwen35-dense", "gemma3-dense"]
+
+
+def adapters(synthetic, architectures, cache):
+    """Every adapter, by name: (where its base model comes from — synthetic, arch or real —, the base
+    model's path, rank, tensor type, strength, seed)."""
+    table = {f"{name}-r8": ("synthetic", synthetic / f"{name}.gguf", 8, "f32", 0.3, index) for index, name in enumerate(SYNTHETIC)}
+    table.update({f"{name}-r8": ("arch", architectures / f"{name}.gguf", 8, "f32", 0.3, 50 + index) for index, name in enumerate(RANDOM_WEIGHT)})
+    smollm2, gemma3 = cache / "SmolLM2-135M-Instruct.Q4_1.gguf", cache / "gemma-3-270m-q4_k_m.gguf"
+    table.update({
+        "smollm2-r16": ("real", smollm2, 16, "f32", 0.05, 100),
+        "smollm2-r8": ("real", smollm2, 8, "f32", 0.05, 101),
+        "smollm2-r16-f16": ("real", smollm2, 16, "f16", 0.05, 102),
+        "gemma3-r16": ("real", gemma3, 16, "f32", 0.05, 103),
+    })
+    return table
 
 
 def spread(path, shape, kind, offset):
@@ -53,7 +59,7 @@ def spread(path, shape, kind, offset):
     return float(numpy.sqrt(numpy.mean(values ** 2)))
 
 
-def write(name, base_path, rank, kind, strength, seed):
+def write(out, name, base_path, rank, kind, strength, seed):
     metadata, tensors = read_tensor_layout(base_path)
     architecture = metadata["general.architecture"]
     random = numpy.random.default_rng(seed)
@@ -62,12 +68,12 @@ def write(name, base_path, rank, kind, strength, seed):
     writer.add_string(gguf.Keys.Adapter.TYPE, "lora")
     writer.add_float32(gguf.Keys.Adapter.LORA_ALPHA, float(rank))
     dtype = numpy.float16 if kind == "f16" else numpy.float32
-    for tensor, shape, kind, offset in sorted(tensors):
+    for tensor, shape, tensor_type, offset in sorted(tensors):
         if not ADAPTED.match(tensor) or len(shape) != 2:
             continue
         columns, rows = shape
         a = random.standard_normal((rank, columns)) / numpy.sqrt(columns)
-        b = random.standard_normal((rows, rank)) * strength * spread(base_path, shape, kind, offset) * numpy.sqrt(columns / rank)
+        b = random.standard_normal((rows, rank)) * strength * spread(base_path, shape, tensor_type, offset) * numpy.sqrt(columns / rank)
         stem = tensor[:-len(".weight")]
         writer.add_tensor(f"{stem}.weight.lora_a", a.astype(dtype))
         writer.add_tensor(f"{stem}.weight.lora_b", b.astype(dtype))
@@ -77,6 +83,13 @@ def write(name, base_path, rank, kind, strength, seed):
     writer.close()
 
 
-for name, (base, rank, kind, strength, seed) in ADAPTERS.items():
-    write(name, base, rank, kind, strength, seed)
-    print(name, base.name)
+def main():
+    synthetic, architectures, cache, out = (pathlib.Path(argument) for argument in sys.argv[1:5])
+    out.mkdir(parents=True, exist_ok=True)
+    for name, (_source, base, rank, kind, strength, seed) in adapters(synthetic, architectures, cache).items():
+        write(out, name, base, rank, kind, strength, seed)
+        print(name, base.name)
+
+
+if __name__ == "__main__":
+    main()

@@ -13,6 +13,7 @@ import sys
 import llama_cpp
 
 from llama_reference import greedy_reference
+from make_lora_adapters import adapters as all_adapters
 
 synthetic, architectures, cache, adapters, out = (pathlib.Path(argument) for argument in sys.argv[1:6])
 out.mkdir(parents=True, exist_ok=True)
@@ -25,11 +26,10 @@ SMOLLM2, GEMMA3 = cache / "SmolLM2-135M-Instruct.Q4_1.gguf", cache / "gemma-3-27
 
 ARCH_PROMPT = json.loads((pathlib.Path(__file__).parent.parent / "Tests/reference/archs/llama.json").read_text())["cases"][0]["prompt"]
 
-# case: (source, model, [(adapter, scale)], prompt, greedy steps, recorded logits)
-CASES = {name: ("synthetic", synthetic / f"{name}.gguf", [(f"{name}-r8", 1.0)], SYNTHETIC_PROMPT, 16, 1) for name in
-         ["qwen2", "qwen3", "phi3", "phi3long", "llama3", "qwen3moe", "smollm3", "qwen35", "qwen35moe", "gptoss", "lfm2moe", "gemma4", "gemma4moe", "olmo2"]}
-CASES.update({name: ("arch", architectures / f"{name}.gguf", [(f"{name}-r8", 1.0)], ARCH_PROMPT, 16, 1) for name in
-              ["llama-dense", "phi3-dense", "qwen35-dense", "gemma3-dense"]})
+# case: (source, model, [(adapter, scale)], prompt, greedy steps, recorded logits): each synthetic and
+# random-weight model with its adapter, then the real models' cases.
+CASES = {name.removesuffix("-r8"): (source, model, [(name, 1.0)], SYNTHETIC_PROMPT if source == "synthetic" else ARCH_PROMPT, 16, 1)
+         for name, (source, model, *_rest) in all_adapters(synthetic, architectures, cache).items() if source != "real"}
 CASES.update({
     "smollm2-one": ("real", SMOLLM2, [("smollm2-r16", 1.0)], STORY, 32, 2),
     "smollm2-two": ("real", SMOLLM2, [("smollm2-r16", 0.7), ("smollm2-r8", -0.4)], STORY, 32, 2),

@@ -45,7 +45,7 @@ struct LoRAArguments: ParsableArguments {
         guard !files.isEmpty else { return .none }
         do {
             return try await DedicatedThread.run(name: "lumen-lora") { () throws(ModelError) in
-                try AdapterSet(try files.map { file throws(ModelError) in (try LoRAAdapter(contentsOf: file.path), file.scale) }, for: model)
+                try AdapterSet(files: files, for: model)
             }
         } catch {
             throw CommandError(error.description)

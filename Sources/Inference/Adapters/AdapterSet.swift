@@ -43,6 +43,13 @@ public struct AdapterSet: Sendable, Equatable {
         self.init(checked: adapters.map { Entry(adapter: $0.adapter, scale: $0.scale) }, model: model)
     }
 
+    /// The adapters in the files `files`, read (a blocking read of each file) with their scales, for `model`.
+    ///
+    /// - Throws: `ModelError` naming the file that cannot be read, is not an adapter or does not fit.
+    public init(files: [(path: String, scale: Float)], for model: LanguageModel) throws(ModelError) {
+        try self.init(try files.map { file throws(ModelError) in (try LoRAAdapter(contentsOf: file.path), file.scale) }, for: model)
+    }
+
     private init(checked entries: [Entry], model: LanguageModel?) {
         self.entries = entries
         self.model = entries.isEmpty ? nil : model

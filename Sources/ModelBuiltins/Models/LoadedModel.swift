@@ -61,7 +61,7 @@ public final class LoadedModel: MemberTableHostObject {
 
     private func open() throws(ModelError) {
         let model = try WeightCache.shared.model(at: path)
-        let adapters = try AdapterSet(try adapterFiles.map { file throws(ModelError) in (try LoRAAdapter(contentsOf: file.path), file.scale) }, for: model)
+        let adapters = try AdapterSet(files: adapterFiles, for: model)
         let settings = ModelContainer.Settings(contextLength: contextLength, threads: threads, sessions: instances, sequencesPerSession: parallel,
                                                adapters: adapters)
         let container = ModelContainer(model: model, settings: settings)

@@ -189,12 +189,7 @@ final class ModelLibrary: LumenLibrary {
         }
         var files: [(path: String, scale: Float)] = []
         for (key, value) in dictionary.pairs {
-            let scale: Double? = switch value {
-            case .integer(let number): Double(number)
-            case .double(let number): number
-            default: nil
-            }
-            guard case .string(let path) = key, let scale, scale.isFinite, Float(scale).isFinite else {
+            guard case .string(let path) = key, let scale = Operators.number(value), scale.isFinite, Float(scale).isFinite else {
                 throw LumenError(.type, "load() expects lora: to map adapter files to finite scales, got \(key.description): \(value.description)", at: argument.1)
             }
             files.append((path, Float(scale)))

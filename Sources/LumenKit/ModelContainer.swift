@@ -130,37 +130,38 @@ public final class ModelContainer: Sendable {
     /// Generates text after `prompt`, streaming each token as it is produced, then a summary.
     /// `hooks` look into (or change) every forward pass of this generation, after the
     /// container's; `draft` drafts for speculative decoding when `options.speculation` asks for
-    /// it (a model of the same vocabulary; without one, prompt lookup). `run` is what the run log
-    /// is told besides the tokens.
+    /// it (a model of the same vocabulary; without one, prompt lookup); `adapters` (made for this
+    /// model) replace the container's for this generation alone. `run` is what the run log is
+    /// told besides the tokens.
     public func generate(_ prompt: String, options: GenerationOptions = GenerationOptions(), hooks: [any ForwardHook] = [],
-                         draft: LanguageModel? = nil, stop: StopSignal = StopSignal(),
+                         draft: LanguageModel? = nil, adapters: AdapterSet? = nil, stop: StopSignal = StopSignal(),
                          run: RunDescription = RunDescription(entry: "generate")) -> AsyncThrowingStream<TokenEvent, any Error> {
         var described = run
         described.prompt = described.prompt ?? prompt
-        return generate(.text(prompt), options: options, hooks: hooks, draft: draft, stop: stop, run: described)
+        return generate(.text(prompt), options: options, hooks: hooks, draft: draft, adapters: adapters, stop: stop, run: described)
     }
 
-    /// `generate(_:options:hooks:draft:stop:run:)` after a prompt of token ids, read as they are.
+    /// `generate(_:options:hooks:draft:adapters:stop:run:)` after a prompt of token ids, read as they are.
     /// `startingFrom` is a saved state (`ModelSession.cacheContents`, a cell's `State`) whose
     /// cache the session copies in first, unless its own holds more of the prompt
     /// (`ModelSession.generate(tokens:options:pipeline:stop:startingFrom:)`); the options should
     /// then reuse the cached prefix. `preferring` is the index of the session to wait for (a
     /// conversation's, whose cache holds its earlier turns) rather than the least busy.
     public func generate(tokens: [Int32], options: GenerationOptions = GenerationOptions(), hooks: [any ForwardHook] = [],
-                         draft: LanguageModel? = nil, stop: StopSignal = StopSignal(), startingFrom state: ModelSession.CachedPrefix? = nil,
-                         preferring session: Int? = nil,
+                         draft: LanguageModel? = nil, adapters: AdapterSet? = nil, stop: StopSignal = StopSignal(),
+                         startingFrom state: ModelSession.CachedPrefix? = nil, preferring session: Int? = nil,
                          run: RunDescription = RunDescription(entry: "generate")) -> AsyncThrowingStream<TokenEvent, any Error> {
-        generate(.tokens(tokens), options: options, hooks: hooks, draft: draft, stop: stop, startingFrom: state, preferring: session, run: run)
+        generate(.tokens(tokens), options: options, hooks: hooks, draft: draft, adapters: adapters, stop: stop, startingFrom: state, preferring: session, run: run)
     }
 
-    /// `generate(tokens:options:hooks:draft:stop:startingFrom:preferring:run:)` on a session the
+    /// `generate(tokens:options:hooks:draft:adapters:stop:startingFrom:preferring:run:)` on a session the
     /// caller already holds — taken within bounds of its own, as `lumen serve` takes them within
     /// its queue limits — released when the generation ends. `grammar` is `options.constraint`
     /// compiled already (by a cache of compiled grammars, say), which is then not compiled again.
     public func generate(tokens: [Int32], on lease: SessionLease, options: GenerationOptions = GenerationOptions(), hooks: [any ForwardHook] = [],
-                         grammar: Grammar? = nil, stop: StopSignal = StopSignal(),
+                         grammar: Grammar? = nil, adapters: AdapterSet? = nil, stop: StopSignal = StopSignal(),
                          run: RunDescription = RunDescription(entry: "generate")) -> AsyncThrowingStream<TokenEvent, any Error> {
-        generate(.tokens(tokens), options: options, hooks: hooks, draft: nil, stop: stop, lease: lease, grammar: grammar, run: run)
+        generate(.tokens(tokens), options: options, hooks: hooks, draft: nil, adapters: adapters, stop: stop, lease: lease, grammar: grammar, run: run)
     }
 
     /// A prompt as text, tokenized on the session's thread, or as token ids.
@@ -169,7 +170,8 @@ public final class ModelContainer: Sendable {
         case tokens([Int32])
     }
 
-    private func generate(_ prompt: Prompt, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, stop: StopSignal,
+    private func generate(_ prompt: Prompt, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, adapters: AdapterSet?,
+                          stop: StopSignal,
                           startingFrom state: ModelSession.CachedPrefix? = nil, preferring session: Int? = nil,
                           lease held: SessionLease? = nil, grammar compiled: Grammar? = nil,
                           run: RunDescription) -> AsyncThrowingStream<TokenEvent, any Error> {
@@ -192,6 +194,7 @@ public final class ModelContainer: Sendable {
                     if let compiled { pipeline.grammar = compiled }
                     if let draft { try GenerationPipeline.checkDraft(draft, for: model) }
                     pipeline.draftModel = draft
+                    pipeline.adapters = adapters
                     return pipeline
                 }
                 let pipeline = compiling.constraint == nil && draft == nil ? try build() : try await DedicatedThread.run(name: "lumen-pipeline", build)

@@ -22,6 +22,8 @@ struct GenerationJob: Sendable {
     /// The request's own steering (`control_vectors`, `features`), applied to its sequence alone,
     /// after the model's hooks.
     let hooks: [any ForwardHook]
+    /// The LoRA adapters its sequence applies (`lora`, or the server's scales).
+    let adapters: AdapterSet
     /// What the run log keeps of its steering: the control vectors (every request's and its own)
     /// and the features it set.
     let steering: RunSteering?
@@ -144,7 +146,8 @@ struct GenerationJob: Sendable {
         var previous: ContinuousClock.Instant?
         var failure: (any Error)?
         do {
-            for try await event in model.container.generate(tokens: prompt.tokens, on: lease, options: options, hooks: hooks, grammar: grammar?.grammar) {
+            for try await event in model.container.generate(tokens: prompt.tokens, on: lease, options: options, hooks: hooks, grammar: grammar?.grammar,
+                                                                     adapters: adapters) {
                 collected.add(event)
                 if case .token(let token) = event {
                     let now = ContinuousClock.now

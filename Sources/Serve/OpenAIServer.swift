@@ -72,13 +72,16 @@ public struct OpenAIServer: Sendable {
     public func run(host: String, port: Int, logger: Logger, listening: @escaping @Sendable (String) -> Void) async throws {
         let router = Router()
         router.add(middleware: CrossSiteMiddleware(policy: crossSite, keyed: apiKey != nil) { refusal in self.errorResponse(refusal) })
-        for path in ["/v1/models", "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/control-vectors", "/saes"] {
+        for path in ["/v1/models", "/v1/completions", "/v1/chat/completions", "/v1/embeddings", "/control-vectors", "/saes", "/lora-adapters"] {
             // Preflights, which the middleware answers.
             router.on(RouterPath(path), method: .options) { _, _ in Response(status: .noContent) }
         }
         router.get("/v1/models") { request, _ in self.respond(request) { () throws(ServerError) in try self.modelList() } }
         router.get("/control-vectors") { request, _ in self.respond(request) { () throws(ServerError) in try self.json(self.steering.vectorList) } }
         router.get("/saes") { request, _ in self.respond(request) { () throws(ServerError) in try self.json(self.steering.saeList) } }
+        // llama-server's: the default model's adapters, and the scales of requests that name none.
+        router.get("/lora-adapters") { request, _ in self.respond(request) { () throws(ServerError) in try self.json(self.models[0].adapters.cards) } }
+        router.post("/lora-adapters") { request, _ in await self.cancellable(request, logger: logger) { body in try await self.setAdapterScales(body, logger: logger) } }
         router.post("/v1/completions") { request, _ in await self.generate(CompletionRequest.self, request, logger: logger) }
         router.post("/v1/chat/completions") { request, _ in await self.generate(ChatCompletionRequest.self, request, logger: logger) }
         router.post("/v1/embeddings") { request, _ in await self.cancellable(request, logger: logger) { body in try await embed(body, logger: logger) } }
@@ -187,6 +190,7 @@ public struct OpenAIServer: Sendable {
             throw ServerError.invalid("the prompt is empty, and this model adds no BOS token: give at least one token", param: R.promptField)
         }
         let steered = try steering.steering(parsed.steering, model: model.model)
+        let adapters = try model.adapters.adapters(for: parsed.steering.lora)
         var options = try generationOptions(parsed, promptTokens: prompt.tokens.count, model: model)
         options.sampling.logitBias = logitBias
         options.shownTokens = prompt.shownTokens
@@ -202,7 +206,8 @@ public struct OpenAIServer: Sendable {
             }
             options.constraint = constraint
         }
-        let job = GenerationJob(model: model, prompt: prompt, options: options, hooks: steered.hooks, steering: steered.logged, interventions: steered.interventions,
+        let job = GenerationJob(model: model, prompt: prompt, options: options, hooks: steered.hooks, adapters: adapters, steering: steered.logged,
+                                interventions: steered.interventions,
                                 choices: parsed.n ?? 1, grammar: grammar, alternatives: parsed.alternatives ?? 0,
                                 wantsLogprobs: parsed.alternatives != nil, echo: parsed.echoesPrompt, id: (R.self == CompletionRequest.self ? "cmpl-" : "chatcmpl-") + UUID().uuidString,
                                 created: Int(Date().timeIntervalSince1970), logger: logger, loggedPrompt: parsed.loggedPrompt,
@@ -246,6 +251,22 @@ public struct OpenAIServer: Sendable {
         } catch {
             throw .invalid(error.message, param: error.field)
         }
+    }
+
+    /// `POST /lora-adapters`: a JSON array of `{"id", "scale"}` sets the scales of the default
+    /// model's adapters for requests that name none (those not in it get 0), as llama-server's.
+    private func setAdapterScales(_ body: RequestBody, logger: Logger) async throws -> Response {
+        let data = Data(try await collect(body).readableBytesView)
+        let entries: [LoRAScale]
+        do {
+            entries = try JSONDecoder().decode([LoRAScale].self, from: data)
+        } catch {
+            let failure = DecodingFailure.describe(error, decoding: [LoRAScale].self, from: data)
+            throw ServerError.invalid("the body must be a JSON array of {\"id\": an adapter's id, \"scale\": a number}: \(failure.message)")
+        }
+        try models[0].adapters.setScales(entries)
+        logger.info("LoRA adapter scales set: \(models[0].adapters.cards.map { "\($0.id): \($0.scale)" }.joined(separator: ", "))")
+        return try json(["success": true])
     }
 
     /// The request's body as a `T`, refusing fields not in `fieldNames`.

@@ -16,14 +16,17 @@ public final class ServedModel: Sendable {
     let created: Int
     /// How `/v1/embeddings` pools a text's hidden states.
     public let pooling: Pooling
+    /// The LoRA adapters its requests may apply (`--lora`), with the scales of those that name none.
+    public let adapters: ServedAdapters
 
     /// Serves `model` as `name` with `instances` sessions of `parallel` sequences of
     /// `contextLength` (nil: the model's) and `threads` threads each; embeddings pooled by
-    /// `pooling` (nil: as the file declares, else the mean); every forward pass changed by `hooks`.
+    /// `pooling` (nil: as the file declares, else the mean); every forward pass changed by `hooks`;
+    /// `adapters` (checked against `model`) for its requests to apply.
     ///
     /// - Throws: `ModelError` when a hook does not fit the model.
     public init(name: String, model: LanguageModel, instances: Int, parallel: Int = 1, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil,
-                hooks: [any ForwardHook] = [], template: String? = nil) throws(ModelError) {
+                hooks: [any ForwardHook] = [], template: String? = nil, adapters: ServedAdapters = .none) throws(ModelError) {
         for hook in hooks { try hook.check(model) }
         self.name = name
         container = ModelContainer(model: model, settings: ModelContainer.Settings(
@@ -31,6 +34,7 @@ public final class ServedModel: Sendable {
             chatTemplate: template, hooks: hooks))
         self.created = created
         self.pooling = pooling ?? Pooling.declared(by: model) ?? .mean
+        self.adapters = adapters
     }
 
     /// The weights.

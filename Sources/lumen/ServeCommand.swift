@@ -135,6 +135,12 @@ struct ServeCommand: AsyncParsableCommand {
                                valueName: "name=path"))
     var namedSAEs: [String] = []
 
+    @OptionGroup(title: "LoRA adapters (of the one model served; GET and POST /lora-adapters, a request's \"lora\" field)") var lora: LoRAArguments
+
+    @Flag(name: .customLong("lora-init-without-apply"),
+          help: "Load the adapters at scale 0: requests apply them with their \"lora\" field, or POST /lora-adapters sets their scales.")
+    var loraInitWithoutApply = false
+
     @OptionGroup var global: GlobalOptions
 
     /// The limits the options set.
@@ -202,6 +208,10 @@ struct ServeCommand: AsyncParsableCommand {
 
     func validate() throws {
         guard !models.isEmpty else { throw ValidationError("give at least one model") }
+        if !lora.files.isEmpty, models.count > 1 {
+            throw ValidationError("--lora and --lora-scaled adapt one model, as llama-server's: serve one model with them, got \(models.count)")
+        }
+        if loraInitWithoutApply, lora.files.isEmpty { throw ValidationError("--lora-init-without-apply needs adapters: --lora or --lora-scaled") }
         guard (0...65535).contains(port) else { throw ValidationError("--port must be in 0…65535, got \(port)") }
         guard instances >= 1 else { throw ValidationError("--instances must be at least 1, got \(instances)") }
         guard (1...256).contains(parallel) else { throw ValidationError("--parallel must be in 1…256, got \(parallel)") }
@@ -240,16 +250,19 @@ struct ServeCommand: AsyncParsableCommand {
         let (instances, parallel, contextLength, threads, pooling) = (self.instances, self.parallel, self.contextLength, self.threads, self.pooling)
         let controlVectors = self.controlVectors
         let templateFile = chatTemplateFile
+        let (adapterFiles, withoutApply) = (lora.files, loraInitWithoutApply)
         let (namedVectors, namedSAEs) = (try Self.named(self.namedVectors, option: "--control-vector-file"), try Self.named(self.namedSAEs, option: "--sae"))
-        // Loading the models and reading the vector, SAE and template files is blocking work: on a thread of its own.
+        // Loading the models and reading the vector, SAE, adapter and template files is blocking work: on a thread of its own.
         let (served, steering) = try await DedicatedThread.run(name: "lumen-load") { () throws -> ([ServedModel], SteeringLibrary) in
             let template = try templateFile.map { (path: String) throws(CommandError) in try TextFile.read(path) }
             let served = try paths.map { path in
                 let model = try WeightCache.shared.model(at: path)
+                let adapters = try ServedAdapters(adapterFiles.map { file in ServedAdapters.Loaded(path: file.path, adapter: try LoRAAdapter(contentsOf: file.path)) },
+                                                  scales: adapterFiles.map { withoutApply ? 0 : $0.scale }, for: model)
                 return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
                                        instances: instances, parallel: parallel, contextLength: contextLength, threads: threads,
                                        created: Int(Date().timeIntervalSince1970),
-                                       pooling: pooling, hooks: try controlVectors.hooks(for: model), template: template)
+                                       pooling: pooling, hooks: try controlVectors.hooks(for: model), template: template, adapters: adapters)
             }
             return (served, try Self.steeringLibrary(vectors: namedVectors, saes: namedSAEs, models: served, everyRequest: controlVectors.logged))
         }
@@ -261,6 +274,9 @@ struct ServeCommand: AsyncParsableCommand {
         }
         for model in served {
             FileHandle.standardError.write(Data("lumen serve: \(model.name): \(model.capacityNote)\n".utf8))
+            for card in model.adapters.cards {
+                FileHandle.standardError.write(Data("lumen serve: \(model.name): LoRA adapter \(card.id): \(card.path), scale \(card.scale)\n".utf8))
+            }
         }
         try await OpenAIServer(models: served, apiKey: key, limits: limits, crossSite: CrossSitePolicy(allowedOrigins: corsOrigins), steering: steering,
                                record: log.map { Self.recorder($0) }).run(host: host, port: port, logger: logger) { url in

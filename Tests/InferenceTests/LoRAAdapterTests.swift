@@ -112,6 +112,54 @@ struct LoRAAdapterTests {
         } throws: { "\($0)".contains("another model") && "\($0)".contains("llama3.gguf") }
     }
 
+    @Test("generations with adapters of their own decode together with others, each as alone under its adapters, logit for logit")
+    func adaptersPerGeneration() async throws {
+        let model = try LanguageModel(path: try TestData.realModel(SpeculativeDecodingTests.realModels[0]))
+        let (a, b) = (try Self.adapter("smollm2-r16.gguf"), try Self.adapter("smollm2-r8.gguf"))
+        let sets: [AdapterSet?] = [nil, try AdapterSet([(a, 1)], for: model), try AdapterSet([(a, -0.5), (b, 0.7)], for: model), AdapterSet.none]
+        // The first two share a prompt: the adapted one must not start from the plain one's cache.
+        let prompts = ["The capital of France is", "The capital of France is", "Write a haiku about the sea.", "One, two, three,"]
+        func request(_ index: Int, adapters: AdapterSet?) throws -> ModelSession.GenerationRequest {
+            let options = BatchedDecodingTests.options(index)
+            var pipeline = try GenerationPipeline(options: options, model: model)
+            pipeline.adapters = adapters
+            return ModelSession.GenerationRequest(tokens: model.tokenizer.encode(prompts[index]), options: options, pipeline: pipeline)
+        }
+        // Alone: each on a session of its own whose every pass applies its adapters, the path the
+        // fidelity cases check against llama.cpp.
+        var alone: [BatchedDecodingTests.Run] = []
+        for index in prompts.indices {
+            let single = try request(index, adapters: nil)
+            let session = ModelSession(model: model, threads: 2, batchSize: 8, adapters: sets[index] ?? .none)
+            alone.append(try await BatchedDecodingTests.collect(session.generate(tokens: single.tokens, options: single.options, pipeline: single.pipeline)))
+        }
+        let session = ModelSession(model: model, threads: 2, batchSize: 8, sequences: 4)
+        let together = try await BatchedDecodingTests.together(session, try prompts.indices.map { try request($0, adapters: sets[$0]) })
+        BatchedDecodingTests.expectSame(together, alone, "adapters")
+        #expect(session.batchStatistics.largest >= 3, "\(session.batchStatistics)")
+        #expect(alone[0].logits[0] != alone[1].logits[0], "the adapter changes the first token's logits")
+        // The prompt read under the adapter is reused under the same adapter, and gives the same.
+        var again = try request(1, adapters: sets[1])
+        again.options.reusesCachedPrefix = true
+        var reused = 0
+        var logits: [[Float]] = []
+        for try await event in session.generate(tokens: again.tokens, options: again.options, pipeline: again.pipeline) {
+            switch event {
+            case .token(let token): logits.append(token.logits ?? [])
+            case .finished(let summary): reused = summary.reusedPromptTokens
+            }
+        }
+        #expect(reused == again.tokens.count - 1 || reused == again.tokens.count, "reused \(reused) of \(again.tokens.count)")
+        let sameFirstLogits = logits.first == alone[1].logits.first
+        #expect(sameFirstLogits, "the first token's logits, from the reused prompt")
+        // Adapters checked against another model are refused in the generation's stream.
+        let other = try LanguageModel(path: try TestData.syntheticModel("llama3"))
+        let foreign = try request(0, adapters: try AdapterSet([(try Self.adapter("llama3-r8.gguf"), 1)], for: other))
+        await #expect {
+            for try await _ in session.generate(tokens: foreign.tokens, options: foreign.options, pipeline: foreign.pipeline) {}
+        } throws: { "\($0)".contains("another model") }
+    }
+
     /// Writes an adapter GGUF: `metadata` strings, then F32 tensors of the shapes given, filled with 0.01.
     static func writeAdapter(_ path: String, metadata: [String: String], tensors: [(String, [Int])]) throws {
         var writer = GGUFWriter(tensorCount: tensors.count, metadataCount: metadata.count)

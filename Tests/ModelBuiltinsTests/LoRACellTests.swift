@@ -29,7 +29,18 @@ struct LoRACellTests {
         #expect(try await cellValue("m", interpreter).contains("smollm2-r16.gguf × 1.0"))
         // The same model without the adapter writes other tokens.
         try await runCell("let plain = load(\"\(model)\")", on: interpreter)
-        #expect(try await cellValue("plain.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter) != ids)
+        let plainIDs = try await cellValue("plain.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter)
+        #expect(plainIDs != ids)
+        // with(lora:): the same weights under other adapters, or none.
+        try await runCell("let adapted = plain.with(lora: [\"\(Self.adapter)\": 1.0])", on: interpreter)
+        #expect(try await cellValue("adapted.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter) == ids)
+        #expect(try await cellValue("m.with(lora: [:]).generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter) == plainIDs)
+        // compareModels measures what the adapter changes; against itself, nothing.
+        let kl = try await cellValue("compareModels(plain, adapted, \"\(prompt) and then the robot went home.\") * 1", interpreter)
+        #expect((Double(kl) ?? 0) > 0.001, "\(kl)")
+        #expect(try await cellValue("compareModels(m, adapted, \"\(prompt) and then the robot went home.\") * 1 == 0", interpreter) == "true")
+        let message = await cellFailure("m.with(lora: 3)", interpreter)
+        #expect(message?.contains("with() expects lora: to be a dictionary of adapter files") == true, "\(message ?? "no error")")
     }
 
     @Test("lora: that is not a dictionary of adapter files to finite scales, or names a file that is not an adapter, is refused naming it")

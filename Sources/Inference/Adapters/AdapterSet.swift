@@ -64,6 +64,14 @@ public struct AdapterSet: Sendable, Equatable {
         largestRank = terms.values.joined().map(\.pair.rank).max() ?? 0
     }
 
+    /// The same adapters at `scales` (one per entry, each finite), those at 0 left out, as
+    /// llama.cpp leaves them out: checked against the model already, so not again.
+    public func rescaled(_ scales: [Float]) -> AdapterSet {
+        precondition(scales.count == entries.count && scales.allSatisfy(\.isFinite), "one finite scale per adapter")
+        let kept = zip(entries, scales).filter { $0.1 != 0 }.map { Entry(adapter: $0.0.adapter, scale: $0.1) }
+        return AdapterSet(checked: kept, model: model)
+    }
+
     /// Whether no adapter is active.
     public var isEmpty: Bool { entries.isEmpty }
 

@@ -106,7 +106,9 @@ struct DecoderModel: Sendable {
         let count = tokens.count, dimension = c.embeddingLength
         let x = state.residual
         Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
-        if !state.adapters.isEmpty { state.adapters.addEmbeddingProducts(tokens, to: x, state: state) }
+        for (adapters, rows) in state.adaptedRuns(count: count) {
+            adapters.addEmbeddingProducts(Array(tokens[rows]), to: x + rows.lowerBound * dimension, state: state)
+        }
         if let embeddingScale { Operations.scale(x, by: embeddingScale, count: count * dimension) }
         state.visit(.embedding, layer: 0, rows: x, count: count, width: dimension)
         perLayerEmbeddings?.prepare(tokens, embedded: x, configuration: c, state: state)

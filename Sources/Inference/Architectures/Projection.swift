@@ -46,8 +46,11 @@ struct Projection: Sendable {
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
         state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
         if !biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
-        if let adapted, !state.adapters.isEmpty {
-            state.adapters.addProducts(to: adapted.tensor, rows: adapted.rows, input: input, output: output, count: count, state: state)
+        if let adapted {
+            for (adapters, rows) in state.adaptedRuns(count: count) {
+                adapters.addProducts(to: adapted.tensor, rows: adapted.rows, input: input + rows.lowerBound * matrix.columns,
+                                     output: output + rows.lowerBound * matrix.rows, count: rows.count, state: state)
+            }
         }
         if let bias { Operations.addBias(bias, to: output, count: count) }
         if biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }

@@ -4,7 +4,7 @@ import Grammars
 import Tokenizers
 /// The parts of a generation that an experiment can replace or add to, each a value: logit
 /// processors, a grammar the output must follow, the sampler, stop conditions, and hooks into
-/// every forward pass (the prompt's included). `GenerationOptions` describe the usual ones
+/// every forward pass (the prompt's included), LoRA adapters of its own. `GenerationOptions` describe the usual ones
 /// (`init(options:model:hooks:)`); the options' length, stop strings, teacher forcing and recorded
 /// logits apply whichever pipeline runs.
 public struct GenerationPipeline: Sendable {
@@ -23,6 +23,9 @@ public struct GenerationPipeline: Sendable {
     /// Drafts for speculative decoding when the options ask for it (`GenerationOptions.speculation`):
     /// a smaller model of the same vocabulary (`checkDraft`); without one, prompt lookup.
     public var draftModel: LanguageModel?
+    /// The LoRA adapters the generation's forward passes apply instead of the session's (nil:
+    /// the session's), made for the session's model: in a batch, to its own sequence's rows alone.
+    public var adapters: AdapterSet?
 
     /// A pipeline of these parts; by default greedy, with nothing else.
     public init(processors: [any LogitProcessor] = [], grammar: Grammar? = nil, sampler: any TokenSampler = GreedySampler(),

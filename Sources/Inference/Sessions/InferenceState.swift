@@ -34,8 +34,12 @@ final class InferenceState {
     /// What looks into the rows of one sequence of the batch: its generation's hooks, by
     /// sequence (`ModelSession+Batching.swift`).
     var sequenceHooks: [Int: [any ForwardHook]] = [:]
-    /// The LoRA adapters every forward pass applies (`useAdapters`).
+    /// The LoRA adapters every forward pass applies (`useAdapters`), but to the rows of a
+    /// sequence that has its own.
     private(set) var adapters = AdapterSet.none
+    /// The LoRA adapters of one sequence of the batch, instead of `adapters`: its generation's
+    /// own, by sequence (`useAdapters(_:for:)`).
+    private(set) var sequenceAdapters: [Int: AdapterSet] = [:]
     /// Room for the adapters' products: `[batch][largest rank]`, then `[batch][widest adapted
     /// weight's rows]`, grown when adapters that need more are used.
     private(set) var adapterBuffers: (lowRank: UnsafeMutablePointer<Float>, product: UnsafeMutablePointer<Float>)
@@ -207,6 +211,41 @@ final class InferenceState {
     /// if they need more (so that no pass allocates).
     func useAdapters(_ adapters: AdapterSet) {
         self.adapters = adapters
+        reserveRoom(for: adapters)
+    }
+
+    /// Makes the forward passes from now on apply `adapters` to the rows of `sequence` instead of
+    /// the session's (nil: the session's again).
+    func useAdapters(_ adapters: AdapterSet?, for sequence: Int) {
+        sequenceAdapters[sequence] = adapters
+        if let adapters { reserveRoom(for: adapters) }
+    }
+
+    /// The adapters the rows of `sequence` get.
+    func adapters(of sequence: Int) -> AdapterSet {
+        sequenceAdapters[sequence] ?? adapters
+    }
+
+    /// The rows of the pass running that adapters change, in runs under one set: the last
+    /// `count` rows (all of them, or an unembedding's last), each run with its adapters. Rows of
+    /// one sequence are one run; so are several sequences' under the same adapters.
+    func adaptedRuns(count: Int) -> [(adapters: AdapterSet, rows: Range<Int>)] {
+        guard !sequenceAdapters.isEmpty else { return adapters.isEmpty ? [] : [(adapters, 0..<count)] }
+        let first = rowSequences.count - count
+        var runs: [(adapters: AdapterSet, rows: Range<Int>)] = []
+        for row in 0..<count {
+            let rowAdapters = adapters(of: rowSequences[first + row])
+            if let last = runs.last, last.adapters == rowAdapters {
+                runs[runs.count - 1].rows = last.rows.lowerBound..<(row + 1)
+            } else {
+                runs.append((rowAdapters, row..<(row + 1)))
+            }
+        }
+        return runs.filter { !$0.adapters.isEmpty }
+    }
+
+    /// Grows the room for adapters' products if `adapters` need more (so that no pass allocates).
+    private func reserveRoom(for adapters: AdapterSet) {
         let needed = (lowRank: batchCapacity * adapters.largestRank, product: batchCapacity * adapters.widestRows)
         if needed.lowRank > adapterCapacity.lowRank {
             adapterBuffers.lowRank.deallocate()

@@ -173,27 +173,32 @@ extension ModelSession {
 
     /// Gives `generation` a free sequence — the one whose cache shares most of its prompt — where
     /// it waits its turn to read its prompt; nil (the generation ended) when the prompt or its
-    /// hooks are refused. A generation with hooks reads its prompt from position 0 (as alone) and
-    /// its hooks look into its sequence's rows from then until it ends.
+    /// hooks or adapters are refused. A generation with hooks reads its prompt from position 0 (as
+    /// alone); its hooks, and adapters of its own, apply to its sequence's rows until it ends (it
+    /// reuses only a cache computed under the same adapters).
     private func admit(_ generation: QueuedGeneration, besides active: [BatchedSequence]) -> BatchedSequence? {
         let tokens = generation.promptTokens(model.tokenizer)
         let hooks = generation.pipeline.hooks
+        let ownAdapters: AdapterSet?
         do {
             try check(tokens, hooks: hooks)
+            ownAdapters = try self.ownAdapters(of: generation.pipeline)
         } catch {
             generation.fail(error)
             return nil
         }
+        let adapters = ownAdapters ?? state.adapters
         let used = Set(active.map(\.sequence))
-        let shared = sequences.map { $0.hooked ? 0 : zip($0.tokens, tokens).prefix { $0 == $1 }.count }
+        let shared = sequences.map { $0.altered || $0.adapters != adapters ? 0 : zip($0.tokens, tokens).prefix { $0 == $1 }.count }
         // The free sequence sharing most, the first of equals.
         guard let sequence = (0..<sequenceCapacity).filter({ !used.contains($0) }).max(by: { (shared[$0], $1) < (shared[$1], $0) }) else {
             generation.fail(ModelError(file: model.gguf.path, field: "batch", reason: "no free sequence"))
             return nil
         }
         let options = generation.options
+        if let ownAdapters { state.useAdapters(ownAdapters, for: sequence) }
         if hooks.isEmpty, let inherited = generation.inherited, options.reusesCachedPrefix { adopt(inherited, for: tokens, sequence: sequence) }
-        let reuse: PrefixReuse = !hooks.isEmpty || sequences[sequence].hooked ? .none : options.reusesCachedPrefix ? .any : .exact
+        let reuse: PrefixReuse = !hooks.isEmpty || sequences[sequence].altered ? .none : options.reusesCachedPrefix ? .any : .exact
         if !hooks.isEmpty { state.sequenceHooks[sequence] = hooks }
         return BatchedSequence(generation: generation, sequence: sequence, prompt: tokens, phase: .waiting(reuse: reuse), progress: nil)
     }
@@ -285,15 +290,16 @@ extension ModelSession {
     /// read, as `reuse` allows), puts them in `sequence` — copying the keys and values when that
     /// is another — and returns the logits: the samples of one prompt read it once.
     private func startFromCachedPrompt(_ prompt: [Int32], reuse: PrefixReuse, sequence: Int) -> [Float]? {
+        let adapters = state.adapters(of: sequence)
         guard reuse != .none, let donor = sequences.indices.first(where: { index in
             // A recurrent state is only where its sequence is: after the prompt, nothing more.
-            guard let saved = sequences[index].promptLogits, !sequences[index].hooked, saved.tokenCount == prompt.count,
+            guard let saved = sequences[index].promptLogits, !sequences[index].altered, sequences[index].adapters == adapters, saved.tokenCount == prompt.count,
                   saved.exact || reuse == .any, !state.isRecurrent || sequences[index].tokens.count == prompt.count else { return false }
             return sequences[index].tokens.starts(with: prompt)
         }), let saved = sequences[donor].promptLogits else { return nil }
         if donor != sequence { state.copyCache(from: donor, to: sequence, count: prompt.count) }
         state.positions[sequence] = prompt.count
-        sequences[sequence] = CachedSequence(tokens: prompt, hooked: false, alignedTokens: min(sequences[donor].alignedTokens, prompt.count),
+        sequences[sequence] = CachedSequence(tokens: prompt, altered: false, alignedTokens: min(sequences[donor].alignedTokens, prompt.count), adapters: adapters,
                                              promptLogits: saved)
         return saved.values
     }
@@ -302,9 +308,10 @@ extension ModelSession {
     /// gives more of it than `sequence`'s own (as `reuse` counts them): a system prompt shared
     /// by several requests is read once.
     private func copyLongestPrefix(of prompt: [Int32], reuse: PrefixReuse, into sequence: Int) {
+        let adapters = state.adapters(of: sequence)
         func reusable(_ index: Int) -> Int {
             let cached = sequences[index]
-            guard !cached.hooked else { return 0 }
+            guard !cached.altered, cached.adapters == adapters else { return 0 }
             let common = zip(cached.tokens, prompt).prefix { $0 == $1 }.count
             return continuable(reuse.reusable(common: common, aligned: cached.alignedTokens, count: prompt.count, batch: state.batchCapacity), of: cached)
         }
@@ -312,8 +319,8 @@ extension ModelSession {
         let count = reusable(donor)
         guard count > reusable(sequence) else { return }
         state.copyCache(from: donor, to: sequence, count: count)
-        sequences[sequence] = CachedSequence(tokens: Array(prompt.prefix(count)), hooked: false,
-                                             alignedTokens: min(sequences[donor].alignedTokens, count))
+        sequences[sequence] = CachedSequence(tokens: Array(prompt.prefix(count)), altered: false,
+                                             alignedTokens: min(sequences[donor].alignedTokens, count), adapters: adapters)
     }
 
     /// Starts decoding `batched` after its `prompt` (`reused` of its tokens from the cache, the
@@ -354,6 +361,7 @@ extension ModelSession {
     private func end(_ batched: BatchedSequence, _ summary: GenerationSummary) {
         inbox.withLock { $0.tokensInUse[batched.sequence] = nil }
         state.sequenceHooks[batched.sequence] = nil
+        state.useAdapters(nil, for: batched.sequence)
         batched.generation.finish(summary)
     }
 
@@ -361,6 +369,7 @@ extension ModelSession {
     private func end(_ batched: BatchedSequence, failing error: any Error) {
         inbox.withLock { $0.tokensInUse[batched.sequence] = nil }
         state.sequenceHooks[batched.sequence] = nil
+        state.useAdapters(nil, for: batched.sequence)
         batched.generation.fail(error)
     }
 }

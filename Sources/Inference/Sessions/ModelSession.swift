@@ -41,13 +41,16 @@ public actor ModelSession {
     struct CachedSequence {
         /// The tokens whose keys and values are in the cache, in order.
         var tokens: [Int32] = []
-        /// Whether hooks may have changed what the cache holds: such a cache is never reused, and
-        /// a generation with hooks reuses none, so every prefix reused was computed as a plain run
-        /// would.
-        var hooked = false
+        /// Whether hooks (or adapters changed partway) may have changed what the cache holds: such
+        /// a cache is never reused, and a generation with hooks reuses none, so every prefix
+        /// reused was computed as a plain run would.
+        var altered = false
         /// How many of the cached tokens were read as whole prompt batches from position 0: a
         /// prompt that starts with them reuses them exactly, its logits bit for bit a fresh read's.
         var alignedTokens = 0
+        /// The LoRA adapters the cached tokens were computed under: only a generation under the
+        /// same reuses them.
+        var adapters = AdapterSet.none
         /// The logits after the last prompt read into this sequence, while the cache still holds
         /// that prompt: a generation with the same prompt starts from them without reading it.
         var promptLogits: PromptLogits?
@@ -96,16 +99,12 @@ public actor ModelSession {
 
     /// Makes every forward pass from now on apply `adapters` (as llama.cpp's
     /// `llama_set_adapters_lora` does for a context); what the cache holds was computed under the
-    /// adapters before, so unless they are the same it is emptied.
+    /// adapters before, and is reused only by a generation under those again.
     ///
     /// - Throws: `ModelError` when the adapters were checked against another model.
     public func useAdapters(_ adapters: AdapterSet) throws(ModelError) {
-        guard adapters.fits(model) else {
-            throw ModelError(file: model.gguf.path, field: "adapters", reason: "were checked against another model (\(adapters.modelPath ?? "none"))")
-        }
-        guard adapters != state.adapters else { return }
+        try checkFits(adapters)
         state.useAdapters(adapters)
-        sequences = Array(repeating: CachedSequence(), count: state.sequenceCapacity)
     }
 
     // MARK: - Generation
@@ -158,9 +157,9 @@ public actor ModelSession {
     /// A copy of what the (first sequence's) cache holds now.
     public func cachedPrefix() -> CachedPrefix {
         let cached = sequences[0]
-        let tokens = cached.hooked ? [] : cached.tokens
+        let tokens = cached.altered ? [] : cached.tokens
         return CachedPrefix(tokens: tokens, contents: state.cacheContents(count: tokens.count), cacheType: state.cacheType,
-                            alignedTokens: cached.hooked ? 0 : cached.alignedTokens, batchCapacity: state.batchCapacity, adapters: state.adapters)
+                            alignedTokens: cached.altered ? 0 : cached.alignedTokens, batchCapacity: state.batchCapacity, adapters: cached.adapters)
     }
 
     /// Puts `saved` (a `cachedPrefix()` of a session of this model, or a `SavedState`) into the
@@ -169,8 +168,8 @@ public actor ModelSession {
     public func restore(_ saved: CachedPrefix, sequence: Int = 0) {
         precondition(saved.cacheType == state.cacheType && saved.tokens.count <= contextLength, "a state of another cache")
         state.restoreCache(saved.contents, count: saved.tokens.count, sequence: sequence)
-        sequences[sequence] = CachedSequence(tokens: saved.tokens, hooked: false,
-                                             alignedTokens: saved.batchCapacity == state.batchCapacity ? saved.alignedTokens : 0)
+        sequences[sequence] = CachedSequence(tokens: saved.tokens, altered: false,
+                                             alignedTokens: saved.batchCapacity == state.batchCapacity ? saved.alignedTokens : 0, adapters: saved.adapters)
     }
 
     /// Reads `tokens` into the cache as a generation's prompt would (after the whole batches of a
@@ -182,7 +181,7 @@ public actor ModelSession {
     public func prefill(_ tokens: [Int32], startingFrom inherited: CachedPrefix? = nil) throws(ModelError) -> Int {
         try check(tokens, hooks: [])
         if let inherited { restore(inherited) }
-        guard let reused = try ingest(tokens, reuse: sequences[0].hooked ? .none : inherited == nil ? .exact : .any) else {
+        guard let reused = try ingest(tokens, reuse: sequences[0].altered ? .none : inherited == nil ? .exact : .any) else {
             throw ModelError(file: model.gguf.path, field: "task", reason: "cancelled")
         }
         return reused
@@ -193,8 +192,8 @@ public actor ModelSession {
     func adopt(_ inherited: CachedPrefix, for tokens: [Int32], sequence: Int = 0) {
         func common(_ cached: [Int32]) -> Int { zip(cached, tokens).prefix { $0 == $1 }.count }
         let cached = sequences[sequence]
-        guard inherited.cacheType == state.cacheType, inherited.tokens.count <= contextLength, inherited.adapters == state.adapters,
-              common(inherited.tokens) > (cached.hooked ? 0 : common(cached.tokens)) else { return }
+        guard inherited.cacheType == state.cacheType, inherited.tokens.count <= contextLength, inherited.adapters == state.adapters(of: sequence),
+              common(inherited.tokens) > (cached.altered ? 0 : common(cached.tokens)) else { return }
         restore(inherited, sequence: sequence)
     }
 
@@ -270,9 +269,14 @@ public actor ModelSession {
         func shouldStop() -> Bool { Task.isCancelled || stop.isRaised }
         let started = ContinuousClock.now
         try check(promptTokens, hooks: pipeline.hooks)
+        let ownAdapters = try self.ownAdapters(of: pipeline)
         state.hooks = pipeline.hooks
-        defer { state.hooks = [] }
-        let reuse: PrefixReuse = !pipeline.hooks.isEmpty || sequences[0].hooked ? .none : options.reusesCachedPrefix ? .any : .exact
+        state.useAdapters(ownAdapters, for: 0)
+        defer {
+            state.hooks = []
+            state.useAdapters(nil, for: 0)
+        }
+        let reuse: PrefixReuse = !pipeline.hooks.isEmpty || sequences[0].altered ? .none : options.reusesCachedPrefix ? .any : .exact
         guard let reused = try ingest(promptTokens, reuse: reuse, stop: stop) else {
             return GenerationProgress.cancelled(promptTokens: promptTokens.count)
         }
@@ -406,7 +410,8 @@ public actor ModelSession {
     /// cache keeps that prefix and drops the rest.
     func startReading(_ tokens: [Int32], reuse: PrefixReuse, sequence: Int) -> PromptRead {
         var cached = sequences[sequence]
-        let common = zip(cached.tokens, tokens).prefix { $0 == $1 }.count
+        let adapters = state.adapters(of: sequence)
+        let common = cached.adapters == adapters ? zip(cached.tokens, tokens).prefix { $0 == $1 }.count : 0
         let batch = state.batchCapacity
         let reused = continuable(reuse.reusable(common: common, aligned: cached.alignedTokens, count: tokens.count, batch: batch), of: cached)
         // Read from a batch boundary of an aligned prefix, the prompt's whole batches are aligned
@@ -415,9 +420,10 @@ public actor ModelSession {
             ? tokens.count / batch * batch : min(cached.alignedTokens, reused) / batch * batch
         state.positions[sequence] = reused
         cached.tokens.removeLast(cached.tokens.count - reused)
-        cached.hooked = !state.hooks(of: sequence).isEmpty
-        cached.alignedTokens = cached.hooked ? 0 : min(cached.alignedTokens, reused)
-        if let saved = cached.promptLogits, saved.tokenCount > reused || cached.hooked { cached.promptLogits = nil }
+        cached.adapters = adapters
+        cached.altered = !state.hooks(of: sequence).isEmpty
+        cached.alignedTokens = cached.altered ? 0 : min(cached.alignedTokens, reused)
+        if let saved = cached.promptLogits, saved.tokenCount > reused || cached.altered { cached.promptLogits = nil }
         sequences[sequence] = cached
         return PromptRead(tokens: tokens, sequence: sequence, reused: reused, next: reused, alignedAfter: alignedAfter, reuse: reuse)
     }
@@ -434,7 +440,7 @@ public actor ModelSession {
         let batch = Array(read.tokens[read.next..<min(read.tokens.count, read.next + state.batchCapacity)])
         try forward(batch, sequence: read.sequence)
         read.next += batch.count
-        if !sequences[read.sequence].hooked {
+        if !sequences[read.sequence].altered {
             sequences[read.sequence].alignedTokens = min(read.alignedAfter, read.next / state.batchCapacity * state.batchCapacity)
             if read.isDone {
                 sequences[read.sequence].promptLogits = PromptLogits(
@@ -446,6 +452,14 @@ public actor ModelSession {
 
     func forward(_ tokens: [Int32], allLogits: Bool = false, sequence: Int = 0) throws(ModelError) {
         try model.forward(tokens, sequence: sequence, state: state, allLogits: allLogits)
+        // A sequence begun (or emptied) records the adapters it is computed under; one continued
+        // under others than those it recorded is never reused.
+        let adapters = state.adapters(of: sequence)
+        if sequences[sequence].tokens.isEmpty {
+            sequences[sequence].adapters = adapters
+        } else if sequences[sequence].adapters != adapters {
+            sequences[sequence].altered = true
+        }
         sequences[sequence].tokens += tokens
     }
 
@@ -572,6 +586,23 @@ public actor ModelSession {
             try hook.check(model)
             try hook.check(model, tokens: tokens.count)
         }
+    }
+
+    /// Refuses adapters checked against another model than the session's.
+    func checkFits(_ adapters: AdapterSet) throws(ModelError) {
+        guard adapters.fits(model) else {
+            throw ModelError(file: model.gguf.path, field: "adapters", reason: "were checked against another model (\(adapters.modelPath ?? "none"))")
+        }
+    }
+
+    /// The adapters of `pipeline` when they are not the session's: those its generation's
+    /// sequence applies on its own (nil: the session's).
+    ///
+    /// - Throws: `ModelError` when they were checked against another model.
+    func ownAdapters(of pipeline: GenerationPipeline) throws(ModelError) -> AdapterSet? {
+        guard let adapters = pipeline.adapters, adapters != state.adapters else { return nil }
+        try checkFits(adapters)
+        return adapters
     }
 
     /// The `k` most likely next tokens after `prompt`, with their log-probabilities.

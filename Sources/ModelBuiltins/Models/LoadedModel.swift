@@ -109,7 +109,8 @@ public final class LoadedModel: MemberTableHostObject {
         ("info", { .dictionary(try $0.infoDictionary()) }),
         ("name", { .string($0.name) }),
         ("path", { .string($0.path) }),
-    ], methods: [ModelLibrary.generate, ModelLibrary.prefill, ModelLibrary.tokenize, ModelLibrary.tokenId, ModelLibrary.toText, ModelLibrary.nextTokens, ModelLibrary.perplexity])
+    ], methods: [ModelLibrary.generate, ModelLibrary.prefill, ModelLibrary.tokenize, ModelLibrary.tokenId, ModelLibrary.toText, ModelLibrary.nextTokens, ModelLibrary.perplexity,
+                ModelLibrary.withAdapters])
 
     var name: String { URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent }
 

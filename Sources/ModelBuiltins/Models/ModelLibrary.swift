@@ -152,7 +152,7 @@ final class ModelLibrary: LumenLibrary {
             ?? ProcessInfo.processInfo.activeProcessorCount
         let instances = try arguments.labelledInteger("instances") ?? 1
         let parallel = try arguments.labelledInteger("parallel") ?? ModelSession.defaultSequences
-        let lora = try arguments.labelled("lora").map(adapterFiles) ?? []
+        let lora = try arguments.labelled("lora").map { argument throws(LumenError) in try adapterFiles(argument, function: "load") } ?? []
         try arguments.finish()
         guard threads >= 1, instances >= 1, parallel >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
             throw LumenError(.value, "threads, instances, parallel and contextLength must be at least 1", at: context.location)
@@ -181,20 +181,40 @@ final class ModelLibrary: LumenLibrary {
         return .host(model)
     }
 
-    /// The adapter files and scales of a `lora:` argument: a dictionary of paths to finite
-    /// numbers, in its order.
-    private static func adapterFiles(_ argument: (Value, SourceLocation)) throws(LumenError) -> [(path: String, scale: Float)] {
+    /// The adapter files and scales of `function`'s `lora:` argument: a dictionary of paths to
+    /// finite numbers, in its order.
+    private static func adapterFiles(_ argument: (Value, SourceLocation), function: String) throws(LumenError) -> [(path: String, scale: Float)] {
         guard case .dictionary(let dictionary) = argument.0 else {
-            throw LumenError(.type, "load() expects lora: to be a dictionary of adapter files to scales ([\"style.gguf\": 1.0]), got \(argument.0.typeName)", at: argument.1)
+            throw LumenError(.type, "\(function)() expects lora: to be a dictionary of adapter files to scales ([\"style.gguf\": 1.0]), got \(argument.0.typeName)", at: argument.1)
         }
         var files: [(path: String, scale: Float)] = []
         for (key, value) in dictionary.pairs {
             guard case .string(let path) = key, let scale = Operators.number(value), scale.isFinite, Float(scale).isFinite else {
-                throw LumenError(.type, "load() expects lora: to map adapter files to finite scales, got \(key.description): \(value.description)", at: argument.1)
+                throw LumenError(.type, "\(function)() expects lora: to map adapter files to finite scales, got \(key.description): \(value.description)", at: argument.1)
             }
             files.append((path, Float(scale)))
         }
         return files
+    }
+
+    /// `m.with(lora:)`: the model's weights (shared, not read again) with other adapters.
+    static let withAdapters = Builtin(
+        name: "with",
+        signature: "model.with(lora: [String: Double]) -> Model",
+        summary: "The same weights (shared, not read again) with other LoRA adapters, in sessions of their own: m.with(lora: [\"style.gguf\": 0.5]); compareModels(m, m.with(lora: a)) measures what an adapter changes; lora: [:] is the base model."
+    ) { arguments, context in
+        let model = try loadedModel(&arguments)
+        let (value, location) = try arguments.requireLabelled("lora")
+        let lora = try adapterFiles((value, location), function: "with")
+        try arguments.finish()
+        do {
+            return .host(try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
+                try LoadedModel(path: model.path, contextLength: model.contextLength, threads: model.threads, instances: model.instances,
+                                parallel: model.parallel, adapters: lora)
+            })
+        } catch {
+            throw LumenError(.model, "\(error)", at: location)
+        }
     }
 
     static let unload = Builtin(name: "unload", signature: "unload(_ model)", summary: "Releases the model's weights and caches; using it afterwards is an error.") { arguments, _ in

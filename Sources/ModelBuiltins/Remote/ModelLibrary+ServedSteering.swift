@@ -7,7 +7,9 @@ extension ModelLibrary {
     /// (`lumen serve --control-vector-file NAME=FILE --sae NAME=PATH`; `GET /control-vectors` and
     /// `GET /saes` list them): `steer:` a vector's name, or a Dictionary from names to scales,
     /// each times `steerScale:`; `steerBlocks:` a range of blocks; `features:` a Dictionary from
-    /// an SAE's name to a Dictionary from feature index to the activation it is set to.
+    /// an SAE's name to a Dictionary from feature index to the activation it is set to; `lora:` a
+    /// Dictionary from the id of an adapter its server loaded (`GET /lora-adapters`) to its scale,
+    /// llama-server's `lora` field (the adapters not named are left out).
     static func servedSteering(_ arguments: inout Arguments) throws(LumenError) -> SteeringFields {
         var fields = SteeringFields()
         let scale = try arguments.labelledNumber("steerScale") ?? 1
@@ -56,6 +58,17 @@ extension ModelLibrary {
                 features[name] = values
             }
             fields.features = features
+        }
+        if let (value, location) = arguments.labelled("lora") {
+            guard case .dictionary(let dictionary) = value else {
+                throw LumenError(.type, "lora: for a served model maps the ids of its server's adapters (GET /lora-adapters) to scales, got \(value.typeName)", at: location)
+            }
+            fields.lora = try dictionary.pairs.map { key, entry throws(LumenError) in
+                guard case .integer(let id) = key, id >= 0, let scale = Operators.number(entry), scale.isFinite else {
+                    throw LumenError(.value, "lora: maps adapter ids (0 or more) to finite scales, got \(key.printed): \(entry.printed)", at: location)
+                }
+                return LoRAScale(id: id, scale: scale)
+            }
         }
         return fields
     }

@@ -121,7 +121,7 @@ def test_a_load_whose_clients_vanish_mid_stream_leaks_nothing_and_is_logged(tmp_
             answers = [None] * clients
 
             def client(index):
-                stream = Stream(server, {"prompt": f"Round {round_index} client {index} says", "max_tokens": 16, "temperature": 0})
+                stream = Stream(server, {"prompt": f"Round {round_index} client {index} says", "max_tokens": 8, "temperature": 0})
                 if index % 2:
                     deadline = time.monotonic() + 300
                     while len(stream.events) < 2 and not stream.ended.is_set() and time.monotonic() < deadline:

@@ -3,10 +3,10 @@ import GenerationTypes
 import Grammars
 import Tokenizers
 /// The parts of a generation that an experiment can replace or add to, each a value: logit
-/// processors, a grammar the output must follow, the sampler, stop conditions, and hooks into
-/// every forward pass (the prompt's included), LoRA adapters of its own. `GenerationOptions` describe the usual ones
-/// (`init(options:model:hooks:)`); the options' length, stop strings, teacher forcing and recorded
-/// logits apply whichever pipeline runs.
+/// processors, a grammar the output must follow, the sampler, stop conditions, hooks into every
+/// forward pass (the prompt's included) and LoRA adapters of its own. `GenerationOptions`
+/// describe the usual ones (`init(options:model:hooks:)`); the options' length, stop strings,
+/// teacher forcing and recorded logits apply whichever pipeline runs.
 public struct GenerationPipeline: Sendable {
     /// Run in order on a copy of each step's logits, before the grammar and the sampler.
     public var processors: [any LogitProcessor]

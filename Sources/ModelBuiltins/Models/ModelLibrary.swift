@@ -12,7 +12,7 @@ import Synchronization
 /// `compareModels`, the looking-inside ones, and `prefill`/`loadState` (states as values); and what they share in a session: the generation defaults and the run
 /// recorder.
 final class ModelLibrary: LumenLibrary {
-    let builtins: [Builtin] = [load, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, tokenId, toText, detokenize, nextTokens,
+    let builtins: [Builtin] = [load, withAdapters, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, tokenId, toText, detokenize, nextTokens,
                                perplexity, compareModels, controlVector, steeringVector, normalize, loadSAE, features, topActivations, saeQuality, setFeature, logitLens, attentionPatterns, trace, ablate, intervene, patch, embed, unembedding, prefill, loadState]
     let magics: [Magic] = [defaultsMagic]
     /// Where the session's generations and measurements are recorded.
@@ -197,10 +197,10 @@ final class ModelLibrary: LumenLibrary {
         return files
     }
 
-    /// `m.with(lora:)`: the model's weights (shared, not read again) with other adapters.
+    /// `with(m, lora:)`, `m.with(lora:)`: the model's weights (shared, not read again) with other adapters.
     static let withAdapters = Builtin(
         name: "with",
-        signature: "model.with(lora: [String: Double]) -> Model",
+        signature: "with(_ model, lora: [String: Double]) -> Model",
         summary: "The same weights (shared, not read again) with other LoRA adapters, in sessions of their own: m.with(lora: [\"style.gguf\": 0.5]); compareModels(m, m.with(lora: a)) measures what an adapter changes; lora: [:] is the base model."
     ) { arguments, context in
         let model = try loadedModel(&arguments)

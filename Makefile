@@ -273,6 +273,8 @@ bench-parallel: release venv models
 bench-lora: release venv adapters
 	$(PYTHON) scripts/bench_lora.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $(ADAPTERS)/smollm2-r16.gguf --rounds 5
 	$(PYTHON) scripts/bench_lora.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $(ADAPTERS)/smollm2-r16-f16.gguf --rounds 5
+	$(PYTHON) scripts/bench_lora_serve.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf \
+	  $(ADAPTERS)/smollm2-r16.gguf $(ADAPTERS)/smollm2-r8.gguf $(ADAPTERS)/smollm2-r16-f16.gguf
 
 bench-archs: release venv
 	@[ -x "$(LLAMA_BENCH)" ] || { echo "Set LLAMA_BENCH=/path/to/llama-bench (see BENCHMARKS.md)"; exit 2; }

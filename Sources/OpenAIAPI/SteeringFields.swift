@@ -1,10 +1,11 @@
 /// The request fields that change one generation inside the model: llama-server's `lora`, the
 /// scales of the server's LoRA adapters (`--lora FILE`) by id, those not named left out for this
-/// request; and Lumen's own (llama-server has none): `control_vectors`, the server's named control vectors (`lumen serve --control-vector-file
-/// NAME=FILE`) each with its scale, summed; `control_vector_layer_range`, the first and last block
-/// (from 0, inclusive) they are added after (default: every block); `features`, the server's named
-/// sparse autoencoders (`--sae NAME=PATH`), each with features (by index, as a JSON key) set to
-/// activations. A request names what the server loaded; it never gives a path.
+/// request; and Lumen's own (llama-server has none): `control_vectors`, the server's named
+/// control vectors (`lumen serve --control-vector-file NAME=FILE`) each with its scale, summed;
+/// `control_vector_layer_range`, the first and last block (from 0, inclusive) they are added after
+/// (default: every block); `features`, the server's named sparse autoencoders (`--sae NAME=PATH`),
+/// each with features (by index, as a JSON key) set to activations. A request names what the
+/// server loaded (an adapter by its id); it never gives a path.
 public struct SteeringFields: Codable, Sendable, Equatable {
     /// Each control vector's name and scale.
     public var controlVectors: [String: Double]?

@@ -39,6 +39,13 @@ struct LoRACellTests {
         let kl = try await cellValue("compareModels(plain, adapted, \"\(prompt) and then the robot went home.\") * 1", interpreter)
         #expect((Double(kl) ?? 0) > 0.001, "\(kl)")
         #expect(try await cellValue("compareModels(m, adapted, \"\(prompt) and then the robot went home.\") * 1 == 0", interpreter) == "true")
+        // adapter(): what the file holds, before it is applied (its rank, 30 blocks' seven
+        // projections, their bytes in F32, alpha, architecture and first tensor).
+        try await runCell("let a = adapter(\"\(Self.adapter)\")", on: interpreter)
+        let bytes: Int = 30 * 16 * 4 * (576 + 576 + 2 * (576 + 192) + 576 + 576 + 3 * (576 + 1536))
+        #expect(try await cellValue("[a.rank, len(a.tensors), a.bytes, a.alpha]", interpreter) == "[16, 210, \(bytes), 16.0]")
+        #expect(try await cellValue("a.architecture == \"llama\" && a.tensors[0] == \"blk.0.attn_k.weight\" && a.path == \"\(Self.adapter)\"", interpreter) == "true")
+        #expect(await cellFailure("adapter(\"\(model)\")", interpreter)?.contains("not a LoRA adapter") == true)
         let message = await cellFailure("m.with(lora: 3)", interpreter)
         #expect(message?.contains("with() expects lora: to be a dictionary of adapter files") == true, "\(message ?? "no error")")
     }

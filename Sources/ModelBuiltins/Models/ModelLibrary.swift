@@ -12,7 +12,7 @@ import Synchronization
 /// `compareModels`, the looking-inside ones, and `prefill`/`loadState` (states as values); and what they share in a session: the generation defaults and the run
 /// recorder.
 final class ModelLibrary: LumenLibrary {
-    let builtins: [Builtin] = [load, withAdapters, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, tokenId, toText, detokenize, nextTokens,
+    let builtins: [Builtin] = [load, withAdapters, adapter, unload, reload, prewarm, quantize, generate, defaults, batch, compare, bench, tokenize, tokenId, toText, detokenize, nextTokens,
                                perplexity, compareModels, controlVector, steeringVector, normalize, loadSAE, features, topActivations, saeQuality, setFeature, logitLens, attentionPatterns, trace, ablate, intervene, patch, embed, unembedding, prefill, loadState]
     let magics: [Magic] = [defaultsMagic]
     /// Where the session's generations and measurements are recorded.

@@ -28,7 +28,7 @@ final class AdapterObject: MemberTableHostObject {
     var summary: String {
         let ranks = adapter.ranks.map(String.init).joined(separator: ", ")
         return "Adapter(\((adapter.path as NSString).lastPathComponent): \(adapter.architecture), rank \(ranks), alpha \(adapter.alpha), "
-            + "\(adapter.adaptedTensors.count) tensors, \(String(format: "%.1f", Double(adapter.byteCount) / 1_048_576)) MB)"
+            + "\(adapter.adaptedTensors.count) tensors, \(String(format: "%.1f", Double(adapter.byteCount) / 1_048_576)) MiB)"
     }
 
     /// The summary, then the tensors it adapts.

@@ -10,54 +10,39 @@ import Synchronization
 /// scales, and not the others, to that request alone. An adapter at scale 0 is left out, as
 /// llama.cpp leaves it.
 public final class ServedAdapters: Sendable {
-    /// One adapter: the file as the server was given it, and what was read from it.
-    public struct Loaded: Sendable {
-        public let path: String
-        public let adapter: LoRAAdapter
-
-        /// `adapter`, read from `path`.
-        public init(path: String, adapter: LoRAAdapter) {
-            self.path = path
-            self.adapter = adapter
-        }
-    }
-
-    /// The adapters, by id.
-    let loaded: [Loaded]
+    /// The adapters' files as the server was given them, by id.
+    private let paths: [String]
     /// Every adapter at scale 1, checked against the model: the set a request's scales rescale.
     private let all: AdapterSet
     /// The scales of requests without a `lora` field, by id, and the set they make.
     private let current: Mutex<(scales: [Float], adapters: AdapterSet)>
 
     /// None.
-    public static let none = ServedAdapters(checked: [], all: .none, scales: [])
+    public static let none = ServedAdapters(paths: [], all: .none, scales: [])
 
-    /// `loaded`, at `scales` (one per adapter), checked against `model`.
+    /// The adapters in `files` (read: a blocking read of each), checked against `model`, each at
+    /// its scale for requests without a `lora` field.
     ///
-    /// - Throws: `ModelError` naming the adapter that does not fit the model, or a scale that is
-    ///   not finite.
-    public convenience init(_ loaded: [Loaded], scales: [Float], for model: LanguageModel) throws(ModelError) {
-        precondition(loaded.count == scales.count, "one scale per adapter")
-        let all = try AdapterSet(loaded.map { ($0.adapter, 1) }, for: model)
-        if let index = scales.firstIndex(where: { !$0.isFinite }) {
-            throw ModelError(file: loaded[index].path, field: "scale", reason: "is \(scales[index]), not a finite number")
+    /// - Throws: `ModelError` naming the file that cannot be read, is not an adapter or does not
+    ///   fit the model, or whose scale is not finite.
+    public convenience init(files: [(path: String, scale: Float)], for model: LanguageModel) throws(ModelError) {
+        let all = try AdapterSet(files: files.map { ($0.path, 1) }, for: model)
+        if let file = files.first(where: { !$0.scale.isFinite }) {
+            throw ModelError(file: file.path, field: "scale", reason: "is \(file.scale), not a finite number")
         }
-        self.init(checked: loaded, all: all, scales: scales)
+        self.init(paths: files.map(\.path), all: all, scales: files.map(\.scale))
     }
 
-    private init(checked loaded: [Loaded], all: AdapterSet, scales: [Float]) {
-        self.loaded = loaded
+    private init(paths: [String], all: AdapterSet, scales: [Float]) {
+        self.paths = paths
         self.all = all
         current = Mutex((scales, all.rescaled(scales)))
     }
 
-    /// Whether the server loaded no adapter.
-    public var isEmpty: Bool { loaded.isEmpty }
-
     /// `GET /lora-adapters`: each adapter's id, file and current scale.
     public var cards: [LoRAAdapterCard] {
         let scales = current.withLock { $0.scales }
-        return loaded.enumerated().map { LoRAAdapterCard(id: $0.offset, path: $0.element.path, scale: Double(scales[$0.offset])) }
+        return paths.enumerated().map { LoRAAdapterCard(id: $0.offset, path: $0.element, scale: Double(scales[$0.offset])) }
     }
 
     /// `POST /lora-adapters`: the scales `entries` give become those of requests without a
@@ -81,10 +66,10 @@ public final class ServedAdapters: Sendable {
 
     /// A scale per adapter: those `entries` name, 0 for the others.
     private func scales(_ entries: [LoRAScale], field: String) throws(ServerError) -> [Float] {
-        var scales = [Float](repeating: 0, count: loaded.count)
+        var scales = [Float](repeating: 0, count: paths.count)
         for entry in entries {
-            guard loaded.indices.contains(entry.id) else {
-                let ids = loaded.isEmpty ? "this server loaded none (lumen serve --lora FILE)" : "this server's are 0…\(loaded.count - 1)"
+            guard paths.indices.contains(entry.id) else {
+                let ids = paths.isEmpty ? "this server loaded none (lumen serve --lora FILE)" : "this server's are 0…\(paths.count - 1)"
                 throw .invalid("\(field): no LoRA adapter has id \(entry.id); \(ids)", param: field == "lora" ? "lora" : nil)
             }
             guard Float(entry.scale).isFinite else {

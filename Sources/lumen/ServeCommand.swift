@@ -257,8 +257,7 @@ struct ServeCommand: AsyncParsableCommand {
             let template = try templateFile.map { (path: String) throws(CommandError) in try TextFile.read(path) }
             let served = try paths.map { path in
                 let model = try WeightCache.shared.model(at: path)
-                let adapters = try ServedAdapters(adapterFiles.map { file in ServedAdapters.Loaded(path: file.path, adapter: try LoRAAdapter(contentsOf: file.path)) },
-                                                  scales: adapterFiles.map { withoutApply ? 0 : $0.scale }, for: model)
+                let adapters = try ServedAdapters(files: adapterFiles.map { (path: $0.path, scale: withoutApply ? 0 : $0.scale) }, for: model)
                 return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
                                        instances: instances, parallel: parallel, contextLength: contextLength, threads: threads,
                                        created: Int(Date().timeIntervalSince1970),

@@ -117,7 +117,8 @@ example: deps
 docs: deps
 	swift package $(SWIFT_FLAGS) generate-documentation --target LumenKit --warnings-as-errors
 
-## llama.cpp's own llama-server, which the remote tests talk to: built from the llama.cpp that PyPI's
+## llama.cpp's own llama-server, which the remote tests talk to (with llama-quantize and
+## llama-export-lora beside it, oracles of lumen quantize and export-lora): built from the llama.cpp that PyPI's
 ## llama-cpp-python source package vendors (the version Tests/integration/requirements.txt pins),
 ## in .build/llama.cpp, never committed. 5 to 10 minutes on 2 cores, once.
 LLAMA_CPP_PYTHON := $(shell sed -n 's/^llama-cpp-python\[server\]==//p' Tests/integration/requirements.txt)
@@ -139,7 +140,7 @@ $(LLAMA_CPP)/build/bin/llama-server: Tests/integration/requirements.txt | test-d
 	tar xzf $(LLAMA_CPP)/llama_cpp_python-$(LLAMA_CPP_PYTHON).tar.gz -C $(LLAMA_CPP)/source --strip-components=1
 	cmake -S $(LLAMA_CPP)/source/vendor/llama.cpp -B $(LLAMA_CPP)/build -DCMAKE_BUILD_TYPE=Release -DLLAMA_CURL=OFF \
 	  -DLLAMA_BUILD_TESTS=ON -DLLAMA_BUILD_EXAMPLES=OFF $(LLAMA_CPP_CPU) > /dev/null
-	cmake --build $(LLAMA_CPP)/build --target llama-server test-gbnf-validator llama-quantize -j $$(nproc) > /dev/null
+	cmake --build $(LLAMA_CPP)/build --target llama-server test-gbnf-validator llama-quantize llama-export-lora -j $$(nproc) > /dev/null
 
 ## The Swift tests on the portable kernels (SIMDe, the code arm64 builds run), chosen at run time
 ## by LUMEN_KERNELS=portable in the same build as make test (the portable variant is compiled

@@ -3,12 +3,17 @@ import Foundation
 import GGUF
 import Inference
 
-/// Writes a copy of a GGUF model with its matrices converted to a `QuantizationScheme`.
+/// Writes a copy of a GGUF model with its matrices converted to a `QuantizationScheme`, or kept in
+/// their types, and LoRA adapters merged into the weights they adapt (`lumen quantize`, `lumen
+/// export-lora`: llama.cpp's `llama-quantize` and `llama-export-lora`).
 ///
-/// Every metadata entry (tokenizer included) is copied byte for byte, except `general.file_type`
-/// and `general.quantization_version`, which describe the new file. Tensors keep their order and
-/// names; a tensor that already has its target type is copied unchanged, any other is widened to
-/// F32 row by row and quantized, rows split across threads. The file is written under a
+/// Every metadata entry (tokenizer included) is copied byte for byte, except, under a scheme,
+/// `general.file_type` and `general.quantization_version`, which describe the new file. Tensors
+/// keep their order and names; a tensor that already has its target type and no adapter is copied
+/// unchanged, any other is widened to F32 row by row, gets the adapters' products added
+/// (`MergedAdapterDelta`) and is quantized, rows split across threads. Merged into a weight of a
+/// type Lumen reads but does not write, adapters leave it F16, as `llama-export-lora` leaves every
+/// merged weight. The file is written under a
 /// temporary name beside the destination, flushed, then renamed over it, so a reader never sees
 /// a partial file and a failure leaves the destination as it was. The destination may be the
 /// source file itself (same device and inode, whatever the path) only when the caller asks for
@@ -45,8 +50,10 @@ public struct ModelQuantizer: Sendable {
         }
     }
 
-    /// The target format.
-    public let scheme: QuantizationScheme
+    /// The target format, or nil to keep each tensor's type.
+    public let scheme: QuantizationScheme?
+    /// The adapters merged into the weights they adapt.
+    public let adapters: AdapterSet
     /// How many threads share each tensor's rows.
     public let threads: Int
 
@@ -54,9 +61,11 @@ public struct ModelQuantizer: Sendable {
     /// which bounds the memory a quantization holds whatever the size of the model.
     public let slabBytes: Int
 
-    /// A quantizer to `scheme` on `threads` threads, reading `slabBytes` of the source at a time.
-    public init(scheme: QuantizationScheme, threads: Int, slabBytes: Int = 16 << 20) {
+    /// A quantizer to `scheme` (nil: each tensor's own type) merging `adapters`, on `threads`
+    /// threads, reading `slabBytes` of the source at a time.
+    public init(scheme: QuantizationScheme?, adapters: AdapterSet = .none, threads: Int, slabBytes: Int = 16 << 20) {
         self.scheme = scheme
+        self.adapters = adapters
         self.threads = max(1, threads)
         self.slabBytes = max(1, slabBytes)
     }
@@ -73,6 +82,10 @@ public struct ModelQuantizer: Sendable {
         return try model.tensors.map { tensor throws(ModelError) in
             guard tensor.type.isSupported else {
                 throw ModelError(file: model.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) cannot be read, so it cannot be converted")
+            }
+            guard let scheme else {
+                let merged = adapters.mergedDelta(for: tensor.name) != nil
+                return (tensor, merged && tensor.type.quantizer == nil ? .f16 : tensor.type)
             }
             return (tensor, scheme.type(forTensor: tensor.name, shape: tensor.shape, layers: layers, tiedOutput: tiedOutput,
                                         valueOrdinal: valueOrdinals[tensor.name], experts: experts))
@@ -95,14 +108,16 @@ public struct ModelQuantizer: Sendable {
             throw ModelError(file: path, field: "output", reason: "directory \(directory) does not exist")
         }
         let plan = try plan(for: model)
-        let copied = model.metadataRecords.filter { $0.key != "general.file_type" && $0.key != "general.quantization_version" }
+        let copied = model.metadataRecords.filter { scheme == nil || ($0.key != "general.file_type" && $0.key != "general.quantization_version") }
         let quantized = plan.contains { $0.type != .f32 && $0.type != .f16 }
-        var header = GGUFWriter(tensorCount: plan.count, metadataCount: copied.count + (quantized ? 2 : 1))
+        var header = GGUFWriter(tensorCount: plan.count, metadataCount: copied.count + (scheme == nil ? 0 : quantized ? 2 : 1))
         for record in copied {
             header.appendRecord(UnsafeRawBufferPointer(rebasing: model.mapping.bytes[record.bytes]))
         }
-        header.appendMetadata("general.file_type", uint32: scheme.fileType)
-        if quantized { header.appendMetadata("general.quantization_version", uint32: 2) }
+        if let scheme {
+            header.appendMetadata("general.file_type", uint32: scheme.fileType)
+            if quantized { header.appendMetadata("general.quantization_version", uint32: 2) }
+        }
         var offset = 0
         var sizes: [Int] = []
         for (tensor, type) in plan {
@@ -160,13 +175,15 @@ public struct ModelQuantizer: Sendable {
         let columns = tensor.shape[0], rows = tensor.rowCount
         let sourceRowBytes = tensor.byteCount / rows, rowBytes = byteCount / rows
         let slabRows = max(1, slabBytes / max(1, sourceRowBytes))
-        var output = Data(count: tensor.type == type ? 0 : min(rows, slabRows) * rowBytes)
+        let delta = adapters.mergedDelta(for: tensor.name)
+        let copied = tensor.type == type && delta == nil
+        var output = Data(count: copied ? 0 : min(rows, slabRows) * rowBytes)
         for first in stride(from: 0, to: rows, by: slabRows) {
             if isCancelled() { throw CancellationError() }
             let count = min(slabRows, rows - first)
             let slabBase = sourceBase + first * sourceRowBytes
             let slab = UnsafeRawBufferPointer(start: slabBase, count: count * sourceRowBytes)
-            if tensor.type == type {
+            if copied {
                 try file.write(contentsOf: slab)
             } else {
                 output.withUnsafeMutableBytes { buffer in
@@ -178,6 +195,7 @@ public struct ModelQuantizer: Sendable {
                         for row in (count * part / parts)..<(count * (part + 1) / parts) {
                             if row % 32 == 0 && isCancelled() { return }
                             Kernels.dequantize(tensor.type, slabBase + row * sourceRowBytes, into: widened, count: columns)
+                            delta?.add(toRow: first + row, widened)
                             BlockQuantizer.quantize(type, widened, count: columns, into: outputBase + row * rowBytes)
                         }
                     }

@@ -11,7 +11,7 @@ struct Lumen: AsyncParsableCommand {
         commandName: "lumen",
         abstract: "A Jupyter kernel and REPL for language-model inference experiments.",
         version: version,
-        subcommands: [KernelCommand.self, ReplCommand.self, RunCommand.self, InstallCommand.self, UninstallCommand.self, GenerateCommand.self, BenchCommand.self, InfoCommand.self, QuantizeCommand.self, TokenizeCommand.self, TemplateCommand.self, ChatCommand.self, PerplexityCommand.self, KLDivergenceCommand.self, SteeringCommand.self, TraceCommand.self, LogCommand.self, ServeCommand.self]
+        subcommands: [KernelCommand.self, ReplCommand.self, RunCommand.self, InstallCommand.self, UninstallCommand.self, GenerateCommand.self, BenchCommand.self, InfoCommand.self, QuantizeCommand.self, ExportLoRACommand.self, TokenizeCommand.self, TemplateCommand.self, ChatCommand.self, PerplexityCommand.self, KLDivergenceCommand.self, SteeringCommand.self, TraceCommand.self, LogCommand.self, ServeCommand.self]
     )
 
     /// The exit status of a usage error (a bad option or argument, a refused combination): 2, as

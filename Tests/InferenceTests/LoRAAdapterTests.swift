@@ -39,9 +39,19 @@ struct LoRAAdapterTests {
         return RealModelTests.portable ? all.filter(["smollm2-f16", "phi3", "llama-dense"].contains) : all
     }()
 
-    @Test("logits with adapters match llama.cpp's with the same adapters, within the real-model bounds", arguments: cases)
-    func fidelity(name: String) throws {
-        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: Self.references.appendingPathComponent("\(name).json"))) as? [String: Any])
+    /// A reference case: its JSON, where it comes from (`synthetic`, `arch` or `real`), the
+    /// model's file name without `.gguf`, the model, and the adapters it was made with.
+    struct Reference {
+        let root: [String: Any]
+        let source: String
+        let stem: String
+        let model: LanguageModel
+        let adapters: AdapterSet
+    }
+
+    /// Reference case `name`, its model and adapters read and checked to be the ones it was made from.
+    static func reference(_ name: String) throws -> Reference {
+        let root = try #require(try JSONSerialization.jsonObject(with: Data(contentsOf: references.appendingPathComponent("\(name).json"))) as? [String: Any])
         let file = try #require(root["model"] as? String), stem = String(file.dropLast(".gguf".count))
         let source = try #require(root["source"] as? String)
         let path = switch source {
@@ -53,27 +63,38 @@ struct LoRAAdapterTests {
         let model = try LanguageModel(path: path)
         var chosen: [(adapter: LoRAAdapter, scale: Float)] = []
         for entry in try #require(root["adapters"] as? [[String: Any]]) {
-            let adapter = try Self.adapter(try #require(entry["adapter"] as? String))
+            let adapter = try adapter(try #require(entry["adapter"] as? String))
             #expect(SHA256Hex.of(file: adapter.path) == entry["adapter_sha256"] as? String,
                     "\(adapter.path) is not the adapter the references were made from; run make adapters")
             chosen.append((adapter, Float(try #require(entry["scale"] as? Double))))
         }
-        let adapters = try AdapterSet(chosen, for: model)
+        return Reference(root: root, source: source, stem: stem, model: model, adapters: try AdapterSet(chosen, for: model))
+    }
+
+    /// The largest logit difference to llama.cpp's reference that counts as equal for `reference`
+    /// (as the models' own tests: llama.cpp's random-weight models to 0.001 a logit, every step
+    /// whose top two differ by more than that counted; the synthetic ones that compare logit for
+    /// logit to 0.001 too), nil for the distribution bounds of the real-model tests.
+    static func exactBound(_ reference: Reference) -> Float? {
+        let exact = reference.source == "arch" || (reference.source == "synthetic" && RealModelTests.comparedLogitForLogit.contains(reference.stem))
+        return exact ? 0.001 : nil
+    }
+
+    @Test("logits with adapters match llama.cpp's with the same adapters, within the real-model bounds", arguments: cases)
+    func fidelity(name: String) throws {
+        let reference = try Self.reference(name)
+        let (root, model, adapters, source) = (reference.root, reference.model, reference.adapters, reference.source)
         // The adapters change the model: without them, the first logits are far from llama.cpp's
         // with them (further than 50 times the synthetic models' bound; the synthetic Qwen 3 is
         // so sure of its next token that the distribution hardly moves, but its logits do).
-        let reference = ReferenceCase(promptIDs: model.tokenizer.encode(try #require((root["cases"] as? [[String: Any]])?.first?["prompt"] as? String)),
-                                      greedyIDs: [], greedyText: "", logits: [], topMargins: [], f64Logits: nil, f64GreedyIDs: nil)
-        let plain = try teacherForcedLogits(model, reference, steps: 1, threads: 2, activations: .quantized)[0]
+        let prompt = ReferenceCase(promptIDs: model.tokenizer.encode(try #require((root["cases"] as? [[String: Any]])?.first?["prompt"] as? String)),
+                                   greedyIDs: [], greedyText: "", logits: [], topMargins: [], f64Logits: nil, f64GreedyIDs: nil)
+        let plain = try teacherForcedLogits(model, prompt, steps: 1, threads: 2, activations: .quantized)[0]
         let binary = try Data(contentsOf: Self.references.appendingPathComponent("\(name).logits.bin"))
         let expected = Array(binary.withUnsafeBytes { Array($0.bindMemory(to: Float.self)) }.prefix(model.configuration.vocabularySize))
         #expect(maxAbsDifference(expected, plain) > 0.05, "the adapters hardly change the logits: the case tests nothing")
-        // As the models' own tests: llama.cpp's random-weight models to 0.001 a logit, every step
-        // whose top two differ by more than that counted; the synthetic ones that compare logit
-        // for logit to 0.001 too.
-        let exact = source == "arch" || (source == "synthetic" && RealModelTests.comparedLogitForLogit.contains(stem))
         try RealModelTests.checkFidelity(model, reference: root, logitsDirectory: Self.references.path, activations: .quantized,
-                                         minimumMargin: source == "arch" ? 0.001 : 0.1, maximumDifference: exact ? 0.001 : nil, adapters: adapters)
+                                         minimumMargin: source == "arch" ? 0.001 : 0.1, maximumDifference: Self.exactBound(reference), adapters: adapters)
     }
 
     @Test("an adapter reads as llama.cpp reads it: its weights, ranks, alpha and size")

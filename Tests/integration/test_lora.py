@@ -9,7 +9,11 @@ import pathlib
 import subprocess
 import urllib.request
 
+import gguf
+import numpy as np
+
 from conftest import lumen_bin
+from gguf_header import read_tensor_layout
 from servers import SMOLLM2, start_llama_cpp_server
 from test_grammar import NEAR_TIE
 from test_serve_batching import decoded_together, texts
@@ -124,3 +128,81 @@ def test_adapters_that_do_not_fit_are_refused_naming_the_file():
         done = subprocess.run([lumen_bin(), "generate", str(SMOLLM2), PROMPT, "-n", "1", "--no-log", *flags],
                               capture_output=True, text=True, timeout=300)
         assert done.returncode != 0 and all(word in done.stderr for word in words), (flags, done.stderr)
+
+
+class Tensor:
+    """A tensor of a GGUF file: its name, shape (ggml's order), type and bytes (rows of bytes)."""
+
+    def __init__(self, name, shape, kind, data):
+        self.name, self.shape, self.kind, self.data = name, shape, kind, data
+
+    def widened(self):
+        return gguf.quants.dequantize(self.data, self.kind).astype(np.float64)
+
+
+def read_gguf(path):
+    """The metadata and tensors of the GGUF at `path` (`gguf_header`: the gguf package's reader
+    takes half a minute over a vocabulary)."""
+    metadata, layout = read_tensor_layout(path)
+    data = np.memmap(path, dtype=np.uint8, mode="r")
+    tensors = []
+    for name, shape, kind, offset in layout:
+        block, size = gguf.GGML_QUANT_SIZES[kind]
+        row = shape[0] // block * size
+        rows = int(np.prod(shape[1:], dtype=np.int64))
+        tensors.append(Tensor(name, shape, kind, data[offset:offset + rows * row].reshape(rows, row)))
+    return metadata, tensors
+
+
+def export(binary, model, flags, output):
+    """Merges the adapters `flags` give into `model` with `binary` (`lumen export-lora` or
+    llama.cpp's llama-export-lora), as `read_gguf` reads the result."""
+    command = [binary, "export-lora", str(model)] if binary == lumen_bin() else [binary, "-m", str(model)]
+    done = subprocess.run(command + [*flags, "-o", str(output)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stdout + done.stderr
+    return read_gguf(output)
+
+
+def test_export_lora_merges_as_llama_export_lora(tmp_path):
+    """`lumen export-lora` against llama.cpp's llama-export-lora given the same adapters: into F32
+    weights, the same weights to a few roundings; into a quantized model, each merged weight is
+    quantized back to its type (llama-export-lora writes F16), within that format's rounding of
+    llama-export-lora's, and every other tensor and the metadata are the base's byte for byte."""
+    llama_export = pathlib.Path(os.environ["LLAMA_SERVER"]).parent / "llama-export-lora"
+    synthetic = pathlib.Path(os.environ.get("LUMEN_SYNTHETIC_MODELS", ".build/synthetic-models")) / "qwen3.gguf"
+    for model, flags in [(synthetic, ["--lora-scaled", f"{ADAPTERS / 'qwen3-r8.gguf'}:0.7"]),
+                         (SMOLLM2, ["--lora", str(FILES[2]), "--lora-scaled", f"{FILES[1]}:-0.5"])]:
+        metadata, ours = export(lumen_bin(), model, flags, tmp_path / "lumen.gguf")
+        theirs = {t.name: t for t in export(str(llama_export), model, flags, tmp_path / "llama.gguf")[1]}
+        base_metadata, base = read_gguf(model)
+        assert metadata == base_metadata
+        merged = 0
+        for tensor, original in zip(ours, base, strict=True):
+            assert (tensor.name, tensor.kind, tensor.shape) == (original.name, original.kind, original.shape)
+            kept = np.array_equal(tensor.data, original.data)
+            assert kept == np.array_equal(theirs[tensor.name].data, original.data), tensor.name
+            if kept:
+                continue
+            merged += 1
+            x, y = tensor.widened(), theirs[tensor.name].widened()
+            if tensor.kind == gguf.GGMLQuantizationType.F32:
+                # llama-export-lora's sums in another order: a few roundings of the weight's largest.
+                assert np.abs(x - y).max() <= 4 * np.spacing(np.float32(np.abs(y).max())), tensor.name
+            else:
+                # Q4_1 rounds each value of a block of 32 to within half its step, (max - min) / 15,
+                # the step and the minimum each rounded to F16 (2⁻¹¹ of them, the step 15 times);
+                # llama-export-lora's F16 rounds to within half its spacing.
+                assert tensor.kind == gguf.GGMLQuantizationType.Q4_1, tensor.name
+                blocks, error = y.reshape(-1, 32), np.abs(x - y).reshape(-1, 32)
+                spread = np.maximum(np.ptp(blocks, axis=1), np.ptp(x.reshape(-1, 32), axis=1))[:, None]
+                smallest = np.abs(blocks.min(1))[:, None]
+                bound = spread / 30 + (spread + smallest) * 2**-11 + np.spacing(np.abs(blocks).astype(np.float16)).astype(np.float64) / 2
+                assert (error <= bound).all(), (tensor.name, (error / bound).max())
+        adapted = {name.removesuffix(".lora_a").removesuffix(".lora_b")
+                   for adapter in flags[1::2] for name, *_ in read_tensor_layout(adapter.split(":")[0])[1]}
+        assert merged == len(adapted), model
+    # Without adapters, or with one for another model, nothing is written and the error says why.
+    for flags, words in [([], ["--lora"]), (["--lora", str(ADAPTERS / "gemma3-r16.gguf")], ["gemma3-r16.gguf", "general.architecture"])]:
+        done = subprocess.run([lumen_bin(), "export-lora", str(SMOLLM2), *flags, "-o", str(tmp_path / "refused.gguf")],
+                              capture_output=True, text=True, timeout=300)
+        assert done.returncode != 0 and all(word in done.stderr for word in words) and not (tmp_path / "refused.gguf").exists(), done.stderr

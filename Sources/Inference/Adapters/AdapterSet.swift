@@ -22,11 +22,11 @@ public struct AdapterSet: Sendable, Equatable {
     /// The adapters, in the order they are applied.
     public let entries: [Entry]
     /// Each adapted weight's products, in the order of the entries.
-    private let terms: [String: [Term]]
+    let terms: [String: [Term]]
     /// The most rows of an adapted weight, and the largest rank: a pass's room for the products.
     let widestRows: Int, largestRank: Int
     /// The model the adapters were checked against (nil for none).
-    private let model: LanguageModel?
+    let model: LanguageModel?
 
     /// No adapters.
     public static let none = AdapterSet(checked: [], model: nil)

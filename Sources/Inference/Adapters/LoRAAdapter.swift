@@ -131,7 +131,7 @@ public final class LoRAAdapter: Sendable {
                     throw ModelError(file: path, field: "tensor \(weight).lora_a",
                                      reason: "adapts the token embedding of a model whose output matrix is that embedding, which llama.cpp cannot apply either")
                 }
-            } else if !model.adaptableTensors.contains(weight) {
+            } else if model.adaptableTensors[weight] == nil {
                 throw ModelError(file: path, field: "tensor \(weight).lora_a",
                                  reason: "adapts \(weight), which llama.cpp multiplies without adapters (or Lumen does not adapt yet): only attention, feed-forward, router, recurrent and output projections take them")
             }

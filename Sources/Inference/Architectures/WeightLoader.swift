@@ -6,15 +6,21 @@ import Synchronization
 struct WeightLoader {
     let gguf: GGUFFile
     let configuration: ModelConfiguration
-    /// The names of the weights loaded as projections that LoRA adapters may adapt.
+    /// The weights loaded as projections that LoRA adapters may adapt, with their scales (`AdaptableWeights`).
     let adaptable = AdaptableWeights()
 
     /// The weights an architecture loaded as projections llama.cpp multiplies through
     /// `build_lora_mm` (those LoRA adapters may adapt), as the loader finds them.
     final class AdaptableWeights: Sendable {
-        private let names = Mutex<Set<String>>([])
-        func insert(_ name: String) { names.withLock { _ = $0.insert(name) } }
-        var all: Set<String> { names.withLock { $0 } }
+        private let scales = Mutex<[String: Float]>([:])
+        /// Records that adapters may adapt `projection`'s weight, with the scale that multiplies
+        /// its product before theirs is added (1 when its scale, if any, multiplies theirs too).
+        func insert(_ projection: Projection) {
+            guard let tensor = projection.adapted?.tensor else { return }
+            let scale = projection.biasBeforeScale ? 1 : projection.scale ?? 1
+            scales.withLock { $0[tensor] = scale }
+        }
+        var all: [String: Float] { scales.withLock { $0 } }
     }
 
     private func tensor(_ name: String) throws(ModelError) -> GGUFFile.Tensor {
@@ -63,10 +69,10 @@ struct WeightLoader {
                     applies extras: Projection.Extras = .all, adaptable: Bool = true) throws(ModelError) -> Projection {
         let feedForward: Set<TensorName> = [.gate, .up, .down]
         let name = role.weight(layer: layer)
-        if adaptable { self.adaptable.insert(name) }
         var projection = Projection(try matrix(role, layer: layer, columns: columns, rows: rows), biasBeforeScale: feedForward.contains(role),
                                     adaptedAs: adaptable ? name : nil)
         try withScaleAndBias(&projection, of: role, layer: layer, requireBias: requireBias, applies: extras)
+        self.adaptable.insert(projection)
         return projection
     }
 
@@ -157,11 +163,11 @@ struct WeightLoader {
     func embeddingAndOutput() throws(ModelError) -> (embedding: Matrix, output: Projection) {
         let embedding = try matrix(.tokenEmbedding, columns: configuration.embeddingLength, rows: configuration.vocabularySize,
                                    multiplied: !has(.output))
-        if has(.output) { adaptable.insert(TensorName.output.weight()) }
         var output = Projection(has(.output)
             ? try matrix(.output, columns: configuration.embeddingLength, rows: configuration.vocabularySize)
             : embedding, adaptedAs: has(.output) ? TensorName.output.weight() : nil)
         try withScaleAndBias(&output, of: .output, layer: nil)
+        adaptable.insert(output)
         return (embedding, output)
     }
 }

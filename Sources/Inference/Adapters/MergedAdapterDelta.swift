@@ -1,0 +1,83 @@
+import GGUF
+
+/// What merging an `AdapterSet` into one weight adds to it, row by row, as `llama-export-lora`
+/// computes it: for each adapter in turn, `factor × B A` (`factor` being `scale × alpha / rank`),
+/// each element a dot product over the rank in F32, added to the weight widened to F32. For the
+/// token embedding, llama.cpp's flipped layout: row `t` adds `factor × B a[t]`. A weight whose
+/// scale multiplies its product alone (an attention projection's `.scale`, which llama.cpp's
+/// `build_lora_mm` applies before adding the adapters') gets the products divided by that scale,
+/// so the merged model computes what the adapters do at run time; llama-export-lora, which does
+/// not, changes such models' adapted outputs by the scale.
+///
+/// Built once per weight (`AdapterSet.mergedDelta(for:)`); `add(toRow:_:)` may then be called from
+/// several threads at once.
+public struct MergedAdapterDelta: Sendable {
+    /// One adapter's product: element `[row, column]` is `factor × left[row] · right[column]`.
+    private struct Term: Sendable {
+        /// Indexed by the weight's row: B (rows × rank), or for the embedding A (a row per token).
+        let left: Matrix
+        /// Indexed by the weight's column, `rank` floats each: Aᵀ, or for the embedding B.
+        let right: [Float]
+        let rank: Int
+        let factor: Float
+    }
+
+    private let terms: [Term]
+    /// The weight's row length.
+    public let columns: Int
+
+    init?(terms adapterTerms: [AdapterSet.Term], embedding: Bool, productScale: Float) {
+        guard let first = adapterTerms.first else { return nil }
+        columns = embedding ? first.pair.b.rows : first.pair.a.columns
+        terms = adapterTerms.map { term in
+            let rank = term.pair.rank
+            let right: [Float]
+            if embedding {
+                right = [Float](unsafeUninitializedCapacity: term.pair.b.rows * rank) { buffer, count in
+                    for row in 0..<term.pair.b.rows { term.pair.b.dequantize(row: row, into: buffer.baseAddress! + row * rank) }
+                    count = term.pair.b.rows * rank
+                }
+            } else {
+                // A is rank × columns; its transpose puts each column's rank values side by side.
+                let columns = term.pair.a.columns
+                var a = [Float](repeating: 0, count: columns)
+                var transposed = [Float](repeating: 0, count: columns * rank)
+                for k in 0..<rank {
+                    a.withUnsafeMutableBufferPointer { term.pair.a.dequantize(row: k, into: $0.baseAddress!) }
+                    for column in 0..<columns { transposed[column * rank + k] = a[column] }
+                }
+                right = transposed
+            }
+            return Term(left: embedding ? term.pair.a : term.pair.b, right: right, rank: rank, factor: term.factor / productScale)
+        }
+    }
+
+    /// Adds the adapters' products for row `row` of the weight to `values` (`columns` floats): for
+    /// each adapter in turn, the product scaled, then added, in llama-export-lora's order.
+    public func add(toRow row: Int, _ values: UnsafeMutablePointer<Float>) {
+        let largestRank = terms.map(\.rank).max() ?? 0
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: largestRank) { left in
+            let left = left.baseAddress!
+            for term in terms {
+                term.left.dequantize(row: row, into: left)
+                term.right.withUnsafeBufferPointer { right in
+                    for column in 0..<columns {
+                        let r = right.baseAddress! + column * term.rank
+                        var sum: Float = 0
+                        for k in 0..<term.rank { sum += left[k] * r[k] }
+                        values[column] += sum * term.factor
+                    }
+                }
+            }
+        }
+    }
+}
+
+extension AdapterSet {
+    /// What merging these adapters into weight `tensor` adds to it, or nil when none adapts it.
+    public func mergedDelta(for tensor: String) -> MergedAdapterDelta? {
+        terms[tensor].flatMap {
+            MergedAdapterDelta(terms: $0, embedding: tensor == TensorName.tokenEmbedding.weight(), productScale: model?.adaptableTensors[tensor] ?? 1)
+        }
+    }
+}

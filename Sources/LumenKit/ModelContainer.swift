@@ -78,6 +78,8 @@ public final class ModelContainer: Sendable {
     public let sessions: SessionPool
     /// Hooks into every generation's forward passes.
     public let hooks: [any ForwardHook]
+    /// The LoRA adapters every forward pass applies, unless a generation brings its own.
+    public let adapters: AdapterSet
     /// Where generations are recorded, if anywhere.
     public let recorder: RunRecorder?
     /// The chat template, or why the file's (or the given one) cannot be used: a model whose
@@ -91,6 +93,7 @@ public final class ModelContainer: Sendable {
                                batchSize: settings.batchSize, sequences: settings.sequencesPerSession, requestsPerSession: settings.requestsPerSession,
                                adapters: settings.adapters)
         hooks = settings.hooks
+        adapters = settings.adapters
         self.recorder = recorder
         template = Result { () throws(ModelError) in
             try ChatTemplate(gguf: model.gguf, vocabulary: model.tokenizer.vocabulary, override: settings.chatTemplate)
@@ -209,7 +212,7 @@ public final class ModelContainer: Sendable {
                     collected.add(event)
                     continuation.yield(event)
                 }
-                record(collected, prompt: prompt, options: options, interrupted: stop.isRaised, run: run)
+                record(collected, prompt: prompt, options: options, adapters: adapters ?? self.adapters, interrupted: stop.isRaised, run: run)
                 continuation.finish()
             } catch {
                 continuation.finish(throwing: error)
@@ -341,8 +344,9 @@ public final class ModelContainer: Sendable {
 
     // MARK: - Recording
 
-    /// Records a finished generation, when the container has a run log and the generation a summary.
-    private func record(_ collected: GenerationCollector, prompt: Prompt, options: GenerationOptions, interrupted: Bool, run: RunDescription) {
+    /// Records a finished generation, made under `adapters`, when the container has a run log and the generation a summary.
+    private func record(_ collected: GenerationCollector, prompt: Prompt, options: GenerationOptions, adapters: AdapterSet, interrupted: Bool,
+                        run: RunDescription) {
         guard let recorder, let summary = collected.summary else { return }
         let promptText: String = if let given = run.prompt {
             given
@@ -352,7 +356,7 @@ public final class ModelContainer: Sendable {
             case let .tokens(tokens): detokenize(tokens, showSpecial: true)
             }
         }
-        recorder.log.record(RunRecord(generationAt: run.entry, origin: recorder.origin, model: RunModel(model),
+        recorder.log.record(RunRecord(generationAt: run.entry, origin: recorder.origin, model: RunModel(model, adapters: adapters),
                                       prompt: promptText, messages: run.messages,
                                       renderedPrompt: run.renderedPrompt, tokens: collected.tokens, summary: summary, options: options,
                                       interrupted: interrupted, steering: run.steering, interventions: run.interventions))

@@ -8,10 +8,18 @@ import RunRecords
 
 extension RunModel {
     /// The run log's description of `model`, known as `name` (by default its file's name
-    /// without `.gguf`, as `load` names it).
-    public init(_ model: LanguageModel, name: String? = nil) {
+    /// without `.gguf`, as `load` names it), under `adapters`.
+    public init(_ model: LanguageModel, name: String? = nil, adapters: AdapterSet = .none) {
         self.init(name: name ?? URL(fileURLWithPath: model.gguf.path).deletingPathExtension().lastPathComponent, path: model.gguf.path,
-                  architecture: model.configuration.architecture, tensorTypes: model.tensorTypeCounts)
+                  architecture: model.configuration.architecture, tensorTypes: model.tensorTypeCounts, adapters: Self.logged(adapters))
+    }
+
+    /// `adapters` as the log keeps them, nil for none: each file by its absolute path, each scale
+    /// through its shortest decimal form (0.7, not 0.699999988).
+    public static func logged(_ adapters: AdapterSet) -> [RunAdapter]? {
+        adapters.isEmpty ? nil : adapters.entries.map {
+            RunAdapter(path: URL(fileURLWithPath: $0.adapter.path).standardizedFileURL.path, scale: Double("\($0.scale)") ?? Double($0.scale))
+        }
     }
 }
 

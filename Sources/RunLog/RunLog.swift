@@ -79,6 +79,9 @@ public actor RunLog: RunRecording {
         for index in withDigests.indices {
             withDigests[index].model.sha256 = withDigests[index].model.sha256 ?? digest(of: withDigests[index].model.path)
             if let base = withDigests[index].baseModel { withDigests[index].baseModel?.sha256 = base.sha256 ?? digest(of: base.path) }
+            for (position, adapter) in (withDigests[index].model.adapters ?? []).enumerated() {
+                withDigests[index].model.adapters?[position].sha256 = adapter.sha256 ?? digest(of: adapter.path)
+            }
         }
         // One transaction for the batch; a record that cannot be encoded is reported and skipped
         // without losing the others.

@@ -145,6 +145,21 @@ struct ModelContainerTests {
         #expect(record.prompt == "Once upon a time" && record.tokenIDs == ids && ids.count == 5 && !record.interrupted)
     }
 
+    @Test("a generation's record names the LoRA adapters it ran under: the container's, none, or its own")
+    func recordsAdapters() async throws {
+        let environment = ProcessInfo.processInfo.environment
+        let model = try LanguageModel(path: (environment["LUMEN_SYNTHETIC_MODELS"] ?? ".build/synthetic-models") + "/llama3.gguf")
+        let file = (environment["LUMEN_ADAPTERS"] ?? ".build/adapters") + "/llama3-r8.gguf"
+        let kept = RecordsInMemory()
+        let container = ModelContainer(model: model, settings: ModelContainer.Settings(adapters: try AdapterSet(files: [(file, 0.7)], for: model)),
+                                       recorder: RunRecorder(log: kept, origin: RunOrigin(frontEnd: "embedded")))
+        for adapters in [nil, AdapterSet.none, try AdapterSet(files: [(file, -1)], for: model)] {
+            _ = try await GenerationCollector.collect(container.generate("Once upon a time", options: Self.greedy(2), adapters: adapters))
+        }
+        let logged = URL(fileURLWithPath: file).standardizedFileURL.path
+        #expect(kept.records.withLock { $0 }.map(\.model.adapters) == [[RunAdapter(path: logged, scale: 0.7)], nil, [RunAdapter(path: logged, scale: -1)]])
+    }
+
     @Test("a constrained generation follows its grammar; a grammar that cannot be made is the stream's error")
     func constrained() async throws {
         let container = try await ModelContainer.load(try Self.shared("models/stories260K.gguf"))

@@ -31,6 +31,12 @@ struct LoRACellTests {
         try await runCell("let plain = load(\"\(model)\")", on: interpreter)
         let plainIDs = try await cellValue("plain.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter)
         #expect(plainIDs != ids)
+        // lora: on one generation: the adapter for it alone, or none ([:]), the model's others unchanged.
+        #expect(try await cellValue("plain.generate(\"\(prompt)\", maxTokens: 7, temperature: 0, lora: [\"\(Self.adapter)\": 1.0]).tokens.map { $0[\"id\"] }", interpreter) == ids)
+        #expect(try await cellValue("m.generate(\"\(prompt)\", maxTokens: 7, temperature: 0, lora: [:]).tokens.map { $0[\"id\"] }", interpreter) == plainIDs)
+        #expect(try await cellValue("m.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter) == ids)
+        let stateMessage = await cellFailure("generate(prefill(m, \"\(prompt)\"), \" and\", lora: [:])", interpreter)
+        #expect(stateMessage?.contains("cannot change the adapters of a state") == true, "\(stateMessage ?? "no error")")
         // with(lora:): the same weights under other adapters, or none.
         try await runCell("let adapted = plain.with(lora: [\"\(Self.adapter)\": 1.0])", on: interpreter)
         #expect(try await cellValue("adapted.generate(\"\(prompt)\", maxTokens: 7, temperature: 0).tokens.map { $0[\"id\"] }", interpreter) == ids)

@@ -206,6 +206,24 @@ def test_a_steered_generation_is_logged_with_its_vectors_and_replays_identically
     assert json.loads(records(log_path)[1]["options"])["steering"] == options["steering"]
 
 
+def test_generations_under_adapters_are_logged_with_them_and_replay_identically(log_path):
+    adapter = pathlib.Path(os.environ.get("LUMEN_ADAPTERS", ".build/adapters")) / "smollm2-r16.gguf"
+    model = pathlib.Path(os.environ.get("LUMEN_MODEL_CACHE", pathlib.Path.home() / ".cache/lumen/models")) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    digest = hashlib.sha256(adapter.read_bytes()).hexdigest()
+    # The command line's adapters (a relative path logged by its absolute one, 0.7 as 0.7), then a
+    # cell's generation under adapters of its own on a model loaded without any.
+    subprocess.run([lumen_bin(), "generate", str(model), "My opinion of the movie:", "-n", "12", "--temp", "0",
+                    "--lora-scaled", f"{os.path.relpath(adapter)}:0.7"], capture_output=True, text=True, check=True)
+    replayed = repl(f'let m = load("{model}")\n'
+                    f'let g = m.generate("My opinion of the movie:", maxTokens: 12, temperature: 0, lora: ["{adapter}": -0.5])\n'
+                    'let p = m.generate("My opinion of the movie:", maxTokens: 12, temperature: 0)\n'
+                    'print("differs:", g.text != p.text, "identical:", replay(runs()[2]).identical, replay(runs()[2]).identical)\n')
+    assert replayed.splitlines()[-1] == "differs: true identical: true true", replayed
+    logged = [json.loads(record["model"]).get("adapters") for record in records(log_path)]
+    cli, cell = [{"path": str(adapter.resolve()), "scale": scale, "sha256": digest} for scale in (0.7, -0.5)]
+    assert logged == [[cli], [cell], None, [cli], [cell]], logged
+
+
 def test_a_generation_with_ablations_an_edit_and_a_patch_is_logged_with_them_and_replays_identically(log_path):
     script = (f'let m = load("{STORIES}")\n'
               'let clean = trace(m, "Once upon a time there was a cat", keep: ["resid"], blocks: [2])\n'

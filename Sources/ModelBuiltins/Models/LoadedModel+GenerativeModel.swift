@@ -11,8 +11,8 @@ extension LoadedModel: GenerativeModel {
     var place: String { "local" }
 
     var runModel: RunModel? {
-        guard let loaded = try? model() else { return nil }
-        return RunModel(loaded, name: name)
+        guard let container = try? container() else { return nil }
+        return RunModel(container.model, name: name, adapters: container.adapters)
     }
 
     func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
@@ -21,10 +21,10 @@ extension LoadedModel: GenerativeModel {
     }
 
     /// `generate(_:options:hooks:stop:)` with `draft` drafting for speculative decoding (when
-    /// `options.speculation` asks for it).
-    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, stop: StopSignal) async throws
-        -> AsyncThrowingStream<TokenEvent, any Error> {
-        try container().generate(prompt, options: options, hooks: hooks, draft: draft, stop: stop)
+    /// `options.speculation` asks for it), under `adapters` instead of the model's when given.
+    func generate(_ prompt: String, options: GenerationOptions, hooks: [any ForwardHook], draft: LanguageModel?, adapters: AdapterSet? = nil,
+                  stop: StopSignal) async throws -> AsyncThrowingStream<TokenEvent, any Error> {
+        try container().generate(prompt, options: options, hooks: hooks, draft: draft, adapters: adapters, stop: stop)
     }
 
     func nextTokens(_ prompt: String, k: Int) async throws -> [(id: Int32?, piece: String, logProbability: Double)] {
@@ -46,10 +46,11 @@ extension LoadedModel: GenerativeModel {
         }
     }
 
-    /// `generate(_:options:hooks:stop:)` after a prompt of token ids, read as they are.
-    func generate(tokens: [Int32], options: GenerationOptions, hooks: [any ForwardHook], stop: StopSignal) async throws
+    /// `generate(_:options:hooks:stop:)` after a prompt of token ids, read as they are, under
+    /// `adapters` instead of the model's when given.
+    func generate(tokens: [Int32], options: GenerationOptions, hooks: [any ForwardHook], adapters: AdapterSet? = nil, stop: StopSignal) async throws
         -> AsyncThrowingStream<TokenEvent, any Error> {
-        try container().generate(tokens: tokens, options: options, hooks: hooks, stop: stop)
+        try container().generate(tokens: tokens, options: options, hooks: hooks, adapters: adapters, stop: stop)
     }
 
     func conversation(system: String?, template: String?, note: (String) -> Void) async throws -> ChatSession {

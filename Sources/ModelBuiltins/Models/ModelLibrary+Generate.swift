@@ -1,5 +1,6 @@
 import ChatTemplates
 import Evaluation
+import Executors
 import Foundation
 import GGUF
 import GenerationTypes
@@ -33,10 +34,7 @@ extension ModelLibrary {
             throw LumenError(.value, "features: sets a served model's SAE features by name; on a loaded model use interventions: [setFeature(sae, feature: i, value: v)]",
                              at: location)
         }
-        if remote == nil, let (_, location) = arguments.labelled("lora") {
-            throw LumenError(.value, "lora: applies a served model's adapters by id; a loaded model applies the adapters it was loaded with: load(name, lora: [\"file.gguf\": scale])",
-                             at: location)
-        }
+        let adapters = try await generationAdapters(&arguments, model: model, state: state)
         let steering = try steering(&arguments)
         let changes = try interventions(&arguments, model: model, at: context.location)
         let (speculation, draftModel) = try speculation(&arguments, model: model)
@@ -52,6 +50,7 @@ extension ModelLibrary {
         }
         if samples > 1 {
             let others = [("a state", state != nil), ("timeout:", timeout != nil), ("stopButton:", stopButton), ("steer:", !steering.hooks.isEmpty || !served.isEmpty),
+                          ("lora:", adapters != nil),
                           ("interventions:", !changes.hooks.isEmpty), ("lookup: or draft:", speculation != nil)]
             if let (name, _) = others.first(where: \.1) {
                 throw LumenError(.value, "n: samples cannot be combined with \(name); generate them one at a time", at: context.location)
@@ -61,6 +60,7 @@ extension ModelLibrary {
         var record = RunDraft(entry: "generate", model: model)
         record.steering = steering.logged
         record.interventions = changes.logged
+        record.adapters = adapters
         // A text prompt's output is split into reasoning and reply as the model's chat format marks them.
         let local = promptIDs == nil ? try? model.loaded(for: "reasoning") : nil
         let reasoning = local?.reasoningSyntax
@@ -72,17 +72,35 @@ extension ModelLibrary {
                                                     stopButton: stopButton, record: record, reasoning: reasoning, context: context) { stop in
             let hooks = steering.hooks + changes.hooks
             if let promptIDs, let local = model as? LoadedModel {
-                return (nil, try await local.generate(tokens: promptIDs, options: options, hooks: hooks, stop: stop))
+                return (nil, try await local.generate(tokens: promptIDs, options: options, hooks: hooks, adapters: adapters, stop: stop))
             }
             if let state { return (nil, try await state.generate(prompt, options: options, hooks: hooks, draft: draftModel, stop: stop)) }
-            if let draftModel, let local = model as? LoadedModel {
-                return (nil, try await local.generate(prompt, options: options, hooks: hooks, draft: draftModel, stop: stop))
+            if draftModel != nil || adapters != nil, let local = model as? LoadedModel {
+                return (nil, try await local.generate(prompt, options: options, hooks: hooks, draft: draftModel, adapters: adapters, stop: stop))
             }
             if let remote, !served.isEmpty { return (nil, try await remote.generate(prompt, options: options, steering: served, hooks: hooks, stop: stop)) }
             return (nil, try await model.generate(prompt, options: options, hooks: hooks, stop: stop))
         }
         try Task.checkCancellation()
         return .host(generation)
+    }
+
+    /// A loaded model's adapters for this generation alone (`lora:`, files to scales: read on a
+    /// thread of their own, checked against the model), nil when not given. A served model's
+    /// `lora:` (ids to scales) is its server's field, read by `servedSteering`; a state continues
+    /// under the adapters its cache was computed under.
+    static func generationAdapters(_ arguments: inout Arguments, model: any GenerativeModel, state: StateObject?) async throws -> AdapterSet? {
+        guard !(model is RemoteModelObject), let (value, location) = arguments.labelled("lora") else { return nil }
+        if state != nil {
+            throw LumenError(.value, "lora: cannot change the adapters of a state: its cache was computed under its model's; prefill it on m.with(lora: …) instead", at: location)
+        }
+        let files = try adapterFiles((value, location), function: "generate")
+        do {
+            let llama = try model.loaded(for: "lora:").model()
+            return try await DedicatedThread.run(name: "lumen-lora") { () throws(ModelError) in try AdapterSet(files: files, for: llama) }
+        } catch {
+            throw LumenError(.model, "\(error)", at: location)
+        }
     }
 
     /// `count` samples of `prompt`, seeds `options`' seed and the next ones: decoded together on
@@ -184,7 +202,7 @@ extension ModelLibrary {
         output.display(generation.footerBundle, displayID: nil)
         context.shownLive(.host(generation))
         try context.record(generation, entry: record.entry, model: record.model, messages: record.messages, prompt: prompt, rendered: rendered,
-                                   steering: record.steering, interventions: record.interventions)
+                                   steering: record.steering, interventions: record.interventions, adapters: record.adapters)
         return generation
     }
 

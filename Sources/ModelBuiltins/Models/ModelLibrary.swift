@@ -183,7 +183,7 @@ final class ModelLibrary: LumenLibrary {
 
     /// The adapter files and scales of `function`'s `lora:` argument: a dictionary of paths to
     /// finite numbers, in its order.
-    private static func adapterFiles(_ argument: (Value, SourceLocation), function: String) throws(LumenError) -> [(path: String, scale: Float)] {
+    static func adapterFiles(_ argument: (Value, SourceLocation), function: String) throws(LumenError) -> [(path: String, scale: Float)] {
         guard case .dictionary(let dictionary) = argument.0 else {
             throw LumenError(.type, "\(function)() expects lora: to be a dictionary of adapter files to scales ([\"style.gguf\": 1.0]), got \(argument.0.typeName)", at: argument.1)
         }

@@ -99,8 +99,12 @@ public final class RunLibrary: LumenLibrary {
             throw LumenError(.value, "only generations can be replayed; run \(record.id ?? 0) is a \(record.kind.rawValue)", at: context.location)
         }
         let log = try log(context)
-        if let logged = record.model.sha256, let now = await log.digest(of: record.model.path), logged != now {
-            context.output.stream(.stderr, "note: \(record.model.path) has changed since run \(record.id ?? 0) (SHA-256 differs)\n")
+        // The model and the adapters it ran under, each file checked against its logged digest.
+        let adapters = (record.model.adapters ?? []).map { (path: $0.path, scale: Float($0.scale)) }
+        for (file, logged) in [(record.model.path, record.model.sha256)] + (record.model.adapters ?? []).map({ ($0.path, $0.sha256) }) {
+            if let logged, let now = await log.digest(of: file), logged != now {
+                context.output.stream(.stderr, "note: \(file) has changed since run \(record.id ?? 0) (SHA-256 differs)\n")
+            }
         }
         let path = record.model.path
         guard !path.contains("://") else {
@@ -110,7 +114,7 @@ public final class RunLibrary: LumenLibrary {
         do {
             model = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
                 try LoadedModel(path: path, contextLength: nil, threads: ProcessInfo.processInfo.activeProcessorCount, instances: 1,
-                                parallel: ModelSession.defaultSequences)
+                                parallel: ModelSession.defaultSequences, adapters: adapters)
             }
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)

@@ -59,10 +59,12 @@ extension Builtin.Context {
     /// Records `generation`, made by `entry` with `model`, in the run log: `prompt` as the cell
     /// gave it, and `rendered` when the model was given another text (a chat template's).
     /// `steering` is the control vectors it was steered with, `interventions` the ablations and
-    /// patches made inside it.
+    /// patches made inside it, `adapters` the LoRA adapters it brought instead of the model's.
     func record(_ generation: Generation, entry: String, model: any GenerativeModel, messages: [ChatMessage]? = nil, prompt: String? = nil,
-                rendered: String? = nil, steering: RunSteering? = nil, interventions: [RunIntervention] = []) throws(LumenError) {
-        guard try models.recorder.runLog != nil, let runModel = model.runModel else { return }
+                rendered: String? = nil, steering: RunSteering? = nil, interventions: [RunIntervention] = [],
+                adapters: AdapterSet? = nil) throws(LumenError) {
+        guard try models.recorder.runLog != nil, var runModel = model.runModel else { return }
+        if let adapters { runModel.adapters = RunModel.logged(adapters) }
         try record(RunRecord(generationAt: entry, origin: try origin, model: runModel,
                              prompt: prompt ?? generation.prompt, messages: messages, renderedPrompt: rendered, tokens: generation.tokens,
                              summary: generation.stats, options: generation.options, interrupted: generation.interrupted,
@@ -71,12 +73,13 @@ extension Builtin.Context {
 }
 
 /// What the run log needs to know about a generation besides its result: the entry point, the
-/// model, for a conversation turn its messages, for a steered generation its vectors, and the
-/// ablations and patches made inside it.
+/// model, for a conversation turn its messages, for a steered generation its vectors, the
+/// ablations and patches made inside it, and the adapters it brought instead of the model's.
 struct RunDraft {
     let entry: String
     let model: any GenerativeModel
     var messages: [ChatMessage]? = nil
     var steering: RunSteering? = nil
     var interventions: [RunIntervention] = []
+    var adapters: AdapterSet? = nil
 }

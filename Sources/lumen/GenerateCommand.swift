@@ -79,8 +79,9 @@ struct GenerateCommand: AsyncParsableCommand {
         }
         var restored: [Int32] = []
         if FileManager.default.fileExists(atPath: path) {
+            let adapters = await session.adapters
             let saved = try await DedicatedThread.run(name: "lumen-state-read") { () throws(ModelError) in
-                try SavedState.read(from: path, for: session, modelSHA256: digest)
+                try SavedState.read(from: path, for: session, modelSHA256: digest, adapters: adapters)
             }
             await session.restore(saved)
             restored = saved.tokens

@@ -56,6 +56,32 @@ struct LoRACellTests {
         #expect(message?.contains("with() expects lora: to be a dictionary of adapter files") == true, "\(message ?? "no error")")
     }
 
+    @Test("a saved state records the adapters it was computed under: read back under them it continues as the original, under others it is refused naming both")
+    func savedStates() async throws {
+        try #require(FileManager.default.fileExists(atPath: Self.adapter), "run make adapters to write \(Self.adapter)")
+        let scratch = FileManager.default.temporaryDirectory.appendingPathComponent("lumen-lora-states-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: scratch, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: scratch) }
+        let interpreter = modelInterpreter()
+        let model = try SteeringCellTests.model("SmolLM2-135M-Instruct.Q4_1.gguf")
+        try await runCell("""
+            let m = load("\(model)", lora: ["\(Self.adapter)": 1.0])
+            let plain = m.with(lora: [:])
+            save(prefill(m, "Once upon a time, there was"), "\(scratch)/adapted.state")
+            save(prefill(plain, "Once upon a time, there was"), "\(scratch)/plain.state")
+            let t = loadState(m, "\(scratch)/adapted.state")
+            """, on: interpreter)
+        let continued = "generate(\" a\", maxTokens: 6, temperature: 0).text"
+        #expect(try await cellValue("t.\(continued) == prefill(m, \"Once upon a time, there was\").\(continued)", interpreter) == "true")
+        #expect(try await cellValue("loadState(plain, \"\(scratch)/plain.state\").\(continued) != t.\(continued)", interpreter) == "true")
+        for (code, words) in [("loadState(plain, \"\(scratch)/adapted.state\")", ["computed under LoRA adapters smollm2-r16.gguf × 1.0", "applies no LoRA adapters"]),
+                              ("loadState(m.with(lora: [\"\(Self.adapter)\": 0.5]), \"\(scratch)/adapted.state\")", ["× 1.0", "applies LoRA adapters smollm2-r16.gguf × 0.5"]),
+                              ("loadState(m, \"\(scratch)/plain.state\")", ["computed under no LoRA adapters", "applies LoRA adapters smollm2-r16.gguf × 1.0"])] {
+            let message = await cellFailure(code, interpreter)
+            #expect(message.map { text in words.allSatisfy(text.contains) } == true, "\(code): \(message ?? "no error")")
+        }
+    }
+
     @Test("lora: that is not a dictionary of adapter files to finite scales, or names a file that is not an adapter, is refused naming it")
     func refused() async throws {
         let interpreter = modelInterpreter()

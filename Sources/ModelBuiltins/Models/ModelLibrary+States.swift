@@ -40,8 +40,9 @@ extension ModelLibrary {
             defer { lease.release() }
             let session = lease.session
             let digest = try await stateBinding(session.model, log: log)
+            let adapters = await session.adapters
             let prefix = try await DedicatedThread.run(name: "lumen-state-read") { () throws(ModelError) in
-                try SavedState.read(from: path, for: session, modelSHA256: digest)
+                try SavedState.read(from: path, for: session, modelSHA256: digest, adapters: adapters)
             }
             return .host(StateObject(model: model, weights: session.model, prefix: prefix))
         }

@@ -51,6 +51,9 @@ struct LoRACellTests {
         let bytes: Int = 30 * 16 * 4 * (576 + 576 + 2 * (576 + 192) + 576 + 576 + 3 * (576 + 1536))
         #expect(try await cellValue("[a.rank, len(a.tensors), a.bytes, a.alpha]", interpreter) == "[16, 210, \(bytes), 16.0]")
         #expect(try await cellValue("a.architecture == \"llama\" && a.tensors[0] == \"blk.0.attn_k.weight\" && a.path == \"\(Self.adapter)\"", interpreter) == "true")
+        // Its card lists each kind of weight once, with the blocks it adapts it in.
+        let card = try await cellValue("a", interpreter)
+        #expect(card.split(separator: "\n").filter { $0.hasSuffix(" 30") }.count == 7 && card.contains("attn_output.weight"), "\(card)")
         #expect(await cellFailure("adapter(\"\(model)\")", interpreter)?.contains("not a LoRA adapter") == true)
         let message = await cellFailure("m.with(lora: 3)", interpreter)
         #expect(message?.contains("with() expects lora: to be a dictionary of adapter files") == true, "\(message ?? "no error")")

@@ -1,7 +1,8 @@
 """notebooks/ run through Jupyter's own runner (nbclient, as nbconvert --execute uses it) and
 through `lumen run`: every code cell runs without error as on a fresh clone (only the models `make
 models` fetches, no ../shared and no LUMEN_MODEL_PATH; remote.ipynb against llama.cpp's
-OpenAI-compatible server, llama-cpp-python), and both give the same outputs, up to ids, execution
+OpenAI-compatible server, llama-cpp-python; adapters.ipynb on the adapters `make adapters`
+writes), and both give the same outputs, up to ids, execution
 counts and timings."""
 import json
 import os
@@ -60,12 +61,15 @@ def test_notebooks_run_alike_in_nbclient_and_lumen_run(kernelspecs, tmp_path, na
     ours = tmp_path / "ours.ipynb"
     # As on a fresh clone: neither the shared folder nor a model path.
     env = {key: value for key, value in os.environ.items() if key not in ("LUMEN_TEST_DATA", "LUMEN_MODEL_PATH")}
-    # remote.ipynb runs against llama.cpp's server, its URL set in the parameters cell of a copy.
+    # remote.ipynb runs against llama.cpp's server, its URL set in the parameters cell of a copy;
+    # adapters.ipynb on the adapters `make adapters` writes, their folder set the same way.
     server = start_llama_server() if name == "remote.ipynb" else None
     try:
-        if server:
+        parameters = {"remote.ipynb": lambda: f'let url = "{server.url}"',
+                      "adapters.ipynb": lambda: f'let adapters = "{os.path.abspath(os.environ.get("LUMEN_ADAPTERS", ".build/adapters"))}"'}
+        if name in parameters:
             notebook = nbformat.read(source, as_version=4)
-            next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])).source = f'let url = "{server.url}"'
+            next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])).source = parameters[name]()
             source = str(tmp_path / name)
             nbformat.write(notebook, source)
         result = subprocess.run([lumen_bin(), "run", source, "-o", str(ours), "--quiet"], capture_output=True, text=True, env=env, cwd=tmp_path)

@@ -31,9 +31,18 @@ final class AdapterObject: MemberTableHostObject {
             + "\(adapter.adaptedTensors.count) tensors, \(String(format: "%.1f", Double(adapter.byteCount) / 1_048_576)) MiB)"
     }
 
-    /// The summary, then the tensors it adapts.
+    /// The summary, then the weights it adapts, each block's kind once with the number of blocks
+    /// (`attn_q.weight`, 30), a weight outside the blocks by its name.
     var mimeBundle: MIMEBundle {
-        let table = Table(columns: ["tensor"], rows: adapter.adaptedTensors.map { [$0] })
+        var blocks: [String: Int] = [:]
+        for tensor in adapter.adaptedTensors {
+            if TensorName.blockWeight(tensor) != nil {
+                blocks[String(tensor.split(separator: ".", maxSplits: 2)[2]), default: 0] += 1
+            } else {
+                blocks[tensor] = 0
+            }
+        }
+        let table = Table(columns: ["weight", "blocks"], rows: blocks.sorted { $0.key < $1.key }.map { [$0.key, $0.value == 0 ? "" : String($0.value)] })
         return MIMEBundle(["text/html": "<p>\(HTML.escape(summary))</p>\n" + table.html, "text/plain": summary + "\n" + table.plainText])
     }
 }

@@ -272,8 +272,8 @@ bench-parallel: release venv models
 ## What a rank-16 LoRA adapter on every attention and feed-forward projection costs generation,
 ## against plain generation and llama-server with the same adapter (F32, then F16).
 bench-lora: release venv adapters
-	$(PYTHON) scripts/bench_lora.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $(ADAPTERS)/smollm2-r16.gguf --rounds 5
-	$(PYTHON) scripts/bench_lora.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $(ADAPTERS)/smollm2-r16-f16.gguf --rounds 5
+	$(PYTHON) scripts/bench_lora.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $(ADAPTERS)/smollm2-r16.gguf --rounds 7
+	$(PYTHON) scripts/bench_lora.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf $(ADAPTERS)/smollm2-r16-f16.gguf --rounds 7
 	$(PYTHON) scripts/bench_lora_serve.py $(BIN_RELEASE) $(LLAMA_SERVER) $${LUMEN_MODEL_CACHE:-$$HOME/.cache/lumen/models}/SmolLM2-135M-Instruct.Q4_1.gguf \
 	  $(ADAPTERS)/smollm2-r16.gguf $(ADAPTERS)/smollm2-r8.gguf $(ADAPTERS)/smollm2-r16-f16.gguf
 

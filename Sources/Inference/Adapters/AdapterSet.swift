@@ -102,6 +102,52 @@ public struct AdapterSet: Sendable, Equatable {
         }
     }
 
+    /// Starts adding weight `tensor`'s products (its rows `rows`) to a projection of `count` tokens
+    /// of `input` as the threads compute it: each adapter's `A x` now, for every token, into the
+    /// room for products; the returned function then adds `B (A x)`, scaled, to the rows it is
+    /// given of `output` (every token's), after scaling them by `scale` first — in the order and
+    /// with the arithmetic of `addProducts` after the projection's scale, so each row is the same to
+    /// the bit. Nil (nothing computed) when the products must be computed apart: a B whose product
+    /// for one token is not each row's F32 dot product (8-bit activations, eight-row layouts), or
+    /// more adapters' `A x` than the room holds.
+    func fusedProducts(to tensor: String, rows: Range<Int>, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+                       outputRows: Int, count: Int, scale: Float?, state: InferenceState) -> ((Range<Int>) -> Void)? {
+        guard let terms = terms[tensor], terms.count * largestRank <= widestRows,
+              terms.allSatisfy({ $0.pair.b.kernels.quantizedDot == nil && $0.pair.b.interleavedGroups(from: 0) == nil }) else { return nil }
+        let lowRanks = state.adapterBuffers.product
+        for (index, term) in terms.enumerated() {
+            state.pool.multiply(term.pair.a, input, into: lowRanks + index * count * largestRank, count: count, scratch: state.scratch)
+        }
+        // What the threads read, as plain values: no reference counting row by row.
+        let products = terms.enumerated().map { index, term in
+            FusedProduct(rows: term.pair.b.base + rows.lowerBound * term.pair.b.rowBytes, rowBytes: term.pair.b.rowBytes, dot: term.pair.b.kernels.dot,
+                         rank: term.pair.rank, factor: term.factor, lowRanks: lowRanks + index * count * largestRank)
+        }
+        return { range in
+            products.withUnsafeBufferPointer { products in
+                for token in 0..<count {
+                    let row = output + token * outputRows
+                    if let scale { for r in range { row[r] *= scale } }
+                    for product in products {
+                        let x = product.lowRanks + token * product.rank
+                        for r in range { row[r] += product.dot(product.rows + r * product.rowBytes, x, product.rank) * product.factor }
+                    }
+                }
+            }
+        }
+    }
+
+    /// One adapter's `B (A x)` as `fusedProducts` adds it: B's rows (from the projection's first),
+    /// their dot product, and `A x` of each token.
+    private struct FusedProduct {
+        let rows: UnsafeRawPointer
+        let rowBytes: Int
+        let dot: FormatKernels.Dot
+        let rank: Int
+        let factor: Float
+        let lowRanks: UnsafeMutablePointer<Float>
+    }
+
     /// Adds each adapter's products for the token embedding to the embedded rows `x` of `tokens`.
     func addEmbeddingProducts(_ tokens: [Int32], to x: UnsafeMutablePointer<Float>, state: InferenceState) {
         guard let terms = terms[TensorName.tokenEmbedding.weight()] else { return }

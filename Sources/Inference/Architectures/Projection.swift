@@ -42,12 +42,23 @@ struct Projection: Sendable {
         return part
     }
 
-    /// `count` products of `input` rows into `output` rows, scaled, adapted and biased.
+    /// `count` products of `input` rows into `output` rows, scaled, adapted and biased. When every
+    /// row has the same adapters and the product goes a token at a time, the adapters' products
+    /// are added by the threads that compute the rows, as they finish them (`AdapterSet.fusedProducts`).
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
+        let runs = adapted == nil ? [] : state.adaptedRuns(count: count)
+        if let adapted, runs.count == 1, runs[0].rows == 0..<count, count == 1 || state.scratch.tokenByToken,
+           let finish = runs[0].adapters.fusedProducts(to: adapted.tensor, rows: adapted.rows, input: input, output: output, outputRows: matrix.rows,
+                                                       count: count, scale: biasBeforeScale ? nil : scale, state: state) {
+            state.pool.multiplyEachToken(matrix, input, into: output, count: count, scratch: state.scratch, finish: finish)
+            if let bias { Operations.addBias(bias, to: output, count: count) }
+            if biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
+            return
+        }
         state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
         if !biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
         if let adapted {
-            for (adapters, rows) in state.adaptedRuns(count: count) {
+            for (adapters, rows) in runs {
                 adapters.addProducts(to: adapted.tensor, rows: adapted.rows, input: input + rows.lowerBound * matrix.columns,
                                      output: output + rows.lowerBound * matrix.rows, count: rows.count, state: state)
             }

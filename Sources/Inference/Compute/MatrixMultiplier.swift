@@ -152,9 +152,13 @@ struct MatrixMultiplier {
     /// `multiply` for `count` tokens each as one token is multiplied: its 8-bit activations
     /// (`lumen_quantize_q8`) in the format's dot product (eight rows at a time in the eight-row
     /// layout), or F32 activations in the row's dot product. Each thread takes a chunk of rows
-    /// through every token in turn, so the rows are read from memory once.
-    private func multiplyEachToken(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
-                                   count: Int, scratch: Scratch) {
+    /// through every token in turn, so the rows are read from memory once, then calls `finish`
+    /// with the rows it wrote (of every token) while they are still in its cache: what LoRA
+    /// adapters add to them (`AdapterSet.fusedProducts`), with no pass over the rows and no
+    /// dispatch to the threads of their own. `multiply` takes this path for one token, or for a
+    /// session that multiplies token by token.
+    func multiplyEachToken(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
+                           count: Int, scratch: Scratch, finish: ((Range<Int>) -> Void)? = nil) {
         let rows = matrix.rows, columns = matrix.columns, blocks = columns / 32
         let groups = scratch.activations == .quantized ? matrix.interleavedGroups(from: 0) : nil
         let kernel = scratch.activations == .quantized ? matrix.kernels.quantizedDot : nil
@@ -168,6 +172,7 @@ struct MatrixMultiplier {
             parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns * count) { _, range in
                 tokens(groups.start + range.lowerBound * groups.rows.groupBytes, range.count, scratch.quantizedValues, scratch.quantizedScales,
                        scratch.quantizedSums, columns, count, output + 8 * range.lowerBound, rows, 0)
+                finish?((8 * range.lowerBound)..<(8 * range.upperBound))
             }
         } else if let groups {
             parallelChunks(rows / 8, chunk: Self.vectorRowChunk / 8, work: rows * columns * count) { _, range in
@@ -176,6 +181,7 @@ struct MatrixMultiplier {
                                            scratch.quantizedScales + token * blocks, scratch.quantizedSums + 3 * token * blocks, columns,
                                            output + token * rows + 8 * range.lowerBound, 0)
                 }
+                finish?((8 * range.lowerBound)..<(8 * range.upperBound))
             }
         } else if let tokens = matrix.kernels.quantizedDotTokens, kernel != nil {
             parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns * count) { _, range in
@@ -183,6 +189,7 @@ struct MatrixMultiplier {
                     tokens(matrix.base + row * matrix.rowBytes, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums, columns, count,
                            output + row, rows, 0)
                 }
+                finish?(range)
             }
         } else if let kernel {
             parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns * count) { _, range in
@@ -193,12 +200,14 @@ struct MatrixMultiplier {
                         output[token * rows + row] = kernel(matrix.base + row * matrix.rowBytes, values, scales, sums, columns, 0)
                     }
                 }
+                finish?(range)
             }
         } else {
             parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns * count) { _, range in
                 for token in 0..<count {
                     for row in range { output[token * rows + row] = matrix.dot(row: row, input + token * columns) }
                 }
+                finish?(range)
             }
         }
     }

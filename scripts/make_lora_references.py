@@ -5,7 +5,8 @@ llama_set_adapters_lora) and the settings of ../shared/reference/README.md: gree
 as RealModelTests reads it (llama_reference.greedy_reference). Writes <case>.json and
 <case>.logits.bin (the logits after the prompt; for the real models, after the first greedy token
 too) into OUT_DIR, each JSON saying where its model comes from ("source": synthetic, arch or real).
-Usage: make_lora_references.py SYNTHETIC_DIR ARCH_MODELS_DIR MODEL_CACHE ADAPTERS_DIR OUT_DIR"""
+Usage: make_lora_references.py SYNTHETIC_DIR ARCH_MODELS_DIR MODEL_CACHE ADAPTERS_DIR OUT_DIR [CASE...]
+(only the CASEs named, when some are)."""
 import json
 import pathlib
 import sys
@@ -16,6 +17,7 @@ from llama_reference import greedy_reference
 from make_lora_adapters import adapters as all_adapters
 
 synthetic, architectures, cache, adapters, out = (pathlib.Path(argument) for argument in sys.argv[1:6])
+chosen_cases = set(sys.argv[6:])
 out.mkdir(parents=True, exist_ok=True)
 SYNTHETIC_PROMPT = "An adapter changes what the model says next, a little:"
 STORY = "Once upon a time, there was a little robot who"
@@ -39,6 +41,8 @@ CASES.update({
 
 llama_cpp.llama_backend_init()
 for name, (source, model, chosen, prompt, steps, recorded) in CASES.items():
+    if chosen_cases and name not in chosen_cases:
+        continue
     reference, logits = greedy_reference(model, prompt, steps, f"{name}.logits.bin",
                                          adapters=[(adapters / f"{adapter}.gguf", scale) for adapter, scale in chosen], recorded=recorded)
     reference["source"] = source

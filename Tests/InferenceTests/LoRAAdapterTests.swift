@@ -181,6 +181,31 @@ struct LoRAAdapterTests {
         } throws: { "\($0)".contains("another model") }
     }
 
+    @Test("an expert's rows, gathered from generations under different adapters, each get their own sequence's adapters")
+    func expertsPerGeneration() async throws {
+        let model = try LanguageModel(path: try TestData.syntheticModel("qwen3moe"))
+        let experts = try Self.adapter("qwen3moe-experts-r8.gguf")
+        let sets: [AdapterSet?] = [nil, try AdapterSet([(experts, 1)], for: model), try AdapterSet([(experts, -0.7)], for: model)]
+        let prompts = ["An adapter changes what", "An adapter changes what", "the experts say next"]
+        func request(_ index: Int, adapters: AdapterSet?) throws -> ModelSession.GenerationRequest {
+            let options = BatchedDecodingTests.options(index)
+            var pipeline = try GenerationPipeline(options: options, model: model)
+            pipeline.adapters = adapters
+            return ModelSession.GenerationRequest(tokens: model.tokenizer.encode(prompts[index]), options: options, pipeline: pipeline)
+        }
+        var alone: [BatchedDecodingTests.Run] = []
+        for index in prompts.indices {
+            let single = try request(index, adapters: nil)
+            let session = ModelSession(model: model, threads: 2, batchSize: 8, adapters: sets[index] ?? .none)
+            alone.append(try await BatchedDecodingTests.collect(session.generate(tokens: single.tokens, options: single.options, pipeline: single.pipeline)))
+        }
+        let session = ModelSession(model: model, threads: 2, batchSize: 8, sequences: 3)
+        let together = try await BatchedDecodingTests.together(session, try prompts.indices.map { try request($0, adapters: sets[$0]) })
+        BatchedDecodingTests.expectSame(together, alone, "experts' adapters")
+        #expect(session.batchStatistics.largest >= 2, "\(session.batchStatistics)")
+        #expect(alone[0].logits[0] != alone[1].logits[0], "the experts' adapter changes the first token's logits")
+    }
+
     /// Writes an adapter GGUF: `metadata` strings, then F32 tensors of the shapes given, filled with 0.01.
     static func writeAdapter(_ path: String, metadata: [String: String], tensors: [(String, [Int])]) throws {
         var writer = GGUFWriter(tensorCount: tensors.count, metadataCount: metadata.count)
@@ -212,6 +237,10 @@ struct LoRAAdapterTests {
          ["blk.9.attn_q.weight", "does not have"]),
         ("a weight of another shape", llamaAdapter, [("blk.0.attn_q.weight.lora_a", [96, 8]), ("blk.0.attn_q.weight.lora_b", [8, 64])],
          ["blk.0.attn_q.weight", "[96, 64]", "[64, 64]"]),
+        ("stacks of different numbers of experts", llamaAdapter,
+         [("blk.0.attn_q.weight.lora_a", [64, 8, 4]), ("blk.0.attn_q.weight.lora_b", [8, 64, 2])], ["blk.0.attn_q.weight.lora_a", "one per expert"]),
+        ("experts' pairs for a weight that is one matrix", llamaAdapter,
+         [("blk.0.attn_q.weight.lora_a", [64, 8, 4]), ("blk.0.attn_q.weight.lora_b", [8, 64, 4])], ["blk.0.attn_q.weight", "[64, 64, 4]", "has [64, 64]"]),
         ("a weight llama.cpp multiplies without adapters", llamaAdapter,
          [("blk.0.attn_norm.weight.lora_a", [64, 8]), ("blk.0.attn_norm.weight.lora_b", [8, 1])], ["blk.0.attn_norm.weight"]),
     ]

@@ -25,9 +25,17 @@ struct MergedAdapterTests {
         let reference = try LoRAAdapterTests.reference(name)
         let gguf = reference.model.gguf
         let adapted = Set(reference.adapters.entries.flatMap(\.adapter.adaptedTensors))
-        #expect(adapted.allSatisfy { [.f32, .f16].contains(gguf.tensorsByName[$0]?.type) }, "\(gguf.path) adapts quantized weights: their merge is quantized again")
         let scratch = try ScratchDirectory()
         let output = scratch.path + "/" + URL(fileURLWithPath: gguf.path).lastPathComponent
+        if name.hasSuffix("-experts") {
+            // Experts' adapters are applied, not merged yet: refused, naming the tensor, nothing written.
+            #expect { try ModelQuantizer(scheme: nil, adapters: reference.adapters, threads: 2).quantize(gguf, to: output) } throws: {
+                "\($0)".contains("_exps.weight.lora_a") && "\($0)".contains("does not merge yet")
+            }
+            #expect(!FileManager.default.fileExists(atPath: output))
+            return
+        }
+        #expect(adapted.allSatisfy { [.f32, .f16].contains(gguf.tensorsByName[$0]?.type) }, "\(gguf.path) adapts quantized weights: their merge is quantized again")
         _ = try ModelQuantizer(scheme: nil, adapters: reference.adapters, threads: 2).quantize(gguf, to: output)
         let merged = try LanguageModel(path: output)
         // Only the adapted weights changed; metadata and the others are the base's, byte for byte.

@@ -23,7 +23,8 @@ public struct AdapterSet: Sendable, Equatable {
     public let entries: [Entry]
     /// Each adapted weight's products, in the order of the entries.
     let terms: [String: [Term]]
-    /// The most rows of an adapted weight, and the largest rank: a pass's room for the products.
+    /// The most rows of an adapted weight (of one expert, for stacked experts), and the largest
+    /// rank: a pass's room for the products.
     let widestRows: Int, largestRank: Int
     /// The model the adapters were checked against (nil for none).
     let model: LanguageModel?
@@ -60,7 +61,7 @@ public struct AdapterSet: Sendable, Equatable {
             }
         }
         self.terms = terms
-        widestRows = terms.values.joined().map(\.pair.b.rows).max() ?? 0
+        widestRows = terms.values.joined().map { $0.pair.b.rows / $0.pair.experts }.max() ?? 0
         largestRank = terms.values.joined().map(\.pair.rank).max() ?? 0
     }
 
@@ -87,22 +88,23 @@ public struct AdapterSet: Sendable, Equatable {
         }
     }
 
-    /// Adds each adapter's products for weight `tensor` (its rows `rows`) to `count` rows of
-    /// `output`, the products of the rows of `input`: llama.cpp's `B(A x)`, scaled, then added.
-    func addProducts(to tensor: String, rows: Range<Int>, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+    /// Adds each adapter's products for weight `tensor` (its rows `rows`; of stacked experts,
+    /// `expert`'s pair) to `count` rows of `output`, the products of the rows of `input`:
+    /// llama.cpp's `B(A x)`, scaled, then added.
+    func addProducts(to tensor: String, rows: Range<Int>, expert: Int, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                      count: Int, state: InferenceState) {
         guard let terms = terms[tensor] else { return }
         let (lowRank, product) = state.adapterBuffers
         for term in terms {
             let b = rows == 0..<term.pair.b.rows ? term.pair.b : term.pair.b.rows(rows)
-            state.pool.multiply(term.pair.a, input, into: lowRank, count: count, scratch: state.scratch)
+            state.pool.multiply(term.pair.a(expert: expert), input, into: lowRank, count: count, scratch: state.scratch)
             state.pool.multiply(b, lowRank, into: product, count: count, scratch: state.scratch)
             Operations.scale(product, by: term.factor, count: count * rows.count)
             Operations.add(product, to: output, count: count * rows.count)
         }
     }
 
-    /// Starts adding weight `tensor`'s products (its rows `rows`) to a projection of `count` tokens
+    /// Starts adding weight `tensor`'s products (its rows `rows`; `expert`'s pair) to a projection of `count` tokens
     /// of `input` as the threads compute it: each adapter's `A x` now, for every token, into the
     /// room for products; the returned function then adds `B (A x)`, scaled, to the rows it is
     /// given of `output` (every token's), after scaling them by `scale` first — in the order and
@@ -110,13 +112,13 @@ public struct AdapterSet: Sendable, Equatable {
     /// the bit. Nil (nothing computed) when the products must be computed apart: a B whose product
     /// for one token is not each row's F32 dot product (8-bit activations, eight-row layouts), or
     /// more adapters' `A x` than the room holds.
-    func fusedProducts(to tensor: String, rows: Range<Int>, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
+    func fusedProducts(to tensor: String, rows: Range<Int>, expert: Int, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                        outputRows: Int, count: Int, scale: Float?, state: InferenceState) -> ((Range<Int>) -> Void)? {
         guard let terms = terms[tensor], terms.count * largestRank <= widestRows,
               terms.allSatisfy({ $0.pair.b.kernels.quantizedDot == nil && $0.pair.b.interleavedGroups(from: 0) == nil }) else { return nil }
         let lowRanks = state.adapterBuffers.product
         for (index, term) in terms.enumerated() {
-            state.pool.multiply(term.pair.a, input, into: lowRanks + index * count * largestRank, count: count, scratch: state.scratch)
+            state.pool.multiply(term.pair.a(expert: expert), input, into: lowRanks + index * count * largestRank, count: count, scratch: state.scratch)
         }
         // What the threads read, as plain values: no reference counting row by row.
         let products = terms.enumerated().map { index, term in

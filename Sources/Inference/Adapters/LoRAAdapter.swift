@@ -12,11 +12,22 @@ public final class LoRAAdapter: Sendable {
     /// `columns` and `b` is `rows` rows of `rank`; for the token embedding, llama.cpp's flipped
     /// layout: `a` holds a row of `rank` per token, looked up like the embedding, and `b` the
     /// embedding's width in rows of `rank`.
+    ///
+    /// For experts' stacked weights (llama.cpp's `build_lora_mm_id`), a pair per expert stacked
+    /// the same way: `a` is `experts` × `rank` rows, `b` `experts` × `rows` rows, expert `e`'s
+    /// the `e`-th run of each (`a(expert:)`, and its rows of `b`).
     struct Pair: Sendable {
         let a: Matrix
         let b: Matrix
+        /// How many experts' pairs it stacks (1 for a two-dimensional weight).
+        let experts: Int
         /// The adapter's rank for this weight (`lora_b`'s first dimension, as llama.cpp reads it).
         var rank: Int { b.columns }
+
+        /// Expert `expert`'s A (A itself for a two-dimensional weight).
+        func a(expert: Int) -> Matrix {
+            experts == 1 ? a : a.rows((expert * rank)..<((expert + 1) * rank))
+        }
     }
 
     /// The file it was read from.
@@ -70,14 +81,17 @@ public final class LoRAAdapter: Sendable {
                 throw ModelError(file: path, field: "tensor \(weight).\(half.a == nil ? "lora_a" : "lora_b")", reason: "is missing: \(weight) has only one half of its pair")
             }
             let embedding = weight == TensorName.tokenEmbedding.weight()
-            guard a.shape.count == 2, b.shape.count == 2 else {
-                throw ModelError(file: path, field: "tensor \(weight).lora_a", reason: "has shapes \(a.shape) and \(b.shape) (lora_b): Lumen applies LoRA to two-dimensional weights only, not to experts' stacked ones")
+            // Two dimensions, or three for experts' stacked weights (as many experts in each).
+            guard a.shape.count == b.shape.count, a.shape.count == 2 || (a.shape.count == 3 && !embedding && a.shape[2] == b.shape[2]) else {
+                throw ModelError(file: path, field: "tensor \(weight).lora_a",
+                                 reason: "has shape \(a.shape), lora_b \(b.shape): a pair is two matrices, or two stacks of one per expert")
             }
             // A's rows and B's columns are the rank (for the embedding, A is looked up by token).
             guard (embedding ? a.shape[0] : a.shape[1]) == b.shape[0] else {
                 throw ModelError(file: path, field: "tensor \(weight).lora_a", reason: "has shape \(a.shape), lora_b \(b.shape): their ranks differ")
             }
-            pairs[weight] = Pair(a: try Matrix(a, in: gguf, interleaving: !embedding), b: try Matrix(b, in: gguf, interleaving: true))
+            pairs[weight] = Pair(a: try Matrix(a, in: gguf, interleaving: !embedding), b: try Matrix(b, in: gguf, interleaving: true),
+                                 experts: a.shape.count == 3 ? a.shape[2] : 1)
         }
         guard !pairs.isEmpty else { throw ModelError(file: path, field: "tensors", reason: "there are no .lora_a/.lora_b pairs: the adapter adapts nothing") }
         self.path = path
@@ -117,12 +131,11 @@ public final class LoRAAdapter: Sendable {
                 throw ModelError(file: path, field: "tensor \(weight).lora_a", reason: "adapts \(weight), which the model (\(model.gguf.path)) does not have: an adapter for another model?")
             }
             let embedding = weight == TensorName.tokenEmbedding.weight()
-            // A matrix of `rows` × `columns` is [columns, rows] in GGUF; A is [columns, rank] and B [rank, rows].
-            let fits = embedding
-                ? base.shape == [pair.b.rows, pair.a.rows]
-                : base.shape == [pair.a.columns, pair.b.rows]
-            guard fits else {
-                let expected = embedding ? [pair.b.rows, pair.a.rows] : [pair.a.columns, pair.b.rows]
+            // A matrix of `rows` × `columns` is [columns, rows] in GGUF; A is [columns, rank] and B
+            // [rank, rows]; experts' are [columns, rank, experts] and [rank, rows, experts].
+            let expected = embedding ? [pair.b.rows, pair.a.rows]
+                : pair.experts == 1 ? [pair.a.columns, pair.b.rows] : [pair.a.columns, pair.b.rows / pair.experts, pair.experts]
+            guard base.shape == expected else {
                 throw ModelError(file: path, field: "tensor \(weight).lora_a",
                                  reason: "fits a weight of shape \(expected), the model's \(weight) has \(base.shape): an adapter for another model?")
             }

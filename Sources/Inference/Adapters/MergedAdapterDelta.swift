@@ -75,9 +75,15 @@ public struct MergedAdapterDelta: Sendable {
 
 extension AdapterSet {
     /// What merging these adapters into weight `tensor` adds to it, or nil when none adapts it.
-    public func mergedDelta(for tensor: String) -> MergedAdapterDelta? {
-        terms[tensor].flatMap {
-            MergedAdapterDelta(terms: $0, embedding: tensor == TensorName.tokenEmbedding.weight(), productScale: model?.adaptableTensors[tensor] ?? 1)
+    ///
+    /// - Throws: `ModelError` for experts' stacked weights, whose adapters are applied but not
+    ///   merged yet.
+    public func mergedDelta(for tensor: String) throws(ModelError) -> MergedAdapterDelta? {
+        guard let terms = terms[tensor] else { return nil }
+        if let stacked = entries.first(where: { ($0.adapter.pairs[tensor]?.experts ?? 1) > 1 }) {
+            throw ModelError(file: stacked.adapter.path, field: "tensor \(tensor).lora_a",
+                             reason: "adapts experts' stacked weights, which Lumen applies (--lora) but does not merge yet")
         }
+        return MergedAdapterDelta(terms: terms, embedding: tensor == TensorName.tokenEmbedding.weight(), productScale: model?.adaptableTensors[tensor] ?? 1)
     }
 }

@@ -172,10 +172,11 @@ struct MixtureOfExperts: Sendable {
             for (index, place) in places.enumerated() {
                 (gathered + index * dimension).update(from: input + (place / used) * dimension, count: dimension)
             }
-            gate[expert].apply(gathered, into: state.gate, count: places.count, state: state)
-            up[expert].apply(gathered, into: state.up, count: places.count, state: state)
+            let tokens = (indices: places.map { $0 / used }, of: count)
+            gate[expert].apply(gathered, into: state.gate, count: places.count, state: state, tokens: tokens)
+            up[expert].apply(gathered, into: state.up, count: places.count, state: state, tokens: tokens)
             activation.apply(state.gate, state.up, count: places.count * width, pool: state.pool)
-            down[expert].apply(state.gate, into: gathered, count: places.count, state: state)
+            down[expert].apply(state.gate, into: gathered, count: places.count, state: state, tokens: tokens)
             for (index, place) in places.enumerated() {
                 (outputs + place * dimension).update(from: gathered + index * dimension, count: dimension)
             }

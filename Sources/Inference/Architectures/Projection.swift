@@ -22,33 +22,40 @@ struct Projection: Sendable {
     var bias: [Float]?
     /// Whether the bias is added before the scale multiplies (llama.cpp's feed-forward order).
     var biasBeforeScale = false
-    /// The weight tensor's name when LoRA adapters may adapt it (`blk.3.attn_q.weight`), and the
-    /// rows of it this projection computes (a part of a fused tensor: Phi-3's Q/K/V).
-    private(set) var adapted: (tensor: String, rows: Range<Int>)?
+    /// The weight tensor's name when LoRA adapters may adapt it (`blk.3.attn_q.weight`), the rows
+    /// of it this projection computes (a part of a fused tensor: Phi-3's Q/K/V; an expert's of
+    /// experts' stacked weights), and which expert's it is (0 for a two-dimensional weight).
+    private(set) var adapted: (tensor: String, rows: Range<Int>, expert: Int)?
 
-    init(_ matrix: Matrix, scale: Float? = nil, bias: [Float]? = nil, biasBeforeScale: Bool = false, adaptedAs tensor: String? = nil) {
+    /// A projection of `matrix`; adapters may adapt it as weight `tensor` (rows `rows` of it,
+    /// by default all; `expert`'s of stacked experts).
+    init(_ matrix: Matrix, scale: Float? = nil, bias: [Float]? = nil, biasBeforeScale: Bool = false, adaptedAs tensor: String? = nil,
+         rows: Range<Int>? = nil, expert: Int = 0) {
         self.matrix = matrix
         self.scale = scale
         self.bias = bias
         self.biasBeforeScale = biasBeforeScale
-        adapted = tensor.map { ($0, 0..<matrix.rows) }
+        adapted = tensor.map { ($0, rows ?? 0..<matrix.rows, expert) }
     }
 
     /// The projection to output rows `range` of a fused matrix (Phi-3's Q/K/V): those rows, their
     /// part of the bias, the one scale, those rows of an adapter's products.
     func rows(_ range: Range<Int>) -> Projection {
         var part = Projection(matrix.rows(range), scale: scale, bias: bias.map { Array($0[range]) }, biasBeforeScale: biasBeforeScale)
-        part.adapted = adapted.map { ($0.tensor, ($0.rows.lowerBound + range.lowerBound)..<($0.rows.lowerBound + range.upperBound)) }
+        part.adapted = adapted.map { ($0.tensor, ($0.rows.lowerBound + range.lowerBound)..<($0.rows.lowerBound + range.upperBound), $0.expert) }
         return part
     }
 
     /// `count` products of `input` rows into `output` rows, scaled, adapted and biased. When every
     /// row has the same adapters and the product goes a token at a time, the adapters' products
     /// are added by the threads that compute the rows, as they finish them (`AdapterSet.fusedProducts`).
-    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState) {
-        let runs = adapted == nil ? [] : state.adaptedRuns(count: count)
+    /// `tokens` says which of the pass's rows (of `of`) the input rows are, when they are some of
+    /// them (an expert's, gathered): each row gets the adapters of its own sequence.
+    func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState,
+               tokens: (indices: [Int], of: Int)? = nil) {
+        let runs = adapted == nil ? [] : state.adaptedRuns(count: count, tokens: tokens)
         if let adapted, runs.count == 1, runs[0].rows == 0..<count, count == 1 || state.scratch.tokenByToken,
-           let finish = runs[0].adapters.fusedProducts(to: adapted.tensor, rows: adapted.rows, input: input, output: output, outputRows: matrix.rows,
+           let finish = runs[0].adapters.fusedProducts(to: adapted.tensor, rows: adapted.rows, expert: adapted.expert, input: input, output: output, outputRows: matrix.rows,
                                                        count: count, scale: biasBeforeScale ? nil : scale, state: state) {
             state.pool.multiplyEachToken(matrix, input, into: output, count: count, scratch: state.scratch, finish: finish)
             if let bias { Operations.addBias(bias, to: output, count: count) }
@@ -59,7 +66,7 @@ struct Projection: Sendable {
         if !biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
         if let adapted {
             for (adapters, rows) in runs {
-                adapters.addProducts(to: adapted.tensor, rows: adapted.rows, input: input + rows.lowerBound * matrix.columns,
+                adapters.addProducts(to: adapted.tensor, rows: adapted.rows, expert: adapted.expert, input: input + rows.lowerBound * matrix.columns,
                                      output: output + rows.lowerBound * matrix.rows, count: rows.count, state: state)
             }
         }

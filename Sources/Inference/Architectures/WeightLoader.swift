@@ -14,7 +14,8 @@ struct WeightLoader {
     final class AdaptableWeights: Sendable {
         private let scales = Mutex<[String: Float]>([:])
         /// Records that adapters may adapt `projection`'s weight, with the scale that multiplies
-        /// its product before theirs is added (1 when its scale, if any, multiplies theirs too).
+        /// its product before theirs is added (1 when its scale, if any, multiplies theirs too;
+        /// of stacked experts, the first's: a merge into experts is refused).
         func insert(_ projection: Projection) {
             guard let tensor = projection.adapted?.tensor else { return }
             let scale = projection.biasBeforeScale ? 1 : projection.scale ?? 1
@@ -110,7 +111,13 @@ struct WeightLoader {
             let flat = widened(try Matrix(tensor, in: gguf, interleaving: false))
             biases = (0..<count).map { Array(flat[($0 * rows)..<(($0 + 1) * rows)]) }
         }
-        return (0..<count).map { Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], bias: biases?[$0]) }
+        // LoRA adapters may adapt the stack, a pair per expert (llama.cpp's `build_lora_mm_id`).
+        let projections = (0..<count).map {
+            Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], bias: biases?[$0], adaptedAs: name,
+                       rows: ($0 * rows)..<(($0 + 1) * rows), expert: $0)
+        }
+        adaptable.insert(projections[0])
+        return projections
     }
 
     /// The per-input scales of `role` in block `layer` (`<name>.scale`, a vector of `length`:

@@ -227,14 +227,15 @@ final class InferenceState {
     }
 
     /// The rows of the pass running that adapters change, in runs under one set: the last
-    /// `count` rows (all of them, or an unembedding's last), each run with its adapters. Rows of
-    /// one sequence are one run; so are several sequences' under the same adapters.
-    func adaptedRuns(count: Int) -> [(adapters: AdapterSet, rows: Range<Int>)] {
+    /// `count` rows (all of them, or an unembedding's last), or, with `tokens`, the rows
+    /// `tokens.indices` of the last `tokens.of` (an expert's, gathered), each run with its
+    /// adapters. Rows of one sequence are one run; so are several sequences' under the same adapters.
+    func adaptedRuns(count: Int, tokens: (indices: [Int], of: Int)? = nil) -> [(adapters: AdapterSet, rows: Range<Int>)] {
         guard !sequenceAdapters.isEmpty else { return adapters.isEmpty ? [] : [(adapters, 0..<count)] }
-        let first = rowSequences.count - count
+        let first = rowSequences.count - (tokens?.of ?? count)
         var runs: [(adapters: AdapterSet, rows: Range<Int>)] = []
         for row in 0..<count {
-            let rowAdapters = adapters(of: rowSequences[first + row])
+            let rowAdapters = adapters(of: rowSequences[first + (tokens?.indices[row] ?? row)])
             if let last = runs.last, last.adapters == rowAdapters {
                 runs[runs.count - 1].rows = last.rows.lowerBound..<(row + 1)
             } else {

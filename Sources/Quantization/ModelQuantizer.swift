@@ -84,7 +84,7 @@ public struct ModelQuantizer: Sendable {
                 throw ModelError(file: model.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) cannot be read, so it cannot be converted")
             }
             guard let scheme else {
-                let merged = try adapters.mergedDelta(for: tensor.name) != nil
+                let merged = adapters.mergedDelta(for: tensor.name) != nil
                 return (tensor, merged && tensor.type.quantizer == nil ? .f16 : tensor.type)
             }
             return (tensor, scheme.type(forTensor: tensor.name, shape: tensor.shape, layers: layers, tiedOutput: tiedOutput,
@@ -175,7 +175,7 @@ public struct ModelQuantizer: Sendable {
         let columns = tensor.shape[0], rows = tensor.rowCount
         let sourceRowBytes = tensor.byteCount / rows, rowBytes = byteCount / rows
         let slabRows = max(1, slabBytes / max(1, sourceRowBytes))
-        let delta = try adapters.mergedDelta(for: tensor.name)
+        let delta = adapters.mergedDelta(for: tensor.name)
         let copied = tensor.type == type && delta == nil
         var output = Data(count: copied ? 0 : min(rows, slabRows) * rowBytes)
         for first in stride(from: 0, to: rows, by: slabRows) {

@@ -7,48 +7,59 @@ import GGUF
 /// scale multiplies its product alone (an attention projection's `.scale`, which llama.cpp's
 /// `build_lora_mm` applies before adding the adapters') gets the products divided by that scale,
 /// so the merged model computes what the adapters do at run time; llama-export-lora, which does
-/// not, changes such models' adapted outputs by the scale.
+/// not, changes such models' adapted outputs by the scale. Experts' stacked weights take each
+/// expert's pair (and scale) on its rows.
 ///
 /// Built once per weight (`AdapterSet.mergedDelta(for:)`); `add(toRow:_:)` may then be called from
 /// several threads at once.
 public struct MergedAdapterDelta: Sendable {
-    /// One adapter's product: element `[row, column]` is `factor × left[row] · right[column]`.
+    /// One adapter's product: element `[row, column]` of expert `e`'s rows is
+    /// `factors[e] × left[row] · right[e][column]`.
     private struct Term: Sendable {
         /// Indexed by the weight's row: B (rows × rank), or for the embedding A (a row per token).
         let left: Matrix
-        /// Indexed by the weight's column, `rank` floats each: Aᵀ, or for the embedding B.
-        let right: [Float]
+        /// Each expert's (one for a two-dimensional weight), indexed by the weight's column,
+        /// `rank` floats each: Aᵀ, or for the embedding B.
+        let right: [[Float]]
         let rank: Int
-        let factor: Float
+        /// Each expert's factor: the adapter's, over the scale that multiplies the expert's product alone.
+        let factors: [Float]
     }
 
     private let terms: [Term]
     /// The weight's row length.
     public let columns: Int
+    /// Rows of each expert (all the rows for a two-dimensional weight).
+    private let rowsPerExpert: Int
 
-    init?(terms adapterTerms: [AdapterSet.Term], embedding: Bool, productScale: Float) {
+    init?(terms adapterTerms: [AdapterSet.Term], embedding: Bool, productScales: [Float]) {
         guard let first = adapterTerms.first else { return nil }
         columns = embedding ? first.pair.b.rows : first.pair.a.columns
+        rowsPerExpert = embedding ? first.pair.a.rows : first.pair.b.rows / first.pair.experts
         terms = adapterTerms.map { term in
             let rank = term.pair.rank
-            let right: [Float]
+            let right: [[Float]]
             if embedding {
-                right = [Float](unsafeUninitializedCapacity: term.pair.b.rows * rank) { buffer, count in
+                right = [[Float](unsafeUninitializedCapacity: term.pair.b.rows * rank) { buffer, count in
                     for row in 0..<term.pair.b.rows { term.pair.b.dequantize(row: row, into: buffer.baseAddress! + row * rank) }
                     count = term.pair.b.rows * rank
-                }
+                }]
             } else {
-                // A is rank × columns; its transpose puts each column's rank values side by side.
+                // Each expert's A is rank × columns; its transpose puts each column's rank values side by side.
                 let columns = term.pair.a.columns
-                var a = [Float](repeating: 0, count: columns)
-                var transposed = [Float](repeating: 0, count: columns * rank)
-                for k in 0..<rank {
-                    a.withUnsafeMutableBufferPointer { term.pair.a.dequantize(row: k, into: $0.baseAddress!) }
-                    for column in 0..<columns { transposed[column * rank + k] = a[column] }
+                right = (0..<term.pair.experts).map { expert in
+                    let a = term.pair.a(expert: expert)
+                    var row = [Float](repeating: 0, count: columns)
+                    var transposed = [Float](repeating: 0, count: columns * rank)
+                    for k in 0..<rank {
+                        row.withUnsafeMutableBufferPointer { a.dequantize(row: k, into: $0.baseAddress!) }
+                        for column in 0..<columns { transposed[column * rank + k] = row[column] }
+                    }
+                    return transposed
                 }
-                right = transposed
             }
-            return Term(left: embedding ? term.pair.a : term.pair.b, right: right, rank: rank, factor: term.factor / productScale)
+            let factors = (0..<right.count).map { term.factor / (productScales.count == right.count ? productScales[$0] : productScales.first ?? 1) }
+            return Term(left: embedding ? term.pair.a : term.pair.b, right: right, rank: rank, factors: factors)
         }
     }
 
@@ -59,13 +70,14 @@ public struct MergedAdapterDelta: Sendable {
         withUnsafeTemporaryAllocation(of: Float.self, capacity: largestRank) { left in
             let left = left.baseAddress!
             for term in terms {
+                let expert = term.right.count == 1 ? 0 : row / rowsPerExpert
                 term.left.dequantize(row: row, into: left)
-                term.right.withUnsafeBufferPointer { right in
+                term.right[expert].withUnsafeBufferPointer { right in
                     for column in 0..<columns {
                         let r = right.baseAddress! + column * term.rank
                         var sum: Float = 0
                         for k in 0..<term.rank { sum += left[k] * r[k] }
-                        values[column] += sum * term.factor
+                        values[column] += sum * term.factors[expert]
                     }
                 }
             }
@@ -75,15 +87,9 @@ public struct MergedAdapterDelta: Sendable {
 
 extension AdapterSet {
     /// What merging these adapters into weight `tensor` adds to it, or nil when none adapts it.
-    ///
-    /// - Throws: `ModelError` for experts' stacked weights, whose adapters are applied but not
-    ///   merged yet.
-    public func mergedDelta(for tensor: String) throws(ModelError) -> MergedAdapterDelta? {
-        guard let terms = terms[tensor] else { return nil }
-        if let stacked = entries.first(where: { ($0.adapter.pairs[tensor]?.experts ?? 1) > 1 }) {
-            throw ModelError(file: stacked.adapter.path, field: "tensor \(tensor).lora_a",
-                             reason: "adapts experts' stacked weights, which Lumen applies (--lora) but does not merge yet")
+    public func mergedDelta(for tensor: String) -> MergedAdapterDelta? {
+        terms[tensor].flatMap {
+            MergedAdapterDelta(terms: $0, embedding: tensor == TensorName.tokenEmbedding.weight(), productScales: model?.adaptableTensors[tensor] ?? [1])
         }
-        return MergedAdapterDelta(terms: terms, embedding: tensor == TensorName.tokenEmbedding.weight(), productScale: model?.adaptableTensors[tensor] ?? 1)
     }
 }

@@ -12,16 +12,16 @@ struct WeightLoader {
     /// The weights an architecture loaded as projections llama.cpp multiplies through
     /// `build_lora_mm` (those LoRA adapters may adapt), as the loader finds them.
     final class AdaptableWeights: Sendable {
-        private let scales = Mutex<[String: Float]>([:])
-        /// Records that adapters may adapt `projection`'s weight, with the scale that multiplies
-        /// its product before theirs is added (1 when its scale, if any, multiplies theirs too;
-        /// of stacked experts, the first's: a merge into experts is refused).
-        func insert(_ projection: Projection) {
-            guard let tensor = projection.adapted?.tensor else { return }
-            let scale = projection.biasBeforeScale ? 1 : projection.scale ?? 1
-            scales.withLock { $0[tensor] = scale }
+        private let scales = Mutex<[String: [Float]]>([:])
+        /// Records that adapters may adapt the weight of `projections` (one, or each expert's of
+        /// stacked experts), with the scale that multiplies each one's product before theirs is
+        /// added (1 when its scale, if any, multiplies theirs too).
+        func insert(_ projections: [Projection]) {
+            guard let tensor = projections.first?.adapted?.tensor else { return }
+            let productScales = projections.map { $0.biasBeforeScale ? 1 : $0.scale ?? 1 }
+            scales.withLock { $0[tensor] = productScales }
         }
-        var all: [String: Float] { scales.withLock { $0 } }
+        var all: [String: [Float]] { scales.withLock { $0 } }
     }
 
     private func tensor(_ name: String) throws(ModelError) -> GGUFFile.Tensor {
@@ -73,7 +73,7 @@ struct WeightLoader {
         var projection = Projection(try matrix(role, layer: layer, columns: columns, rows: rows), biasBeforeScale: feedForward.contains(role),
                                     adaptedAs: adaptable ? name : nil)
         try withScaleAndBias(&projection, of: role, layer: layer, requireBias: requireBias, applies: extras)
-        self.adaptable.insert(projection)
+        self.adaptable.insert([projection])
         return projection
     }
 
@@ -116,7 +116,7 @@ struct WeightLoader {
             Projection(all.rows(($0 * rows)..<(($0 + 1) * rows)), scale: scales?[$0], bias: biases?[$0], adaptedAs: name,
                        rows: ($0 * rows)..<(($0 + 1) * rows), expert: $0)
         }
-        adaptable.insert(projections[0])
+        adaptable.insert(projections)
         return projections
     }
 
@@ -174,7 +174,7 @@ struct WeightLoader {
             ? try matrix(.output, columns: configuration.embeddingLength, rows: configuration.vocabularySize)
             : embedding, adaptedAs: has(.output) ? TensorName.output.weight() : nil)
         try withScaleAndBias(&output, of: .output, layer: nil)
-        adaptable.insert(output)
+        adaptable.insert([output])
         return (embedding, output)
     }
 }

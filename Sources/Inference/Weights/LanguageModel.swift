@@ -16,10 +16,11 @@ public final class LanguageModel: Sendable {
     /// The architecture's weights and forward pass.
     let architecture: any ModelArchitecture
     /// The weights LoRA adapters may adapt: those the architecture multiplies as llama.cpp's
-    /// `build_lora_mm` does (the token embedding aside), each with the scale that multiplies its
-    /// product alone, before the adapters' are added (an attention projection's `.scale`; 1 for
-    /// most), which a merge divides the adapters' products by.
-    let adaptableTensors: [String: Float]
+    /// `build_lora_mm` and `build_lora_mm_id` do (the token embedding aside), each with the scale
+    /// that multiplies its product alone, before the adapters' are added (an attention
+    /// projection's `.scale`, each expert's of stacked experts; 1 for most), which a merge divides
+    /// the adapters' products by.
+    let adaptableTensors: [String: [Float]]
     /// The vocabulary's trie for grammars, built the first time a generation needs it.
     private let trie = Mutex<TokenTrie?>(nil)
 

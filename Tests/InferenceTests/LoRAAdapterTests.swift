@@ -133,6 +133,30 @@ struct LoRAAdapterTests {
         } throws: { "\($0)".contains("another model") && "\($0)".contains("llama3.gguf") }
     }
 
+    /// Generations of `prompts`, each under its own adapters of `sets` (nil: the session's, none),
+    /// decoded together on one session, and each alone on a session of its own whose every pass
+    /// applies its adapters (the path the fidelity cases check against llama.cpp); the shared
+    /// session, and a request of prompt `index` under adapters `adapters`.
+    static func decodedTogetherAndAlone(_ model: LanguageModel, prompts: [String], sets: [AdapterSet?]) async throws
+        -> (together: [BatchedDecodingTests.Run], alone: [BatchedDecodingTests.Run], session: ModelSession,
+            request: (Int, AdapterSet?) throws -> ModelSession.GenerationRequest) {
+        func request(_ index: Int, adapters: AdapterSet?) throws -> ModelSession.GenerationRequest {
+            let options = BatchedDecodingTests.options(index)
+            var pipeline = try GenerationPipeline(options: options, model: model)
+            pipeline.adapters = adapters
+            return ModelSession.GenerationRequest(tokens: model.tokenizer.encode(prompts[index]), options: options, pipeline: pipeline)
+        }
+        var alone: [BatchedDecodingTests.Run] = []
+        for index in prompts.indices {
+            let single = try request(index, adapters: nil)
+            let session = ModelSession(model: model, threads: 2, batchSize: 8, adapters: sets[index] ?? .none)
+            alone.append(try await BatchedDecodingTests.collect(session.generate(tokens: single.tokens, options: single.options, pipeline: single.pipeline)))
+        }
+        let session = ModelSession(model: model, threads: 2, batchSize: 8, sequences: prompts.count)
+        let together = try await BatchedDecodingTests.together(session, try prompts.indices.map { try request($0, adapters: sets[$0]) })
+        return (together, alone, session, request)
+    }
+
     @Test("generations with adapters of their own decode together with others, each as alone under its adapters, logit for logit")
     func adaptersPerGeneration() async throws {
         let model = try LanguageModel(path: try TestData.realModel(SpeculativeDecodingTests.realModels[0]))
@@ -140,27 +164,12 @@ struct LoRAAdapterTests {
         let sets: [AdapterSet?] = [nil, try AdapterSet([(a, 1)], for: model), try AdapterSet([(a, -0.5), (b, 0.7)], for: model), AdapterSet.none]
         // The first two share a prompt: the adapted one must not start from the plain one's cache.
         let prompts = ["The capital of France is", "The capital of France is", "Write a haiku about the sea.", "One, two, three,"]
-        func request(_ index: Int, adapters: AdapterSet?) throws -> ModelSession.GenerationRequest {
-            let options = BatchedDecodingTests.options(index)
-            var pipeline = try GenerationPipeline(options: options, model: model)
-            pipeline.adapters = adapters
-            return ModelSession.GenerationRequest(tokens: model.tokenizer.encode(prompts[index]), options: options, pipeline: pipeline)
-        }
-        // Alone: each on a session of its own whose every pass applies its adapters, the path the
-        // fidelity cases check against llama.cpp.
-        var alone: [BatchedDecodingTests.Run] = []
-        for index in prompts.indices {
-            let single = try request(index, adapters: nil)
-            let session = ModelSession(model: model, threads: 2, batchSize: 8, adapters: sets[index] ?? .none)
-            alone.append(try await BatchedDecodingTests.collect(session.generate(tokens: single.tokens, options: single.options, pipeline: single.pipeline)))
-        }
-        let session = ModelSession(model: model, threads: 2, batchSize: 8, sequences: 4)
-        let together = try await BatchedDecodingTests.together(session, try prompts.indices.map { try request($0, adapters: sets[$0]) })
+        let (together, alone, session, request) = try await Self.decodedTogetherAndAlone(model, prompts: prompts, sets: sets)
         BatchedDecodingTests.expectSame(together, alone, "adapters")
         #expect(session.batchStatistics.largest >= 3, "\(session.batchStatistics)")
         #expect(alone[0].logits[0] != alone[1].logits[0], "the adapter changes the first token's logits")
         // The prompt read under the adapter is reused under the same adapter, and gives the same.
-        var again = try request(1, adapters: sets[1])
+        var again = try request(1, sets[1])
         again.options.reusesCachedPrefix = true
         var reused = 0
         var logits: [[Float]] = []
@@ -175,7 +184,7 @@ struct LoRAAdapterTests {
         #expect(sameFirstLogits, "the first token's logits, from the reused prompt")
         // Adapters checked against another model are refused in the generation's stream.
         let other = try LanguageModel(path: try TestData.syntheticModel("llama3"))
-        let foreign = try request(0, adapters: try AdapterSet([(try Self.adapter("llama3-r8.gguf"), 1)], for: other))
+        let foreign = try request(0, try AdapterSet([(try Self.adapter("llama3-r8.gguf"), 1)], for: other))
         await #expect {
             for try await _ in session.generate(tokens: foreign.tokens, options: foreign.options, pipeline: foreign.pipeline) {}
         } throws: { "\($0)".contains("another model") }
@@ -187,20 +196,7 @@ struct LoRAAdapterTests {
         let experts = try Self.adapter("qwen3moe-experts-r8.gguf")
         let sets: [AdapterSet?] = [nil, try AdapterSet([(experts, 1)], for: model), try AdapterSet([(experts, -0.7)], for: model)]
         let prompts = ["An adapter changes what", "An adapter changes what", "the experts say next"]
-        func request(_ index: Int, adapters: AdapterSet?) throws -> ModelSession.GenerationRequest {
-            let options = BatchedDecodingTests.options(index)
-            var pipeline = try GenerationPipeline(options: options, model: model)
-            pipeline.adapters = adapters
-            return ModelSession.GenerationRequest(tokens: model.tokenizer.encode(prompts[index]), options: options, pipeline: pipeline)
-        }
-        var alone: [BatchedDecodingTests.Run] = []
-        for index in prompts.indices {
-            let single = try request(index, adapters: nil)
-            let session = ModelSession(model: model, threads: 2, batchSize: 8, adapters: sets[index] ?? .none)
-            alone.append(try await BatchedDecodingTests.collect(session.generate(tokens: single.tokens, options: single.options, pipeline: single.pipeline)))
-        }
-        let session = ModelSession(model: model, threads: 2, batchSize: 8, sequences: 3)
-        let together = try await BatchedDecodingTests.together(session, try prompts.indices.map { try request($0, adapters: sets[$0]) })
+        let (together, alone, session, _) = try await Self.decodedTogetherAndAlone(model, prompts: prompts, sets: sets)
         BatchedDecodingTests.expectSame(together, alone, "experts' adapters")
         #expect(session.batchStatistics.largest >= 2, "\(session.batchStatistics)")
         #expect(alone[0].logits[0] != alone[1].logits[0], "the experts' adapter changes the first token's logits")

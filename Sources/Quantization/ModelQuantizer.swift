@@ -84,8 +84,7 @@ public struct ModelQuantizer: Sendable {
                 throw ModelError(file: model.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) cannot be read, so it cannot be converted")
             }
             guard let scheme else {
-                let merged = adapters.mergedDelta(for: tensor.name) != nil
-                return (tensor, merged && tensor.type.quantizer == nil ? .f16 : tensor.type)
+                return (tensor, adapters.adapts(tensor.name) && tensor.type.quantizer == nil ? .f16 : tensor.type)
             }
             return (tensor, scheme.type(forTensor: tensor.name, shape: tensor.shape, layers: layers, tiedOutput: tiedOutput,
                                         valueOrdinal: valueOrdinals[tensor.name], experts: experts))

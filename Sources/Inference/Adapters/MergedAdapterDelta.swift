@@ -31,11 +31,14 @@ public struct MergedAdapterDelta: Sendable {
     public let columns: Int
     /// Rows of each expert (all the rows for a two-dimensional weight).
     private let rowsPerExpert: Int
+    /// The largest rank of the adapters: room for a row of B.
+    private let largestRank: Int
 
     init?(terms adapterTerms: [AdapterSet.Term], embedding: Bool, productScales: [Float]) {
         guard let first = adapterTerms.first else { return nil }
         columns = embedding ? first.pair.b.rows : first.pair.a.columns
         rowsPerExpert = embedding ? first.pair.a.rows : first.pair.b.rows / first.pair.experts
+        largestRank = adapterTerms.map(\.pair.rank).max() ?? 0
         terms = adapterTerms.map { term in
             let rank = term.pair.rank
             let right: [[Float]]
@@ -66,7 +69,6 @@ public struct MergedAdapterDelta: Sendable {
     /// Adds the adapters' products for row `row` of the weight to `values` (`columns` floats): for
     /// each adapter in turn, the product scaled, then added, in llama-export-lora's order.
     public func add(toRow row: Int, _ values: UnsafeMutablePointer<Float>) {
-        let largestRank = terms.map(\.rank).max() ?? 0
         withUnsafeTemporaryAllocation(of: Float.self, capacity: largestRank) { left in
             let left = left.baseAddress!
             for term in terms {
@@ -86,6 +88,9 @@ public struct MergedAdapterDelta: Sendable {
 }
 
 extension AdapterSet {
+    /// Whether one of these adapters adapts weight `tensor`.
+    public func adapts(_ tensor: String) -> Bool { terms[tensor] != nil }
+
     /// What merging these adapters into weight `tensor` adds to it, or nil when none adapts it.
     public func mergedDelta(for tensor: String) -> MergedAdapterDelta? {
         terms[tensor].flatMap {

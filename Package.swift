@@ -63,7 +63,7 @@ let package = Package(
             name: "JupyterProtocol",
             dependencies: [.product(name: "Crypto", package: "swift-crypto")]
         ),
-        .target(name: "Evaluation"),
+        .target(name: "Evaluation", dependencies: ["OrderedJSON"]),
         // Python's text forms of values (float repr, json.dumps), which Jinja and the notebook
         // writer both reproduce.
         .target(name: "PythonText"),

@@ -115,6 +115,12 @@ public protocol Evaluator: Sendable {
     func receive(_ message: CommMessage, output: any OutputSink) async
     /// The comms open now (id → target name), only those of `target` when given.
     func openComms(target: String?) async -> [String: String]
+    /// Whether `debug` answers the Debug Adapter Protocol (the kernel advertises a debugger).
+    var hasDebugger: Bool { get }
+    /// Answers a Debug Adapter Protocol request (Jupyter's `debug_request`); what the debugger
+    /// tells unasked (a cell stopped at a breakpoint) goes to `events`. Returns promptly even
+    /// while a cell runs or is stopped.
+    func debug(_ request: DebugRequest, events: any DebugEventSink) async -> DebugResponse
 }
 
 extension Evaluator {
@@ -126,4 +132,13 @@ extension Evaluator {
 
     /// An evaluator without comms has none open.
     public func openComms(target: String?) async -> [String: String] { [:] }
+
+    /// Most evaluators have no debugger.
+    public var hasDebugger: Bool { false }
+
+    /// An evaluator without a debugger refuses every request, naming it.
+    public func debug(_ request: DebugRequest, events: any DebugEventSink) async -> DebugResponse {
+        DebugResponse(seq: 0, requestSeq: request.seq, success: false, command: request.command,
+                      message: "this kernel has no debugger ('\(request.command)' not handled)")
+    }
 }

@@ -59,7 +59,7 @@ actor KernelCore {
     /// The message types of comms, which go to the comm lane.
     private static let commTypes: Set<String> = ["comm_open", "comm_msg", "comm_close"]
     /// The requests that belong on control only; on shell they are ignored, as ipykernel does.
-    private static let controlTypes: Set<String> = ["create_subshell_request", "list_subshell_request", "delete_subshell_request"]
+    private static let controlTypes: Set<String> = ["create_subshell_request", "list_subshell_request", "delete_subshell_request", "debug_request"]
 
     private var executionCount = 0
     private var lanes: [String?: Lane] = [:]
@@ -75,6 +75,12 @@ actor KernelCore {
     ) {
         self.evaluator = evaluator
         self.shell = shell
+        // The evaluator says whether it has a debugger; the reply advertises it as ipykernel does.
+        var info = info
+        if evaluator.hasDebugger {
+            info.debugger = true
+            if !info.supportedFeatures.contains("debugger") { info.supportedFeatures.append("debugger") }
+        }
         self.info = info
         self.codec = codec
         self.factory = factory
@@ -292,6 +298,11 @@ actor KernelCore {
         "list_subshell_request": { core, _, _ in .reply("list_subshell_reply", ListSubshellReply(subshellIDs: core.subshells)) },
         "delete_subshell_request": { core, message, _ in
             await core.decoded(message, as: DeleteSubshellRequest.self) { request in core.deleteSubshell(request) }
+        },
+        "debug_request": { core, message, _ in
+            await core.decoded(message, as: DebugRequest.self) { request in
+                .reply("debug_reply", await core.evaluator.debug(request, events: DebugEventPublisher(iopub: core.iopub, parent: message.header)))
+            }
         },
         "interrupt_request": { core, _, _ in
             core.interrupt()

@@ -109,8 +109,10 @@ extension Interpreter {
     /// What a built-in, a method or a property set called at `location` is given: the cell's output
     /// and a way to call Lumen functions from there.
     func builtinContext(at location: SourceLocation, context: RunContext) -> Builtin.Context {
-        Builtin.Context(output: context.output, location: location, session: state) { [depth = context.depth, source = context.source] function, arguments, output in
-            var nested = RunContext(output: output, depth: depth, source: source)
+        Builtin.Context(output: context.output, location: location, session: state) { [context] function, arguments, output in
+            var nested = context
+            nested.output = output
+            nested.shorthandArguments = []
             return try await self.call(function, positional: arguments.map { ($0, location) }, labelled: [], at: location, context: &nested)
         }
     }
@@ -148,11 +150,14 @@ extension Interpreter {
             throw LumenError(.type, "\(function.name)() has no argument labelled '\(extra.0):'", at: extra.2)
         }
         var inner = RunContext(output: context.output, depth: context.depth + 1, source: function.source,
-                               shorthandArguments: usesShorthand ? remaining.map(\.0) : [])
+                               shorthandArguments: usesShorthand ? remaining.map(\.0) : [], function: function.name)
+        if debugger.isStarted.load(ordering: .relaxed) {
+            inner.callers = CallerFrames(frame: frame(at: location.line, in: context.statementScope ?? globals, context: context), outer: context.callers)
+        }
         // A closure whose body is one expression returns its value, as in Swift.
         if function.name == "closure", function.closure.body.count == 1, case .expression(let expression) = function.closure.body[0] {
             do {
-                return try await evaluate(expression, in: local, context: &inner)
+                return try await run(.expression(expression), in: local, context: &inner)
             } catch var error as LumenError {
                 error.callChain.append((function.name, location, function.source))
                 throw error

@@ -7,10 +7,21 @@ extension Interpreter {
         }
     }
 
-    func run(_ statement: Statement, in scope: Scope, context: inout RunContext) async throws {
+    /// Runs `statement`; an expression statement's value is returned (the others' is nil). While
+    /// the debugger is started, the statement is first a place the cell may stop.
+    @discardableResult
+    func run(_ statement: Statement, in scope: Scope, context: inout RunContext) async throws -> Value {
+        if debugger.isStarted.load(ordering: .relaxed) {
+            return try await runDebugged(statement, in: scope, context: &context)
+        }
+        return try await perform(statement, in: scope, context: &context)
+    }
+
+    /// Carries out `statement`.
+    func perform(_ statement: Statement, in scope: Scope, context: inout RunContext) async throws -> Value {
         switch statement {
         case .expression(let expression):
-            _ = try await evaluate(expression, in: scope, context: &context)
+            return try await evaluate(expression, in: scope, context: &context)
         case .declaration(let name, let constant, let value, _):
             var initial = Value.null
             if let value { initial = try await evaluate(value, in: scope, context: &context) }
@@ -26,7 +37,7 @@ extension Interpreter {
             for branch in branches {
                 if try await condition(branch.condition, in: scope, context: &context) {
                     try await run(branch.body, in: Scope(parent: scope), context: &context)
-                    return
+                    return .null
                 }
             }
             if let otherwise { try await run(otherwise, in: Scope(parent: scope), context: &context) }
@@ -66,6 +77,7 @@ extension Interpreter {
         case .function(let name, let closure, _):
             scope.declare(name, .function(Function(name: name, closure: closure, scope: scope, source: context.source)), constant: false)
         }
+        return .null
     }
 
     /// Binds a loop's names: one name takes the element, several unpack an array element.

@@ -14,6 +14,8 @@ public actor Interpreter: Evaluator {
     public nonisolated var unownedExecutor: UnownedSerialExecutor { executor.asUnownedSerialExecutor() }
 
     let globals = Scope(parent: nil)
+    /// The debugger JupyterLab's debug requests drive.
+    let debugger = Debugger()
     /// What built-ins keep from cell to cell.
     let state: SessionState
     /// This session's history, in memory; earlier sessions come from `store`.
@@ -62,7 +64,9 @@ public actor Interpreter: Evaluator {
     }
 
     public func execute(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError) {
-        let cell = RunningCell(origin: CellOrigin(executionCount: request.executionCount, cellID: request.cellID))
+        let thread = debugger.threadStarted(name: SourceText(request).label)
+        defer { debugger.threadEnded(thread) }
+        let cell = RunningCell(origin: CellOrigin(executionCount: request.executionCount, cellID: request.cellID), thread: thread)
         do {
             try await RunningCell.$current.withValue(cell) {
                 try await run(request, output: output)
@@ -108,12 +112,7 @@ public actor Interpreter: Evaluator {
         var context = RunContext(output: output, depth: 0, source: SourceText(request))
         for statement in statements {
             try Task.checkCancellation()
-            if case .expression(let expression) = statement {
-                lastValue = try await evaluate(expression, in: globals, context: &context)
-            } else {
-                lastValue = .null
-                try await run(statement, in: globals, context: &context)
-            }
+            lastValue = try await run(statement, in: globals, context: &context)
         }
         // A value the cell already showed live (a generation) is not shown a second time; it is
         // still the cell's value for code.
@@ -265,11 +264,17 @@ public actor Interpreter: Evaluator {
 }
 
 /// What running code needs besides its scope: where output goes and how deep calls are.
-struct RunContext {
-    let output: any OutputSink
+struct RunContext: Sendable {
+    var output: any OutputSink
     var depth: Int
     /// The source of the code running (a cell, or the cell a function was written in).
     var source: SourceText
     /// The arguments of the innermost closure, for `$0`, `$1`, ….
     var shorthandArguments: [Value] = []
+    /// The function running (nil: the cell's own statements), for the debugger's call stack.
+    var function: String?
+    /// The frames that called it, innermost first; recorded only while the debugger is started.
+    var callers: CallerFrames?
+    /// The scope of the statement running; recorded only while the debugger is started.
+    var statementScope: Scope?
 }

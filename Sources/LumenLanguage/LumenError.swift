@@ -27,6 +27,8 @@ public struct LumenError: Error, Sendable, Equatable, CustomStringConvertible {
     /// The user functions the error passed through, innermost first: each function's name, where
     /// it was called, and the source it was defined in.
     public var callChain: [(function: String, location: SourceLocation, definedIn: SourceText)] = []
+    /// Whether a debugger has already stopped where the error was raised.
+    var seenByDebugger = false
 
     /// Creates an error.
     public static func == (lhs: LumenError, rhs: LumenError) -> Bool {
@@ -70,12 +72,15 @@ public struct SourceText: Sendable {
     public let text: String
     /// The line number its first line is shown with.
     public let firstLine: Int
+    /// The Murmur2 hash of the text, which names it for the debugger.
+    let hash: UInt32
 
     /// A source labelled `label`, its lines numbered from `firstLine`.
     public init(label: String, text: String, firstLine: Int = 1) {
         self.label = label
         self.text = text
         self.firstLine = firstLine
+        hash = Murmur2.hash(text, seed: Debugger.hashSeed)
     }
 
     /// The source of a cell: `Cell In[n]`, or its place in a script file.

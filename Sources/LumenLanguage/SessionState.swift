@@ -33,14 +33,17 @@ final class RunningCell: Sendable {
 
     /// Where the cell comes from.
     let origin: CellOrigin
+    /// The cell's thread id for the debugger (0: code that runs outside a cell, which never stops).
+    let thread: Int
 
     /// What the cell has already shown live, each a host object (a generation's streaming
     /// display) or the host objects of an array (a batch's table), which are not shown again as
     /// the cell's result.
     let shownLive = Mutex<[[any HostObject]]>([])
 
-    init(origin: CellOrigin) {
+    init(origin: CellOrigin, thread: Int = 0) {
         self.origin = origin
+        self.thread = thread
     }
 
     /// Whether `value` is something the cell has already shown live.

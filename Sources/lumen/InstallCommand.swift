@@ -25,7 +25,7 @@ struct InstallCommand: ParsableCommand {
             "display_name": displayName,
             "language": "lumen",
             "interrupt_mode": "message",
-            "metadata": ["debugger": false],
+            "metadata": ["debugger": true],
         ]
         let json = try JSONSerialization.data(withJSONObject: spec, options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes])
         try json.write(to: directory.appendingPathComponent("kernel.json"), options: .atomic)

@@ -245,13 +245,15 @@ extension Interpreter {
         }
     }
 
-    /// A variable as the Variables panel shows it.
+    /// A variable as the Variables panel shows it. Only a value that expands names its type:
+    /// JupyterLab's tree shows a variable's type in place of its value whenever one is given,
+    /// unless it is one of Python's scalar types, so a number or a string shows its value
+    /// there only without one (as ipykernel's `int` 3 shows 3, and its `list` shows `list`).
     private nonisolated func variableJSON(named name: String, _ value: Value, evaluateName: String?) -> OrderedJSON {
         let view = VariableView(value)
-        var members: [(key: String, value: OrderedJSON)] = [
-            (key: "name", value: .string(name)), (key: "value", value: .string(view.text)), (key: "type", value: .string(value.typeName)),
-            (key: "variablesReference", value: .integer(view.hasChildren ? debugger.reference(to: .value(value)) : 0)),
-        ]
+        var members: [(key: String, value: OrderedJSON)] = [(key: "name", value: .string(name)), (key: "value", value: .string(view.text))]
+        if view.hasChildren { members.append((key: "type", value: .string(value.typeName))) }
+        members.append((key: "variablesReference", value: .integer(view.hasChildren ? debugger.reference(to: .value(value)) : 0)))
         if let evaluateName { members.append((key: "evaluateName", value: .string(evaluateName))) }
         return .object(members)
     }

@@ -16,10 +16,11 @@ struct VariableView {
         self.value = value
     }
 
-    /// The value's one-line text, cut at `textLimit` characters.
+    /// The value's one-line text, cut at `textLimit` characters: a host object's text display
+    /// on one line (a tensor's shape, then its first values).
     var text: String {
         let full = switch value {
-        case .host(let object): object.summary
+        case .host(let object): (object.mimeBundle.plainText ?? object.summary).split(separator: "\n").joined(separator: "  ")
         case .rendered(let rendered): rendered.bundle.plainText ?? rendered.kind
         default: value.description
         }

@@ -200,9 +200,11 @@ run: release models
 	$(BIN_RELEASE) install --user
 	$(BIN_RELEASE) run notebooks/tour.ipynb -o notebooks/tour.out.ipynb
 
-## Kernel latency figures (round trip, start-up, interrupt) with jupyter_client.
+## Kernel latency figures (round trip, start-up, interrupt) with jupyter_client, and what the
+## debugger costs a cell without breakpoints (a generation too, on stories260K when ../shared has it).
+STORIES := $(wildcard $(SHARED)/models/stories260K.gguf)
 measure: release venv
-	LUMEN_BIN=$(abspath $(BIN_RELEASE)) $(PYTHON) scripts/measure_kernel_latency.py
+	LUMEN_BIN=$(abspath $(BIN_RELEASE)) $(PYTHON) scripts/measure_kernel_latency.py $(if $(STORIES),--model $(abspath $(STORIES)))
 
 ## Engine speed on random-weight benchmark models (written once under .build/bench-models).
 bench: release venv

@@ -78,6 +78,7 @@ extension Interpreter {
                     positional.append((value, argument.value.location))
                 }
             }
+            if debugger.isStarted.load(ordering: .relaxed) { context.callScope = scope }
             let result = try await call(function, positional: positional, labelled: labelled, at: location, context: &context)
             // A mutating method (`xs.append(4)`) returns the new receiver, stored back into its variable.
             if case .method(_, let name) = function, Methods.mutating.contains(name), case .member(let base, _, _) = callee {
@@ -152,7 +153,7 @@ extension Interpreter {
         var inner = RunContext(output: context.output, depth: context.depth + 1, source: function.source,
                                shorthandArguments: usesShorthand ? remaining.map(\.0) : [], function: function.name)
         if debugger.isStarted.load(ordering: .relaxed) {
-            inner.callers = CallerFrames(frame: frame(at: location.line, in: context.statementScope ?? globals, context: context), outer: context.callers)
+            inner.callers = CallerFrames(frame: frame(at: location.line, in: context.callScope ?? globals, context: context), outer: context.callers)
         }
         // A closure whose body is one expression returns its value, as in Swift.
         if function.name == "closure", function.closure.body.count == 1, case .expression(let expression) = function.closure.body[0] {

@@ -11,10 +11,13 @@ extension Interpreter {
     /// the debugger is started, the statement is first a place the cell may stop.
     @discardableResult
     func run(_ statement: Statement, in scope: Scope, context: inout RunContext) async throws -> Value {
-        if debugger.isStarted.load(ordering: .relaxed) {
-            return try await runDebugged(statement, in: scope, context: &context)
+        guard debugger.isStarted.load(ordering: .relaxed) else { return try await perform(statement, in: scope, context: &context) }
+        if debugger.isArmed.load(ordering: .relaxed) { try await stopIfAsked(before: statement, in: scope, context: context) }
+        do {
+            return try await perform(statement, in: scope, context: &context)
+        } catch let error as LumenError where !error.seenByDebugger && debugger.stopsOnErrors {
+            throw try await stop(at: error, raisedBy: statement, in: scope, context: context)
         }
-        return try await perform(statement, in: scope, context: &context)
     }
 
     /// Carries out `statement`.

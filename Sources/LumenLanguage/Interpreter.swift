@@ -275,6 +275,7 @@ struct RunContext: Sendable {
     var function: String?
     /// The frames that called it, innermost first; recorded only while the debugger is started.
     var callers: CallerFrames?
-    /// The scope of the statement running; recorded only while the debugger is started.
-    var statementScope: Scope?
+    /// The scope of the call being made; recorded only while the debugger is started, so the
+    /// callee's stack can show its caller's variables.
+    var callScope: Scope?
 }

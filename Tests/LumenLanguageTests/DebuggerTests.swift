@@ -108,3 +108,69 @@ struct DebuggerTests {
         #expect(plain.events.contains(.result(.plainText("1225"))))
     }
 }
+
+@Suite("Debugger variables")
+struct DebuggerVariableTests {
+    /// Runs `code` with the debugger started, then lists the globals as `inspectVariables` does
+    /// and expands `name` (with `arguments` added to the `variables` request).
+    private func expand(_ name: String, after code: String, _ arguments: [(String, OrderedJSON)] = []) async throws -> [OrderedJSON] {
+        let interpreter = Interpreter()
+        let events = EventQueue()
+        _ = await interpreter.debug(DebugRequest(seq: 1, command: "initialize"), events: events)
+        try await interpreter.execute(ExecutionRequest(code: code, executionCount: 1), output: RecordingSink())
+        let listed = await interpreter.debug(DebugRequest(seq: 2, command: "inspectVariables"), events: events)
+        guard case .array(let variables)? = listed.body["variables"],
+              let variable = variables.first(where: { $0["name"] == .string(name) }),
+              let reference = variable["variablesReference"]?.integerValue, reference > 0 else {
+            Issue.record("'\(name)' does not expand: \(listed.body.text)")
+            return []
+        }
+        let request = DebugRequest(seq: 3, command: "variables",
+                                   arguments: .object([(key: "variablesReference", value: .integer(reference))] + arguments.map { (key: $0.0, value: $0.1) }))
+        guard case .array(let children)? = await interpreter.debug(request, events: events).body["variables"] else { return [] }
+        return children
+    }
+
+    @Test("arrays expand into their elements, a page at a time when asked; dictionaries into their entries")
+    func collections() async throws {
+        let elements = try await expand("a", after: "let a = [10, 20, 30, 40]")
+        #expect(elements.map { $0["name"]?.stringValue } == ["0", "1", "2", "3"])
+        #expect(elements.map { $0["value"]?.stringValue } == ["10", "20", "30", "40"])
+        let page = try await expand("a", after: "let a = [10, 20, 30, 40]", [("start", 1), ("count", 2)])
+        #expect(page.map { $0["value"]?.stringValue } == ["20", "30"])
+        let entries = try await expand("d", after: #"let d = ["x": 1, "y": [2, 3]]"#)
+        #expect(entries.map { $0["name"]?.stringValue } == [#""x""#, #""y""#])
+        #expect(entries[1]["type"] == "Array" && entries[1]["variablesReference"]?.integerValue ?? 0 > 0)
+    }
+
+    @Test("a tensor lists its shape and first values, and expands into its properties")
+    func tensor() async throws {
+        let interpreter = Interpreter()
+        let events = EventQueue()
+        _ = await interpreter.debug(DebugRequest(seq: 1, command: "initialize"), events: events)
+        try await interpreter.execute(ExecutionRequest(code: "let t = tensor([[1.5, 2, 3], [4, 5, 6]])", executionCount: 1), output: RecordingSink())
+        let listed = await interpreter.debug(DebugRequest(seq: 2, command: "inspectVariables"), events: events)
+        guard case .array(let variables)? = listed.body["variables"], let t = variables.first(where: { $0["name"] == "t" }) else {
+            Issue.record("no t: \(listed.body.text)")
+            return
+        }
+        #expect(t["value"]?.stringValue?.hasPrefix("Tensor [2 × 3]") == true)
+        #expect(t["value"]?.stringValue?.contains("1.5  2  3") == true)
+        let properties = try await expand("t", after: "let t = tensor([[1.5, 2, 3], [4, 5, 6]])")
+        #expect(properties.first { $0["name"] == "shape" }?["value"] == "[2, 3]")
+    }
+
+    @Test("richInspectVariables gives a value's display bundle: a table's HTML beside its text")
+    func richInspection() async throws {
+        let interpreter = Interpreter()
+        try await interpreter.execute(ExecutionRequest(code: #"let rows = table([["a": 1], ["a": 2]])"#, executionCount: 1), output: RecordingSink())
+        let response = await interpreter.debug(DebugRequest(seq: 1, command: "richInspectVariables", arguments: ["variableName": "rows"]),
+                                               events: EventQueue())
+        #expect(response.success)
+        #expect(response.body["data"]?["text/html"]?.stringValue?.contains("<table") == true)
+        #expect(response.body["data"]?["text/plain"] != nil)
+        let missing = await interpreter.debug(DebugRequest(seq: 2, command: "richInspectVariables", arguments: ["variableName": "nothing"]),
+                                              events: EventQueue())
+        #expect(!missing.success && missing.message?.contains("nothing") == true)
+    }
+}

@@ -277,3 +277,19 @@ def test_bad_requests_are_answered_and_never_crash(lumen):
     thread = debugger.event("stopped")["body"]["threadId"]
     debugger.request("continue", {"threadId": thread})
     assert shell_reply(client, msg_id, timeout=60)["content"]["status"] == "ok"
+
+
+def test_pause_stops_a_running_cell_at_its_next_statement(lumen):
+    client, debugger = lumen
+    debugger.start()
+    msg_id = client.execute("var n = 0\nwhile n >= 0 {\n    n += 1\n}")
+    started = debugger.event("thread")["body"]
+    assert started["reason"] == "started"
+    assert debugger.request("pause", {"threadId": started["threadId"]})["success"]
+    stopped = debugger.event("stopped")["body"]
+    assert stopped["reason"] == "pause" and stopped["threadId"] == started["threadId"]
+    frames = debugger.request("stackTrace", {"threadId": stopped["threadId"]})["body"]["stackFrames"]
+    assert frames[0]["line"] in (2, 3)
+    client.control_channel.send(client.session.msg("interrupt_request", {}))
+    assert shell_reply(client, msg_id, timeout=60)["content"]["ename"] == "Interrupted"
+    assert debugger.event("thread")["body"] == {"reason": "exited", "threadId": started["threadId"]}

@@ -2,29 +2,26 @@ import Evaluation
 
 /// The interpreter's side of the debugger: the places a cell may stop, and the frames it shows.
 extension Interpreter {
-    /// Runs `statement` as a place the cell may stop: before it (a breakpoint on its line, a
-    /// step, a pause) and, when the client asked to stop on errors, where it raises one.
-    func runDebugged(_ statement: Statement, in scope: Scope, context: inout RunContext) async throws -> Value {
-        context.statementScope = scope
-        if debugger.isArmed.load(ordering: .relaxed) {
-            let thread = RunningCell.current.thread
-            let line = statement.firstLine
-            if thread != 0, let reason = debugger.stopReason(thread: thread, source: context.source, line: line, depth: context.depth) {
-                try await debugger.stop(thread: thread, reason: reason, frames: frames(at: line, in: scope, context: context), output: context.output)
-            }
-        }
-        do {
-            return try await perform(statement, in: scope, context: &context)
-        } catch var error as LumenError where !error.seenByDebugger && debugger.stopsOnErrors && RunningCell.current.thread != 0 {
-            // The innermost statement the error comes from stops; the statements it passes
-            // through on its way out do not stop again.
-            error.seenByDebugger = true
-            let description = "\(error.kind.rawValue): \(error.message)"
-            let stopLine = error.location?.line ?? statement.firstLine
-            try await debugger.stop(thread: RunningCell.current.thread, reason: .exception(description),
-                                    frames: frames(at: stopLine, in: scope, context: context), output: context.output)
-            throw error
-        }
+    /// Stops before `statement` if the client asked (a breakpoint on its line, a step, a pause)
+    /// and it runs in a cell.
+    func stopIfAsked(before statement: Statement, in scope: Scope, context: RunContext) async throws {
+        let thread = RunningCell.current.thread
+        let line = statement.firstLine
+        guard thread != 0, let reason = debugger.stopReason(thread: thread, source: context.source, line: line, depth: context.depth) else { return }
+        try await debugger.stop(thread: thread, reason: reason, frames: frames(at: line, in: scope, context: context), output: context.output)
+    }
+
+    /// Stops where `error` was raised, by `statement`, when the client asked to stop on errors;
+    /// returns the error to throw on, marked so the statements it passes through on its way out
+    /// do not stop again.
+    func stop(at error: LumenError, raisedBy statement: Statement, in scope: Scope, context: RunContext) async throws -> LumenError {
+        var error = error
+        error.seenByDebugger = true
+        let thread = RunningCell.current.thread
+        guard thread != 0 else { return error }
+        try await debugger.stop(thread: thread, reason: .exception("\(error.kind.rawValue): \(error.message)"),
+                                frames: frames(at: error.location?.line ?? statement.firstLine, in: scope, context: context), output: context.output)
+        return error
     }
 
     /// The frame running at `line` of `context`'s code, in `scope`.

@@ -228,7 +228,7 @@ def test_an_error_stops_where_it_is_raised_when_asked(lumen):
     assert not [e for e in debugger.events if e["event"] == "stopped"]
 
 
-def test_an_interrupt_while_stopped_ends_the_cell_as_an_interrupt(lumen):
+def test_control_subshells_and_comms_work_while_stopped_and_an_interrupt_ends_the_cell(lumen):
     client, debugger = lumen
     debugger.start()
     code = LOOP["lumen"]
@@ -246,6 +246,10 @@ def test_an_interrupt_while_stopped_ends_the_cell_as_an_interrupt(lumen):
     sub["header"]["subshell_id"] = reply["content"]["subshell_id"]
     client.shell_channel.send(sub)
     assert shell_reply(client, sub["header"]["msg_id"])["content"]["status"] == "ok"
+    # And comm messages are taken: one for a target no one registered is closed, as ipykernel does.
+    comm = client.session.msg("comm_open", {"comm_id": "c1", "target_name": "nosuch", "data": {}})
+    client.shell_channel.send(comm)
+    assert [m["msg_type"] for m in collect_iopub(client, comm["header"]["msg_id"])] == ["status", "stream", "comm_close", "status"]
     interrupt = client.session.msg("interrupt_request", {})
     client.control_channel.send(interrupt)
     reply = shell_reply(client, msg_id, timeout=60)["content"]

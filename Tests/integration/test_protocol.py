@@ -20,7 +20,8 @@ def test_kernel_info(kc):
     assert info["mimetype"]
     assert content["banner"]
     assert all({"text", "url"} <= set(link) for link in content["help_links"])
-    assert content["supported_features"] == ["iopub_welcome", "kernel subshells"]
+    assert content["supported_features"] == ["iopub_welcome", "kernel subshells", "debugger"]
+    assert content["debugger"] is True
     assert tuple(int(x) for x in reply["header"]["version"].split(".")) >= (5, 4)
 
 

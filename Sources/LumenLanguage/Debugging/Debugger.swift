@@ -17,8 +17,11 @@ final class Debugger: Sendable {
     static let hashSeed: UInt32 = 0xC70F_6907
     /// What ends every cell's source path.
     static let sourceSuffix = ".lumen"
-    /// How many variable references a session keeps before the oldest are dropped.
+    /// How many variable references a session keeps before they are all dropped (a client asks
+    /// for them again after each stop).
     static let referenceLimit = 100_000
+    /// How many cells' sources a session keeps (`dumpCell`); more are refused.
+    static let sourceLimit = 10_000
 
     /// What begins every cell's source path: a directory of this process in the temporary one.
     let sourcePrefix = NSTemporaryDirectory().appending(NSTemporaryDirectory().hasSuffix("/") ? "" : "/")
@@ -85,11 +88,10 @@ final class Debugger: Sendable {
         case value(Value)
     }
 
-    /// A cell stopped: its frames (ids into `frames`), why, where its output goes, and the
+    /// A cell stopped: its frames (ids into `frames`), where its output goes, and the
     /// continuation that resumes it (nil until it waits).
     private struct StoppedCell {
         let frameIDs: [Int]
-        let reason: StopReason
         let output: any OutputSink
         var continuation: CheckedContinuation<Void, Never>?
     }
@@ -139,11 +141,15 @@ final class Debugger: Sendable {
     }
 
     /// Keeps `code` (Jupyter's `dumpCell`), so breakpoints on it verify and `source` answers;
-    /// returns its path. Sources are kept in memory, not written to disk.
-    func dump(_ code: String) -> String {
+    /// returns its path, or nil when `sourceLimit` sources are kept already. Sources are kept in
+    /// memory, not written to disk.
+    func dump(_ code: String) -> String? {
         let path = path(ofCode: code)
-        state.withLock { $0.sources[path] = code }
-        return path
+        return state.withLock { state in
+            guard state.sources[path] != nil || state.sources.count < Self.sourceLimit else { return nil }
+            state.sources[path] = code
+            return path
+        }
     }
 
     /// The hash a path of this session's sources names, or nil for any other path.
@@ -159,9 +165,8 @@ final class Debugger: Sendable {
 
     // MARK: - Session
 
-    /// Starts the debugger (`initialize`); its events go to `events`.
-    func start(events: any DebugEventSink) {
-        state.withLock { $0.events = events }
+    /// Starts the debugger (`initialize`).
+    func start() {
         isStarted.store(true, ordering: .sequentiallyConsistent)
     }
 
@@ -333,7 +338,7 @@ final class Debugger: Sendable {
                 state.frames[id] = frame
                 return id
             }
-            state.stopped[thread] = StoppedCell(frameIDs: ids, reason: reason, output: output)
+            state.stopped[thread] = StoppedCell(frameIDs: ids, output: output)
         }
         var body: [(key: String, value: OrderedJSON)] = [
             (key: "reason", value: .string(reason.name)), (key: "threadId", value: .integer(thread)),

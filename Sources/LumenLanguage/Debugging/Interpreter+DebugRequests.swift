@@ -19,10 +19,10 @@ extension Interpreter {
         debugger.setEvents(events)
         var failure: String?
         var body: OrderedJSON = [:]
-        if let handler = Self.debugHandlers[request.command] {
-            if debugger.isStarted.load(ordering: .relaxed) || Self.commandsBeforeStart.contains(request.command) {
+        if let command = Self.debugCommands[request.command] {
+            if debugger.isStarted.load(ordering: .relaxed) || command.beforeStart {
                 do {
-                    body = try await handler(self, request.arguments, events)
+                    body = try await command.handle(self, request.arguments)
                 } catch let error as DebugFailure {
                     failure = error.message
                 } catch {
@@ -38,37 +38,46 @@ extension Interpreter {
                              message: failure, body: body)
     }
 
-    /// The requests answered before `initialize` (ipykernel's "static" ones) and after
-    /// `disconnect`.
-    private static let commandsBeforeStart: Set<String> = [
-        "initialize", "debugInfo", "inspectVariables", "richInspectVariables", "copyToGlobals", "modules", "disconnect",
-    ]
-
     /// Answers one request's arguments with its response's body.
-    private typealias DebugHandler = @Sendable (Interpreter, OrderedJSON, any DebugEventSink) async throws -> OrderedJSON
+    private typealias DebugHandler = @Sendable (Interpreter, OrderedJSON) async throws -> OrderedJSON
+
+    /// A command the debugger takes: whether it is answered before `initialize` (and after
+    /// `disconnect`: ipykernel's "static" requests), and how.
+    private struct DebugCommand: Sendable {
+        let beforeStart: Bool
+        let handle: DebugHandler
+
+        init(beforeStart: Bool = false, _ handle: @escaping DebugHandler) {
+            self.beforeStart = beforeStart
+            self.handle = handle
+        }
+    }
 
     /// The one table of the commands the debugger takes.
-    private static let debugHandlers: [String: DebugHandler] = [
-        "initialize": { interpreter, _, events in
-            interpreter.debugger.start(events: events)
+    private static let debugCommands: [String: DebugCommand] = [
+        "initialize": DebugCommand(beforeStart: true) { interpreter, _ in
+            interpreter.debugger.start()
             return capabilities
         },
-        "attach": { _, _, _ in [:] },
-        "configurationDone": { _, _, _ in [:] },
-        "disconnect": { interpreter, _, _ in
+        "attach": DebugCommand { _, _ in [:] },
+        "configurationDone": DebugCommand { _, _ in [:] },
+        "disconnect": DebugCommand(beforeStart: true) { interpreter, _ in
             interpreter.debugger.stop()
             return [:]
         },
-        "debugInfo": { interpreter, _, _ in interpreter.debugger.info() },
-        "dumpCell": { interpreter, arguments, _ in
-            ["sourcePath": .string(interpreter.debugger.dump(try arguments.required("code", as: \.stringValue)))]
+        "debugInfo": DebugCommand(beforeStart: true) { interpreter, _ in interpreter.debugger.info() },
+        "dumpCell": DebugCommand { interpreter, arguments in
+            guard let path = interpreter.debugger.dump(try arguments.required("code", as: \.stringValue)) else {
+                throw DebugFailure("\(Debugger.sourceLimit) cells' sources are kept already; restart the kernel to debug more")
+            }
+            return ["sourcePath": .string(path)]
         },
-        "source": { interpreter, arguments, _ in
+        "source": DebugCommand { interpreter, arguments in
             let path = try (arguments["source"] ?? [:]).required("path", as: \.stringValue)
             guard let code = interpreter.debugger.source(at: path) else { throw DebugFailure("source unavailable: no cell was dumped as '\(path)'") }
             return ["content": .string(code)]
         },
-        "setBreakpoints": { interpreter, arguments, _ in
+        "setBreakpoints": DebugCommand { interpreter, arguments in
             let path = try (arguments["source"] ?? [:]).required("path", as: \.stringValue)
             guard case .array(let requested)? = arguments["breakpoints"] ?? .array([]) else {
                 throw DebugFailure("'breakpoints' must be an array of {line}")
@@ -84,7 +93,7 @@ extension Interpreter {
                 return .object(members)
             })]
         },
-        "setExceptionBreakpoints": { interpreter, arguments, _ in
+        "setExceptionBreakpoints": DebugCommand { interpreter, arguments in
             guard case .array(let filters)? = arguments["filters"] ?? .array([]) else { throw DebugFailure("'filters' must be an array of names") }
             let names = filters.compactMap(\.stringValue)
             let known = Set(exceptionFilters.map(\.filter))
@@ -94,10 +103,10 @@ extension Interpreter {
             interpreter.debugger.setExceptionFilters(names)
             return [:]
         },
-        "threads": { interpreter, _, _ in
+        "threads": DebugCommand { interpreter, _ in
             ["threads": .array(interpreter.debugger.threads().map { ["id": .integer($0.id), "name": .string($0.name)] })]
         },
-        "stackTrace": { interpreter, arguments, _ in
+        "stackTrace": DebugCommand { interpreter, arguments in
             let thread = try arguments.required("threadId", as: \.integerValue)
             guard let frames = interpreter.debugger.frames(of: thread) else { throw DebugFailure("thread \(thread) is not stopped") }
             let start = max(0, arguments["startFrame"]?.integerValue ?? 0)
@@ -113,7 +122,7 @@ extension Interpreter {
                 "totalFrames": .integer(frames.count),
             ]
         },
-        "scopes": { interpreter, arguments, _ in
+        "scopes": DebugCommand { interpreter, arguments in
             let id = try arguments.required("frameId", as: \.integerValue)
             guard let (frame, _) = interpreter.debugger.frame(id) else { throw DebugFailure("no stopped frame has id \(id)") }
             var scopes: [OrderedJSON] = []
@@ -124,7 +133,7 @@ extension Interpreter {
             scopes.append(["name": "Globals", "variablesReference": .integer(interpreter.debugger.reference(to: .globals)), "expensive": false])
             return ["scopes": .array(scopes)]
         },
-        "variables": { interpreter, arguments, _ in
+        "variables": DebugCommand { interpreter, arguments in
             let reference = try arguments.required("variablesReference", as: \.integerValue)
             guard let container = interpreter.debugger.container(reference) else { throw DebugFailure("no variables have reference \(reference)") }
             let start = max(0, arguments["start"]?.integerValue ?? 0)
@@ -133,7 +142,7 @@ extension Interpreter {
             let page = children.dropFirst(start).prefix(count > 0 ? count : VariableView.childLimit)
             return ["variables": .array(page.map { interpreter.variableJSON(named: $0.name, $0.value, evaluateName: $0.evaluateName) })]
         },
-        "evaluate": { interpreter, arguments, events in
+        "evaluate": DebugCommand { interpreter, arguments in
             let expression = try arguments.required("expression", as: \.stringValue)
             let stopped = try arguments["frameId"]?.integerValue.map { id in
                 guard let stopped = interpreter.debugger.frame(id) else { throw DebugFailure("no stopped frame has id \(id)") }
@@ -152,38 +161,38 @@ extension Interpreter {
                 "variablesReference": .integer(view.hasChildren ? interpreter.debugger.reference(to: .value(value)) : 0),
             ]
         },
-        "continue": { interpreter, arguments, _ in
+        "continue": DebugCommand { interpreter, arguments in
             try interpreter.resume(arguments, step: nil)
             return ["allThreadsContinued": false]
         },
-        "next": { interpreter, arguments, _ in
+        "next": DebugCommand { interpreter, arguments in
             try interpreter.resume(arguments) { .over(depth: $0) }
             return [:]
         },
-        "stepIn": { interpreter, arguments, _ in
+        "stepIn": DebugCommand { interpreter, arguments in
             try interpreter.resume(arguments) { _ in .into }
             return [:]
         },
-        "stepOut": { interpreter, arguments, _ in
+        "stepOut": DebugCommand { interpreter, arguments in
             try interpreter.resume(arguments) { .out(depth: $0) }
             return [:]
         },
-        "pause": { interpreter, arguments, _ in
+        "pause": DebugCommand { interpreter, arguments in
             interpreter.debugger.requestPause(try arguments.required("threadId", as: \.integerValue))
             return [:]
         },
-        "inspectVariables": { interpreter, _, _ in
+        "inspectVariables": DebugCommand(beforeStart: true) { interpreter, _ in
             interpreter.debugger.forgetReferences()
             let variables = interpreter.variables(of: .globals)
             return ["variables": .array(variables.map { interpreter.variableJSON(named: $0.name, $0.value, evaluateName: $0.evaluateName) })]
         },
-        "richInspectVariables": { interpreter, arguments, _ in
+        "richInspectVariables": DebugCommand(beforeStart: true) { interpreter, arguments in
             let name = try arguments.required("variableName", as: \.stringValue)
             let scope = arguments["frameId"]?.integerValue.flatMap { interpreter.debugger.frame($0)?.frame.scope } ?? interpreter.globals
             guard let value = scope.lookup(name) else { throw DebugFailure("'\(name)' is not defined here") }
             return ["data": VariableView.wireData(of: value.mimeBundle), "metadata": [:]]
         },
-        "copyToGlobals": { interpreter, arguments, _ in
+        "copyToGlobals": DebugCommand(beforeStart: true) { interpreter, arguments in
             let source = try arguments.required("srcVariableName", as: \.stringValue)
             let destination = try arguments.required("dstVariableName", as: \.stringValue)
             let id = try arguments.required("srcFrameId", as: \.integerValue)
@@ -192,7 +201,7 @@ extension Interpreter {
             interpreter.globals.declare(destination, value, constant: false)
             return [:]
         },
-        "modules": { _, _, _ in ["modules": [], "totalModules": 0] },
+        "modules": DebugCommand(beforeStart: true) { _, _ in ["modules": [], "totalModules": 0] },
     ]
 
     /// The exception filters a client can set; Lumen cannot catch errors, so a raised error is

@@ -97,8 +97,70 @@ static int softmax_by_maximum(const float *x, long count, float *out) {
     return 1;
 }
 
+#if LUMEN_NATIVE_AVX2
+/// exp8 sixteen lanes at a time, for AVX-512 CPUs: the same steps, so the same values.
+AVX512_TARGET static inline __m512 exp16(__m512 x) {
+    x = _mm512_max_ps(x, _mm512_set1_ps(-87.3f));
+    const __m512 n = _mm512_roundscale_ps(_mm512_mul_ps(x, _mm512_set1_ps(1.44269504088896341f)),
+                                          _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    __m512 r = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
+    r = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), r);
+    __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+    p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+    p = _mm512_fmadd_ps(p, _mm512_mul_ps(r, r), _mm512_add_ps(r, _mm512_set1_ps(1.0f)));
+    const __m512i exponent = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
+    return _mm512_mul_ps(p, _mm512_castsi512_ps(exponent));
+}
+
+/// softmax_by_maximum sixteen lanes at a time, for AVX-512 CPUs (where NumPy's own exp is
+/// sixteen wide): the same values, the sum in eight double lanes.
+AVX512_TARGET static int softmax_by_maximum_avx512(const float *x, long count, float *out) {
+    __m512 maxima = _mm512_set1_ps(-INFINITY);
+    __mmask16 unordered = 0;
+    long p = 0;
+    for (; p + 16 <= count; p += 16) {
+        const __m512 v = _mm512_loadu_ps(x + p);
+        maxima = _mm512_max_ps(maxima, v);
+        unordered |= _mm512_cmp_ps_mask(v, v, _CMP_UNORD_Q);
+    }
+    float maximum = count >= 16 ? _mm512_reduce_max_ps(maxima) : -INFINITY;
+    int any_nan = unordered != 0;
+    for (; p < count; p++) {
+        any_nan |= isnan(x[p]);
+        maximum = x[p] > maximum ? x[p] : maximum;
+    }
+    if (any_nan || !isfinite(maximum)) return 0;
+    const __m512 shift = _mm512_set1_ps(maximum), lowest = _mm512_set1_ps(-87.3f);
+    __m512d totals = _mm512_setzero_pd();
+    for (p = 0; p + 16 <= count; p += 16) {
+        const __m512 d = _mm512_sub_ps(_mm512_loadu_ps(x + p), shift);
+        const __m512 e = _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(d, lowest, _CMP_GE_OQ), exp16(d));
+        _mm512_storeu_ps(out + p, e);
+        const __m256 high = _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(e), 1));
+        totals = _mm512_add_pd(totals, _mm512_add_pd(_mm512_cvtps_pd(_mm512_castps512_ps256(e)), _mm512_cvtps_pd(high)));
+    }
+    double total = _mm512_reduce_add_pd(totals);
+    for (; p < count; p++) total += out[p] = expf(x[p] - maximum);
+    const float inverse = (float)(1.0 / total);
+    const __m512 scale = _mm512_set1_ps(inverse);
+    for (p = 0; p + 16 <= count; p += 16) _mm512_storeu_ps(out + p, _mm512_mul_ps(_mm512_loadu_ps(out + p), scale));
+    for (; p < count; p++) out[p] *= inverse;
+    return 1;
+}
+#endif
+
 static void lumen_softmax_f32(const float *x, long count, float *out, int logarithmic, const float *given) {
-    if (!given && !logarithmic && softmax_by_maximum(x, count, out)) return;
+    if (!given && !logarithmic) {
+#if LUMEN_NATIVE_AVX2
+        if (has_avx512() ? softmax_by_maximum_avx512(x, count, out) : softmax_by_maximum(x, count, out)) return;
+#else
+        if (softmax_by_maximum(x, count, out)) return;
+#endif
+    }
     const float normalizer = given ? *given : lumen_log_sum_exp(x, count);
     if (logarithmic) {
         for (long p = 0; p < count; p++) out[p] = x[p] - normalizer;

@@ -53,13 +53,33 @@ public enum Reduction: String, CaseIterable, Sendable {
         switch self {
         case .sum, .mean, .norm:
             out.initialize(repeating: 0, count: width)
-            for k in 0..<length {
-                let row = rows + k * rowStride
-                if self == .norm {
-                    for i in 0..<width { out[i] += row[i] * row[i] }
-                } else {
-                    for i in 0..<width { out[i] += row[i] }
+            // Wide rows (a reduction over a leading axis) four at a time, eight lanes at a time:
+            // `out`, too wide to stay in L1, is read and written once per four rows rather than
+            // once per row.
+            let squares = self == .norm
+            var k = 0
+            while width >= 2048, k + 4 <= length {
+                let r0 = rows + k * rowStride, r1 = r0 + rowStride, r2 = r1 + rowStride, r3 = r2 + rowStride
+                var i = 0
+                while i + 8 <= width {
+                    var x0 = UnsafeRawPointer(r0 + i).loadUnaligned(as: SIMD8<Float>.self)
+                    var x1 = UnsafeRawPointer(r1 + i).loadUnaligned(as: SIMD8<Float>.self)
+                    var x2 = UnsafeRawPointer(r2 + i).loadUnaligned(as: SIMD8<Float>.self)
+                    var x3 = UnsafeRawPointer(r3 + i).loadUnaligned(as: SIMD8<Float>.self)
+                    if squares { (x0, x1, x2, x3) = (x0 * x0, x1 * x1, x2 * x2, x3 * x3) }
+                    let total = UnsafeRawPointer(out + i).loadUnaligned(as: SIMD8<Float>.self) + ((x0 + x1) + (x2 + x3))
+                    UnsafeMutableRawPointer(out + i).storeBytes(of: total, as: SIMD8<Float>.self)
+                    i += 8
                 }
+                for rest in i..<width {
+                    out[rest] += squares ? (r0[rest] * r0[rest] + r1[rest] * r1[rest]) + (r2[rest] * r2[rest] + r3[rest] * r3[rest])
+                        : (r0[rest] + r1[rest]) + (r2[rest] + r3[rest])
+                }
+                k += 4
+            }
+            for last in k..<length {
+                let row = rows + last * rowStride
+                for i in 0..<width { out[i] += squares ? row[i] * row[i] : row[i] }
             }
             if self == .mean { for i in 0..<width { out[i] /= Float(length) } }
             if self == .norm { for i in 0..<width { out[i] = out[i].squareRoot() } }

@@ -402,11 +402,6 @@ final class Debugger: Sendable {
         state.withLock { state in state.stopped[thread]?.frameIDs.first.flatMap { state.frames[$0]?.depth } }
     }
 
-    /// Whether any cell is stopped.
-    var anyStopped: Bool {
-        state.withLock { !$0.stopped.isEmpty }
-    }
-
     // MARK: - Variables
 
     /// A reference the client expands `container` by.

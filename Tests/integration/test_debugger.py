@@ -276,6 +276,13 @@ def test_bad_requests_are_answered_and_never_crash(lumen):
     assert not debugger.request("continue", {"threadId": 777})["success"]
     assert not debugger.request("setExceptionBreakpoints", {"filters": ["everything"]})["success"]
     assert not debugger.request("evaluate", {"expression": "1 +", "context": "repl"})["success"]
+    # A cell cleared of its breakpoints (as JupyterLab clears a deleted cell) is forgotten: a
+    # breakpoint on it is not verified until the cell is dumped again.
+    other = debugger.request("dumpCell", {"code": "let deleted = 1"})["body"]["sourcePath"]
+    assert debugger.request("setBreakpoints", {"source": {"path": other}, "breakpoints": []})["body"]["breakpoints"] == []
+    forgotten = debugger.request("setBreakpoints", {"source": {"path": other}, "breakpoints": [{"line": 1}]})
+    assert forgotten["body"]["breakpoints"][0]["verified"] is False
+    assert not debugger.request("source", {"source": {"path": other}})["success"]
     # The kernel still runs cells, and the verified breakpoint on line 3 stops that cell.
     msg_id = client.execute("let a = 1\n\nlet b = 2")
     thread = debugger.event("stopped")["body"]["threadId"]

@@ -231,7 +231,9 @@ final class Debugger: Sendable {
     // MARK: - Breakpoints
 
     /// Replaces the breakpoints of `path` with those on `lines`: each verified when the source
-    /// was dumped and a statement starts on its line.
+    /// was dumped and a statement starts on its line. No lines forget the source too: that is how
+    /// a client clears a cell it deleted (JupyterLab dumps a cell again before setting any), so
+    /// later breakpoints on it are not verified until it is dumped again.
     func setBreakpoints(_ lines: [Int], in path: String) -> [Breakpoint] {
         let code = source(at: path)
         let statementLines: Set<Int>?
@@ -250,6 +252,7 @@ final class Debugger: Sendable {
                 return Breakpoint(id: state.allocate(), line: line, verified: message == nil, message: message)
             }
             state.breakpoints[path] = breakpoints.isEmpty ? nil : breakpoints
+            if breakpoints.isEmpty { state.sources[path] = nil }
             if let hash = sourceHash(of: path) {
                 let verified = breakpoints.filter(\.verified).map { ($0.line, $0.id) }
                 state.stops[hash] = verified.isEmpty ? nil : Dictionary(verified, uniquingKeysWith: { first, _ in first })

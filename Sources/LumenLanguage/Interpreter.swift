@@ -64,7 +64,7 @@ public actor Interpreter: Evaluator {
     }
 
     public func execute(_ request: ExecutionRequest, output: any OutputSink) async throws(ExecutionError) {
-        let thread = debugger.threadStarted(name: SourceText(request).label)
+        let thread = debugger.threadStarted(name: SourceText.label(of: request))
         defer { debugger.threadEnded(thread) }
         let cell = RunningCell(origin: CellOrigin(executionCount: request.executionCount, cellID: request.cellID), thread: thread)
         do {

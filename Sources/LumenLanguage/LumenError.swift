@@ -85,11 +85,12 @@ public struct SourceText: Sendable {
 
     /// The source of a cell: `Cell In[n]`, or its place in a script file.
     public init(_ request: ExecutionRequest) {
-        if let file = request.file {
-            self.init(label: "File \"\(file.path)\"", text: request.code, firstLine: file.firstLine)
-        } else {
-            self.init(label: "Cell In[\(request.executionCount)]", text: request.code)
-        }
+        self.init(label: Self.label(of: request), text: request.code, firstLine: request.file?.firstLine ?? 1)
+    }
+
+    /// How a cell's source is labelled: `Cell In[n]`, or `File "path"` for a script's.
+    static func label(of request: ExecutionRequest) -> String {
+        request.file.map { "File \"\($0.path)\"" } ?? "Cell In[\(request.executionCount)]"
     }
 
     /// Traceback lines quoting `location`: where, the line, and a caret under the column.

@@ -132,12 +132,16 @@ final class Debugger: Sendable {
     /// The path a cell's source goes by: `sourcePrefix`, the Murmur2 hash of its code, the suffix
     /// (ipykernel's naming, which JupyterLab computes for itself).
     func path(ofCode code: String) -> String {
-        sourcePrefix + String(Murmur2.hash(code, seed: Self.hashSeed)) + Self.sourceSuffix
+        path(ofHash: Murmur2.hash(code, seed: Self.hashSeed))
     }
 
     /// The path of `source`.
     func path(of source: SourceText) -> String {
-        sourcePrefix + String(source.hash) + Self.sourceSuffix
+        path(ofHash: source.hash)
+    }
+
+    private func path(ofHash hash: UInt32) -> String {
+        sourcePrefix + String(hash) + Self.sourceSuffix
     }
 
     /// Keeps `code` (Jupyter's `dumpCell`), so breakpoints on it verify and `source` answers;

@@ -65,8 +65,12 @@ def main():
     medians = {name: statistics.median(rates) for name, rates in results.items()}
     for name, rates in results.items():
         print(f"| {name} | {medians[name]:.1f} | {' '.join(f'{rate:.1f}' for rate in rates)} |")
-    print(f"adapter cost: {medians['lumen generate'] / medians['lumen generate --lora']:.3f}× plain "
-          f"(bound 1.15×); against llama-server --lora: {medians['lumen generate --lora'] / medians['llama-server --lora']:.2f}×")
+    # Each round's ratio, of runs moments apart: this machine's speed drifts between rounds by more
+    # than an adapter costs, so the median of the rounds' ratios, not the ratio of the medians.
+    costs = [plain / adapted for plain, adapted in zip(results["lumen generate"], results["lumen generate --lora"])]
+    against = [adapted / server for adapted, server in zip(results["lumen generate --lora"], results["llama-server --lora"])]
+    print(f"adapter cost: {statistics.median(costs):.3f}× plain (bound 1.15×; rounds {' '.join(f'{cost:.2f}' for cost in costs)}); "
+          f"against llama-server --lora: {statistics.median(against):.2f}×")
 
 
 if __name__ == "__main__":

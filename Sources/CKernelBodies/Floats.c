@@ -55,6 +55,21 @@ static float dot_f16(const void *row, const float *x, long count) {
     return sum;
 }
 
+/// A format's `add_scaled_dots` from its `dot`: the product a statement of its own, so that the
+/// compiler does not fuse it with the sum (the rows stay `dot`, times `factor`, plus `out`).
+#define ADD_SCALED_DOTS(name, dot)                                                                                     \
+    static void name(const void *rows, long row_bytes, long row_count, const float *x, long count, float factor,     \
+                     float *out) {                                                                                     \
+        for (long r = 0; r < row_count; r++) {                                                                         \
+            const float product = dot((const char *)rows + r * row_bytes, x, count) * factor;                           \
+            out[r] += product;                                                                                         \
+        }                                                                                                              \
+    }
+
+ADD_SCALED_DOTS(add_scaled_dots_f32, lumen_dot_f32)
+ADD_SCALED_DOTS(add_scaled_dots_f16, dot_f16)
+ADD_SCALED_DOTS(add_scaled_dots_bf16, dot_bf16)
+
 static void dequantize_f32(const void *row, float *out, long count) { memcpy(out, row, (size_t)count * sizeof(float)); }
 
 static void dequantize_f16(const void *row, float *out, long count) {

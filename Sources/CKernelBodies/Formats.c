@@ -4,9 +4,9 @@
 // kernels is that file (or a new one, included by Variant.c) and its row here.
 
 static const struct lumen_format_kernels formats[] = {
-    {.name = "F32", .dequantize = dequantize_f32, .dot = lumen_dot_f32},
-    {.name = "F16", .dequantize = dequantize_f16, .dot = dot_f16},
-    {.name = "BF16", .dequantize = dequantize_bf16, .dot = dot_bf16},
+    {.name = "F32", .dequantize = dequantize_f32, .dot = lumen_dot_f32, .add_scaled_dots = add_scaled_dots_f32},
+    {.name = "F16", .dequantize = dequantize_f16, .dot = dot_f16, .add_scaled_dots = add_scaled_dots_f16},
+    {.name = "BF16", .dequantize = dequantize_bf16, .dot = dot_bf16, .add_scaled_dots = add_scaled_dots_bf16},
     {.name = "Q8_0", .dequantize = dequantize_q8_0, .dot = dot_q8_0, .dot_q8 = dot_q8_0_q8, .dot_q8_tokens = dot_q8_0_q8_tokens, .levels = levels_q8_0},
     {.name = "Q4_0", .dequantize = dequantize_q4_0, .dot = dot_q4_0, .dot_q8 = dot_q4_0_q8, .levels = levels_q4_0,
      .x8_leading_halves = 1, .dot_x8_q8 = dot_q4_0_x8_q8, .dot_x8_q8_tokens = dot_q4_0_x8_q8_tokens},

@@ -31,6 +31,11 @@ struct lumen_format_kernels {
     /// tokens. Null: call `dot_q8` per token.
     void (*dot_q8_tokens)(const void *row, const signed char *values, const float *scales, const float *sums, long count,
                           long tokens, float *out, long out_stride, int without_vnni);
+    /// `out[r] += (row r · x) × factor` for `row_count` rows `row_bytes` apart, each dot product
+    /// `dot`'s to the bit and the product rounded before the sum: a low-rank adapter's `B (A x)`
+    /// added to the rows it adapts. Only the formats that multiply with F32 activations (no
+    /// `dot_q8`) have it.
+    void (*add_scaled_dots)(const void *rows, long row_bytes, long row_count, const float *x, long count, float factor, float *out);
     /// The row decoder for `lumen_matmul_levels_q8` (prompt batches).
     lumen_levels_fn levels;
     /// With an eight-row layout for generation (`lumen_interleave_rows`): the leading 2-byte

@@ -110,20 +110,22 @@ public struct AdapterSet: Sendable, Equatable {
     /// given of `output` (every token's), after scaling them by `scale` first — in the order and
     /// with the arithmetic of `addProducts` after the projection's scale, so each row is the same to
     /// the bit. Nil (nothing computed) when the products must be computed apart: a B whose product
-    /// for one token is not each row's F32 dot product (8-bit activations, eight-row layouts), or
-    /// more adapters' `A x` than the room holds.
+    /// for one token is not each row's F32 dot product (a format without `addScaledDots`: 8-bit
+    /// activations, eight-row layouts), or more adapters' `A x` than the room holds.
     func fusedProducts(to tensor: String, rows: Range<Int>, expert: Int, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                        outputRows: Int, count: Int, scale: Float?, state: InferenceState) -> ((Range<Int>) -> Void)? {
-        guard let terms = terms[tensor], terms.count * largestRank <= widestRows,
-              terms.allSatisfy({ $0.pair.b.kernels.quantizedDot == nil && $0.pair.b.interleavedGroups(from: 0) == nil }) else { return nil }
+        guard let terms = terms[tensor], terms.count * largestRank <= widestRows else { return nil }
+        let kernels = terms.compactMap { $0.pair.b.kernels.addScaledDots }
+        guard kernels.count == terms.count else { return nil }
         let lowRanks = state.adapterBuffers.product
         for (index, term) in terms.enumerated() {
             state.pool.multiply(term.pair.a(expert: expert), input, into: lowRanks + index * count * largestRank, count: count, scratch: state.scratch)
         }
         // What the threads read, as plain values: no reference counting row by row.
-        let products = terms.enumerated().map { index, term in
-            FusedProduct(rows: term.pair.b.base + rows.lowerBound * term.pair.b.rowBytes, rowBytes: term.pair.b.rowBytes, dot: term.pair.b.kernels.dot,
-                         rank: term.pair.rank, factor: term.factor, lowRanks: lowRanks + index * count * largestRank)
+        let products = zip(terms, kernels).enumerated().map { index, product in
+            let (term, addScaledDots) = product
+            return FusedProduct(rows: term.pair.b.base + rows.lowerBound * term.pair.b.rowBytes, rowBytes: term.pair.b.rowBytes,
+                                addScaledDots: addScaledDots, rank: term.pair.rank, factor: term.factor, lowRanks: lowRanks + index * count * largestRank)
         }
         return { range in
             products.withUnsafeBufferPointer { products in
@@ -131,8 +133,8 @@ public struct AdapterSet: Sendable, Equatable {
                     let row = output + token * outputRows
                     if let scale { for r in range { row[r] *= scale } }
                     for product in products {
-                        let x = product.lowRanks + token * product.rank
-                        for r in range { row[r] += product.dot(product.rows + r * product.rowBytes, x, product.rank) * product.factor }
+                        product.addScaledDots(product.rows + range.lowerBound * product.rowBytes, product.rowBytes, range.count,
+                                              product.lowRanks + token * product.rank, product.rank, product.factor, row + range.lowerBound)
                     }
                 }
             }
@@ -140,11 +142,11 @@ public struct AdapterSet: Sendable, Equatable {
     }
 
     /// One adapter's `B (A x)` as `fusedProducts` adds it: B's rows (from the projection's first),
-    /// their dot product, and `A x` of each token.
+    /// the kernel adding their scaled dot products, and `A x` of each token.
     private struct FusedProduct {
         let rows: UnsafeRawPointer
         let rowBytes: Int
-        let dot: FormatKernels.Dot
+        let addScaledDots: FormatKernels.AddScaledDots
         let rank: Int
         let factor: Float
         let lowRanks: UnsafeMutablePointer<Float>

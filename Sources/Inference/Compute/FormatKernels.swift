@@ -19,12 +19,18 @@ struct FormatKernels: Sendable {
     typealias QuantizedDotTokens = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
                                                    _ sums: UnsafePointer<Float>?, _ count: Int, _ tokens: Int, _ output: UnsafeMutablePointer<Float>?,
                                                    _ outputStride: Int, _ withoutVNNI: Int32) -> Void
+    /// `output[r] += (row r · x) × factor` for `rowCount` rows `rowBytes` apart, each dot `Dot`'s to
+    /// the bit: a low-rank adapter's `B (A x)` added to the rows it adapts.
+    typealias AddScaledDots = @convention(c) (_ rows: UnsafeRawPointer?, _ rowBytes: Int, _ rowCount: Int, _ x: UnsafePointer<Float>?, _ count: Int,
+                                              _ factor: Float, _ output: UnsafeMutablePointer<Float>?) -> Void
     /// Decodes a row as levels, scales and mins (see `lumen_levels_fn`), for the integer
     /// matrix–matrix product every quantized format shares.
     typealias Levels = lumen_levels_fn
 
     let dequantize: Dequantize
     let dot: Dot
+    /// Scaled dots added to rows, for the formats that multiply with F32 activations.
+    let addScaledDots: AddScaledDots?
     /// The integer dot with 8-bit activations, when the format has one.
     let quantizedDot: QuantizedDot?
     /// The integer dot for several tokens at once, when the format has one.
@@ -46,7 +52,7 @@ struct FormatKernels: Sendable {
     static let byName: [String: FormatKernels] = Dictionary(uniqueKeysWithValues: tableRows.compactMap { row in
         guard let name = row.name, let dequantize = row.dequantize, let dot = row.dot else { return nil }
         return (String(cString: name), FormatKernels(
-            dequantize: dequantize, dot: dot, quantizedDot: row.dot_q8, quantizedDotTokens: row.dot_q8_tokens, levels: row.levels,
+            dequantize: dequantize, dot: dot, addScaledDots: row.add_scaled_dots, quantizedDot: row.dot_q8, quantizedDotTokens: row.dot_q8_tokens, levels: row.levels,
             interleaving: row.dot_x8_q8.map { RowInterleaving(leadingHalves: row.x8_leading_halves, dot: $0, dotTokens: row.dot_x8_q8_tokens) }))
     })
 

@@ -16,7 +16,8 @@ from nbclient import NotebookClient
 from conftest import lumen_bin
 from servers import start_llama_server
 
-NOTEBOOKS = os.path.join(os.path.dirname(__file__), "..", "..", "notebooks")
+REPOSITORY = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+NOTEBOOKS = os.path.join(REPOSITORY, "notebooks")
 NAMES = sorted(n for n in os.listdir(NOTEBOOKS) if n.endswith(".ipynb") and not n.endswith(".out.ipynb"))
 # Widgets are live where the front end has comms (nbclient's kernel) and text in lumen run, where
 # interact runs its function once: these notebooks run in both, their outputs are not compared.
@@ -62,11 +63,13 @@ def test_notebooks_run_alike_in_nbclient_and_lumen_run(kernelspecs, tmp_path, na
     # As on a fresh clone: neither the shared folder nor a model path.
     env = {key: value for key, value in os.environ.items() if key not in ("LUMEN_TEST_DATA", "LUMEN_MODEL_PATH")}
     # remote.ipynb runs against llama.cpp's server, its URL set in the parameters cell of a copy;
-    # adapters.ipynb on the adapters `make adapters` writes, their folder set the same way.
+    # adapters.ipynb on the adapters `make adapters` writes, their folder set the same way;
+    # features.ipynb on the tests' own SAE, its path made absolute.
     server = start_llama_server() if name == "remote.ipynb" else None
     try:
         parameters = {"remote.ipynb": lambda: f'let url = "{server.url}"',
-                      "adapters.ipynb": lambda: f'let adapters = "{os.path.abspath(os.environ.get("LUMEN_ADAPTERS", ".build/adapters"))}"'}
+                      "adapters.ipynb": lambda: f'let adapters = "{os.path.abspath(os.environ.get("LUMEN_ADAPTERS", ".build/adapters"))}"',
+                      "features.ipynb": lambda: f'let model = "smollm2"\nlet sae = "{os.path.join(REPOSITORY, "Tests", "reference", "sae", "saelens-jumprelu-bf16")}"\nlet feature = 0'}
         if name in parameters:
             notebook = nbformat.read(source, as_version=4)
             next(c for c in notebook.cells if "parameters" in c.metadata.get("tags", [])).source = parameters[name]()

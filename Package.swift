@@ -68,8 +68,9 @@ let package = Package(
         // writer both reproduce.
         .target(name: "PythonText"),
         .target(name: "Jinja", dependencies: ["PythonText"]),
-        .target(name: "Executors", dependencies: ["CKernels"]),
-        // prctl (variadic, so not callable from Swift) for a kernel that ends with its launcher.
+        .target(name: "Executors", dependencies: ["CProcessControl"]),
+        // What Swift cannot call or emit: prctl (variadic) for a kernel that ends with its launcher,
+        // and the CPU's spin-wait hint for the worker pool.
         .target(name: "CProcessControl"),
         .target(
             name: "JupyterKernel",
@@ -139,12 +140,16 @@ let package = Package(
         // n-dimensional float arrays with NumPy's semantics (broadcasting, reductions along axes,
         // contractions, indexing) and NumPy's .npy/.npz files: what the engine captures and what
         // cells compute with.
-        .target(name: "Tensors", dependencies: ["CKernels", "Executors"], swiftSettings: optimisedInDebug),
+        .target(name: "Tensors", dependencies: ["CPUBackend", "Executors"], swiftSettings: optimisedInDebug),
         // JSON whose objects keep their members' order (a schema's properties, in requests too).
         .target(name: "OrderedJSON", dependencies: ["PythonText"]),
+        // The CPU backend: the engine's compute on the C kernels (their only importer in the
+        // engine) — matrices in every format, the threaded matrix–vector and matrix products,
+        // the elementwise operations and the attention kernels.
+        .target(name: "CPUBackend", dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes"], swiftSettings: optimisedInDebug),
         .target(
             name: "Inference",
-            dependencies: ["CKernels", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tensors", "Tokenizers", .product(name: "Crypto", package: "swift-crypto")],
+            dependencies: ["CPUBackend", "Executors", "GGUF", "GenerationTypes", "Grammars", "Tensors", "Tokenizers", .product(name: "Crypto", package: "swift-crypto")],
             swiftSettings: optimisedInDebug
         ),
         // Sparse autoencoders (SAELens' and Gemma Scope's files) over the forward pass's hook points.
@@ -164,7 +169,7 @@ let package = Package(
         // `lumen quantize`: llama.cpp's block quantizers and its K-quant mixes.
         .target(
             name: "Quantization",
-            dependencies: ["CKernels", "GGUF", "Inference"],
+            dependencies: ["CPUBackend", "GGUF", "Inference"],
             swiftSettings: optimisedInDebug
         ),
         .executableTarget(
@@ -211,7 +216,7 @@ let package = Package(
         .testTarget(name: "TensorsTests", dependencies: ["Tensors", "CKernels"]),
         .testTarget(name: "LumenLanguageTests", dependencies: ["LumenLanguage", "Evaluation", "Tensors", "FuzzSupport", "LanguageTestSupport"]),
         .testTarget(name: "ModelBuiltinsTests", dependencies: ["ModelBuiltins", "ChatTemplates", "LumenLanguage", "Evaluation", "GGUF", "GenerationTypes", "Inference", "RunLog", "Tensors", "LanguageTestSupport"]),
-        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "OrderedJSON", "Scoring", "GGUF", "GenerationTypes", "Quantization", "SparseAutoencoders", "Tensors", "Tokenizers", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
+        .testTarget(name: "InferenceTests", dependencies: ["Inference", "ChatTemplates", "Grammars", "OrderedJSON", "Scoring", "GGUF", "GenerationTypes", "Quantization", "SparseAutoencoders", "Tensors", "Tokenizers", "CPUBackend", "CKernels", "FuzzSupport", .product(name: "Crypto", package: "swift-crypto")]),
         .testTarget(name: "DisplayTests", dependencies: ["Display"]),
         .testTarget(name: "LumenKitTests", dependencies: ["LumenKit", "Grammars", "RunLog"]),
         .testTarget(name: "TerminalTests", dependencies: ["Terminal"]),

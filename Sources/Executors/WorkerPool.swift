@@ -1,4 +1,4 @@
-import CKernels
+import CProcessControl
 import Dispatch
 import Foundation
 import Synchronization

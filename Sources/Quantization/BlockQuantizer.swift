@@ -1,5 +1,5 @@
+import CPUBackend
 import Foundation
-import CKernels
 import GGUF
 
 /// Quantizes rows of floats into ggml's block formats (the layouts `Kernels` documents).
@@ -124,13 +124,9 @@ enum BlockQuantizer {
     /// `offset ≤ 0`, by weighted least squares over a range of candidate scales (in C: the
     /// quantizer's inner loop).
     private static func fitAffine(_ x: ArraySlice<Float>, _ weights: ArraySlice<Float>, levels: Int) -> (scale: Float, offset: Float) {
-        var offset: Float = 0
-        let scale = x.withUnsafeBufferPointer { values in
-            weights.withUnsafeBufferPointer { weights in
-                lumen_fit_affine(values.baseAddress, weights.baseAddress, Int32(values.count), Int32(levels), &offset)
-            }
+        x.withUnsafeBufferPointer { values in
+            weights.withUnsafeBufferPointer { ScaleFitting.affine(values, weights: $0, levels: levels) }
         }
-        return (scale, offset)
     }
 
     /// Q4_K (`levels` 15) or Q5_K (31): eight sub-blocks of 32 with 6-bit scales and mins.
@@ -184,7 +180,7 @@ enum BlockQuantizer {
     /// The best `value ≈ scale · q` for one 16-value sub-block, `q` in `-maxLevel..<maxLevel`,
     /// weighting each value by its square (in C: the quantizer's inner loop).
     private static func fitSymmetric(_ x: ArraySlice<Float>, maxLevel: Int) -> Float {
-        x.withUnsafeBufferPointer { lumen_fit_symmetric($0.baseAddress, Int32($0.count), Int32(maxLevel)) }
+        x.withUnsafeBufferPointer { ScaleFitting.symmetric($0, maxLevel: maxLevel) }
     }
 
     /// Q3_K's and Q6_K's shared fit of a 256-value block: each sub-block of 16 as `scale · q`

@@ -1,4 +1,4 @@
-import CKernels
+import CPUBackend
 #if os(Linux)
 import Glibc
 #endif
@@ -122,12 +122,12 @@ extension Tensor {
         let work = m * n * k
         if n == 1, a.column == 1, b.row == 1 {
             return Parallel.forEachPart(of: m, work: work) { rows in
-                lumen_matmul_f32(a.base + rows.lowerBound * a.row, a.row, rows.count, b.base, 1, k, c + rows.lowerBound, 1)
+                FloatProducts.rowsTimesVectors(a.base + rows.lowerBound * a.row, rowStride: a.row, rows: rows.count, b.base, tokens: 1, k: k, into: c + rows.lowerBound, outStride: 1)
             }
         }
         if m == 1, a.column == 1, b.row == 1 {
             return Parallel.forEachPart(of: n, work: work) { columns in
-                lumen_matmul_f32(b.base + columns.lowerBound * b.column, b.column, columns.count, a.base, 1, k, c + columns.lowerBound, 1)
+                FloatProducts.rowsTimesVectors(b.base + columns.lowerBound * b.column, rowStride: b.column, rows: columns.count, a.base, tokens: 1, k: k, into: c + columns.lowerBound, outStride: 1)
             }
         }
         // 32 columns or 12 rows: a whole AVX-512 tile, two AVX2 ones.
@@ -135,12 +135,12 @@ extension Tensor {
         if n >= m {
             Parallel.forEachPart(of: (n + tileColumns - 1) / tileColumns, work: work) { tiles in
                 let first = tiles.lowerBound * tileColumns, count = min(n, tiles.upperBound * tileColumns) - first
-                lumen_matrix_product_f32(m, count, k, a.base, a.row, a.column, b.base + first * b.column, b.row, b.column, c + first, n, 0)
+                FloatProducts.matrixProduct(m: m, n: count, k: k, a: a.base, aRow: a.row, aColumn: a.column, b: b.base + first * b.column, bRow: b.row, bColumn: b.column, c: c + first, cRow: n)
             }
         } else {
             Parallel.forEachPart(of: (m + tileRows - 1) / tileRows, work: work) { tiles in
                 let first = tiles.lowerBound * tileRows, count = min(m, tiles.upperBound * tileRows) - first
-                lumen_matrix_product_f32(count, n, k, a.base + first * a.row, a.row, a.column, b.base, b.row, b.column, c + first * n, n, 0)
+                FloatProducts.matrixProduct(m: count, n: n, k: k, a: a.base + first * a.row, aRow: a.row, aColumn: a.column, b: b.base, bRow: b.row, bColumn: b.column, c: c + first * n, cRow: n)
             }
         }
     }

@@ -1,4 +1,4 @@
-import CKernels
+import CPUBackend
 import Foundation
 
 /// What `Tensor.reduced` computes along axes, as NumPy's functions of those names (`norm` is
@@ -205,13 +205,13 @@ extension Tensor {
                 guard let input = x.baseAddress, let output = out.baseAddress else { return }
                 guard lanes == 1 else {
                     Parallel.forEachPart(of: lanes, work: count * 8) { part in
-                        for lane in part { lumen_softmax_f32(input + lane * length, length, output + lane * length, logarithmic ? 1 : 0, nil) }
+                        for lane in part { Operations.softmax(input + lane * length, count: length, into: output + lane * length, logarithmic: logarithmic) }
                     }
                     return
                 }
                 // One row of up to a million (a vocabulary's logits) on this thread: its passes
                 // take less than waking the pool twice would.
-                guard length >= Self.longSoftmaxRow else { return lumen_softmax_f32(input, length, output, logarithmic ? 1 : 0, nil) }
+                guard length >= Self.longSoftmaxRow else { return Operations.softmax(input, count: length, into: output, logarithmic: logarithmic) }
                 // A longer row: each part's log Σ e^x, joined, then each part normalised by the
                 // whole row's.
                 let pieces = 8
@@ -220,7 +220,7 @@ extension Tensor {
                     Parallel.forEachPart(of: pieces, work: length * 8) { part in
                         for piece in part where piece * length / pieces < (piece + 1) * length / pieces {
                             let start = piece * length / pieces
-                            sums[piece] = lumen_log_sum_exp(input + start, (piece + 1) * length / pieces - start)
+                            sums[piece] = Operations.logSumExp(input + start, count: (piece + 1) * length / pieces - start)
                         }
                     }
                 }
@@ -230,7 +230,7 @@ extension Tensor {
                 Parallel.forEachPart(of: pieces, work: length * 8) { part in
                     for piece in part {
                         let start = piece * length / pieces
-                        lumen_softmax_f32(input + start, (piece + 1) * length / pieces - start, output + start, logarithmic ? 1 : 0, &normalizer)
+                        Operations.softmax(input + start, count: (piece + 1) * length / pieces - start, into: output + start, logarithmic: logarithmic, normalizer: &normalizer)
                     }
                 }
             }

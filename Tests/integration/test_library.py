@@ -47,6 +47,19 @@ def test_the_library_links_neither_kernel_language_nor_server():
     assert "GRDB" in tool_products
 
 
+def test_the_cpu_backend_is_the_only_code_on_the_c_kernels():
+    """The backend seam: of the package's targets (tests aside, which check the kernels
+    themselves) only CPUBackend depends on CKernels, and no Swift source elsewhere imports it."""
+    description = json.loads(subprocess.run(["swift", "package", "describe", "--type", "json"], cwd=ROOT, capture_output=True, text=True,
+                                            check=True).stdout)
+    dependents = {target["name"] for target in description["targets"]
+                  if "CKernels" in target.get("target_dependencies", []) and target["type"] != "test"}
+    assert dependents == {"CPUBackend"}, dependents
+    importers = [path for path in pathlib.Path(ROOT, "Sources").rglob("*.swift")
+                 if re.search(r"^(@\w+ )?import CKernels\b", path.read_text(), re.MULTILINE) and path.parent.name != "CPUBackend"]
+    assert importers == [], importers
+
+
 def test_the_example_streams_llama_cpps_greedy_text():
     """examples/StreamGeneration (built by `make example`) prints the prompt and 32 greedy tokens
     as they come; llama.cpp (its C API through llama-cpp-python) continues the prompt alike, with

@@ -19,14 +19,4 @@ const char *lumen_kernel_variant(void);
 LUMEN_KERNELS(LUMEN_KERNEL_PROTOTYPE)
 #undef LUMEN_KERNEL_PROTOTYPE
 
-/// Tells the CPU this thread is spinning (x86 `pause`, Arm `yield`): the sibling hardware thread
-/// gets the core's resources and the spin draws less power; a no-op elsewhere.
-static inline void lumen_cpu_relax(void) {
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#elif defined(__aarch64__) || defined(__arm__)
-    __asm__ __volatile__("yield");
-#endif
-}
-
 #endif

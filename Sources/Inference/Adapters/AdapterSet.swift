@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// LoRA adapters active together, each with its scale, as a llama.cpp context holds them

@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// A LoRA adapter as llama.cpp reads it (`convert_lora_to_gguf.py` writes it, `--lora` loads it):

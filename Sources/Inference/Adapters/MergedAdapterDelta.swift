@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// What merging an `AdapterSet` into one weight adds to it, row by row, as `llama-export-lora`

@@ -1,3 +1,5 @@
+import CPUBackend
+
 /// One step of a `DecoderBlock` over the residual stream: a residual branch (`ResidualBranch`),
 /// a per-layer input (`PerLayerEmbeddings.LayerInput`), an output scale (`OutputScale`). A block is
 /// its stages in order, so an architecture's block is a list of values, not a set of options.

@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// A decoder block: its stages in order over the residual stream (`BlockStage`). Most are the

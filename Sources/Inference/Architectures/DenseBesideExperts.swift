@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// Gemma 4's feed-forward in a layer with experts (26B-A4B): the dense network on the residual's

@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// A decoder block's feed-forward: one gated network, or a mixture of experts.

@@ -1,3 +1,4 @@
+import CPUBackend
 import Foundation
 import GGUF
 

@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// A model architecture, as llama.cpp keeps one per `src/models/<arch>.cpp`: what it fixes in the

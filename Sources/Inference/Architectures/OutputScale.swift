@@ -1,3 +1,5 @@
+import CPUBackend
+
 /// x *= scale: a block's output scale (Gemma 4's `layer_output_scale`).
 struct OutputScale: BlockStage {
     let scale: Float

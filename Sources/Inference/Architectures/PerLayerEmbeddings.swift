@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// Gemma 4's per-layer embeddings (E2B, E4B): every layer's own embedding of each token (a row of

@@ -1,3 +1,5 @@
+import CPUBackend
+
 /// A weight matrix as llama.cpp applies it: the product, times the tensor's scale when the file
 /// has one (`<name>.scale`, one number, as FP8 and NVFP4 exports and llama.cpp's random-weight
 /// test models carry), plus its bias when it has one (`<name>.bias`). Attention's products add

@@ -1,3 +1,5 @@
+import CPUBackend
+
 /// x += postNorm(sublayer(norm(x))): the branch every decoder block is made of, each norm there
 /// when the architecture has it (LLaMA's blocks norm before, OLMo 2's after, Gemma's both). The
 /// branch's output is visited as `output` before it joins the residual stream, and the residual

@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// The self-attention LLaMA made common, with the options its descendants add: biases on the

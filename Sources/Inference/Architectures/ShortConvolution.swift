@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// LFM2's short-convolution layer (llama.cpp's `build_shortconv_block`): one product of the input

@@ -1,3 +1,5 @@
+import CPUBackend
+
 /// What a `ResidualBranch` computes from its input rows: a token mixer (attention —
 /// `SelfAttention`, `GatedAttention` — or a recurrent layer — `GatedDeltaNet`,
 /// `ShortConvolution`) or a feed-forward (`FeedForward`, `DenseBesideExperts`).

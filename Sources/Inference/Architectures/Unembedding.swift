@@ -1,3 +1,5 @@
+import CPUBackend
+
 /// The last step of every architecture's forward pass: the final RMS norm and the output matrix,
 /// residual-stream rows to logits. The logit lens applies it to every block's residual stream.
 struct Unembedding: Sendable {

@@ -1,4 +1,4 @@
-import CKernels
+import CPUBackend
 
 /// Log-probabilities from logits, computed stably (the maximum subtracted, the sum in double
 /// precision, as llama-perplexity does).
@@ -7,7 +7,7 @@ public enum LogSoftmax {
     /// kernel: it runs over the whole vocabulary for every generated token).
     public static func logNormalizer(_ logits: UnsafeBufferPointer<Float>) -> Float {
         guard let base = logits.baseAddress, !logits.isEmpty else { return 0 }
-        return lumen_log_sum_exp(base, logits.count)
+        return Operations.logSumExp(base, count: logits.count)
     }
 
     /// The `k` most likely tokens under `logits`, most likely first (the lower id first on a

@@ -1,3 +1,4 @@
+import CPUBackend
 import GenerationTypes
 import Grammars
 /// The token side of one generation, step by step, with its own copy of the pipeline's

@@ -1,4 +1,4 @@
-import CKernels
+import CPUBackend
 import Executors
 import Foundation
 import GenerationTypes
@@ -124,8 +124,11 @@ extension ControlVector {
         guard count > 0 else { return start }
         var square = [Float](repeating: 0, count: width * width)
         rows.withUnsafeBufferPointer { d in
-            // DᵀD: Dᵀ read through D's strides.
-            lumen_matrix_product_f32(width, width, count, d.baseAddress, 1, width, d.baseAddress, width, 1, &square, width, 0)
+            square.withUnsafeMutableBufferPointer { square in
+                // DᵀD: Dᵀ read through D's strides.
+                FloatProducts.matrixProduct(m: width, n: width, k: count, a: d.baseAddress!, aRow: 1, aColumn: width, b: d.baseAddress!, bRow: width, bColumn: 1,
+                                            c: square.baseAddress!, cRow: width)
+            }
         }
         // In floats, as llama-cvector-generator's ggml graph computes it; each step one product of
         // the square matrix with the vector (the engine's F32 row kernel).
@@ -134,7 +137,7 @@ extension ControlVector {
         var next = [Float](repeating: 0, count: width)
         for _ in 0..<1000 {
             if stop.isRaised { throw ModelError(file: file, field: "task", reason: "cancelled") }
-            lumen_matmul_f32(square, width, width, vector, 1, width, &next, 1)
+            FloatProducts.rowsTimesVectors(square, rowStride: width, rows: width, vector, tokens: 1, k: width, into: &next, outStride: 1)
             let norm = next.reduce(0) { $0 + Double($1) * Double($1) }.squareRoot()
             guard norm > 0 else { break }
             var moved = 0.0

@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// A direction in the residual stream for each of a model's blocks, as llama.cpp's control

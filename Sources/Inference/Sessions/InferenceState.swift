@@ -1,4 +1,4 @@
-import CKernels
+import CPUBackend
 
 /// The mutable part of inference for one session: the KV cache of each of its sequences, the
 /// position each has reached, and every scratch buffer a forward pass needs, allocated once so
@@ -101,7 +101,7 @@ final class InferenceState {
     private let cacheSlots: [Int]
     /// The cache's element type and its kernels.
     let cacheType: KVCacheType
-    let cacheKernels: KVCacheType.Kernels
+    let cacheKernels: AttentionKernels
     private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
     /// The cache's bytes, left uninitialized: only positions written are ever read, so the pages
     /// of sequences and positions not reached stay untouched (memory grows with use).
@@ -122,7 +122,7 @@ final class InferenceState {
         self.contextLength = contextLength
         sequenceCapacity = max(1, sequences)
         positions = Array(repeating: 0, count: sequenceCapacity)
-        scoresPerThread = KVCacheType.Kernels.queriesAtOnce * contextLength
+        scoresPerThread = AttentionKernels.queriesAtOnce * contextLength
         self.cacheType = cacheType
         cacheKernels = cacheType.kernels
         self.batchCapacity = batchCapacity
@@ -170,8 +170,8 @@ final class InferenceState {
         // batches meet quantized weights in integer products. The block sums are followed by the
         // half-block sums (three per block, see `lumen_quantize_q8_tokens`). Each thread's row
         // buffer also serves as the workspace of `lumen_matmul_levels_q8`.
-        let rowBuffer = max(MatrixMultiplier.dequantizedRows * widest, lumen_matmul_levels_workspace(widest) / 4 + 1)
-        let chunk = Int(LUMEN_TOKEN_CHUNK), quantizedTokens = (batchCapacity + chunk - 1) / chunk * chunk
+        let rowBuffer = max(MatrixMultiplier.dequantizedRows * widest, MatrixMultiplier.levelsWorkspaceBytes(columns: widest) / 4 + 1)
+        let chunk = MatrixMultiplier.tokenChunk, quantizedTokens = (batchCapacity + chunk - 1) / chunk * chunk
         let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: quantizedTokens * widest)
         quantizedValues.initialize(repeating: 0, count: quantizedTokens * widest)
         self.quantizedValues = quantizedValues

@@ -1,3 +1,4 @@
+import CPUBackend
 import Executors
 import Foundation
 import GGUF

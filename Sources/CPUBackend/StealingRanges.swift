@@ -11,7 +11,7 @@ import Synchronization
 /// from 420 to 310 tokens/s). Here a thread claims its own chunks from a counter no other thread
 /// touches until one has run out of work, and taking half a range at a time keeps the number of
 /// such moves logarithmic even when the work is uneven by design (causal attention).
-final class StealingRanges: Sendable {
+package final class StealingRanges: Sendable {
     /// One thread's range: the next chunk at its front in the low 32 bits, the end of its range
     /// (one past its last chunk) in the high 32 bits, changed together by compare-and-swap.
     private final class Range: Sendable {
@@ -23,13 +23,13 @@ final class StealingRanges: Sendable {
     private let ranges: [Range]
 
     /// Room for `parts` threads.
-    init(parts: Int) {
+    package init(parts: Int) {
         ranges = (0..<max(1, parts)).map { _ in Range() }
     }
 
     /// Divides `chunks` chunks between `parts` threads (at most the count given to `init`). Call
     /// before the threads start.
-    func reset(chunks: Int, parts: Int) {
+    package func reset(chunks: Int, parts: Int) {
         for part in 0..<parts {
             let front = UInt64(chunks * part / parts), end = UInt64(chunks * (part + 1) / parts)
             ranges[part].bounds.store(front | end << 32, ordering: .relaxed)
@@ -38,7 +38,7 @@ final class StealingRanges: Sendable {
 
     /// Runs `body(chunk)` for `part`'s chunks; then, while any other thread has chunks left, moves
     /// the back half of its range into `part`'s and goes on from there.
-    func run(part: Int, parts: Int, _ body: (Int) -> Void) {
+    package func run(part: Int, parts: Int, _ body: (Int) -> Void) {
         let own = ranges[part]
         while true {
             while let chunk = takeFront(of: own) { body(chunk) }

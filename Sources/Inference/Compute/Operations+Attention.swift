@@ -1,24 +1,10 @@
-import CKernels
+import CPUBackend
 import Foundation
 
-/// The transformer's building blocks besides matrix products, shared by every architecture:
-/// RMSNorm, RoPE (both pairings), attention over the KV cache (whole or a sliding window),
-/// SwiGLU and GeGLU, scaling and residual addition.
-enum Operations {
-    /// `output[t] = x[t] / rms(x[t]) * weights` for `count` rows of `width`.
-    static func rmsNorm(_ x: UnsafeMutablePointer<Float>, weights: [Float], epsilon: Float,
-                        into output: UnsafeMutablePointer<Float>, count: Int, width: Int) {
-        weights.withUnsafeBufferPointer { weights in
-            guard let weights = weights.baseAddress else { return }
-            for row in 0..<count {
-                let input = x + row * width, result = output + row * width
-                let meanSquare = lumen_dot_f32(input, input, width) / Float(width)
-                let scale = 1 / (meanSquare + epsilon).squareRoot()
-                for index in 0..<width { result[index] = input[index] * scale * weights[index] }
-            }
-        }
-    }
-
+/// The building blocks that read a model's configuration and a session's state: RoPE's tables
+/// and rotations, writing the KV cache, and attention over it (the primitives they stand on are
+/// the CPU backend's `Operations`).
+extension Operations {
     /// Fills the state's RoPE tables for the rows it placed: the global layers', and the sliding
     /// layers' when their base differs (`ModelConfiguration.slidingRopeFrequencyBase`) over their
     /// own rotated dimensions; `factors` divide the global layers' frequencies, and the sliding
@@ -127,7 +113,7 @@ enum Operations {
         let fourAtOnce = state.rowsAreOneRun && !state.scratch.tokenByToken
         // Items are (group of four tokens, head); each thread takes its own share's items in
         // order, and the later groups, which attend to more positions, are shared out at the end.
-        let together = KVCacheType.Kernels.queriesAtOnce
+        let together = AttentionKernels.queriesAtOnce
         let groups = (count + together - 1) / together
         state.pool.parallelChunks(groups * heads, chunk: max(1, heads / 2), work: work * 8) { part, range in
             let scores = state.scores + part * state.scoresPerThread
@@ -156,69 +142,5 @@ enum Operations {
         }
         state.visit(.headOutputs, layer: layer, rows: state.attended, count: count, width: queryDimension)
         state.visitAttentionProbabilities(layer: layer, count: count, configuration: configuration, window: window, sinks: sinks)
-    }
-
-    /// `cap · tanh(x / cap)`, elementwise (Gemma's final logit softcapping).
-    static func softcap(_ x: UnsafeMutablePointer<Float>, cap: Float, count: Int) {
-        for index in 0..<count { x[index] = cap * tanh(x[index] / cap) }
-    }
-
-    /// `gate = gelu(gate) * up`, elementwise, with GELU's tanh approximation (as ggml), split
-    /// across the pool's threads (`tanh` is the costly part of a Gemma prompt batch otherwise).
-    static func geGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixMultiplier) {
-        let coefficient: Float = 0.797_884_560_802_865_4  // √(2/π)
-        pool.parallelChunks(count, chunk: 1024, work: count * 64) { _, range in
-            for index in range {
-                let x = gate[index]
-                gate[index] = 0.5 * x * (1 + tanh(coefficient * x * (1 + 0.044715 * x * x))) * up[index]
-            }
-        }
-    }
-
-    /// Writes the embedding row of each token into `x` (`width` floats a token).
-    static func embed(_ tokens: [Int32], from embedding: Matrix, into x: UnsafeMutablePointer<Float>, width: Int) {
-        for (index, token) in tokens.enumerated() {
-            embedding.dequantize(row: Int(token), into: x + index * width)
-        }
-    }
-
-    /// Adds `bias` to each of `count` rows (`bias.count` wide) of `x`.
-    static func addBias(_ bias: [Float], to x: UnsafeMutablePointer<Float>, count: Int) {
-        for row in 0..<count {
-            let pointer = x + row * bias.count
-            for index in bias.indices { pointer[index] += bias[index] }
-        }
-    }
-
-    /// `x *= factor`, elementwise.
-    static func scale(_ x: UnsafeMutablePointer<Float>, by factor: Float, count: Int) {
-        for index in 0..<count { x[index] *= factor }
-    }
-
-    /// `gate = silu(gate) * up`, elementwise, split across the pool's threads.
-    static func swiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixMultiplier) {
-        pool.parallelChunks(count, chunk: 1024, work: count * 16) { _, range in
-            for index in range {
-                let value = gate[index]
-                gate[index] = value / (1 + exp(-value)) * up[index]
-            }
-        }
-    }
-
-    /// gpt-oss's clamped SwiGLU (`ggml_swiglu_oai` with α 1.702 and limit 7), elementwise:
-    /// `gate = g · sigmoid(1.702 g) · (clamp(up, −7, 7) + 1)` with g = min(gate, 7).
-    static func clampedSwiGLU(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixMultiplier) {
-        let alpha: Float = 1.702, limit: Float = 7
-        pool.parallelChunks(count, chunk: 1024, work: count * 16) { _, range in
-            for index in range {
-                let g = min(gate[index], limit), u = min(max(up[index], -limit), limit)
-                gate[index] = g / (1 + exp(-alpha * g)) * (u + 1)
-            }
-        }
-    }
-
-    /// `x += delta`, elementwise.
-    static func add(_ delta: UnsafeMutablePointer<Float>, to x: UnsafeMutablePointer<Float>, count: Int) {
-        for index in 0..<count { x[index] += delta[index] }
     }
 }

@@ -10,13 +10,13 @@ import GGUF
 /// Safety of `@unchecked Sendable`: the buffer is written once, in `init`, before the object is
 /// shared, and only read afterwards; every stored property is immutable, and the buffer lives
 /// until `deinit`.
-final class InterleavedRows: @unchecked Sendable {
+package final class InterleavedRows: @unchecked Sendable {
     /// The first group.
-    let base: UnsafeRawPointer
+    package let base: UnsafeRawPointer
     /// Bytes per group of eight rows.
-    let groupBytes: Int
+    package let groupBytes: Int
     /// The layout and its product.
-    let layout: RowInterleaving
+    package let layout: RowInterleaving
     private let blocks: Int
     private let blockBytes: Int
     /// Bytes of the whole copy.
@@ -25,7 +25,7 @@ final class InterleavedRows: @unchecked Sendable {
     /// Interleaves the `rows` rows of `columns` weights of `type` at `source` (`rowBytes` apart),
     /// or nil when the format has no eight-row layout, `rows` is not a multiple of eight or the
     /// memory cannot be had.
-    init?(_ type: TensorType, rows source: UnsafeRawPointer, rowBytes: Int, rows: Int, columns: Int) {
+    package init?(_ type: TensorType, rows source: UnsafeRawPointer, rowBytes: Int, rows: Int, columns: Int) {
         guard let layout = type.kernels?.interleaving, rows > 0, rows % 8 == 0 else { return nil }
         blocks = columns / type.layout.blockSize
         blockBytes = type.layout.blockBytes
@@ -43,7 +43,7 @@ final class InterleavedRows: @unchecked Sendable {
 
     /// Writes the group of eight rows at `group` (a pointer into this buffer) back in the format's
     /// own layout, one row after another, to `rows` (for the prompt path's levels decoders).
-    func restore(_ group: UnsafeRawPointer, into rows: UnsafeMutableRawPointer) {
+    package func restore(_ group: UnsafeRawPointer, into rows: UnsafeMutableRawPointer) {
         lumen_restore_rows(group, 1, blocks, blockBytes, layout.leadingHalves, rows)
     }
 

@@ -13,60 +13,78 @@ import Synchronization
 /// as levels eight at a time, `lumen_matmul_levels_q8`). F32 activations and F16/BF16 weights
 /// widen a few rows at a time to F32. Small products run on the calling thread: for weights that
 /// fit in cache, synchronisation would cost more than it saves.
-struct MatrixMultiplier {
+package struct MatrixMultiplier {
     /// Working memory for products, allocated once per session.
-    struct Scratch {
+    package struct Scratch {
         /// `rowBuffer` floats per thread: room for `dequantizedRows` dequantized rows, or the
         /// workspace of `lumen_matmul_levels_q8`.
-        let rows: UnsafeMutablePointer<Float>
+        package let rows: UnsafeMutablePointer<Float>
         /// Floats of `rows` per thread.
-        let rowBuffer: Int
+        package let rowBuffer: Int
         /// Per thread, `restoredBytes` bytes: room for eight rows of the widest matrix restored
         /// from the eight-row layout (`InterleavedRows.restore`) for a prompt batch.
-        let restored: UnsafeMutableRawPointer
+        package let restored: UnsafeMutableRawPointer
         /// Bytes of `restored` per thread.
-        let restoredBytes: Int
+        package let restoredBytes: Int
         /// The input vectors quantized to 8 bits (Q8_0 blocks' values): one vector's
         /// (`lumen_quantize_q8`), or a batch's in chunks of eight tokens (`lumen_quantize_q8_tokens`).
-        let quantizedValues: UnsafeMutablePointer<Int8>
+        package let quantizedValues: UnsafeMutablePointer<Int8>
         /// The scale of each block of 32 quantized values.
-        let quantizedScales: UnsafeMutablePointer<Float>
+        package let quantizedScales: UnsafeMutablePointer<Float>
         /// Each block's scale times the sum of its values, then the same for each half block.
-        let quantizedSums: UnsafeMutablePointer<Float>
+        package let quantizedSums: UnsafeMutablePointer<Float>
         /// Whether quantized weights meet quantized activations.
-        let activations: ActivationPrecision
+        package let activations: ActivationPrecision
         /// Whether a batch is multiplied as its tokens one by one would be (each product the same
         /// kernel, bit for bit), sharing each chunk of weight rows while it is in cache: so the
         /// tokens speculative decoding verifies get exactly the logits decoding them one at a
         /// time gives.
-        var tokenByToken = false
+        package var tokenByToken = false
+
+        package init(rows: UnsafeMutablePointer<Float>, rowBuffer: Int, restored: UnsafeMutableRawPointer, restoredBytes: Int,
+                     quantizedValues: UnsafeMutablePointer<Int8>, quantizedScales: UnsafeMutablePointer<Float>,
+                     quantizedSums: UnsafeMutablePointer<Float>, activations: ActivationPrecision) {
+            self.rows = rows
+            self.rowBuffer = rowBuffer
+            self.restored = restored
+            self.restoredBytes = restoredBytes
+            self.quantizedValues = quantizedValues
+            self.quantizedScales = quantizedScales
+            self.quantizedSums = quantizedSums
+            self.activations = activations
+        }
     }
 
     /// How many threads share a product.
-    let threads: Int
+    package let threads: Int
     private let workers: WorkerPool
     private let stealing: StealingRanges
     /// How many weight rows a thread widens to F32 at a time in batched products.
-    static let dequantizedRows = 12
+    package static let dequantizedRows = 12
     /// Rows a thread takes at a time in batched integer products (a multiple of the eight rows
     /// `lumen_matmul_levels_q8` decodes together).
-    static let rowChunk = 64
+    package static let rowChunk = 64
     /// Rows a thread takes at a time in batched F32 products: a multiple of the F32 kernel's
     /// three-row tile and of `dequantizedRows`.
-    static let floatRowChunk = 48
+    package static let floatRowChunk = 48
     /// Rows in each chunk of a matrix–vector product's shares.
-    static let vectorRowChunk = 16
+    package static let vectorRowChunk = 16
     /// Products with fewer multiply-adds than this run on one thread.
-    static let parallelThreshold = 1 << 16
+    package static let parallelThreshold = 1 << 16
+    /// Tokens whose 8-bit activations `lumen_quantize_q8_tokens` lays out together (the last chunk padded).
+    package static let tokenChunk = Int(LUMEN_TOKEN_CHUNK)
 
-    init(threads: Int) {
+    /// Bytes of workspace the integer matrix–matrix product needs for rows of `columns` weights.
+    package static func levelsWorkspaceBytes(columns: Int) -> Int { lumen_matmul_levels_workspace(columns) }
+
+    package init(threads: Int) {
         self.threads = max(1, threads)
         workers = WorkerPool(threads: self.threads)
         stealing = StealingRanges(parts: self.threads)
     }
 
     /// Stops the pool's threads.
-    func shutdown() {
+    package func shutdown() {
         workers.shutdown()
     }
 
@@ -74,7 +92,7 @@ struct MatrixMultiplier {
     /// of its own share in order, then helps with what is left of the others' (`StealingRanges`),
     /// so a thread slowed by the operating system, or given the costlier items, does not keep the
     /// others waiting at the end.
-    func parallelChunks(_ count: Int, chunk: Int, work: Int, _ body: (Int, Range<Int>) -> Void) {
+    package func parallelChunks(_ count: Int, chunk: Int, work: Int, _ body: (Int, Range<Int>) -> Void) {
         let chunks = (count + chunk - 1) / chunk
         let parts = work < Self.parallelThreshold ? 1 : min(threads, chunks)
         guard parts > 1 else {
@@ -104,7 +122,7 @@ struct MatrixMultiplier {
     }
 
     /// `output[t][r] = matrix[r] · input[t]` for `count` input vectors.
-    func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
+    package func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
                   count: Int, scratch: Scratch) {
         let rows = matrix.rows, columns = matrix.columns
         if count == 1 || scratch.tokenByToken {
@@ -157,7 +175,7 @@ struct MatrixMultiplier {
     /// adapters add to them (`AdapterSet.fusedProducts`), with no pass over the rows and no
     /// dispatch to the threads of their own. `multiply` takes this path for one token, or for a
     /// session that multiplies token by token.
-    func multiplyEachToken(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
+    package func multiplyEachToken(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,
                            count: Int, scratch: Scratch, finish: ((Range<Int>) -> Void)? = nil) {
         let rows = matrix.rows, columns = matrix.columns, blocks = columns / 32
         let groups = scratch.activations == .quantized ? matrix.interleavedGroups(from: 0) : nil

@@ -17,20 +17,20 @@ public struct Matrix: @unchecked Sendable {
     public let columns: Int
     /// Bytes per row.
     public let rowBytes: Int
-    private(set) var base: UnsafeRawPointer
+    package private(set) var base: UnsafeRawPointer
     private let owner: MappedFile
     /// The format's compute kernels.
-    let kernels: FormatKernels
+    package let kernels: FormatKernels
     /// The rows in the format's eight-row layout for generation, when it has one (`InterleavedRows`).
     private var interleaved: InterleavedRows?
     /// The group of `interleaved` this matrix's first row is in (a part of a fused tensor starts
     /// past the first).
-    private(set) var firstGroup = 0
+    package private(set) var firstGroup = 0
 
     /// Views `tensor` of `gguf` as a matrix, checking that its type is supported; with
     /// `interleaving`, copies it into its format's eight-row layout, when there is one (for a
     /// matrix that multiplies vectors, not one that is only looked up by row).
-    init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile, interleaving: Bool) throws(ModelError) {
+    package init(_ tensor: GGUFFile.Tensor, in gguf: GGUFFile, interleaving: Bool) throws(ModelError) {
         guard let kernels = tensor.type.kernels else {
             throw ModelError(file: gguf.path, field: "tensor \(tensor.name)", reason: "tensor type \(tensor.type) is not supported (\(TensorType.supportedNames) are)")
         }
@@ -53,7 +53,7 @@ public struct Matrix: @unchecked Sendable {
     /// Group `group` of this matrix (its rows from 8 · `group`) in the eight-row layout, the
     /// groups after it following `rows.groupBytes` apart, with the copy they are in, when the
     /// matrix has that layout.
-    func interleavedGroups(from group: Int) -> (start: UnsafeRawPointer, rows: InterleavedRows)? {
+    package func interleavedGroups(from group: Int) -> (start: UnsafeRawPointer, rows: InterleavedRows)? {
         interleaved.map { ($0.base + (firstGroup + group) * $0.groupBytes, $0) }
     }
 
@@ -62,7 +62,7 @@ public struct Matrix: @unchecked Sendable {
 
     /// Rows `range` of this matrix, as a matrix of their own: the parts of a fused tensor (Phi-3's
     /// QKV and gate–up matrices).
-    func rows(_ range: Range<Int>) -> Matrix {
+    package func rows(_ range: Range<Int>) -> Matrix {
         var part = self
         part.base = base + range.lowerBound * rowBytes
         part.rows = range.count
@@ -76,12 +76,12 @@ public struct Matrix: @unchecked Sendable {
 
     /// The dot product of row `row` with `x` (`columns` floats).
     @inline(__always)
-    func dot(row: Int, _ x: UnsafePointer<Float>) -> Float {
+    package func dot(row: Int, _ x: UnsafePointer<Float>) -> Float {
         kernels.dot(base + row * rowBytes, x, columns)
     }
 
     /// Writes row `row` as floats into `output` (`columns` floats).
-    func dequantize(row: Int, into output: UnsafeMutablePointer<Float>) {
+    package func dequantize(row: Int, into output: UnsafeMutablePointer<Float>) {
         kernels.dequantize(base + row * rowBytes, output, columns)
     }
 }

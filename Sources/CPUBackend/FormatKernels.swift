@@ -5,40 +5,40 @@ import GGUF
 /// `type_traits_cpu`), found by llama.cpp's name of the format, from the kernel variant this
 /// process runs. Every kernel of every format has one signature, so the callers dispatch without
 /// knowing the format.
-struct FormatKernels: Sendable {
+package struct FormatKernels: Sendable {
     /// Writes `count` weights of a row as floats.
-    typealias Dequantize = @convention(c) (_ row: UnsafeRawPointer?, _ output: UnsafeMutablePointer<Float>?, _ count: Int) -> Void
+    package typealias Dequantize = @convention(c) (_ row: UnsafeRawPointer?, _ output: UnsafeMutablePointer<Float>?, _ count: Int) -> Void
     /// Row · F32 activations, exactly.
-    typealias Dot = @convention(c) (_ row: UnsafeRawPointer?, _ x: UnsafePointer<Float>?, _ count: Int) -> Float
+    package typealias Dot = @convention(c) (_ row: UnsafeRawPointer?, _ x: UnsafePointer<Float>?, _ count: Int) -> Float
     /// Row · 8-bit activations from `lumen_quantize_q8`; `withoutVNNI` non-zero picks the AVX2
     /// kernel on a CPU with AVX-512 VNNI (the tests compare the two).
-    typealias QuantizedDot = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
+    package typealias QuantizedDot = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
                                              _ sums: UnsafePointer<Float>?, _ count: Int, _ withoutVNNI: Int32) -> Float
     /// `QuantizedDot` for several tokens whose activations follow one another, into every
     /// `outputStride`-th float: bit for bit its results, the row read once.
-    typealias QuantizedDotTokens = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
+    package typealias QuantizedDotTokens = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
                                                    _ sums: UnsafePointer<Float>?, _ count: Int, _ tokens: Int, _ output: UnsafeMutablePointer<Float>?,
                                                    _ outputStride: Int, _ withoutVNNI: Int32) -> Void
     /// `output[r] += (row r · x) × factor` for `rowCount` rows `rowBytes` apart, each dot `Dot`'s to
     /// the bit: a low-rank adapter's `B (A x)` added to the rows it adapts.
-    typealias AddScaledDots = @convention(c) (_ rows: UnsafeRawPointer?, _ rowBytes: Int, _ rowCount: Int, _ x: UnsafePointer<Float>?, _ count: Int,
+    package typealias AddScaledDots = @convention(c) (_ rows: UnsafeRawPointer?, _ rowBytes: Int, _ rowCount: Int, _ x: UnsafePointer<Float>?, _ count: Int,
                                               _ factor: Float, _ output: UnsafeMutablePointer<Float>?) -> Void
     /// Decodes a row as levels, scales and mins (see `lumen_levels_fn`), for the integer
     /// matrix–matrix product every quantized format shares.
-    typealias Levels = lumen_levels_fn
+    package typealias Levels = lumen_levels_fn
 
-    let dequantize: Dequantize
-    let dot: Dot
+    package let dequantize: Dequantize
+    package let dot: Dot
     /// Scaled dots added to rows, for the formats that multiply with F32 activations.
-    let addScaledDots: AddScaledDots?
+    package let addScaledDots: AddScaledDots?
     /// The integer dot with 8-bit activations, when the format has one.
-    let quantizedDot: QuantizedDot?
+    package let quantizedDot: QuantizedDot?
     /// The integer dot for several tokens at once, when the format has one.
-    let quantizedDotTokens: QuantizedDotTokens?
+    package let quantizedDotTokens: QuantizedDotTokens?
     /// The row decoder for prompt batches, when the format has one.
-    let levels: Levels?
+    package let levels: Levels?
     /// The eight-row layout for generation, when the format has one.
-    let interleaving: RowInterleaving?
+    package let interleaving: RowInterleaving?
 
     /// The C table's rows, in order, as the kernel variant this process runs gives them.
     private static var tableRows: [lumen_format_kernels] {
@@ -49,7 +49,7 @@ struct FormatKernels: Sendable {
 
     /// The rows of the C table, by name; a row without the two kernels every computable format
     /// has is left out (a test checks there is none).
-    static let byName: [String: FormatKernels] = Dictionary(uniqueKeysWithValues: tableRows.compactMap { row in
+    package static let byName: [String: FormatKernels] = Dictionary(uniqueKeysWithValues: tableRows.compactMap { row in
         guard let name = row.name, let dequantize = row.dequantize, let dot = row.dot else { return nil }
         return (String(cString: name), FormatKernels(
             dequantize: dequantize, dot: dot, addScaledDots: row.add_scaled_dots, quantizedDot: row.dot_q8, quantizedDotTokens: row.dot_q8_tokens, levels: row.levels,
@@ -57,19 +57,19 @@ struct FormatKernels: Sendable {
     })
 
     /// The rows by tensor type.
-    static let byType: [TensorType: FormatKernels] = Dictionary(uniqueKeysWithValues: TensorType.allCases.compactMap { type in
+    package static let byType: [TensorType: FormatKernels] = Dictionary(uniqueKeysWithValues: TensorType.allCases.compactMap { type in
         byName[type.description].map { (type, $0) }
     })
 
     /// The names of the C table's rows, in order, complete or not (for the test that every row
     /// names a GGUF type and has its kernels).
-    static var tableNames: [String] { tableRows.map { $0.name.map { String(cString: $0) } ?? "" } }
+    package static var tableNames: [String] { tableRows.map { $0.name.map { String(cString: $0) } ?? "" } }
 }
 
 extension TensorType {
     /// How Lumen computes with the type (ggml's `type_traits_cpu` beside GGUF's layout): its row of
     /// the C format table, or nil when Lumen cannot compute with it.
-    var kernels: FormatKernels? { FormatKernels.byType[self] }
+    package var kernels: FormatKernels? { FormatKernels.byType[self] }
 
     /// Whether Lumen can compute with this type.
     public var isSupported: Bool { kernels != nil }

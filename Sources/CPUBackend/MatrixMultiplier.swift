@@ -41,6 +41,7 @@ package struct MatrixMultiplier {
         /// time gives.
         package var tokenByToken = false
 
+        /// Working memory a session allocated for its products (see each property).
         package init(rows: UnsafeMutablePointer<Float>, rowBuffer: Int, restored: UnsafeMutableRawPointer, restoredBytes: Int,
                      quantizedValues: UnsafeMutablePointer<Int8>, quantizedScales: UnsafeMutablePointer<Float>,
                      quantizedSums: UnsafeMutablePointer<Float>, activations: ActivationPrecision) {

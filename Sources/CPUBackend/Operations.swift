@@ -2,8 +2,8 @@ import CKernels
 import Foundation
 
 /// The transformer's elementwise building blocks besides matrix products, shared by every
-/// architecture: RMSNorm, softcapping, SwiGLU and GeGLU, embedding rows, biases, scaling and
-/// residual addition. (RoPE and attention, which read a model's configuration and a session's
+/// architecture: RMSNorm, softcapping, SwiGLU and GeGLU, embedding rows, biases, scaling,
+/// residual addition, softmax and log Σ exp. (RoPE and attention, which read a model's configuration and a session's
 /// cache, extend it in `Inference`.)
 package enum Operations {
     /// `output[t] = x[t] / rms(x[t]) * weights` for `count` rows of `width`.

@@ -115,18 +115,18 @@ public struct AdapterSet: Sendable, Equatable {
     /// activations, eight-row layouts), or more adapters' `A x` than the room holds.
     func fusedProducts(to tensor: String, rows: Range<Int>, expert: Int, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
                        outputRows: Int, count: Int, scale: Float?, state: InferenceState) -> ((Range<Int>) -> Void)? {
-        guard let terms = terms[tensor], terms.count * largestRank <= widestRows else { return nil }
-        let kernels = terms.compactMap { $0.pair.b.kernels.addScaledDots }
-        guard kernels.count == terms.count else { return nil }
+        guard let terms = terms[tensor], terms.count * largestRank <= widestRows,
+              terms.allSatisfy({ $0.pair.b.kernels.addScaledDots != nil }) else { return nil }
         let lowRanks = state.adapterBuffers.product
         for (index, term) in terms.enumerated() {
             state.pool.multiply(term.pair.a(expert: expert), input, into: lowRanks + index * count * largestRank, count: count, scratch: state.scratch)
         }
         // What the threads read, as plain values: no reference counting row by row.
-        let products = zip(terms, kernels).enumerated().map { index, product in
-            let (term, addScaledDots) = product
-            return FusedProduct(rows: term.pair.b.base + rows.lowerBound * term.pair.b.rowBytes, rowBytes: term.pair.b.rowBytes,
-                                addScaledDots: addScaledDots, rank: term.pair.rank, factor: term.factor, lowRanks: lowRanks + index * count * largestRank)
+        let products = terms.enumerated().compactMap { index, term in
+            term.pair.b.kernels.addScaledDots.map {
+                FusedProduct(rows: term.pair.b.base + rows.lowerBound * term.pair.b.rowBytes, rowBytes: term.pair.b.rowBytes,
+                             addScaledDots: $0, rank: term.pair.rank, factor: term.factor, lowRanks: lowRanks + index * count * largestRank)
+            }
         }
         return { range in
             products.withUnsafeBufferPointer { products in

@@ -4,13 +4,14 @@ debugpy as the reference: every step both kernels can take runs on both and thei
 compared; the rest (stepping into functions, errors, interrupts, bad input) on Lumen alone.
 
 No sleeps: each step waits for the reply or event it needs."""
+import os
 import queue
 import time
 
 import pytest
 from ipykernel.compiler import get_tmp_hash_seed, murmur2_x86
 
-from conftest import TIMEOUT, collect_iopub, shell_reply, start_kernel
+from conftest import TIMEOUT, collect_iopub, run, shell_reply, start_kernel
 
 # A cell whose third line runs three times, in each kernel's language.
 LOOP = {
@@ -304,3 +305,23 @@ def test_pause_stops_a_running_cell_at_its_next_statement(lumen):
     client.control_channel.send(client.session.msg("interrupt_request", {}))
     assert shell_reply(client, msg_id, timeout=60)["content"]["ename"] == "Interrupted"
     assert debugger.event("thread")["body"] == {"reason": "exited", "threadId": started["threadId"]}
+
+
+def test_a_model_expands_into_its_file_architecture_and_sessions(lumen):
+    """The Variables panel shows a loaded model as its card, and expands it: its file, and its
+    card's entries (architecture, the sessions it decodes in parallel)."""
+    client, debugger = lumen
+    path = os.path.join(os.environ.get("LUMEN_TEST_DATA", ""), "models", "stories260K.gguf")
+    if not os.path.exists(path):
+        pytest.fail("LUMEN_TEST_DATA must name the shared folder with models/stories260K.gguf (make test sets it)")
+    debugger.start()
+    reply, _ = run(client, f'let m = load("{path}", parallel: 2)')
+    assert reply["content"]["status"] == "ok", reply["content"]
+    listed = {v["name"]: v for v in debugger.request("inspectVariables")["body"]["variables"]}
+    model = listed["m"]
+    # The card on one line, its table's rules left out.
+    assert model["value"].startswith("model  stories260K  architecture  llama") and model["variablesReference"] > 0
+    children = {v["name"]: v for v in debugger.request("variables", {"variablesReference": model["variablesReference"]})["body"]["variables"]}
+    assert children["path"]["value"] == f'"{path}"'
+    info = {v["name"]: v["value"] for v in debugger.request("variables", {"variablesReference": children["info"]["variablesReference"]})["body"]["variables"]}
+    assert (info['"architecture"'], info['"parallel"']) == ('"llama"', "2")

@@ -1,4 +1,5 @@
 import Evaluation
+import Foundation
 import OrderedJSON
 
 /// A value as the debugger's Variables panel shows it: a line of text, and the children it
@@ -17,14 +18,28 @@ struct VariableView {
     }
 
     /// The value's one-line text, cut at `textLimit` characters: a host object's text display
-    /// on one line (a tensor's shape, then its first values).
+    /// on one line (a tensor's shape, then its first values; a model's card as name–value pairs).
     var text: String {
         let full = switch value {
-        case .host(let object): (object.mimeBundle.plainText ?? object.summary).split(separator: "\n").joined(separator: "  ")
-        case .rendered(let rendered): rendered.bundle.plainText ?? rendered.kind
+        case .host(let object): Self.oneLine(object.mimeBundle.plainText ?? object.summary)
+        case .rendered(let rendered): Self.oneLine(rendered.bundle.plainText ?? rendered.kind)
         default: value.description
         }
         return full.count > Self.textLimit ? String(full.prefix(Self.textLimit)) + "…" : full
+    }
+
+    /// A text display on one line: its lines joined by two spaces, a table's rules left out and
+    /// its column padding narrowed to two spaces.
+    static func oneLine(_ text: String) -> String {
+        text.split(separator: "\n")
+            .filter { line in !line.allSatisfy { " -─│┼|+".contains($0) } }
+            .map { line in
+                line.split(separator: "  ", omittingEmptySubsequences: true)
+                    .map { $0.trimmingCharacters(in: .whitespaces) }
+                    .filter { !$0.isEmpty }
+                    .joined(separator: "  ")
+            }
+            .joined(separator: "  ")
     }
 
     /// Whether the value expands.

@@ -60,6 +60,16 @@ def test_the_cpu_backend_is_the_only_code_on_the_c_kernels():
     assert importers == [], importers
 
 
+def test_architectures_compute_only_through_the_backend_protocol():
+    """The other side of the seam: an architecture's stages reach the CPU only through the
+    session's `ComputeBackend` (`state.backend`), never the CPU backend's own types."""
+    cpu_types = re.compile(r"\b(Operations|MatrixMultiplier|AttentionKernels|CPUCompute|FormatKernels)\b|\.pool\b")
+    callers = [f"{path.name}:{number}" for path in pathlib.Path(ROOT, "Sources/Inference/Architectures").glob("*.swift")
+               for number, line in enumerate(path.read_text().splitlines(), 1)
+               if cpu_types.search(line) and not line.lstrip().startswith("///")]
+    assert callers == [], callers
+
+
 def test_the_example_streams_llama_cpps_greedy_text():
     """examples/StreamGeneration (built by `make example`) prints the prompt and 32 greedy tokens
     as they come; llama.cpp (its C API through llama-cpp-python) continues the prompt alike, with

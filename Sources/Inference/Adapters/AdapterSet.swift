@@ -98,10 +98,10 @@ public struct AdapterSet: Sendable, Equatable {
         let (lowRank, product) = state.adapterBuffers
         for term in terms {
             let b = rows == 0..<term.pair.b.rows ? term.pair.b : term.pair.b.rows(rows)
-            state.pool.multiply(term.pair.a(expert: expert), input, into: lowRank, count: count, scratch: state.scratch)
-            state.pool.multiply(b, lowRank, into: product, count: count, scratch: state.scratch)
-            Operations.scale(product, by: term.factor, count: count * rows.count)
-            Operations.add(product, to: output, count: count * rows.count)
+            state.backend.multiply(term.pair.a(expert: expert), input, into: lowRank, count: count)
+            state.backend.multiply(b, lowRank, into: product, count: count)
+            state.backend.scale(product, by: term.factor, count: count * rows.count)
+            state.backend.add(product, to: output, count: count * rows.count)
         }
     }
 
@@ -119,7 +119,7 @@ public struct AdapterSet: Sendable, Equatable {
               terms.allSatisfy({ $0.pair.b.kernels.addScaledDots != nil }) else { return nil }
         let lowRanks = state.adapterBuffers.product
         for (index, term) in terms.enumerated() {
-            state.pool.multiply(term.pair.a(expert: expert), input, into: lowRanks + index * count * largestRank, count: count, scratch: state.scratch)
+            state.backend.multiply(term.pair.a(expert: expert), input, into: lowRanks + index * count * largestRank, count: count)
         }
         // What the threads read, as plain values: no reference counting row by row.
         let products = terms.enumerated().compactMap { index, term in
@@ -160,9 +160,9 @@ public struct AdapterSet: Sendable, Equatable {
         for term in terms {
             let rank = term.pair.rank, width = term.pair.b.rows
             for (row, token) in tokens.enumerated() { term.pair.a.dequantize(row: Int(token), into: lowRank + row * rank) }
-            state.pool.multiply(term.pair.b, lowRank, into: product, count: tokens.count, scratch: state.scratch)
-            Operations.scale(product, by: term.factor, count: tokens.count * width)
-            Operations.add(product, to: x, count: tokens.count * width)
+            state.backend.multiply(term.pair.b, lowRank, into: product, count: tokens.count)
+            state.backend.scale(product, by: term.factor, count: tokens.count * width)
+            state.backend.add(product, to: x, count: tokens.count * width)
         }
     }
 }

@@ -106,14 +106,14 @@ struct DecoderModel: Sendable {
         let c = configuration
         let count = tokens.count, dimension = c.embeddingLength
         let x = state.residual
-        Operations.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
+        state.backend.embed(tokens, from: tokenEmbedding, into: x, width: dimension)
         for (adapters, rows) in state.adaptedRuns(count: count) {
             adapters.addEmbeddingProducts(Array(tokens[rows]), to: x + rows.lowerBound * dimension, state: state)
         }
-        if let embeddingScale { Operations.scale(x, by: embeddingScale, count: count * dimension) }
+        if let embeddingScale { state.backend.scale(x, by: embeddingScale, count: count * dimension) }
         state.visit(.embedding, layer: 0, rows: x, count: count, width: dimension)
         perLayerEmbeddings?.prepare(tokens, embedded: x, configuration: c, state: state)
-        Operations.prepareRoPE(state: state, configuration: c, factors: ropeFactors(forContext: state.contextLength), slidingFactors: slidingRopeFactors)
+        state.prepareRoPE(configuration: c, factors: ropeFactors(forContext: state.contextLength), slidingFactors: slidingRopeFactors)
         for (layer, block) in blocks.enumerated() {
             state.visit(.blockInput, layer: layer, rows: x, count: count, width: dimension)
             for stage in block.stages { stage.apply(to: x, count: count, layer: layer, configuration: c, state: state) }

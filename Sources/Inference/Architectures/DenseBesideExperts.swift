@@ -45,13 +45,13 @@ struct DenseBesideExperts: Sublayer {
     func apply(_ x: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, layer: Int,
                configuration c: ModelConfiguration, state: InferenceState) {
         let width = c.embeddingLength, input = state.scratch(Self.expertsInput), routerInput = state.scratch(Self.routerInput)
-        Operations.rmsNorm(x, weights: norm, epsilon: c.rmsEpsilon, into: output, count: count, width: width)
+        state.backend.rmsNorm(x, weights: norm, epsilon: c.rmsEpsilon, into: output, count: count, width: width)
         dense.apply(output, into: output, count: count, layer: Optional(layer), state: state)
-        Operations.rmsNorm(output, weights: densePostNorm, epsilon: c.rmsEpsilon, into: output, count: count, width: width)
-        Operations.rmsNorm(x, weights: inputNorm, epsilon: c.rmsEpsilon, into: input, count: count, width: width)
-        Operations.rmsNorm(x, weights: routerScales, epsilon: c.rmsEpsilon, into: routerInput, count: count, width: width)
+        state.backend.rmsNorm(output, weights: densePostNorm, epsilon: c.rmsEpsilon, into: output, count: count, width: width)
+        state.backend.rmsNorm(x, weights: inputNorm, epsilon: c.rmsEpsilon, into: input, count: count, width: width)
+        state.backend.rmsNorm(x, weights: routerScales, epsilon: c.rmsEpsilon, into: routerInput, count: count, width: width)
         experts.apply(input, routerInput: routerInput, into: input, count: count, state: state)
-        Operations.rmsNorm(input, weights: postNorm, epsilon: c.rmsEpsilon, into: input, count: count, width: width)
-        Operations.add(input, to: output, count: count * width)
+        state.backend.rmsNorm(input, weights: postNorm, epsilon: c.rmsEpsilon, into: input, count: count, width: width)
+        state.backend.add(input, to: output, count: count * width)
     }
 }

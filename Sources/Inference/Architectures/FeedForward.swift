@@ -4,8 +4,8 @@ import GGUF
 /// A decoder block's feed-forward: one gated network, or a mixture of experts.
 enum FeedForward: Sublayer {
     /// `down · (act(gate · x) ⊙ up · x)`, SiLU unless the `activation` says (Gemma's GELU).
-    case dense(gate: Projection, up: Projection, down: Projection, activation: MixtureOfExperts.Activation = .swiGLU)
-    /// Routed experts, each a gated network (`MixtureOfExperts.Activation`).
+    case dense(gate: Projection, up: Projection, down: Projection, activation: GatedActivation = .swiGLU)
+    /// Routed experts, each a gated network (`GatedActivation`).
     indirect case experts(MixtureOfExperts)
 
     /// The feed-forward of layer `index`: the experts (of `variant`) when the model has them
@@ -23,7 +23,7 @@ enum FeedForward: Sublayer {
     /// The dense network of layer `index` (of the layer's width), with the scale and bias of
     /// `extras` the file has, gated by `activation`.
     static func loadDense(layer index: Int, from weights: WeightLoader, extras: Projection.Extras,
-                          activation: MixtureOfExperts.Activation = .swiGLU) throws(ModelError) -> FeedForward {
+                          activation: GatedActivation = .swiGLU) throws(ModelError) -> FeedForward {
         let c = weights.configuration.layer(index)
         return .dense(gate: try weights.projection(.gate, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),
                       up: try weights.projection(.up, layer: index, columns: c.embeddingLength, rows: c.feedForwardLength, applies: extras),
@@ -50,7 +50,7 @@ enum FeedForward: Sublayer {
             gate.apply(input, into: state.gate, count: count, state: state)
             if let layer { state.visit(.feedForwardPreActivation, layer: layer, rows: state.gate, count: count, width: hidden) }
             up.apply(input, into: state.up, count: count, state: state)
-            activation.apply(state.gate, state.up, count: count * hidden, pool: state.pool)
+            state.backend.activate(activation, gate: state.gate, up: state.up, count: count * hidden)
             if let layer { state.visit(.feedForwardActivation, layer: layer, rows: state.gate, count: count, width: hidden) }
             down.apply(state.gate, into: output, count: count, state: state)
         case let .experts(experts):

@@ -51,10 +51,10 @@ struct GatedAttention: Sublayer {
                 (gates + place).update(from: source + width, count: width)
             }
         }
-        Operations.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.headCount, width: width)
-        Operations.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.headCountKV, width: width)
-        Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
-        Operations.attention(state: state, layer: layer, count: count, configuration: c)
+        state.backend.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.headCount, width: width)
+        state.backend.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.headCountKV, width: width)
+        state.rotateAndCache(layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
+        state.attend(layer: layer, count: count, configuration: c)
         for index in 0..<(count * queryWidth) {
             state.attended[index] *= 1 / (1 + exp(-gates[index]))
         }

@@ -4,7 +4,7 @@ import GGUF
 /// Q/K/V and output products, a learned attention sink per query head, sliding-window attention
 /// in every other layer (the file's pattern, else even layers slide), NeoX RoPE with YaRN
 /// scaling, and a mixture of experts in every layer: biased router, the chosen experts' scores
-/// softmaxed among themselves, biased experts with the clamped SwiGLU (`Activation.clampedSwiGLU`).
+/// softmaxed among themselves, biased experts with the clamped SwiGLU (`GatedActivation.clampedSwiGLU`).
 /// The feed-forward's norm is stored as `post_attention_norm`. Experts are MXFP4 in the released
 /// files.
 struct GptOssArchitecture: DecoderArchitecture {

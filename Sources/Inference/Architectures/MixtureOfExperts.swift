@@ -19,7 +19,7 @@ struct MixtureOfExperts: Sendable {
     /// Experts each token is routed to.
     let used: Int
     /// How an expert's gate meets its up product.
-    let activation: Activation
+    let activation: GatedActivation
     /// How the router's scores become probabilities (`ModelConfiguration.Experts.gating`).
     let gating: ModelConfiguration.Gating
     /// Added to the probabilities only to choose the experts (`exp_probs_b`), when the file has it.
@@ -29,7 +29,7 @@ struct MixtureOfExperts: Sendable {
     /// per-expert scales and biases it applies (llama.cpp's graphs pass some to `build_moe_ffn`
     /// and leave others in the file unused).
     struct Variant: Sendable {
-        var activation: Activation = .swiGLU
+        var activation: GatedActivation = .swiGLU
         var extras: Projection.Extras = .scale
 
         /// Qwen 3, Qwen 3.5 and Mixtral's: SwiGLU experts with their scales.
@@ -44,26 +44,6 @@ struct MixtureOfExperts: Sendable {
     /// The expert every token goes through besides (Qwen3.5-MoE's, Qwen3-Next's), scaled by the
     /// sigmoid of its gate's product with the token, when the file has one.
     let shared: SharedExpert?
-
-    /// An expert's gated activation.
-    enum Activation: Sendable {
-        /// silu(gate) ⊙ up.
-        case swiGLU
-        /// gpt-oss's clamped SwiGLU (`ggml_swiglu_oai`, α 1.702, limit 7): g = min(gate, 7),
-        /// g · sigmoid(1.702 g) ⊙ (clamp(up, −7, 7) + 1).
-        case clampedSwiGLU
-        /// gelu(gate) ⊙ up (GELU's tanh approximation).
-        case geGLU
-
-        /// `gate = act(gate) ⊙ up` over `count` floats.
-        func apply(_ gate: UnsafeMutablePointer<Float>, _ up: UnsafeMutablePointer<Float>, count: Int, pool: MatrixMultiplier) {
-            switch self {
-            case .swiGLU: Operations.swiGLU(gate, up, count: count, pool: pool)
-            case .clampedSwiGLU: Operations.clampedSwiGLU(gate, up, count: count, pool: pool)
-            case .geGLU: Operations.geGLU(gate, up, count: count, pool: pool)
-            }
-        }
-    }
 
     /// A shared expert: a gate vector and a SwiGLU feed-forward.
     struct SharedExpert: Sendable {
@@ -176,7 +156,7 @@ struct MixtureOfExperts: Sendable {
             let tokens = (indices: places.map { $0 / used }, of: count)
             gate[expert].apply(gathered, into: state.gate, count: places.count, state: state, tokens: tokens)
             up[expert].apply(gathered, into: state.up, count: places.count, state: state, tokens: tokens)
-            activation.apply(state.gate, state.up, count: places.count * width, pool: state.pool)
+            state.backend.activate(activation, gate: state.gate, up: state.up, count: places.count * width)
             down[expert].apply(state.gate, into: gathered, count: places.count, state: state, tokens: tokens)
             for (index, place) in places.enumerated() {
                 (outputs + place * dimension).update(from: gathered + index * dimension, count: dimension)

@@ -7,6 +7,6 @@ struct OutputScale: BlockStage {
     var matrices: [Matrix] { [] }
 
     func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration c: ModelConfiguration, state: InferenceState) {
-        Operations.scale(x, by: scale, count: count * c.embeddingLength)
+        state.backend.scale(x, by: scale, count: count * c.embeddingLength)
     }
 }

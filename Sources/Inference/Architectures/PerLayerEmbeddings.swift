@@ -34,10 +34,10 @@ struct PerLayerEmbeddings: Sendable {
             for row in 0..<count {
                 (state.up + row * width).update(from: inputs + row * rowWidth + layer * width, count: width)
             }
-            Operations.geGLU(state.gate, state.up, count: count * width, pool: state.pool)
+            state.backend.activate(.geGLU, gate: state.gate, up: state.up, count: count * width)
             projection.apply(state.gate, into: state.normed, count: count, state: state)
-            Operations.rmsNorm(state.normed, weights: postNorm, epsilon: c.rmsEpsilon, into: state.normed, count: count, width: dimension)
-            Operations.add(state.normed, to: x, count: count * dimension)
+            state.backend.rmsNorm(state.normed, weights: postNorm, epsilon: c.rmsEpsilon, into: state.normed, count: count, width: dimension)
+            state.backend.add(state.normed, to: x, count: count * dimension)
         }
     }
 
@@ -63,8 +63,8 @@ struct PerLayerEmbeddings: Sendable {
         let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, count = tokens.count
         let inputs = state.scratch(Self.inputs), tableRow = inputs + state.batchCapacity * rowWidth
         projection.apply(x, into: inputs, count: count, state: state)
-        Operations.scale(inputs, by: 1 / Float(c.embeddingLength).squareRoot(), count: count * rowWidth)
-        Operations.rmsNorm(inputs, weights: norm, epsilon: c.rmsEpsilon, into: inputs, count: count * c.blockCount, width: width)
+        state.backend.scale(inputs, by: 1 / Float(c.embeddingLength).squareRoot(), count: count * rowWidth)
+        state.backend.rmsNorm(inputs, weights: norm, epsilon: c.rmsEpsilon, into: inputs, count: count * c.blockCount, width: width)
         let tableScale = Float(width).squareRoot(), mixScale = 1 / Float(2).squareRoot()
         for (index, token) in tokens.enumerated() {
             table.dequantize(row: Int(token), into: tableRow)

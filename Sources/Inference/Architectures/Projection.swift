@@ -56,23 +56,23 @@ struct Projection: Sendable {
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState,
                tokens: (indices: [Int], of: Int)? = nil) {
         let runs = adapted == nil ? [] : state.adaptedRuns(count: count, tokens: tokens)
-        if let adapted, runs.count == 1, runs[0].rows == 0..<count, count == 1 || state.scratch.tokenByToken,
+        if let adapted, runs.count == 1, runs[0].rows == 0..<count, count == 1 || state.backend.tokenByToken,
            let finish = runs[0].adapters.fusedProducts(to: adapted.tensor, rows: adapted.rows, expert: adapted.expert, input: input, output: output, outputRows: matrix.rows,
                                                        count: count, scale: biasBeforeScale ? nil : scale, state: state) {
-            state.pool.multiplyEachToken(matrix, input, into: output, count: count, scratch: state.scratch, finish: finish)
-            if let bias { Operations.addBias(bias, to: output, count: count) }
-            if biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
+            state.backend.multiplyEachToken(matrix, input, into: output, count: count, finish: finish)
+            if let bias { state.backend.addBias(bias, to: output, count: count) }
+            if biasBeforeScale, let scale { state.backend.scale(output, by: scale, count: count * matrix.rows) }
             return
         }
-        state.pool.multiply(matrix, input, into: output, count: count, scratch: state.scratch)
-        if !biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
+        state.backend.multiply(matrix, input, into: output, count: count)
+        if !biasBeforeScale, let scale { state.backend.scale(output, by: scale, count: count * matrix.rows) }
         if let adapted {
             for (adapters, rows) in runs {
                 adapters.addProducts(to: adapted.tensor, rows: adapted.rows, expert: adapted.expert, input: input + rows.lowerBound * matrix.columns,
                                      output: output + rows.lowerBound * matrix.rows, count: rows.count, state: state)
             }
         }
-        if let bias { Operations.addBias(bias, to: output, count: count) }
-        if biasBeforeScale, let scale { Operations.scale(output, by: scale, count: count * matrix.rows) }
+        if let bias { state.backend.addBias(bias, to: output, count: count) }
+        if biasBeforeScale, let scale { state.backend.scale(output, by: scale, count: count * matrix.rows) }
     }
 }

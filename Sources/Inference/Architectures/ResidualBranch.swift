@@ -33,11 +33,11 @@ struct ResidualBranch: BlockStage {
     /// The branch over `count` residual rows `x`, its output in `state.normed`.
     func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration c: ModelConfiguration, state: InferenceState) {
         let width = c.embeddingLength, branch = state.normed
-        if let norm { Operations.rmsNorm(x, weights: norm, epsilon: c.rmsEpsilon, into: branch, count: count, width: width) }
+        if let norm { state.backend.rmsNorm(x, weights: norm, epsilon: c.rmsEpsilon, into: branch, count: count, width: width) }
         sublayer.apply(norm == nil ? x : branch, into: branch, count: count, layer: layer, configuration: c, state: state)
-        if let postNorm { Operations.rmsNorm(branch, weights: postNorm, epsilon: c.rmsEpsilon, into: branch, count: count, width: width) }
+        if let postNorm { state.backend.rmsNorm(branch, weights: postNorm, epsilon: c.rmsEpsilon, into: branch, count: count, width: width) }
         state.visit(output, layer: layer, rows: branch, count: count, width: width)
-        Operations.add(branch, to: x, count: count * width)
+        state.backend.add(branch, to: x, count: count * width)
         if let after { state.visit(after, layer: layer, rows: x, count: count, width: width) }
     }
 }

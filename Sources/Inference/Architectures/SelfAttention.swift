@@ -75,21 +75,21 @@ struct SelfAttention: Sublayer {
                 state.value.update(from: state.key, count: count * c.kvDimension)
             }
             if let keyNorm {
-                Operations.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.kvDimension / keyNorm.count, width: keyNorm.count)
+                state.backend.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.kvDimension / keyNorm.count, width: keyNorm.count)
             }
             if let valueNorm {
-                Operations.rmsNorm(state.value, weights: valueNorm, epsilon: c.rmsEpsilon, into: state.value, count: count * c.headCountKV, width: c.headDimension)
+                state.backend.rmsNorm(state.value, weights: valueNorm, epsilon: c.rmsEpsilon, into: state.value, count: count * c.headCountKV, width: c.headDimension)
             }
         }
         if let queryNorm {
-            Operations.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.queryDimension / queryNorm.count, width: queryNorm.count)
+            state.backend.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.queryDimension / queryNorm.count, width: queryNorm.count)
         }
         let slides = c.slides(layer: layer), ownBase = slides && c.slidingRopeFrequencyBase != nil
-        Operations.ropeAndCache(state: state, layer: layer, count: count, configuration: c,
+        state.rotateAndCache(layer: layer, count: count, configuration: c,
                                 cosines: ownBase ? state.slidingRopeCosines : state.ropeCosines,
                                 sines: ownBase ? state.slidingRopeSines : state.ropeSines, rotates: c.rotates(layer: layer),
                                 cachesKeys: key != nil)
-        Operations.attention(state: state, layer: layer, count: count, configuration: c, window: slides ? c.slidingWindow : nil, sinks: sinks)
+        state.attend(layer: layer, count: count, configuration: c, window: slides ? c.slidingWindow : nil, sinks: sinks)
         self.output.apply(state.attended, into: output, count: count, state: state)
     }
 }

@@ -17,7 +17,7 @@ struct ShortConvolution: Sublayer {
         let dimension = weights.configuration.embeddingLength
         return ShortConvolution(
             input: try weights.projection(.shortConvolutionInput, layer: index, columns: dimension, rows: 3 * dimension, applies: []),
-            convolution: try CausalConvolution.load(.shortConvolution, layer: index, from: weights, width: width, channels: dimension),
+            convolution: try CausalConvolution.load(.shortConvolution, layer: index, from: weights, width: width, channels: dimension, silu: false),
             output: try weights.projection(.shortConvolutionOutput, layer: index, columns: dimension, rows: dimension, applies: []))
     }
 
@@ -40,7 +40,7 @@ struct ShortConvolution: Sublayer {
             let b = mixed + row * stride, x = b + 2 * dimension
             for index in 0..<dimension { b[index] *= x[index] }
         }
-        convolution.apply(mixed, stride: stride, channels: dimension, count: count, layer: layer, activation: .none, state: state)
+        convolution.apply(mixed, stride: stride, channels: dimension, count: count, layer: layer, state: state)
         // c ⊙ convolved, packed into rows of `dimension` at the buffer's start: row r's result
         // ends before row r's parts begin (r ≥ 1), and row 0's is written where it is read.
         for row in 0..<count {

@@ -13,16 +13,17 @@ struct Unembedding: Sendable {
     /// model says (`ModelConfiguration.finalLogitSoftcapping`). With `visiting` (the rows are
     /// the pass's, every one), hooks see the final norm and the logits.
     func apply(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, state: InferenceState, visiting: Bool = false) {
-        normalize(rows, count: count, configuration: c, into: state.normed)
+        normalize(rows, count: count, configuration: c, into: state.normed, state: state)
         if visiting { state.visit(.finalNorm, layer: 0, rows: state.normed, count: count, width: c.embeddingLength) }
         output.apply(state.normed, into: state.logits, count: count, state: state)
-        if let cap = c.finalLogitSoftcapping { Operations.softcap(state.logits, cap: cap, count: count * output.matrix.rows) }
+        if let cap = c.finalLogitSoftcapping { state.backend.softcap(state.logits, cap: cap, count: count * output.matrix.rows) }
         if visiting { state.visit(.logits, layer: 0, rows: state.logits, count: count, width: output.matrix.rows) }
     }
 
     /// Writes the final norm of the `count` residual rows at `rows` into `output`: the hidden
-    /// states the output matrix reads (and that text embeddings pool).
-    func normalize(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, into output: UnsafeMutablePointer<Float>) {
-        Operations.rmsNorm(rows, weights: norm, epsilon: c.rmsEpsilon, into: output, count: count, width: c.embeddingLength)
+    /// states the output matrix reads (and that text embeddings pool), on `state`'s backend.
+    func normalize(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, into output: UnsafeMutablePointer<Float>,
+                   state: InferenceState) {
+        state.backend.rmsNorm(rows, weights: norm, epsilon: c.rmsEpsilon, into: output, count: count, width: c.embeddingLength)
     }
 }

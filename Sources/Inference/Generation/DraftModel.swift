@@ -23,13 +23,14 @@ final class DraftModel: Drafter {
     /// Raised when the generation is to stop: drafting stops too, between forward passes.
     private let stop: StopSignal
 
-    /// A drafter with a cache of `contextLength` tokens, its products on `pool` (the target's:
-    /// the two never run at once), that stops drafting when `stop` is raised.
-    init(model: LanguageModel, contextLength: Int, pool: MatrixMultiplier, probabilityMin: Float, stop: StopSignal) {
+    /// A drafter with a cache of `contextLength` tokens, its products on the threads of
+    /// `target` (the target's state: the two never run at once), that stops drafting when
+    /// `stop` is raised.
+    init(model: LanguageModel, contextLength: Int, sharingThreadsOf target: InferenceState, probabilityMin: Float, stop: StopSignal) {
         self.model = model
         self.stop = stop
-        state = InferenceState(model: model, contextLength: contextLength, batchCapacity: 64, threads: pool.threads,
-                               sharedPool: pool)
+        state = InferenceState(model: model, contextLength: contextLength, batchCapacity: 64, threads: target.backend.threads,
+                               sharing: target)
         self.probabilityMin = probabilityMin
     }
 
@@ -89,8 +90,8 @@ final class DraftModel: Drafter {
             let batch = Array(context[next..<min(context.count, next + state.batchCapacity)])
             // A few tokens (the last verification's) cost less one by one than as a batch,
             // which would widen or restore every weight row.
-            state.scratch.tokenByToken = batch.count <= Self.tokenByTokenLimit
-            defer { state.scratch.tokenByToken = false }
+            state.backend.tokenByToken = batch.count <= Self.tokenByTokenLimit
+            defer { state.backend.tokenByToken = false }
             try model.forward(batch, state: state)
             cached += batch
             next += batch.count

@@ -224,7 +224,7 @@ extension InferenceState {
     /// Whether a hook of a sequence the pass running has rows of visits `point` of block `layer`.
     func hooksVisit(_ point: ActivationPoint, layer: Int) -> Bool {
         hooks.contains { $0.visits(point, layer: layer) }
-            || Set(rowSequences).contains { sequence in sequenceHooks[sequence]?.contains { $0.visits(point, layer: layer) } == true }
+            || Set(places.sequences).contains { sequence in sequenceHooks[sequence]?.contains { $0.visits(point, layer: layer) } == true }
     }
 
     /// Hands `count` rows of `width` floats at `rows`, the activations at `point` of block
@@ -233,7 +233,7 @@ extension InferenceState {
     /// to that sequence's hooks, with its positions.
     func visit(_ point: ActivationPoint, layer: Int, rows: UnsafeMutablePointer<Float>, count: Int, width: Int) {
         guard !hooks.isEmpty || !sequenceHooks.isEmpty else { return }
-        guard rowSequences.count >= count, rowPositions.count >= count else {
+        guard places.sequences.count >= count, places.positions.count >= count else {
             for hook in hooks where hook.visits(point, layer: layer) {
                 hook.visit(point, layer: layer, positions: position..<(position + count),
                            rows: UnsafeMutableBufferPointer(start: rows, count: count * width), width: width)
@@ -242,42 +242,15 @@ extension InferenceState {
         }
         var first = 0
         while first < count {
-            let sequence = rowSequences[first]
+            let sequence = places.sequences[first]
             var end = first + 1
-            while end < count, rowSequences[end] == sequence, rowPositions[end] == rowPositions[end - 1] + 1 { end += 1 }
-            let start = rowPositions[first]
+            while end < count, places.sequences[end] == sequence, places.positions[end] == places.positions[end - 1] + 1 { end += 1 }
+            let start = places.positions[first]
             for hook in hooks(of: sequence) where hook.visits(point, layer: layer) {
                 hook.visit(point, layer: layer, positions: start..<(start + end - first),
                            rows: UnsafeMutableBufferPointer(start: rows + first * width, count: (end - first) * width), width: width)
             }
             first = end
-        }
-    }
-
-    /// Hands each head's attention probabilities at block `layer` for the batch's `count` tokens
-    /// (`ActivationPoint.attentionProbabilities`) to the hooks that visit them, recomputing them
-    /// with the cache's own attention kernel after the batch's keys are cached. `c` is the layer's
-    /// configuration (`ModelConfiguration.layer`).
-    func visitAttentionProbabilities(layer: Int, count: Int, configuration c: ModelConfiguration, window: Int?, sinks: [Float]?) {
-        guard hooksVisit(.attentionProbabilities, layer: layer) else { return }
-        let width = c.headCount * contextLength, group = c.headCount / c.headCountKV
-        var rows = [Float](repeating: 0, count: count * width)
-        var scores = [Float](repeating: 0, count: contextLength), output = [Float](repeating: 0, count: c.headDimension)
-        for token in 0..<count {
-            let length = rowPositions[token] + 1
-            let first = window.map { max(0, length - $0) } ?? 0
-            for head in 0..<c.headCount {
-                let kvOffset = cacheOffset(sequence: rowSequences[token], kvHead: head / group, position: 0)
-                // The kernel leaves each position's exp(score − max) in `scores` and returns 1 / their
-                // total (a sink's share included: with one, a row sums to less than 1, as llama.cpp's).
-                let inverse = cacheKernels.attend(keyCache(layer: layer) + kvOffset, valueCache(layer: layer) + kvOffset, cachedHeadDimension,
-                                                  query + token * c.queryDimension + head * c.headDimension, c.headDimension, first, length,
-                                                  c.attentionScale, sinks?[head] ?? -.infinity, &scores, &output)
-                for key in first..<length { rows[token * width + head * contextLength + key] = scores[key] * inverse }
-            }
-        }
-        rows.withUnsafeMutableBufferPointer { buffer in
-            if let base = buffer.baseAddress { visit(.attentionProbabilities, layer: layer, rows: base, count: count, width: width) }
         }
     }
 }

@@ -50,7 +50,7 @@ extension ModelSession {
         rows.withUnsafeMutableBufferPointer { source in
             hidden.withUnsafeMutableBufferPointer { target in
                 guard let source = source.baseAddress, let target = target.baseAddress else { return }
-                model.architecture.unembedding.normalize(source + chosen.lowerBound * width, count: chosen.count, configuration: c, into: target)
+                model.architecture.unembedding.normalize(source + chosen.lowerBound * width, count: chosen.count, configuration: c, into: target, state: state)
             }
         }
         var pooled = [Float](repeating: 0, count: width)

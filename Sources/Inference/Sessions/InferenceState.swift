@@ -20,14 +20,12 @@ final class InferenceState {
         get { positions[0] }
         set { positions[0] = newValue }
     }
-    /// The sequence each row of the forward pass running belongs to, and its position there
-    /// (`placeRun`, `placeEach`).
-    private(set) var rowSequences: [Int] = [], rowPositions: [Int] = []
-    /// Whether the pass's rows are consecutive positions of one sequence (a prompt's batch), so
-    /// attention may take them four at a time.
-    private(set) var rowsAreOneRun = true
-    /// Splits matrix products across threads.
-    let pool: MatrixMultiplier
+    /// The sequence each row of the forward pass running belongs to, its position there, and
+    /// whether they are consecutive positions of one sequence (`placeRun`, `placeEach`).
+    private(set) var places = RowPlaces()
+    /// What computes the forward passes: the CPU's threads and kernels (`CPUCompute`), with the
+    /// working memory of its products and attention.
+    let backend: any ComputeBackend
     /// What looks into every row of the forward passes of the generation running alone now
     /// (`visit`).
     var hooks: [any ForwardHook] = []
@@ -75,12 +73,6 @@ final class InferenceState {
     private let recurrentLayerFloats, recurrentFloatsPerSequence: Int
     /// Logits, `[batch][vocab]` (only the last row unless every token's are asked for).
     let logits: UnsafeMutablePointer<Float>
-    /// Per-product working memory.
-    var scratch: MatrixMultiplier.Scratch
-    /// Attention scores: `scoresPerThread` floats per thread.
-    let scores: UnsafeMutablePointer<Float>
-    /// One context-sized row for each query `attendFour` takes at once.
-    let scoresPerThread: Int
     /// RoPE's cosines and sines for each token of the batch: `[batch][pairs]`.
     let ropeCosines, ropeSines: UnsafeMutablePointer<Float>
     /// The same for sliding-window layers when their RoPE base differs
@@ -89,51 +81,40 @@ final class InferenceState {
     private let keys, values: UnsafeMutablePointer<Float>
     /// Bytes of one layer's keys (or values).
     private let layerStride: Int
-    /// Bytes of one KV head's cached keys (or values) at one position.
-    private let headBytes: Int
-    /// Floats of one KV head's slot at one position: the widest layer's head (a narrower head
-    /// fills the start of its slot).
-    let cachedHeadDimension: Int
-    /// Layers, and KV heads per layer, in the cache.
-    private let cachedLayers, cachedHeads: Int
+    /// The cache's element type and layout: a slot of the widest layer's head for each KV head
+    /// at each position (a narrower head fills the start of its slot).
+    let cacheGeometry: KVCacheGeometry
+    /// Layers in the cache.
+    private let cachedLayers: Int
     /// Each layer's place in the cache: its own, or the one of the layer whose keys and values it
     /// shares (`ModelConfiguration.cacheLayer`).
     private let cacheSlots: [Int]
-    /// The cache's element type and its kernels.
-    let cacheType: KVCacheType
-    let cacheKernels: AttentionKernels
+    /// The cache's element type.
+    var cacheType: KVCacheType { cacheGeometry.type }
     private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
     /// The cache's bytes, left uninitialized: only positions written are ever read, so the pages
     /// of sequences and positions not reached stay untouched (memory grows with use).
     private let cacheBytes: Int
-    private let quantizedValues: UnsafeMutablePointer<Int8>
-
-    /// Whether this state started its pool's threads (and stops them when it goes).
-    private let ownsPool: Bool
 
     /// A state for `model`: caches of `contextLength` tokens for `sequences` sequences, batches up to
-    /// `batchCapacity`, its products on `threads` threads — or on `sharedPool`, the pool of a
+    /// `batchCapacity`, its products on `threads` threads — or on the threads of `sharing`, a
     /// state whose forward passes never run at the same time as this one's (a draft model's
     /// beside its target's), so two pools' threads do not compete.
     init(model: LanguageModel, contextLength: Int, batchCapacity: Int, threads: Int,
-         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharedPool: MatrixMultiplier? = nil,
+         activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sharing: InferenceState? = nil,
          sequences: Int = 1) {
         let configuration = model.configuration
         self.contextLength = contextLength
         sequenceCapacity = max(1, sequences)
         positions = Array(repeating: 0, count: sequenceCapacity)
-        scoresPerThread = AttentionKernels.queriesAtOnce * contextLength
-        self.cacheType = cacheType
-        cacheKernels = cacheType.kernels
         self.batchCapacity = batchCapacity
-        pool = sharedPool ?? MatrixMultiplier(threads: threads)
-        ownsPool = sharedPool == nil
-        let threads = pool.threads
         let dimension = configuration.embeddingLength
         let kvDimension = configuration.headCountKV * configuration.widestHeadDimension
         let queryDimension = configuration.widestQueryDimension
         let hidden = configuration.widestFeedForward
         let widest = max(dimension, hidden, queryDimension, configuration.blockCount * configuration.perLayerEmbeddingLength)
+        backend = sharing?.backend.sharingThreads(widest: widest, batchCapacity: batchCapacity, contextLength: contextLength, activations: activations)
+            ?? CPUCompute(threads: threads, widest: widest, batchCapacity: batchCapacity, contextLength: contextLength, activations: activations)
         var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
         func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
             let pointer = UnsafeMutablePointer<Float>.allocate(capacity: max(1, count))
@@ -166,35 +147,15 @@ final class InferenceState {
         recurrentFloatsPerSequence = ordinal * recurrentLayerFloats
         recurrentStates = buffer(sequenceCapacity * recurrentFloatsPerSequence)
         recurrentPositions = Array(repeating: 0, count: sequenceCapacity)
-        // 8-bit activations for a whole batch, in chunks of eight tokens (the last padded): prompt
-        // batches meet quantized weights in integer products. The block sums are followed by the
-        // half-block sums (three per block, see `lumen_quantize_q8_tokens`). Each thread's row
-        // buffer also serves as the workspace of `lumen_matmul_levels_q8`.
-        let rowBuffer = max(MatrixMultiplier.dequantizedRows * widest, MatrixMultiplier.levelsWorkspaceBytes(columns: widest) / 4 + 1)
-        let chunk = MatrixMultiplier.tokenChunk, quantizedTokens = (batchCapacity + chunk - 1) / chunk * chunk
-        let quantizedValues = UnsafeMutablePointer<Int8>.allocate(capacity: quantizedTokens * widest)
-        quantizedValues.initialize(repeating: 0, count: quantizedTokens * widest)
-        self.quantizedValues = quantizedValues
-        // Eight rows restored from the eight-row layout (Q4_0, Q4_1 and Q4_K: at most 0.625 bytes a weight), with room to spare.
-        let restoredBytes = 8 * widest * 4
-        scratch = MatrixMultiplier.Scratch(
-            rows: buffer(threads * rowBuffer), rowBuffer: rowBuffer,
-            restored: UnsafeMutableRawPointer(buffer(threads * restoredBytes / 4)), restoredBytes: restoredBytes,
-            quantizedValues: quantizedValues,
-            quantizedScales: buffer(quantizedTokens * (widest / 32 + 1)), quantizedSums: buffer(3 * quantizedTokens * (widest / 32 + 1)),
-            activations: activations
-        )
-        scores = buffer(threads * scoresPerThread)
         let pairs = batchCapacity * configuration.widestRopeDimensionCount / 2
         ropeCosines = buffer(pairs)
         ropeSines = buffer(pairs)
         let slidingPairs = configuration.slidingRopeFrequencyBase == nil ? 0 : pairs
         slidingRopeCosines = buffer(slidingPairs)
         slidingRopeSines = buffer(slidingPairs)
-        layerStride = sequenceCapacity * contextLength * kvDimension * cacheKernels.bytesPerElement
-        cachedHeadDimension = configuration.widestHeadDimension
-        headBytes = cachedHeadDimension * cacheKernels.bytesPerElement
-        cachedHeads = configuration.headCountKV
+        cacheGeometry = KVCacheGeometry(type: cacheType, heads: configuration.headCountKV, contextLength: contextLength,
+                                        slotWidth: configuration.widestHeadDimension)
+        layerStride = sequenceCapacity * contextLength * kvDimension * cacheType.bytesPerElement
         // Layers that share another's keys and values take no place of their own.
         let owners = (0..<configuration.blockCount).filter { configuration.cacheLayer($0) == $0 }
         cachedLayers = owners.count
@@ -232,10 +193,10 @@ final class InferenceState {
     /// adapters. Rows of one sequence are one run; so are several sequences' under the same adapters.
     func adaptedRuns(count: Int, tokens: (indices: [Int], of: Int)? = nil) -> [(adapters: AdapterSet, rows: Range<Int>)] {
         guard !sequenceAdapters.isEmpty else { return adapters.isEmpty ? [] : [(adapters, 0..<count)] }
-        let first = rowSequences.count - (tokens?.of ?? count)
+        let first = places.sequences.count - (tokens?.of ?? count)
         var runs: [(adapters: AdapterSet, rows: Range<Int>)] = []
         for row in 0..<count {
-            let rowAdapters = adapters(of: rowSequences[first + (tokens?.indices[row] ?? row)])
+            let rowAdapters = adapters(of: places.sequences[first + (tokens?.indices[row] ?? row)])
             if let last = runs.last, last.adapters == rowAdapters {
                 runs[runs.count - 1].rows = last.rows.lowerBound..<(row + 1)
             } else {
@@ -267,8 +228,6 @@ final class InferenceState {
     }
 
     deinit {
-        if ownsPool { pool.shutdown() }
-        quantizedValues.deallocate()
         keys.deallocate()
         values.deallocate()
         adapterBuffers.lowRank.deallocate()
@@ -281,29 +240,25 @@ final class InferenceState {
 
     /// Places the next forward pass's `count` rows at the next positions of `sequence`.
     func placeRun(count: Int, sequence: Int) {
-        rowSequences = Array(repeating: sequence, count: count)
-        rowPositions = Array(positions[sequence]..<(positions[sequence] + count))
-        rowsAreOneRun = true
+        places = RowPlaces(sequences: Array(repeating: sequence, count: count), positions: Array(positions[sequence]..<(positions[sequence] + count)),
+                           oneRun: true)
     }
 
     /// Places one row of the next forward pass for each of `sequences` (each at most once), at
     /// its next position.
     func placeEach(_ sequences: [Int]) {
-        rowSequences = sequences
-        rowPositions = sequences.map { positions[$0] }
-        rowsAreOneRun = sequences.count == 1
+        places = RowPlaces(sequences: sequences, positions: sequences.map { positions[$0] }, oneRun: sequences.count == 1)
     }
 
-    /// The cached keys of `layer` (or of the layer it shares them with):
-    /// `[sequence][kv head][position][cachedHeadDimension]`.
-    func keyCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(keys) + cacheSlots[layer] * layerStride }
-    /// The cached values of `layer` (or of the layer it shares them with):
-    /// `[sequence][kv head][position][cachedHeadDimension]`.
-    func valueCache(layer: Int) -> UnsafeMutableRawPointer { UnsafeMutableRawPointer(values) + cacheSlots[layer] * layerStride }
-    /// Where KV head `kvHead` of `sequence` at `position` starts in a layer's keys or values, in
-    /// bytes: each head's positions are contiguous, so attention streams them.
-    func cacheOffset(sequence: Int = 0, kvHead: Int, position: Int) -> Int {
-        ((sequence * cachedHeads + kvHead) * contextLength + position) * headBytes
+    /// The cached keys and values of `layer` (or of the layer it shares them with).
+    func cache(layer: Int) -> KVCacheLayer {
+        KVCacheLayer(keys: UnsafeMutableRawPointer(keys) + cacheSlots[layer] * layerStride,
+                     values: UnsafeMutableRawPointer(values) + cacheSlots[layer] * layerStride, geometry: cacheGeometry)
+    }
+
+    /// Each sequence's recurrent state in `layer` (a recurrent layer).
+    func recurrentStates(layer: Int) -> RecurrentStates {
+        RecurrentStates(base: recurrentState(sequence: 0, layer: layer), sequenceStride: recurrentFloatsPerSequence)
     }
 
     /// The keys and values of the first `count` positions of `sequence`, in the order
@@ -342,7 +297,7 @@ final class InferenceState {
     /// must be at `count`).
     func copyCache(from source: Int, to destination: Int, count: Int) {
         precondition(recurrentFloatsPerSequence == 0 || recurrentPositions[source] == count, "a recurrent state is only at its position")
-        let offset = cacheOffset(sequence: destination, kvHead: 0, position: 0) - cacheOffset(sequence: source, kvHead: 0, position: 0)
+        let offset = cacheGeometry.offset(sequence: destination, kvHead: 0, position: 0) - cacheGeometry.offset(sequence: source, kvHead: 0, position: 0)
         cachedRuns(count: count, sequence: source) { run, _, bytes in
             (run + offset).copyMemory(from: run, byteCount: bytes)
         }
@@ -377,12 +332,12 @@ final class InferenceState {
     /// each layer that keeps its own its keys then its values, each KV head in turn — with the run's start, its
     /// offset in that order, and its length in bytes.
     private func cachedRuns(count: Int, sequence: Int, _ body: (UnsafeMutableRawPointer, Int, Int) -> Void) {
-        let bytes = count * headBytes
+        let bytes = count * cacheGeometry.slotBytes
         var offset = 0
         for slot in 0..<cachedLayers {
             for cache in [UnsafeMutableRawPointer(keys) + slot * layerStride, UnsafeMutableRawPointer(values) + slot * layerStride] {
-                for head in 0..<cachedHeads {
-                    body(cache + cacheOffset(sequence: sequence, kvHead: head, position: 0), offset, bytes)
+                for head in 0..<cacheGeometry.heads {
+                    body(cache + cacheGeometry.offset(sequence: sequence, kvHead: head, position: 0), offset, bytes)
                     offset += bytes
                 }
             }
@@ -390,8 +345,10 @@ final class InferenceState {
     }
 
     /// Bytes of keys and values one cached token takes, over every layer.
-    var bytesPerCachedToken: Int { cachedLayers * 2 * cachedHeads * headBytes }
+    var bytesPerCachedToken: Int { cachedLayers * 2 * cacheGeometry.heads * cacheGeometry.slotBytes }
 
     /// Bytes allocated for the cache (all of it: pages not yet written take no memory) and buffers.
-    var byteCount: Int { 2 * cacheBytes + allocations.reduce(0) { $0 + $1.1 * 4 } + 4 * (adapterCapacity.lowRank + adapterCapacity.product) }
+    var byteCount: Int {
+        2 * cacheBytes + allocations.reduce(0) { $0 + $1.1 * 4 } + 4 * (adapterCapacity.lowRank + adapterCapacity.product) + backend.byteCount
+    }
 }

@@ -315,8 +315,8 @@ public actor ModelSession {
                 try forward([next])
             } else {
                 // Verified as decoding them one by one would compute them, bit for bit.
-                state.scratch.tokenByToken = true
-                defer { state.scratch.tokenByToken = false }
+                state.backend.tokenByToken = true
+                defer { state.backend.tokenByToken = false }
                 try forward([next] + drafts, allLogits: true)
                 verifying = (drafts, base, 0)
             }
@@ -339,7 +339,7 @@ public actor ModelSession {
         let draftMax = min(speculation.draftMax, state.batchCapacity - 1)
         if let draft = pipeline.draftModel {
             let context = min(contextLength, prompt.count + min(options.maxTokens, contextLength) + draftMax + 1)
-            let drafter = DraftModel(model: draft, contextLength: context, pool: state.pool, probabilityMin: speculation.draftProbabilityMin, stop: stop)
+            let drafter = DraftModel(model: draft, contextLength: context, sharingThreadsOf: state, probabilityMin: speculation.draftProbabilityMin, stop: stop)
             return Speculator(drafter: drafter, draftMax: draftMax)
         }
         return speculation.lookupNgram.map { Speculator(drafter: PromptLookup(ngram: $0), draftMax: draftMax) }

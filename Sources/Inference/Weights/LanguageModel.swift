@@ -100,7 +100,7 @@ public final class LanguageModel: Sendable {
     /// Runs one token of each of several sequences through the model in one pass — each weight
     /// row read once for all of them, each token attending to its own sequence's cache — and
     /// writes each token's logits into its row of `state.logits`, in order. Each row is computed
-    /// as that token alone would be (`MatrixMultiplier.Scratch.tokenByToken`), bit for bit, so a
+    /// as that token alone would be (`ComputeBackend.tokenByToken`), bit for bit, so a
     /// sequence decodes the same in any company.
     ///
     /// - Throws: `ModelError` when a sequence's cache is full or a token is not in the vocabulary.
@@ -112,8 +112,8 @@ public final class LanguageModel: Sendable {
         try check(tokens, state: state)
         try checkRecurrence(of: steps.map(\.sequence), state: state)
         state.placeEach(steps.map(\.sequence))
-        state.scratch.tokenByToken = true
-        defer { state.scratch.tokenByToken = false }
+        state.backend.tokenByToken = true
+        defer { state.backend.tokenByToken = false }
         architecture.forward(tokens, state: state, allLogits: true)
         for step in steps {
             state.positions[step.sequence] += 1

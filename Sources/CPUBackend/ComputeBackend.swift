@@ -47,6 +47,34 @@ package protocol ComputeBackend: AnyObject {
     func activate(_ activation: GatedActivation, gate: UnsafeMutablePointer<Float>, up: UnsafeMutablePointer<Float>, count: Int)
     /// Each token's row of `embedding` into `x` (`width` floats a token).
     func embed(_ tokens: [Int32], from embedding: Matrix, into x: UnsafeMutablePointer<Float>, width: Int)
+    /// `x = (x + delta · factor) · scale` over `count` floats.
+    func addScaled(_ delta: UnsafeMutablePointer<Float>, by factor: Float, to x: UnsafeMutablePointer<Float>, thenScaleBy scale: Float, count: Int)
+    /// `x *= sigmoid(gates)` over `count` floats.
+    func sigmoidGate(_ x: UnsafeMutablePointer<Float>, by gates: UnsafeMutablePointer<Float>, count: Int)
+    /// `output = a ⊙ b` for `count` rows of `width` floats, each operand's rows its own stride
+    /// apart (`output` may be `a` or `b`, at the same stride).
+    func multiplyElementwise(_ a: UnsafeMutablePointer<Float>, stride aStride: Int, _ b: UnsafeMutablePointer<Float>, stride bStride: Int,
+                             into output: UnsafeMutablePointer<Float>, stride outputStride: Int, width: Int, count: Int)
+    /// Copies `count` rows of `width` floats from `source` (rows `sourceStride` apart) to
+    /// `target` (rows `targetStride` apart).
+    func copyRows(_ source: UnsafeMutablePointer<Float>, stride sourceStride: Int, into target: UnsafeMutablePointer<Float>, stride targetStride: Int,
+                  width: Int, count: Int)
+    /// `target[i] = source[rows[i]]`, rows of `width` floats.
+    func gatherRows(_ source: UnsafeMutablePointer<Float>, rows: [Int], width: Int, into target: UnsafeMutablePointer<Float>)
+    /// `target[rows[i]] = source[i]`, rows of `width` floats.
+    func scatterRows(_ source: UnsafeMutablePointer<Float>, into target: UnsafeMutablePointer<Float>, rows: [Int], width: Int)
+
+    /// A mixture of experts' routing of `count` rows from the router's `scores` (`[row][expert]`,
+    /// overwritten with the probabilities): each row's `used` experts, most probable first by
+    /// probability plus `selectionBias`, and their weights.
+    func route(_ scores: UnsafeMutablePointer<Float>, count: Int, experts: Int, used: Int, gating: ExpertGating, selectionBias: [Float]?) -> ExpertRouting
+    /// Each row of a mixture's output: its experts' outputs (`[row][slot][width]`) times their
+    /// weights, summed in the order they were chosen; then, when given, the shared expert's row
+    /// times its gate.
+    func combineExperts(_ outputs: UnsafeMutablePointer<Float>, routing: ExpertRouting, shared: (rows: UnsafeMutablePointer<Float>, gates: [Float])?,
+                        into output: UnsafeMutablePointer<Float>, count: Int, width: Int)
+    /// sigmoid(`vector` · row) for each of `count` rows of `x` (a shared expert's gates).
+    func sigmoidOfDots(_ vector: [Float], _ x: UnsafeMutablePointer<Float>, count: Int) -> [Float]
 
     /// Rotates the dimension pairs of each of `heads` heads of `count` rows (`width` floats
     /// apart) by each row's angles (`[row][pair]` cosines and sines).
@@ -85,6 +113,29 @@ package enum GatedActivation: Sendable {
     case clampedSwiGLU
     /// gelu(gate) ⊙ up (GELU's tanh approximation).
     case geGLU
+}
+
+/// How a mixture's router scores become expert probabilities (llama.cpp's `expert_gating_func`,
+/// whose numbers are the raw values).
+public enum ExpertGating: Int, Sendable, Equatable {
+    /// The softmax over every expert.
+    case softmax = 1
+    /// Each score's sigmoid (DeepSeek V3's, LFM2-MoE's).
+    case sigmoid = 2
+}
+
+/// Each row's chosen experts, `[row][slot]` most probable first, and their weights (their
+/// probabilities divided by the chosen ones' sum).
+package struct ExpertRouting: Sendable {
+    package let used: Int
+    package var chosen: [Int]
+    package var weights: [Float]
+
+    package init(used: Int, chosen: [Int], weights: [Float]) {
+        self.used = used
+        self.chosen = chosen
+        self.weights = weights
+    }
 }
 
 /// Where each row of a forward pass goes: its sequence, and its position there.

@@ -124,7 +124,8 @@ struct DecoderModel: Sendable {
         unembedding.apply(x + first * dimension, count: count - first, configuration: c, state: state, visiting: everyRow)
         if everyRow && !allLogits && count > 1 {
             let vocabulary = output.matrix.rows
-            state.logits.update(from: state.logits + (count - 1) * vocabulary, count: vocabulary)
+            state.backend.copyRows(state.logits + (count - 1) * vocabulary, stride: vocabulary, into: state.logits, stride: vocabulary, width: vocabulary,
+                                   count: 1)
         }
     }
 }

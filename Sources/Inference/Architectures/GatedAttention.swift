@@ -1,5 +1,4 @@
 import CPUBackend
-import Foundation
 import GGUF
 
 /// Attention whose output each head gates (Qwen3.5's and Qwen3-Next's attention layers, llama.cpp's
@@ -44,20 +43,14 @@ struct GatedAttention: Sublayer {
         queryAndGate.apply(input, into: mixed, count: count, state: state)
         key.apply(input, into: state.key, count: count, state: state)
         value.apply(input, into: state.value, count: count, state: state)
-        for row in 0..<count {
-            for head in 0..<c.headCount {
-                let source = mixed + row * 2 * queryWidth + head * 2 * width, place = row * queryWidth + head * width
-                (state.query + place).update(from: source, count: width)
-                (gates + place).update(from: source + width, count: width)
-            }
-        }
+        // Each head's query, then its gate, side by side in the product.
+        state.backend.copyRows(mixed, stride: 2 * width, into: state.query, stride: width, width: width, count: count * c.headCount)
+        state.backend.copyRows(mixed + width, stride: 2 * width, into: gates, stride: width, width: width, count: count * c.headCount)
         state.backend.rmsNorm(state.query, weights: queryNorm, epsilon: c.rmsEpsilon, into: state.query, count: count * c.headCount, width: width)
         state.backend.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.headCountKV, width: width)
         state.rotateAndCache(layer: layer, count: count, configuration: c, cosines: state.ropeCosines, sines: state.ropeSines)
         state.attend(layer: layer, count: count, configuration: c)
-        for index in 0..<(count * queryWidth) {
-            state.attended[index] *= 1 / (1 + exp(-gates[index]))
-        }
+        state.backend.sigmoidGate(state.attended, by: gates, count: count * queryWidth)
         self.output.apply(state.attended, into: output, count: count, state: state)
     }
 }

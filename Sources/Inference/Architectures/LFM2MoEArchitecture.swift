@@ -13,7 +13,7 @@ struct LFM2MoEArchitecture: DecoderArchitecture {
         let prefix = configuration.architecture + "."
         configuration.leadingDenseLayers = min(gguf.metadata[prefix + "leading_dense_block_count"]?.intValue ?? 0, configuration.blockCount)
         if let function = gguf.metadata[prefix + "expert_gating_func"]?.intValue {
-            guard let gating = ModelConfiguration.Gating(rawValue: function) else {
+            guard let gating = ExpertGating(rawValue: function) else {
                 throw ModelError(file: gguf.path, field: prefix + "expert_gating_func", reason: "\(function) is not a gating Lumen runs (1, softmax, or 2, sigmoid)")
             }
             configuration.experts?.gating = gating

@@ -21,7 +21,7 @@ struct MixtureOfExperts: Sendable {
     /// How an expert's gate meets its up product.
     let activation: GatedActivation
     /// How the router's scores become probabilities (`ModelConfiguration.Experts.gating`).
-    let gating: ModelConfiguration.Gating
+    let gating: ExpertGating
     /// Added to the probabilities only to choose the experts (`exp_probs_b`), when the file has it.
     let selectionBias: [Float]?
 
@@ -106,10 +106,6 @@ struct MixtureOfExperts: Sendable {
                 Self.expertOutputs.need(floatsPerRow: used * dimension)]
     }
 
-    /// The least the chosen probabilities are divided by: their sum, clamped to at least the
-    /// smallest normal F16, as llama.cpp clamps it.
-    private static let smallestSum: Float = 6.103515625e-5
-
     /// The feed-forward of `count` rows of `input` into `output` (which may be `input`: every
     /// input row is read before an output row is written), routed by the router's product with
     /// `routerInput` rows when given (Gemma 4 routes on other rows than its experts take), else
@@ -120,27 +116,7 @@ struct MixtureOfExperts: Sendable {
         let scores = state.scratch(Self.routerScores)
         router.apply(routerInput ?? input, into: scores, count: count, state: state)
         // Each row's chosen experts, most probable first, and their weights.
-        var chosen = [Int](repeating: 0, count: count * used), weights = [Float](repeating: 0, count: count * used)
-        for row in 0..<count {
-            let probabilities = scores + row * experts
-            switch gating {
-            case .softmax: Self.softmax(probabilities, count: experts)
-            case .sigmoid: for expert in 0..<experts { probabilities[expert] = 1 / (1 + exp(-probabilities[expert])) }
-            }
-            let selection = { (expert: Int) in probabilities[expert] + (selectionBias?[expert] ?? 0) }
-            var sum: Float = 0
-            for slot in 0..<used {
-                var best = -1
-                for expert in 0..<experts where !chosen[(row * used)..<(row * used + slot)].contains(expert) {
-                    if best < 0 || selection(expert) > selection(best) { best = expert }
-                }
-                chosen[row * used + slot] = best
-                weights[row * used + slot] = probabilities[best]
-                sum += probabilities[best]
-            }
-            let divisor = max(sum, Self.smallestSum)
-            for slot in 0..<used { weights[row * used + slot] /= divisor }
-        }
+        let routing = state.backend.route(scores, count: count, experts: experts, used: used, gating: gating, selectionBias: selectionBias)
         // Each expert on the rows routed to it: gathered, multiplied, and each result put in its
         // row's slot for that expert.
         let gathered = state.scratch(Self.routedRows), outputs = state.scratch(Self.expertOutputs)
@@ -148,59 +124,26 @@ struct MixtureOfExperts: Sendable {
         places.reserveCapacity(count)
         for expert in 0..<experts {
             places.removeAll(keepingCapacity: true)
-            for place in chosen.indices where chosen[place] == expert { places.append(place) }
+            for place in routing.chosen.indices where routing.chosen[place] == expert { places.append(place) }
             if places.isEmpty { continue }
-            for (index, place) in places.enumerated() {
-                (gathered + index * dimension).update(from: input + (place / used) * dimension, count: dimension)
-            }
-            let tokens = (indices: places.map { $0 / used }, of: count)
+            let rows = places.map { $0 / used }
+            state.backend.gatherRows(input, rows: rows, width: dimension, into: gathered)
+            let tokens = (indices: rows, of: count)
             gate[expert].apply(gathered, into: state.gate, count: places.count, state: state, tokens: tokens)
             up[expert].apply(gathered, into: state.up, count: places.count, state: state, tokens: tokens)
             state.backend.activate(activation, gate: state.gate, up: state.up, count: places.count * width)
             down[expert].apply(state.gate, into: gathered, count: places.count, state: state, tokens: tokens)
-            for (index, place) in places.enumerated() {
-                (outputs + place * dimension).update(from: gathered + index * dimension, count: dimension)
-            }
+            state.backend.scatterRows(gathered, into: outputs, rows: places, width: dimension)
         }
-        // The shared expert on every row (its output where the gathered rows were), and its gate.
-        var sharedGates: [Float] = []
+        // The shared expert on every row (its output where the gathered rows were), gated; each
+        // row's experts' outputs weighted and summed in the order they were chosen, then the
+        // shared expert's.
+        var sharedRows: (rows: UnsafeMutablePointer<Float>, gates: [Float])?
         if let shared {
-            sharedGates = (0..<count).map { row in
-                var sum: Float = 0
-                for index in 0..<dimension { sum += shared.gate[index] * input[row * dimension + index] }
-                return 1 / (1 + exp(-sum))
-            }
+            let gates = state.backend.sigmoidOfDots(shared.gate, input, count: count)
             shared.feedForward.apply(input, into: gathered, count: count, layer: nil, state: state)
+            sharedRows = (gathered, gates)
         }
-        // Each row: its experts' outputs, weighted, summed in the order they were chosen; then the
-        // shared expert's, gated.
-        for row in 0..<count {
-            let target = output + row * dimension
-            for slot in 0..<used {
-                let weight = weights[row * used + slot], source = outputs + (row * used + slot) * dimension
-                if slot == 0 {
-                    for index in 0..<dimension { target[index] = source[index] * weight }
-                } else {
-                    for index in 0..<dimension { target[index] += source[index] * weight }
-                }
-            }
-            if shared != nil {
-                let gate = sharedGates[row], source = gathered + row * dimension
-                for index in 0..<dimension { target[index] += source[index] * gate }
-            }
-        }
-    }
-
-    /// The softmax of `count` scores, in place.
-    private static func softmax(_ scores: UnsafeMutablePointer<Float>, count: Int) {
-        var maximum = -Float.infinity
-        for index in 0..<count { maximum = max(maximum, scores[index]) }
-        var total: Double = 0
-        for index in 0..<count {
-            scores[index] = exp(scores[index] - maximum)
-            total += Double(scores[index])
-        }
-        let scale = Float(1 / total)
-        for index in 0..<count { scores[index] *= scale }
+        state.backend.combineExperts(outputs, routing: routing, shared: sharedRows, into: output, count: count, width: dimension)
     }
 }

@@ -31,9 +31,7 @@ struct PerLayerEmbeddings: Sendable {
             let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, dimension = c.embeddingLength
             let inputs = state.scratch(PerLayerEmbeddings.inputs)
             gate.apply(x, into: state.gate, count: count, state: state)
-            for row in 0..<count {
-                (state.up + row * width).update(from: inputs + row * rowWidth + layer * width, count: width)
-            }
+            state.backend.copyRows(inputs + layer * width, stride: rowWidth, into: state.up, stride: width, width: width, count: count)
             state.backend.activate(.geGLU, gate: state.gate, up: state.up, count: count * width)
             projection.apply(state.gate, into: state.normed, count: count, state: state)
             state.backend.rmsNorm(state.normed, weights: postNorm, epsilon: c.rmsEpsilon, into: state.normed, count: count, width: dimension)
@@ -67,9 +65,8 @@ struct PerLayerEmbeddings: Sendable {
         state.backend.rmsNorm(inputs, weights: norm, epsilon: c.rmsEpsilon, into: inputs, count: count * c.blockCount, width: width)
         let tableScale = Float(width).squareRoot(), mixScale = 1 / Float(2).squareRoot()
         for (index, token) in tokens.enumerated() {
-            table.dequantize(row: Int(token), into: tableRow)
-            let row = inputs + index * rowWidth
-            for offset in 0..<rowWidth { row[offset] = (row[offset] + tableRow[offset] * tableScale) * mixScale }
+            state.backend.embed([token], from: table, into: tableRow, width: rowWidth)
+            state.backend.addScaled(tableRow, by: tableScale, to: inputs + index * rowWidth, thenScaleBy: mixScale, count: rowWidth)
         }
     }
 }

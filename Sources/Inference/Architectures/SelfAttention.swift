@@ -72,7 +72,7 @@ struct SelfAttention: Sublayer {
             if let value {
                 value.apply(input, into: state.value, count: count, state: state)
             } else {
-                state.value.update(from: state.key, count: count * c.kvDimension)
+                state.backend.copyRows(state.key, stride: c.kvDimension, into: state.value, stride: c.kvDimension, width: c.kvDimension, count: count)
             }
             if let keyNorm {
                 state.backend.rmsNorm(state.key, weights: keyNorm, epsilon: c.rmsEpsilon, into: state.key, count: count * c.kvDimension / keyNorm.count, width: keyNorm.count)

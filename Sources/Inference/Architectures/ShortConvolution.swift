@@ -24,10 +24,11 @@ struct ShortConvolution: Sublayer {
     /// The matrices one token reads.
     var matrices: [Matrix] { [input.matrix, output.matrix] }
 
-    /// Its scratch: the input product's three parts, b, c and x, side by side.
-    static let parts = ScratchBuffer("convolution parts")
+    /// Its scratch: the input product's three parts, b, c and x, side by side; and the gated
+    /// convolution's output.
+    static let parts = ScratchBuffer("convolution parts"), gated = ScratchBuffer("gated convolution")
 
-    var scratch: [ScratchNeed] { [Self.parts.need(floatsPerRow: input.matrix.rows)] }
+    var scratch: [ScratchNeed] { [Self.parts.need(floatsPerRow: input.matrix.rows), Self.gated.need(floatsPerRow: output.matrix.columns)] }
 
     /// The layer over `count` rows of `input` into `output` (which may be `input`), continuing
     /// each row's sequence's state in `layer`.
@@ -35,18 +36,13 @@ struct ShortConvolution: Sublayer {
                configuration: ModelConfiguration, state: InferenceState) {
         let dimension = self.output.matrix.rows, stride = 3 * dimension, mixed = state.scratch(Self.parts)
         input.apply(rows, into: mixed, count: count, state: state)
-        // b ⊙ x where b was, convolved there.
-        for row in 0..<count {
-            let b = mixed + row * stride, x = b + 2 * dimension
-            for index in 0..<dimension { b[index] *= x[index] }
-        }
+        // b ⊙ x where b was, convolved there; then c ⊙ convolved.
+        state.backend.multiplyElementwise(mixed, stride: stride, mixed + 2 * dimension, stride: stride, into: mixed, stride: stride, width: dimension,
+                                          count: count)
         convolution.apply(mixed, stride: stride, channels: dimension, count: count, layer: layer, state: state)
-        // c ⊙ convolved, packed into rows of `dimension` at the buffer's start: row r's result
-        // ends before row r's parts begin (r ≥ 1), and row 0's is written where it is read.
-        for row in 0..<count {
-            let convolved = mixed + row * stride, c = convolved + dimension, packed = mixed + row * dimension
-            for index in 0..<dimension { packed[index] = c[index] * convolved[index] }
-        }
-        self.output.apply(mixed, into: output, count: count, state: state)
+        let gated = state.scratch(Self.gated)
+        state.backend.multiplyElementwise(mixed + dimension, stride: stride, mixed, stride: stride, into: gated, stride: dimension, width: dimension,
+                                          count: count)
+        self.output.apply(gated, into: output, count: count, state: state)
     }
 }

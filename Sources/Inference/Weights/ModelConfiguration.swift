@@ -1,3 +1,4 @@
+import CPUBackend
 import GGUF
 
 /// The shape of a model, read from GGUF metadata under its architecture's prefix (`llama.`,
@@ -146,15 +147,7 @@ public struct ModelConfiguration: Sendable, Equatable {
         public var sharedFeedForwardLength: Int
         /// How the router's scores become probabilities (`expert_gating_func`, read by the
         /// architectures whose graph takes it from the file).
-        public var gating: Gating = .softmax
-    }
-
-    /// How a router's scores become expert probabilities (llama.cpp's `expert_gating_func`).
-    public enum Gating: Int, Sendable, Equatable {
-        /// The softmax over every expert.
-        case softmax = 1
-        /// Each score's sigmoid (DeepSeek V3's, LFM2-MoE's).
-        case sigmoid = 2
+        public var gating: ExpertGating = .softmax
     }
 
     /// Width of all query heads together.

@@ -70,7 +70,7 @@ struct ModelInfo {
             ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated + slidingRoPE
                 + (configuration.ropeScaling.summary.map { ", \($0)" } ?? "")),
             ("rms epsilon", String(configuration.rmsEpsilon)),
-        ] + slidingWindow + recurrence + gemma4
+        ] + slidingWindow + recurrence + sharedKeysAndValues + model.architectureDetails.map { ($0.name, $0.value) }
     }
 
     /// The attention heads, and how layers' differ when they do.
@@ -81,18 +81,13 @@ struct ModelInfo {
         return "\(c.headCount) query, \(kv) key/value, \(c.headDimension) wide" + sliding
     }
 
-    /// Gemma 4's per-layer embeddings, shared keys and values and logit softcapping, when the model has them.
-    private var gemma4: [(String, String)] {
+    /// The last layers that attend over earlier layers' keys and values (Gemma 4's), when the model has them.
+    private var sharedKeysAndValues: [(String, String)] {
         let c = model.configuration
-        var lines: [(String, String)] = []
-        if c.perLayerEmbeddingLength > 0 { lines.append(("per-layer embeddings", "\(c.perLayerEmbeddingLength) a layer")) }
-        if c.sharedKVLayers > 0 {
-            let first = c.blockCount - c.sharedKVLayers
-            let sources = Set((first..<c.blockCount).map(c.cacheLayer)).sorted().map(String.init).joined(separator: " and ")
-            lines.append(("shared keys/values", "layers \(first)–\(c.blockCount - 1) attend over layers \(sources)'"))
-        }
-        if let cap = c.finalLogitSoftcapping { lines.append(("logit softcapping", String(cap))) }
-        return lines
+        guard c.sharedKVLayers > 0 else { return [] }
+        let first = c.blockCount - c.sharedKVLayers
+        let sources = Set((first..<c.blockCount).map(c.cacheLayer)).sorted().map(String.init).joined(separator: " and ")
+        return [("shared keys/values", "layers \(first)–\(c.blockCount - 1) attend over layers \(sources)'")]
     }
 
     /// The feed-forward's width, or its experts' (after the leading dense layers, if any).
@@ -101,7 +96,7 @@ struct ModelInfo {
         let dense = c.layerFeedForwardLengths.isEmpty ? String(c.feedForwardLength) : c.layerFeedForwardLengths.map(String.init).joined(separator: "/")
         guard let experts = c.experts else { return dense }
         let routed = "\(experts.count) experts of \(experts.feedForwardLength), \(experts.used) per token"
-        if c.denseBesideExperts { return "\(dense) beside \(routed)" }
+        if experts.besideDense { return "\(dense) beside \(routed)" }
         switch c.leadingDenseLayers {
         case 0: return routed
         case 1: return "\(c.feedForwardLength) in layer 0, then \(routed)"

@@ -56,19 +56,24 @@ struct DecoderModel: Sendable {
     let slidingRopeFactors: Bool
     /// What the embedding rows are multiplied by (Gemma's √dim), when the architecture says.
     let embeddingScale: Float?
-    /// Each layer's own token embeddings (Gemma 4's), when the configuration has them.
+    /// Each layer's own token embeddings (Gemma 4's), when the architecture has them.
     let perLayerEmbeddings: PerLayerEmbeddings?
+    /// The logits' softcapping (Gemma 4's), when the architecture has it.
+    let logitSoftcap: Float?
 
     /// Reads the embedding, output and final norm (`outputNorm`), the RoPE factors the file has
-    /// (dividing the sliding layers' frequencies unless `slidingRopeFactors` is false), the
-    /// per-layer embeddings the configuration has, and `block(layer)` for each layer; the
-    /// embedding rows scaled by √dim with `scalesEmbedding` (Gemma's).
+    /// (dividing the sliding layers' frequencies unless `slidingRopeFactors` is false), per-layer
+    /// embeddings `perLayerInputWidth` wide when it is not 0, and `block(layer)` for each layer;
+    /// the embedding rows scaled by √dim with `scalesEmbedding` (Gemma's), the logits softcapped
+    /// by `logitSoftcap`.
     init(weights: WeightLoader, outputNorm: TensorName = .outputNorm, ropeFactors: TensorName? = nil, longRopeFactors: TensorName? = nil,
-         slidingRopeFactors: Bool = true, scalesEmbedding: Bool = false, block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
+         slidingRopeFactors: Bool = true, scalesEmbedding: Bool = false, perLayerInputWidth: Int = 0, logitSoftcap: Float? = nil,
+         block: (Int) throws(ModelError) -> DecoderBlock) throws(ModelError) {
         configuration = weights.configuration
         self.slidingRopeFactors = slidingRopeFactors
         embeddingScale = scalesEmbedding ? Float(configuration.embeddingLength).squareRoot() : nil
-        perLayerEmbeddings = try PerLayerEmbeddings.load(from: weights)
+        perLayerEmbeddings = perLayerInputWidth > 0 ? try PerLayerEmbeddings.load(from: weights, width: perLayerInputWidth) : nil
+        self.logitSoftcap = logitSoftcap
         (tokenEmbedding, output) = try weights.embeddingAndOutput()
         var blocks: [DecoderBlock] = []
         for index in 0..<configuration.blockCount { blocks.append(try block(index)) }
@@ -89,7 +94,7 @@ struct DecoderModel: Sendable {
         return ropeFactors
     }
 
-    var unembedding: Unembedding { Unembedding(norm: outputNorm, output: output) }
+    var unembedding: Unembedding { Unembedding(norm: outputNorm, output: output, softcap: logitSoftcap) }
 
     /// The scratch buffers its blocks and per-layer embeddings use.
     var scratch: [ScratchNeed] { blocks.flatMap(\.scratch) + (perLayerEmbeddings?.scratch ?? []) }

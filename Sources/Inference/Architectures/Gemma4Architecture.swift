@@ -9,6 +9,29 @@ import GGUF
 struct Gemma4Architecture: DecoderArchitecture {
     static let name = "gemma4"
 
+    /// What Gemma 4 alone reads from the file, beside the shape every model has
+    /// (`ModelConfiguration`).
+    struct Configuration: Sendable {
+        /// Width of each layer's own token embedding (`embedding_length_per_layer_input`), 0 for none.
+        let perLayerEmbeddingLength: Int
+        /// Logits become `cap · tanh(logits / cap)` (`final_logit_softcapping`), when the file says.
+        let finalLogitSoftcapping: Float?
+
+        /// Reads it from `gguf`, whose shape `c` is.
+        init(gguf: GGUFFile, shape c: ModelConfiguration) throws(ModelError) {
+            let prefix = Gemma4Architecture.name + "."
+            perLayerEmbeddingLength = try c.integer("embedding_length_per_layer_input", in: gguf, minimum: 0)
+            if let cap = gguf.metadata[prefix + "final_logit_softcapping"]?.doubleValue, cap != 0 {
+                guard cap > 0, cap.isFinite else {
+                    throw ModelError(file: gguf.path, field: prefix + "final_logit_softcapping", reason: "\(cap) is not a positive number")
+                }
+                finalLogitSoftcapping = Float(cap)
+            } else {
+                finalLogitSoftcapping = nil
+            }
+        }
+    }
+
     static func configure(_ c: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         let prefix = name + "."
         c.ropeStyle = .halves
@@ -22,7 +45,7 @@ struct Gemma4Architecture: DecoderArchitecture {
             throw ModelError(file: gguf.path, field: prefix + "attention.key_length_swa",
                              reason: "sliding heads of \(c.slidingHeadDimension ?? 0) cannot rotate \(c.slidingRopeDimensionCount ?? c.ropeDimensionCount) dimensions")
         }
-        c.perLayerEmbeddingLength = try c.integer("embedding_length_per_layer_input", in: gguf, minimum: 0)
+        c.experts?.besideDense = true
         c.sharedKVLayers = gguf.metadata[prefix + "attention.shared_kv_layers"] == nil ? 0 : try c.integer("attention.shared_kv_layers", in: gguf, minimum: 0)
         if c.sharedKVLayers > 0 {
             // The shared layers read the last sliding and the last full layer before them.
@@ -32,21 +55,26 @@ struct Gemma4Architecture: DecoderArchitecture {
                                  reason: "\(c.sharedKVLayers) shared layers of \(c.blockCount) need a sliding then a full layer before them")
             }
         }
-        c.denseBesideExperts = c.experts != nil
-        if let cap = gguf.metadata[prefix + "final_logit_softcapping"]?.doubleValue, cap != 0 {
-            guard cap > 0, cap.isFinite else {
-                throw ModelError(file: gguf.path, field: prefix + "final_logit_softcapping", reason: "\(cap) is not a positive number")
-            }
-            c.finalLogitSoftcapping = Float(cap)
-        }
     }
 
+    let configuration: Configuration
     let decoder: DecoderModel
 
     init(weights: WeightLoader) throws(ModelError) {
-        decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFrequencies, slidingRopeFactors: false, scalesEmbedding: true) {
+        let own = try Configuration(gguf: weights.gguf, shape: weights.configuration)
+        configuration = own
+        decoder = try DecoderModel(weights: weights, ropeFactors: .ropeFrequencies, slidingRopeFactors: false, scalesEmbedding: true,
+                                   perLayerInputWidth: own.perLayerEmbeddingLength, logitSoftcap: own.finalLogitSoftcapping) {
             (layer: Int) throws(ModelError) in
-            try DecoderBlock.gemma(layer: layer, from: weights, extras: .scale, valueNorm: true)
+            try DecoderBlock.gemma(layer: layer, from: weights, extras: .scale, valueNorm: true,
+                                   perLayerInputWidth: own.perLayerEmbeddingLength)
         }
+    }
+
+    var details: [(name: String, value: String)] {
+        var lines: [(name: String, value: String)] = []
+        if configuration.perLayerEmbeddingLength > 0 { lines.append(("per-layer embeddings", "\(configuration.perLayerEmbeddingLength) a layer")) }
+        if let cap = configuration.finalLogitSoftcapping { lines.append(("logit softcapping", String(cap))) }
+        return lines
     }
 }

@@ -2,8 +2,9 @@ import CPUBackend
 import GGUF
 
 /// A model architecture, as llama.cpp keeps one per `src/models/<arch>.cpp`: what it fixes in the
-/// configuration, which tensors it reads, and its forward pass, written with the shared building
-/// blocks of `Operations`.
+/// configuration (and, when it reads more of the file than every model's shape, a configuration
+/// type of its own: `Gemma4Architecture.Configuration`), which tensors it reads, and its forward
+/// pass, its stages computing through the session's `ComputeBackend`.
 protocol ModelArchitecture: Sendable {
     /// Its `general.architecture` name.
     static var name: String { get }
@@ -20,10 +21,18 @@ protocol ModelArchitecture: Sendable {
     var tokenEmbedding: Matrix { get }
     /// The final norm and output matrix: residual-stream rows to logits.
     var unembedding: Unembedding { get }
+    /// What `lumen info` shows of the architecture's own configuration (beside the shape every
+    /// model has), as name–value lines.
+    var details: [(name: String, value: String)] { get }
     /// Runs `tokens` at the sequences and positions `state` placed them (`placeRun`,
     /// `placeEach`), writing their keys and values into the KV cache, and writes the logits of the
     /// last token (or of every token, with `allLogits`) into `state.logits`.
     func forward(_ tokens: [Int32], state: InferenceState, allLogits: Bool)
+}
+
+extension ModelArchitecture {
+    /// Most architectures read nothing of their own.
+    var details: [(name: String, value: String)] { [] }
 }
 
 /// The architectures Lumen runs, by name: the one table of them.

@@ -15,12 +15,13 @@ struct PerLayerEmbeddings: Sendable {
         let gate, projection: Projection
         let postNorm: [Float]
 
-        /// The layer input of layer `index` under llama.cpp's names (`inp_gate`, `proj`, `post_norm`).
-        static func load(layer index: Int, from weights: WeightLoader) throws(ModelError) -> LayerInput {
+        /// The layer input of layer `index` under llama.cpp's names (`inp_gate`, `proj`,
+        /// `post_norm`), `width` floats a layer.
+        static func load(layer index: Int, from weights: WeightLoader, width: Int) throws(ModelError) -> LayerInput {
             let c = weights.configuration
             return LayerInput(
-                gate: try weights.projection(.perLayerInputGate, layer: index, columns: c.embeddingLength, rows: c.perLayerEmbeddingLength, applies: []),
-                projection: try weights.projection(.perLayerProjection, layer: index, columns: c.perLayerEmbeddingLength, rows: c.embeddingLength, applies: []),
+                gate: try weights.projection(.perLayerInputGate, layer: index, columns: c.embeddingLength, rows: width, applies: []),
+                projection: try weights.projection(.perLayerProjection, layer: index, columns: width, rows: c.embeddingLength, applies: []),
                 postNorm: try weights.vector(.perLayerPostNorm, layer: index))
         }
 
@@ -28,7 +29,7 @@ struct PerLayerEmbeddings: Sendable {
 
         /// Adds layer `layer`'s gated per-layer input (`PerLayerEmbeddings.inputs`) to the residual rows `x`.
         func apply(to x: UnsafeMutablePointer<Float>, count: Int, layer: Int, configuration c: ModelConfiguration, state: InferenceState) {
-            let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, dimension = c.embeddingLength
+            let width = gate.matrix.rows, rowWidth = width * c.blockCount, dimension = c.embeddingLength
             let inputs = state.scratch(PerLayerEmbeddings.inputs)
             gate.apply(x, into: state.gate, count: count, state: state)
             state.backend.copyRows(inputs + layer * width, stride: rowWidth, into: state.up, stride: width, width: width, count: count)
@@ -40,15 +41,17 @@ struct PerLayerEmbeddings: Sendable {
     }
 
     /// The model's per-layer embeddings under llama.cpp's names (`per_layer_token_embd`,
-    /// `per_layer_model_proj`, `per_layer_proj_norm`), when its configuration has them.
-    static func load(from weights: WeightLoader) throws(ModelError) -> PerLayerEmbeddings? {
-        let c = weights.configuration, width = c.perLayerEmbeddingLength * c.blockCount
-        guard c.perLayerEmbeddingLength > 0 else { return nil }
+    /// `per_layer_model_proj`, `per_layer_proj_norm`), `width` floats a layer.
+    static func load(from weights: WeightLoader, width: Int) throws(ModelError) -> PerLayerEmbeddings {
+        let c = weights.configuration, rowWidth = width * c.blockCount
         return PerLayerEmbeddings(
-            table: try weights.matrix(.perLayerTokenEmbedding, columns: width, rows: c.vocabularySize, multiplied: false),
-            projection: try weights.projection(.perLayerModelProjection, columns: c.embeddingLength, rows: width, applies: [], adaptable: false),
-            norm: try weights.vector(.perLayerProjectionNorm, length: c.perLayerEmbeddingLength))
+            table: try weights.matrix(.perLayerTokenEmbedding, columns: rowWidth, rows: c.vocabularySize, multiplied: false),
+            projection: try weights.projection(.perLayerModelProjection, columns: c.embeddingLength, rows: rowWidth, applies: [], adaptable: false),
+            norm: try weights.vector(.perLayerProjectionNorm, length: width))
     }
+
+    /// Floats of one layer's input.
+    var width: Int { norm.count }
 
     /// Each row's per-layer inputs, `[row][layer][width]`, then one more row for a table row being read.
     static let inputs = ScratchBuffer("per-layer inputs")
@@ -58,7 +61,7 @@ struct PerLayerEmbeddings: Sendable {
     /// Writes each token's per-layer inputs into its scratch (`inputs`):
     /// (RMSNorm(W·x / √dim), per layer) + table row · √width) / √2, for the embedded rows `x`.
     func prepare(_ tokens: [Int32], embedded x: UnsafeMutablePointer<Float>, configuration c: ModelConfiguration, state: InferenceState) {
-        let width = c.perLayerEmbeddingLength, rowWidth = width * c.blockCount, count = tokens.count
+        let width = width, rowWidth = table.columns, count = tokens.count
         let inputs = state.scratch(Self.inputs), tableRow = inputs + state.batchCapacity * rowWidth
         projection.apply(x, into: inputs, count: count, state: state)
         state.backend.scale(inputs, by: 1 / Float(c.embeddingLength).squareRoot(), count: count * rowWidth)

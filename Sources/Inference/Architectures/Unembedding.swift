@@ -7,16 +7,18 @@ struct Unembedding: Sendable {
     let norm: [Float]
     /// The output projection (the token embedding when the file ties them).
     let output: Projection
+    /// Logits become `cap · tanh(logits / cap)` (Gemma 4's `final_logit_softcapping`), when set.
+    var softcap: Float?
 
     /// Writes the logits of the `count` residual rows at `rows` into `state.logits`, row after
     /// row (`count` at most the batch capacity), through `state.normed`, softcapped when the
-    /// model says (`ModelConfiguration.finalLogitSoftcapping`). With `visiting` (the rows are
+    /// architecture says (`softcap`). With `visiting` (the rows are
     /// the pass's, every one), hooks see the final norm and the logits.
     func apply(_ rows: UnsafeMutablePointer<Float>, count: Int, configuration c: ModelConfiguration, state: InferenceState, visiting: Bool = false) {
         normalize(rows, count: count, configuration: c, into: state.normed, state: state)
         if visiting { state.visit(.finalNorm, layer: 0, rows: state.normed, count: count, width: c.embeddingLength) }
         output.apply(state.normed, into: state.logits, count: count, state: state)
-        if let cap = c.finalLogitSoftcapping { state.backend.softcap(state.logits, cap: cap, count: count * output.matrix.rows) }
+        if let cap = softcap { state.backend.softcap(state.logits, cap: cap, count: count * output.matrix.rows) }
         if visiting { state.visit(.logits, layer: 0, rows: state.logits, count: count, width: output.matrix.rows) }
     }
 

@@ -112,7 +112,9 @@ final class InferenceState {
         let kvDimension = configuration.headCountKV * configuration.widestHeadDimension
         let queryDimension = configuration.widestQueryDimension
         let hidden = configuration.widestFeedForward
-        let widest = max(dimension, hidden, queryDimension, configuration.blockCount * configuration.perLayerEmbeddingLength)
+        // Rows a product reads are at most this wide (a matrix's columns: what its input and
+        // the products' working memory hold).
+        let widest = max(dimension, hidden, queryDimension, model.architecture.matrices.map(\.columns).max() ?? 0)
         backend = sharing?.backend.sharingThreads(widest: widest, batchCapacity: batchCapacity, contextLength: contextLength, activations: activations)
             ?? CPUCompute(threads: threads, widest: widest, batchCapacity: batchCapacity, contextLength: contextLength, activations: activations)
         var allocations: [(UnsafeMutablePointer<Float>, Int)] = []

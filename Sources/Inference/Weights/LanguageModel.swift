@@ -75,6 +75,10 @@ public final class LanguageModel: Sendable {
     }
 
     /// The number of weights.
+    /// What the architecture reads of the file beyond the shape every model has (its own
+    /// configuration), as name–value lines for `lumen info`.
+    public var architectureDetails: [(name: String, value: String)] { architecture.details }
+
     public var parameterCount: Int {
         gguf.tensors.reduce(0) { $0 + $1.elementCount }
     }

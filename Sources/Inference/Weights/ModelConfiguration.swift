@@ -42,14 +42,6 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// The last layers that compute no keys and values of their own but attend over an earlier
     /// layer's (`attention.shared_kv_layers`; `cacheLayer`).
     public var sharedKVLayers = 0
-    /// Logits become `cap · tanh(logits / cap)` (`final_logit_softcapping`), when the file says.
-    public var finalLogitSoftcapping: Float?
-    /// Whether each layer's dense feed-forward runs beside its experts rather than in their place
-    /// (Gemma 4's mixture of experts).
-    public var denseBesideExperts = false
-    /// Width of each layer's own token embedding (Gemma 4's per-layer embeddings,
-    /// `embedding_length_per_layer_input`), 0 for none.
-    public var perLayerEmbeddingLength = 0
     /// The context the model was trained for.
     public var contextLength: Int
     /// RMSNorm epsilon.
@@ -148,6 +140,9 @@ public struct ModelConfiguration: Sendable, Equatable {
         /// How the router's scores become probabilities (`expert_gating_func`, read by the
         /// architectures whose graph takes it from the file).
         public var gating: ExpertGating = .softmax
+        /// Whether the experts run beside each layer's dense feed-forward rather than in its
+        /// place (Gemma 4's).
+        public var besideDense = false
     }
 
     /// Width of all query heads together.

@@ -67,7 +67,7 @@ struct ModelInfo {
             ("layers", String(configuration.blockCount)),
             ("heads", heads),
             ("feed-forward", feedForward),
-            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + unrotated + slidingRoPE
+            ("rope", "base \(configuration.ropeFrequencyBase), \(configuration.ropeDimensionCount) dimensions" + slidingRoPE
                 + (configuration.ropeScaling.summary.map { ", \($0)" } ?? "")),
             ("rms epsilon", String(configuration.rmsEpsilon)),
         ] + slidingWindow + recurrence + sharedKeysAndValues + model.architectureDetails.map { ($0.name, $0.value) }
@@ -127,12 +127,6 @@ struct ModelInfo {
         let base = c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase, dimensions = c.slidingRopeDimensionCount ?? c.ropeDimensionCount
         guard base != c.ropeFrequencyBase || dimensions != c.ropeDimensionCount else { return "" }
         return " (sliding layers: base \(base), \(dimensions) dimensions)"
-    }
-
-    /// The layers RoPE leaves out, when there are any.
-    private var unrotated: String {
-        let layers = (0..<model.configuration.blockCount).filter { !model.configuration.rotates(layer: $0) }
-        return layers.isEmpty ? "" : " (not in layer\(layers.count == 1 ? "" : "s") \(layers.map(String.init).joined(separator: ", ")))"
     }
 
     /// `n` with a K/M/B suffix.

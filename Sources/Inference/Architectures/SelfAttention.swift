@@ -20,6 +20,8 @@ struct SelfAttention: Sublayer {
     var queryNorm, keyNorm: [Float]?
     /// Ones, when values are RMS-normed without weights (Gemma 4).
     var valueNorm: [Float]?
+    /// Whether RoPE rotates the queries and keys (not in SmolLM3's every fourth layer).
+    var rotates = true
     /// Each query head's attention sink: a score in its softmax that attends to nothing.
     var sinks: [Float]?
     let output: Projection
@@ -87,7 +89,7 @@ struct SelfAttention: Sublayer {
         let slides = c.slides(layer: layer), ownBase = slides && c.slidingRopeFrequencyBase != nil
         state.rotateAndCache(layer: layer, count: count, configuration: c,
                                 cosines: ownBase ? state.slidingRopeCosines : state.ropeCosines,
-                                sines: ownBase ? state.slidingRopeSines : state.ropeSines, rotates: c.rotates(layer: layer),
+                                sines: ownBase ? state.slidingRopeSines : state.ropeSines, rotates: rotates,
                                 cachesKeys: key != nil)
         state.attend(layer: layer, count: count, configuration: c, window: slides ? c.slidingWindow : nil, sinks: sinks)
         self.output.apply(state.attended, into: output, count: count, state: state)

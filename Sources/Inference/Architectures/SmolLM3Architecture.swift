@@ -11,14 +11,24 @@ struct SmolLM3Architecture: DecoderArchitecture {
 
     static func configure(_ configuration: inout ModelConfiguration, gguf: GGUFFile) throws(ModelError) {
         configuration.ropeStyle = .adjacent
-        configuration.unrotatedLayers = (0..<configuration.blockCount).map { ($0 + 1) % unrotatedLayerStep == 0 }
     }
+
+    /// Whether RoPE rotates `layer`'s queries and keys.
+    static func rotates(layer: Int) -> Bool { (layer + 1) % unrotatedLayerStep != 0 }
 
     let decoder: DecoderModel
 
     init(weights: WeightLoader) throws(ModelError) {
         decoder = try DecoderModel(weights: weights) { (layer: Int) throws(ModelError) in
-            try DecoderBlock.load(layer: layer, from: weights, feedForward: .bias)
+            var attention = try SelfAttention.load(layer: layer, from: weights)
+            attention.rotates = Self.rotates(layer: layer)
+            return DecoderBlock(mixerNorm: try weights.vector(.attentionNorm, layer: layer), feedForwardNorm: try weights.vector(.feedForwardNorm, layer: layer),
+                                mixer: attention, feedForward: try FeedForward.load(layer: layer, from: weights, extras: .bias))
         }
+    }
+
+    var details: [(name: String, value: String)] {
+        let layers = (0..<decoder.configuration.blockCount).filter { !Self.rotates(layer: $0) }
+        return [("layers without RoPE", layers.map(String.init).joined(separator: ", "))]
     }
 }

@@ -69,9 +69,6 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// The RoPE base of sliding-window layers, when it differs (llama.cpp's
     /// `rope_freq_base_train_swa`).
     public var slidingRopeFrequencyBase: Float?
-    /// Layers whose queries and keys are not rotated (SmolLM3's every fourth); none unless the
-    /// architecture says.
-    public var unrotatedLayers: [Bool] = []
     /// The routed experts of a mixture-of-experts model's feed-forward (`expert_count`,
     /// `expert_used_count`, `expert_feed_forward_length`), nil for a dense model.
     public var experts: Experts?
@@ -183,11 +180,6 @@ public struct ModelConfiguration: Sendable, Equatable {
         let first = blockCount - sharedKVLayers
         guard layer >= first else { return layer }
         return first - (slides(layer: layer) ? 2 : 1)
-    }
-
-    /// Whether RoPE rotates the queries and keys of `layer`.
-    public func rotates(layer: Int) -> Bool {
-        !(unrotatedLayers.indices.contains(layer) && unrotatedLayers[layer])
     }
 
     /// The widest feed-forward hidden layer: the dense one's or an expert's.

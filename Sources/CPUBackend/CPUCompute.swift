@@ -1,4 +1,3 @@
-import CKernels
 import Foundation
 
 /// The forward pass's compute on this CPU (`ComputeBackend`): products split across a pool of

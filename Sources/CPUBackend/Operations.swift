@@ -3,8 +3,8 @@ import Foundation
 
 /// The transformer's elementwise building blocks besides matrix products, shared by every
 /// architecture: RMSNorm, softcapping, SwiGLU and GeGLU, embedding rows, biases, scaling,
-/// residual addition, softmax and log Σ exp. (RoPE and attention, which read a model's configuration and a session's
-/// cache, extend it in `Inference`.)
+/// residual addition, softmax and log Σ exp — what `CPUCompute` and the tensors' reductions
+/// call.
 package enum Operations {
     /// `output[t] = x[t] / rms(x[t]) * weights` for `count` rows of `width`.
     package static func rmsNorm(_ x: UnsafeMutablePointer<Float>, weights: [Float], epsilon: Float,

@@ -1,5 +1,4 @@
 import CPUBackend
-import Foundation
 import GGUF
 
 /// A mixture of experts' feed-forward, as llama.cpp's `build_moe_ffn` computes it: the router

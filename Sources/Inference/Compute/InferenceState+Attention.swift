@@ -69,10 +69,11 @@ extension InferenceState {
     func attend(layer: Int, count: Int, configuration c: ModelConfiguration, window: Int? = nil, sinks: [Float]? = nil) {
         let shape = AttentionShape(heads: c.headCount, kvHeads: c.headCountKV, headWidth: c.headDimension, scale: c.attentionScale,
                                    window: window, sinks: sinks)
-        backend.attend(query, count: count, places: places, shape: shape, cache: cache(layer: layer), into: attended)
+        let cache = cache(layer: layer)
+        backend.attend(query, count: count, places: places, shape: shape, cache: cache, into: attended)
         visit(.headOutputs, layer: layer, rows: attended, count: count, width: c.queryDimension)
         guard hooksVisit(.attentionProbabilities, layer: layer) else { return }
-        var probabilities = backend.attentionProbabilities(query, count: count, places: places, shape: shape, cache: cache(layer: layer))
+        var probabilities = backend.attentionProbabilities(query, count: count, places: places, shape: shape, cache: cache)
         probabilities.withUnsafeMutableBufferPointer { buffer in
             if let base = buffer.baseAddress {
                 visit(.attentionProbabilities, layer: layer, rows: base, count: count, width: c.headCount * contextLength)

@@ -260,7 +260,7 @@ final class InferenceState {
 
     /// Each sequence's recurrent state in `layer` (a recurrent layer).
     func recurrentStates(layer: Int) -> RecurrentStates {
-        RecurrentStates(base: recurrentState(sequence: 0, layer: layer), sequenceStride: recurrentFloatsPerSequence)
+        RecurrentStates(base: recurrentStates + (recurrentIndex[layer] ?? 0) * recurrentLayerFloats, sequenceStride: recurrentFloatsPerSequence)
     }
 
     /// The keys and values of the first `count` positions of `sequence`, in the order
@@ -323,11 +323,6 @@ final class InferenceState {
     /// `sequence`'s recurrent state over every recurrent layer.
     private func recurrentState(of sequence: Int) -> UnsafeMutablePointer<Float> {
         recurrentStates + sequence * recurrentFloatsPerSequence
-    }
-
-    /// `sequence`'s recurrent state in `layer` (a recurrent layer): `Recurrence.stateFloats` floats.
-    func recurrentState(sequence: Int, layer: Int) -> UnsafeMutablePointer<Float> {
-        recurrentState(of: sequence) + (recurrentIndex[layer] ?? 0) * recurrentLayerFloats
     }
 
     /// Calls `body` for each contiguous run of the first `count` positions of `sequence` — for

@@ -3,8 +3,9 @@
 over 262,144 logits, logSoftmax over [512][49152], sum and mean along each axis of
 [30][512][576], matmul [512][576]·[576][49152], einsum "ld,vd->lv"). The same float32 arrays
 (written with numpy.save, read by `lumen repl` with loadNumpy); each operation's median of
-REPETITIONS runs, NumPy's measured before and after Lumen's and the faster kept; the ratio is
-NumPy's time over Lumen's (above 1: Lumen is faster).
+REPETITIONS runs (101 for a row NumPy does in under 10 ms, whose timings move by more between
+runs), NumPy's measured before and after Lumen's and the faster kept; the ratio is NumPy's time
+over Lumen's (above 1: Lumen is faster).
 Usage: bench_tensors.py LUMEN [REPETITIONS]"""
 import json
 import os
@@ -52,12 +53,23 @@ ROWS = [
 ]
 
 
-def numpy_times():
-    times = []
+def row_repetitions():
+    """Each row's repetitions: 101 where one NumPy call takes under 10 ms."""
+    counts = []
     for _, call, _ in ROWS:
         call(arrays)
+        start = time.perf_counter()
+        call(arrays)
+        counts.append(101 if time.perf_counter() - start < 0.01 else repetitions)
+    return counts
+
+
+def numpy_times():
+    times = []
+    for (_, call, _), count in zip(ROWS, counts):
+        call(arrays)
         runs = []
-        for _ in range(repetitions):
+        for _ in range(count):
             start = time.perf_counter()
             call(arrays)
             runs.append(time.perf_counter() - start)
@@ -65,14 +77,15 @@ def numpy_times():
     return times
 
 
+counts = row_repetitions()
 with tempfile.TemporaryDirectory() as directory:
     for name, array in arrays.items():
         np.save(os.path.join(directory, f"{name}.npy"), array)
     loads = "".join(f'let {name} = loadNumpy("{name}.npy")\n' for name in arrays)
-    timing = (f"func median(f) {{\n    f()\n    let runs = range({repetitions}).map {{ _ in timed(f) }}\n"
-              f"    return sorted(runs)[{repetitions // 2}]\n}}\n"
+    timing = ("func median(count, f) {\n    f()\n    let runs = range(count).map { _ in timed(f) }\n"
+              "    return sorted(runs)[count / 2]\n}\n"
               "func timed(f) {\n    let start = now()\n    f()\n    return now() - start\n}\n")
-    measure = "print(json([" + ", ".join(f"median {{ {expression} }}" for _, _, expression in ROWS) + "]))\n"
+    measure = "print(json([" + ", ".join(f"median({count}) {{ {expression} }}" for (_, _, expression), count in zip(ROWS, counts)) + "]))\n"
     script = os.path.join(directory, "bench.lumen")
     with open(script, "w") as file:
         file.write(loads + timing + measure)
@@ -82,7 +95,7 @@ with tempfile.TemporaryDirectory() as directory:
     after = numpy_times()
 
 numpy_best = [min(a, b) for a, b in zip(before, after)]
-print(f"NumPy {np.__version__} ({np.show_config.__module__ and 'numpy'}), {os.cpu_count()} cores; median of {repetitions}")
+print(f"NumPy {np.__version__} ({np.show_config.__module__ and 'numpy'}), {os.cpu_count()} cores; median of {repetitions} (rows under 10 ms: of 101)")
 print("| operation | NumPy ms | Lumen ms | NumPy / Lumen |")
 print("|---|---|---|---|")
 for (name, _, _), numpy_time, lumen_time in zip(ROWS, numpy_best, lumen_times):

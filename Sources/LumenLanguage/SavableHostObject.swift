@@ -13,7 +13,7 @@ public protocol SavableHostObject: HostObject {
 /// Named arrays written as NumPy writes them: one as `.npy`, several as `.npz`.
 public enum NumPyOutput {
     /// One named array.
-    public typealias Array = (name: String, values: [Float], shape: [Int])
+    public typealias Array = (name: String, values: TensorValues, shape: [Int])
 
     /// Whether `path` names an `.npz` archive (else an `.npy` file); any other ending is an error.
     public static func isArchive(_ path: String, at location: SourceLocation) throws(LumenError) -> Bool {

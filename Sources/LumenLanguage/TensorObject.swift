@@ -189,7 +189,7 @@ public final class TensorObject: MemberTableHostObject {
 
     /// Rows of values (nil: a cut, shown "…"), each cut to ten values and prefixed by its label when
     /// `labels` are given, every column as wide as its widest value.
-    private func aligned(_ rows: [ArraySlice<Float>?], labels: [String?]?) -> [String] {
+    private func aligned(_ rows: [Slice<TensorValues>?], labels: [String?]?) -> [String] {
         let cells = rows.map { row in
             row.map { values in Self.shown(values.count, limit: 10).map { $0.map { Self.format(values[values.startIndex + $0]) } ?? "…" } }
         }
@@ -263,7 +263,7 @@ public final class TensorObject: MemberTableHostObject {
 
 extension Value {
     /// `values` with `shape` as nested arrays of Doubles (a number when the shape is empty).
-    static func nested(_ values: ArraySlice<Float>, shape: ArraySlice<Int>) -> Value {
+    static func nested(_ values: Slice<TensorValues>, shape: ArraySlice<Int>) -> Value {
         guard let first = shape.first else { return .double(Double(values.first ?? 0)) }
         let stride = shape.dropFirst().reduce(1, *)
         return .array((0..<first).map { index in

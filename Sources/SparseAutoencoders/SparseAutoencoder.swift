@@ -112,7 +112,7 @@ public struct SparseAutoencoder: Sendable {
         let input = subtractsDecoderBias ? try activations.combined(.subtract, decoderBias) : activations
         let rows = try input.reshaped([input.count / inputWidth, inputWidth])
         let pre = try Tensor.matmulTransposed(rows, encoderRows).combined(.add, encoderBias)
-        var values = pre.values
+        var values = Array(pre.values)
         switch architecture {
         case .standard, .jumpReLU:
             for index in values.indices { values[index] = activation(values[index], feature: index % featureCount) }
@@ -139,7 +139,7 @@ public struct SparseAutoencoder: Sendable {
         }
         let input = subtractsDecoderBias ? try activations.combined(.subtract, decoderBias) : activations
         let encoder = Tensor(features.flatMap { encoderRows.values[($0 * inputWidth)..<(($0 + 1) * inputWidth)] }, shape: [features.count, inputWidth])
-        var values = try Tensor.matmulTransposed(try input.reshaped([rowCount, inputWidth]), encoder).values
+        var values = Array(try Tensor.matmulTransposed(try input.reshaped([rowCount, inputWidth]), encoder).values)
         for index in values.indices {
             let feature = features[index % features.count]
             values[index] = activation(values[index] + encoderBias.values[feature], feature: feature)
@@ -200,7 +200,7 @@ public struct SparseAutoencoder: Sendable {
     }
 
     /// `values` in rows of `width`, the leading axes (and their labels) those of `like`.
-    private static func rows(_ values: [Float], width: Int, axis: String, like: Tensor) -> Tensor {
+    private static func rows(_ values: some Collection<Float>, width: Int, axis: String, like: Tensor) -> Tensor {
         Tensor(values, shape: like.shape.dropLast() + [width], axes: like.axes.dropLast() + [axis], labels: like.labels.dropLast() + [nil])
     }
 

@@ -64,7 +64,7 @@ public enum NumPyFile {
         guard order == "True" else { return (values, shape) }
         // Fortran order: the first axis fastest, which is the C order of the reversed shape.
         let reversed = Tensor(values, shape: shape.reversed())
-        return (reversed.transposed(Array((0..<shape.count).reversed())).values, shape)
+        return (Array(reversed.transposed(Array((0..<shape.count).reversed())).values), shape)
     }
 
     /// The text of `key`'s value in a .npy header's Python dictionary.
@@ -77,7 +77,7 @@ public enum NumPyFile {
     }
 
     /// The file bytes of `values`, little-endian float32 in C order, with `shape`.
-    public static func encode(_ values: [Float], shape: [Int]) -> Data {
+    public static func encode(_ values: some Collection<Float>, shape: [Int]) -> Data {
         precondition(shape.reduce(1, *) == values.count, "\(values.count) values for shape \(shape)")
         let dimensions = shape.count == 1 ? "(\(shape[0]),)" : "(" + shape.map(String.init).joined(separator: ", ") + ")"
         var header = "{'descr': '<f4', 'fortran_order': False, 'shape': \(dimensions), }"
@@ -88,7 +88,9 @@ public enum NumPyFile {
         var data = Data([0x93] + Array("NUMPY".utf8) + [1, 0])
         withUnsafeBytes(of: UInt16(header.utf8.count).littleEndian) { data.append(contentsOf: $0) }
         data.append(contentsOf: header.utf8)
-        values.withUnsafeBytes { data.append(contentsOf: $0) }
+        if values.withContiguousStorageIfAvailable({ data.append(UnsafeBufferPointer(start: $0.baseAddress, count: $0.count)) }) == nil {
+            for element in values { withUnsafeBytes(of: element.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
+        }
         return data
     }
 }
@@ -105,7 +107,7 @@ public enum NumPyArchive {
 
     /// The archive bytes of `arrays`, each `name.npy` (as `numpy.savez(file, name=array, …)`
     /// writes), in order.
-    public static func encode(_ arrays: [(name: String, values: [Float], shape: [Int])]) throws(TooLarge) -> Data {
+    public static func encode(_ arrays: [(name: String, values: TensorValues, shape: [Int])]) throws(TooLarge) -> Data {
         var archive = Data(), directory = Data()
         func append16(_ value: Int, to data: inout Data) { withUnsafeBytes(of: UInt16(truncatingIfNeeded: value).littleEndian) { data.append(contentsOf: $0) } }
         func append32(_ value: Int, to data: inout Data) { withUnsafeBytes(of: UInt32(truncatingIfNeeded: value).littleEndian) { data.append(contentsOf: $0) } }

@@ -1,7 +1,4 @@
 import CPUBackend
-#if os(Linux)
-import Glibc
-#endif
 
 extension Tensor {
     /// NumPy's `matmul`: the matrix product over the last two axes, the leading axes broadcast
@@ -23,11 +20,15 @@ extension Tensor {
         // Each operand's step from one matrix of the batch to the next, 0 where it is broadcast.
         let stridesA = batchStrides(Array(left.shape.dropLast(2)), matrix: m * k, to: batch)
         let stridesB = batchStrides(Array(right.shape.dropLast(2)), matrix: k * n, to: batch)
-        let batches = batch.reduce(1, *)
+        var shape = batch + [m, n]
+        let names = axisNames(for: batch, from: [left.axesDescription(dropping: 2), right.axesDescription(dropping: 2)])
+        var axes = names.axes + [left.axes[left.rank - 2], right.axes[right.rank - 1]]
+        var labels = names.labels + [left.labels[left.rank - 2], right.labels[right.rank - 1]]
+        if b.rank == 1 { shape.removeLast(); axes.removeLast(); labels.removeLast() }
+        if a.rank == 1 { shape.remove(at: shape.count - (b.rank == 1 ? 1 : 2)); axes.remove(at: axes.count - (b.rank == 1 ? 1 : 2)); labels.remove(at: labels.count - (b.rank == 1 ? 1 : 2)) }
         var product = 0
         // Every element is written by `multiply` (no zero fill first: 100 MB for a vocabulary-wide product).
-        let result = [Float](unsafeUninitializedCapacity: batches * m * n) { out, initialized in
-            prepareLargeResult(out)
+        return Tensor(shape: shape, axes: axes, labels: labels) { out in
             left.values.withUnsafeBufferPointer { x in
                 right.values.withUnsafeBufferPointer { y in
                     forEachElement(of: batch, strides: [stridesA, stridesB]) { offsets in
@@ -37,15 +38,7 @@ extension Tensor {
                     }
                 }
             }
-            initialized = batches * m * n
         }
-        var shape = batch + [m, n]
-        let names = axisNames(for: batch, from: [left.axesDescription(dropping: 2), right.axesDescription(dropping: 2)])
-        var axes = names.axes + [left.axes[left.rank - 2], right.axes[right.rank - 1]]
-        var labels = names.labels + [left.labels[left.rank - 2], right.labels[right.rank - 1]]
-        if b.rank == 1 { shape.removeLast(); axes.removeLast(); labels.removeLast() }
-        if a.rank == 1 { shape.remove(at: shape.count - (b.rank == 1 ? 1 : 2)); axes.remove(at: axes.count - (b.rank == 1 ? 1 : 2)); labels.remove(at: labels.count - (b.rank == 1 ? 1 : 2)) }
-        return Tensor(result, shape: shape, axes: axes, labels: labels)
     }
 
     /// `a · bᵀ` (NumPy's `a @ b.T`) for `a` [m][k] (or a row [k]) and `b` [n][k], reading `b`
@@ -57,17 +50,14 @@ extension Tensor {
             throw TensorError("matmulTransposed needs a [m][k] (or [k]) and b [n][k], got \(a.shapeText) and \(b.shapeText)")
         }
         let (m, k, n) = (a.rank == 1 ? 1 : a.shape[0], b.shape[1], b.shape[0])
-        let result = [Float](unsafeUninitializedCapacity: m * n) { out, initialized in
+        let (shape, axes, labels) = a.rank == 1 ? ([n], [b.axes[0]], [b.labels[0]]) : ([m, n], [a.axes[0], b.axes[0]], [a.labels[0], b.labels[0]])
+        return Tensor(shape: shape, axes: axes, labels: labels) { out in
             a.values.withUnsafeBufferPointer { x in
                 b.values.withUnsafeBufferPointer { y in
                     multiply(MatrixOperand(x.baseAddress!, row: k, column: 1), MatrixOperand(y.baseAddress!, row: 1, column: k), into: out.baseAddress!, m: m, k: k, n: n)
                 }
             }
-            initialized = m * n
         }
-        return a.rank == 1
-            ? Tensor(result, shape: [n], axes: [b.axes[0]], labels: [b.labels[0]])
-            : Tensor(result, shape: [m, n], axes: [a.axes[0], b.axes[0]], labels: [a.labels[0], b.labels[0]])
     }
 
     /// The strides over `batch` of an operand whose leading axes are `shape`, each of its
@@ -79,25 +69,6 @@ extension Tensor {
             step *= shape[axis]
         }
         return strides
-    }
-
-    /// Asks Linux to back a fresh result of 4 MiB or more with 2 MiB pages, as NumPy does for its
-    /// large arrays: a vocabulary-wide product's 100 MB then faults in 50 pages, not 25,000, and
-    /// its rows, far apart, miss the TLB less. The pages are then faulted in across the cores, each
-    /// core its own: the product splits `c` by columns, so both cores would otherwise fault the
-    /// same pages at once, one waiting while the other zeroes each (3 % of the vocabulary-wide
-    /// product, measured). Elsewhere, nothing.
-    static func prepareLargeResult(_ buffer: UnsafeMutableBufferPointer<Float>) {
-        #if os(Linux)
-        guard let base = buffer.baseAddress, buffer.count * 4 >= 4 << 20 else { return }
-        let page = Int(sysconf(Int32(_SC_PAGESIZE)))
-        let start = (Int(bitPattern: base) + page - 1) / page * page, end = (Int(bitPattern: base) + buffer.count * 4) / page * page
-        _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_HUGEPAGE)
-        let floatsPerPage = page / 4
-        Parallel.forEachPart(of: (buffer.count + floatsPerPage - 1) / floatsPerPage, work: buffer.count) { pages in
-            for index in pages { base[index * floatsPerPage] = 0 }
-        }
-        #endif
     }
 
     /// A matrix in memory: its element (i, j) at `base[i * row + j * column]`.
@@ -237,8 +208,10 @@ extension Tensor {
         // The right operand as [batch][its own][shared], read as [shared][its own] through its
         // strides ("ld,vd->lv" needs no copy at all).
         let right = try arranged(b, batch + ownB + summed).reshaped([batchLength, n, k])
-        let values = [Float](unsafeUninitializedCapacity: batchLength * m * n) { out, initialized in
-            prepareLargeResult(out)
+        let shape = (batch + ownA).map { letter in a.tensor.shape[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.shape[b.letters.firstIndex(of: letter)!] }
+        let names = (batch + ownA).map { letter in a.tensor.axes[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.axes[b.letters.firstIndex(of: letter)!] }
+        let labels = (batch + ownA).map { letter in a.tensor.labels[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.labels[b.letters.firstIndex(of: letter)!] }
+        let product = Tensor(shape: shape, axes: names, labels: labels) { out in
             left.values.withUnsafeBufferPointer { x in
                 right.values.withUnsafeBufferPointer { y in
                     for index in 0..<batchLength {
@@ -247,11 +220,7 @@ extension Tensor {
                     }
                 }
             }
-            initialized = batchLength * m * n
         }
-        let shape = (batch + ownA).map { letter in a.tensor.shape[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.shape[b.letters.firstIndex(of: letter)!] }
-        let names = (batch + ownA).map { letter in a.tensor.axes[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.axes[b.letters.firstIndex(of: letter)!] }
-        let labels = (batch + ownA).map { letter in a.tensor.labels[a.letters.firstIndex(of: letter)!] } + ownB.map { letter in b.tensor.labels[b.letters.firstIndex(of: letter)!] }
-        return (Tensor(values, shape: shape, axes: names, labels: labels), batch + ownA + ownB)
+        return (product, batch + ownA + ownB)
     }
 }

@@ -59,7 +59,11 @@ extension Tensor {
     /// `function` of each element (computed in double precision, stored as float).
     public func mapped(_ function: ElementwiseFunction) -> Tensor {
         let apply = function.apply
-        return Tensor(values.map { Float(apply(Double($0))) }, shape: shape, axes: axes, labels: labels)
+        return Tensor(shape: shape, axes: axes, labels: labels) { out in
+            values.withUnsafeBufferPointer { x in
+                for index in x.indices { out[index] = Float(apply(Double(x[index]))) }
+            }
+        }
     }
 
     /// The shape `a` and `b` broadcast to, NumPy's rule: aligned from the last axis, each pair
@@ -130,48 +134,56 @@ extension Tensor {
     public func combined(_ operation: BinaryOperation, _ other: Tensor) throws(TensorError) -> Tensor {
         let shape = try Self.broadcastShape(self.shape, other.shape)
         let apply = operation.apply
-        let result: [Float]
-        if self.shape == other.shape {
-            result = zip(values, other.values).map(apply)
-        } else if other.count == 1 {
-            let scalar = other.values[0]
-            result = shape == self.shape ? values.map { apply($0, scalar) } : Self.broadcasting(self, other, to: shape, apply)
-        } else if count == 1 && shape == other.shape {
-            let scalar = values[0]
-            result = other.values.map { apply(scalar, $0) }
-        } else {
-            result = Self.broadcasting(self, other, to: shape, apply)
-        }
         let names = Self.axisNames(for: shape, from: [axesDescription(), other.axesDescription()])
-        return Tensor(result, shape: shape, axes: names.axes, labels: names.labels)
-    }
-
-    /// `a operation b` over `shape`, which both broadcast to: the last axis in a tight loop.
-    private static func broadcasting(_ a: Tensor, _ b: Tensor, to shape: [Int], _ apply: (Float, Float) -> Float) -> [Float] {
-        let count = shape.reduce(1, *)
-        guard let inner = shape.last, count > 0 else { return count == 1 ? [apply(a.values[0], b.values[0])] : [] }
-        let stridesA = a.broadcastStrides(to: shape), stridesB = b.broadcastStrides(to: shape)
-        let (stepA, stepB) = (stridesA[shape.count - 1], stridesB[shape.count - 1])
-        let outerShape = Array(shape.dropLast())
-        var result = [Float](repeating: 0, count: count), row = 0
-        a.values.withUnsafeBufferPointer { x in
-            b.values.withUnsafeBufferPointer { y in
-                result.withUnsafeMutableBufferPointer { out in
-                    forEachElement(of: outerShape, strides: [Array(stridesA.dropLast()), Array(stridesB.dropLast())]) { offsets in
-                        let base = row * inner
-                        for j in 0..<inner { out[base + j] = apply(x[offsets[0] + j * stepA], y[offsets[1] + j * stepB]) }
-                        row += 1
+        return Tensor(shape: shape, axes: names.axes, labels: names.labels) { out in
+            values.withUnsafeBufferPointer { x in
+                other.values.withUnsafeBufferPointer { y in
+                    if self.shape == other.shape {
+                        for index in out.indices { out[index] = apply(x[index], y[index]) }
+                    } else if other.count == 1, shape == self.shape {
+                        let scalar = y[0]
+                        for index in out.indices { out[index] = apply(x[index], scalar) }
+                    } else if count == 1, shape == other.shape {
+                        let scalar = x[0]
+                        for index in out.indices { out[index] = apply(scalar, y[index]) }
+                    } else {
+                        Self.broadcasting(x, self, y, other, to: shape, into: out, apply)
                     }
                 }
             }
         }
-        return result
+    }
+
+    /// `a operation b` (their elements `x` and `y`) over `shape`, which both broadcast to, into
+    /// `out`: the last axis in a tight loop.
+    private static func broadcasting(_ x: UnsafeBufferPointer<Float>, _ a: Tensor, _ y: UnsafeBufferPointer<Float>, _ b: Tensor, to shape: [Int],
+                                     into out: UnsafeMutableBufferPointer<Float>, _ apply: (Float, Float) -> Float) {
+        guard let inner = shape.last, !out.isEmpty else {
+            if out.count == 1 { out[0] = apply(x[0], y[0]) }
+            return
+        }
+        let stridesA = a.broadcastStrides(to: shape), stridesB = b.broadcastStrides(to: shape)
+        let (stepA, stepB) = (stridesA[shape.count - 1], stridesB[shape.count - 1])
+        var row = 0
+        forEachElement(of: Array(shape.dropLast()), strides: [Array(stridesA.dropLast()), Array(stridesB.dropLast())]) { offsets in
+            let base = row * inner
+            for j in 0..<inner { out[base + j] = apply(x[offsets[0] + j * stepA], y[offsets[1] + j * stepB]) }
+            row += 1
+        }
     }
 
     /// `self operation scalar`, or `scalar operation self` when `scalarFirst`, elementwise.
     public func combined(_ operation: BinaryOperation, scalar: Float, scalarFirst: Bool = false) -> Tensor {
         let apply = operation.apply
-        return Tensor(values.map { scalarFirst ? apply(scalar, $0) : apply($0, scalar) }, shape: shape, axes: axes, labels: labels)
+        return Tensor(shape: shape, axes: axes, labels: labels) { out in
+            values.withUnsafeBufferPointer { x in
+                if scalarFirst {
+                    for index in x.indices { out[index] = apply(scalar, x[index]) }
+                } else {
+                    for index in x.indices { out[index] = apply(x[index], scalar) }
+                }
+            }
+        }
     }
 
     /// NumPy's `where`: `whenTrue`'s element where `condition`'s is non-zero, else `whenFalse`'s,

@@ -50,23 +50,25 @@ extension Tensor {
             }
         }
         let own = strides
-        var result: [Float] = []
-        result.reserveCapacity(chosen.reduce(1) { $0 * $1.count })
-        var index = [Int](repeating: 0, count: rank)
-        if chosen.allSatisfy({ !$0.isEmpty }) {
-            repeat {
-                result.append(values[(0..<rank).reduce(0) { $0 + chosen[$1][index[$1]] * own[$1] }])
-                var axis = rank - 1
-                while axis >= 0 {
-                    index[axis] += 1
-                    if index[axis] < chosen[axis].count { break }
-                    index[axis] = 0
-                    axis -= 1
-                }
-                if axis < 0 { break }
-            } while true
+        var index = [Int](repeating: 0, count: rank), written = 0
+        // Every element is written: one per combination of the chosen indices.
+        return Tensor(shape: keptAxes.map { chosen[$0].count }, axes: keptAxes.map { axes[$0] },
+                      labels: keptAxes.map { axis in labels[axis].map { axisLabels in chosen[axis].map { axisLabels[$0] } } }) { out in
+            guard chosen.allSatisfy({ !$0.isEmpty }) else { return }
+            values.withUnsafeBufferPointer { x in
+                repeat {
+                    out[written] = x[(0..<rank).reduce(0) { $0 + chosen[$1][index[$1]] * own[$1] }]
+                    written += 1
+                    var axis = rank - 1
+                    while axis >= 0 {
+                        index[axis] += 1
+                        if index[axis] < chosen[axis].count { break }
+                        index[axis] = 0
+                        axis -= 1
+                    }
+                    if axis < 0 { break }
+                } while true
+            }
         }
-        return Tensor(result, shape: keptAxes.map { chosen[$0].count }, axes: keptAxes.map { axes[$0] },
-                      labels: keptAxes.map { axis in labels[axis].map { axisLabels in chosen[axis].map { axisLabels[$0] } } })
     }
 }

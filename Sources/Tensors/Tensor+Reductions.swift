@@ -133,7 +133,7 @@ extension Tensor {
         let keptShape = kept.map { shape[$0] }, length = chosen.reduce(1) { $0 * shape[$1] }
         // One axis is read in place (row by row, or in lanes when it is the last); several are
         // moved last and joined, so each lane is contiguous.
-        let result: [Float]
+        let result: TensorStorage
         if chosen.count == 1 {
             result = reducedAlong(chosen[0], reduction)
         } else {
@@ -143,21 +143,21 @@ extension Tensor {
         }
         if keepingAxes {
             let shape = self.shape.indices.map { chosen.contains($0) ? 1 : self.shape[$0] }
-            return Tensor(result, shape: shape, axes: self.axes, labels: shape.indices.map { chosen.contains($0) ? nil : labels[$0] })
+            return Tensor(storage: result, shape: shape, axes: self.axes, labels: shape.indices.map { chosen.contains($0) ? nil : labels[$0] })
         }
-        return Tensor(result, shape: keptShape, axes: kept.map { self.axes[$0] }, labels: kept.map { labels[$0] })
+        return Tensor(storage: result, shape: keptShape, axes: kept.map { self.axes[$0] }, labels: kept.map { labels[$0] })
     }
 
     /// `reduction` along `axis`: contiguous lanes when it is the last, else row by row (the
     /// elements read in order), the work split across the cores.
-    func reducedAlong(_ axis: Int, _ reduction: Reduction) -> [Float] {
+    func reducedAlong(_ axis: Int, _ reduction: Reduction) -> TensorStorage {
         let outer = shape[..<axis].reduce(1, *), length = shape[axis], inner = shape[(axis + 1)...].reduce(1, *)
         if inner == 1 { return reducedAlong(lanes: outer, length: length, reduction) }
-        var result = [Float](repeating: 0, count: outer * inner)
         // Columns in pieces, so a single outer index (axis 0) still splits across the cores.
         let piece = 4096, pieces = (inner + piece - 1) / piece
-        values.withUnsafeBufferPointer { x in
-            result.withUnsafeMutableBufferPointer { out in
+        // `applyRows` writes each of its `width` elements.
+        return TensorStorage(count: outer * inner) { out in
+            values.withUnsafeBufferPointer { x in
                 guard let source = x.baseAddress, let target = out.baseAddress else { return }
                 Parallel.forEachPart(of: outer * pieces, work: count) { items in
                     for item in items {
@@ -167,21 +167,18 @@ extension Tensor {
                 }
             }
         }
-        return result
     }
 
     /// `reduction` of each of `lanes` contiguous lanes of `length` elements.
-    func reducedAlong(lanes: Int, length: Int, _ reduction: Reduction) -> [Float] {
-        var result = [Float](repeating: 0, count: lanes)
-        values.withUnsafeBufferPointer { x in
-            result.withUnsafeMutableBufferPointer { out in
+    func reducedAlong(lanes: Int, length: Int, _ reduction: Reduction) -> TensorStorage {
+        TensorStorage(count: lanes) { out in
+            values.withUnsafeBufferPointer { x in
                 guard let source = x.baseAddress else { return }
                 Parallel.forEachPart(of: lanes, work: lanes * length) { part in
                     for lane in part { out[lane] = reduction.apply(source + lane * length, count: length) }
                 }
             }
         }
-        return result
     }
 
     /// The length from which one row's softmax is split across the cores.
@@ -199,8 +196,7 @@ extension Tensor {
         }
         let length = shape[axis], lanes = count / Swift.max(length, 1)
         // Every element is written by the kernel (no zero fill first).
-        let result = [Float](unsafeUninitializedCapacity: count) { out, initialized in
-            initialized = count
+        return Tensor(shape: shape, axes: axes, labels: labels) { out in
             values.withUnsafeBufferPointer { x in
                 guard let input = x.baseAddress, let output = out.baseAddress else { return }
                 guard lanes == 1 else {
@@ -235,7 +231,6 @@ extension Tensor {
                 }
             }
         }
-        return Tensor(result, shape: shape, axes: axes, labels: labels)
     }
 
     /// The `k` largest elements along `axis`, largest first (the lower index first among

@@ -17,7 +17,7 @@ extension Tensor {
             throw TensorError("cannot reshape a Tensor \(shapeText) of \(count) elements to \(newShape), which holds \(resolved.reduce(1, *))")
         }
         if resolved == shape { return self }
-        return Tensor(values, shape: resolved)
+        return Tensor(storage: storage, shape: resolved)
     }
 
     /// The axes in the order `permutation` gives (each axis once; negative from the end), or
@@ -37,10 +37,10 @@ extension Tensor {
     func transposed(_ permutation: [Int]) -> Tensor {
         if permutation == Array(0..<rank) { return self }
         let own = strides, newShape = permutation.map { shape[$0] }, sourceStrides = permutation.map { own[$0] }
-        var result = [Float](repeating: 0, count: count)
         let swapsLastTwo = permutation == Array(0..<(rank - 2)) + [rank - 1, rank - 2]
-        values.withUnsafeBufferPointer { x in
-            result.withUnsafeMutableBufferPointer { out in
+        // Every element is written: each result row is a source column (or a tile of one).
+        return Tensor(shape: newShape, axes: permutation.map { axes[$0] }, labels: permutation.map { labels[$0] }) { out in
+            values.withUnsafeBufferPointer { x in
                 guard let source = x.baseAddress, let target = out.baseAddress, let inner = newShape.last, inner > 0 else { return }
                 if swapsLastTwo {
                     let (rows, columns) = (shape[rank - 2], shape[rank - 1]), matrices = count / Swift.max(1, rows * columns), tile = 32
@@ -74,7 +74,6 @@ extension Tensor {
                 }
             }
         }
-        return Tensor(result, shape: newShape, axes: permutation.map { axes[$0] }, labels: permutation.map { labels[$0] })
     }
 
     /// `axis` moved to the end, the others in order.
@@ -94,7 +93,7 @@ extension Tensor {
             removed = shape.indices.filter { shape[$0] == 1 }
         }
         let kept = shape.indices.filter { !removed.contains($0) }
-        return Tensor(values, shape: kept.map { shape[$0] }, axes: kept.map { axes[$0] }, labels: kept.map { labels[$0] })
+        return Tensor(storage: storage, shape: kept.map { shape[$0] }, axes: kept.map { axes[$0] }, labels: kept.map { labels[$0] })
     }
 
     /// With a new axis of length 1 at `axis` (of the result; negative from the end), as NumPy's
@@ -107,7 +106,7 @@ extension Tensor {
         newShape.insert(1, at: position)
         newAxes.insert("axis\(position)", at: position)
         newLabels.insert(nil, at: position)
-        return Tensor(values, shape: newShape, axes: newAxes, labels: newLabels)
+        return Tensor(storage: storage, shape: newShape, axes: newAxes, labels: newLabels)
     }
 
     /// `tensors` (all of one shape) along a new axis at `axis`, as NumPy's `stack`.
@@ -128,18 +127,22 @@ extension Tensor {
             throw TensorError("concat along axis \(axis) needs the other lengths equal, got \(first.shapeText) and \(tensor.shapeText)")
         }
         let outer = first.shape[..<axis].reduce(1, *)
-        var result: [Float] = []
-        result.reserveCapacity(tensors.reduce(0) { $0 + $1.count })
-        for o in 0..<outer {
-            for tensor in tensors {
-                let block = tensor.shape[axis...].reduce(1, *)
-                result.append(contentsOf: tensor.values[(o * block)..<((o + 1) * block)])
-            }
-        }
         var shape = first.shape, labels = first.labels
         shape[axis] = tensors.reduce(0) { $0 + $1.shape[axis] }
         let joined = tensors.map { $0.labels[axis] }
         labels[axis] = joined.allSatisfy({ $0 != nil }) ? joined.flatMap { $0 ?? [] } : nil
-        return Tensor(result, shape: shape, axes: first.axes, labels: labels)
+        // Every element is written: each outer index takes each tensor's block in turn.
+        return Tensor(shape: shape, axes: first.axes, labels: labels) { out in
+            var written = 0
+            for o in 0..<outer {
+                for tensor in tensors {
+                    let block = tensor.shape[axis...].reduce(1, *)
+                    tensor.values.withUnsafeBufferPointer { x in
+                        (out.baseAddress! + written).initialize(from: x.baseAddress! + o * block, count: block)
+                    }
+                    written += block
+                }
+            }
+        }
     }
 }

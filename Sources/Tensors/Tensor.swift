@@ -13,18 +13,35 @@ public struct Tensor: Sendable, Equatable {
     public let axes: [String]
     /// Each axis's labels, one per index, or nil.
     public let labels: [[String]?]
-    /// The elements, last axis fastest.
-    public let values: [Float]
+    /// The memory of the elements.
+    @usableFromInline let storage: TensorStorage
 
-    /// A tensor of `values` with `shape`, naming its axes `axes` (axis0, axis1, … when nil).
-    /// The caller guarantees that `values` fills `shape` and that each labelled axis has a label
-    /// per index (`labelled` checks names and labels a user gives).
-    public init(_ values: [Float], shape: [Int], axes: [String]? = nil, labels: [[String]?]? = nil) {
-        precondition(shape.reduce(1, *) == values.count, "\(values.count) values for shape \(shape)")
-        self.values = values
+    /// The elements, last axis fastest.
+    @inlinable public var values: TensorValues { TensorValues(storage) }
+
+    /// A tensor of `storage`'s elements with `shape`, naming its axes `axes` (axis0, axis1, …
+    /// when nil). The caller guarantees that the elements fill `shape` and that each labelled
+    /// axis has a label per index (`labelled` checks names and labels a user gives).
+    init(storage: TensorStorage, shape: [Int], axes: [String]? = nil, labels: [[String]?]? = nil) {
+        precondition(shape.reduce(1, *) == storage.count, "\(storage.count) values for shape \(shape)")
+        self.storage = storage
         self.shape = shape
         self.axes = axes ?? Self.defaultAxes(shape.count)
         self.labels = labels ?? shape.map { _ in nil }
+    }
+
+    /// A tensor of a copy of `values` with `shape`, its axes named `axes` (axis0, axis1, … when
+    /// nil) and labelled `labels`, under the same guarantees.
+    public init(_ values: some Collection<Float>, shape: [Int], axes: [String]? = nil, labels: [[String]?]? = nil) {
+        self.init(storage: TensorStorage(copying: values), shape: shape, axes: axes, labels: labels)
+    }
+
+    /// A tensor of `shape` whose elements `fill` writes, every one of them, into memory that is
+    /// not zeroed first (a large result's memory may be a freed tensor's, reused): what a kernel
+    /// producing a tensor writes into, with no copy after.
+    public init<Failure: Error>(shape: [Int], axes: [String]? = nil, labels: [[String]?]? = nil,
+                                filling fill: (UnsafeMutableBufferPointer<Float>) throws(Failure) -> Void) throws(Failure) {
+        self.init(storage: try TensorStorage(count: shape.reduce(1, *), fill: fill), shape: shape, axes: axes, labels: labels)
     }
 
     /// A tensor of no axes holding `value`.
@@ -45,7 +62,12 @@ public struct Tensor: Sendable, Equatable {
     public static let maximumRank = 64
 
     /// The number of elements.
-    public var count: Int { values.count }
+    public var count: Int { storage.count }
+
+    /// Equal shapes, axis names, labels and elements.
+    public static func == (lhs: Tensor, rhs: Tensor) -> Bool {
+        lhs.shape == rhs.shape && lhs.axes == rhs.axes && lhs.labels == rhs.labels && lhs.values == rhs.values
+    }
 
     /// How many elements one step along each axis skips (C order).
     var strides: [Int] {
@@ -80,7 +102,7 @@ public struct Tensor: Sendable, Equatable {
                 }
             }
         }
-        return Tensor(values, shape: shape, axes: newAxes ?? axes, labels: newLabels ?? labels)
+        return Tensor(storage: storage, shape: shape, axes: newAxes ?? axes, labels: newLabels ?? labels)
     }
 
     /// `[30 × 5 × 576]`, the shape as errors and summaries show it.

@@ -96,7 +96,7 @@ struct SparseAutoencoderTests {
     func directionsAndAxes() throws {
         let sae = try SparseAutoencoder.load(path: Self.folder.appendingPathComponent("saelens-standard-f32").path)
         let direction = try sae.direction(3)
-        #expect(direction.values == Array(sae.decoder.values[(3 * 576)..<(4 * 576)]))
+        #expect(Array(direction.values) == Array(sae.decoder.values[(3 * 576)..<(4 * 576)]))
         #expect(throws: TensorError.self) { try sae.direction(sae.featureCount) }
         let x = try Self.activations(block: 6).labelled(axes: ["position", "width"], labels: [["a", "b", "c", "d", "e"], nil])
         let features = try sae.encode(x)

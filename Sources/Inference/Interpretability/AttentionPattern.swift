@@ -25,7 +25,7 @@ extension ModelSession {
         let capture = plan.capture(tokens: tokens.count)
         _ = try evaluate(tokens, hooks: [capture])
         // [1][head][query][key], the keys after each query zero.
-        let values = plan.tensors(from: capture, labels: [])[.attentionProbabilities]?.values ?? []
+        let values = plan.tensors(from: capture, labels: [])[.attentionProbabilities].map { Array($0.values) } ?? []
         let count = tokens.count
         let weights = (0..<c.headCount).map { head in
             tokens.indices.map { query in

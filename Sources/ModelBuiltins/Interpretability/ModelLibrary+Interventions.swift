@@ -32,7 +32,7 @@ extension ModelLibrary {
             } else {
                 let tensor = try TensorObject.tensor(value, at: location)
                 guard tensor.rank == 1 else { throw LumenError(.value, "add: needs a number or one axis of numbers, got a Tensor \(tensor.shapeText)", at: location) }
-                addition = tensor.values
+                addition = Array(tensor.values)
             }
         }
         try arguments.finish()
@@ -109,7 +109,7 @@ extension ModelLibrary {
             throw LumenError(.index, "positions: \(negative): with from:, positions are this run's, counted from 0", at: context.location)
         }
         return .host(InterventionObject(RunIntervention(patching: point.rawValue, block: block, positions: chosen, source: source.ids, sourcePositions: sourcePositions),
-                                        sourceRows: rows.values))
+                                        sourceRows: Array(rows.values)))
     }
 
     /// An argument that is an Int, a Range or an array of Ints, as Ints.

@@ -120,7 +120,7 @@ extension ModelLibrary {
                 throw LumenError(.value, "steer: needs a Tensor of one axis (a direction of the residual stream's width), got \(object.tensor.shapeText)", at: location)
             }
             guard let blocks else { throw LumenError(.value, "steer: with a Tensor needs steerBlocks: (the blocks to add it after)", at: location) }
-            let values = object.tensor.values
+            let values = Array(object.tensor.values)
             return (ControlVector(direction: values, blocks: blocks), RunSteering.Vector(values: values, scale: 1))
         default:
             throw LumenError(.type, "steer: needs a ControlVector (from controlVector or steeringVector) or a Tensor, got \(value.typeName)", at: location)

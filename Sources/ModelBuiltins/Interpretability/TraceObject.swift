@@ -66,8 +66,8 @@ final class TraceObject: MemberTableHostObject, SavableHostObject {
             throw LumenError(.value, "a Trace holds several tensors: save it as .npz", at: context.location)
         }
         var arrays: [NumPyOutput.Array] = trace.points.compactMap { point in tensors[point].map { (point.rawValue, $0.values, $0.shape) } }
-        arrays.append(("ids", ids.map(Float.init), [ids.count]))
-        if let logits { arrays.append(("logits", logits, [logits.count])) }
+        arrays.append(("ids", Tensor(ids.map(Float.init), shape: [ids.count]).values, [ids.count]))
+        if let logits { arrays.append(("logits", Tensor(logits, shape: [logits.count]).values, [logits.count])) }
         try await NumPyOutput.write(arrays, to: path, at: context.location)
     }
 

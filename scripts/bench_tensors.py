@@ -4,9 +4,11 @@ over 262,144 logits, logSoftmax over [512][49152], sum and mean along each axis 
 [30][512][576], matmul [512][576]·[576][49152], einsum "ld,vd->lv"). The same float32 arrays
 (written with numpy.save, read by `lumen repl` with loadNumpy); each operation's median of
 REPETITIONS runs (101 for a row NumPy does in under 10 ms, whose timings move by more between
-runs), NumPy's measured before and after Lumen's and the faster kept; the ratio is NumPy's time
-over Lumen's (above 1: Lumen is faster).
-Usage: bench_tensors.py LUMEN [REPETITIONS]"""
+runs). NumPy and Lumen take turns for ROUNDS rounds, since this machine's memory bandwidth halves
+for streaks of seconds (a plain C loop streaming 512 MB: 57 ms or 111 ms); each row's ratio is
+NumPy's time over Lumen's in the same round (above 1: Lumen is faster), the median of the rounds'
+reported with their range.
+Usage: bench_tensors.py LUMEN [REPETITIONS [ROUNDS]]"""
 import json
 import os
 import statistics
@@ -19,6 +21,7 @@ import numpy as np
 
 lumen = os.path.abspath(sys.argv[1])
 repetitions = int(sys.argv[2]) if len(sys.argv) > 2 else 7
+rounds = int(sys.argv[3]) if len(sys.argv) > 3 else 5
 rng = np.random.default_rng(56)
 arrays = {
     "logits": (rng.standard_normal(262_144) * 4).astype(np.float32),
@@ -89,14 +92,18 @@ with tempfile.TemporaryDirectory() as directory:
     script = os.path.join(directory, "bench.lumen")
     with open(script, "w") as file:
         file.write(loads + timing + measure)
-    before = numpy_times()
-    result = subprocess.run([lumen, "repl", "--no-log", script], capture_output=True, text=True, cwd=directory, check=True)
-    lumen_times = json.loads(result.stdout.strip().splitlines()[-1])
-    after = numpy_times()
+    numpy_rounds, lumen_rounds = [], []
+    for _ in range(rounds):
+        numpy_rounds.append(numpy_times())
+        result = subprocess.run([lumen, "repl", "--no-log", script], capture_output=True, text=True, cwd=directory, check=True)
+        lumen_rounds.append(json.loads(result.stdout.strip().splitlines()[-1]))
 
-numpy_best = [min(a, b) for a, b in zip(before, after)]
-print(f"NumPy {np.__version__} ({np.show_config.__module__ and 'numpy'}), {os.cpu_count()} cores; median of {repetitions} (rows under 10 ms: of 101)")
-print("| operation | NumPy ms | Lumen ms | NumPy / Lumen |")
-print("|---|---|---|---|")
-for (name, _, _), numpy_time, lumen_time in zip(ROWS, numpy_best, lumen_times):
-    print(f"| {name} | {numpy_time * 1e3:.2f} | {lumen_time * 1e3:.2f} | {numpy_time / lumen_time:.2f}× |")
+print(f"NumPy {np.__version__}, {os.cpu_count()} cores; median of {repetitions} runs (rows under 10 ms: of 101); {rounds} rounds taking turns")
+print("| operation | NumPy ms | Lumen ms | NumPy / Lumen (median of rounds) | rounds' range |")
+print("|---|---|---|---|---|")
+for row, (name, _, _) in enumerate(ROWS):
+    numpy_row = [times[row] for times in numpy_rounds]
+    lumen_row = [times[row] for times in lumen_rounds]
+    ratios = [n / l for n, l in zip(numpy_row, lumen_row)]
+    print(f"| {name} | {statistics.median(numpy_row) * 1e3:.2f} | {statistics.median(lumen_row) * 1e3:.2f} | "
+          f"{statistics.median(ratios):.2f}× | {min(ratios):.2f}–{max(ratios):.2f} |")

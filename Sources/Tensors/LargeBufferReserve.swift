@@ -52,10 +52,8 @@ final class LargeBufferReserve: Sendable {
     /// Memory for `count` floats (at least one) and how many it holds: a kept large buffer that
     /// fits without wasting more than half of it, or a new one.
     func take(_ count: Int) -> (base: UnsafeMutablePointer<Float>, capacity: Int) {
-        let bytes = Swift.max(count, 1) * MemoryLayout<Float>.stride
-        guard bytes >= Self.largeBytes else {
-            return (UnsafeMutablePointer<Float>.allocate(capacity: Swift.max(count, 1)), Swift.max(count, 1))
-        }
+        let floats = Swift.max(count, 1), bytes = floats * MemoryLayout<Float>.stride
+        guard bytes >= Self.largeBytes else { return (UnsafeMutablePointer<Float>.allocate(capacity: floats), floats) }
         let reused = shelf.withLock { shelf -> Kept? in
             let fitting = shelf.buffers.indices.filter { shelf.buffers[$0].bytes >= bytes && shelf.buffers[$0].bytes <= 2 * bytes }
             guard let best = fitting.min(by: { shelf.buffers[$0].bytes < shelf.buffers[$1].bytes }) else { return nil }

@@ -77,7 +77,7 @@ public enum NumPyFile {
     }
 
     /// The file bytes of `values`, little-endian float32 in C order, with `shape`.
-    public static func encode(_ values: some Collection<Float>, shape: [Int]) -> Data {
+    public static func encode(_ values: TensorValues, shape: [Int]) -> Data {
         precondition(shape.reduce(1, *) == values.count, "\(values.count) values for shape \(shape)")
         let dimensions = shape.count == 1 ? "(\(shape[0]),)" : "(" + shape.map(String.init).joined(separator: ", ") + ")"
         var header = "{'descr': '<f4', 'fortran_order': False, 'shape': \(dimensions), }"
@@ -88,9 +88,7 @@ public enum NumPyFile {
         var data = Data([0x93] + Array("NUMPY".utf8) + [1, 0])
         withUnsafeBytes(of: UInt16(header.utf8.count).littleEndian) { data.append(contentsOf: $0) }
         data.append(contentsOf: header.utf8)
-        if values.withContiguousStorageIfAvailable({ data.append(UnsafeBufferPointer(start: $0.baseAddress, count: $0.count)) }) == nil {
-            for element in values { withUnsafeBytes(of: element.bitPattern.littleEndian) { data.append(contentsOf: $0) } }
-        }
+        values.withUnsafeBufferPointer { data.append($0) }
         return data
     }
 }

@@ -53,6 +53,16 @@ class Debugger:
             if message["msg_type"] == "debug_event":
                 self.events.append(message["content"])
 
+    def stream(self, text, timeout=60):
+        """Waits until the cell prints `text` (debug events read meanwhile are kept)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self.client.get_iopub_msg(timeout=max(0.01, deadline - time.monotonic()))
+            if message["msg_type"] == "debug_event":
+                self.events.append(message["content"])
+            elif message["msg_type"] == "stream" and text in message["content"]["text"]:
+                return
+
     def start(self):
         """What JupyterLab sends when the debugger is switched on."""
         assert self.request("debugInfo")["success"]
@@ -294,14 +304,16 @@ def test_bad_requests_are_answered_and_never_crash(lumen):
 def test_pause_stops_a_running_cell_at_its_next_statement(lumen):
     client, debugger = lumen
     debugger.start()
-    msg_id = client.execute("var n = 0\nwhile n >= 0 {\n    n += 1\n}")
+    msg_id = client.execute('var n = 0\nprint("looping")\nwhile n >= 0 {\n    n += 1\n}')
     started = debugger.event("thread")["body"]
     assert started["reason"] == "started"
+    # Paused only once line 2 has run, so the next statement is the loop's, whatever the load.
+    debugger.stream("looping")
     assert debugger.request("pause", {"threadId": started["threadId"]})["success"]
     stopped = debugger.event("stopped")["body"]
     assert stopped["reason"] == "pause" and stopped["threadId"] == started["threadId"]
     frames = debugger.request("stackTrace", {"threadId": stopped["threadId"]})["body"]["stackFrames"]
-    assert frames[0]["line"] in (2, 3)
+    assert frames[0]["line"] in (3, 4)
     client.control_channel.send(client.session.msg("interrupt_request", {}))
     assert shell_reply(client, msg_id, timeout=60)["content"]["ename"] == "Interrupted"
     assert debugger.event("thread")["body"] == {"reason": "exited", "threadId": started["threadId"]}

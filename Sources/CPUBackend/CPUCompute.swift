@@ -16,7 +16,7 @@ package final class CPUCompute: ComputeBackend {
     /// query `attendFour` takes at once.
     private let scores: UnsafeMutablePointer<Float>
     private let scoresPerThread: Int
-    private let allocations: [UnsafeMutableRawPointer]
+    private let buffers: [HostBuffer]
     /// Bytes of working memory it allocated.
     package let byteCount: Int
     /// Whether this backend started its pool's threads (and stops them when it goes).
@@ -31,14 +31,11 @@ package final class CPUCompute: ComputeBackend {
         pool = sharing?.pool ?? MatrixMultiplier(threads: threads)
         ownsPool = sharing == nil
         let threads = pool.threads
-        var allocations: [UnsafeMutableRawPointer] = [], byteCount = 0
+        var buffers: [HostBuffer] = []
         func buffer<Element: BitwiseCopyable>(_ count: Int, of type: Element.Type) -> UnsafeMutablePointer<Element> {
-            let bytes = max(1, count) * MemoryLayout<Element>.stride
-            let pointer = UnsafeMutableRawPointer.allocate(byteCount: bytes, alignment: 64)
-            pointer.initializeMemory(as: UInt8.self, repeating: 0, count: bytes)
-            allocations.append(pointer)
-            byteCount += bytes
-            return pointer.assumingMemoryBound(to: Element.self)
+            let buffer = HostBuffer(byteCount: count * MemoryLayout<Element>.stride, zeroed: true)
+            buffers.append(buffer)
+            return buffer.contents.bindMemory(to: Element.self, capacity: max(1, count))
         }
         // 8-bit activations for a whole batch, in chunks of eight tokens (the last padded): prompt
         // batches meet quantized weights in integer products. The block sums are followed by the
@@ -58,19 +55,22 @@ package final class CPUCompute: ComputeBackend {
         )
         scoresPerThread = AttentionKernels.queriesAtOnce * contextLength
         scores = buffer(threads * scoresPerThread, of: Float.self)
-        self.allocations = allocations
-        self.byteCount = byteCount
+        self.buffers = buffers
+        byteCount = buffers.reduce(0) { $0 + $1.byteCount }
     }
 
     deinit {
         if ownsPool { pool.shutdown() }
-        for pointer in allocations { pointer.deallocate() }
     }
 
     package var threads: Int { pool.threads }
 
     package func sharingThreads(widest: Int, batchCapacity: Int, contextLength: Int, activations: ActivationPrecision) -> any ComputeBackend {
         CPUCompute(threads: threads, widest: widest, batchCapacity: batchCapacity, contextLength: contextLength, activations: activations, sharing: self)
+    }
+
+    package func makeBuffer(bytes: Int, zeroed: Bool) -> any DeviceBuffer {
+        HostBuffer(byteCount: bytes, zeroed: zeroed)
     }
 
     package var tokenByToken: Bool {
@@ -83,9 +83,41 @@ package final class CPUCompute: ComputeBackend {
     }
 
     package func multiplyEachToken(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int,
-                                   finish: ((Range<Int>) -> Void)?) {
+                                   scale: Float?, adding terms: [LowRankTerm]) {
+        // What the threads read, as plain values: no reference counting row by row.
+        let products = terms.map { term in
+            guard let addScaledDots = term.b.kernels.addScaledDots else { preconditionFailure("a term whose B's format cannot add scaled dots") }
+            return ScaledDots(rows: term.b.base, rowBytes: term.b.rowBytes, addScaledDots: addScaledDots, rank: term.b.columns, factor: term.factor,
+                              lowRanks: term.lowRanks)
+        }
+        let outputRows = matrix.rows
+        let finish: ((Range<Int>) -> Void)? = products.isEmpty && scale == nil ? nil : { range in
+            products.withUnsafeBufferPointer { products in
+                for token in 0..<count {
+                    let row = output + token * outputRows
+                    if let scale { for r in range { row[r] *= scale } }
+                    for product in products {
+                        product.addScaledDots(product.rows + range.lowerBound * product.rowBytes, product.rowBytes, range.count,
+                                              product.lowRanks + token * product.rank, product.rank, product.factor, row + range.lowerBound)
+                    }
+                }
+            }
+        }
         pool.multiplyEachToken(matrix, input, into: output, count: count, scratch: scratch, finish: finish)
     }
+
+    /// A term's `B (A x)` as `multiplyEachToken` adds it: B's rows, the kernel adding their
+    /// scaled dot products, and `A x` of each token.
+    private struct ScaledDots {
+        let rows: UnsafeRawPointer
+        let rowBytes: Int
+        let addScaledDots: FormatKernels.AddScaledDots
+        let rank: Int
+        let factor: Float
+        let lowRanks: UnsafeMutablePointer<Float>
+    }
+
+    package func addsLowRankTerms(of matrix: Matrix) -> Bool { matrix.kernels.addScaledDots != nil }
 
     package func rmsNorm(_ x: UnsafeMutablePointer<Float>, weights: [Float], epsilon: Float, into output: UnsafeMutablePointer<Float>,
                          count: Int, width: Int) {

@@ -6,10 +6,11 @@ import GGUF
 /// implementation on this module's C kernels, and another device is one more module with a type
 /// that conforms.
 ///
-/// Every operation works on rows of floats in the memory the session allocated (`[row][width]`,
-/// row-major) — host memory, which a unified-memory GPU maps without a copy — and returns when
-/// its results are written. One instance serves one session's forward passes, one at a time: it
-/// owns that session's working memory for products and attention.
+/// Every operation works on rows of floats (`[row][width]`, row-major) in buffers the backend
+/// made (`makeBuffer`: the session's activations, KV cache and recurrent states) — host memory,
+/// which a unified-memory GPU maps without a copy — and returns when its results are written. One
+/// instance serves one session's forward passes, one at a time: it owns that session's working
+/// memory for products and attention.
 package protocol ComputeBackend: AnyObject {
     /// How many threads a product is split across.
     var threads: Int { get }
@@ -25,13 +26,20 @@ package protocol ComputeBackend: AnyObject {
     /// and caches of `contextLength`.
     func sharingThreads(widest: Int, batchCapacity: Int, contextLength: Int, activations: ActivationPrecision) -> any ComputeBackend
 
+    /// A buffer of `bytes` for the session's forward passes, zeroed when `zeroed` (else its pages
+    /// take memory only when written).
+    func makeBuffer(bytes: Int, zeroed: Bool) -> any DeviceBuffer
+
     /// `output[t][r] = matrix[r] · input[t]` for `count` input rows.
     func multiply(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int)
-    /// `multiply` with each token as one token is multiplied, calling `finish` with each range of
-    /// rows (of every token) as soon as they are written, on the thread that wrote them (what
-    /// LoRA adapters add to them while they are in that thread's cache).
+    /// `multiply` with each token as one token is multiplied, then each row times `scale` (when
+    /// given) plus each term's `factor · B (A x)`, added by the thread that wrote the row while it
+    /// is in that thread's cache (LoRA adapters' products): each row the same to the bit as the
+    /// product, `scale`, then each term's product, `scale` and `add` apart.
     func multiplyEachToken(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int,
-                           finish: ((Range<Int>) -> Void)?)
+                           scale: Float?, adding terms: [LowRankTerm])
+    /// Whether `multiplyEachToken` can add a term whose B is `matrix`.
+    func addsLowRankTerms(of matrix: Matrix) -> Bool
 
     /// `output[t] = x[t] / rms(x[t]) * weights` for `count` rows of `width` (`output` may be `x`).
     func rmsNorm(_ x: UnsafeMutablePointer<Float>, weights: [Float], epsilon: Float, into output: UnsafeMutablePointer<Float>, count: Int, width: Int)
@@ -297,5 +305,40 @@ package struct DeltaRuleGates {
         self.decays = decays
         self.decayBias = decayBias
         self.decayRate = decayRate
+    }
+}
+
+/// Memory a `ComputeBackend`'s operations read and write, which the backend allocated
+/// (`makeBuffer`): host memory, addressable by the CPU — a unified-memory GPU's shared buffer would
+/// be one. Freed when the last reference to it goes.
+package protocol DeviceBuffer: AnyObject {
+    /// Where its bytes start (64-byte aligned).
+    var contents: UnsafeMutableRawPointer { get }
+    /// How many bytes it holds.
+    var byteCount: Int { get }
+}
+
+extension DeviceBuffer {
+    /// Its bytes as `count` floats.
+    package func floats(_ count: Int) -> UnsafeMutablePointer<Float> {
+        contents.bindMemory(to: Float.self, capacity: count)
+    }
+}
+
+/// A low-rank product added to a projection's rows as they are computed
+/// (`ComputeBackend.multiplyEachToken(_:_:into:count:scale:adding:)`): a LoRA adapter's
+/// `factor · B (A x)`, its `A x` already computed for each token.
+package struct LowRankTerm {
+    /// B's rows for the projection's output rows (from its first), a column per rank.
+    package let b: Matrix
+    /// `A x` of each token, `[token][rank]`.
+    package let lowRanks: UnsafeMutablePointer<Float>
+    /// What each `B (A x)` is multiplied by (the adapter's scale × alpha / rank).
+    package let factor: Float
+
+    package init(b: Matrix, lowRanks: UnsafeMutablePointer<Float>, factor: Float) {
+        self.b = b
+        self.lowRanks = lowRanks
+        self.factor = factor
     }
 }

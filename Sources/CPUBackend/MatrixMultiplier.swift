@@ -173,7 +173,7 @@ package struct MatrixMultiplier {
     /// layout), or F32 activations in the row's dot product. Each thread takes a chunk of rows
     /// through every token in turn, so the rows are read from memory once, then calls `finish`
     /// with the rows it wrote (of every token) while they are still in its cache: what LoRA
-    /// adapters add to them (`AdapterSet.fusedProducts`), with no pass over the rows and no
+    /// adapters add to them (`CPUCompute.multiplyEachToken`), with no pass over the rows and no
     /// dispatch to the threads of their own. `multiply` takes this path for one token, or for a
     /// session that multiplies token by token.
     package func multiplyEachToken(_ matrix: Matrix, _ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>,

@@ -105,52 +105,24 @@ public struct AdapterSet: Sendable, Equatable {
         }
     }
 
-    /// Starts adding weight `tensor`'s products (its rows `rows`; `expert`'s pair) to a projection of `count` tokens
-    /// of `input` as the threads compute it: each adapter's `A x` now, for every token, into the
-    /// room for products; the returned function then adds `B (A x)`, scaled, to the rows it is
-    /// given of `output` (every token's), after scaling them by `scale` first — in the order and
-    /// with the arithmetic of `addProducts` after the projection's scale, so each row is the same to
-    /// the bit. Nil (nothing computed) when the products must be computed apart: a B whose product
-    /// for one token is not each row's F32 dot product (a format without `addScaledDots`: 8-bit
-    /// activations, eight-row layouts), or more adapters' `A x` than the room holds.
-    func fusedProducts(to tensor: String, rows: Range<Int>, expert: Int, input: UnsafeMutablePointer<Float>, output: UnsafeMutablePointer<Float>,
-                       outputRows: Int, count: Int, scale: Float?, state: InferenceState) -> ((Range<Int>) -> Void)? {
+    /// Each adapter's term for weight `tensor` (its rows `rows`; `expert`'s pair) in a projection
+    /// of `count` tokens of `input`, for the threads that compute the projection to add as they
+    /// finish its rows (`ComputeBackend.multiplyEachToken(_:_:into:count:scale:adding:)`): each
+    /// `A x` computed now, for every token, into the room for products — in the order and with the
+    /// arithmetic of `addProducts` after the projection's scale, so each row is the same to the
+    /// bit. Nil (nothing computed) when the products must be computed apart: a B the backend cannot
+    /// add so (a format whose product for one token is not each row's F32 dot product), or more
+    /// adapters' `A x` than the room holds.
+    func lowRankTerms(to tensor: String, rows: Range<Int>, expert: Int, input: UnsafeMutablePointer<Float>, count: Int,
+                      state: InferenceState) -> [LowRankTerm]? {
         guard let terms = terms[tensor], terms.count * largestRank <= widestRows,
-              terms.allSatisfy({ $0.pair.b.kernels.addScaledDots != nil }) else { return nil }
-        let lowRanks = state.adapterBuffers.product
-        for (index, term) in terms.enumerated() {
-            state.backend.multiply(term.pair.a(expert: expert), input, into: lowRanks + index * count * largestRank, count: count)
+              terms.allSatisfy({ state.backend.addsLowRankTerms(of: $0.pair.b) }) else { return nil }
+        let room = state.adapterBuffers.product
+        return terms.enumerated().map { index, term in
+            let lowRanks = room + index * count * largestRank
+            state.backend.multiply(term.pair.a(expert: expert), input, into: lowRanks, count: count)
+            return LowRankTerm(b: term.pair.b.rows(rows), lowRanks: lowRanks, factor: term.factor)
         }
-        // What the threads read, as plain values: no reference counting row by row.
-        let products = terms.enumerated().compactMap { index, term in
-            term.pair.b.kernels.addScaledDots.map {
-                FusedProduct(rows: term.pair.b.base + rows.lowerBound * term.pair.b.rowBytes, rowBytes: term.pair.b.rowBytes,
-                             addScaledDots: $0, rank: term.pair.rank, factor: term.factor, lowRanks: lowRanks + index * count * largestRank)
-            }
-        }
-        return { range in
-            products.withUnsafeBufferPointer { products in
-                for token in 0..<count {
-                    let row = output + token * outputRows
-                    if let scale { for r in range { row[r] *= scale } }
-                    for product in products {
-                        product.addScaledDots(product.rows + range.lowerBound * product.rowBytes, product.rowBytes, range.count,
-                                              product.lowRanks + token * product.rank, product.rank, product.factor, row + range.lowerBound)
-                    }
-                }
-            }
-        }
-    }
-
-    /// One adapter's `B (A x)` as `fusedProducts` adds it: B's rows (from the projection's first),
-    /// the kernel adding their scaled dot products, and `A x` of each token.
-    private struct FusedProduct {
-        let rows: UnsafeRawPointer
-        let rowBytes: Int
-        let addScaledDots: FormatKernels.AddScaledDots
-        let rank: Int
-        let factor: Float
-        let lowRanks: UnsafeMutablePointer<Float>
     }
 
     /// Adds each adapter's products for the token embedding to the embedded rows `x` of `tokens`.

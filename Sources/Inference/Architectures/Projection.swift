@@ -50,16 +50,16 @@ struct Projection: Sendable {
 
     /// `count` products of `input` rows into `output` rows, scaled, adapted and biased. When every
     /// row has the same adapters and the product goes a token at a time, the adapters' products
-    /// are added by the threads that compute the rows, as they finish them (`AdapterSet.fusedProducts`).
+    /// are added by the threads that compute the rows, as they finish them (`AdapterSet.lowRankTerms`).
     /// `tokens` says which of the pass's rows (of `of`) the input rows are, when they are some of
     /// them (an expert's, gathered): each row gets the adapters of its own sequence.
     func apply(_ input: UnsafeMutablePointer<Float>, into output: UnsafeMutablePointer<Float>, count: Int, state: InferenceState,
                tokens: (indices: [Int], of: Int)? = nil) {
         let runs = adapted == nil ? [] : state.adaptedRuns(count: count, tokens: tokens)
         if let adapted, runs.count == 1, runs[0].rows == 0..<count, count == 1 || state.backend.tokenByToken,
-           let finish = runs[0].adapters.fusedProducts(to: adapted.tensor, rows: adapted.rows, expert: adapted.expert, input: input, output: output, outputRows: matrix.rows,
-                                                       count: count, scale: biasBeforeScale ? nil : scale, state: state) {
-            state.backend.multiplyEachToken(matrix, input, into: output, count: count, finish: finish)
+           let terms = runs[0].adapters.lowRankTerms(to: adapted.tensor, rows: adapted.rows, expert: adapted.expert, input: input, count: count,
+                                                     state: state) {
+            state.backend.multiplyEachToken(matrix, input, into: output, count: count, scale: biasBeforeScale ? nil : scale, adding: terms)
             if let bias { state.backend.addBias(bias, to: output, count: count) }
             if biasBeforeScale, let scale { state.backend.scale(output, by: scale, count: count * matrix.rows) }
             return

@@ -2,7 +2,7 @@ import CPUBackend
 
 /// The mutable part of inference for one session: the KV cache of each of its sequences, the
 /// position each has reached, and every scratch buffer a forward pass needs, allocated once so
-/// that no token allocates memory.
+/// that no token allocates memory — all of it buffers its backend made (`ComputeBackend.makeBuffer`).
 ///
 /// Not `Sendable`: one `ModelSession` actor owns it.
 final class InferenceState {
@@ -40,9 +40,11 @@ final class InferenceState {
     private(set) var sequenceAdapters: [Int: AdapterSet] = [:]
     /// Room for the adapters' products: `[batch][largest rank]`, then `[batch][widest adapted
     /// weight's rows]`, grown when adapters that need more are used.
-    private(set) var adapterBuffers: (lowRank: UnsafeMutablePointer<Float>, product: UnsafeMutablePointer<Float>)
-    /// Floats of each of `adapterBuffers`.
-    private var adapterCapacity = (lowRank: 1, product: 1)
+    private var adapterRoom: (lowRank: any DeviceBuffer, product: any DeviceBuffer)
+    /// `adapterRoom` as floats.
+    var adapterBuffers: (lowRank: UnsafeMutablePointer<Float>, product: UnsafeMutablePointer<Float>) {
+        (adapterRoom.lowRank.floats(adapterRoom.lowRank.byteCount / 4), adapterRoom.product.floats(adapterRoom.product.byteCount / 4))
+    }
 
     // The forward pass's buffers, row-major, one row per token of the batch (`batch` is at most
     // `batchCapacity`; dim = embedding length, q = the widest layer's query dimension, kv = its
@@ -78,7 +80,8 @@ final class InferenceState {
     /// The same for sliding-window layers when their RoPE base differs
     /// (`ModelConfiguration.slidingRopeFrequencyBase`); empty otherwise.
     let slidingRopeCosines, slidingRopeSines: UnsafeMutablePointer<Float>
-    private let keys, values: UnsafeMutablePointer<Float>
+    /// Every layer's keys, and values, one layer `layerStride` bytes after another.
+    private let keys, values: UnsafeMutableRawPointer
     /// Bytes of one layer's keys (or values).
     private let layerStride: Int
     /// The cache's element type and layout: a slot of the widest layer's head for each KV head
@@ -91,10 +94,8 @@ final class InferenceState {
     private let cacheSlots: [Int]
     /// The cache's element type.
     var cacheType: KVCacheType { cacheGeometry.type }
-    private var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
-    /// The cache's bytes, left uninitialized: only positions written are ever read, so the pages
-    /// of sequences and positions not reached stay untouched (memory grows with use).
-    private let cacheBytes: Int
+    /// The buffers above, which the backend made and this state keeps.
+    private let buffers: [any DeviceBuffer]
 
     /// A state for `model`: caches of `contextLength` tokens for `sequences` sequences, batches up to
     /// `batchCapacity`, its products on `threads` threads — or on the threads of `sharing`, a
@@ -115,14 +116,14 @@ final class InferenceState {
         // Rows a product reads are at most this wide (a matrix's columns: what its input and
         // the products' working memory hold).
         let widest = max(dimension, hidden, queryDimension, model.architecture.matrices.map(\.columns).max() ?? 0)
-        backend = sharing?.backend.sharingThreads(widest: widest, batchCapacity: batchCapacity, contextLength: contextLength, activations: activations)
+        let backend = sharing?.backend.sharingThreads(widest: widest, batchCapacity: batchCapacity, contextLength: contextLength, activations: activations)
             ?? CPUCompute(threads: threads, widest: widest, batchCapacity: batchCapacity, contextLength: contextLength, activations: activations)
-        var allocations: [(UnsafeMutablePointer<Float>, Int)] = []
+        self.backend = backend
+        var buffers: [any DeviceBuffer] = []
         func buffer(_ count: Int) -> UnsafeMutablePointer<Float> {
-            let pointer = UnsafeMutablePointer<Float>.allocate(capacity: max(1, count))
-            pointer.initialize(repeating: 0, count: max(1, count))
-            allocations.append((pointer, count))
-            return pointer
+            let made = backend.makeBuffer(bytes: count * 4, zeroed: true)
+            buffers.append(made)
+            return made.floats(count)
         }
         residual = buffer(batchCapacity * dimension)
         normed = buffer(batchCapacity * dimension)
@@ -162,12 +163,14 @@ final class InferenceState {
         let owners = (0..<configuration.blockCount).filter { configuration.cacheLayer($0) == $0 }
         cachedLayers = owners.count
         cacheSlots = (0..<configuration.blockCount).map { owners.firstIndex(of: configuration.cacheLayer($0)) ?? 0 }
-        // Float buffers hold the cache's bytes (F16 elements take half a float each).
-        cacheBytes = cachedLayers * layerStride
-        keys = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
-        values = UnsafeMutablePointer<Float>.allocate(capacity: max(1, cacheBytes / 4))
-        adapterBuffers = (.allocate(capacity: 1), .allocate(capacity: 1))
-        self.allocations = allocations
+        // The cache's bytes, left unzeroed: only positions written are ever read, so the pages of
+        // sequences and positions not reached stay untouched (memory grows with use).
+        let cacheBytes = cachedLayers * layerStride
+        let cache = (keys: backend.makeBuffer(bytes: cacheBytes, zeroed: false), values: backend.makeBuffer(bytes: cacheBytes, zeroed: false))
+        keys = cache.keys.contents
+        values = cache.values.contents
+        adapterRoom = (backend.makeBuffer(bytes: 4, zeroed: false), backend.makeBuffer(bytes: 4, zeroed: false))
+        self.buffers = buffers + [cache.keys, cache.values]
     }
 
     /// Makes every forward pass from now on apply `adapters`, growing the room for their products
@@ -210,34 +213,15 @@ final class InferenceState {
 
     /// Grows the room for adapters' products if `adapters` need more (so that no pass allocates).
     private func reserveRoom(for adapters: AdapterSet) {
-        let needed = (lowRank: batchCapacity * adapters.largestRank, product: batchCapacity * adapters.widestRows)
-        if needed.lowRank > adapterCapacity.lowRank {
-            adapterBuffers.lowRank.deallocate()
-            adapterBuffers.lowRank = .allocate(capacity: needed.lowRank)
-            adapterCapacity.lowRank = needed.lowRank
-        }
-        if needed.product > adapterCapacity.product {
-            adapterBuffers.product.deallocate()
-            adapterBuffers.product = .allocate(capacity: needed.product)
-            adapterCapacity.product = needed.product
-        }
+        let needed = (lowRank: 4 * batchCapacity * adapters.largestRank, product: 4 * batchCapacity * adapters.widestRows)
+        if needed.lowRank > adapterRoom.lowRank.byteCount { adapterRoom.lowRank = backend.makeBuffer(bytes: needed.lowRank, zeroed: false) }
+        if needed.product > adapterRoom.product.byteCount { adapterRoom.product = backend.makeBuffer(bytes: needed.product, zeroed: false) }
     }
 
     /// Scratch buffer `name`, which a stage of the model declared (`ModelArchitecture.scratch`).
     func scratch(_ name: ScratchBuffer) -> UnsafeMutablePointer<Float> {
         guard let pointer = scratchBuffers[name] else { preconditionFailure("no stage of the model declared the scratch buffer \(name.name)") }
         return pointer
-    }
-
-    deinit {
-        keys.deallocate()
-        values.deallocate()
-        adapterBuffers.lowRank.deallocate()
-        adapterBuffers.product.deallocate()
-        for (pointer, count) in allocations {
-            pointer.deinitialize(count: max(1, count))
-            pointer.deallocate()
-        }
     }
 
     /// Places the next forward pass's `count` rows at the next positions of `sequence`.
@@ -254,8 +238,7 @@ final class InferenceState {
 
     /// The cached keys and values of `layer` (or of the layer it shares them with).
     func cache(layer: Int) -> KVCacheLayer {
-        KVCacheLayer(keys: UnsafeMutableRawPointer(keys) + cacheSlots[layer] * layerStride,
-                     values: UnsafeMutableRawPointer(values) + cacheSlots[layer] * layerStride, geometry: cacheGeometry)
+        KVCacheLayer(keys: keys + cacheSlots[layer] * layerStride, values: values + cacheSlots[layer] * layerStride, geometry: cacheGeometry)
     }
 
     /// Each sequence's recurrent state in `layer` (a recurrent layer).
@@ -332,7 +315,7 @@ final class InferenceState {
         let bytes = count * cacheGeometry.slotBytes
         var offset = 0
         for slot in 0..<cachedLayers {
-            for cache in [UnsafeMutableRawPointer(keys) + slot * layerStride, UnsafeMutableRawPointer(values) + slot * layerStride] {
+            for cache in [keys + slot * layerStride, values + slot * layerStride] {
                 for head in 0..<cacheGeometry.heads {
                     body(cache + cacheGeometry.offset(sequence: sequence, kvHead: head, position: 0), offset, bytes)
                     offset += bytes
@@ -346,6 +329,6 @@ final class InferenceState {
 
     /// Bytes allocated for the cache (all of it: pages not yet written take no memory) and buffers.
     var byteCount: Int {
-        2 * cacheBytes + allocations.reduce(0) { $0 + $1.1 * 4 } + 4 * (adapterCapacity.lowRank + adapterCapacity.product) + backend.byteCount
+        buffers.reduce(0) { $0 + $1.byteCount } + adapterRoom.lowRank.byteCount + adapterRoom.product.byteCount + backend.byteCount
     }
 }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import ChatTemplates
+import Executors
 import Foundation
 import GenerationTypes
 import Inference
@@ -47,14 +48,17 @@ struct ChatCommand: AsyncParsableCommand {
     func run() async throws {
         let logger = global.bootstrapLogging(label: "lumen.chat")
         let log = await global.openRunLog(logger: logger)
-        let constraint = try constraints.constraint()
+        let constraint = try await constraints.readConstraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         var options = try sampling.options(vocabularySize: llama.tokenizer.vocabularySize)
         options.constraint = constraint
-        let templateSource = try template.map { (path: String) throws(CommandError) in try TextFile.read(path) }
+        let templateFile = template
+        let templateSource = try await DedicatedThread.run(name: "lumen-template") { () throws(CommandError) in
+            try templateFile.map { (path: String) throws(CommandError) in try TextFile.read(path) }
+        }
         let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
                                                                                        sequencesPerSession: 1, chatTemplate: templateSource,
-                                                                                       hooks: try controlVectors.hooks(for: llama),
+                                                                                       hooks: try await controlVectors.readHooks(for: llama),
                                                                                        adapters: try await lora.adapters(for: llama)),
                                        recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
         let chatTemplate = try container.chatTemplate()

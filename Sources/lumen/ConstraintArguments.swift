@@ -1,4 +1,5 @@
 import ArgumentParser
+import Executors
 import Foundation
 import GenerationTypes
 import Grammars
@@ -24,11 +25,19 @@ struct ConstraintArguments: ParsableArguments {
         if given.count > 1 { throw ValidationError("give one of --grammar, --grammar-file, --json-schema and --json-schema-file") }
     }
 
-    /// The constraint these options ask for, its grammar checked.
+    /// The constraint these options ask for, its grammar checked, read on a thread of its own
+    /// (reading a file blocks).
     ///
     /// - Throws: `CommandError` naming the file that cannot be read, or what is wrong in the grammar
     ///   or schema and where.
-    func constraint() throws -> OutputConstraint? {
+    func readConstraint() async throws -> OutputConstraint? {
+        let arguments = self
+        return try await DedicatedThread.run(name: "lumen-constraint") { () throws -> OutputConstraint? in try arguments.constraint() }
+    }
+
+    /// The constraint the options give (nil for none), reading its file if one is named: blocks,
+    /// so `readConstraint` calls it off the cooperative pool.
+    private func constraint() throws -> OutputConstraint? {
         func read(_ path: String) throws -> String {
             do {
                 return try String(contentsOfFile: path, encoding: .utf8)

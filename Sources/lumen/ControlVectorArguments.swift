@@ -1,4 +1,5 @@
 import ArgumentParser
+import Executors
 import Foundation
 import Inference
 import RunLog
@@ -52,7 +53,15 @@ struct ControlVectorArguments: ParsableArguments {
         }, blocks: layerRange.isEmpty ? nil : layerRange)
     }
 
+    /// `hooks(for:)` on a thread of its own: reading the files blocks.
+    func readHooks(for model: LanguageModel) async throws -> [any ForwardHook] {
+        let arguments = self
+        return try await DedicatedThread.run(name: "lumen-control-vectors") { () throws -> [any ForwardHook] in try arguments.hooks(for: model) }
+    }
+
     /// The hook adding the vectors to `model`'s forward passes; none when no vector is given.
+    /// Reads the files, so it blocks: `readHooks` calls it off the cooperative pool, `lumen serve`
+    /// on the thread that loads its models.
     func hooks(for model: LanguageModel) throws -> [any ForwardHook] {
         if layerRange.count == 2, layerRange[1] >= model.configuration.blockCount {
             throw CommandError("--control-vector-layer-range: block \(layerRange[1]) is past the model's last block, \(model.configuration.blockCount - 1)")

@@ -120,10 +120,10 @@ struct GenerateCommand: AsyncParsableCommand {
         let stop = StopSignal()
         let interrupts = SignalListener { _ in stop.raise() }
         defer { interrupts.cancel() }
-        let constraint = try constraints.constraint()
+        let constraint = try await constraints.readConstraint()
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
-                                                                                       sequencesPerSession: 1, hooks: try controlVectors.hooks(for: llama),
+                                                                                       sequencesPerSession: 1, hooks: try await controlVectors.readHooks(for: llama),
                                                                                        adapters: try await lora.adapters(for: llama)),
                                        recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
         var options = try sampling.options(vocabularySize: llama.tokenizer.vocabularySize)

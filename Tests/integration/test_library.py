@@ -70,6 +70,17 @@ def test_architectures_compute_only_through_the_backend_protocol():
     assert callers == [], callers
 
 
+def test_a_sessions_memory_and_adapter_products_go_through_the_backend():
+    """A session's buffers (activations, KV cache, recurrent states, adapters' room) are ones its
+    `ComputeBackend` made (`makeBuffer`), and LoRA's `B (A x)` reach it as `LowRankTerm`s: no file
+    of Inference allocates memory of its own or calls a format's kernels."""
+    own = re.compile(r"\.allocate\(|\bFormatKernels\b|\.kernels\b")
+    callers = [f"{path.relative_to(ROOT)}:{number}" for path in pathlib.Path(ROOT, "Sources/Inference").rglob("*.swift")
+               for number, line in enumerate(path.read_text().splitlines(), 1)
+               if own.search(line) and not line.lstrip().startswith("///")]
+    assert callers == [], callers
+
+
 def test_the_example_streams_llama_cpps_greedy_text():
     """examples/StreamGeneration (built by `make example`) prints the prompt and 32 greedy tokens
     as they come; llama.cpp (its C API through llama-cpp-python) continues the prompt alike, with

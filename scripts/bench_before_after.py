@@ -2,7 +2,8 @@
 """Two builds of Lumen in the same run, to show a change costs no speed: `lumen bench` of each on
 the real models (and, given BENCH_SET, the bench set's 110M files of make bench-compare in every
 format), 2 threads, pp512 and tg128, alternating builds for ROUNDS rounds of 3 repetitions and
-keeping each build's best mean (see engine_comparison.py).
+keeping each build's best mean (see engine_comparison.py); which build goes first swaps round by
+round.
 Usage: bench_before_after.py LUMEN_BEFORE LUMEN_AFTER MODEL_CACHE [ROUNDS] [BENCH_SET]"""
 import pathlib
 import sys
@@ -22,8 +23,11 @@ print("| model | test | before t/s | after t/s | after ÷ before |")
 print("|---|---|---:|---:|---:|")
 for name, path in models.items():
     best = {"before": {}, "after": {}}
-    for _ in range(rounds):
-        for build, binary in (("before", before), ("after", after)):
+    for index in range(rounds):
+        # The order swaps round by round: on this machine whichever runs second in a round is
+        # often ahead, so a fixed order favours one build.
+        order = (("before", before), ("after", after))
+        for build, binary in (order if index % 2 == 0 else order[::-1]):
             for test, value in speeds([binary, "bench", path] + options).items():
                 best[build][test] = max(best[build].get(test, 0), value)
     for test in sorted(best["before"], key=lambda key: (key[0] == 0, key[0] or key[1])):

@@ -76,24 +76,24 @@ struct ModelInfo {
     /// The attention heads, and how layers' differ when they do.
     private var heads: String {
         let c = model.configuration
-        let kv = c.layerHeadCountsKV.isEmpty ? String(c.headCountKV) : c.layerHeadCountsKV.map(String.init).joined(separator: "/")
-        let sliding = c.headWidthsDiffer ? " (sliding layers' \(c.slidingHeadDimension ?? 0))" : ""
+        let kv = Self.eachLayer(c.layerShapes.map(\.headCountKV), else: c.headCountKV)
+        let sliding = c.headWidthsDiffer ? " (sliding layers' \(c.slidingLayerShape?.headDimension ?? 0))" : ""
         return "\(c.headCount) query, \(kv) key/value, \(c.headDimension) wide" + sliding
     }
 
     /// The last layers that attend over earlier layers' keys and values (Gemma 4's), when the model has them.
     private var sharedKeysAndValues: [(String, String)] {
         let c = model.configuration
-        guard c.sharedKVLayers > 0 else { return [] }
-        let first = c.blockCount - c.sharedKVLayers
-        let sources = Set((first..<c.blockCount).map(c.cacheLayer)).sorted().map(String.init).joined(separator: " and ")
-        return [("shared keys/values", "layers \(first)–\(c.blockCount - 1) attend over layers \(sources)'")]
+        let sharing = (0..<c.blockCount).filter { c.cacheLayer($0) != $0 }
+        guard let first = sharing.first, let last = sharing.last else { return [] }
+        let sources = Set(sharing.map(c.cacheLayer)).sorted().map(String.init).joined(separator: " and ")
+        return [("shared keys/values", "layers \(first)–\(last) attend over layers \(sources)'")]
     }
 
     /// The feed-forward's width, or its experts' (after the leading dense layers, if any).
     private var feedForward: String {
         let c = model.configuration
-        let dense = c.layerFeedForwardLengths.isEmpty ? String(c.feedForwardLength) : c.layerFeedForwardLengths.map(String.init).joined(separator: "/")
+        let dense = Self.eachLayer(c.layerShapes.map(\.feedForwardLength), else: c.feedForwardLength)
         guard let experts = c.experts else { return dense }
         let routed = "\(experts.count) experts of \(experts.feedForwardLength), \(experts.used) per token"
         if experts.besideDense { return "\(dense) beside \(routed)" }
@@ -124,9 +124,14 @@ struct ModelInfo {
     /// The sliding layers' RoPE, when it differs.
     private var slidingRoPE: String {
         let c = model.configuration
-        let base = c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase, dimensions = c.slidingRopeDimensionCount ?? c.ropeDimensionCount
+        let base = c.slidingRopeFrequencyBase ?? c.ropeFrequencyBase, dimensions = c.slidingLayerShape?.ropeDimensionCount ?? c.ropeDimensionCount
         guard base != c.ropeFrequencyBase || dimensions != c.ropeDimensionCount else { return "" }
         return " (sliding layers: base \(base), \(dimensions) dimensions)"
+    }
+
+    /// Each layer's value, `/`-separated, when layers differ; else the model's.
+    private static func eachLayer(_ values: [Int], else model: Int) -> String {
+        Set(values).count > 1 ? values.map(String.init).joined(separator: "/") : String(model)
     }
 
     /// `n` with a K/M/B suffix.

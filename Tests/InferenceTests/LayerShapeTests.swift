@@ -13,6 +13,8 @@ struct LayerShapeTests {
         let model = try LanguageModel(path: try TestData.syntheticModel("gemma4"))
         let c = model.configuration
         #expect((0..<c.blockCount).map { c.layer($0).headDimension } == [16, 16, 16, 32, 16, 32])
+        #expect(c.layerShapes.map(\.slides) == [true, true, true, false, true, false])
+        #expect(c.layerShapes.map(\.cacheLayer) == [0, 1, 2, 3, 2, 3])
         do {
             try ActivationCapture([.headOutputs]).check(model)
             Issue.record("heads of 16 and 32 floats kept together")

@@ -38,23 +38,26 @@ struct Gemma4Architecture: DecoderArchitecture {
         c.attentionScale = 1
         try c.readSlidingWindowPattern(gguf: gguf, defaultPeriod: 6)
         c.slidingRopeFrequencyBase = Float(gguf.metadata[prefix + "rope.freq_base_swa"]?.doubleValue ?? Double(c.ropeFrequencyBase))
-        c.slidingHeadDimension = try c.integer("attention.key_length_swa", in: gguf, minimum: 0)
-        c.slidingRopeDimensionCount = gguf.metadata[prefix + "rope.dimension_count_swa"] == nil ? nil : try c.integer("rope.dimension_count_swa", in: gguf, minimum: 0)
-        guard let headWidth = c.slidingHeadDimension, headWidth > 0, headWidth % 2 == 0,
-              (c.slidingRopeDimensionCount ?? c.ropeDimensionCount) <= headWidth, (c.slidingRopeDimensionCount ?? 0) % 2 == 0 else {
-            throw ModelError(file: gguf.path, field: prefix + "attention.key_length_swa",
-                             reason: "sliding heads of \(c.slidingHeadDimension ?? 0) cannot rotate \(c.slidingRopeDimensionCount ?? c.ropeDimensionCount) dimensions")
+        let headWidth = try c.integer("attention.key_length_swa", in: gguf, minimum: 0)
+        let rotated = gguf.metadata[prefix + "rope.dimension_count_swa"] == nil ? c.ropeDimensionCount : try c.integer("rope.dimension_count_swa", in: gguf, minimum: 0)
+        guard headWidth > 0, headWidth % 2 == 0, rotated <= headWidth, rotated % 2 == 0 else {
+            throw ModelError(file: gguf.path, field: prefix + "attention.key_length_swa", reason: "sliding heads of \(headWidth) cannot rotate \(rotated) dimensions")
+        }
+        for layer in c.layerShapes.indices where c.slides(layer: layer) {
+            c.layerShapes[layer].headDimension = headWidth
+            c.layerShapes[layer].ropeDimensionCount = rotated
         }
         c.experts?.besideDense = true
-        c.sharedKVLayers = gguf.metadata[prefix + "attention.shared_kv_layers"] == nil ? 0 : try c.integer("attention.shared_kv_layers", in: gguf, minimum: 0)
-        if c.sharedKVLayers > 0 {
-            // The shared layers read the last sliding and the last full layer before them.
-            let first = c.blockCount - c.sharedKVLayers
-            guard first >= 2, c.slides(layer: first - 2), !c.slides(layer: first - 1) else {
-                throw ModelError(file: gguf.path, field: prefix + "attention.shared_kv_layers",
-                                 reason: "\(c.sharedKVLayers) shared layers of \(c.blockCount) need a sliding then a full layer before them")
-            }
+        let shared = gguf.metadata[prefix + "attention.shared_kv_layers"] == nil ? 0 : try c.integer("attention.shared_kv_layers", in: gguf, minimum: 0)
+        guard shared > 0 else { return }
+        // The shared layers read the last sliding and the last full layer before them (llama.cpp's
+        // `n_layer_kv_from_start - 2` or `- 1`).
+        let first = c.blockCount - shared
+        guard first >= 2, c.slides(layer: first - 2), !c.slides(layer: first - 1) else {
+            throw ModelError(file: gguf.path, field: prefix + "attention.shared_kv_layers",
+                             reason: "\(shared) shared layers of \(c.blockCount) need a sliding then a full layer before them")
         }
+        for layer in first..<c.blockCount { c.layerShapes[layer].cacheLayer = first - (c.slides(layer: layer) ? 2 : 1) }
     }
 
     let configuration: Configuration

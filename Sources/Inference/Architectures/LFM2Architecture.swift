@@ -20,12 +20,12 @@ struct LFM2Architecture: DecoderArchitecture {
             guard counts.count == layers else {
                 throw ModelError(file: gguf.path, field: prefix + "attention.head_count_kv", reason: "has \(counts.count) entries for \(layers) layers")
             }
-            configuration.recurrentLayers = counts.map { $0.intValue == 0 }
+            configuration.setEachLayer(\.isRecurrent, to: counts.map { $0.intValue == 0 })
         }
         let dimension = configuration.embeddingLength
         configuration.recurrence = ModelConfiguration.Recurrence(convolutionWidth: width, convolutionChannels: dimension, deltaRule: nil)
         if configuration.slidingWindow != nil {
-            configuration.slidingLayers = (0..<layers).map { !configuration.isRecurrent(layer: $0) }
+            configuration.setEachLayer(\.slides, to: (0..<layers).map { !configuration.isRecurrent(layer: $0) })
         }
     }
 

@@ -27,10 +27,10 @@ struct Qwen35Architecture: DecoderArchitecture {
             guard flags.count == layers else {
                 throw ModelError(file: gguf.path, field: prefix + "attention.recurrent_layers", reason: "has \(flags.count) entries for \(layers) layers")
             }
-            configuration.recurrentLayers = flags.map { if case .bool(true) = $0 { true } else { $0.intValue == 1 } }
+            configuration.setEachLayer(\.isRecurrent, to: flags.map { if case .bool(true) = $0 { true } else { $0.intValue == 1 } })
         } else {
             let interval = gguf.metadata[prefix + "full_attention_interval"]?.intValue ?? 4
-            configuration.recurrentLayers = (0..<layers).map { ($0 + 1) % max(1, interval) != 0 }
+            configuration.setEachLayer(\.isRecurrent, to: (0..<layers).map { ($0 + 1) % max(1, interval) != 0 })
         }
     }
 

@@ -14,7 +14,7 @@ extension InferenceState {
                          cosines: ropeCosines, sines: ropeSines)
         if let slidingBase = c.slidingRopeFrequencyBase {
             var sliding = c
-            if let dimensions = c.slidingRopeDimensionCount { sliding.ropeDimensionCount = dimensions }
+            sliding.ropeDimensionCount = c.slidingLayerShape?.ropeDimensionCount ?? c.ropeDimensionCount
             Self.prepareRoPE(positions: places.positions, configuration: sliding, base: slidingBase, factors: slidingFactors ? factors : nil,
                              cosines: slidingRopeCosines, sines: slidingRopeSines)
         }

@@ -23,25 +23,16 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// Number of query heads.
     public var headCount: Int
     /// Number of key/value heads (grouped-query attention when fewer than `headCount`): the most
-    /// of any layer when layers differ (`layerHeadCountsKV`).
+    /// of any layer when layers differ (`layerShapes`).
     public var headCountKV: Int
     /// Width of one head (`attention.key_length`, else embedding length / heads): of the
-    /// full-attention layers when sliding ones differ (`slidingHeadDimension`).
+    /// full-attention layers when sliding ones differ (`layerShapes`).
     public var headDimension: Int
-    /// Each layer's key/value heads when the file gives them per layer and they differ (Gemma 4's
-    /// full layers have fewer); empty when every attention layer has `headCountKV`.
-    public var layerHeadCountsKV: [Int] = []
-    /// Each layer's feed-forward width when the file gives them per layer and they differ (Gemma
-    /// 4 E2B's wider ones); empty when every layer's is `feedForwardLength` (then the widest).
-    public var layerFeedForwardLengths: [Int] = []
-    /// The head width of sliding-window layers when it differs (`attention.key_length_swa`).
-    public var slidingHeadDimension: Int?
-    /// The dimensions RoPE rotates in sliding-window layers when they differ
-    /// (`rope.dimension_count_swa`).
-    public var slidingRopeDimensionCount: Int?
-    /// The last layers that compute no keys and values of their own but attend over an earlier
-    /// layer's (`attention.shared_kv_layers`; `cacheLayer`).
-    public var sharedKVLayers = 0
+    /// Each layer's own shape, the one table of how layers differ (llama.cpp's per-layer
+    /// `n_head_kv(il)`, `n_embd_head_k(il)`, `n_rot(il)`, `n_ff(il)`, `swa_layers`,
+    /// `recurrent_layer_arr` and the cache a layer reads): filled from the file's per-layer
+    /// arrays, then by the architecture's `configure`. `layer(_:)` views the model through it.
+    public var layerShapes: [LayerShape]
     /// The context the model was trained for.
     public var contextLength: Int
     /// RMSNorm epsilon.
@@ -63,9 +54,6 @@ public struct ModelConfiguration: Sendable, Equatable {
     public var attentionScale: Float
     /// Sliding-window layers see only the last `slidingWindow` positions (llama.cpp's `n_swa`).
     public var slidingWindow: Int?
-    /// Which layers attend over the sliding window (llama.cpp's `swa_layers`); none unless the
-    /// architecture says (`setSlidingWindowPattern`).
-    public var slidingLayers: [Bool] = []
     /// The RoPE base of sliding-window layers, when it differs (llama.cpp's
     /// `rope_freq_base_train_swa`).
     public var slidingRopeFrequencyBase: Float?
@@ -74,14 +62,34 @@ public struct ModelConfiguration: Sendable, Equatable {
     public var experts: Experts?
 
     /// The recurrent layers of a hybrid model (Qwen3.5's Gated DeltaNet, LFM2's short
-    /// convolutions), nil for a model of attention layers only; `recurrentLayers` says which
-    /// layers they are.
+    /// convolutions), nil for a model of attention layers only; `LayerShape.isRecurrent` says
+    /// which layers they are.
     public var recurrence: Recurrence?
-    /// Which layers are recurrent rather than attention (llama.cpp's `is_recr`).
-    public var recurrentLayers: [Bool] = []
     /// The layers before the first mixture of experts, whose feed-forward is dense
     /// (`leading_dense_block_count`, read by the architectures whose graph takes it: LFM2-MoE's).
     public var leadingDenseLayers = 0
+
+    /// One layer's shape: where it may differ from the model's (`headCountKV`, `headDimension`,
+    /// `ropeDimensionCount`, `feedForwardLength`), how it attends and whose keys and values.
+    public struct LayerShape: Sendable, Equatable {
+        /// Its key/value heads (Gemma 4's full layers have fewer).
+        public var headCountKV: Int
+        /// Its heads' width (Gemma 4's sliding layers' `attention.key_length_swa`).
+        public var headDimension: Int
+        /// The dimensions RoPE rotates in its heads (Gemma 4's sliding layers'
+        /// `rope.dimension_count_swa`).
+        public var ropeDimensionCount: Int
+        /// Its feed-forward hidden width (Gemma 4 E2B's wider ones).
+        public var feedForwardLength: Int
+        /// Whether it attends over the sliding window when the model has one (llama.cpp's
+        /// `swa_layers`; `ModelConfiguration.slides(layer:)`).
+        public var slides = false
+        /// Whether it is recurrent rather than attention (llama.cpp's `is_recr`).
+        public var isRecurrent = false
+        /// The layer whose keys and values it attends over: itself, or an earlier layer's
+        /// (Gemma 4's last layers, `attention.shared_kv_layers`).
+        public var cacheLayer: Int
+    }
 
     /// A recurrent layer's shape: a short causal convolution, and the gated delta rule's heads
     /// when the layer has them.
@@ -120,7 +128,7 @@ public struct ModelConfiguration: Sendable, Equatable {
 
     /// Whether `layer` is recurrent.
     public func isRecurrent(layer: Int) -> Bool {
-        recurrentLayers.indices.contains(layer) && recurrentLayers[layer]
+        layerShapes.indices.contains(layer) && layerShapes[layer].isRecurrent
     }
 
     /// A mixture of experts' shape.
@@ -152,34 +160,32 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// `n_embd_head_k(il)`, `n_head_kv(il)`, `n_rot(il)`, `n_ff(il)`). Attention and the
     /// feed-forward of a layer are computed with it.
     public func layer(_ index: Int) -> ModelConfiguration {
+        guard layerShapes.indices.contains(index) else { return self }
+        let shape = layerShapes[index]
         var view = self
-        if slides(layer: index) {
-            if let slidingHeadDimension { view.headDimension = slidingHeadDimension }
-            if let slidingRopeDimensionCount { view.ropeDimensionCount = slidingRopeDimensionCount }
-        }
-        if layerHeadCountsKV.indices.contains(index), layerHeadCountsKV[index] > 0 { view.headCountKV = layerHeadCountsKV[index] }
-        if layerFeedForwardLengths.indices.contains(index), layerFeedForwardLengths[index] > 0 {
-            view.feedForwardLength = layerFeedForwardLengths[index]
-        }
+        view.headCountKV = shape.headCountKV
+        view.headDimension = shape.headDimension
+        view.ropeDimensionCount = shape.ropeDimensionCount
+        view.feedForwardLength = shape.feedForwardLength
         return view
     }
 
     /// The widest head of any layer: a KV cache slot's width.
-    public var widestHeadDimension: Int { max(headDimension, slidingHeadDimension ?? 0) }
+    public var widestHeadDimension: Int { layerShapes.reduce(headDimension) { max($0, $1.headDimension) } }
     /// The widest query heads together of any layer.
     public var widestQueryDimension: Int { headCount * widestHeadDimension }
     /// The most dimensions RoPE rotates in any layer.
-    public var widestRopeDimensionCount: Int { max(ropeDimensionCount, slidingRopeDimensionCount ?? 0) }
+    public var widestRopeDimensionCount: Int { layerShapes.reduce(ropeDimensionCount) { max($0, $1.ropeDimensionCount) } }
     /// Whether some layers' heads are narrower than the full layers' (`headDimension`).
-    public var headWidthsDiffer: Bool { slidingHeadDimension.map { $0 != headDimension } ?? false }
+    public var headWidthsDiffer: Bool { layerShapes.contains { $0.headDimension != headDimension } }
+    /// The shape of the first sliding-window layer (every sliding layer's, as the files give
+    /// them), nil when no layer slides.
+    public var slidingLayerShape: LayerShape? { layerShapes.indices.first(where: slides(layer:)).map { layerShapes[$0] } }
 
-    /// The layer whose keys and values `layer` attends over: itself, or for the last
-    /// `sharedKVLayers` layers the last earlier layer that slides as it does (llama.cpp's reuse
-    /// of `n_layer_kv_from_start - 2` or `- 1`).
+    /// The layer whose keys and values `layer` attends over: itself, or an earlier layer's
+    /// (`LayerShape.cacheLayer`).
     public func cacheLayer(_ layer: Int) -> Int {
-        let first = blockCount - sharedKVLayers
-        guard layer >= first else { return layer }
-        return first - (slides(layer: layer) ? 2 : 1)
+        layerShapes.indices.contains(layer) ? layerShapes[layer].cacheLayer : layer
     }
 
     /// The widest feed-forward hidden layer: the dense one's or an expert's.
@@ -202,13 +208,18 @@ public struct ModelConfiguration: Sendable, Equatable {
 
     /// Whether `layer` attends over a sliding window.
     public func slides(layer: Int) -> Bool {
-        slidingWindow != nil && slidingLayers.indices.contains(layer) && slidingLayers[layer]
+        slidingWindow != nil && layerShapes.indices.contains(layer) && layerShapes[layer].slides
+    }
+
+    /// Sets a flag of every layer's shape (`\.slides`, `\.isRecurrent`), one for each layer.
+    mutating func setEachLayer(_ flag: WritableKeyPath<LayerShape, Bool>, to values: [Bool]) {
+        for (layer, value) in zip(layerShapes.indices, values) { layerShapes[layer][keyPath: flag] = value }
     }
 
     /// Makes every `period`-th layer (the last of each period) attend globally and the others
     /// slide, as llama.cpp's `set_swa_pattern`.
     mutating func setSlidingWindowPattern(period: Int) {
-        slidingLayers = (0..<blockCount).map { $0 % period < period - 1 }
+        setEachLayer(\.slides, to: (0..<blockCount).map { $0 % period < period - 1 })
     }
 
     /// Which layers slide, as llama.cpp's `load_swa_pattern` reads `attention.sliding_window_pattern`:
@@ -220,7 +231,7 @@ public struct ModelConfiguration: Sendable, Equatable {
             guard flags.count == blockCount else {
                 throw ModelError(file: gguf.path, field: key, reason: "has \(flags.count) entries for \(blockCount) layers")
             }
-            slidingLayers = flags.map { if case .bool(true) = $0 { true } else { $0.intValue == 1 } }
+            setEachLayer(\.slides, to: flags.map { if case .bool(true) = $0 { true } else { $0.intValue == 1 } })
         } else {
             setSlidingWindowPattern(period: pattern?.intValue.flatMap { $0 > 0 ? $0 : nil } ?? defaultPeriod)
         }
@@ -266,6 +277,7 @@ public struct ModelConfiguration: Sendable, Equatable {
         embeddingLength = try integer("embedding_length")
         let layers = try integer("block_count")
         blockCount = layers
+        let layerFeedForwardLengths: [Int], layerHeadCountsKV: [Int]
         (feedForwardLength, layerFeedForwardLengths) = try layerIntegers("feed_forward_length", layers: layers)
         let heads = try layerIntegers("attention.head_count", layers: layers)
         guard heads.perLayer.isEmpty else {
@@ -291,6 +303,13 @@ public struct ModelConfiguration: Sendable, Equatable {
             throw ModelError(file: file, field: prefix + "rope.dimension_count", reason: "\(ropeDimensionCount) must be even and at most the head width \(headDimension)")
         }
         ropeScaling = try RoPEScaling(gguf: gguf, prefix: prefix, originalContextLength: ropeOriginalContextLength)
+        // A layer without a count of its own (0: LFM2's convolution layers) has the model's.
+        func own(_ counts: [Int], _ layer: Int, else model: Int) -> Int { counts.indices.contains(layer) && counts[layer] > 0 ? counts[layer] : model }
+        let (kvHeads, headWidth, rotated, feedForward) = (headCountKV, headDimension, ropeDimensionCount, feedForwardLength)
+        layerShapes = (0..<layers).map { layer in
+            LayerShape(headCountKV: own(layerHeadCountsKV, layer, else: kvHeads), headDimension: headWidth, ropeDimensionCount: rotated,
+                       feedForwardLength: own(layerFeedForwardLengths, layer, else: feedForward), cacheLayer: layer)
+        }
         attentionScale = 1 / Float(headDimension).squareRoot()
         self.vocabularySize = vocabularySize
         // A window of 0 is none, as llama.cpp reads it.

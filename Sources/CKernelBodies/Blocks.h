@@ -12,50 +12,58 @@
 #define PRODUCTS_AVX2(u, s) _mm256_madd_epi16(_mm256_maddubs_epi16((u), (s)), _mm256_set1_epi16(1))
 #define PRODUCTS_VNNI(u, s) _mm256_dpbusd_epi32(_mm256_setzero_si256(), (u), (s))
 
-/// Defines `NAME`, a format's 8-bit dot product (its row's `dot_q8`), from `DEFINE(NAME,
-/// ATTRIBUTES, PRODUCTS)`, a macro that defines the format's kernel for one way of multiplying
-/// bytes: the AVX2 kernel, the AVX-512 VNNI one where the build has it, and the choice between them
-/// at each call.
-#define DEFINE_Q8_DOT(NAME, DEFINE)                                                                              \
-    DEFINE(NAME##_avx2, , PRODUCTS_AVX2)                                                                         \
-    VNNI_VARIANT(DEFINE(NAME##_vnni, VNNI_TARGET, PRODUCTS_VNNI))                                                \
-    static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count, \
-                      int without_vnni) {                                                                        \
-        return CHOOSE_VNNI(without_vnni, NAME##_vnni(row, values, scales, sums, count),                          \
-                           NAME##_avx2(row, values, scales, sums, count));                                       \
-    }
-
-/// Defines `NAME`, a format's `dot_q8_tokens`: one row against `tokens` tokens' 8-bit
-/// activations (token t's at `values + t * count`, `scales + t * count / 32`, `sums + 3 * t *
-/// count / 32`), `out[t * out_stride]` each. `DEFINE(NAME, ATTRIBUTES, PRODUCTS, TOKENS)` defines
-/// a kernel for `TOKENS` tokens at once, each token's arithmetic the format's `dot_q8`'s exactly
-/// (so the results are bit for bit `SINGLE`'s): tokens go `WIDE` at a time, then a pair, and a
-/// last one through `SINGLE`.
+/// Defines `NAME`, a format's `dot_q8_tokens`: `row_count` rows `row_bytes` apart against `tokens`
+/// tokens' 8-bit activations (token t's at `values + t * count`, `scales + t * count / 32`,
+/// `sums + 3 * t * count / 32`), row r's product with token t into `out[t * out_stride + r]`.
+/// `DEFINE(NAME, ATTRIBUTES, PRODUCTS, TOKENS)` defines a kernel for one row and `TOKENS` tokens at
+/// once, each token's arithmetic the format's `dot_q8`'s exactly (so the results are bit for bit
+/// `SINGLE`'s): tokens go `WIDE` at a time, then a pair, and a last one through `SINGLE`. The loop
+/// over rows is here, not in the caller: a row of a small model is a few blocks, and a call per
+/// row would cost as much as its arithmetic.
 #define DEFINE_Q8_TOKENS(NAME, DEFINE, WIDE, SINGLE)                                                           \
     DEFINE(NAME##_wide_avx2, , PRODUCTS_AVX2, WIDE)                                                              \
     VNNI_VARIANT(DEFINE(NAME##_wide_vnni, VNNI_TARGET, PRODUCTS_VNNI, WIDE))                                     \
     DEFINE(NAME##_pair_avx2, , PRODUCTS_AVX2, 2)                                                                 \
     VNNI_VARIANT(DEFINE(NAME##_pair_vnni, VNNI_TARGET, PRODUCTS_VNNI, 2))                                        \
-    static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count, \
-                     long tokens, float *out, long out_stride, int without_vnni) {                               \
+    static void NAME(const void *rows, long row_bytes, long row_count, const signed char *values, const float *scales, \
+                     const float *sums, long count, long tokens, float *out, long out_stride, int without_vnni) { \
         const long blocks = count / 32;                                                                          \
-        long t = 0;                                                                                              \
-        for (; t + (WIDE) <= tokens; t += (WIDE)) {                                                              \
-            const signed char *v = values + t * count;                                                           \
-            const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                    \
-            CHOOSE_VNNI(without_vnni, NAME##_wide_vnni(row, v, d, m, count, out + t * out_stride, out_stride),   \
-                        NAME##_wide_avx2(row, v, d, m, count, out + t * out_stride, out_stride));                \
+        for (long r = 0; r < row_count; r++) {                                                                   \
+            const void *row = (const uint8_t *)rows + r * row_bytes;                                             \
+            long t = 0;                                                                                          \
+            for (; t + (WIDE) <= tokens; t += (WIDE)) {                                                          \
+                const signed char *v = values + t * count;                                                       \
+                const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                \
+                CHOOSE_VNNI(without_vnni, NAME##_wide_vnni(row, v, d, m, count, out + t * out_stride + r, out_stride), \
+                            NAME##_wide_avx2(row, v, d, m, count, out + t * out_stride + r, out_stride));        \
+            }                                                                                                    \
+            for (; t + 2 <= tokens; t += 2) {                                                                    \
+                const signed char *v = values + t * count;                                                       \
+                const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                \
+                CHOOSE_VNNI(without_vnni, NAME##_pair_vnni(row, v, d, m, count, out + t * out_stride + r, out_stride), \
+                            NAME##_pair_avx2(row, v, d, m, count, out + t * out_stride + r, out_stride));        \
+            }                                                                                                    \
+            for (; t < tokens; t++)                                                                              \
+                out[t * out_stride + r] = SINGLE(row, values + t * count, scales + t * blocks, sums + 3 * t * blocks, \
+                                                 count, without_vnni);                                           \
         }                                                                                                        \
-        for (; t + 2 <= tokens; t += 2) {                                                                        \
-            const signed char *v = values + t * count;                                                           \
-            const float *d = scales + t * blocks, *m = sums + 3 * t * blocks;                                    \
-            CHOOSE_VNNI(without_vnni, NAME##_pair_vnni(row, v, d, m, count, out + t * out_stride, out_stride),   \
-                        NAME##_pair_avx2(row, v, d, m, count, out + t * out_stride, out_stride));                \
-        }                                                                                                        \
-        for (; t < tokens; t++)                                                                                  \
-            out[t * out_stride] = SINGLE(row, values + t * count, scales + t * blocks, sums + 3 * t * blocks,     \
-                                         count, without_vnni);                                                   \
     }
+
+/// Defines `NAME`, a format's `dot_q8`, and `NAME##_tokens`, its `dot_q8_tokens`, from one
+/// several-token kernel `DEFINE(NAME, ATTRIBUTES, PRODUCTS, TOKENS)` (see `DEFINE_Q8_TOKENS`):
+/// `NAME` is that kernel for one token, so the format's arithmetic is stated once and every token
+/// of a batch gets bit for bit `NAME`'s product.
+#define DEFINE_Q8_DOT_AND_TOKENS(NAME, DEFINE)                                                                   \
+    DEFINE(NAME##_one_avx2, , PRODUCTS_AVX2, 1)                                                                  \
+    VNNI_VARIANT(DEFINE(NAME##_one_vnni, VNNI_TARGET, PRODUCTS_VNNI, 1))                                         \
+    static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count, \
+                      int without_vnni) {                                                                        \
+        float out;                                                                                               \
+        CHOOSE_VNNI(without_vnni, NAME##_one_vnni(row, values, scales, sums, count, &out, 1),                    \
+                    NAME##_one_avx2(row, values, scales, sums, count, &out, 1));                                 \
+        return out;                                                                                              \
+    }                                                                                                            \
+    DEFINE_Q8_TOKENS(NAME##_tokens, DEFINE, 4, NAME)
 
 /// 16 bytes of packed nibbles (a Q4_0 or Q5_0 block's) as 32 unsigned bytes in weight order: low
 /// nibbles are weights 0-15, high nibbles weights 16-31.

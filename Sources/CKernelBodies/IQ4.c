@@ -41,46 +41,62 @@ static void dequantize_iq4_nl(const void *row, float *out, long count) {
 
 DEFINE_WIDENING_DOT(dot_iq4_nl, dequantize_iq4_nl, 32, 18)
 
-/// One block `b` of `BYTES` bytes whose last 16 are nibbles: they look their signed values up in
-/// `table`, and their products times `SCALE` (weight scale × activation scale, broadcast) are
-/// added into `acc`.
-#define TABLE_Q8_STEP(PRODUCTS, BYTES, b, acc, SCALE)                                                        \
+/// Block `b`'s nibbles (the last 16 of its `BYTES` bytes) looked up in `table`: its signed values.
+#define TABLE_WEIGHTS(BYTES, b) _mm256_shuffle_epi8(table, unpack_nibbles(blocks + (BYTES) * (b) + (BYTES) - 16, low_mask))
+
+/// `weights` (block `b`'s) times token `t`'s activations, times `SCALE` (weight scale × activation
+/// scale, broadcast), added into `acc`.
+#define TABLE_Q8_STEP(PRODUCTS, weights, t, b, acc, SCALE)                                                   \
     {                                                                                                        \
-        const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(blocks + (BYTES) * (b) + (BYTES) - 16, low_mask)); \
-        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
-        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations)), acc); \
+        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + (t) * count + 32 * (b))); \
+        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, (weights), activations)), acc); \
     }
 
-/// Defines a × 8-bit kernel for blocks of 32 nibbles indexing `VALUES` (IQ4_NL, MXFP4): `BYTES`
-/// bytes a block, whose scale `SCALE(block)` reads and `SCALES4(block)` reads for four blocks in a
-/// row. Four blocks a step, each into an accumulator of its own, the weights asked for ahead (as
-/// the Q4_0 kernel), the four scales multiplied by the activations' at once.
-#define DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, BYTES, SCALE, SCALES4, VALUES)                    \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count) { \
+/// Defines a × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`) for blocks of 32
+/// nibbles indexing `VALUES` (IQ4_NL, MXFP4): `BYTES` bytes a block, whose scale `SCALE(block)`
+/// reads and `SCALES4(block)` reads for four blocks in a row. Four blocks a step, their weights
+/// looked up once for all the tokens, each block into an accumulator of its own, the weights asked
+/// for ahead (as the Q4_0 kernel), the four scales multiplied by each token's at once.
+#define DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS, BYTES, SCALE, SCALES4, VALUES)            \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                   \
         (void)sums; /* The values are signed: no offset to take off. */                                     \
         const uint8_t *blocks = (const uint8_t *)row;                                                        \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)(VALUES)));      \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
-        __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                       \
+        const long n = count / 32;                                                                           \
+        __m256 sum[TOKENS][4];                                                                               \
+        for (int t = 0; t < (TOKENS); t++)                                                                   \
+            for (int i = 0; i < 4; i++) sum[t][i] = _mm256_setzero_ps();                                     \
         long b = 0;                                                                                          \
-        for (; b + 3 < count / 32; b += 4) {                                                                 \
+        for (; b + 3 < n; b += 4) {                                                                          \
             prefetch_weights_ahead(blocks + (BYTES) * b, 4 * (BYTES));                                       \
-            const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(SCALES4(blocks + (BYTES) * b), _mm_loadu_ps(scales + b))); \
-            TABLE_Q8_STEP(PRODUCTS, BYTES, b, sum0, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0)))    \
-            TABLE_Q8_STEP(PRODUCTS, BYTES, b + 1, sum1, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1))) \
-            TABLE_Q8_STEP(PRODUCTS, BYTES, b + 2, sum2, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2))) \
-            TABLE_Q8_STEP(PRODUCTS, BYTES, b + 3, sum3, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3))) \
+            const __m128 weight_scales = SCALES4(blocks + (BYTES) * b);                                      \
+            const __m256i w0 = TABLE_WEIGHTS(BYTES, b), w1 = TABLE_WEIGHTS(BYTES, b + 1);                    \
+            const __m256i w2 = TABLE_WEIGHTS(BYTES, b + 2), w3 = TABLE_WEIGHTS(BYTES, b + 3);                \
+            for (int t = 0; t < (TOKENS); t++) {                                                             \
+                const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(weight_scales, _mm_loadu_ps(scales + t * n + b))); \
+                TABLE_Q8_STEP(PRODUCTS, w0, t, b, sum[t][0], _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0))) \
+                TABLE_Q8_STEP(PRODUCTS, w1, t, b + 1, sum[t][1], _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1))) \
+                TABLE_Q8_STEP(PRODUCTS, w2, t, b + 2, sum[t][2], _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2))) \
+                TABLE_Q8_STEP(PRODUCTS, w3, t, b + 3, sum[t][3], _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3))) \
+            }                                                                                                \
         }                                                                                                    \
-        for (; b < count / 32; b++) TABLE_Q8_STEP(PRODUCTS, BYTES, b, sum0, _mm256_set1_ps(SCALE(blocks + (BYTES) * b) * scales[b])) \
-        return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3)));          \
+        for (; b < n; b++) {                                                                                 \
+            const __m256i w = TABLE_WEIGHTS(BYTES, b);                                                       \
+            const float weight_scale = SCALE(blocks + (BYTES) * b);                                          \
+            for (int t = 0; t < (TOKENS); t++)                                                               \
+                TABLE_Q8_STEP(PRODUCTS, w, t, b, sum[t][0], _mm256_set1_ps(weight_scale * scales[t * n + b])) \
+        }                                                                                                    \
+        for (int t = 0; t < (TOKENS); t++)                                                                   \
+            out[t * out_stride] = horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum[t][0], sum[t][1]), _mm256_add_ps(sum[t][2], sum[t][3]))); \
     }
 
 /// IQ4_NL's blocks are laid out as Q4_0's (F16 d, 16 bytes of nibbles).
-#define DEFINE_IQ4_NL_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS) \
-    DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, 18, half_to_float, q4_0_scales4, lumen_iq4_values)
+#define DEFINE_IQ4_NL_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS) \
+    DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS, 18, half_to_float, q4_0_scales4, lumen_iq4_values)
 
-DEFINE_Q8_DOT(dot_iq4_nl_q8, DEFINE_IQ4_NL_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_iq4_nl_q8, DEFINE_IQ4_NL_Q8_KERNEL)
 
 /// The levels of blocks laid out as `DEQUANTIZE_TABLE_BLOCKS` reads them: each value shifted by
 /// 128, so each block's min is −128 · its scale.
@@ -121,37 +137,44 @@ static void dequantize_iq4_xs(const void *row, float *out, long count) {
 
 DEFINE_WIDENING_DOT(dot_iq4_xs, dequantize_iq4_xs, 256, 136)
 
-/// Defines an IQ4_XS × 8-bit kernel: each 32-weight sub-block is an IQ4_NL block whose scale is
-/// d · (its 6-bit scale − 32); the eight combined scales of a block are computed as one vector.
-#define DEFINE_IQ4_XS_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                   \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales, const float *sums, long count) { \
-        (void)sums; /* IQ4 values are signed: no offset to take off. */ \
+/// Defines an IQ4_XS × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`): each 32-weight
+/// sub-block is an IQ4_NL block whose scale is d · (its 6-bit scale − 32), its weights looked up
+/// once for all the tokens; a block's eight combined scales are one vector per token.
+#define DEFINE_IQ4_XS_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                           \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                   \
+        (void)sums; /* IQ4 values are signed: no offset to take off. */                                     \
         const uint8_t *block = (const uint8_t *)row;                                                         \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
-        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_iq4_values));     \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
-        for (long b = 0; b < count / 256; b++, block += 136, values += 256, scales += 8) {                   \
+        const __m256i table = _mm256_broadcastsi128_si256(_mm_loadu_si128((const __m128i *)lumen_iq4_values)); \
+        const long n = count / 32;                                                                           \
+        __m256 sum0[TOKENS], sum1[TOKENS];                                                                   \
+        for (int t = 0; t < (TOKENS); t++) sum0[t] = sum1[t] = _mm256_setzero_ps();                          \
+        for (long b = 0; b < n / 8; b++, block += 136) {                                                     \
             const unsigned high = (unsigned)(block[2] | block[3] << 8);                                      \
             float sub_scales[8];                                                                             \
             for (int sub = 0; sub < 8; sub++) {                                                              \
                 const int low = (block[4 + sub / 2] >> (4 * (sub % 2))) & 0x0F;                              \
                 sub_scales[sub] = (float)((low | (int)(((high >> (2 * sub)) & 3) << 4)) - 32);               \
             }                                                                                                \
-            const __m256 combined = _mm256_mul_ps(_mm256_mul_ps(_mm256_loadu_ps(sub_scales), _mm256_set1_ps(half_to_float(block))), \
-                                                  _mm256_loadu_ps(scales));                                  \
+            const __m256 scaled = _mm256_mul_ps(_mm256_loadu_ps(sub_scales), _mm256_set1_ps(half_to_float(block))); \
+            __m256 combined[TOKENS];                                                                         \
+            for (int t = 0; t < (TOKENS); t++) combined[t] = _mm256_mul_ps(scaled, _mm256_loadu_ps(scales + t * n + 8 * b)); \
             for (int sub = 0; sub < 8; sub++) {                                                              \
                 const __m256i weights = _mm256_shuffle_epi8(table, unpack_nibbles(block + 8 + 16 * sub, low_mask)); \
-                const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * sub));        \
-                const __m256 products = _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations)); \
-                const __m256 scale = _mm256_permutevar8x32_ps(combined, _mm256_set1_epi32(sub));             \
-                if (sub & 1) sum1 = _mm256_fmadd_ps(scale, products, sum1);                                  \
-                else sum0 = _mm256_fmadd_ps(scale, products, sum0);                                          \
+                for (int t = 0; t < (TOKENS); t++) {                                                         \
+                    const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + t * count + 256 * b + 32 * sub)); \
+                    const __m256 products = _mm256_cvtepi32_ps(SIGNED_PRODUCTS(PRODUCTS, weights, activations)); \
+                    const __m256 scale = _mm256_permutevar8x32_ps(combined[t], _mm256_set1_epi32(sub));      \
+                    if (sub & 1) sum1[t] = _mm256_fmadd_ps(scale, products, sum1[t]);                        \
+                    else sum0[t] = _mm256_fmadd_ps(scale, products, sum0[t]);                                \
+                }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1));                                                    \
+        for (int t = 0; t < (TOKENS); t++) out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])); \
     }
 
-DEFINE_Q8_DOT(dot_iq4_xs_q8, DEFINE_IQ4_XS_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_iq4_xs_q8, DEFINE_IQ4_XS_Q8_KERNEL)
 
 static void levels_iq4_xs(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -191,10 +214,10 @@ static void dequantize_mxfp4(const void *row, float *out, long count) {
 
 DEFINE_WIDENING_DOT(dot_mxfp4, dequantize_mxfp4, 32, 17)
 
-#define DEFINE_MXFP4_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS) \
-    DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, 17, mxfp4_scale, mxfp4_scales4, lumen_mxfp4_values)
+#define DEFINE_MXFP4_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS) \
+    DEFINE_TABLE_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS, 17, mxfp4_scale, mxfp4_scales4, lumen_mxfp4_values)
 
-DEFINE_Q8_DOT(dot_mxfp4_q8, DEFINE_MXFP4_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_mxfp4_q8, DEFINE_MXFP4_Q8_KERNEL)
 
 static void levels_mxfp4(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     TABLE_LEVELS(row, levels, scales, mins, count, 17, mxfp4_scale, lumen_mxfp4_values)

@@ -161,6 +161,63 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
 
 DEFINE_X8_DOT(dot_q4_k_x8_q8, DEFINE_Q4_K_X8_KERNEL)
 
+/// `DEFINE_Q4_K_X8_KERNEL` for `TOKENS` tokens whose activations follow one another (see
+/// `DEFINE_NIBBLE_X8_TOKENS_KERNEL`): each 32-byte piece of nibbles loaded and split, and each
+/// block column's scales and mins unpacked, once for all the tokens. A token's integer sums take
+/// one chain per sub-block (exact whatever the chains), and its float operations are the one-token
+/// kernel's in its order (the mins' multiply-adds, which do not depend on the products, after the
+/// sub-blocks rather than between them), so the results are bit for bit.
+#define DEFINE_Q4_K_X8_TOKENS_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, TOKENS)                                     \
+    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values, const float *scales, \
+                                const float *sums, long count, float *out, long out_stride) {                    \
+        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
+        const uint8_t *column = (const uint8_t *)groups;                                                     \
+        const long n = count / 32;                                                                           \
+        for (long g = 0; g < group_count; g++, out += 8) {                                                   \
+            __m256 total[TOKENS], offsets[TOKENS];                                                           \
+            for (int t = 0; t < (TOKENS); t++) total[t] = offsets[t] = _mm256_setzero_ps();                  \
+            for (long b = 0; b < count / 256; b++, column += Q4_K_X8_BLOCK_BYTES) {                          \
+                __m256 block_sum[TOKENS];                                                                    \
+                for (int t = 0; t < (TOKENS); t++) block_sum[t] = _mm256_setzero_ps();                       \
+                __m256i scale_words[2], min_words[2];                                                        \
+                k_scale_lanes(column + 32, scale_words, min_words);                                          \
+                for (int pair = 0; pair < 4; pair++) {                                                       \
+                    const uint8_t *pieces = column + 128 + 256 * pair;                                       \
+                    __m256i low[TOKENS], high[TOKENS];                                                       \
+                    for (int t = 0; t < (TOKENS); t++) low[t] = high[t] = _mm256_setzero_si256();            \
+                    for (int piece = 0; piece < 8; piece++) {                                                \
+                        const __m256i w = _mm256_loadu_si256((const __m256i *)(pieces + 32 * piece));        \
+                        const __m256i low_w = _mm256_and_si256(w, low_mask);                                 \
+                        const __m256i high_w = _mm256_and_si256(_mm256_srli_epi16(w, 4), low_mask);          \
+                        for (int t = 0; t < (TOKENS); t++) {                                                 \
+                            const signed char *x = values + t * count + 256 * b + 64 * pair + 4 * piece;     \
+                            low[t] = ACCUMULATE(low[t], low_w, _mm256_set1_epi32(load_word(x)));             \
+                            high[t] = ACCUMULATE(high[t], high_w, _mm256_set1_epi32(load_word(x + 32)));     \
+                        }                                                                                    \
+                    }                                                                                        \
+                    for (int half = 0; half < 2; half++) {                                                   \
+                        const int sub = 2 * pair + half;                                                     \
+                        const __m256 sub_scales = lane_byte(scale_words[sub / 4], sub % 4);                  \
+                        for (int t = 0; t < (TOKENS); t++)                                                   \
+                            block_sum[t] = _mm256_fmadd_ps(_mm256_mul_ps(sub_scales, _mm256_set1_ps(scales[t * n + 8 * b + sub])), \
+                                                           _mm256_cvtepi32_ps(half ? high[t] : low[t]), block_sum[t]); \
+                    }                                                                                        \
+                }                                                                                            \
+                const __m256 d = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)column));                  \
+                const __m256 dmin = _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)(column + 16)));        \
+                for (int t = 0; t < (TOKENS); t++) {                                                         \
+                    __m256 block_mins = _mm256_setzero_ps();                                                 \
+                    for (int sub = 0; sub < 8; sub++)                                                        \
+                        block_mins = _mm256_fmadd_ps(lane_byte(min_words[sub / 4], sub % 4),                 \
+                                                     _mm256_set1_ps(sums[3 * t * n + 8 * b + sub]), block_mins); \
+                    total[t] = _mm256_fmadd_ps(d, block_sum[t], total[t]);                                   \
+                    offsets[t] = _mm256_fmadd_ps(dmin, block_mins, offsets[t]);                              \
+                }                                                                                            \
+            }                                                                                                \
+            for (int t = 0; t < (TOKENS); t++) _mm256_storeu_ps(out + t * out_stride, _mm256_sub_ps(total[t], offsets[t])); \
+        }                                                                                                    \
+    }
+
 /// Defines the eight-row kernel `NAME`, with `ACCUMULATE` and compiled with `ATTRIBUTES`, of a
 /// format whose 32-weight blocks are `BLOCK_BYTES` bytes: `HALVES` F16 fields (d first), then 16
 /// bytes of nibbles. Per block column, four chains of `ACCUMULATE` (low and high nibbles, even and
@@ -273,3 +330,4 @@ DEFINE_X8_DOT(dot_q4_0_x8_q8, DEFINE_Q4_0_X8_KERNEL)
 DEFINE_X8_DOT(dot_q4_1_x8_q8, DEFINE_Q4_1_X8_KERNEL)
 DEFINE_X8_TOKENS(dot_q4_0_x8_q8_tokens, DEFINE_Q4_0_X8_TOKENS_KERNEL, 4, dot_q4_0_x8_q8)
 DEFINE_X8_TOKENS(dot_q4_1_x8_q8_tokens, DEFINE_Q4_1_X8_TOKENS_KERNEL, 4, dot_q4_1_x8_q8)
+DEFINE_X8_TOKENS(dot_q4_k_x8_q8_tokens, DEFINE_Q4_K_X8_TOKENS_KERNEL, 4, dot_q4_k_x8_q8)

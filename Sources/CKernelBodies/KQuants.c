@@ -117,44 +117,54 @@ static void dequantize_q2_k(const void *row, float *out, long count) {
 
 DEFINE_WIDENING_DOT(dot_q2_k, dequantize_q2_k, 256, 84)
 
-/// Defines a Q2_K × 8-bit kernel. Activation block j (of 32) meets the 2-bit values at shift 2·(j
-/// mod 4) of the 32 bytes of half j / 4; products come in int32 lanes of four weights, lanes 0–3
-/// in one 16-weight sub-block and 4–7 in the next, so each lane takes its sub-block's d · scale ×
-/// the activation scale. The dmin · min each sub-block owes meets the activations' 16-value sums
+/// Defines a Q2_K × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`). Activation block
+/// j (of 32) meets the 2-bit values at shift 2·(j mod 4) of the 32 bytes of half j / 4, unpacked
+/// once for all the tokens; products come in int32 lanes of four weights, lanes 0–3 in one
+/// 16-weight sub-block and 4–7 in the next, so each lane takes its sub-block's d · scale × the
+/// activation scale. The dmin · min each sub-block owes meets the activations' 16-value sums
 /// (`lumen_quantize_q8`'s half sums), sixteen at a time.
-#define DEFINE_Q2_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                     \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
-                                 const float *sums, long count) {                                            \
+#define DEFINE_Q2_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                             \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                   \
         const uint8_t *block = (const uint8_t *)row;                                                         \
-        const float *half_sums = sums + count / 32;                                                          \
+        const long n = count / 32;                                                                           \
         const __m256i two_bits = _mm256_set1_epi8(3);                                                        \
         const __m256i nibble_mask = _mm256_set1_epi32(0x0F);                                                 \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();        \
-        for (long b = 0; b < count / 256; b++, block += 84, values += 256, scales += 8, half_sums += 16) {   \
+        __m256 sum0[TOKENS], sum1[TOKENS], offsets[TOKENS];                                                  \
+        for (int t = 0; t < (TOKENS); t++) sum0[t] = sum1[t] = offsets[t] = _mm256_setzero_ps();             \
+        for (long b = 0; b < n / 8; b++, block += 84) {                                                      \
             const __m256 d = _mm256_set1_ps(half_to_float(block + 80)), dmin = _mm256_set1_ps(half_to_float(block + 82)); \
             const __m256i packed0 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)block));          \
             const __m256i packed1 = _mm256_cvtepu8_epi32(_mm_loadl_epi64((const __m128i *)(block + 8)));    \
-            const __m256 mins = _mm256_fmadd_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(packed0, 4)), _mm256_loadu_ps(half_sums), \
-                                                _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_srli_epi32(packed1, 4)), _mm256_loadu_ps(half_sums + 8))); \
-            offsets = _mm256_fmadd_ps(dmin, mins, offsets);                                                  \
+            const __m256 mins0 = _mm256_cvtepi32_ps(_mm256_srli_epi32(packed0, 4));                          \
+            const __m256 mins1 = _mm256_cvtepi32_ps(_mm256_srli_epi32(packed1, 4));                          \
+            for (int t = 0; t < (TOKENS); t++) {                                                             \
+                const float *half_sums = sums + 3 * t * n + n + 16 * b;                                      \
+                const __m256 mins = _mm256_fmadd_ps(mins0, _mm256_loadu_ps(half_sums), _mm256_mul_ps(mins1, _mm256_loadu_ps(half_sums + 8))); \
+                offsets[t] = _mm256_fmadd_ps(dmin, mins, offsets[t]);                                        \
+            }                                                                                                \
             for (int half = 0; half < 2; half++) {                                                           \
-                const __m256i packed = half ? packed1 : packed0;                                             \
-                const __m256 combined = _mm256_mul_ps(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_and_si256(packed, nibble_mask))), \
-                                                      activation_scales_by_sub_block(scales + 4 * half));    \
+                const __m256 scaled = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_and_si256(half ? packed1 : packed0, nibble_mask))); \
                 const __m256i bits = _mm256_loadu_si256((const __m256i *)(block + 16 + 32 * half));          \
+                __m256 combined[TOKENS];                                                                     \
+                for (int t = 0; t < (TOKENS); t++)                                                           \
+                    combined[t] = _mm256_mul_ps(scaled, activation_scales_by_sub_block(scales + t * n + 8 * b + 4 * half)); \
                 for (int shift = 0; shift < 4; shift++) {                                                    \
-                    const __m256i q = _mm256_and_si256(_mm256_srl_epi16(bits, _mm_cvtsi32_si128(2 * shift)), two_bits);        \
-                    const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (4 * half + shift))); \
-                    const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(q, activations));                    \
-                    if (shift & 1) sum1 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum1);  \
-                    else sum0 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum0);            \
+                    const __m256i q = _mm256_and_si256(_mm256_srl_epi16(bits, _mm_cvtsi32_si128(2 * shift)), two_bits); \
+                    for (int t = 0; t < (TOKENS); t++) {                                                     \
+                        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + t * count + 256 * b + 32 * (4 * half + shift))); \
+                        const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(q, activations));                \
+                        if (shift & 1) sum1[t] = _mm256_fmadd_ps(sub_block_pair(combined[t], shift), products, sum1[t]); \
+                        else sum0[t] = _mm256_fmadd_ps(sub_block_pair(combined[t], shift), products, sum0[t]); \
+                    }                                                                                        \
                 }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
-        return horizontal_sum(_mm256_sub_ps(_mm256_add_ps(sum0, sum1), offsets));                            \
+        for (int t = 0; t < (TOKENS); t++)                                                                   \
+            out[t * out_stride] = horizontal_sum(_mm256_sub_ps(_mm256_add_ps(sum0[t], sum1[t]), offsets[t])); \
     }
 
-DEFINE_Q8_DOT(dot_q2_k_q8, DEFINE_Q2_K_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q2_k_q8, DEFINE_Q2_K_Q8_KERNEL)
 
 static void levels_q2_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -221,45 +231,55 @@ static inline void q3_k_scales(const uint8_t *packed, __m256 *first, __m256 *sec
     *second = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(bytes, 8)));
 }
 
-/// Defines a Q3_K × 8-bit kernel. The unsigned 3-bit value u = q + 4 · high bit meets the
-/// activations in int32 lanes of four weights, scaled as in Q2_K by d · (scale − 32) × the
-/// activation scale of their sub-block; weights are u − 4, so 4 · d · (scale − 32) times each
-/// sub-block's activation sum (`lumen_quantize_q8`'s half sums) is taken off, sixteen at a time.
-#define DEFINE_Q3_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                     \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
-                                 const float *sums, long count) {                                            \
+/// Defines a Q3_K × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`). The unsigned
+/// 3-bit value u = q + 4 · high bit, assembled once for all the tokens, meets the activations in
+/// int32 lanes of four weights, scaled as in Q2_K by d · (scale − 32) × the activation scale of
+/// their sub-block; weights are u − 4, so 4 · d · (scale − 32) times each sub-block's activation
+/// sum (`lumen_quantize_q8`'s half sums) is taken off, sixteen at a time.
+#define DEFINE_Q3_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                             \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                   \
         const uint8_t *block = (const uint8_t *)row;                                                         \
-        const float *half_sums = sums + count / 32;                                                          \
+        const long n = count / 32;                                                                           \
         const __m256i two_bits = _mm256_set1_epi8(3), four = _mm256_set1_epi8(4);                           \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();        \
-        for (long b = 0; b < count / 256; b++, block += 110, values += 256, scales += 8, half_sums += 16) {  \
+        __m256 sum0[TOKENS], sum1[TOKENS], offsets[TOKENS];                                                  \
+        for (int t = 0; t < (TOKENS); t++) sum0[t] = sum1[t] = offsets[t] = _mm256_setzero_ps();             \
+        for (long b = 0; b < n / 8; b++, block += 110) {                                                     \
             const __m256 d = _mm256_set1_ps(half_to_float(block + 108));                                     \
             __m256 sub_scales[2];                                                                            \
             q3_k_scales(block + 96, &sub_scales[0], &sub_scales[1]);                                         \
             sub_scales[0] = _mm256_mul_ps(d, sub_scales[0]);                                                 \
             sub_scales[1] = _mm256_mul_ps(d, sub_scales[1]);                                                 \
-            offsets = _mm256_fmadd_ps(sub_scales[0], _mm256_loadu_ps(half_sums),                             \
-                                      _mm256_fmadd_ps(sub_scales[1], _mm256_loadu_ps(half_sums + 8), offsets)); \
+            for (int t = 0; t < (TOKENS); t++) {                                                             \
+                const float *half_sums = sums + 3 * t * n + n + 16 * b;                                      \
+                offsets[t] = _mm256_fmadd_ps(sub_scales[0], _mm256_loadu_ps(half_sums),                      \
+                                             _mm256_fmadd_ps(sub_scales[1], _mm256_loadu_ps(half_sums + 8), offsets[t])); \
+            }                                                                                                \
             const __m256i high_bits = _mm256_loadu_si256((const __m256i *)block);                            \
             for (int half = 0; half < 2; half++) {                                                           \
-                const __m256 combined = _mm256_mul_ps(sub_scales[half], activation_scales_by_sub_block(scales + 4 * half)); \
+                __m256 combined[TOKENS];                                                                     \
+                for (int t = 0; t < (TOKENS); t++)                                                           \
+                    combined[t] = _mm256_mul_ps(sub_scales[half], activation_scales_by_sub_block(scales + t * n + 8 * b + 4 * half)); \
                 const __m256i bits = _mm256_loadu_si256((const __m256i *)(block + 32 + 32 * half));          \
                 for (int shift = 0; shift < 4; shift++) {                                                    \
                     const int j = 4 * half + shift;                                                          \
                     const __m256i bit = _mm256_set1_epi8((char)(1 << j));                                    \
                     const __m256i high = _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(high_bits, bit), bit), four); \
                     const __m256i u = _mm256_or_si256(_mm256_and_si256(_mm256_srl_epi16(bits, _mm_cvtsi32_si128(2 * shift)), two_bits), high); \
-                    const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * j));      \
-                    const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(u, activations));                    \
-                    if (shift & 1) sum1 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum1);  \
-                    else sum0 = _mm256_fmadd_ps(sub_block_pair(combined, shift), products, sum0);            \
+                    for (int t = 0; t < (TOKENS); t++) {                                                     \
+                        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + t * count + 256 * b + 32 * j)); \
+                        const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(u, activations));                \
+                        if (shift & 1) sum1[t] = _mm256_fmadd_ps(sub_block_pair(combined[t], shift), products, sum1[t]); \
+                        else sum0[t] = _mm256_fmadd_ps(sub_block_pair(combined[t], shift), products, sum0[t]); \
+                    }                                                                                        \
                 }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
-        return horizontal_sum(_mm256_fnmadd_ps(_mm256_set1_ps(4.0f), offsets, _mm256_add_ps(sum0, sum1)));     \
+        for (int t = 0; t < (TOKENS); t++)                                                                   \
+            out[t * out_stride] = horizontal_sum(_mm256_fnmadd_ps(_mm256_set1_ps(4.0f), offsets[t], _mm256_add_ps(sum0[t], sum1[t]))); \
     }
 
-DEFINE_Q8_DOT(dot_q3_k_q8, DEFINE_Q3_K_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q3_k_q8, DEFINE_Q3_K_Q8_KERNEL)
 
 static void levels_q3_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -299,24 +319,31 @@ DEFINE_WIDENING_DOT(dot_q4_k, dequantize_q4_k, 256, 144)
 
 DEFINE_WIDENING_DOT(dot_q5_k, dequantize_q5_k, 256, 176)
 
-/// Defines a Q4_K (`HIGH` 0) or Q5_K (`HIGH` 1) × 8-bit kernel. Each 32-weight sub-block meets
-/// one 32-value activation block: d · scale · activation scale times the integer products, minus
-/// dmin · min · (activation scale × sum of activations), which `sums` already holds. A block's
-/// eight combined scales and its eight min terms are computed as one vector each.
-#define DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, HIGH, BLOCK_BYTES, NIBBLE_OFFSET)                     \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
-                                 const float *sums, long count) {                                            \
+
+/// Defines a Q4_K (`HIGH` 0) or Q5_K (`HIGH` 1) × 8-bit kernel for `TOKENS` tokens
+/// (`DEFINE_Q8_DOT_AND_TOKENS`). Each 32-weight sub-block meets one 32-value activation block:
+/// d · scale · activation scale times the integer products, minus dmin · min · (activation scale ×
+/// sum of activations), which `sums` already holds. A block's scales, mins and weights are
+/// unpacked once for all the tokens; its eight combined scales and eight min terms are one vector
+/// each per token.
+#define DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS, HIGH, BLOCK_BYTES, NIBBLE_OFFSET)              \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                   \
         const uint8_t *block = (const uint8_t *)row;                                                         \
         const __m256i low_mask = _mm256_set1_epi8(0x0F), one = _mm256_set1_epi8(1), two = _mm256_set1_epi8(2); \
-        __m256 offsets = _mm256_setzero_ps();                                                                \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
-        for (long b = 0; b < count / 256; b++, block += (BLOCK_BYTES), values += 256, scales += 8, sums += 8) { \
+        const long n = count / 32;                                                                           \
+        __m256 offsets[TOKENS], sum0[TOKENS], sum1[TOKENS];                                                  \
+        for (int t = 0; t < (TOKENS); t++) offsets[t] = sum0[t] = sum1[t] = _mm256_setzero_ps();             \
+        for (long b = 0; b < count / 256; b++, block += (BLOCK_BYTES)) {                                     \
             __m256 sub_scales, sub_mins;                                                                     \
             k_scales_and_mins(block + 4, &sub_scales, &sub_mins);                                            \
-            const __m256 combined = _mm256_mul_ps(_mm256_mul_ps(sub_scales, _mm256_set1_ps(half_to_float(block))), \
-                                                  _mm256_loadu_ps(scales));                                  \
-            offsets = _mm256_fmadd_ps(_mm256_mul_ps(sub_mins, _mm256_set1_ps(half_to_float(block + 2))),      \
-                                      _mm256_loadu_ps(sums), offsets);                                       \
+            const __m256 scaled = _mm256_mul_ps(sub_scales, _mm256_set1_ps(half_to_float(block)));           \
+            const __m256 scaled_mins = _mm256_mul_ps(sub_mins, _mm256_set1_ps(half_to_float(block + 2)));    \
+            __m256 combined[TOKENS];                                                                         \
+            for (int t = 0; t < (TOKENS); t++) {                                                             \
+                combined[t] = _mm256_mul_ps(scaled, _mm256_loadu_ps(scales + t * n + 8 * b));                \
+                offsets[t] = _mm256_fmadd_ps(scaled_mins, _mm256_loadu_ps(sums + 3 * t * n + 8 * b), offsets[t]); \
+            }                                                                                                \
             prefetch_weights_ahead(block, (BLOCK_BYTES));                                                     \
             const uint8_t *nibbles = block + (NIBBLE_OFFSET);                                                \
             __m256i high = HIGH ? _mm256_loadu_si256((const __m256i *)(block + 16)) : _mm256_setzero_si256(); \
@@ -329,23 +356,27 @@ DEFINE_WIDENING_DOT(dot_q5_k, dequantize_q5_k, 256, 176)
                     upper = _mm256_or_si256(upper, _mm256_slli_epi16(_mm256_and_si256(high, two), 3));       \
                     high = _mm256_srli_epi16(high, 2);                                                       \
                 }                                                                                            \
-                const __m256i a0 = _mm256_loadu_si256((const __m256i *)(values + 64 * pair));                \
-                const __m256i a1 = _mm256_loadu_si256((const __m256i *)(values + 64 * pair + 32));           \
-                sum0 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(combined, _mm256_set1_epi32(2 * pair)),      \
-                                       _mm256_cvtepi32_ps(PRODUCTS(low, a0)), sum0);                         \
-                sum1 = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(combined, _mm256_set1_epi32(2 * pair + 1)),  \
-                                       _mm256_cvtepi32_ps(PRODUCTS(upper, a1)), sum1);                       \
+                for (int t = 0; t < (TOKENS); t++) {                                                         \
+                    const signed char *v = values + t * count + 256 * b + 64 * pair;                         \
+                    const __m256i a0 = _mm256_loadu_si256((const __m256i *)v);                               \
+                    const __m256i a1 = _mm256_loadu_si256((const __m256i *)(v + 32));                        \
+                    sum0[t] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(combined[t], _mm256_set1_epi32(2 * pair)), \
+                                              _mm256_cvtepi32_ps(PRODUCTS(low, a0)), sum0[t]);               \
+                    sum1[t] = _mm256_fmadd_ps(_mm256_permutevar8x32_ps(combined[t], _mm256_set1_epi32(2 * pair + 1)), \
+                                              _mm256_cvtepi32_ps(PRODUCTS(upper, a1)), sum1[t]);             \
+                }                                                                                            \
             }                                                                                                \
         }                                                                                                    \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1)) - horizontal_sum(offsets);                          \
+        for (int t = 0; t < (TOKENS); t++)                                                                   \
+            out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])) - horizontal_sum(offsets[t]); \
     }
 
-#define DEFINE_Q4_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS) DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, 0, 144, 16)
-#define DEFINE_Q5_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS) DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, 1, 176, 48)
+#define DEFINE_Q4_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS) DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS, 0, 144, 16)
+#define DEFINE_Q5_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS) DEFINE_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS, 1, 176, 48)
 
-DEFINE_Q8_DOT(dot_q4_k_q8, DEFINE_Q4_K_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q4_k_q8, DEFINE_Q4_K_Q8_KERNEL)
 
-DEFINE_Q8_DOT(dot_q5_k_q8, DEFINE_Q5_K_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q5_k_q8, DEFINE_Q5_K_Q8_KERNEL)
 
 static void levels_q4_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -385,59 +416,68 @@ static void dequantize_q6_k(const void *row, float *out, long count) {
 
 DEFINE_WIDENING_DOT(dot_q6_k, dequantize_q6_k, 256, 210)
 
-/// Defines a Q6_K × 8-bit kernel. Weights are 6-bit values u minus 32. The products of u with the
-/// activations are taken in int32 lanes of four weights (lanes 0-3 are one 16-weight sub-block,
-/// lanes 4-7 the next), each lane scaled by its sub-block's scale × d × the activation block's
-/// scale, eight of which are computed at once; 32 · d · scale times each sub-block's activation
-/// sum (`lumen_quantize_q8`'s half sums) is taken off, sixteen at a time.
-#define DEFINE_Q6_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,           \
-                                 const float *sums, long count) {                                           \
+/// The 6-bit values u (weights + 32) of half `half` of a Q6_K block, in four vectors of 32 bytes:
+/// weights l, l + 32, l + 64 and l + 96 of the half take the low nibble of low[l], of low[l + 32],
+/// the high nibble of low[l], of low[l + 32], and bit pairs 0, 1, 2 and 3 of high[l].
+static inline void q6_k_half_weights(const uint8_t *block, int half, __m256i low_mask, __m256i two_bits, __m256i weights[4]) {
+    const __m256i low0 = _mm256_loadu_si256((const __m256i *)(block + 64 * half));
+    const __m256i low1 = _mm256_loadu_si256((const __m256i *)(block + 64 * half + 32));
+    const __m256i high = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * half));
+    weights[0] = _mm256_or_si256(_mm256_and_si256(low0, low_mask), _mm256_slli_epi16(_mm256_and_si256(high, two_bits), 4));
+    weights[1] = _mm256_or_si256(_mm256_and_si256(low1, low_mask), _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 2), two_bits), 4));
+    weights[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), low_mask),
+                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 4), two_bits), 4));
+    weights[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), low_mask),
+                                 _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 6), two_bits), 4));
+}
+
+/// Defines a Q6_K × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`). Weights are
+/// 6-bit values u minus 32, each half-block's assembled once for all the tokens. The products of u
+/// with the activations are taken in int32 lanes of four weights (lanes 0-3 are one 16-weight
+/// sub-block, lanes 4-7 the next), each lane scaled by its sub-block's scale × d × the activation
+/// block's scale, eight of which are computed at once; 32 · d · scale times each sub-block's
+/// activation sum (`lumen_quantize_q8`'s half sums) is taken off, sixteen at a time.
+#define DEFINE_Q6_K_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                             \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                  \
         const uint8_t *block = (const uint8_t *)row;                                                        \
-        const float *half_sums = sums + count / 32;                                                         \
         const __m256i low_mask = _mm256_set1_epi8(0x0F), two_bits = _mm256_set1_epi8(3);                   \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps(), offsets = _mm256_setzero_ps();       \
-        for (long b = 0; b < count / 256; b++, block += 210, half_sums += 16) {                             \
+        const long n = count / 32;                                                                          \
+        __m256 sum0[TOKENS], sum1[TOKENS], offsets[TOKENS];                                                 \
+        for (int t = 0; t < (TOKENS); t++) sum0[t] = sum1[t] = offsets[t] = _mm256_setzero_ps();            \
+        for (long b = 0; b < count / 256; b++, block += 210) {                                              \
             prefetch_weights_ahead(block, 210);                                                             \
             const __m256 d = _mm256_set1_ps(half_to_float(block + 208));                                    \
             const __m128i all_scales = _mm_loadu_si128((const __m128i *)(block + 192));                     \
-            offsets = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(all_scales))), \
-                                      _mm256_loadu_ps(half_sums), offsets);                                 \
-            offsets = _mm256_fmadd_ps(_mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(all_scales, 8)))), \
-                                      _mm256_loadu_ps(half_sums + 8), offsets);                             \
+            const __m256 first_scales = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(all_scales))); \
+            const __m256 second_scales = _mm256_mul_ps(d, _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_srli_si128(all_scales, 8)))); \
+            for (int t = 0; t < (TOKENS); t++) {                                                            \
+                const float *half_sums = sums + 3 * t * n + n + 16 * b;                                     \
+                offsets[t] = _mm256_fmadd_ps(first_scales, _mm256_loadu_ps(half_sums), offsets[t]);         \
+                offsets[t] = _mm256_fmadd_ps(second_scales, _mm256_loadu_ps(half_sums + 8), offsets[t]);    \
+            }                                                                                               \
             for (int half = 0; half < 2; half++) {                                                          \
-                const __m256i low0 = _mm256_loadu_si256((const __m256i *)(block + 64 * half));              \
-                const __m256i low1 = _mm256_loadu_si256((const __m256i *)(block + 64 * half + 32));         \
-                const __m256i high = _mm256_loadu_si256((const __m256i *)(block + 128 + 32 * half));        \
                 __m256i weights[4];                                                                         \
-                weights[0] = _mm256_or_si256(_mm256_and_si256(low0, low_mask), _mm256_slli_epi16(_mm256_and_si256(high, two_bits), 4)); \
-                weights[1] = _mm256_or_si256(_mm256_and_si256(low1, low_mask),                              \
-                                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 2), two_bits), 4)); \
-                weights[2] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low0, 4), low_mask),       \
-                                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 4), two_bits), 4)); \
-                weights[3] = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi16(low1, 4), low_mask),       \
-                                             _mm256_slli_epi16(_mm256_and_si256(_mm256_srli_epi16(high, 6), two_bits), 4)); \
+                q6_k_half_weights(block, half, low_mask, two_bits, weights);                                \
                 const long first = 8 * b + 4 * half;                                                        \
-                /* Sub-block scales 8·half … 8·half+7 × d × the scale of the activation block each falls in. */ \
-                const __m256 activation_scales = _mm256_permutevar8x32_ps(_mm256_castps128_ps256(_mm_loadu_ps(scales + first)), \
-                                                                          _mm256_setr_epi32(0, 0, 1, 1, 2, 2, 3, 3)); \
                 const __m128i sub_scales = _mm_loadl_epi64((const __m128i *)(block + 192 + 8 * half));      \
-                const __m256 combined = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sub_scales)), d), \
-                                                      activation_scales);                                   \
-                for (int group = 0; group < 4; group++) {                                                   \
-                    const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (first + group))); \
-                    const __m256i products = PRODUCTS(weights[group], activations);                             \
-                    const __m256 scale = _mm256_permutevar8x32_ps(combined, _mm256_setr_epi32(2 * group, 2 * group, 2 * group, 2 * group, \
-                                                                                              2 * group + 1, 2 * group + 1, 2 * group + 1, 2 * group + 1)); \
-                    if (group & 1) sum1 = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(products), sum1);       \
-                    else sum0 = _mm256_fmadd_ps(scale, _mm256_cvtepi32_ps(products), sum0);                 \
+                const __m256 scaled = _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(sub_scales)), d); \
+                for (int t = 0; t < (TOKENS); t++) {                                                        \
+                    const __m256 combined = _mm256_mul_ps(scaled, activation_scales_by_sub_block(scales + t * n + first)); \
+                    for (int group = 0; group < 4; group++) {                                               \
+                        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + t * count + 32 * (first + group))); \
+                        const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights[group], activations));  \
+                        if (group & 1) sum1[t] = _mm256_fmadd_ps(sub_block_pair(combined, group), products, sum1[t]); \
+                        else sum0[t] = _mm256_fmadd_ps(sub_block_pair(combined, group), products, sum0[t]); \
+                    }                                                                                       \
                 }                                                                                           \
             }                                                                                               \
         }                                                                                                   \
-        return horizontal_sum(_mm256_fnmadd_ps(_mm256_set1_ps(32.0f), offsets, _mm256_add_ps(sum0, sum1)));  \
+        for (int t = 0; t < (TOKENS); t++)                                                                  \
+            out[t * out_stride] = horizontal_sum(_mm256_fnmadd_ps(_mm256_set1_ps(32.0f), offsets[t], _mm256_add_ps(sum0[t], sum1[t]))); \
     }
 
-DEFINE_Q8_DOT(dot_q6_k_q8, DEFINE_Q6_K_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q6_k_q8, DEFINE_Q6_K_Q8_KERNEL)
 
 static void levels_q6_k(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;

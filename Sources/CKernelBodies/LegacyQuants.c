@@ -39,9 +39,8 @@ static float dot_q8_0(const void *row, const float *x, long count) {
 /// into `out[t * out_stride]`. Signed bytes times signed bytes as `PRODUCTS` of the weights'
 /// magnitudes and the activations given the weights' signs (no sum overflows: |w| ≤ 128,
 /// |x| ≤ 127), so AVX2 and VNNI give the same sums. Each token adds its blocks four at a time into
-/// four sums, whatever `TOKENS` is: `dot_q8_0_q8` is the one-token kernel, `dot_q8_0_q8_tokens`
-/// the several-token one (`DEFINE_Q8_TOKENS`), bit for bit alike.
-#define DEFINE_Q8_0_Q8_TOKENS_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                       \
+/// four sums, whatever `TOKENS` is (`DEFINE_Q8_DOT_AND_TOKENS`).
+#define DEFINE_Q8_0_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                       \
     ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
                                 long count, float *out, long out_stride) {                                      \
         (void)sums;                                                                                             \
@@ -62,7 +61,7 @@ static float dot_q8_0(const void *row, const float *x, long count) {
         for (int t = 0; t < (TOKENS); t++)                                                                      \
             out[t * out_stride] = horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum[t][0], sum[t][1]), _mm256_add_ps(sum[t][2], sum[t][3]))); \
     }
-/// One block of `DEFINE_Q8_0_Q8_TOKENS_KERNEL` into each token's sum `accumulator`, the weights
+/// One block of `DEFINE_Q8_0_Q8_KERNEL` into each token's sum `accumulator`, the weights
 /// loaded and their magnitudes taken once.
 #define Q8_TOKENS_BLOCK(index, accumulator, TOKENS, PRODUCTS)                                                  \
     {                                                                                                          \
@@ -77,17 +76,7 @@ static float dot_q8_0(const void *row, const float *x, long count) {
         }                                                                                                      \
     }
 
-DEFINE_Q8_0_Q8_TOKENS_KERNEL(dot_q8_0_q8_one_avx2, , PRODUCTS_AVX2, 1)
-VNNI_VARIANT(DEFINE_Q8_0_Q8_TOKENS_KERNEL(dot_q8_0_q8_one_vnni, VNNI_TARGET, PRODUCTS_VNNI, 1))
-
-static float dot_q8_0_q8(const void *row, const signed char *values, const float *scales, const float *sums, long count, int without_vnni) {
-    float out;
-    CHOOSE_VNNI(without_vnni, dot_q8_0_q8_one_vnni(row, values, scales, sums, count, &out, 1),
-                dot_q8_0_q8_one_avx2(row, values, scales, sums, count, &out, 1));
-    return out;
-}
-
-DEFINE_Q8_TOKENS(dot_q8_0_q8_tokens, DEFINE_Q8_0_Q8_TOKENS_KERNEL, 4, dot_q8_0_q8)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q8_0_q8, DEFINE_Q8_0_Q8_KERNEL)
 
 static void levels_q8_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -132,51 +121,66 @@ static float dot_q4_0(const void *row, const float *x, long count) {
     return horizontal_sum(total);
 }
 
-/// One Q4_0 block `b` of the kernels below, its products times `SCALE` (weight scale × activation
-/// scale, broadcast) added into `acc`.
-#define Q4_0_Q8_STEP(PRODUCTS, b, acc, SCALE)                                                                \
+/// Token `t`'s activations of Q4_0 block `b` times its unpacked nibbles `weights`, times `SCALE`
+/// (weight scale × activation scale, broadcast), added into `acc`.
+#define Q4_0_Q8_STEP(PRODUCTS, weights, t, b, acc, SCALE)                                                    \
     {                                                                                                        \
-        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * (b)));               \
-        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(PRODUCTS(unpack_nibbles(blocks + 18 * (b) + 2, low_mask), activations)), acc); \
+        const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + (t) * count + 32 * (b))); \
+        acc = _mm256_fmadd_ps(SCALE, _mm256_cvtepi32_ps(PRODUCTS((weights), activations)), acc);              \
     }
 
-/// Defines a Q4_0 × 8-bit kernel `NAME` whose unsigned-nibble × signed-activation products are
-/// computed by `PRODUCTS(nibbles, activations)` (8 int32 lanes), compiled with `ATTRIBUTES`.
-/// Weights are nibbles minus 8: the unsigned nibbles meet the signed activations directly, and the
-/// 8 · scale · sum(activations) each block owes is accumulated as a vector and subtracted at the
-/// end. Four blocks per step: their scales are converted and multiplied together in one vector,
-/// and each block's products go to an accumulator of their own.
-#define DEFINE_Q4_0_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,           \
-                                 const float *sums, long count) {                                           \
+/// Defines a Q4_0 × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`). Weights are
+/// nibbles minus 8: the unsigned nibbles (unpacked once for all the tokens) meet the signed
+/// activations directly, and the 8 · scale · sum(activations) each block owes is accumulated as a
+/// vector and subtracted at the end. Four blocks per step: their scales are converted once and
+/// multiplied by each token's in one vector, and each block's products go to an accumulator of
+/// their own.
+#define DEFINE_Q4_0_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                            \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                  \
         const uint8_t *blocks = (const uint8_t *)row;                                                       \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                    \
-        __m128 offsets = _mm_setzero_ps();                                                                  \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                      \
-        __m256 sum2 = _mm256_setzero_ps(), sum3 = _mm256_setzero_ps();                                      \
+        const long n = count / 32;                                                                          \
+        __m128 offsets[TOKENS];                                                                             \
+        __m256 sum[TOKENS][4];                                                                              \
+        for (int t = 0; t < (TOKENS); t++) {                                                                \
+            offsets[t] = _mm_setzero_ps();                                                                  \
+            for (int i = 0; i < 4; i++) sum[t][i] = _mm256_setzero_ps();                                    \
+        }                                                                                                   \
         long b = 0;                                                                                         \
-        for (; b + 3 < count / 32; b += 4) {                                                                \
+        for (; b + 3 < n; b += 4) {                                                                         \
             prefetch_weights_ahead(blocks + 18 * b, 4 * 18);                                                \
             const __m128 weight_scales = q4_0_scales4(blocks + 18 * b);                                     \
-            offsets = _mm_fmadd_ps(weight_scales, _mm_loadu_ps(sums + b), offsets);                         \
-            const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(weight_scales, _mm_loadu_ps(scales + b))); \
-            Q4_0_Q8_STEP(PRODUCTS, b, sum0, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0)))            \
-            Q4_0_Q8_STEP(PRODUCTS, b + 1, sum1, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1)))        \
-            Q4_0_Q8_STEP(PRODUCTS, b + 2, sum2, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2)))        \
-            Q4_0_Q8_STEP(PRODUCTS, b + 3, sum3, _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3)))        \
+            const __m256i w0 = unpack_nibbles(blocks + 18 * b + 2, low_mask), w1 = unpack_nibbles(blocks + 18 * b + 20, low_mask); \
+            const __m256i w2 = unpack_nibbles(blocks + 18 * b + 38, low_mask), w3 = unpack_nibbles(blocks + 18 * b + 56, low_mask); \
+            for (int t = 0; t < (TOKENS); t++) {                                                            \
+                offsets[t] = _mm_fmadd_ps(weight_scales, _mm_loadu_ps(sums + 3 * t * n + b), offsets[t]);   \
+                const __m256 both = _mm256_castps128_ps256(_mm_mul_ps(weight_scales, _mm_loadu_ps(scales + t * n + b))); \
+                Q4_0_Q8_STEP(PRODUCTS, w0, t, b, sum[t][0], _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(0))) \
+                Q4_0_Q8_STEP(PRODUCTS, w1, t, b + 1, sum[t][1], _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(1))) \
+                Q4_0_Q8_STEP(PRODUCTS, w2, t, b + 2, sum[t][2], _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(2))) \
+                Q4_0_Q8_STEP(PRODUCTS, w3, t, b + 3, sum[t][3], _mm256_permutevar8x32_ps(both, _mm256_set1_epi32(3))) \
+            }                                                                                               \
         }                                                                                                   \
-        float offset = 0.0f;                                                                                \
-        for (; b < count / 32; b++) {                                                                       \
+        float offset[TOKENS];                                                                               \
+        for (int t = 0; t < (TOKENS); t++) offset[t] = 0.0f;                                                \
+        for (; b < n; b++) {                                                                                \
             const float scale = half_to_float(blocks + 18 * b);                                             \
-            offset += scale * sums[b];                                                                      \
-            Q4_0_Q8_STEP(PRODUCTS, b, sum0, _mm256_set1_ps(scale * scales[b]))                              \
+            const __m256i w = unpack_nibbles(blocks + 18 * b + 2, low_mask);                                \
+            for (int t = 0; t < (TOKENS); t++) {                                                            \
+                offset[t] += scale * sums[3 * t * n + b];                                                   \
+                Q4_0_Q8_STEP(PRODUCTS, w, t, b, sum[t][0], _mm256_set1_ps(scale * scales[t * n + b]))       \
+            }                                                                                               \
         }                                                                                                   \
-        offsets = _mm_add_ps(offsets, _mm_movehl_ps(offsets, offsets));                                     \
-        offset += _mm_cvtss_f32(_mm_add_ss(offsets, _mm_movehdup_ps(offsets)));                             \
-        return horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum0, sum1), _mm256_add_ps(sum2, sum3))) - 8.0f * offset; \
+        for (int t = 0; t < (TOKENS); t++) {                                                                \
+            const __m128 pairs = _mm_add_ps(offsets[t], _mm_movehl_ps(offsets[t], offsets[t]));             \
+            offset[t] += _mm_cvtss_f32(_mm_add_ss(pairs, _mm_movehdup_ps(pairs)));                          \
+            out[t * out_stride] = horizontal_sum(_mm256_add_ps(_mm256_add_ps(sum[t][0], sum[t][1]), _mm256_add_ps(sum[t][2], sum[t][3]))) \
+                                  - 8.0f * offset[t];                                                       \
+        }                                                                                                   \
     }
 
-DEFINE_Q8_DOT(dot_q4_0_q8, DEFINE_Q4_0_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q4_0_q8, DEFINE_Q4_0_Q8_KERNEL)
 
 static void levels_q4_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -225,42 +229,11 @@ static float dot_q4_1(const void *row, const float *x, long count) {
     return horizontal_sum(_mm256_add_ps(total, offsets));
 }
 
-/// Defines a Q4_1 × 8-bit kernel: per block, d · s · Σ q·v plus m · (s · Σ v), the activation
-/// block's sum that `lumen_quantize_q8` stores.
-#define DEFINE_Q4_1_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                    \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,           \
-                                 const float *sums, long count) {                                           \
-        const uint8_t *blocks = (const uint8_t *)row;                                                       \
-        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                    \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                      \
-        float offset = 0.0f;                                                                                \
-        long b = 0;                                                                                         \
-        for (; b + 1 < count / 32; b += 2) {                                                                \
-            const uint8_t *first = blocks + 20 * b, *second = first + 20;                                   \
-            offset += half_to_float(first + 2) * sums[b] + half_to_float(second + 2) * sums[b + 1];         \
-            const __m256i a0 = _mm256_loadu_si256((const __m256i *)(values + 32 * b));                      \
-            const __m256i a1 = _mm256_loadu_si256((const __m256i *)(values + 32 * (b + 1)));                \
-            sum0 = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(first) * scales[b]),                        \
-                                   _mm256_cvtepi32_ps(PRODUCTS(unpack_nibbles(first + 4, low_mask), a0)), sum0); \
-            sum1 = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(second) * scales[b + 1]),                   \
-                                   _mm256_cvtepi32_ps(PRODUCTS(unpack_nibbles(second + 4, low_mask), a1)), sum1); \
-        }                                                                                                   \
-        for (; b < count / 32; b++) {                                                                       \
-            const uint8_t *block = blocks + 20 * b;                                                         \
-            offset += half_to_float(block + 2) * sums[b];                                                   \
-            const __m256i a = _mm256_loadu_si256((const __m256i *)(values + 32 * b));                       \
-            sum0 = _mm256_fmadd_ps(_mm256_set1_ps(half_to_float(block) * scales[b]),                        \
-                                   _mm256_cvtepi32_ps(PRODUCTS(unpack_nibbles(block + 4, low_mask), a)), sum0); \
-        }                                                                                                   \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1)) + offset;                                          \
-    }
-
-DEFINE_Q8_DOT(dot_q4_1_q8, DEFINE_Q4_1_Q8_KERNEL)
-
-/// `DEFINE_Q4_1_Q8_KERNEL` for `TOKENS` tokens at once: each block's nibbles unpacked and its
-/// F16 fields read once for all, each token's sums kept and added as that kernel does
-/// (`DEFINE_Q8_TOKENS`); the tokens' chains of additions run side by side.
-#define DEFINE_Q4_1_Q8_TOKENS_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                                   \
+/// Defines a Q4_1 × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`): per block, d · s ·
+/// Σ q·v plus m · (s · Σ v), the activation block's sum that `lumen_quantize_q8` stores; blocks
+/// go in pairs into two sums, each block's nibbles unpacked and its F16 fields read once for all
+/// the tokens.
+#define DEFINE_Q4_1_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                                   \
     ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
                                 long count, float *out, long out_stride) {                                      \
         const uint8_t *blocks = (const uint8_t *)row;                                                           \
@@ -302,7 +275,7 @@ DEFINE_Q8_DOT(dot_q4_1_q8, DEFINE_Q4_1_Q8_KERNEL)
         for (int t = 0; t < (TOKENS); t++) out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])) + offset[t]; \
     }
 
-DEFINE_Q8_TOKENS(dot_q4_1_q8_tokens, DEFINE_Q4_1_Q8_TOKENS_KERNEL, 4, dot_q4_1_q8)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q4_1_q8, DEFINE_Q4_1_Q8_KERNEL)
 
 static void levels_q4_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -341,37 +314,11 @@ static inline __m256i q5_0_high_bits(const uint8_t *p) {
     return _mm256_and_si256(_mm256_cmpeq_epi8(_mm256_and_si256(spread, bit), bit), _mm256_set1_epi8(0x10));
 }
 
-/// Defines a Q5_0 × 8-bit kernel: unsigned 5-bit weights (nibble plus fifth bit) meet the signed
-/// activations, and the 16 · sum(activations) each block owes is subtracted once, as a scalar.
-#define DEFINE_Q5_0_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                     \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
-                                 const float *sums, long count) {                                            \
-        const uint8_t *block = (const uint8_t *)row;                                                         \
-        const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
-        float off0 = 0.0f, off1 = 0.0f;                                                                      \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
-        for (long b = 0; b < count / 32; b++, block += 22) {                                                 \
-            const __m256i weights = _mm256_or_si256(unpack_nibbles(block + 6, low_mask), q5_0_high_bits(block + 2)); \
-            const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * b));              \
-            const float scale = half_to_float(block);                                                        \
-            const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                      \
-            if (b & 1) {                                                                                     \
-                off1 += scale * sums[b];                                                                     \
-                sum1 = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), products, sum1);                   \
-            } else {                                                                                         \
-                off0 += scale * sums[b];                                                                     \
-                sum0 = _mm256_fmadd_ps(_mm256_set1_ps(scale * scales[b]), products, sum0);                   \
-            }                                                                                                \
-        }                                                                                                    \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1)) - 16.0f * (off0 + off1);                            \
-    }
-
-DEFINE_Q8_DOT(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
-
-/// `DEFINE_Q5_0_Q8_KERNEL` for `TOKENS` tokens at once: each block's five-bit weights assembled
-/// and its scale read once for all, each token's sums kept and added as that kernel does
-/// (`DEFINE_Q8_TOKENS`).
-#define DEFINE_Q5_0_Q8_TOKENS_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                       \
+/// Defines a Q5_0 × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`): unsigned 5-bit
+/// weights (nibble plus fifth bit, assembled once for all the tokens) meet the signed activations,
+/// even blocks into one sum and odd into another, and the 16 · sum(activations) each block owes is
+/// subtracted once, as a scalar.
+#define DEFINE_Q5_0_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                       \
     ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
                                 long count, float *out, long out_stride) {                                      \
         const uint8_t *blocks = (const uint8_t *)row;                                                           \
@@ -383,7 +330,6 @@ DEFINE_Q8_DOT(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
             off0[t] = off1[t] = 0.0f;                                                                           \
             sum0[t] = sum1[t] = _mm256_setzero_ps();                                                            \
         }                                                                                                       \
-        /* Even blocks into the first sums, odd ones into the second, as the one-token kernel. */              \
         for (long b = 0; b < n; b += 2) {                                                                       \
             Q5_0_TOKENS_BLOCK(b, off0, sum0, TOKENS, PRODUCTS)                                                  \
             if (b + 1 < n) { Q5_0_TOKENS_BLOCK(b + 1, off1, sum1, TOKENS, PRODUCTS) }                            \
@@ -391,7 +337,7 @@ DEFINE_Q8_DOT(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
         for (int t = 0; t < (TOKENS); t++)                                                                      \
             out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])) - 16.0f * (off0[t] + off1[t]); \
     }
-/// One block of `DEFINE_Q5_0_Q8_TOKENS_KERNEL` into each token's `offsets` and `sums`.
+/// One block of `DEFINE_Q5_0_Q8_KERNEL` into each token's `offsets` and `sums`.
 #define Q5_0_TOKENS_BLOCK(index, offsets, sums_, TOKENS, PRODUCTS)                                             \
     {                                                                                                          \
         const uint8_t *block = blocks + 22 * (index);                                                          \
@@ -405,7 +351,7 @@ DEFINE_Q8_DOT(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
         }                                                                                                      \
     }
 
-DEFINE_Q8_TOKENS(dot_q5_0_q8_tokens, DEFINE_Q5_0_Q8_TOKENS_KERNEL, 4, dot_q5_0_q8)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q5_0_q8, DEFINE_Q5_0_Q8_KERNEL)
 
 static void levels_q5_0(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;
@@ -436,28 +382,37 @@ static void dequantize_q5_1(const void *row, float *out, long count) {
 
 DEFINE_WIDENING_DOT(dot_q5_1, dequantize_q5_1, 32, 24)
 
-/// Defines a Q5_1 × 8-bit kernel: unsigned 5-bit weights (nibble plus fifth bit) meet the
-/// activations, d · s scales their products and m · (s · Σ v), which `sums` holds, is added.
-#define DEFINE_Q5_1_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS)                                                     \
-    ATTRIBUTES static float NAME(const void *row, const signed char *values, const float *scales,            \
-                                 const float *sums, long count) {                                            \
+/// Defines a Q5_1 × 8-bit kernel for `TOKENS` tokens (`DEFINE_Q8_DOT_AND_TOKENS`): unsigned 5-bit
+/// weights (nibble plus fifth bit) meet each token's activations, d · s scales their products
+/// (even blocks into one sum, odd into another) and m · (s · Σ v), which `sums` holds, is added.
+#define DEFINE_Q5_1_Q8_KERNEL(NAME, ATTRIBUTES, PRODUCTS, TOKENS)                                             \
+    ATTRIBUTES static void NAME(const void *row, const signed char *values, const float *scales, const float *sums, \
+                                long count, float *out, long out_stride) {                                   \
         const uint8_t *block = (const uint8_t *)row;                                                         \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
-        float offset = 0.0f;                                                                                 \
-        __m256 sum0 = _mm256_setzero_ps(), sum1 = _mm256_setzero_ps();                                       \
-        for (long b = 0; b < count / 32; b++, block += 24) {                                                 \
-            const __m256i weights = _mm256_or_si256(unpack_nibbles(block + 8, low_mask), q5_0_high_bits(block + 4)); \
-            const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + 32 * b));              \
-            offset += half_to_float(block + 2) * sums[b];                                                    \
-            const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                      \
-            const __m256 scale = _mm256_set1_ps(half_to_float(block) * scales[b]);                           \
-            if (b & 1) sum1 = _mm256_fmadd_ps(scale, products, sum1);                                        \
-            else sum0 = _mm256_fmadd_ps(scale, products, sum0);                                              \
+        const long n = count / 32;                                                                           \
+        float offset[TOKENS];                                                                                \
+        __m256 sum0[TOKENS], sum1[TOKENS];                                                                   \
+        for (int t = 0; t < (TOKENS); t++) {                                                                 \
+            offset[t] = 0.0f;                                                                                \
+            sum0[t] = sum1[t] = _mm256_setzero_ps();                                                         \
         }                                                                                                    \
-        return horizontal_sum(_mm256_add_ps(sum0, sum1)) + offset;                                           \
+        for (long b = 0; b < n; b++, block += 24) {                                                          \
+            const __m256i weights = _mm256_or_si256(unpack_nibbles(block + 8, low_mask), q5_0_high_bits(block + 4)); \
+            const float d = half_to_float(block), m = half_to_float(block + 2);                              \
+            for (int t = 0; t < (TOKENS); t++) {                                                             \
+                const __m256i activations = _mm256_loadu_si256((const __m256i *)(values + t * count + 32 * b)); \
+                offset[t] += m * sums[3 * t * n + b];                                                        \
+                const __m256 products = _mm256_cvtepi32_ps(PRODUCTS(weights, activations));                  \
+                const __m256 scale = _mm256_set1_ps(d * scales[t * n + b]);                                  \
+                if (b & 1) sum1[t] = _mm256_fmadd_ps(scale, products, sum1[t]);                              \
+                else sum0[t] = _mm256_fmadd_ps(scale, products, sum0[t]);                                    \
+            }                                                                                                \
+        }                                                                                                    \
+        for (int t = 0; t < (TOKENS); t++) out[t * out_stride] = horizontal_sum(_mm256_add_ps(sum0[t], sum1[t])) + offset[t]; \
     }
 
-DEFINE_Q8_DOT(dot_q5_1_q8, DEFINE_Q5_1_Q8_KERNEL)
+DEFINE_Q8_DOT_AND_TOKENS(dot_q5_1_q8, DEFINE_Q5_1_Q8_KERNEL)
 
 static void levels_q5_1(const void *row, unsigned char *levels, float *scales, float *mins, long count) {
     const uint8_t *block = (const uint8_t *)row;

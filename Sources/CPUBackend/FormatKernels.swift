@@ -14,11 +14,12 @@ package struct FormatKernels: Sendable {
     /// kernel on a CPU with AVX-512 VNNI (the tests compare the two).
     package typealias QuantizedDot = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
                                              _ sums: UnsafePointer<Float>?, _ count: Int, _ withoutVNNI: Int32) -> Float
-    /// `QuantizedDot` for several tokens whose activations follow one another, into every
-    /// `outputStride`-th float: bit for bit its results, the row read once.
-    package typealias QuantizedDotTokens = @convention(c) (_ row: UnsafeRawPointer?, _ values: UnsafePointer<Int8>?, _ scales: UnsafePointer<Float>?,
-                                                   _ sums: UnsafePointer<Float>?, _ count: Int, _ tokens: Int, _ output: UnsafeMutablePointer<Float>?,
-                                                   _ outputStride: Int, _ withoutVNNI: Int32) -> Void
+    /// `QuantizedDot` of `rowCount` rows `rowBytes` apart with several tokens whose activations
+    /// follow one another, row r's with token t into `output[t * outputStride + r]`: bit for bit
+    /// its results, each row read once.
+    package typealias QuantizedDotTokens = @convention(c) (_ rows: UnsafeRawPointer?, _ rowBytes: Int, _ rowCount: Int, _ values: UnsafePointer<Int8>?,
+                                                   _ scales: UnsafePointer<Float>?, _ sums: UnsafePointer<Float>?, _ count: Int, _ tokens: Int,
+                                                   _ output: UnsafeMutablePointer<Float>?, _ outputStride: Int, _ withoutVNNI: Int32) -> Void
     /// `output[r] += (row r · x) × factor` for `rowCount` rows `rowBytes` apart, each dot `Dot`'s to
     /// the bit: a low-rank adapter's `B (A x)` added to the rows it adapts.
     package typealias AddScaledDots = @convention(c) (_ rows: UnsafeRawPointer?, _ rowBytes: Int, _ rowCount: Int, _ x: UnsafePointer<Float>?, _ count: Int,
@@ -33,7 +34,7 @@ package struct FormatKernels: Sendable {
     package let addScaledDots: AddScaledDots?
     /// The integer dot with 8-bit activations, when the format has one.
     package let quantizedDot: QuantizedDot?
-    /// The integer dot for several tokens at once, when the format has one.
+    /// The integer dot for several tokens at once: every format with `quantizedDot` has one.
     package let quantizedDotTokens: QuantizedDotTokens?
     /// The row decoder for prompt batches, when the format has one.
     package let levels: Levels?
@@ -76,8 +77,6 @@ extension TensorType {
 
     /// Whether the type has an integer dot product with 8-bit quantized activations.
     public var hasQuantizedDot: Bool { kernels?.quantizedDot != nil }
-    /// Whether the format has an 8-bit-activation dot product for several tokens at once.
-    public var hasQuantizedDotTokens: Bool { kernels?.quantizedDotTokens != nil }
 
     /// The names of the types Lumen computes with, for messages.
     public static var supportedNames: String {

@@ -204,21 +204,8 @@ package struct MatrixMultiplier {
             }
         } else if let tokens = matrix.kernels.quantizedDotTokens, kernel != nil {
             parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns * count) { _, range in
-                for row in range {
-                    tokens(matrix.base + row * matrix.rowBytes, scratch.quantizedValues, scratch.quantizedScales, scratch.quantizedSums, columns, count,
-                           output + row, rows, 0)
-                }
-                finish?(range)
-            }
-        } else if let kernel {
-            parallelChunks(rows, chunk: Self.vectorRowChunk, work: rows * columns * count) { _, range in
-                for token in 0..<count {
-                    let (values, scales, sums) = (scratch.quantizedValues + token * columns, scratch.quantizedScales + token * blocks,
-                                                  scratch.quantizedSums + 3 * token * blocks)
-                    for row in range {
-                        output[token * rows + row] = kernel(matrix.base + row * matrix.rowBytes, values, scales, sums, columns, 0)
-                    }
-                }
+                tokens(matrix.base + range.lowerBound * matrix.rowBytes, matrix.rowBytes, range.count, scratch.quantizedValues, scratch.quantizedScales,
+                       scratch.quantizedSums, columns, count, output + range.lowerBound, rows, 0)
                 finish?(range)
             }
         } else {

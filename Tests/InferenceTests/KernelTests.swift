@@ -356,27 +356,30 @@ struct KernelTests {
         }
     }
 
-    @Test("the several-token integer dot products give each token bit for bit the one-token kernel's product, AVX2 and VNNI alike",
-          arguments: quantizedTypes.filter(\.hasQuantizedDotTokens))
+    @Test("every format with an integer dot product has one for several rows and tokens, which gives each row and token bit for bit the one-token kernel's product, AVX2 and VNNI alike",
+          arguments: quantizedTypes.filter(\.hasQuantizedDot))
     func quantizedActivationsForSeveralTokens(type: TensorType) throws {
         var fixture = KernelFixture()
-        let many = try #require(type.kernels?.quantizedDotTokens)
+        let many = try #require(type.kernels?.quantizedDotTokens, "\(type) has dot_q8 and no dot_q8_tokens")
         for (name, scale) in Self.scales {
             for blocks in Self.blockCounts(type) {
-                let row = fixture.row(type, blocks: blocks, scale: scale)
+                let rows = (0..<3).map { _ in fixture.row(type, blocks: blocks, scale: scale) }
                 for tokens in [1, 2, 3, 4, 5, 9] {
                     let quantized = (0..<tokens).map { _ in KernelFixture.referenceQuantize(fixture.floats(blocks * type.layout.blockSize)) }
                     let (values, scales, sums) = (quantized.flatMap(\.values), quantized.flatMap(\.scales), quantized.flatMap(\.sums))
                     for withoutVNNI: Int32 in [0, 1] {
-                        // Every other float of the output: the stride is honoured.
-                        var output = [Float](repeating: .nan, count: 2 * tokens)
-                        row.withUnsafeBytes { bytes in
-                            many(bytes.baseAddress, values, scales, sums, quantized[0].values.count, tokens, &output, 2, withoutVNNI)
+                        // Four floats a token for three rows: the stride is honoured and the fourth left alone.
+                        var output = [Float](repeating: .nan, count: 4 * tokens)
+                        rows.flatMap { $0 }.withUnsafeBytes { bytes in
+                            many(bytes.baseAddress, rows[0].count, rows.count, values, scales, sums, quantized[0].values.count, tokens, &output, 4, withoutVNNI)
                         }
                         for token in 0..<tokens {
-                            let alone = Self.fastQuantizedDot(type, row, quantized[token], withoutVNNI: withoutVNNI)
-                            #expect(output[2 * token].bitPattern == alone.bitPattern,
-                                    "\(type) \(name) × \(blocks), token \(token) of \(tokens), without VNNI \(withoutVNNI)")
+                            for (index, row) in rows.enumerated() {
+                                let alone = Self.fastQuantizedDot(type, row, quantized[token], withoutVNNI: withoutVNNI)
+                                #expect(output[4 * token + index].bitPattern == alone.bitPattern,
+                                        "\(type) \(name) × \(blocks), row \(index), token \(token) of \(tokens), without VNNI \(withoutVNNI)")
+                            }
+                            #expect(output[4 * token + 3].isNaN)
                         }
                     }
                 }
@@ -388,7 +391,7 @@ struct KernelTests {
     func interleavedRows() throws {
         let types = TensorType.allCases.filter { $0.kernels?.interleaving != nil }
         #expect(types == [.q4_0, .q4_1, .q4_K])
-        #expect(types.filter { $0.kernels?.interleaving?.dotTokens != nil } == [.q4_0, .q4_1])
+        #expect(types.filter { $0.kernels?.interleaving?.dotTokens != nil } == types)
         var fixture = KernelFixture()
         for type in types {
             let layout = try #require(type.kernels?.interleaving)

@@ -25,12 +25,12 @@ struct lumen_format_kernels {
     /// ignore `sums`.
     float (*dot_q8)(const void *row, const signed char *values, const float *scales, const float *sums, long count,
                     int without_vnni);
-    /// `dot_q8` for `tokens` tokens whose activations follow one another (token t's at
-    /// `values + t * count`, `scales + t * count / 32`, `sums + 3 * t * count / 32`), into
-    /// `out[t * out_stride]`: bit for bit `dot_q8`'s results, the row read once for several
-    /// tokens. Null: call `dot_q8` per token.
-    void (*dot_q8_tokens)(const void *row, const signed char *values, const float *scales, const float *sums, long count,
-                          long tokens, float *out, long out_stride, int without_vnni);
+    /// `dot_q8` of `row_count` rows `row_bytes` apart with `tokens` tokens whose activations
+    /// follow one another (token t's at `values + t * count`, `scales + t * count / 32`, `sums + 3 *
+    /// t * count / 32`), row r's with token t into `out[t * out_stride + r]`: bit for bit `dot_q8`'s
+    /// results, each row read once for several tokens. Every format with `dot_q8` has one.
+    void (*dot_q8_tokens)(const void *rows, long row_bytes, long row_count, const signed char *values, const float *scales,
+                          const float *sums, long count, long tokens, float *out, long out_stride, int without_vnni);
     /// `out[r] += (row r · x) × factor` for `row_count` rows `row_bytes` apart, each dot product
     /// `dot`'s to the bit and the product rounded before the sum: a low-rank adapter's `B (A x)`
     /// added to the rows it adapts. Only the formats that multiply with F32 activations (no

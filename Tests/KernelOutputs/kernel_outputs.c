@@ -103,11 +103,9 @@ static void quantized_formats(void) {
         float product = kernels->dot_q8(row, values, scales, sums, K, 0);
         snprintf(name, sizeof name, "%s.dot_q8", format->name);
         print_floats(name, &product, 1);
-        if (kernels->dot_q8_tokens) {
-            kernels->dot_q8_tokens(row, values, scales, sums, K, TOKENS, out, 1, 0);
-            snprintf(name, sizeof name, "%s.dot_q8_tokens", format->name);
-            print_floats(name, out, TOKENS);
-        }
+        kernels->dot_q8_tokens(row, row_bytes, ROWS, values, scales, sums, K, TOKENS, out, ROWS, 0);
+        snprintf(name, sizeof name, "%s.dot_q8_tokens", format->name);
+        print_floats(name, out, TOKENS * ROWS);
         lumen_matmul_levels_q8(kernels->levels, row, row_bytes, ROWS, chunk_values, chunk_scales, chunk_sums, TOKENS, K, out, ROWS, workspace, 0);
         snprintf(name, sizeof name, "%s.matmul_levels_q8", format->name);
         print_floats(name, out, TOKENS * ROWS);

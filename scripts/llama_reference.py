@@ -17,9 +17,10 @@ class Tensor(ctypes.Structure):
                 ("data", ctypes.c_void_p), ("name", ctypes.c_char * 64), ("extra", ctypes.c_void_p), ("padding", ctypes.c_char * 8)]
 
 
-def context_parameters(size=512, callback=None):
+def context_parameters(size=512, callback=None, cache_type=None):
     """A context of `size` positions (and batch) with the references' settings; `callback`, an
-    eval callback, sees each graph node as it is computed."""
+    eval callback, sees each graph node as it is computed; `cache_type`, a ggml type for keys and
+    values instead of F32 (a quantized one with flash attention, which llama.cpp needs for it)."""
     params = llama_cpp.llama_context_default_params()
     params.n_ctx = size
     params.n_batch = size
@@ -28,6 +29,9 @@ def context_parameters(size=512, callback=None):
     params.type_k = llama_cpp.GGML_TYPE_F32
     params.type_v = llama_cpp.GGML_TYPE_F32
     params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_DISABLED
+    if cache_type is not None:
+        params.type_k = params.type_v = cache_type
+        params.flash_attn_type = llama_cpp.LLAMA_FLASH_ATTN_TYPE_ENABLED
     if callback is not None:
         params.cb_eval = callback
     return params
@@ -42,16 +46,17 @@ def tokenize(model, text, capacity=512):
     return list(buffer[:count])
 
 
-def greedy_reference(path, prompt, steps, logits_name, adapters=(), recorded=2):
+def greedy_reference(path, prompt, steps, logits_name, adapters=(), recorded=2, cache_type=None):
     """llama.cpp's greedy continuation of `prompt` by the model at `path`, as RealModelTests reads
     it: the prompt tokenized with add_special and parse_special and decoded in one call, then
     greedy (lowest id on ties) one token per call, not stopping at end-of-generation tokens;
-    `adapters`, LoRA adapters as (path, scale), set on the context (llama_set_adapters_lora).
+    `adapters`, LoRA adapters as (path, scale), set on the context (llama_set_adapters_lora);
+    `cache_type`, the KV cache's ggml type when not F32 (context_parameters).
     Returns the reference JSON (with the model's SHA-256, and each adapter's) and the logits after
     the prompt and after each of the first `recorded` - 1 greedy tokens (little-endian float32),
     to be written as `logits_name`."""
     model = llama_cpp.llama_model_load_from_file(str(path).encode(), llama_cpp.llama_model_default_params())
-    context = llama_cpp.llama_init_from_model(model, context_parameters())
+    context = llama_cpp.llama_init_from_model(model, context_parameters(cache_type=cache_type))
     loaded = [llama_cpp.llama_adapter_lora_init(model, str(adapter).encode()) for adapter, _scale in adapters]
     assert all(loaded), "llama.cpp refused an adapter"
     if loaded:

@@ -2,8 +2,9 @@
 
 #include "Shared.h"
 
-// One query head's attention over the cache, for F32 and F16 caches alike: the cache layout is
-// `[position][stride]` with the head's `dim` values at the pointer given; only the loads differ.
+// One query head's attention over the cache, for F32, F16 and Q8_0 caches alike: the cache layout
+// is `[position][stride]` with the head's `dim` values at the pointer given, `stride` counted in the
+// cache's units (an element; a Q8_0 cache's 32-value block); only the loads differ.
 
 static inline __m256 load_f32(const void *base, long index) { return _mm256_loadu_ps((const float *)base + index); }
 static inline __m256 load_f16(const void *base, long index) {
@@ -11,6 +12,24 @@ static inline __m256 load_f16(const void *base, long index) {
 }
 static inline float scalar_f32(const void *base, long index) { return ((const float *)base)[index]; }
 static inline float scalar_f16(const void *base, long index) { return half_bits_to_float(((const uint16_t *)base)[index]); }
+
+/// A Q8_0 cache's unit, as ggml's `block_q8_0`: an F16 scale and 32 signed bytes; value i of a
+/// block is d · q[i].
+typedef struct __attribute__((packed)) {
+    uint16_t d;
+    int8_t q[32];
+} q8_0_block;
+
+/// Values `index` … `index` + 7 (`index` a multiple of 8) of the Q8_0 blocks at `base`.
+static inline __m256 load_q8_0(const void *base, long index) {
+    const q8_0_block *block = (const q8_0_block *)base + index / 32;
+    const __m256 q = _mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(_mm_loadl_epi64((const __m128i *)(block->q + index % 32))));
+    return _mm256_mul_ps(_mm256_set1_ps(half_bits_to_float(block->d)), q);
+}
+static inline float scalar_q8_0(const void *base, long index) {
+    const q8_0_block *block = (const q8_0_block *)base + index / 32;
+    return half_bits_to_float(block->d) * (float)block->q[index % 32];
+}
 
 /// e^x for eight values, x ≤ 0 (Cephes' `expf`: x = n ln 2 + r with |r| ≤ ln 2 / 2, a degree-7
 /// polynomial for e^r, 2^n put in the exponent bits): within 1.3 ulp of e^x over [−87, 0], and
@@ -270,6 +289,7 @@ static float exponentiate(float *row, long first, long end, float sink) {
 
 DEFINE_ATTEND(f32, float, load_f32, scalar_f32)
 DEFINE_ATTEND(f16, uint16_t, load_f16, scalar_f16)
+DEFINE_ATTEND(q8_0, q8_0_block, load_q8_0, scalar_q8_0)
 
 /// The totals of four vectors' lanes: lane j of the result is the sum of `s[j]`.
 static inline __m128 horizontal_sums4(const __m256 *s) {
@@ -324,6 +344,7 @@ static inline __m128 horizontal_sums4(const __m256 *s) {
 
 DEFINE_ATTEND4(f32, float, load_f32)
 DEFINE_ATTEND4(f16, uint16_t, load_f16)
+DEFINE_ATTEND4(q8_0, q8_0_block, load_q8_0)
 
 static void lumen_store_f32(const float *x, void *out, long count) { memcpy(out, x, (size_t)count * sizeof(float)); }
 
@@ -333,4 +354,18 @@ static void lumen_store_f16(const float *x, void *out, long count) {
     for (; i + 8 <= count; i += 8)
         _mm_storeu_si128((__m128i *)(halves + i), _mm256_cvtps_ph(_mm256_loadu_ps(x + i), _MM_FROUND_TO_NEAREST_INT));
     for (; i < count; i++) halves[i] = float_to_half_bits(x[i]);
+}
+
+/// `count` floats (a multiple of 32) as Q8_0 blocks, as ggml's CPU `quantize_row_q8_0` writes a
+/// Q8_0 KV cache (its x86 and Arm paths alike): per block d = max |x| / 127, stored as F16, and
+/// q = x · (127 / max |x|) rounded to nearest, ties to even.
+static void lumen_store_q8_0(const float *x, void *out, long count) {
+    q8_0_block *block = (q8_0_block *)out;
+    for (long b = 0; b < count / 32; b++, block++, x += 32) {
+        float amax = 0.0f;
+        for (int i = 0; i < 32; i++) amax = fmaxf(amax, fabsf(x[i]));
+        const float inverse = amax != 0.0f ? 127.0f / amax : 0.0f;
+        block->d = float_to_half_bits(amax / 127.0f);
+        for (int i = 0; i < 32; i++) block->q[i] = (int8_t)nearbyintf(x[i] * inverse);
+    }
 }

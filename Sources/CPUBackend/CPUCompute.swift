@@ -193,7 +193,7 @@ package final class CPUCompute: ComputeBackend {
     package func attend(_ queries: UnsafeMutablePointer<Float>, count: Int, places: RowPlaces, shape: AttentionShape, cache: KVCacheLayer,
                         into output: UnsafeMutablePointer<Float>) {
         let headWidth = shape.headWidth, heads = shape.heads, queryWidth = shape.queryWidth, group = heads / shape.kvHeads
-        let geometry = cache.geometry, attend = geometry.type.kernels, stride = geometry.slotWidth
+        let geometry = cache.geometry, attend = geometry.type.kernels, stride = geometry.slotUnits
         let rowSequences = places.sequences, rowPositions = places.positions
         let work = count * heads * ((rowPositions.max() ?? 0) + 1) * headWidth
         let fourAtOnce = places.oneRun && !scratch.tokenByToken
@@ -240,7 +240,7 @@ package final class CPUCompute: ComputeBackend {
                 let offset = geometry.offset(sequence: places.sequences[token], kvHead: head / group, position: 0)
                 // The kernel leaves each position's exp(score − max) in `scores` and returns 1 / their
                 // total (a sink's share included: with one, a row sums to less than 1, as llama.cpp's).
-                let inverse = geometry.type.kernels.attend(cache.keys + offset, cache.values + offset, geometry.slotWidth,
+                let inverse = geometry.type.kernels.attend(cache.keys + offset, cache.values + offset, geometry.slotUnits,
                                                            queries + token * shape.queryWidth + head * shape.headWidth, shape.headWidth, first, length,
                                                            shape.scale, shape.sinks?[head] ?? -.infinity, &scores, &output)
                 for key in first..<length { rows[token * width + head * contextLength + key] = scores[key] * inverse }

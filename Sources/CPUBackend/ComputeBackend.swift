@@ -198,7 +198,9 @@ package struct KVCacheGeometry: Sendable {
     }
 
     /// Bytes of one head's slot.
-    package var slotBytes: Int { slotWidth * type.bytesPerElement }
+    package var slotBytes: Int { type.bytes(values: slotWidth) }
+    /// One head's slot in the cache's units (the attention kernels' stride).
+    package var slotUnits: Int { slotWidth / type.kernels.unitValues }
 
     /// Where KV head `kvHead` of `sequence` at `position` starts in a layer's keys or values, in
     /// bytes: each head's positions are contiguous, so attention streams them.

@@ -53,13 +53,15 @@ public final class ModelContainer: Sendable {
         public var hooks: [any ForwardHook]
         /// The LoRA adapters every forward pass applies (checked against the model: `AdapterSet`).
         public var adapters: AdapterSet
+        /// The KV cache's element type (one the model's heads fit: `ModelConfiguration.fits`).
+        public var cacheType: KVCacheType
 
         /// The model's context, every core, one session decoding `ModelSession.defaultSequences`
         /// generations together, prompts read 64 tokens at a time, any number of generations
-        /// queued on a session, the file's template, no hooks, no adapters.
+        /// queued on a session, the file's template, no hooks, no adapters, an F32 KV cache.
         public init(contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount, sessions: Int = 1,
                     sequencesPerSession: Int = ModelSession.defaultSequences, batchSize: Int = 64, requestsPerSession: Int = .max,
-                    chatTemplate: String? = nil, hooks: [any ForwardHook] = [], adapters: AdapterSet = .none) {
+                    chatTemplate: String? = nil, hooks: [any ForwardHook] = [], adapters: AdapterSet = .none, cacheType: KVCacheType = .f32) {
             self.contextLength = contextLength
             self.threads = threads
             self.sessions = sessions
@@ -69,6 +71,7 @@ public final class ModelContainer: Sendable {
             self.chatTemplate = chatTemplate
             self.hooks = hooks
             self.adapters = adapters
+            self.cacheType = cacheType
         }
     }
 
@@ -91,7 +94,7 @@ public final class ModelContainer: Sendable {
         self.model = model
         sessions = SessionPool(model: model, instances: settings.sessions, contextLength: settings.contextLength, threads: settings.threads,
                                batchSize: settings.batchSize, sequences: settings.sequencesPerSession, requestsPerSession: settings.requestsPerSession,
-                               adapters: settings.adapters)
+                               adapters: settings.adapters, cacheType: settings.cacheType)
         hooks = settings.hooks
         adapters = settings.adapters
         self.recorder = recorder

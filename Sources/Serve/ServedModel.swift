@@ -20,18 +20,20 @@ public final class ServedModel: Sendable {
     public let adapters: ServedAdapters
 
     /// Serves `model` as `name` with `instances` sessions of `parallel` sequences of
-    /// `contextLength` (nil: the model's) and `threads` threads each; embeddings pooled by
+    /// `contextLength` (nil: the model's), keys and values in a cache of `cacheType`, and `threads`
+    /// threads each; embeddings pooled by
     /// `pooling` (nil: as the file declares, else the mean); every forward pass changed by `hooks`;
     /// `adapters` (checked against `model`) for its requests to apply.
     ///
     /// - Throws: `ModelError` when a hook does not fit the model.
-    public init(name: String, model: LanguageModel, instances: Int, parallel: Int = 1, contextLength: Int?, threads: Int, created: Int, pooling: Pooling? = nil,
+    public init(name: String, model: LanguageModel, instances: Int, parallel: Int = 1, contextLength: Int?, threads: Int, cacheType: KVCacheType = .f32,
+                created: Int, pooling: Pooling? = nil,
                 hooks: [any ForwardHook] = [], template: String? = nil, adapters: ServedAdapters = .none) throws(ModelError) {
         for hook in hooks { try hook.check(model) }
         self.name = name
         container = ModelContainer(model: model, settings: ModelContainer.Settings(
             contextLength: contextLength, threads: threads, sessions: instances, sequencesPerSession: parallel, requestsPerSession: parallel,
-            chatTemplate: template, hooks: hooks))
+            chatTemplate: template, hooks: hooks, cacheType: cacheType))
         self.created = created
         self.pooling = pooling ?? Pooling.declared(by: model) ?? .mean
         self.adapters = adapters

@@ -31,8 +31,7 @@ struct BenchCommand: AsyncParsableCommand {
     @Option(name: .customShort("o"), help: "Output format: md, csv, json or jsonl (llama-bench's fields).")
     var output: BenchOutput = .md
 
-    @Option(name: .customLong("cache-type"), help: "The KV cache's element type: f32 or f16 (llama-bench's default, -ctk/-ctv f16).")
-    var cacheType: KVCacheType = .f32
+    @OptionGroup(title: "KV cache") var cache: CacheTypeArguments
 
     @Flag(help: "Same as -o json.")
     var json = false
@@ -79,8 +78,9 @@ struct BenchCommand: AsyncParsableCommand {
         _ = global.bootstrapLogging(label: "lumen.bench")
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let adapters = try await lora.adapters(for: llama)
+        let cacheType = try cache.resolved(for: llama, name: model)
         if let counts = Self.integers(parallel), !counts.isEmpty {
-            try await runParallel(llama, counts: counts, adapters: adapters)
+            try await runParallel(llama, counts: counts, adapters: adapters, cacheType: cacheType)
             return
         }
         let info = ModelInfo(model: llama)
@@ -125,7 +125,7 @@ struct BenchCommand: AsyncParsableCommand {
     }
 
     /// `--parallel`: llama-batched-bench's measurement of `counts` sequences decoding together.
-    private func runParallel(_ llama: LanguageModel, counts: [Int], adapters: AdapterSet) async throws {
+    private func runParallel(_ llama: LanguageModel, counts: [Int], adapters: AdapterSet, cacheType: KVCacheType) async throws {
         let prompt = Self.integers(promptSizes)?.first ?? 1, generated = Self.integers(generationSizes)?.first ?? 1
         guard prompt + generated <= llama.configuration.contextLength else {
             throw ValidationError("-p + -n (\(prompt + generated)) exceed the model's context of \(llama.configuration.contextLength)")

@@ -43,6 +43,8 @@ struct ChatCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "LoRA adapters") var lora: LoRAArguments
 
+    @OptionGroup(title: "KV cache") var cache: CacheTypeArguments
+
     @OptionGroup var global: GlobalOptions
 
     func run() async throws {
@@ -59,7 +61,8 @@ struct ChatCommand: AsyncParsableCommand {
         let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
                                                                                        sequencesPerSession: 1, chatTemplate: templateSource,
                                                                                        hooks: try await controlVectors.readHooks(for: llama),
-                                                                                       adapters: try await lora.adapters(for: llama)),
+                                                                                       adapters: try await lora.adapters(for: llama),
+                                                                                       cacheType: try cache.resolved(for: llama, name: model)),
                                        recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
         let chatTemplate = try container.chatTemplate()
         var conversation = Conversation(template: chatTemplate, system: system)

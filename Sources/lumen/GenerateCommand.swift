@@ -32,6 +32,8 @@ struct GenerateCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "LoRA adapters") var lora: LoRAArguments
 
+    @OptionGroup(title: "KV cache") var cache: CacheTypeArguments
+
     @OptionGroup(title: "Speculative decoding") var speculation: SpeculationArguments
 
     @Flag(help: "Print one JSON object at the end (prompt_ids, ids, text, finish_reason) instead of streaming text.")
@@ -124,7 +126,8 @@ struct GenerateCommand: AsyncParsableCommand {
         let llama = try await WeightCache.shared.load(ModelLocator.resolve(model))
         let container = ModelContainer(model: llama, settings: ModelContainer.Settings(contextLength: sampling.contextLength, threads: sampling.threads,
                                                                                        sequencesPerSession: 1, hooks: try await controlVectors.readHooks(for: llama),
-                                                                                       adapters: try await lora.adapters(for: llama)),
+                                                                                       adapters: try await lora.adapters(for: llama),
+                                                                                       cacheType: try cache.resolved(for: llama, name: model)),
                                        recorder: log.map { RunRecorder(log: $0, origin: RunOrigin(frontEnd: "cli")) })
         var options = try sampling.options(vocabularySize: llama.tokenizer.vocabularySize)
         options.constraint = constraint

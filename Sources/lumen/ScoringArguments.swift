@@ -18,6 +18,8 @@ struct ScoringArguments: ParsableArguments {
     @Option(name: [.customLong("threads"), .customShort("t")], parsing: .unconditional, help: "Threads for the matrix products.")
     var threads = ProcessInfo.processInfo.activeProcessorCount
 
+    @OptionGroup(title: "KV cache") var cache: CacheTypeArguments
+
     func validate() throws {
         guard context >= 4 else { throw ValidationError("--ctx must be at least 4, got \(context)") }
         guard threads >= 1 else { throw ValidationError("--threads must be at least 1, got \(threads)") }
@@ -46,7 +48,7 @@ struct ScoringArguments: ParsableArguments {
         let model = try await WeightCache.shared.load(ModelLocator.resolve(path))
         return ModelContainer(model: model, settings: ModelContainer.Settings(
             contextLength: context, threads: threads, sequencesPerSession: 1, batchSize: min(context, 512),
-            adapters: try await lora?.adapters(for: model) ?? .none))
+            adapters: try await lora?.adapters(for: model) ?? .none, cacheType: try cache.resolved(for: model, name: path)))
     }
 
     /// Runs `work` in a task that Ctrl-C (or SIGTERM) cancels, and waits for it.

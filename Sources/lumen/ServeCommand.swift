@@ -137,6 +137,8 @@ struct ServeCommand: AsyncParsableCommand {
 
     @OptionGroup(title: "LoRA adapters (of the one model served; GET and POST /lora-adapters, a request's \"lora\" field)") var lora: LoRAArguments
 
+    @OptionGroup(title: "KV cache (of every served model)") var cache: CacheTypeArguments
+
     @Flag(name: .customLong("lora-init-without-apply"),
           help: "Load the adapters at scale 0: requests apply them with their \"lora\" field, or POST /lora-adapters sets their scales.")
     var loraInitWithoutApply = false
@@ -251,6 +253,7 @@ struct ServeCommand: AsyncParsableCommand {
         let controlVectors = self.controlVectors
         let templateFile = chatTemplateFile
         let (adapterFiles, withoutApply) = (lora.files, loraInitWithoutApply)
+        let cache = self.cache
         let (namedVectors, namedSAEs) = (try Self.named(self.namedVectors, option: "--control-vector-file"), try Self.named(self.namedSAEs, option: "--sae"))
         // Loading the models and reading the vector, SAE, adapter and template files is blocking work: on a thread of its own.
         let (served, steering) = try await DedicatedThread.run(name: "lumen-load") { () throws -> ([ServedModel], SteeringLibrary) in
@@ -260,6 +263,7 @@ struct ServeCommand: AsyncParsableCommand {
                 let adapters = try ServedAdapters(files: adapterFiles.map { (path: $0.path, scale: withoutApply ? 0 : $0.scale) }, for: model)
                 return try ServedModel(name: URL(fileURLWithPath: path).deletingPathExtension().lastPathComponent, model: model,
                                        instances: instances, parallel: parallel, contextLength: contextLength, threads: threads,
+                                       cacheType: try cache.resolved(for: model, name: path),
                                        created: Int(Date().timeIntervalSince1970),
                                        pooling: pooling, hooks: try controlVectors.hooks(for: model), template: template, adapters: adapters)
             }

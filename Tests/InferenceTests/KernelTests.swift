@@ -585,20 +585,42 @@ struct KernelTests {
         return (0..<dim).map { d in zip(positions, weights).reduce(0.0) { $0 + $1.1 * Double(values[$1.0 * stride + d]) } / total }
     }
 
-    /// A cache of `cacheType` holding `keys` and `values`, and the values it reads back (F16
-    /// rounds each element once, when it is stored).
+    /// A cache of `cacheType` holding `floats`, and the values it reads back: F16 rounds each
+    /// element once, when it is stored; Q8_0 as ggml's CPU `quantize_row_q8_0` (per 32 values
+    /// d = max |x| / 127 as F16, q = x · 127 / max |x| rounded to nearest, ties to even), whose
+    /// bytes the store must write exactly.
     static func cache(_ cacheType: KVCacheType, _ floats: [Float]) -> (bytes: [UInt8], cached: [Float]) {
         let kernels = cacheType.kernels
-        var bytes = [UInt8](repeating: 0, count: floats.count * kernels.bytesPerElement)
+        var bytes = [UInt8](repeating: 0, count: cacheType.bytes(values: floats.count))
         bytes.withUnsafeMutableBytes { kernels.store(floats, $0.baseAddress, floats.count) }
-        return (bytes, cacheType == .f16 ? floats.map { Float(Float16($0)) } : floats)
+        switch cacheType {
+        case .f32: return (bytes, floats)
+        case .f16: return (bytes, floats.map { Float(Float16($0)) })
+        case .q8_0:
+            var expected: [UInt8] = [], cached: [Float] = []
+            for block in stride(from: 0, to: floats.count, by: 32).map({ floats[$0..<($0 + 32)] }) {
+                let amax = block.map(abs).max() ?? 0, inverse: Float = amax != 0 ? 127 / amax : 0
+                let d = Float16(amax / 127), levels = block.map { Int8(($0 * inverse).rounded(.toNearestOrEven)) }
+                expected += withUnsafeBytes(of: d.bitPattern.littleEndian, Array.init) + levels.map { UInt8(bitPattern: $0) }
+                cached += levels.map { Float(d) * Float($0) }
+            }
+            #expect(bytes == expected, "the Q8_0 store writes ggml's blocks")
+            return (bytes, cached)
+        }
     }
 
-    @Test("attention over an F32 or F16 cache matches the softmax definition, any head size and range", arguments: KVCacheType.allCases)
+    /// Whether a kernel test's head width and stride fit `cacheType`'s units.
+    static func fits(_ cacheType: KVCacheType, dim: Int, stride: Int) -> Bool {
+        dim % cacheType.valuesPerUnit == 0 && stride % cacheType.valuesPerUnit == 0
+    }
+
+    @Test("attention over an F32, F16 or Q8_0 cache matches the softmax definition over what it holds, any head size its units fit and range",
+          arguments: KVCacheType.allCases)
     func attention(cacheType: KVCacheType) {
         var fixture = KernelFixture()
         let kernels = cacheType.kernels
         let cases = [(64, 64, 0, 1), (64, 192, 0, 37), (72, 72, 5, 40), (96, 288, 0, 17), (256, 512, 3, 9), (5, 7, 0, 3)]
+            .filter { Self.fits(cacheType, dim: $0.0, stride: $0.1) }
         // Without a sink, with a small one and with one that outweighs every position (gpt-oss's).
         for ((dim, stride, first, length), sink) in cases.flatMap({ c in [-Float.infinity, -0.5, 6].map { (c, $0) } }) {
             let (keys, values) = (Self.cache(cacheType, fixture.floats(length * stride, scale: 2)), Self.cache(cacheType, fixture.floats(length * stride)))
@@ -607,7 +629,7 @@ struct KernelTests {
             let scale: Float = 0.125
             keys.bytes.withUnsafeBytes { k in
                 values.bytes.withUnsafeBytes { v in
-                    _ = kernels.attend(k.baseAddress, v.baseAddress, stride, query, dim, first, length, scale, sink, &scores, &output)
+                    _ = kernels.attend(k.baseAddress, v.baseAddress, stride / kernels.unitValues, query, dim, first, length, scale, sink, &scores, &output)
                 }
             }
             let expected = Self.referenceAttention(keys: keys.cached, values: values.cached, stride: stride, query: query[...], dim: dim,
@@ -622,7 +644,7 @@ struct KernelTests {
     func attentionFourQueries(cacheType: KVCacheType) {
         var fixture = KernelFixture()
         let kernels = cacheType.kernels
-        let cases = [(8, 8, 1), (48, 48, 2), (64, 192, 37), (72, 72, 9), (256, 256, 20)]
+        let cases = [(8, 8, 1), (48, 48, 2), (64, 192, 37), (72, 72, 9), (256, 256, 20), (32, 96, 5)].filter { Self.fits(cacheType, dim: $0.0, stride: $0.1) }
         for ((dim, stride, length), sink) in cases.flatMap({ c in [-Float.infinity, 1].map { (c, $0) } }) {
             let positions = length + 3
             let (keys, values) = (Self.cache(cacheType, fixture.floats(positions * stride, scale: 2)), Self.cache(cacheType, fixture.floats(positions * stride)))
@@ -633,7 +655,7 @@ struct KernelTests {
             let scale: Float = 0.2
             keys.bytes.withUnsafeBytes { k in
                 values.bytes.withUnsafeBytes { v in
-                    kernels.attendFour(k.baseAddress, v.baseAddress, stride, queries, queryStride, dim, length, scale, sink,
+                    kernels.attendFour(k.baseAddress, v.baseAddress, stride / kernels.unitValues, queries, queryStride, dim, length, scale, sink,
                                        &scores, scoresStride, &output, queryStride)
                 }
             }

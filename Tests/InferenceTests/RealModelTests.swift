@@ -98,10 +98,10 @@ struct RealModelTests {
     /// The checks of `reference/README.md` on every case of `reference`: argmax agreement at the
     /// steps whose top two logits differ by more than `minimumMargin`, KL and argmax at the
     /// recorded positions (`n_logits`, 2 unless it says), and, when given, no logit there further
-    /// than `maximumDifference`; every pass applying `adapters`.
+    /// than `maximumDifference`; every pass applying `adapters`, over a KV cache of `cacheType`.
     static func checkFidelity(_ llama: LanguageModel, reference root: [String: Any], logitsDirectory: String,
                               activations: ActivationPrecision, minimumMargin: Double = 0.1, maximumDifference: Float? = nil,
-                              adapters: AdapterSet = .none) throws {
+                              adapters: AdapterSet = .none, cacheType: KVCacheType = .f32) throws {
         let cases = try #require(root["cases"] as? [[String: Any]])
         var agreed = 0, counted = 0
         for (index, entry) in cases.enumerated() {
@@ -111,7 +111,7 @@ struct RealModelTests {
                 greedyText: "", logits: [], topMargins: entry["top2_margin"] as? [Double] ?? [], f64Logits: nil, f64GreedyIDs: nil)
             #expect(llama.tokenizer.encode(prompt) == reference.promptIDs, "case \(index): prompt ids")
             let logits = try teacherForcedLogits(llama, reference, steps: reference.greedyIDs.count, threads: 2, activations: activations,
-                                                 adapters: adapters)
+                                                 adapters: adapters, cacheType: cacheType)
             var caseAgreed = 0, caseCounted = 0
             for (step, margin) in reference.topMargins.enumerated() where margin > minimumMargin {
                 caseCounted += 1

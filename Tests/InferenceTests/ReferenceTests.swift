@@ -33,8 +33,8 @@ struct ReferenceCase {
 /// Teacher-forced logits: after the prompt, then after each of the first `steps - 1` greedy ids.
 /// `adapters`, when given, are applied to every pass.
 func teacherForcedLogits(_ model: LanguageModel, _ reference: ReferenceCase, steps: Int, threads: Int = 1,
-                         activations: ActivationPrecision = .float32, adapters: AdapterSet = .none) throws -> [[Float]] {
-    let state = InferenceState(model: model, contextLength: 512, batchCapacity: 64, threads: threads, activations: activations)
+                         activations: ActivationPrecision = .float32, adapters: AdapterSet = .none, cacheType: KVCacheType = .f32) throws -> [[Float]] {
+    let state = InferenceState(model: model, contextLength: 512, batchCapacity: 64, threads: threads, activations: activations, cacheType: cacheType)
     state.useAdapters(adapters)
     let vocabulary = model.configuration.vocabularySize
     var result: [[Float]] = []

@@ -204,6 +204,15 @@ static void attention(void) {
     print_floats("attend4_f32", out, 4 * DIM);
     lumen_attend4_f16(half_keys, half_values, STRIDE, query, DIM, DIM, LENGTH, 0.125f, -INFINITY, scores, LENGTH + 8, out, DIM);
     print_floats("attend4_f16", out, 4 * DIM);
+    // A Q8_0 cache: 34-byte blocks of 32 values, strides in blocks.
+    static unsigned char block_keys[(LENGTH + 3) * STRIDE / 32 * 34], block_values[(LENGTH + 3) * STRIDE / 32 * 34];
+    lumen_store_q8_0(keys, block_keys, (LENGTH + 3) * STRIDE);
+    lumen_store_q8_0(cache_values, block_values, (LENGTH + 3) * STRIDE);
+    for (long i = 0; i < (LENGTH + 3) * STRIDE / 32 * 34; i++) printf("store_q8_0 %ld %u\n", i, block_keys[i]);
+    lumen_attend_q8_0(block_keys, block_values, STRIDE / 32, query, DIM, 0, LENGTH, 0.125f, 0.75f, scores, out);
+    print_floats("attend_q8_0", out, DIM);
+    lumen_attend4_q8_0(block_keys, block_values, STRIDE / 32, query, DIM, DIM, LENGTH, 0.125f, -INFINITY, scores, LENGTH + 8, out, DIM);
+    print_floats("attend4_q8_0", out, 4 * DIM);
     static float logits[1003];
     fill_floats(logits, 1003);
     for (int i = 0; i < 1003; i++) logits[i] *= 12.0f;

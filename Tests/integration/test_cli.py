@@ -3,6 +3,7 @@ and `lumen bench --json`, on the shared stories260K model; `--prompt-ids` and `i
 random-weight model of each architecture."""
 import json
 import os
+import pathlib
 import re
 import signal
 import subprocess
@@ -177,6 +178,23 @@ def test_each_invalid_value_is_named_and_negative_numbers_are_values(model, argu
 def test_a_negative_seed_of_minus_one_means_a_new_seed_as_in_llama_cpp(model):
     result = subprocess.run([lumen_bin(), "generate", model, "Once", "--no-log", "-n", "2", "--seed", "-1"], capture_output=True, text=True, timeout=60)
     assert result.returncode == 0, result.stderr
+
+
+def test_the_kv_cache_type_takes_llama_cpps_flags_one_type_for_keys_and_values_that_fits_the_heads(model):
+    def generate(*arguments):
+        return subprocess.run([lumen_bin(), "generate", model, "Once", "--no-log", "-n", "2", *arguments], capture_output=True, text=True, timeout=60)
+    mixed = generate("-ctk", "q8_0", "-ctv", "f16")
+    assert mixed.returncode == 2 and mixed.stderr.startswith(
+        "Error: -ctk q8_0 with -ctv f16: Lumen's KV cache holds keys and values in one type; give both the same\n"), mixed.stderr
+    # stories260K's heads are 8 values wide: a Q8_0 cache's blocks are 32, as llama.cpp refuses too.
+    narrow = generate("--cache-type", "q8_0")
+    assert narrow.returncode == 2 and narrow.stderr.startswith(
+        f"Error: a q8_0 KV cache needs heads a multiple of 32 values wide; {model}'s are 8\n"), narrow.stderr
+    assert generate("-ctk", "f16", "-ctv", "f16").returncode == 0
+    smollm2 = pathlib.Path(os.environ.get("LUMEN_MODEL_CACHE", pathlib.Path.home() / ".cache/lumen/models")) / "SmolLM2-135M-Instruct.Q4_1.gguf"
+    bench = subprocess.run([lumen_bin(), "bench", str(smollm2), "-p", "32", "-n", "4", "-ctk", "q8_0", "-ctv", "q8_0", "-o", "jsonl", "--no-log"],
+                           capture_output=True, text=True, timeout=120)
+    assert bench.returncode == 0 and len(bench.stdout.splitlines()) == 2, bench.stderr
 
 
 @pytest.mark.parametrize("arguments, message", [

@@ -105,16 +105,20 @@ struct lumen_format_kernels {
     X(void, restore_rows, (const void *groups, long group_count, long blocks, long block_bytes, long halves,          \
                            void *rows),                                                                               \
       (groups, group_count, blocks, block_bytes, halves, rows))                                                       \
-    /* One query head's attention over cached positions `[first, length)` of an F32 (or F16) cache laid out           \
-       `[position][stride]`, `keys` and `values` pointing at the head's `dim` values of position 0: `scores[p]` =     \
-       key · query · scale, softmax over them and `sink` (an attention sink's score, which attends to nothing; −∞ for \
-       none), and `out` = the softmax-weighted sum of the values. `scores` needs room for `length` floats and is left \
-       with each position's exp(score − max); returns 1 / the softmax's total. */                                    \
+    /* One query head's attention over cached positions `[first, length)` of an F32 (F16, Q8_0) cache laid out       \
+       `[position][stride]` (`stride` in the cache's units: elements, a Q8_0 cache's 32-value blocks), `keys` and     \
+       `values` pointing at the head's `dim` values of position 0: `scores[p]` = key · query · scale, softmax over    \
+       them and `sink` (an attention sink's score, which attends to nothing; −∞ for none), and `out` = the            \
+       softmax-weighted sum of the values. `scores` needs room for `length` floats and is left with each position's   \
+       exp(score − max); returns 1 / the softmax's total. */                                    \
     X(float, attend_f32, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
                           long length, float scale, float sink, float *scores, float *out),                           \
       (keys, values, stride, query, dim, first, length, scale, sink, scores, out))                                    \
     X(float, attend_f16, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
                           long length, float scale, float sink, float *scores, float *out),                           \
+      (keys, values, stride, query, dim, first, length, scale, sink, scores, out))                                    \
+    X(float, attend_q8_0, (const void *keys, const void *values, long stride, const float *query, long dim, long first, \
+                           long length, float scale, float sink, float *scores, float *out),                          \
       (keys, values, stride, query, dim, first, length, scale, sink, scores, out))                                    \
     /* Four consecutive tokens' queries of one head at once (query j at `query + j * query_stride`, attending to      \
        positions `[0, length + j)`, its output at `out + j * out_stride`), each cached key and value read once for    \
@@ -128,6 +132,10 @@ struct lumen_format_kernels {
                           long dim, long length, float scale, float sink, float *scores, long scores_stride, float *out, \
                           long out_stride),                                                                           \
       (keys, values, stride, query, query_stride, dim, length, scale, sink, scores, scores_stride, out, out_stride))  \
+    X(void, attend4_q8_0, (const void *keys, const void *values, long stride, const float *query, long query_stride,  \
+                           long dim, long length, float scale, float sink, float *scores, long scores_stride, float *out, \
+                           long out_stride),                                                                          \
+      (keys, values, stride, query, query_stride, dim, length, scale, sink, scores, scores_stride, out, out_stride))  \
     /* log Σ e^x over `count` floats (the maximum taken out first; e^x eight at a time, within 1.3 ulp, summed in     \
        doubles): what turns a vocabulary's logits into log-probabilities, for every generated token. */               \
     X(float, log_sum_exp, (const float *x, long count), (x, count))                                                   \
@@ -136,9 +144,11 @@ struct lumen_format_kernels {
        `logarithmic` x − log Σ e^x (or x − `*normalizer`). A NaN anywhere gives NaN throughout, as NumPy's. */         \
     X(void, softmax_f32, (const float *x, long count, float *out, int logarithmic, const float *normalizer),          \
       (x, count, out, logarithmic, normalizer))                                                                       \
-    /* Writes `count` floats into a cache of that type (F16: rounded to nearest). */                                  \
+    /* Writes `count` floats into a cache of that type (F16: rounded to nearest; Q8_0: `count` a multiple of 32,      \
+       quantized as ggml's CPU `quantize_row_q8_0`). */                                                               \
     X(void, store_f32, (const float *x, void *out, long count), (x, out, count))                                      \
     X(void, store_f16, (const float *x, void *out, long count), (x, out, count))                                      \
+    X(void, store_q8_0, (const float *x, void *out, long count), (x, out, count))                                     \
     /* Reads `bytes` (a multiple of 128) from `p` with 256-bit loads and returns their XOR folded to 64 bits, so the  \
        reads cannot be optimised away: the memory-bandwidth probe. */                                                 \
     X(unsigned long long, read_bytes, (const void *p, long bytes), (p, bytes))                                        \

@@ -158,7 +158,7 @@ final class InferenceState {
         slidingRopeSines = buffer(slidingPairs)
         cacheGeometry = KVCacheGeometry(type: cacheType, heads: configuration.headCountKV, contextLength: contextLength,
                                         slotWidth: configuration.widestHeadDimension)
-        layerStride = sequenceCapacity * contextLength * kvDimension * cacheType.bytesPerElement
+        layerStride = sequenceCapacity * contextLength * cacheType.bytes(values: kvDimension)
         // Layers that share another's keys and values take no place of their own.
         let owners = (0..<configuration.blockCount).filter { configuration.cacheLayer($0) == $0 }
         cachedLayers = owners.count

@@ -73,12 +73,14 @@ public actor ModelSession {
     /// context length) for each of `sequences` sequences decoded together, whose matrix products
     /// use `threads` threads.
     /// `activations` chooses exact F32 activations or llama.cpp's faster 8-bit ones for quantized
-    /// weights; `cacheType` an F32 or (half the memory, llama.cpp's default) F16 KV cache;
+    /// weights; `cacheType` an F32, F16 (half the memory, llama.cpp's default) or Q8_0 KV cache (one
+    /// the model's heads fit: `ModelConfiguration.fits`);
     /// `adapters` the LoRA adapters (made for `model`) every forward pass applies.
     public init(model: LanguageModel, contextLength: Int? = nil, threads: Int = ProcessInfo.processInfo.activeProcessorCount,
                 batchSize: Int = 64, activations: ActivationPrecision = .quantized, cacheType: KVCacheType = .f32, sequences: Int = 1,
                 adapters: AdapterSet = .none) {
         precondition(adapters.fits(model), "adapters made for another model")
+        precondition(model.configuration.fits(cacheType), "a \(cacheType.rawValue) cache for heads of \(model.configuration.headWidths)")
         self.model = model
         executor = ThreadExecutor(name: "lumen-session")
         let context = max(1, min(contextLength ?? model.configuration.contextLength, model.configuration.contextLength))

@@ -17,12 +17,14 @@ public final class SessionPool: Sendable {
     /// tokens (nil: the model's) for each of `sequences` sequences decoded together, `threads`
     /// threads and batches of `batchSize`, taking `requestsPerSession` users at once (more than
     /// its sequences: generations wait in the session's queue, as cells' do; as many: requests
-    /// wait here, within the bounds `lumen serve` sets), every forward pass applying `adapters`.
+    /// wait here, within the bounds `lumen serve` sets), every forward pass applying `adapters`,
+    /// keys and values in a cache of `cacheType` (one the model's heads fit: `ModelConfiguration.fits`).
     public init(model: LanguageModel, instances: Int = 1, contextLength: Int?, threads: Int, batchSize: Int = 64, sequences: Int = 1,
-                requestsPerSession: Int = .max, adapters: AdapterSet = .none) {
+                requestsPerSession: Int = .max, adapters: AdapterSet = .none, cacheType: KVCacheType = .f32) {
         self.model = model
         sessions = (0..<max(1, instances)).map { _ in
-            ModelSession(model: model, contextLength: contextLength, threads: threads, batchSize: batchSize, sequences: sequences, adapters: adapters)
+            ModelSession(model: model, contextLength: contextLength, threads: threads, batchSize: batchSize, cacheType: cacheType, sequences: sequences,
+                         adapters: adapters)
         }
         places = FairPool(count: sessions.count, limit: requestsPerSession)
     }

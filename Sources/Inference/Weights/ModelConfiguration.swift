@@ -178,6 +178,13 @@ public struct ModelConfiguration: Sendable, Equatable {
     public var widestRopeDimensionCount: Int { layerShapes.reduce(ropeDimensionCount) { max($0, $1.ropeDimensionCount) } }
     /// Whether some layers' heads are narrower than the full layers' (`headDimension`).
     public var headWidthsDiffer: Bool { layerShapes.contains { $0.headDimension != headDimension } }
+    /// The widths of the heads the layers cache, each once, in order.
+    public var headWidths: [Int] {
+        ([headDimension] + layerShapes.map(\.headDimension)).reduce(into: []) { if !$0.contains($1) { $0.append($1) } }
+    }
+    /// Whether a KV cache of `cacheType` holds this model's heads: their widths are multiples of
+    /// its unit (a Q8_0 cache's 32-value blocks).
+    public func fits(_ cacheType: KVCacheType) -> Bool { headWidths.allSatisfy { $0 % cacheType.valuesPerUnit == 0 } }
     /// The shape of the first sliding-window layer (every sliding layer's, as the files give
     /// them), nil when no layer slides.
     public var slidingLayerShape: LayerShape? { layerShapes.indices.first(where: slides(layer:)).map { layerShapes[$0] } }

@@ -22,14 +22,15 @@ def test_name(prompt, generated, depth):
 
 
 def print_table(lumen_binary, llama_bench, models, rounds, prompts=(128,), generations=(64,), depths=(0,), lumen_options=(),
-                repetitions=3, header=True):
+                repetitions=3, header=True, llama_options=()):
     """Prints a Markdown table row per model (name → path) and test, under its header unless
-    `header` is false; `lumen_options` are added to Lumen's command line (e.g. its KV cache type)."""
+    `header` is false; `lumen_options` are added to Lumen's command line (e.g. its KV cache type),
+    `llama_options` to llama-bench's."""
     if header:
         print("| model | test | llama.cpp t/s | Lumen t/s | Lumen ÷ llama.cpp |")
         print("|---|---|---:|---:|---:|")
     options = arguments(prompts, generations, depths, repetitions)
-    engines = {"llama": [llama_bench, "-m"], "lumen": [lumen_binary, "bench", *lumen_options]}
+    engines = {"llama": [llama_bench, *llama_options, "-m"], "lumen": [lumen_binary, "bench", *lumen_options]}
     for name, path in models.items():
         best = {"llama": {}, "lumen": {}}
         for _ in range(rounds):

@@ -107,6 +107,13 @@ static inline __m256 lane_byte(__m256i lanes, int index) {
     ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values,             \
                                 const float *scales, const float *sums, long count, float *out)
 
+/// The signature of an eight-row kernel `NAME` for several tokens whose activations follow one
+/// another (token t's at `values + t * count`, `scales + t * count / 32`, `sums + 3 * t * count /
+/// 32`), token t's eight results per group into `out + t * out_stride`.
+#define X8_TOKENS_KERNEL_SIGNATURE(NAME, ATTRIBUTES)                                                             \
+    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values, const float *scales, \
+                                const float *sums, long count, float *out, long out_stride)
+
 /// Defines `NAME`, a format's eight-row product (its row's `dot_x8_q8`), from `DEFINE(NAME,
 /// ATTRIBUTES, ACCUMULATE)`: the AVX2 kernel, the AVX-512 VNNI one where the build has it, and the
 /// choice between them at each call.
@@ -168,8 +175,7 @@ DEFINE_X8_DOT(dot_q4_k_x8_q8, DEFINE_Q4_K_X8_KERNEL)
 /// kernel's in its order (the mins' multiply-adds, which do not depend on the products, after the
 /// sub-blocks rather than between them), so the results are bit for bit.
 #define DEFINE_Q4_K_X8_TOKENS_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, TOKENS)                                     \
-    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values, const float *scales, \
-                                const float *sums, long count, float *out, long out_stride) {                    \
+    X8_TOKENS_KERNEL_SIGNATURE(NAME, ATTRIBUTES) {                                                            \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const uint8_t *column = (const uint8_t *)groups;                                                     \
         const long n = count / 32;                                                                           \
@@ -247,14 +253,11 @@ DEFINE_X8_DOT(dot_q4_k_x8_q8, DEFINE_Q4_K_X8_KERNEL)
         }                                                                                                    \
     }
 
-/// `DEFINE_NIBBLE_X8_KERNEL` for `TOKENS` tokens whose activations follow one another (token t's
-/// at `values + t * count`, `scales + t * count / 32`, `sums + 3 * t * count / 32`), token t's
-/// eight results per group into `out + t * out_stride`: each 32-byte piece of nibbles loaded and
-/// split once for all the tokens. Each token's integer sums are exact whatever the chains, and its
+/// `DEFINE_NIBBLE_X8_KERNEL` for `TOKENS` tokens (`X8_TOKENS_KERNEL_SIGNATURE`): each 32-byte piece
+/// of nibbles loaded and split once for all the tokens. Each token's integer sums are exact whatever the chains, and its
 /// float operations are the one-token kernel's, in its order, so the results are bit for bit.
 #define DEFINE_NIBBLE_X8_TOKENS_KERNEL(NAME, ATTRIBUTES, ACCUMULATE, TOKENS, BLOCK_BYTES, HALVES, OFFSET_FIELD, FINISH) \
-    ATTRIBUTES static void NAME(const void *groups, long group_count, const signed char *values, const float *scales, \
-                                const float *sums, long count, float *out, long out_stride) {                    \
+    X8_TOKENS_KERNEL_SIGNATURE(NAME, ATTRIBUTES) {                                                            \
         const __m256i low_mask = _mm256_set1_epi8(0x0F);                                                     \
         const uint8_t *column = (const uint8_t *)groups;                                                     \
         const long n = count / 32;                                                                           \

@@ -25,21 +25,25 @@ public final class LoadedModel: MemberTableHostObject {
     let parallel: Int
     /// The LoRA adapter files applied to everything the model runs, with their scales.
     let adapterFiles: [(path: String, scale: Float)]
+    /// The KV cache's type.
+    let cacheType: KVCacheType
     /// The model and its sessions, nil once unloaded.
     private let loaded = Mutex<ModelContainer?>(nil)
     /// Each token's text as a label, made on first use (`tokenLabels`).
     private let labels = Mutex<[String]?>(nil)
 
     /// Loads the file at `path` with a pool of `instances` sessions of `parallel` sequences, every
-    /// forward pass applying the LoRA adapters of `adapters` (read and checked against the model).
+    /// forward pass applying the LoRA adapters of `adapters` (read and checked against the model),
+    /// keys and values in a cache of `cacheType` (refused when the model's heads do not fit it).
     init(path: String, contextLength: Int?, threads: Int, instances: Int, parallel: Int,
-         adapters: [(path: String, scale: Float)] = []) throws(ModelError) {
+         adapters: [(path: String, scale: Float)] = [], cacheType: KVCacheType = .f32) throws(ModelError) {
         self.path = path
         self.contextLength = contextLength
         self.threads = threads
         self.instances = instances
         self.parallel = parallel
         adapterFiles = adapters
+        self.cacheType = cacheType
         try open()
     }
 
@@ -62,8 +66,12 @@ public final class LoadedModel: MemberTableHostObject {
     private func open() throws(ModelError) {
         let model = try WeightCache.shared.model(at: path)
         let adapters = try AdapterSet(files: adapterFiles, for: model)
+        guard model.configuration.fits(cacheType) else {
+            throw ModelError(file: path, field: "cacheType", reason: "a \(cacheType.rawValue) KV cache needs heads a multiple of \(cacheType.valuesPerUnit) "
+                             + "values wide; the model's are " + model.configuration.headWidths.map(String.init).joined(separator: ", "))
+        }
         let settings = ModelContainer.Settings(contextLength: contextLength, threads: threads, sessions: instances, sequencesPerSession: parallel,
-                                               adapters: adapters)
+                                               adapters: adapters, cacheType: cacheType)
         let container = ModelContainer(model: model, settings: settings)
         loaded.withLock { $0 = container }
     }
@@ -131,6 +139,7 @@ public final class LoadedModel: MemberTableHostObject {
             ("embedding", .integer(configuration.embeddingLength)),
             ("fileBytes", .integer(model.gguf.mapping.bytes.count)),
             ("sessionBytes", .integer(sessionBytes)),
+            ("cacheType", .string(cacheType.rawValue)),
             ("instances", .integer(instances)),
             ("parallel", .integer(parallel)),
         ] + (adapterFiles.isEmpty ? [] : [("lora", .string(adapterFiles.map { "\(URL(fileURLWithPath: $0.path).lastPathComponent) × \($0.scale)" }.joined(separator: ", ")))])

@@ -70,7 +70,8 @@ extension ModelLibrary {
         let quantized: LoadedModel
         do {
             quantized = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-                try LoadedModel(path: destination, contextLength: model.contextLength, threads: model.threads, instances: model.instances, parallel: model.parallel)
+                try LoadedModel(path: destination, contextLength: model.contextLength, threads: model.threads, instances: model.instances, parallel: model.parallel,
+                                cacheType: model.cacheType)
             }
         } catch {
             throw LumenError(.model, "\(error)", at: context.location)

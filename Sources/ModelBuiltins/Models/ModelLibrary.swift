@@ -142,8 +142,8 @@ final class ModelLibrary: LumenLibrary {
 
     static let load = Builtin(
         name: "load",
-        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1, parallel: \(ModelSession.defaultSequences), lora: [String: Double] = [:]) -> Model",
-        summary: "Loads a GGUF model by path or by name (searched in LUMEN_MODEL_PATH, ./models and ~/.local/share/lumen/models). Loading a file twice shares its weights. Generations on one of its sessions decode together, up to parallel at a time. lora: LoRA adapter files (llama.cpp's adapter GGUF) with their scales, applied to everything the model runs, without merging."
+        signature: "load(_ name: String, contextLength: Int? = nil, threads: Int? = nil, instances: 1, parallel: \(ModelSession.defaultSequences), lora: [String: Double] = [:], cacheType: String = \"f32\") -> Model",
+        summary: "Loads a GGUF model by path or by name (searched in LUMEN_MODEL_PATH, ./models and ~/.local/share/lumen/models). Loading a file twice shares its weights. Generations on one of its sessions decode together, up to parallel at a time. lora: LoRA adapter files (llama.cpp's adapter GGUF) with their scales, applied to everything the model runs, without merging. cacheType: the KV cache's type, \"f32\" (exact), \"f16\" or \"q8_0\" (llama.cpp's -ctk/-ctv)."
     ) { arguments, context in
         let (nameArgument, location) = try arguments.requirePositional("name")
         let name = try arguments.string((nameArgument, location), "name")
@@ -153,6 +153,7 @@ final class ModelLibrary: LumenLibrary {
         let instances = try arguments.labelledInteger("instances") ?? 1
         let parallel = try arguments.labelledInteger("parallel") ?? ModelSession.defaultSequences
         let lora = try arguments.labelled("lora").map { argument throws(LumenError) in try adapterFiles(argument, function: "load") } ?? []
+        let cacheType = try arguments.labelled("cacheType").map { argument throws(LumenError) in try kvCacheType(argument) } ?? .f32
         try arguments.finish()
         guard threads >= 1, instances >= 1, parallel >= 1, contextLength.map({ $0 >= 1 }) ?? true else {
             throw LumenError(.value, "threads, instances, parallel and contextLength must be at least 1", at: context.location)
@@ -169,7 +170,8 @@ final class ModelLibrary: LumenLibrary {
         let model: LoadedModel
         do {
             model = try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
-                try LoadedModel(path: path, contextLength: contextLength, threads: threads, instances: instances, parallel: parallel, adapters: lora)
+                try LoadedModel(path: path, contextLength: contextLength, threads: threads, instances: instances, parallel: parallel, adapters: lora,
+                                cacheType: cacheType)
             }
         } catch {
             // The bar does not stay at 0 %: it says what happened; the error follows.
@@ -179,6 +181,15 @@ final class ModelLibrary: LumenLibrary {
         // The model itself is shown where it is the cell's value, as any value is.
         ProgressBar(label: "loading \(name)", fraction: 1).show(on: context.output, id: progress, finished: true)
         return .host(model)
+    }
+
+    /// `load`'s `cacheType:` argument: one of the KV cache types by name.
+    static func kvCacheType(_ argument: (Value, SourceLocation)) throws(LumenError) -> KVCacheType {
+        guard case .string(let name) = argument.0, let type = KVCacheType(rawValue: name) else {
+            throw LumenError(.value, "load() expects cacheType: to be one of " + KVCacheType.allCases.map { "\"\($0.rawValue)\"" }.joined(separator: ", ")
+                             + ", got \(argument.0.description)", at: argument.1)
+        }
+        return type
     }
 
     /// The adapter files and scales of `function`'s `lora:` argument: a dictionary of paths to
@@ -210,7 +221,7 @@ final class ModelLibrary: LumenLibrary {
         do {
             return .host(try await DedicatedThread.run(name: "lumen-load") { () throws(ModelError) in
                 try LoadedModel(path: model.path, contextLength: model.contextLength, threads: model.threads, instances: model.instances,
-                                parallel: model.parallel, adapters: lora)
+                                parallel: model.parallel, adapters: lora, cacheType: model.cacheType)
             })
         } catch {
             throw LumenError(.model, "\(error)", at: location)

@@ -24,10 +24,7 @@ struct CacheTypeArguments: ParsableArguments {
         guard keys == values else {
             throw ValidationError("-ctk \(keys.rawValue) with -ctv \(values.rawValue): Lumen's KV cache holds keys and values in one type; give both the same")
         }
-        guard model.configuration.fits(keys) else {
-            throw ValidationError("a \(keys.rawValue) KV cache needs heads a multiple of \(keys.valuesPerUnit) values wide; \(name)'s are "
-                                  + model.configuration.headWidths.map(String.init).joined(separator: ", "))
-        }
+        guard model.configuration.fits(keys) else { throw ValidationError("\(name): " + model.configuration.misfit(keys)) }
         return keys
     }
 }

@@ -189,7 +189,7 @@ def test_the_kv_cache_type_takes_llama_cpps_flags_one_type_for_keys_and_values_t
     # stories260K's heads are 8 values wide: a Q8_0 cache's blocks are 32, as llama.cpp refuses too.
     narrow = generate("--cache-type", "q8_0")
     assert narrow.returncode == 2 and narrow.stderr.startswith(
-        f"Error: a q8_0 KV cache needs heads a multiple of 32 values wide; {model}'s are 8\n"), narrow.stderr
+        f"Error: {model}: a q8_0 KV cache needs heads a multiple of 32 values wide; the model's are 8\n"), narrow.stderr
     assert generate("-ctk", "f16", "-ctv", "f16").returncode == 0
     smollm2 = pathlib.Path(os.environ.get("LUMEN_MODEL_CACHE", pathlib.Path.home() / ".cache/lumen/models")) / "SmolLM2-135M-Instruct.Q4_1.gguf"
     bench = subprocess.run([lumen_bin(), "bench", str(smollm2), "-p", "32", "-n", "4", "-ctk", "q8_0", "-ctv", "q8_0", "-o", "jsonl", "--no-log"],

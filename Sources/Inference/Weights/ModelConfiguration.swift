@@ -185,6 +185,11 @@ public struct ModelConfiguration: Sendable, Equatable {
     /// Whether a KV cache of `cacheType` holds this model's heads: their widths are multiples of
     /// its unit (a Q8_0 cache's 32-value blocks).
     public func fits(_ cacheType: KVCacheType) -> Bool { headWidths.allSatisfy { $0 % cacheType.valuesPerUnit == 0 } }
+    /// Why a KV cache of `cacheType` cannot hold this model's heads (`fits`), for an error.
+    public func misfit(_ cacheType: KVCacheType) -> String {
+        "a \(cacheType.rawValue) KV cache needs heads a multiple of \(cacheType.valuesPerUnit) values wide; the model's are "
+            + headWidths.map(String.init).joined(separator: ", ")
+    }
     /// The shape of the first sliding-window layer (every sliding layer's, as the files give
     /// them), nil when no layer slides.
     public var slidingLayerShape: LayerShape? { layerShapes.indices.first(where: slides(layer:)).map { layerShapes[$0] } }

@@ -66,10 +66,7 @@ public final class LoadedModel: MemberTableHostObject {
     private func open() throws(ModelError) {
         let model = try WeightCache.shared.model(at: path)
         let adapters = try AdapterSet(files: adapterFiles, for: model)
-        guard model.configuration.fits(cacheType) else {
-            throw ModelError(file: path, field: "cacheType", reason: "a \(cacheType.rawValue) KV cache needs heads a multiple of \(cacheType.valuesPerUnit) "
-                             + "values wide; the model's are " + model.configuration.headWidths.map(String.init).joined(separator: ", "))
-        }
+        guard model.configuration.fits(cacheType) else { throw ModelError(file: path, field: "cacheType", reason: model.configuration.misfit(cacheType)) }
         let settings = ModelContainer.Settings(contextLength: contextLength, threads: threads, sessions: instances, sequencesPerSession: parallel,
                                                adapters: adapters, cacheType: cacheType)
         let container = ModelContainer(model: model, settings: settings)
